@@ -1,0 +1,3 @@
+export * from './sync.ts';
+export * from './app.ts';
+export * from './gateway.ts';

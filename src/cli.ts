@@ -1,0 +1,86 @@
+// The composition root: parses the command line, loads configuration, builds clients and
+// hands them to the command. The one place that turns errors into exit codes.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, readEnvironment, type Config } from './config.ts';
+import { WarehouseError } from './errors.ts';
+import { createLogger, scrub, type Logger } from './logger.ts';
+import { UsageError, type CommandContext } from './commands/context.ts';
+import { runMigrate } from './commands/migrate.ts';
+import { runSim } from './commands/sim.ts';
+
+const USAGE = `Usage: tesync <command> [options]
+
+Commands:
+  migrate                 apply the warehouse migrations (idempotent)
+  sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
+
+Configuration comes from the environment (or a .env file); see the README.`;
+
+type Command = (ctx: CommandContext) => Promise<number>;
+
+const COMMANDS: Record<string, { run: Command; needsConfig: boolean }> = {
+  migrate: { run: runMigrate, needsConfig: true },
+  sim: { run: runSim, needsConfig: false },
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
+  const name = positionals[0];
+  if (!name || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`tesync: unknown command "${name}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  let config: Config;
+  try {
+    config = loadConfig(readEnvironment());
+  } catch (err) {
+    if (err instanceof ConfigError && command.needsConfig) {
+      process.stderr.write(`tesync: configuration error: ${err.message}\n`);
+      return 2;
+    }
+    if (!(err instanceof ConfigError)) throw err;
+    // The simulator needs no configuration: run it with defaults.
+    config = loadConfig({});
+  }
+  const logger = createLogger({ level: config.logLevel, secrets: config.secrets });
+  const rest = argv.slice(argv.indexOf(name) + 1);
+  try {
+    return await command.run({ config, logger, argv: rest });
+  } catch (err) {
+    return reportFailure(err, config, logger);
+  }
+}
+
+function reportFailure(err: unknown, config: Config, logger: Logger): number {
+  const debug = config.logLevel === 'debug' || config.logLevel === 'trace';
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof ConfigError) {
+    process.stderr.write(`tesync: configuration error: ${scrub(message, config.secrets)}\n`);
+    return 2;
+  }
+  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`tesync: ${message}\n`);
+    return 2;
+  }
+  const prefix = err instanceof WarehouseError ? 'warehouse' : 'error';
+  process.stderr.write(`tesync: ${prefix}: ${scrub(message, config.secrets)}\n`);
+  if (debug && err instanceof Error && err.stack) process.stderr.write(`${scrub(err.stack, config.secrets)}\n`);
+  logger.flush?.();
+  return 1;
+}
+
+// Run when executed as the entry point (bin/tesync.js imports this module).
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`tesync: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,91 @@
+// `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { startSimulator, type SimOptions } from '../sim/index.ts';
+import { UsageError, untilSignal, type CommandContext } from './context.ts';
+
+const HELP = `Usage: tesync sim [options]
+
+Runs the bundled simulator of both upstream APIs on loopback until Ctrl-C.
+
+Options:
+  --port N             port to listen on (0 = a free one; default 0)
+  --host H             address to bind (default 127.0.0.1)
+  --tokens N           number of tokens (default 12)
+  --history-days N     days of history per token (default 120)
+  --charts N           charts per token (default 3)
+  --seed N             data seed (default 42)
+  --epoch N            data epoch (default 0)
+  --app-key K          an app API key with scope tokens:read for every token (repeatable)
+  --gateway-key K      a gateway API key (repeatable)
+  --rate-limit N/MS    budget per bucket, e.g. 60/60000 (default: unlimited)
+  --latency MS         added latency per response (default 0)`;
+
+export async function runSim({ argv, logger }: CommandContext): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string', default: '0' },
+      host: { type: 'string', default: '127.0.0.1' },
+      tokens: { type: 'string' },
+      'history-days': { type: 'string' },
+      charts: { type: 'string' },
+      seed: { type: 'string' },
+      epoch: { type: 'string' },
+      'app-key': { type: 'string', multiple: true },
+      'gateway-key': { type: 'string', multiple: true },
+      'rate-limit': { type: 'string' },
+      latency: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  // Local simulator keys are not secrets; make some up so the key routes can be tried.
+  const appKeys = values['app-key'] ?? [`sim_app_${randomBytes(8).toString('hex')}`];
+  const gatewayKeys = values['gateway-key'] ?? [`sim_gw_${randomBytes(8).toString('hex')}`];
+  const options: SimOptions = {
+    host: values.host,
+    port: int('--port', values.port, 0, 65535),
+    appKeys: Object.fromEntries(appKeys.map((k) => [k, { scopes: ['tokens:read'], credits: 'all' as const }])),
+    gatewayKeys,
+  };
+  if (values.tokens !== undefined) options.tokens = int('--tokens', values.tokens, 1, 100_000);
+  if (values['history-days'] !== undefined) options.historyDays = int('--history-days', values['history-days'], 1, 20_000);
+  if (values.charts !== undefined) options.chartsPerToken = int('--charts', values.charts, 0, 100);
+  if (values.seed !== undefined) options.seed = int('--seed', values.seed, 0, 2 ** 31);
+  if (values.epoch !== undefined) options.epoch = int('--epoch', values.epoch, 0, 1000);
+  if (values.latency !== undefined) options.latencyMs = int('--latency', values.latency, 0, 60_000);
+  if (values['rate-limit'] !== undefined) {
+    const m = /^(\d+)\/(\d+)$/.exec(values['rate-limit']);
+    if (!m) throw new UsageError('--rate-limit must look like N/MS, e.g. 60/60000');
+    const limit = { limit: Number(m[1]), windowMs: Number(m[2]) };
+    options.rateLimits = { appPublic: limit, appKey: limit, gateway: limit };
+  }
+  const sim = await startSimulator(options);
+  process.stdout.write(
+    [
+      `tesync simulator listening on ${sim.url}`,
+      `  app host:  ${sim.url}/api/v1   (key routes accept: ${appKeys.join(', ')})`,
+      `  gateway:   ${sim.url}/v1       (keys: ${gatewayKeys.join(', ')})`,
+      '',
+      'Point tesync at it with:',
+      `  TE_APP_URL=${sim.url} TE_APP_API_KEY=${appKeys[0]} TE_GATEWAY_URL=${sim.url} TE_GATEWAY_API_KEY=${gatewayKeys[0]}`,
+      'Ctrl-C stops it.',
+      '',
+    ].join('\n'),
+  );
+  const signal = await untilSignal();
+  logger.info({ signal, requests: sim.requests.length }, 'simulator stopping');
+  await sim.close();
+  return 0;
+}
+
+function int(flag: string, raw: string, min: number, max: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
+  return n;
+}

@@ -1,0 +1,224 @@
+// The only reader of process.env. Every variable is declared once here, with its
+// documentation; the README's configuration table is checked against this list.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+    readonly example?: string,
+  ) {
+    super(`${variable}: ${problem}${example ? ` (example: ${variable}=${example})` : ''}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const GATEWAY_PERIODS = ['7d', '30d', '90d', '180d', '365d', '1y'] as const;
+export const GATEWAY_TIMEFRAMES = ['7d', '30d', '90d', '180d', '365d', '1y', 'all'] as const;
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL without credentials')
+  // A trailing slash would double up with route prefixes.
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const secret = z.string().trim().min(8, 'looks too short to be an API key');
+const positiveInt = (max: number) =>
+  z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+const listOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(values), { error: `must be a comma-separated list of ${values.join(', ')}` }).min(1))
+    .transform((v) => [...new Set(v)]);
+
+interface VariableDoc {
+  schema: z.ZodType;
+  description: string;
+  default?: string;
+  example: string;
+}
+
+/** Every environment variable tesync reads, with its documentation. */
+export const VARIABLES = {
+  TE_APP_URL: {
+    schema: httpUrl.optional(),
+    description: 'App host base URL (without `/api/v1`). Unset: the app source is off.',
+    example: 'https://app.example.com',
+  },
+  TE_APP_API_KEY: {
+    schema: secret.optional(),
+    description: 'Bearer key for `/api/v1/tokens/{slug}/full`. Unset: research bundles are recorded as `skipped`.',
+    example: 'te_live_xxxxxxxxxxxx',
+  },
+  TE_GATEWAY_URL: {
+    schema: httpUrl.optional(),
+    description: 'Gateway base URL (without `/v1`). Unset: the gateway source is off.',
+    example: 'https://gateway.example.com',
+  },
+  TE_GATEWAY_API_KEY: {
+    schema: secret.optional(),
+    description: 'Bearer key for every gateway route. Required when `TE_GATEWAY_URL` is set.',
+    example: 'te_live_xxxxxxxxxxxx',
+  },
+  DATABASE_URL: {
+    schema: z
+      .string()
+      .trim()
+      .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    description: 'Postgres connection URL. Unset: an embedded PGlite warehouse under `TE_DATA_DIR`.',
+    example: 'postgres://user:pass@localhost:5432/tesync',
+  },
+  TE_DATA_DIR: {
+    schema: z.string().trim().min(1).default('./.tesync'),
+    description: 'Folder for embedded data (the PGlite warehouse).',
+    default: './.tesync',
+    example: '/var/lib/tesync',
+  },
+  REDIS_URL: {
+    schema: z
+      .string()
+      .trim()
+      .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+      .default('redis://127.0.0.1:6379'),
+    description: 'Redis for `tesync worker` (queues and the shared rate budget).',
+    default: 'redis://127.0.0.1:6379',
+    example: 'redis://redis:6379',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    description: 'pino log level. `debug` also prints stack traces.',
+    default: 'info',
+    example: 'debug',
+  },
+  TE_CONCURRENCY: {
+    schema: positiveInt(256).default(8),
+    description: 'Resources fetched at once by `tesync sync` (the rate budget still paces them).',
+    default: '8',
+    example: '16',
+  },
+  TE_REQUEST_TIMEOUT_MS: {
+    schema: positiveInt(600_000).default(30_000),
+    description: 'Timeout of one upstream request, headers and body, in milliseconds.',
+    default: '30000',
+    example: '10000',
+  },
+  TE_MAX_RESPONSE_BYTES: {
+    schema: positiveInt(2 ** 31).default(32 * 1024 * 1024),
+    description: 'Largest upstream response body accepted, counted while streaming.',
+    default: '33554432',
+    example: '67108864',
+  },
+  TE_MAX_ATTEMPTS: {
+    schema: positiveInt(20).default(5),
+    description: 'Attempts per request for transient failures (network errors, timeouts, 5xx).',
+    default: '5',
+    example: '3',
+  },
+  TE_MAX_RATE_WAIT_MS: {
+    schema: positiveInt(24 * 3600_000).default(120_000),
+    description: 'Longest wait for rate budget a sync sits through; a longer `Retry-After` fails that resource (retried next run).',
+    default: '120000',
+    example: '600000',
+  },
+  TE_GATEWAY_HISTORY_PERIODS: {
+    schema: listOf(GATEWAY_PERIODS).default(['365d']),
+    description: `Gateway history periods to mirror, comma-separated (${GATEWAY_PERIODS.join(', ')}).`,
+    default: '365d',
+    example: '30d,365d',
+  },
+  TE_GATEWAY_CHART_TIMEFRAMES: {
+    schema: listOf(GATEWAY_TIMEFRAMES).default(['all']),
+    description: `Gateway chart timeframes to mirror, comma-separated (${GATEWAY_TIMEFRAMES.join(', ')}); a chart is asked only for those its catalog supports.`,
+    default: 'all',
+    example: 'all,30d',
+  },
+} as const satisfies Record<string, VariableDoc>;
+
+type Vars = typeof VARIABLES;
+type Parsed = { [K in keyof Vars]: z.output<Vars[K]['schema']> };
+
+export interface Config {
+  app: { url: string; apiKey: string | undefined } | undefined;
+  gateway: { url: string; apiKey: string } | undefined;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string;
+  logLevel: Parsed['LOG_LEVEL'];
+  concurrency: number;
+  requestTimeoutMs: number;
+  maxResponseBytes: number;
+  maxAttempts: number;
+  maxRateWaitMs: number;
+  gatewayHistoryPeriods: Parsed['TE_GATEWAY_HISTORY_PERIODS'];
+  gatewayChartTimeframes: Parsed['TE_GATEWAY_CHART_TIMEFRAMES'];
+  /** Every secret value, so the logger can scrub them wherever they appear. */
+  secrets: string[];
+}
+
+/** Parses the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [name, doc] of Object.entries(VARIABLES) as [keyof Vars, VariableDoc][]) {
+    const raw = env[name];
+    // An empty assignment (`FOO=` in .env) means unset, as shells and compose treat it.
+    const result = doc.schema.safeParse(raw === undefined || raw.trim() === '' ? undefined : raw);
+    if (!result.success) {
+      throw new ConfigError(name, result.error.issues[0]?.message ?? 'is invalid', doc.example);
+    }
+    out[name] = result.data;
+  }
+  const v = out as Parsed;
+  if (v.TE_GATEWAY_URL && !v.TE_GATEWAY_API_KEY) {
+    throw new ConfigError('TE_GATEWAY_API_KEY', 'is required when TE_GATEWAY_URL is set', VARIABLES.TE_GATEWAY_API_KEY.example);
+  }
+  return {
+    app: v.TE_APP_URL ? { url: v.TE_APP_URL, apiKey: v.TE_APP_API_KEY } : undefined,
+    gateway: v.TE_GATEWAY_URL && v.TE_GATEWAY_API_KEY ? { url: v.TE_GATEWAY_URL, apiKey: v.TE_GATEWAY_API_KEY } : undefined,
+    databaseUrl: v.DATABASE_URL,
+    dataDir: v.TE_DATA_DIR,
+    redisUrl: v.REDIS_URL,
+    logLevel: v.LOG_LEVEL,
+    concurrency: v.TE_CONCURRENCY,
+    requestTimeoutMs: v.TE_REQUEST_TIMEOUT_MS,
+    maxResponseBytes: v.TE_MAX_RESPONSE_BYTES,
+    maxAttempts: v.TE_MAX_ATTEMPTS,
+    maxRateWaitMs: v.TE_MAX_RATE_WAIT_MS,
+    gatewayHistoryPeriods: v.TE_GATEWAY_HISTORY_PERIODS,
+    gatewayChartTimeframes: v.TE_GATEWAY_CHART_TIMEFRAMES,
+    secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.REDIS_URL)].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0,
+    ),
+  };
+}
+
+/** Passwords inside connection URLs are secrets too. */
+function urlSecrets(url: string | undefined): string[] {
+  if (!url) return [];
+  try {
+    const pw = new URL(url).password;
+    return pw ? [pw, decodeURIComponent(pw)] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The process environment over a `.env` file in the working folder (the environment wins). */
+export function readEnvironment(cwd = process.cwd()): Record<string, string | undefined> {
+  const file = path.join(cwd, '.env');
+  const fromFile = existsSync(file) ? parseDotenv(readFileSync(file)) : {};
+  return { ...fromFile, ...process.env };
+}

@@ -1,0 +1,128 @@
+// One warehouse interface over two backends: Postgres through postgres.js when
+// DATABASE_URL is set, embedded PGlite under TE_DATA_DIR otherwise.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import type { SQL } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from '../../schema/warehouse/index.ts';
+import { WarehouseError } from '../errors.ts';
+
+export type WarehouseSchema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+// Any fixed 64-bit number: every tesync process migrating the same database takes it.
+const MIGRATION_LOCK = 7_281_190_437_355_201n;
+
+export interface Warehouse {
+  readonly kind: 'postgres' | 'pglite';
+  /** Where it is, for messages: host/port/database or the folder; never a password. */
+  readonly location: string;
+  readonly db: Db;
+  /** Runs raw SQL and returns plain row objects, the same on both backends. */
+  query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
+  /** Applies the drizzle migrations; idempotent, and safe when several processes start at once. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface WarehouseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** postgres.js pool size. */
+  maxConnections?: number;
+}
+
+export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openPglite(options.dataDir);
+}
+
+/** host:port/database of a Postgres URL, without user or password. */
+export function describePostgresUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'an unparseable DATABASE_URL';
+  }
+}
+
+async function openPostgres(url: string, max: number): Promise<Warehouse> {
+  const location = `Postgres at ${describePostgresUrl(url)}`;
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 10,
+    // Nothing but us reads these; keep numeric/bigint exact as strings (the default).
+  });
+  try {
+    await client`select 1`;
+  } catch (err) {
+    await client.end({ timeout: 1 }).catch(() => {});
+    throw new WarehouseError(`cannot reach ${location}: ${reason(err)}`);
+  }
+  const db = drizzlePostgres({ client, schema }) as unknown as Db;
+  return {
+    kind: 'postgres',
+    location,
+    db,
+    query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
+    async migrate() {
+      // The drizzle migrator takes no lock of its own: hold an advisory lock on one
+      // reserved connection while the migrator runs on the pool.
+      const lock = await client.reserve();
+      try {
+        await lock`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
+        await migratePostgres(drizzlePostgres({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+      } finally {
+        await lock`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`.catch(() => {});
+        lock.release();
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Warehouse> {
+  const folder = path.resolve(dataDir, 'warehouse');
+  const location = `embedded PGlite warehouse in ${folder}`;
+  let client: PGlite;
+  try {
+    mkdirSync(folder, { recursive: true });
+    client = await PGlite.create(folder);
+  } catch (err) {
+    throw new WarehouseError(`cannot open ${location}: ${reason(err)}`);
+  }
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  return {
+    kind: 'pglite',
+    location,
+    db,
+    query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
+    // One process owns a PGlite folder, so no lock is needed.
+    migrate: () => migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: () => client.close(),
+  };
+}
+
+/** postgres.js returns an array of rows, PGlite an object with `rows`. */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+function reason(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: string }).code;
+    return code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
+  }
+  return String(err);
+}
