@@ -5,8 +5,6 @@ import { ConfigError, loadConfig, readEnvironment, type Config } from './config.
 import { WarehouseError } from './errors.ts';
 import { createLogger, scrub, type Logger } from './logger.ts';
 import { UsageError, type CommandContext } from './commands/context.ts';
-import { runMigrate } from './commands/migrate.ts';
-import { runSim } from './commands/sim.ts';
 
 const USAGE = `Usage: tesync <command> [options]
 
@@ -18,9 +16,10 @@ Configuration comes from the environment (or a .env file); see the README.`;
 
 type Command = (ctx: CommandContext) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; needsConfig: boolean }> = {
-  migrate: { run: runMigrate, needsConfig: true },
-  sim: { run: runSim, needsConfig: false },
+// Loaded on demand: a command pulls in only what it uses, so start-up stays quick.
+const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: boolean }> = {
+  migrate: { load: async () => (await import('./commands/migrate.ts')).runMigrate, needsConfig: true },
+  sim: { load: async () => (await import('./commands/sim.ts')).runSim, needsConfig: false },
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -50,7 +49,8 @@ export async function main(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel, secrets: config.secrets });
   const rest = argv.slice(argv.indexOf(name) + 1);
   try {
-    return await command.run({ config, logger, argv: rest });
+    const run = await command.load();
+    return await run({ config, logger, argv: rest });
   } catch (err) {
     return reportFailure(err, config, logger);
   }
