@@ -1,0 +1,14 @@
+# tesync worker image. Runs the TypeScript sources through tsx (as `npx tesync` does).
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY src ./src
+COPY jobs ./jobs
+COPY schema ./schema
+COPY drizzle ./drizzle
+USER node
+ENTRYPOINT ["node", "bin/tesync.js"]
+CMD ["worker"]
