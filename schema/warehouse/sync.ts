@@ -85,7 +85,10 @@ export const resourceState = syncSchema.table(
     /** Resource group for status reports: catalog, tokens, screener, snapshot, history, charts, bundle, ... */
     kind: text('kind'),
     lastAttemptAt: tstz('last_attempt_at'),
+    /** Last time the data was fetched and written. */
     lastSuccessAt: tstz('last_success_at'),
+    /** Last time the mirror was confirmed current: fetched, or skipped because its marker had not changed. */
+    verifiedAt: tstz('verified_at'),
     /** ok | unchanged | failed | invalid | skipped | unauthorized | not_materialized | ... */
     status: text('status').notNull(),
     lastError: text('last_error'),

@@ -1,0 +1,84 @@
+// /api/v1/tokens/{slug}/charts: the chart catalog, then one data job per chart. A chart
+// whose catalog freshness and row count are as at its last fetch is not fetched again.
+import { z } from 'zod';
+import { chartCatalogItem, type ChartCatalogItem } from '../../schema/upstream/app.ts';
+import { readList } from '../../schema/upstream/envelope.ts';
+import { readInt, stableMarker } from '../../schema/upstream/values.ts';
+import { charts } from '../../schema/warehouse/app.ts';
+import { isSafePathParam } from '../../src/upstream/safe-url.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { skipIfUnchanged } from '../shared/change.ts';
+import { commit, rowMeta } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { documentedPath } from '../shared/paths.ts';
+import { defineJob, type JobRequest } from '../types.ts';
+import { tokenPayload } from './snapshot.ts';
+
+export interface CatalogEntry {
+  key: string;
+  link: string | null;
+  title: string | null;
+  section: string | null;
+  freshness: string | null;
+  rowCount: number | null;
+  /** What says the chart changed: freshness and row count together. */
+  marker: string | null;
+  raw: ChartCatalogItem;
+}
+
+/** Pure: a catalog item in any accepted form (key as key/chartKey/id, link as href/dataEndpoint/endpoint/links.data). */
+export function readCatalogItem(raw: unknown): CatalogEntry | null {
+  const p = chartCatalogItem.safeParse(raw);
+  if (!p.success) return null;
+  const i = p.data;
+  const key = i.key ?? i.chartKey ?? i.id;
+  if (!isSafePathParam(key)) return null;
+  const rowCount = readInt(i.rowCount ?? i.row_count) ?? null;
+  const freshness = stableMarker(i.freshness);
+  return {
+    key,
+    link: i.href ?? i.dataEndpoint ?? i.endpoint ?? i.links?.data ?? null,
+    title: i.title ?? null,
+    section: i.section ?? null,
+    freshness,
+    rowCount,
+    marker: freshness === null && rowCount === null ? null : stableMarker({ freshness, rowCount }),
+    raw: i,
+  };
+}
+
+export const appChartsJob = defineJob({
+  name: 'app.charts',
+  source: 'app',
+  group: 'charts',
+  payload: tokenPayload,
+  resource: (p) => `token/${p.slug}/charts`,
+  token: (p) => p.slug,
+  async handle(ctx, p) {
+    const resource = `token/${p.slug}/charts`;
+    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
+    const f = await fetchData(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown());
+    const items = readList(f.data) ?? [];
+    const entries = items.map(readCatalogItem);
+    const valid = entries.filter((e): e is CatalogEntry => e !== null);
+    const invalidItems = entries.length - valid.length;
+    const rows = valid.map((e) => ({
+      tokenSlug: p.slug,
+      chartKey: e.key,
+      title: e.title,
+      section: e.section,
+      rowCount: e.rowCount,
+      dataPath: documentedPath('app.chart', { slug: p.slug, chartKey: e.key }),
+      payload: e.raw,
+      ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
+    }));
+    const status = invalidItems ? 'partial' : 'ok';
+    const n = await commit(
+      ctx,
+      { source: 'app', resource, kind: 'charts', status, freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
+      (tx) => upsertRows(tx, charts, rows, { target: [charts.tokenSlug, charts.chartKey] }),
+    );
+    const followUps: JobRequest[] = valid.map((e) => ({ name: 'app.chart', payload: { slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker } }));
+    return { status, rows: n, followUps };
+  },
+});

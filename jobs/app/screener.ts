@@ -1,0 +1,99 @@
+// /api/v1/screener: one row per token, into the latest table, the day's archive and
+// app.metric_values (every numeric cell, in whatever form it came).
+import { z } from 'zod';
+import { screenerRow } from '../../schema/upstream/app.ts';
+import { isRecord, readText } from '../../schema/upstream/values.ts';
+import { metricValues, screenerDaily, screenerRows } from '../../schema/warehouse/app.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { commit, rowMeta, utcDate } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { cellValue, collectMetricCells, type MetricCell } from '../shared/metric-cells.ts';
+import { defineJob, type JobContext } from '../types.ts';
+
+const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
+
+export interface ScreenerRead {
+  slug: string;
+  displayName: string | null;
+  symbol: string | null;
+  cells: MetricCell[];
+  raw: Record<string, unknown>;
+}
+
+/** Pure: a screener row's token and numeric cells, or null when it names no token. */
+export function readScreenerRow(raw: unknown): ScreenerRead | null {
+  const p = screenerRow.safeParse(raw);
+  if (!p.success || !isRecord(raw)) return null;
+  const t = p.data.token;
+  const token = typeof t === 'string' ? { slug: t, displayName: null, symbol: null } : { slug: t.slug, displayName: t.displayName ?? null, symbol: t.symbol ?? null };
+  return { ...token, cells: collectMetricCells(raw), raw };
+}
+
+export function screenerValues(r: ScreenerRead) {
+  const multiple = (w: (typeof WINDOWS)[number]) => cellValue(r.cells, `multiples.${w}`);
+  return {
+    effectiveMarketCap: cellValue(r.cells, 'effectiveMarketCap'),
+    effectiveRatio: cellValue(r.cells, 'effectiveRatio'),
+    annualizedRevenue: cellValue(r.cells, 'annualizedRevenue'),
+    multiple7d: multiple('7d'),
+    multiple30d: multiple('30d'),
+    multiple90d: multiple('90d'),
+    multiple180d: multiple('180d'),
+    multiple365d: multiple('365d'),
+    displayName: r.displayName,
+    symbol: r.symbol,
+  };
+}
+
+export function metricValueRows(ctx: JobContext, slug: string, surface: 'screener' | 'snapshot', cells: MetricCell[]): (typeof metricValues.$inferInsert)[] {
+  return cells.map((c) => ({
+    tokenSlug: slug,
+    surface,
+    path: c.path,
+    metric: c.metric,
+    value: c.value,
+    unit: c.unit,
+    kind: c.kind,
+    reason: c.reason,
+    payload: c.payload,
+    ...rowMeta(ctx, { asOf: c.asOf, freshness: c.freshness, status: c.status }),
+  }));
+}
+
+export const appScreenerJob = defineJob({
+  name: 'app.screener',
+  source: 'app',
+  group: 'screener',
+  payload: z.object({}),
+  resource: () => 'screener',
+  async handle(ctx) {
+    const f = await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
+    const reads = f.data.map(readScreenerRow);
+    const valid = reads.filter((r): r is ScreenerRead => r !== null);
+    const invalidItems = reads.length - valid.length;
+    const date = utcDate(ctx.now());
+    const latest = valid.map((r) => {
+      const bad = r.cells.some((c) => c.status === 'invalid');
+      return {
+        tokenSlug: r.slug,
+        ...screenerValues(r),
+        payload: r.raw,
+        ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: readText(r.raw.freshness) ?? null, status: bad ? 'invalid' : 'ok' }),
+      };
+    });
+    const cells = valid.flatMap((r) => metricValueRows(ctx, r.slug, 'screener', r.cells));
+    const status = invalidItems ? 'partial' : 'ok';
+    const n = await commit(
+      ctx,
+      { source: 'app', resource: 'screener', kind: 'screener', status, asOf: f.meta.asOf, hash: f.response.sha256, details: invalidItems ? { invalidItems } : null },
+      async (tx) => {
+        const a = await upsertRows(tx, screenerRows, latest, { target: [screenerRows.tokenSlug] });
+        // The day's last sync wins.
+        await upsertRows(tx, screenerDaily, latest.map((r) => ({ ...r, snapshotDate: date })), { target: [screenerDaily.snapshotDate, screenerDaily.tokenSlug] });
+        const b = await upsertRows(tx, metricValues, cells, { target: [metricValues.tokenSlug, metricValues.surface, metricValues.path] });
+        return a + b;
+      },
+    );
+    return { status, rows: n };
+  },
+});

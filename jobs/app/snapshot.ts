@@ -1,0 +1,77 @@
+// /api/v1/tokens/{slug}: a token's snapshot, its streams and every numeric cell.
+import { z } from 'zod';
+import { snapshot } from '../../schema/upstream/app.ts';
+import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
+import { metricValues, tokenSnapshots, tokenSnapshotsDaily, tokenStreams } from '../../schema/warehouse/app.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { skipIfUnchanged } from '../shared/change.ts';
+import { commit, rowMeta, utcDate } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { cellValue, collectMetricCells, fieldValue } from '../shared/metric-cells.ts';
+import { defineJob, type JobContext } from '../types.ts';
+import { metricValueRows } from './screener.ts';
+
+export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
+
+/** Pure: the snapshot's rows. */
+export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null) {
+  const cells = collectMetricCells(raw, ['row', 'combinedRevenue', 'fundamentals', 'streams']);
+  const asOf = readTime(data.freshness?.generatedAt) ?? metaAsOf;
+  const freshness = data.freshness?.status ?? null;
+  const bad = cells.some((c) => c.status === 'invalid');
+  const row = {
+    tokenSlug: slug,
+    displayName: data.token?.displayName ?? null,
+    symbol: data.token?.symbol ?? null,
+    effectiveMarketCap: cellValue(cells, 'row.effectiveMarketCap'),
+    annualizedRevenue: cellValue(cells, 'row.annualizedRevenue'),
+    combinedRevenueAnnualized: cellValue(cells, 'combinedRevenue.annualized'),
+    fdvToRevenue: cellValue(cells, 'fundamentals.fdvToRevenue'),
+    multiple30d: cellValue(cells, 'row.multiples.30d'),
+    multiple365d: cellValue(cells, 'row.multiples.365d'),
+    sections: data.sections ?? null,
+    payload: raw,
+    ...rowMeta(ctx, { asOf, freshness, status: bad ? 'invalid' : 'ok' }),
+  };
+  const streams = (data.streams ?? []).map((s) => {
+    const v = fieldValue(s.annualizedRevenue);
+    return {
+      tokenSlug: slug,
+      streamKey: s.key,
+      label: s.label ?? null,
+      mixPercentLabel: s.mixPercentLabel ?? null,
+      annualizedRevenue: v.value,
+      payload: s,
+      ...rowMeta(ctx, { asOf, freshness, status: v.valid ? 'ok' : 'invalid' }),
+    };
+  });
+  return { row, streams, cells: metricValueRows(ctx, slug, 'snapshot', cells) };
+}
+
+export const appSnapshotJob = defineJob({
+  name: 'app.snapshot',
+  source: 'app',
+  group: 'snapshot',
+  payload: tokenPayload,
+  resource: (p) => `token/${p.slug}/snapshot`,
+  token: (p) => p.slug,
+  async handle(ctx, p) {
+    const resource = `token/${p.slug}/snapshot`;
+    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
+    const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
+    const raw = isRecord(f.body.data) ? f.body.data : {};
+    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf);
+    const rows = await commit(
+      ctx,
+      { source: 'app', resource, kind: 'snapshot', status: 'ok', freshness: p.marker ?? null, asOf: n.row.asOf, hash: f.response.sha256, details: { freshness: readText(f.data.freshness?.status) ?? null } },
+      async (tx) => {
+        await upsertRows(tx, tokenSnapshots, [n.row], { target: [tokenSnapshots.tokenSlug] });
+        await upsertRows(tx, tokenSnapshotsDaily, [{ ...n.row, snapshotDate: utcDate(ctx.now()) }], { target: [tokenSnapshotsDaily.snapshotDate, tokenSnapshotsDaily.tokenSlug] });
+        const s = await upsertRows(tx, tokenStreams, n.streams, { target: [tokenStreams.tokenSlug, tokenStreams.streamKey] });
+        const c = await upsertRows(tx, metricValues, n.cells, { target: [metricValues.tokenSlug, metricValues.surface, metricValues.path] });
+        return 1 + s + c;
+      },
+    );
+    return { status: 'ok', rows };
+  },
+});

@@ -1,0 +1,113 @@
+// /api/v1/tokens: the token list. Its coverage flags decide which token routes exist, so
+// it plans the per-token work. Tokens it stops listing get `delisted_at`, but only when
+// the list came back whole: a failed or partial list never delists anything.
+import { and, isNull, notInArray, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { tokenItem, type TokenItem } from '../../schema/upstream/app.ts';
+import { stableMarker } from '../../schema/upstream/values.ts';
+import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
+import { isSafePathParam } from '../../src/upstream/safe-url.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { commit, rowMeta } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { defineJob, type JobContext, type JobRequest } from '../types.ts';
+
+export interface TokenListRead {
+  items: { item: TokenItem; raw: unknown }[];
+  invalidItems: number;
+  /** Whole: every item readable and as many as meta.count says. */
+  complete: boolean;
+}
+
+export function readTokenList(data: unknown[], count: number | undefined): TokenListRead {
+  const items: TokenListRead['items'] = [];
+  let invalidItems = 0;
+  const slugs = new Set<string>();
+  for (const raw of data) {
+    const p = tokenItem.safeParse(raw);
+    // A slug that cannot go into a URL is unusable: count it, never request it.
+    if (!p.success || !isSafePathParam(p.data.slug) || slugs.has(p.data.slug)) {
+      invalidItems++;
+      continue;
+    }
+    slugs.add(p.data.slug);
+    items.push({ item: p.data, raw });
+  }
+  const complete = invalidItems === 0 && items.length > 0 && (count === undefined || count === data.length);
+  return { items, invalidItems, complete };
+}
+
+/** The per-token work the coverage flags call for. */
+export function tokenFollowUps(item: TokenItem): JobRequest[] {
+  const c = item.coverage ?? {};
+  const marker = stableMarker(item.freshness);
+  const payload = { slug: item.slug, marker };
+  const out: JobRequest[] = [];
+  if (c.snapshot) out.push({ name: 'app.snapshot', payload });
+  if (c.metricHistory) out.push({ name: 'app.history', payload });
+  if (c.charts) out.push({ name: 'app.charts', payload });
+  out.push({ name: 'app.bundle', payload });
+  return out;
+}
+
+function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | null): typeof tokens.$inferInsert {
+  const c = item.coverage ?? {};
+  const now = ctx.now();
+  return {
+    slug: item.slug,
+    displayName: item.displayName ?? null,
+    symbol: item.symbol ?? null,
+    imageUrl: item.imageUrl ?? null,
+    coverageScreener: c.screener ?? false,
+    coverageSnapshot: c.snapshot ?? false,
+    coverageMetricHistory: c.metricHistory ?? false,
+    coverageTrend: c.trend ?? false,
+    coverageCharts: c.charts ?? false,
+    coverageBacktests: c.backtests ?? false,
+    firstSeenAt: now,
+    lastSeenAt: now,
+    delistedAt: null,
+    payload: raw,
+    ...rowMeta(ctx, { asOf, freshness: stableMarker(item.freshness) }),
+  };
+}
+
+export const appTokensJob = defineJob({
+  name: 'app.tokens',
+  source: 'app',
+  group: 'tokens',
+  payload: z.object({}),
+  resource: () => 'tokens',
+  async handle(ctx) {
+    const f = await fetchData(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
+    const list = readTokenList(f.data, f.meta.count);
+    const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
+    const status = list.complete ? 'ok' : 'partial';
+    const n = await commit(
+      ctx,
+      { source: 'app', resource: 'tokens', kind: 'tokens', status, asOf: f.meta.asOf, hash: f.response.sha256, details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete } },
+      async (tx) => {
+        const written = await upsertRows(tx, tokens, rows, { target: [tokens.slug], keep: ['firstSeenAt'] });
+        if (list.complete) {
+          await tx
+            .update(tokens)
+            .set({ delistedAt: ctx.now() })
+            .where(and(isNull(tokens.delistedAt), notInArray(tokens.slug, rows.map((r) => r.slug))));
+        }
+        if (!ctx.settings.appBundles) {
+          // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched.
+          await tx
+            .insert(researchBundles)
+            .values(rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) })))
+            .onConflictDoUpdate({ target: researchBundles.tokenSlug, set: { status: sql`'skipped'`, fetchedAt: ctx.now(), runId: ctx.runId } });
+        }
+        return written;
+      },
+    );
+    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }];
+    for (const { item } of list.items) {
+      for (const f2 of tokenFollowUps(item)) if (f2.name !== 'app.bundle' || ctx.settings.appBundles) followUps.push(f2);
+    }
+    return { status, rows: n, followUps };
+  },
+});

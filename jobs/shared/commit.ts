@@ -1,0 +1,30 @@
+// Rows and the resource state that describes them, in one transaction.
+import { writeSuccess, type SuccessState } from '../../src/warehouse/resource-state.ts';
+import type { Executor } from '../../src/warehouse/upsert.ts';
+import type { JobContext } from '../types.ts';
+
+export type StateFields = Omit<SuccessState, 'runId' | 'at'>;
+
+export async function commit(ctx: JobContext, state: StateFields, write: (tx: Executor) => Promise<number>): Promise<number> {
+  return ctx.warehouse.db.transaction(async (tx) => {
+    const rows = await write(tx as unknown as Executor);
+    await writeSuccess(tx as unknown as Executor, { ...state, runId: ctx.runId, at: ctx.now(), rowCount: state.rowCount ?? rows });
+    return rows;
+  });
+}
+
+/** Columns every normalized row carries. */
+export function rowMeta(ctx: JobContext, extra: { asOf?: Date | null; freshness?: string | null; status?: string } = {}) {
+  return {
+    fetchedAt: ctx.now(),
+    asOf: extra.asOf ?? null,
+    freshness: extra.freshness ?? null,
+    status: extra.status ?? 'ok',
+    runId: ctx.runId,
+  };
+}
+
+/** The UTC calendar date of a moment, for the daily archives. */
+export function utcDate(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}

@@ -1,0 +1,54 @@
+// Fetch through the upstream client and validate; an unreadable body is recorded as
+// `invalid` with its raw text kept, then the job fails without retry (the run goes on).
+import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { z } from 'zod';
+import { envelope, readMeta, type EnvelopeMeta } from '../../schema/upstream/envelope.ts';
+import { InvalidResponseError } from '../../src/errors.ts';
+import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/index.ts';
+import { ROUTES } from '../../src/upstream/routes.ts';
+import type { JobContext } from '../types.ts';
+
+export interface Fetched<T> {
+  response: UpstreamResponse;
+  data: T;
+  meta: EnvelopeMeta;
+  /** The whole body, for payload columns that want more than `data`. */
+  body: Record<string, unknown>;
+}
+
+export async function fetchData<S extends z.ZodType>(ctx: JobContext, req: Omit<UpstreamRequest, 'runId'>, schema: S): Promise<Fetched<z.output<S>>> {
+  const response = await ctx.upstream.get({ ...req, runId: ctx.runId });
+  return validate(ctx, req.route, response, schema);
+}
+
+export async function validate<S extends z.ZodType>(
+  ctx: JobContext,
+  route: UpstreamRequest['route'],
+  response: UpstreamResponse,
+  schema: S,
+): Promise<Fetched<z.output<S>>> {
+  const env = envelope.safeParse(response.body);
+  if (!env.success) throw await invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
+  const data = schema.safeParse(env.data.data);
+  if (!data.success) {
+    const issue = data.error.issues[0];
+    throw await invalid(ctx, route, response, `data ${issue?.path.join('.') || ''} ${issue?.message ?? 'is invalid'}`.trim());
+  }
+  return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };
+}
+
+/** Keeps the raw body as `invalid` in sync.raw_responses and returns the error to throw. */
+export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string): Promise<InvalidResponseError> {
+  const source = ROUTES[route].source;
+  const sha256 = createHash('sha256').update(response.text).digest('hex');
+  await ctx.warehouse.db
+    .execute(
+      sql`insert into sync.raw_responses (run_id, source, path, fetched_at, last_seen_at, http_status, content_type, sha256, body_text, status)
+          values (${ctx.runId}, ${source}, ${response.path}, ${ctx.now()}, ${ctx.now()}, ${response.status}, ${response.headers['content-type'] ?? null}, ${`invalid:${sha256}`}, ${response.text}, 'invalid')
+          on conflict (source, path, sha256) do update set last_seen_at = excluded.last_seen_at, run_id = excluded.run_id`,
+    )
+    .catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
+  ctx.logger.warn({ path: response.path, reason }, 'response failed validation; recorded as invalid');
+  return new InvalidResponseError(`${response.path}: ${reason}`, response.text);
+}

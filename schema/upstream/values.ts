@@ -1,0 +1,91 @@
+// Pure readers of upstream cells. Bodies are parsed losslessly: a JSON number arrives as a
+// LosslessNumber holding its literal text, so a decimal never passes through a JS number.
+import { isLosslessNumber } from 'lossless-json';
+
+/** What Postgres `numeric` accepts, minus NaN/Infinity (not data). */
+export const DECIMAL_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** A cell read as an exact decimal: its text, null for null/absent, or invalid. */
+export type DecimalCell = { ok: true; value: string | null } | { ok: false; raw: unknown };
+
+export function readDecimal(v: unknown): DecimalCell {
+  if (v === null || v === undefined) return { ok: true, value: null };
+  if (isLosslessNumber(v)) return { ok: true, value: (v as { value: string }).value };
+  if (typeof v === 'string') {
+    const t = v.trim();
+    return DECIMAL_RE.test(t) ? { ok: true, value: t } : { ok: false, raw: v };
+  }
+  // A plain JS number only reaches here from code, never from a parsed body.
+  if (typeof v === 'number' && Number.isFinite(v)) return { ok: true, value: String(v) };
+  return { ok: false, raw: v };
+}
+
+export function isNumberLike(v: unknown): boolean {
+  return isLosslessNumber(v) || typeof v === 'number';
+}
+
+/** A JSON number (or numeric string) as a safe integer, else undefined. */
+export function readInt(v: unknown): number | undefined {
+  const d = readDecimal(v);
+  if (!d.ok || d.value === null) return undefined;
+  const n = Number(d.value);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * A time cell: ISO date (UTC midnight), ISO timestamp, or epoch seconds / milliseconds
+ * (numbers below 1e11 are seconds: 1e11 s is the year 5138, 1e11 ms is 1973).
+ */
+export function readTime(v: unknown): Date | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') {
+    const t = v.trim();
+    if (ISO_DATE.test(t)) return validDate(new Date(`${t}T00:00:00Z`));
+    if (ISO_TIMESTAMP.test(t)) return validDate(new Date(/Z|[+-]\d{2}:?\d{2}$/.test(t) ? t : `${t}Z`));
+    if (/^\d+(\.\d+)?$/.test(t)) return fromEpoch(Number(t));
+    return null;
+  }
+  if (isLosslessNumber(v) || typeof v === 'number') return fromEpoch(Number(isLosslessNumber(v) ? (v as { value: string }).value : v));
+  return null;
+}
+
+function fromEpoch(n: number): Date | null {
+  if (!Number.isFinite(n) || n < 0) return null;
+  return validDate(new Date(n < 1e11 ? n * 1000 : n));
+}
+
+function validDate(d: Date): Date | null {
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** A short text, or undefined for anything that is not a string. */
+export function readText(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A marker that compares equal when the value is the same (objects by sorted keys). */
+export function stableMarker(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') return v;
+  return JSON.stringify(sortKeys(v));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (isLosslessNumber(v)) return (v as { value: string }).value;
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !isLosslessNumber(v);
+}

@@ -1,0 +1,29 @@
+// Column helpers shared by the app and gateway mirrors.
+import { customType, numeric, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { stringify } from 'lossless-json';
+
+export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** Exact decimals: drizzle hands them over as strings, never as JS numbers. */
+export const decimal = (name: string) => numeric(name);
+
+/**
+ * jsonb written with the lossless serializer, so upstream numbers inside payloads keep
+ * every digit (JSON.stringify would have turned them into doubles on the way).
+ */
+export const payloadJson = customType<{ data: unknown; driverData: string }>({
+  dataType: () => 'jsonb',
+  toDriver: (value) => stringify(value) ?? 'null',
+  fromDriver: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
+});
+
+/** Columns every normalized row carries (contract: the warehouse). */
+export const rowMeta = () => ({
+  fetchedAt: tstz('fetched_at').notNull(),
+  /** The data's own timestamp, where upstream gives one. */
+  asOf: tstz('as_of'),
+  freshness: text('freshness'),
+  status: text('status').notNull().default('ok'),
+  /** The run that last wrote this row. */
+  runId: uuid('run_id'),
+});
