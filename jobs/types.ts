@@ -16,7 +16,6 @@ export interface SyncSettings {
   appBundles: boolean;
   historyOverlapDays: number;
   historyFromParam: string;
-  historyToParam: string;
   gatewayHistoryPeriods: readonly string[];
   gatewayChartTimeframes: readonly string[];
   /** How long an unchanged marker is trusted before the resource is fetched anyway. */

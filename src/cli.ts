@@ -10,6 +10,8 @@ const USAGE = `Usage: tesync <command> [options]
 
 Commands:
   migrate                 apply the warehouse migrations (idempotent)
+  sync [--source S] [--token SLUG]... [--only GROUP,...] [--full]
+                          one full walk of the configured sources, in this process
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
 Configuration comes from the environment (or a .env file); see the README.`;
@@ -19,6 +21,7 @@ type Command = (ctx: CommandContext) => Promise<number>;
 // Loaded on demand: a command pulls in only what it uses, so start-up stays quick.
 const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: boolean }> = {
   migrate: { load: async () => (await import('./commands/migrate.ts')).runMigrate, needsConfig: true },
+  sync: { load: async () => (await import('./commands/sync.ts')).runSync, needsConfig: true },
   sim: { load: async () => (await import('./commands/sim.ts')).runSim, needsConfig: false },
 };
 

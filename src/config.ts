@@ -146,6 +146,24 @@ export const VARIABLES = {
     default: 'all',
     example: 'all,30d',
   },
+  TE_HISTORY_OVERLAP_DAYS: {
+    schema: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(365, 'must be at most 365').default(3),
+    description: 'Days of app history fetched again before the last day seen, so revised values are picked up.',
+    default: '3',
+    example: '7',
+  },
+  TE_HISTORY_FROM_PARAM: {
+    schema: z.string().trim().regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/, 'must be a query parameter name').default('from'),
+    description: 'Name of the app history "from" date filter (ISO date); an upstream that refuses it gets full fetches.',
+    default: 'from',
+    example: 'start',
+  },
+  TE_MARKER_MAX_AGE_HOURS: {
+    schema: positiveInt(24 * 365).default(24),
+    description: 'Hours an unchanged freshness marker is trusted; older resources are fetched again anyway.',
+    default: '24',
+    example: '6',
+  },
 } as const satisfies Record<string, VariableDoc>;
 
 type Vars = typeof VARIABLES;
@@ -165,6 +183,9 @@ export interface Config {
   maxRateWaitMs: number;
   gatewayHistoryPeriods: Parsed['TE_GATEWAY_HISTORY_PERIODS'];
   gatewayChartTimeframes: Parsed['TE_GATEWAY_CHART_TIMEFRAMES'];
+  historyOverlapDays: number;
+  historyFromParam: string;
+  markerMaxAgeMs: number;
   /** Every secret value, so the logger can scrub them wherever they appear. */
   secrets: string[];
 }
@@ -199,6 +220,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxRateWaitMs: v.TE_MAX_RATE_WAIT_MS,
     gatewayHistoryPeriods: v.TE_GATEWAY_HISTORY_PERIODS,
     gatewayChartTimeframes: v.TE_GATEWAY_CHART_TIMEFRAMES,
+    historyOverlapDays: v.TE_HISTORY_OVERLAP_DAYS,
+    historyFromParam: v.TE_HISTORY_FROM_PARAM,
+    markerMaxAgeMs: v.TE_MARKER_MAX_AGE_HOURS * 3600_000,
     secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.REDIS_URL)].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,
     ),

@@ -1,0 +1,119 @@
+// One walk in this process: the wiring shared by `tesync sync` and `tesync demo`.
+// Part of the composition root: the one place that builds clients and hands them to jobs.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../../jobs/index.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { runWalk } from '../runner/in-process.ts';
+import { runStatus, type WalkStats } from '../runner/stats.ts';
+import { createUpstream, InProcessBudget, WarehouseRecorder, type RateBudget, type RetryPolicy } from '../upstream/index.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import { finishRun, startRun, type RunStatus } from '../warehouse/runs.ts';
+
+export interface SyncRequest {
+  sources: Source[];
+  tokens?: string[];
+  only?: string[];
+  full?: boolean;
+  trigger: string;
+  /** Test knob: shorter retry delays. */
+  retry?: Partial<RetryPolicy>;
+  budget?: RateBudget;
+  onProgress?: (stats: WalkStats, budget: RateBudget) => void;
+  signal?: AbortSignal;
+}
+
+export interface RequestSummary {
+  total: number;
+  byStatus: Record<string, number>;
+  rateLimited: number;
+  failedAttempts: number;
+}
+
+export interface SyncOutcome {
+  runId: string;
+  status: RunStatus;
+  stats: WalkStats;
+  requests: RequestSummary;
+  durationMs: number;
+}
+
+export function settingsFrom(config: Config, full: boolean): SyncSettings {
+  return {
+    full,
+    appBundles: Boolean(config.app?.apiKey),
+    historyOverlapDays: config.historyOverlapDays,
+    historyFromParam: config.historyFromParam,
+    gatewayHistoryPeriods: config.gatewayHistoryPeriods,
+    gatewayChartTimeframes: config.gatewayChartTimeframes,
+    markerMaxAgeMs: config.markerMaxAgeMs,
+    batchSize: 2000,
+  };
+}
+
+/** The sources a command may walk: those asked for, which must be configured. */
+export function configuredSources(config: Config): Source[] {
+  const out: Source[] = [];
+  if (config.app) out.push('app');
+  if (config.gateway) out.push('gateway');
+  return out;
+}
+
+export async function performSync(config: Config, logger: Logger, warehouse: Warehouse, req: SyncRequest): Promise<SyncOutcome> {
+  const started = Date.now();
+  const runId = randomUUID();
+  const budget = req.budget ?? new InProcessBudget();
+  const recorder = new WarehouseRecorder(warehouse, logger);
+  const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
+  const tokens = new Set(req.tokens ?? []);
+  const only = new Set(req.only ?? []);
+  const filter = (job: JobDefinition<any>, payload: unknown) => {
+    if (only.size > 0 && !only.has(job.group) && !only.has(`${job.source}.${job.group}`) && !alwaysRun(job)) return false;
+    if (tokens.size > 0 && job.token) {
+      const slug = job.token(payload);
+      if (slug !== undefined && !tokens.has(slug)) return false;
+    }
+    return true;
+  };
+  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: [...tokens], only: [...only], full: Boolean(req.full) }, at: new Date() });
+  const runLogger = logger.child({ runId });
+  runLogger.info({ sources: req.sources }, 'sync started');
+  let stats: WalkStats;
+  try {
+    stats = await runWalk({
+      catalog,
+      roots: walkRoots(req.sources),
+      context: { warehouse, upstream, logger: runLogger, now: () => new Date(), runId, settings: settingsFrom(config, Boolean(req.full)) },
+      concurrency: config.concurrency,
+      filter,
+      ...(req.onProgress ? { onProgress: (s: WalkStats) => req.onProgress!(s, budget) } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+  } finally {
+    await recorder.close();
+  }
+  const requests = await summarizeRequests(warehouse, runId);
+  const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
+  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: new Date() });
+  const durationMs = Date.now() - started;
+  runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
+  return { runId, status, stats, requests, durationMs };
+}
+
+/** Catalog and token-list jobs plan everything else: `--only` never filters them out. */
+function alwaysRun(job: JobDefinition<any>): boolean {
+  return job.group === 'catalog' || job.group === 'tokens';
+}
+
+async function summarizeRequests(warehouse: Warehouse, runId: string): Promise<RequestSummary> {
+  const rows = await warehouse.query<{ status: string | null; n: string }>(
+    sql`select coalesce(http_status::text, 'network') as status, count(*)::text as n from sync.requests where run_id = ${runId} group by 1`,
+  );
+  const byStatus = Object.fromEntries(rows.map((r) => [r.status ?? 'network', Number(r.n)]));
+  const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+  const failedAttempts = Object.entries(byStatus)
+    .filter(([s]) => s === 'network' || Number(s) >= 500)
+    .reduce((a, [, n]) => a + n, 0);
+  return { total, byStatus, rateLimited: byStatus['429'] ?? 0, failedAttempts };
+}

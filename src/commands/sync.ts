@@ -1,0 +1,68 @@
+// `tesync sync`: one full walk in this process, no Redis needed.
+import { parseArgs } from 'node:util';
+import { groups, type Source } from '../../jobs/index.ts';
+import { openWarehouse } from '../warehouse/connection.ts';
+import { UsageError, type CommandContext } from './context.ts';
+import { configuredSources, performSync, type SyncOutcome } from './sync-session.ts';
+
+const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full]
+
+One full walk of the configured sources into the warehouse, in this process.
+  --source S    only this source (default: every configured source)
+  --token SLUG  only this token's resources (repeatable)
+  --only G,...  only these resource groups (${groups().join(', ')})
+  --full        ignore change markers: fetch everything again`;
+
+export async function runSync({ config, logger, argv }: CommandContext): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      source: { type: 'string', multiple: true },
+      token: { type: 'string', multiple: true },
+      only: { type: 'string', multiple: true },
+      full: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const available = configuredSources(config);
+  const sources = (values.source ?? available) as Source[];
+  for (const s of sources) {
+    if (s !== 'app' && s !== 'gateway') throw new UsageError(`--source must be app or gateway, not ${JSON.stringify(s)}`);
+    if (!available.includes(s)) throw new UsageError(`the ${s} source is not configured: set ${s === 'app' ? 'TE_APP_URL' : 'TE_GATEWAY_URL and TE_GATEWAY_API_KEY'}`);
+  }
+  if (sources.length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
+  const only = (values.only ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter(Boolean);
+  const known = new Set(groups());
+  for (const o of only) if (!known.has(o.replace(/^(app|gateway)\./, ''))) throw new UsageError(`--only: unknown resource group ${JSON.stringify(o)} (known: ${[...known].join(', ')})`);
+
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await warehouse.migrate();
+    const outcome = await performSync(config, logger, warehouse, { sources, tokens: values.token ?? [], only, full: values.full, trigger: 'cli' });
+    process.stdout.write(values.json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
+    return outcome.status === 'failed' ? 1 : 0;
+  } finally {
+    await warehouse.close();
+  }
+}
+
+export function formatSummary(o: SyncOutcome): string {
+  const lines = [
+    `Sync ${o.status} in ${(o.durationMs / 1000).toFixed(1)} s (run ${o.runId})`,
+    `  resources: ${o.stats.done} done, ${o.stats.failed} failed${o.stats.cancelled ? `, ${o.stats.cancelled} not reached` : ''}; rows written: ${o.stats.rows}`,
+    `  requests: ${o.requests.total} (${Object.entries(o.requests.byStatus)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')}); 429s waited out: ${o.requests.rateLimited}`,
+  ];
+  for (const [group, counts] of Object.entries(o.stats.byGroup).sort()) {
+    lines.push(`  ${group.padEnd(18)} ${Object.entries(counts).map(([s, n]) => `${s} ${n}`).join(', ')}`);
+  }
+  for (const f of o.stats.failures.slice(0, 10)) lines.push(`  failed: ${f.resource} (${f.job}): ${f.error}`);
+  return `${lines.join('\n')}\n`;
+}
