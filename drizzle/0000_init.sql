@@ -4,6 +4,19 @@ CREATE SCHEMA "app";
 --> statement-breakpoint
 CREATE SCHEMA "gateway";
 --> statement-breakpoint
+CREATE TABLE "sync"."contract_changes" (
+	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "sync"."contract_changes_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"run_id" uuid,
+	"source" text NOT NULL,
+	"path" text NOT NULL,
+	"detected_at" timestamp with time zone NOT NULL,
+	"previous_sha256" text,
+	"sha256" text NOT NULL,
+	"added_paths" text[] DEFAULT '{}'::text[] NOT NULL,
+	"removed_paths" text[] DEFAULT '{}'::text[] NOT NULL,
+	"details" jsonb
+);
+--> statement-breakpoint
 CREATE TABLE "sync"."raw_responses" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "sync"."raw_responses_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"run_id" uuid,
@@ -328,6 +341,7 @@ CREATE TABLE "app"."value_drivers" (
 	CONSTRAINT "value_drivers_token_slug_driver_id_pk" PRIMARY KEY("token_slug","driver_id")
 );
 --> statement-breakpoint
+CREATE INDEX "contract_changes_detected_at_idx" ON "sync"."contract_changes" USING btree ("detected_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "raw_responses_source_path_sha256_key" ON "sync"."raw_responses" USING btree ("source","path","sha256");--> statement-breakpoint
 CREATE INDEX "raw_responses_fetched_at_idx" ON "sync"."raw_responses" USING btree ("fetched_at");--> statement-breakpoint
 CREATE INDEX "requests_run_id_idx" ON "sync"."requests" USING btree ("run_id");--> statement-breakpoint

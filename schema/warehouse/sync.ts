@@ -105,3 +105,23 @@ export const resourceState = syncSchema.table(
   },
   (t) => [primaryKey({ columns: [t.source, t.resource] })],
 );
+
+/** Contract drift: each time the archived OpenAPI document differs from the previous copy. */
+export const contractChanges = syncSchema.table(
+  'contract_changes',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    runId: uuid('run_id'),
+    source: text('source').notNull(),
+    /** The document's path, e.g. `/openapi-product.json`. */
+    path: text('path').notNull(),
+    detectedAt: tstz('detected_at').notNull(),
+    previousSha256: text('previous_sha256'),
+    sha256: text('sha256').notNull(),
+    addedPaths: text('added_paths').array().notNull().default(sql`'{}'::text[]`),
+    removedPaths: text('removed_paths').array().notNull().default(sql`'{}'::text[]`),
+    /** Other differences (operations, schemas), summarized. */
+    details: jsonb('details'),
+  },
+  (t) => [index('contract_changes_detected_at_idx').on(t.detectedAt)],
+);
