@@ -26,13 +26,13 @@ export const tokenItem = z.looseObject({
   symbol: text,
   imageUrl: text,
   coverage: coverage.nullish(),
-  freshness: z.unknown(),
+  freshness: z.unknown().optional(),
 });
 export type TokenItem = z.infer<typeof tokenItem>;
 
 export const tokenRef = z.union([z.string().min(1), z.looseObject({ slug: z.string().min(1), displayName: text, symbol: text })]);
 
-export const screenerRow = z.looseObject({ token: tokenRef, freshness: z.unknown() });
+export const screenerRow = z.looseObject({ token: tokenRef, freshness: z.unknown().optional() });
 
 export const snapshot = z.looseObject({
   token: z.looseObject({ slug: z.string().min(1), displayName: text, symbol: text }).optional(),
@@ -41,9 +41,9 @@ export const snapshot = z.looseObject({
   combinedRevenue: z.looseObject({}).nullish(),
   fundamentals: z.looseObject({}).nullish(),
   streams: z
-    .array(z.looseObject({ key: z.string().min(1), label: text, mixPercentLabel: text, annualizedRevenue: z.unknown() }))
+    .array(z.looseObject({ key: z.string().min(1), label: text, mixPercentLabel: text, annualizedRevenue: z.unknown().optional() }))
     .nullish(),
-  freshness: z.looseObject({ generatedAt: z.unknown(), status: text, warnings: z.unknown() }).nullish(),
+  freshness: z.looseObject({ generatedAt: z.unknown().optional(), status: text, warnings: z.unknown().optional() }).nullish(),
 });
 
 export const column = z.looseObject({ key: z.string().min(1), unit: text, kind: text, label: text });
@@ -55,7 +55,7 @@ export const history = z.looseObject({
   interval: text,
   columns: z.array(column).min(1),
   rows: z.array(tableRow),
-  freshness: z.unknown(),
+  freshness: z.unknown().optional(),
 });
 export type History = z.infer<typeof history>;
 /** One MetricHistory, or (with `stream=all`) one per stream. */
@@ -67,9 +67,9 @@ export const chartCatalogItem = z.looseObject({
   id: idLike.optional(),
   title: text,
   section: text,
-  freshness: z.unknown(),
-  rowCount: z.unknown(),
-  row_count: z.unknown(),
+  freshness: z.unknown().optional(),
+  rowCount: z.unknown().optional(),
+  row_count: z.unknown().optional(),
   href: text,
   dataEndpoint: text,
   endpoint: text,
@@ -83,11 +83,11 @@ export const chartData = z.looseObject({
   x: text,
   columns: z.array(column).min(1),
   rows: z.array(tableRow),
-  freshness: z.unknown(),
+  freshness: z.unknown().optional(),
 });
 
 export const bundle = z.looseObject({
-  summary: z.unknown(),
+  summary: z.unknown().optional(),
   valueDrivers: z.array(z.looseObject({ id: idLike, type: text, description: text, formula: text })).default([]),
   valueDriverEdges: z.array(z.looseObject({ fromValueDriverId: idLike, toValueDriverId: idLike })).default([]),
   tokenFunctions: z.array(z.looseObject({ id: idLike, type: text, description: text, parentId: idLike.nullish() })).default([]),
