@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { chartCatalogItem, type ChartCatalogItem } from '../../schema/upstream/app.ts';
 import { readList } from '../../schema/upstream/envelope.ts';
-import { readInt, stableMarker } from '../../schema/upstream/values.ts';
+import { readInt, stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { charts } from '../../schema/warehouse/app.ts';
 import { isSafePathParam } from '../../src/upstream/safe-url.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
@@ -42,7 +42,7 @@ export function readCatalogItem(raw: unknown): CatalogEntry | null {
     section: i.section ?? null,
     freshness,
     rowCount,
-    marker: freshness === null && rowCount === null ? null : stableMarker({ freshness, rowCount }),
+    marker: versionMarker({ freshness, rowCount }),
     raw: i,
   };
 }

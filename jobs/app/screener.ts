@@ -7,7 +7,8 @@ import { metricValues, screenerDaily, screenerRows } from '../../schema/warehous
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { commit, rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { cellValue, collectMetricCells, type MetricCell } from '../shared/metric-cells.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell } from '../shared/metric-cells.ts';
+import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, type JobContext } from '../types.ts';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
@@ -21,12 +22,12 @@ export interface ScreenerRead {
 }
 
 /** Pure: a screener row's token and numeric cells, or null when it names no token. */
-export function readScreenerRow(raw: unknown): ScreenerRead | null {
+export function readScreenerRow(raw: unknown, catalog: MetricCatalog = new Map()): ScreenerRead | null {
   const p = screenerRow.safeParse(raw);
   if (!p.success || !isRecord(raw)) return null;
   const t = p.data.token;
   const token = typeof t === 'string' ? { slug: t, displayName: null, symbol: null } : { slug: t.slug, displayName: t.displayName ?? null, symbol: t.symbol ?? null };
-  return { ...token, cells: collectMetricCells(raw), raw };
+  return { ...token, cells: enrichFromCatalog(collectMetricCells(raw), catalog), raw };
 }
 
 export function screenerValues(r: ScreenerRead) {
@@ -68,7 +69,8 @@ export const appScreenerJob = defineJob({
   resource: () => 'screener',
   async handle(ctx) {
     const f = await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
-    const reads = f.data.map(readScreenerRow);
+    const catalog = await loadMetricCatalog(ctx);
+    const reads = f.data.map((raw) => readScreenerRow(raw, catalog));
     const valid = reads.filter((r): r is ScreenerRead => r !== null);
     const invalidItems = reads.length - valid.length;
     const date = utcDate(ctx.now());

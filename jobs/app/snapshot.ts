@@ -7,15 +7,16 @@ import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
 import { commit, rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { cellValue, collectMetricCells, fieldValue } from '../shared/metric-cells.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, type MetricCatalog } from '../shared/metric-cells.ts';
+import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
 
 /** Pure: the snapshot's rows. */
-export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null) {
-  const cells = collectMetricCells(raw, ['row', 'combinedRevenue', 'fundamentals', 'streams']);
+export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null, catalog: MetricCatalog = new Map()) {
+  const cells = enrichFromCatalog(collectMetricCells(raw, ['row', 'combinedRevenue', 'fundamentals', 'streams']), catalog);
   const asOf = readTime(data.freshness?.generatedAt) ?? metaAsOf;
   const freshness = data.freshness?.status ?? null;
   const bad = cells.some((c) => c.status === 'invalid');
@@ -60,7 +61,7 @@ export const appSnapshotJob = defineJob({
     if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
     const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
     const raw = isRecord(f.body.data) ? f.body.data : {};
-    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf);
+    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await loadMetricCatalog(ctx));
     const rows = await commit(
       ctx,
       { source: 'app', resource, kind: 'snapshot', status: 'ok', freshness: p.marker ?? null, asOf: n.row.asOf, hash: f.response.sha256, details: { freshness: readText(f.data.freshness?.status) ?? null } },

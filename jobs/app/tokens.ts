@@ -4,7 +4,7 @@
 import { and, isNull, notInArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { tokenItem, type TokenItem } from '../../schema/upstream/app.ts';
-import { stableMarker } from '../../schema/upstream/values.ts';
+import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { isSafePathParam } from '../../src/upstream/safe-url.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
@@ -40,7 +40,7 @@ export function readTokenList(data: unknown[], count: number | undefined): Token
 /** The per-token work the coverage flags call for. */
 export function tokenFollowUps(item: TokenItem): JobRequest[] {
   const c = item.coverage ?? {};
-  const marker = stableMarker(item.freshness);
+  const marker = versionMarker(item.freshness);
   const payload = { slug: item.slug, marker };
   const out: JobRequest[] = [];
   if (c.snapshot) out.push({ name: 'app.snapshot', payload });

@@ -40,7 +40,12 @@ export function collectMetricCells(root: Record<string, unknown>, roots?: readon
 }
 
 function walk(node: unknown, path: string, out: MetricCell[]): void {
-  if (node === null || node === undefined) return;
+  if (node === undefined) return;
+  if (node === null) {
+    // A numeric field sent as a bare null: a cell without a value.
+    out.push({ ...bare(null, path), status: 'missing' });
+    return;
+  }
   if (isMetricValue(node)) {
     out.push(fromMetricValue(node, path));
     return;
@@ -104,4 +109,31 @@ export function cellValue(cells: readonly MetricCell[], path: string): string | 
 export function fieldValue(v: unknown): { value: string | null; valid: boolean } {
   const d = readDecimal(isMetricValue(v) ? v.value : v);
   return d.ok ? { value: d.value, valid: true } : { value: null, valid: false };
+}
+
+/** The metric catalog: slug → unit and kind. */
+export type MetricCatalog = ReadonlyMap<string, { unit: string | null; kind: string | null }>;
+
+/**
+ * The catalog slug a cell's path stands for: `row.multiples.30d` → `multiple.30d`,
+ * `streams.fees.annualizedRevenue` → `stream.annualizedRevenue`, `effectiveMarketCap` as is.
+ */
+export function metricSlugOf(path: string): string {
+  const p = path.replace(/^row\./, '');
+  const win = /^(multiples|revenues)\.([^.]+)$/.exec(p);
+  if (win) return `${win[1] === 'multiples' ? 'multiple' : 'revenue'}.${win[2]}`;
+  const stream = /^streams\.[^.]+\.([^.]+)$/.exec(p);
+  if (stream) return `stream.${stream[1]}`;
+  return p;
+}
+
+/** Fills metric, unit and kind of cells that came without them (bare numbers and strings) from the catalog. */
+export function enrichFromCatalog(cells: MetricCell[], catalog: MetricCatalog): MetricCell[] {
+  return cells.map((c) => {
+    if (c.metric !== null && c.unit !== null && c.kind !== null) return c;
+    const slug = c.metric ?? metricSlugOf(c.path);
+    const entry = catalog.get(slug);
+    if (!entry) return c;
+    return { ...c, metric: slug, unit: c.unit ?? entry.unit, kind: c.kind ?? entry.kind };
+  });
 }

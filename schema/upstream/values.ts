@@ -89,3 +89,14 @@ function sortKeys(v: unknown): unknown {
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !isLosslessNumber(v);
 }
+
+/**
+ * A change marker only when the value can move with the data: it holds a date, a time or a
+ * number (an asOf, a generatedAt, a version, a row count). A bare status such as `fresh`
+ * stays the same while the data changes, so it marks nothing: null, and the resource is
+ * fetched.
+ */
+export function versionMarker(v: unknown): string | null {
+  const m = stableMarker(v);
+  return m !== null && /\d/.test(m) ? m : null;
+}

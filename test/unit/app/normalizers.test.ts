@@ -109,3 +109,19 @@ describe('chart catalog items', () => {
     expect(readCatalogItem({ key: 'k', freshness: 'stale', rowCount: 10 })!.marker).not.toBe(a);
   });
 });
+
+describe('catalog enrichment', () => {
+  it('maps cell paths to catalog slugs and fills units of bare cells', async () => {
+    const { metricSlugOf, enrichFromCatalog } = await import('../../../jobs/shared/metric-cells.ts');
+    expect(metricSlugOf('row.multiples.30d')).toBe('multiple.30d');
+    expect(metricSlugOf('revenues.7d')).toBe('revenue.7d');
+    expect(metricSlugOf('streams.fees.annualizedRevenue')).toBe('stream.annualizedRevenue');
+    expect(metricSlugOf('fundamentals.fdvToRevenue')).toBe('fundamentals.fdvToRevenue');
+    const cells = collectMetricCells(json('{"multiples": {"30d": "12.5", "7d": null}}'));
+    const enriched = enrichFromCatalog(cells, new Map([['multiple.30d', { unit: 'x', kind: 'ratio' }], ['multiple.7d', { unit: 'x', kind: 'ratio' }]]));
+    expect(enriched).toMatchObject([
+      { path: 'multiples.30d', metric: 'multiple.30d', unit: 'x', kind: 'ratio', value: '12.5', status: 'ok' },
+      { path: 'multiples.7d', metric: 'multiple.7d', unit: 'x', value: null, status: 'missing' },
+    ]);
+  });
+});

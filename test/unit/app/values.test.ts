@@ -1,6 +1,6 @@
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { readDecimal, readTime, stableMarker } from '../../../schema/upstream/values.ts';
+import { readDecimal, readTime, stableMarker, versionMarker } from '../../../schema/upstream/values.ts';
 
 const num = (literal: string) => (parse(`[${literal}]`) as unknown[])[0];
 
@@ -43,5 +43,14 @@ describe('stableMarker', () => {
     expect(stableMarker({ a: 1, b: { c: 2, d: 3 } })).toBe(stableMarker({ b: { d: 3, c: 2 }, a: 1 }));
     expect(stableMarker(null)).toBeNull();
     expect(stableMarker('fresh')).toBe('fresh');
+  });
+});
+
+describe('versionMarker', () => {
+  it('is a marker only when it can move with the data', () => {
+    expect(versionMarker('fresh')).toBeNull();
+    expect(versionMarker({ status: 'fresh' })).toBeNull();
+    expect(versionMarker({ status: 'fresh', asOf: '2026-06-30' })).toBe(stableMarker({ status: 'fresh', asOf: '2026-06-30' }));
+    expect(versionMarker({ freshness: 'fresh', rowCount: 120 })).not.toBeNull();
   });
 });

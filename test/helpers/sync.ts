@@ -1,0 +1,28 @@
+// Runs a real in-process sync against a simulator, as `tesync sync` does.
+import { loadConfig } from '../../src/config.ts';
+import { performSync, type SyncOutcome } from '../../src/commands/sync-session.ts';
+import type { Logger } from '../../src/logger.ts';
+import type { Simulator } from '../../src/sim/index.ts';
+import { FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
+import type { Source } from '../../jobs/index.ts';
+
+export interface SyncEnv {
+  appKey?: string;
+  gatewayKey?: string;
+  env?: Record<string, string>;
+}
+
+export function simConfig(sim: Simulator, e: SyncEnv, sources: Source[]) {
+  return loadConfig({
+    ...(sources.includes('app') ? { TE_APP_URL: sim.url, ...(e.appKey ? { TE_APP_API_KEY: e.appKey } : {}) } : {}),
+    ...(sources.includes('gateway') && e.gatewayKey ? { TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: e.gatewayKey } : {}),
+    TE_CONCURRENCY: '8',
+    TE_REQUEST_TIMEOUT_MS: '5000',
+    ...e.env,
+  });
+}
+
+export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[] } = {}): Promise<SyncOutcome> {
+  return performSync(simConfig(sim, e, sources), logger, warehouse, { sources, trigger: 'test', retry: FAST_RETRY_POLICY, ...extra });
+}
