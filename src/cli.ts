@@ -12,6 +12,8 @@ Commands:
   migrate                 apply the warehouse migrations (idempotent)
   sync [--source S] [--token SLUG]... [--only GROUP,...] [--full]
                           one full walk of the configured sources, in this process
+  status [--json] [--max-age HOURS]
+                          freshness per source and resource group (exit 1 when stale)
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
 Configuration comes from the environment (or a .env file); see the README.`;
@@ -22,6 +24,7 @@ type Command = (ctx: CommandContext) => Promise<number>;
 const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: boolean }> = {
   migrate: { load: async () => (await import('./commands/migrate.ts')).runMigrate, needsConfig: true },
   sync: { load: async () => (await import('./commands/sync.ts')).runSync, needsConfig: true },
+  status: { load: async () => (await import('./commands/status.ts')).runStatus, needsConfig: true },
   sim: { load: async () => (await import('./commands/sim.ts')).runSim, needsConfig: false },
 };
 
