@@ -1,0 +1,24 @@
+// The bundled upstream simulator: both APIs of the seeds on one loopback port, with every
+// open response form, rate limits, scripted answers and faults. Used by tests and `tesync demo`.
+export { startSimulator } from './server.ts';
+export type {
+  BucketLimit,
+  BucketName,
+  KeyGrant,
+  RateLimitOptions,
+  RecordedRequest,
+  ScriptedResponse,
+  SimFaults,
+  SimForms,
+  SimOptions,
+  Simulator,
+  AppNumberForm,
+  HistoryRowForm,
+  HistoryTimeForm,
+  ChartKeyField,
+  ChartLinkField,
+  GatewayRowToken,
+} from './types.ts';
+export type * from './dataset-types.ts';
+export { ANCHOR_DATE } from './calendar.ts';
+export { compareDecimal, isCanonicalDecimal } from './decimal.ts';

@@ -1,0 +1,323 @@
+// The HTTP server: one port serving both APIs. Each request is recorded on arrival, then goes
+// through: latency, scripted answer, method check, rate limit, faults, route, body faults.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { APP_PREFIX, handleApp, isAppKeyRoute } from './app-routes.ts';
+import { SimData } from './data.ts';
+import type { SimDataset } from './dataset-types.ts';
+import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
+import { initialForms, mergeForms, type FormState } from './forms.ts';
+import { GATEWAY_PREFIX, OPENAPI_PATH, handleGateway, handleOpenapi } from './gateway-routes.ts';
+import { toJson } from './json.ts';
+import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
+import { defaultCode, problemBody, type Api } from './problem.ts';
+import { rngFor } from './random.ts';
+import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
+import { sendReply, type Reply } from './send.ts';
+import type { BucketName, KeyGrant, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimOptions, Simulator } from './types.ts';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const PROBLEM_TYPE = 'application/problem+json';
+
+export async function startSimulator(options: SimOptions = {}): Promise<Simulator> {
+  const sim = new SimServer(options);
+  await sim.listen(options.host ?? '127.0.0.1', options.port ?? 0);
+  return sim;
+}
+
+function nonNegativeInt(name: string, value: number | undefined, fallback: number, min = 0): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < min) throw new RangeError(`simulator option ${name} must be an integer >= ${min}, got ${String(value)}`);
+  return v;
+}
+
+function classify(path: string): Api {
+  if (path === APP_PREFIX || path.startsWith(`${APP_PREFIX}/`)) return 'app';
+  if (path === OPENAPI_PATH || path === GATEWAY_PREFIX || path.startsWith(`${GATEWAY_PREFIX}/`)) return 'gateway';
+  return 'none';
+}
+
+function splitSegments(rest: string): (string | null)[] {
+  if (rest === '') return [];
+  return rest
+    .slice(1)
+    .split('/')
+    .map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return null;
+      }
+    });
+}
+
+function flattenHeaders(h: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+class SimServer implements Simulator {
+  readonly requests: RecordedRequest[] = [];
+  private readonly server: Server;
+  private readonly store: SimData;
+  private readonly seed: number;
+  private readonly appKeys: Record<string, KeyGrant>;
+  private readonly gatewayKeys: ReadonlySet<string>;
+  private readonly limiter: RateLimiter;
+  private readonly retryAfterForm: 'seconds' | 'http-date';
+  private readonly resetForm: 'delta' | 'epoch';
+  private readonly latency: number | [number, number];
+  private epoch: number;
+  private faults: SimFaults;
+  private forms: FormState;
+  private scripts: { prefix: string; queue: ScriptedResponse[] }[] = [];
+  private seq = 0;
+  private closed = false;
+  private readonly sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  private boundPort = 0;
+  private host = '127.0.0.1';
+
+  constructor(o: SimOptions) {
+    this.seed = nonNegativeInt('seed', o.seed, 42);
+    this.store = new SimData({
+      seed: this.seed,
+      tokens: nonNegativeInt('tokens', o.tokens, 12),
+      historyDays: nonNegativeInt('historyDays', o.historyDays, 120, 1),
+      chartsPerToken: nonNegativeInt('chartsPerToken', o.chartsPerToken, 3),
+    });
+    this.epoch = nonNegativeInt('epoch', o.epoch, 0);
+    this.appKeys = { ...o.appKeys };
+    this.gatewayKeys = new Set(o.gatewayKeys ?? []);
+    this.limiter = new RateLimiter(o.rateLimits);
+    this.retryAfterForm = o.retryAfterForm ?? 'seconds';
+    this.resetForm = o.resetForm ?? 'delta';
+    this.latency = o.latencyMs ?? 0;
+    this.faults = mergeFaults(NO_FAULTS, o.faults ?? {});
+    this.forms = initialForms(o.forms);
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        // a bug in the simulator must not hang the client: answer 500 or drop the socket
+        if (!res.headersSent) {
+          res.writeHead(500, { 'Content-Type': 'text/plain' });
+          res.end('simulator error');
+        } else res.destroy();
+      });
+    });
+  }
+
+  async listen(host: string, port: number): Promise<void> {
+    this.host = host;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.boundPort = (this.server.address() as AddressInfo).port;
+  }
+
+  get url(): string {
+    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `http://${host}:${this.boundPort}`;
+  }
+  get port(): number {
+    return this.boundPort;
+  }
+  get data(): SimDataset {
+    return this.store.view(this.epoch);
+  }
+
+  resetRequests(): void {
+    this.requests.length = 0;
+  }
+  setEpoch(epoch: number): void {
+    this.epoch = nonNegativeInt('epoch', epoch, 0);
+  }
+  setFaults(faults: Partial<SimFaults>): void {
+    this.faults = mergeFaults(this.faults, faults);
+  }
+  clearFaults(): void {
+    this.faults = { ...NO_FAULTS };
+  }
+  setForms(forms: Partial<SimForms>): void {
+    this.forms = mergeForms(this.forms, forms);
+  }
+  setRateLimits(r: SimOptions['rateLimits']): void {
+    this.limiter.configure(r);
+  }
+  script(pathPrefix: string, responses: ScriptedResponse[]): void {
+    this.scripts.push({ prefix: pathPrefix, queue: [...responses] });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.sleeping) {
+      clearTimeout(s.timer);
+      s.resolve();
+    }
+    this.sleeping.clear();
+    const done = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await done;
+  }
+
+  /** a sleep that close() cuts short */
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const entry = {
+        timer: setTimeout(() => {
+          this.sleeping.delete(entry);
+          resolve();
+        }, ms),
+        resolve,
+      };
+      this.sleeping.add(entry);
+    });
+  }
+
+  private latencyFor(seq: number): number {
+    if (typeof this.latency === 'number') return this.latency;
+    const [min, max] = this.latency;
+    return Math.round(rngFor(this.seed, 'latency', seq).range(min, max));
+  }
+
+  private takeScript(pathAndQuery: string): ScriptedResponse | null {
+    for (const s of this.scripts) {
+      if (s.queue.length > 0 && pathAndQuery.startsWith(s.prefix)) {
+        const next = s.queue.shift() ?? null;
+        this.scripts = this.scripts.filter((x) => x.queue.length > 0);
+        return next;
+      }
+    }
+    return null;
+  }
+
+  private limiterKey(bucket: LimitedBucket, headers: Record<string, string>, ip: string): string {
+    if (bucket === 'app-key') {
+      const key = bearerKey(headers);
+      if (key !== null && this.appKeys[key]) return `key:${key}`;
+    }
+    return `ip:${ip}`;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const seq = ++this.seq;
+    const rawUrl = req.url ?? '/';
+    const qi = rawUrl.indexOf('?');
+    const path = qi < 0 ? rawUrl : rawUrl.slice(0, qi);
+    const api = classify(path);
+    const segments = api === 'app' ? splitSegments(path.slice(APP_PREFIX.length)) : api === 'gateway' && path !== OPENAPI_PATH ? splitSegments(path.slice(GATEWAY_PREFIX.length)) : [];
+    const headers = flattenHeaders(req.headers);
+    const bucket: BucketName = api === 'app' ? (isAppKeyRoute(segments) ? 'app-key' : 'app-public') : api === 'gateway' ? 'gateway' : 'none';
+    const record: RecordedRequest = { seq, at: Date.now(), method: req.method ?? 'GET', path: rawUrl, headers, remoteAddress: req.socket.remoteAddress ?? '', bucket, status: 0 };
+    this.requests.push(record);
+
+    await this.sleep(this.latencyFor(seq));
+    if (this.closed) return;
+
+    const now = Date.now();
+    const skew = this.faults.dateSkewMs;
+    const servedAt = new Date(now + skew).toISOString();
+    const requestId = `sim-${this.seed}-${seq}`;
+    const ctl = {
+      sleep: (ms: number) => this.sleep(ms),
+      isClosed: () => this.closed,
+      onStatus: (status: number) => (record.status = status),
+    };
+    const reset = () => {
+      record.status = 0;
+      req.socket.destroy();
+    };
+    const limiterKey = bucket === 'none' ? '' : this.limiterKey(bucket, headers, record.remoteAddress);
+    const headersFor = (decision: LimitDecision | null, status: number, surface?: string): Record<string, string> => {
+      const h: Record<string, string> = { Date: new Date(now + skew).toUTCString(), 'X-Request-Id': requestId };
+      if (api === 'app' && decision) h['X-RateLimit-Remaining'] = String(decision.remaining);
+      if (api === 'gateway') {
+        if (decision) {
+          h['X-RateLimit-Limit'] = String(decision.limit);
+          h['X-RateLimit-Remaining'] = String(decision.remaining);
+          h['X-RateLimit-Reset'] = resetValue(this.resetForm, decision.resetAt, now, skew);
+        }
+        h['X-Service-Source'] = surface ?? 'gateway';
+        h['Cache-Control'] = status === 200 ? 'private, max-age=30' : 'no-store';
+      }
+      return h;
+    };
+    const problemReply = (status: number, code: string | undefined, detail: string, decision: LimitDecision | null, extensions: Record<string, unknown> = {}, extra: Record<string, string> = {}): Reply => {
+      const ext = status >= 500 ? { requestId, ...extensions } : extensions;
+      const body = toJson(problemBody({ api, status, code: code ?? defaultCode(api, status), detail, path, extensions: ext }));
+      return { status, headers: { ...headersFor(decision, status), 'Content-Type': PROBLEM_TYPE, ...extra }, body };
+    };
+
+    // 1. a scripted answer wins over everything but latency
+    const scripted = this.takeScript(rawUrl);
+    let scriptHeaders: Record<string, string> = {};
+    if (scripted) {
+      if (scripted.status === 0) return reset();
+      const decision = bucket === 'none' ? null : this.limiter.peek(bucket, limiterKey, now);
+      if (scripted.body !== undefined || scripted.status < 200 || scripted.status >= 300) {
+        const extra: Record<string, string> = {};
+        if (scripted.retryAfter !== undefined) extra['Retry-After'] = scripted.retryAfter;
+        let reply: Reply;
+        if (scripted.body !== undefined) {
+          const type = scripted.status < 400 ? JSON_TYPE : PROBLEM_TYPE;
+          reply = { status: scripted.status, headers: { ...headersFor(decision, scripted.status), 'Content-Type': type, ...extra }, body: scripted.body };
+        } else {
+          reply = problemReply(scripted.status, scripted.code, 'Scripted response.', decision, scripted.extensions, extra);
+        }
+        reply.headers = { ...reply.headers, ...scripted.headers };
+        return sendReply(res, reply, null, ctl, servedAt);
+      }
+      scriptHeaders = { ...scripted.headers };
+    }
+
+    // 2. GET only
+    if (req.method !== 'GET') {
+      return sendReply(res, problemReply(405, undefined, `${req.method ?? ''} is not allowed; every route is GET.`, null, {}, { Allow: 'GET' }), null, ctl, servedAt);
+    }
+
+    // 3. the bucket's budget
+    let decision: LimitDecision | null = null;
+    if (bucket !== 'none') {
+      decision = this.limiter.take(bucket, limiterKey, now);
+      if (!decision.allowed) {
+        const retryAfter = retryAfterValue(this.retryAfterForm, decision.resetAt, now, skew);
+        const detail = api === 'app' ? 'Rate limit exceeded for this client.' : 'The public IP bucket exceeded its request budget.';
+        return sendReply(res, problemReply(429, undefined, detail, decision, {}, { 'Retry-After': retryAfter }), null, ctl, servedAt);
+      }
+    }
+
+    // 4. faults that replace the answer
+    const plan = bucket === 'none' ? null : planFaults(this.faults, this.seed, seq, rawUrl);
+    if (plan?.reset) return reset();
+    if (plan?.error) return sendReply(res, problemReply(500, undefined, 'Unexpected server failure.', decision), null, ctl, servedAt);
+    if (plan?.unavailable) {
+      const detail = api === 'app' ? 'An advertised dataset is temporarily unavailable.' : 'The read plane is unavailable.';
+      return sendReply(res, problemReply(503, undefined, detail, decision), null, ctl, servedAt);
+    }
+
+    // 5. the route
+    const env: RouteEnv = { view: this.store.view(this.epoch), render: { seed: this.seed, forms: this.forms }, appKeys: this.appKeys, gatewayKeys: this.gatewayKeys };
+    const routeReq: RouteRequest = { path, segments, query: new URLSearchParams(qi < 0 ? '' : rawUrl.slice(qi + 1)), headers };
+    let outcome: Outcome;
+    if (api === 'app') outcome = handleApp(routeReq, env);
+    else if (api === 'gateway') outcome = path === OPENAPI_PATH ? handleOpenapi(env) : handleGateway(routeReq, env);
+    else outcome = { kind: 'problem', status: 404, code: 'not_found', detail: `No route for ${path}.` };
+
+    let reply: Reply;
+    if (outcome.kind === 'problem') {
+      reply = problemReply(outcome.status, outcome.code, outcome.detail, decision, outcome.extensions, outcome.headers);
+    } else if (outcome.kind === 'raw') {
+      reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, outcome.surface), 'Content-Type': outcome.contentType }, body: outcome.body };
+    } else {
+      const body = toJson({ data: outcome.data, ...outcome.siblings, meta: { servedAt, ...outcome.meta } });
+      reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
+    }
+    reply.headers = { ...reply.headers, ...scriptHeaders };
+    return sendReply(res, reply, plan, ctl, servedAt);
+  }
+}

@@ -1,0 +1,135 @@
+// The simulator's public interface. The CLI, the demo and every integration test code
+// against exactly these names: change them only together with their users.
+import type { SimDataset } from './dataset-types.ts';
+
+export interface KeyGrant {
+  /** e.g. 'tokens:read' (every token) or 'tokens:read:<slug>' (one token) */
+  scopes: string[];
+  /** slugs the key has credits for, or 'all' */
+  credits: 'all' | string[];
+}
+
+export interface BucketLimit {
+  limit: number;
+  windowMs: number;
+}
+
+export interface RateLimitOptions {
+  appPublic?: BucketLimit | null;
+  appKey?: BucketLimit | null;
+  gateway?: BucketLimit | null;
+}
+
+export interface SimOptions {
+  host?: string;
+  port?: number;
+  seed?: number;
+  tokens?: number;
+  historyDays?: number;
+  chartsPerToken?: number;
+  epoch?: number;
+  appKeys?: Record<string, KeyGrant>;
+  gatewayKeys?: string[];
+  /** null/absent = unlimited (headers still sent, with a large budget) */
+  rateLimits?: RateLimitOptions;
+  retryAfterForm?: 'seconds' | 'http-date';
+  /** gateway X-RateLimit-Reset: seconds until reset, or the reset instant in epoch seconds */
+  resetForm?: 'delta' | 'epoch';
+  latencyMs?: number | [number, number];
+  forms?: Partial<SimForms>;
+  faults?: Partial<SimFaults>;
+}
+
+export type AppNumberForm = 'metricValue' | 'number' | 'string';
+export type HistoryRowForm = 'arrays' | 'objects';
+export type HistoryTimeForm = 'date' | 'timestamp' | 'epochSeconds' | 'epochMillis';
+export type ChartKeyField = 'key' | 'chartKey' | 'id';
+export type ChartLinkField = 'href' | 'dataEndpoint' | 'endpoint' | 'links.data';
+export type GatewayRowToken = 'slug' | 'token.slug' | 'symbol';
+
+export interface SimForms {
+  /** numeric fields of app screener rows and snapshots; 'mixed' = chosen per cell */
+  appNumber: AppNumberForm | 'mixed';
+  /** 'mixed' = chosen per MetricHistory document (token + stream) */
+  historyRows: HistoryRowForm | 'mixed';
+  /** 'mixed' = chosen per MetricHistory document (token + stream) */
+  historyTime: HistoryTimeForm | 'mixed';
+  /** app and gateway chart catalog items; 'mixed' = chosen per item */
+  chartKeyField: ChartKeyField | 'mixed';
+  /**
+   * unset = 'dataEndpoint' on the app host, 'href' on the gateway; 'mixed' = per item;
+   * setForms({ chartLinkField: undefined }) goes back to those defaults
+   */
+  chartLinkField: ChartLinkField | 'mixed';
+  /** the first catalog item links to http://evil.invalid/..., the second to /v1/internal/... */
+  hostileLinks: boolean;
+  /** how gateway screener rows name their token; 'mixed' = chosen per row */
+  gatewayRowToken: GatewayRowToken | 'mixed';
+  rateLimitResetForm?: never;
+}
+
+export interface SimFaults {
+  errorRate: number;
+  unavailableRate: number;
+  truncateRate: number;
+  invalidJsonRate: number;
+  schemaViolationRate: number;
+  resetRate: number;
+  stallMs: number;
+  dateSkewMs: number;
+  hugeBodyBytes: number;
+  endlessBody: boolean;
+  /** when set, every fault but dateSkewMs applies only to paths (with query) containing this */
+  pathFilter?: string;
+}
+
+/**
+ * A forced answer. `status: 0` destroys the socket without a response. A 2xx without `body`
+ * gets the normal response (plus `headers`). Otherwise a problem document in the style of the
+ * path's API is sent (code defaults from the status), unless `body` is given verbatim.
+ */
+export interface ScriptedResponse {
+  status: number;
+  code?: string;
+  retryAfter?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  extensions?: Record<string, unknown>;
+}
+
+export type BucketName = 'app-public' | 'app-key' | 'gateway' | 'none';
+
+export interface RecordedRequest {
+  seq: number;
+  /** Date.now() on arrival */
+  at: number;
+  method: string;
+  /** path and query exactly as received */
+  path: string;
+  /** lower-cased names; repeated headers joined with ', ' */
+  headers: Record<string, string>;
+  remoteAddress: string;
+  bucket: BucketName;
+  /** what was sent; 0 while pending or when the socket was reset */
+  status: number;
+}
+
+export interface Simulator {
+  /** http://127.0.0.1:<port>: the app base URL (/api/v1/...) and the gateway base URL (/v1/...) */
+  readonly url: string;
+  readonly port: number;
+  readonly requests: RecordedRequest[];
+  resetRequests(): void;
+  setEpoch(epoch: number): void;
+  /** merges into the current faults */
+  setFaults(faults: Partial<SimFaults>): void;
+  clearFaults(): void;
+  /** merges into the current forms */
+  setForms(forms: Partial<SimForms>): void;
+  /** replaces every bucket's limit and starts fresh windows */
+  setRateLimits(r: SimOptions['rateLimits']): void;
+  script(pathPrefix: string, responses: ScriptedResponse[]): void;
+  /** the truth for the current epoch */
+  readonly data: SimDataset;
+  close(): Promise<void>;
+}
