@@ -41,3 +41,119 @@ export class InvalidResponseError extends PermanentError {
 export class WarehouseError extends Error {
   override readonly name = 'WarehouseError';
 }
+
+// --- Upstream client errors (src/upstream) ---------------------------------------------
+
+/** What an upstream error response said (RFC 9457 fields, or what could be read of a non-problem body). */
+export interface UpstreamProblemFields {
+  status: number;
+  /** `code` of the problem document: snake_case on the app host, kebab-case on the gateway. */
+  code: string | undefined;
+  type: string | undefined;
+  title: string | undefined;
+  detail: string | undefined;
+  instance: string | undefined;
+  /** The `scope` extension of a 403 `missing_scope`. */
+  scope: string | undefined;
+  /** Body `requestId` / `request_id`, else the `X-Request-Id` header. */
+  requestId: string | undefined;
+  /** Every other member of the problem document. */
+  extensions: Record<string, unknown>;
+  /** Path and query of the request (no host, no key). */
+  path: string;
+}
+
+function problemMessage(p: UpstreamProblemFields): string {
+  const what = [p.code, p.title].filter(Boolean).join(': ');
+  return `GET ${p.path} failed with ${p.status}${what ? ` ${what}` : ''}${p.requestId ? ` (request id ${p.requestId})` : ''}`;
+}
+
+/** A 3xx/4xx error response (other than 429): retrying will not help. */
+export class ProblemError extends PermanentError implements UpstreamProblemFields {
+  override readonly name = 'ProblemError';
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly type: string | undefined;
+  readonly title: string | undefined;
+  readonly detail: string | undefined;
+  readonly instance: string | undefined;
+  readonly scope: string | undefined;
+  readonly requestId: string | undefined;
+  readonly extensions: Record<string, unknown>;
+  readonly path: string;
+  constructor(p: UpstreamProblemFields) {
+    super(problemMessage(p));
+    ({ status: this.status, code: this.code, type: this.type, title: this.title, detail: this.detail } = p);
+    ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path } = p);
+  }
+}
+
+/** A 5xx error response (500, 503 `engine_data_unavailable` / `service-unavailable`, ...): worth retrying later. */
+export class UpstreamServerError extends TransientError implements UpstreamProblemFields {
+  override readonly name = 'UpstreamServerError';
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly type: string | undefined;
+  readonly title: string | undefined;
+  readonly detail: string | undefined;
+  readonly instance: string | undefined;
+  readonly scope: string | undefined;
+  readonly requestId: string | undefined;
+  readonly extensions: Record<string, unknown>;
+  readonly path: string;
+  constructor(p: UpstreamProblemFields) {
+    super(problemMessage(p));
+    ({ status: this.status, code: this.code, type: this.type, title: this.title, detail: this.detail } = p);
+    ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path } = p);
+  }
+}
+
+/** A request that tesync refuses to send: a hostile path parameter, a path outside the routes table. */
+export class UnsafeRequestError extends PermanentError {
+  override readonly name = 'UnsafeRequestError';
+}
+
+/** The route needs a source URL or key that is not configured. Nothing was sent. */
+export class UpstreamNotConfiguredError extends PermanentError {
+  override readonly name = 'UpstreamNotConfiguredError';
+  constructor(
+    readonly source: string,
+    readonly missing: 'url' | 'apiKey',
+  ) {
+    super(missing === 'url' ? `the ${source} source is not configured (no base URL)` : `the ${source} route needs an API key, and none is configured`);
+  }
+}
+
+/** The body exceeded the configured maximum size (counted while streaming): not retried. */
+export class ResponseTooLargeError extends PermanentError {
+  override readonly name = 'ResponseTooLargeError';
+  constructor(
+    readonly path: string,
+    readonly limitBytes: number,
+  ) {
+    super(`GET ${path}: response body exceeds the limit of ${limitBytes} bytes (TE_MAX_RESPONSE_BYTES)`);
+  }
+}
+
+/** No complete response within the request timeout (headers and body together). */
+export class UpstreamTimeoutError extends TransientError {
+  override readonly name = 'UpstreamTimeoutError';
+  constructor(
+    readonly path: string,
+    readonly timeoutMs: number,
+    readonly phase: 'headers' | 'body',
+  ) {
+    super(`GET ${path}: no complete response within ${timeoutMs} ms (timed out waiting for the ${phase}; TE_REQUEST_TIMEOUT_MS)`);
+  }
+}
+
+/** The connection failed, was reset, or the body ended early. */
+export class UpstreamNetworkError extends TransientError {
+  override readonly name = 'UpstreamNetworkError';
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`GET ${path}: ${reason}`);
+  }
+}

@@ -1,0 +1,335 @@
+// The one HTTP client for both upstreams: routes from the table only, safe URLs, the rate
+// budget before every attempt, retries with backoff (p-retry), bounded responses, typed
+// errors, and a record of every attempt.
+//
+// A 429 is not a failed attempt: it blocks the bucket (Retry-After, else backoff) for every
+// caller, and the request is tried again once the budget lets it go, without spending one
+// of `maxAttempts` (p-retry's shouldConsumeRetry). It is bounded by a count, and the time
+// spent waiting for budget is bounded by `maxRateWaitMs` (then RateLimitedError).
+import pRetry from 'p-retry';
+import type { Config } from '../config.ts';
+import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../errors.ts';
+import { parseJson } from '../json.ts';
+import type { Logger } from '../logger.ts';
+import { backoffDelay } from './backoff.ts';
+import { realSleep, type RateBudget, type Sleep } from './budget.ts';
+import { jsonBodyHash, textBodyHash } from './hash.ts';
+import { boundedGet, type BoundedResponse } from './http.ts';
+import { parseProblem, problemError } from './problem.ts';
+import { readRateLimitHeaders } from './rate-limit-headers.ts';
+import { NullRecorder, type RequestRecorder } from './recorder.ts';
+import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
+import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
+
+export interface RetryPolicy {
+  /** First backoff step for transient failures; doubles per attempt, with jitter. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** 429s re-tried per request without spending an attempt. */
+  maxRateLimitRetries: number;
+  /** How long a 429 without a usable Retry-After (or reset) blocks the bucket; doubles. */
+  rateLimitBaseDelayMs: number;
+  rateLimitMaxDelayMs: number;
+  /** A 200 whose body is not JSON is usually truncated: re-tried this often (within maxAttempts). */
+  invalidJsonRetries: number;
+  /** Error bodies are read only this far. */
+  errorBodyMaxBytes: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxRateLimitRetries: 10,
+  rateLimitBaseDelayMs: 1_000,
+  rateLimitMaxDelayMs: 60_000,
+  invalidJsonRetries: 2,
+  errorBodyMaxBytes: 64 * 1024,
+};
+
+/** Delays small enough for end-to-end tests against the simulator (pass as `retry`). */
+export const FAST_RETRY_POLICY: Partial<RetryPolicy> = {
+  baseDelayMs: 10,
+  maxDelayMs: 50,
+  rateLimitBaseDelayMs: 50,
+  rateLimitMaxDelayMs: 200,
+};
+
+export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
+
+export interface UpstreamOptions {
+  config: UpstreamConfig;
+  budget: RateBudget;
+  recorder?: RequestRecorder;
+  logger: Logger;
+  now?: () => number;
+  sleep?: Sleep;
+  random?: () => number;
+  /** Overrides of the retry delays and bounds; tests shorten them here. */
+  retry?: Partial<RetryPolicy>;
+  userAgent?: string;
+}
+
+export interface UpstreamRequest {
+  route: RouteName;
+  params?: Record<string, string>;
+  query?: Query;
+  /** A link upstream gave for this resource; used only when it is safe (see resolveLink). */
+  link?: string | undefined;
+  /** Sent as If-None-Match; a 304 comes back as `notModified`. */
+  etag?: string | undefined;
+  runId?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /** Overrides config.maxRateWaitMs for this request. */
+  maxRateWaitMs?: number;
+}
+
+export interface UpstreamResponse {
+  /** 2xx, or 304 when `etag` matched. */
+  status: number;
+  notModified: boolean;
+  /** Path and query as requested (no host). */
+  path: string;
+  /** parseJson of the body (numbers as LosslessNumber); undefined on 304. */
+  body: unknown;
+  text: string;
+  etag?: string | undefined;
+  requestId?: string | undefined;
+  /** sha256 of the body without meta.servedAt; '' on 304. */
+  sha256: string;
+  /** Response headers, lower-cased names. */
+  headers: Record<string, string>;
+}
+
+export interface Upstream {
+  get(req: UpstreamRequest): Promise<UpstreamResponse>;
+}
+
+/** Visible ASCII (inner spaces allowed), as a header value must be; an ETag came from upstream. */
+const SAFE_ETAG = /^[\x21-\x7e](?:[\x20-\x7e]{0,510}[\x21-\x7e])?$/;
+
+/** A 429 response: the budget already knows; retried without spending an attempt. */
+class RateLimitedResponse extends RateLimitedError {}
+
+/** A 200 whose body did not parse: retried a few times, then surfaced as InvalidResponseError. */
+class InvalidJsonAttempt extends InvalidResponseError {}
+
+export function createUpstream(options: UpstreamOptions): Upstream {
+  const { config, budget, logger } = options;
+  const recorder = options.recorder ?? new NullRecorder();
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? Math.random;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const userAgent = options.userAgent ?? 'tesync';
+
+  function sourceOf(route: Route): { url: string; apiKey: string | undefined } {
+    const source = config[route.source];
+    if (!source) throw new UpstreamNotConfiguredError(route.source, 'url');
+    if (route.auth === 'bearer' && !source.apiKey) throw new UpstreamNotConfiguredError(route.source, 'apiKey');
+    return source;
+  }
+
+  function requestUrl(route: Route, req: UpstreamRequest, baseUrl: string): URL {
+    const params = { ...req.params };
+    let query: Query = { ...req.query };
+    if (req.link !== undefined) {
+      const link = resolveLink(baseUrl, route, req.link, params);
+      if (link) {
+        Object.assign(params, link.params);
+        query = { ...link.query, ...req.query };
+      } else {
+        logger.warn({ route: req.route, link: String(req.link).slice(0, 200) }, 'upstream link not followed (off the base URL or route); using the documented path');
+      }
+    }
+    return buildUrl(baseUrl, route, params, query);
+  }
+
+  async function get(req: UpstreamRequest): Promise<UpstreamResponse> {
+    // Job payloads come from a queue: the route name is checked at run time too.
+    if (!isRouteName(req.route)) throw new UnsafeRequestError(`unknown upstream route ${JSON.stringify(String(req.route).slice(0, 60))}`);
+    const route = ROUTES[req.route];
+    const source = sourceOf(route);
+    // Everything that could be unsafe is refused here, before the budget or the wire.
+    const url = requestUrl(route, req, source.url);
+    const path = pathOf(url);
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent };
+    // Only routes that need it ever carry the key.
+    if (route.auth === 'bearer' && source.apiKey) headers.authorization = `Bearer ${source.apiKey}`;
+    if (req.etag && SAFE_ETAG.test(req.etag)) headers['if-none-match'] = req.etag;
+    else if (req.etag) logger.debug({ path }, 'stored ETag is not a valid header value; fetching unconditionally');
+
+    const maxRateWaitMs = req.maxRateWaitMs ?? config.maxRateWaitMs;
+    let rateWaitedMs = 0;
+    let rateLimitHits = 0;
+    let spent = 0;
+    let invalidJson = 0;
+    let lastRetryAfterMs: number | null = null;
+    let plan = { retry: false, consume: true, delayMs: 0 };
+
+    const attempt = async (attemptNumber: number): Promise<UpstreamResponse> => {
+      const { waitedMs } = await budget.acquire(route.bucket, { maxWaitMs: Math.max(0, maxRateWaitMs - rateWaitedMs), signal: req.signal });
+      rateWaitedMs += waitedMs;
+      const startedAt = now();
+      let res: BoundedResponse;
+      let retryAfterMs: number | undefined;
+      lastRetryAfterMs = null;
+      try {
+        res = await boundedGet({
+          url,
+          path,
+          headers,
+          timeoutMs: config.requestTimeoutMs,
+          maxBytes: config.maxResponseBytes,
+          errorBodyMaxBytes: policy.errorBodyMaxBytes,
+          signal: req.signal,
+        });
+      } catch (err) {
+        await budget.observe(route.bucket, { status: null, sentAtMs: startedAt });
+        recorder.request({ ...base(attemptNumber, startedAt), httpStatus: null, error: (err as Error).message });
+        throw err;
+      }
+      const receivedAt = now();
+      const rl = readRateLimitHeaders(res.headers, receivedAt);
+      lastRetryAfterMs = rl.retryAfterMs;
+      if (res.status === 429) {
+        rateLimitHits++;
+        // Without a usable Retry-After: the reset of an exhausted window, else backoff.
+        const exhausted = rl.remaining === null || rl.remaining === 0;
+        retryAfterMs =
+          rl.retryAfterMs ??
+          (exhausted && rl.resetAtMs !== null && rl.resetAtMs > receivedAt ? rl.resetAtMs - receivedAt : null) ??
+          backoffDelay(rateLimitHits, { baseDelayMs: policy.rateLimitBaseDelayMs, maxDelayMs: policy.rateLimitMaxDelayMs }, random());
+        await budget.observe(route.bucket, { status: 429, blockedUntilMs: receivedAt + retryAfterMs, limit: rl.limit ?? undefined, sentAtMs: startedAt });
+      } else {
+        await budget.observe(route.bucket, {
+          status: res.status,
+          remaining: rl.remaining ?? undefined,
+          limit: rl.limit ?? undefined,
+          resetAtMs: rl.resetAtMs ?? undefined,
+          sentAtMs: startedAt,
+        });
+      }
+
+      const record = {
+        ...base(attemptNumber, startedAt),
+        httpStatus: res.status,
+        durationMs: receivedAt - startedAt,
+        bytes: res.bytes,
+        rateLimitRemaining: rl.remaining ?? undefined,
+        rateLimitLimit: rl.limit ?? undefined,
+        retryAfterMs: retryAfterMs ?? rl.retryAfterMs ?? undefined,
+        requestId: res.headers.get('x-request-id') ?? undefined,
+      };
+
+      if (res.status === 304) {
+        recorder.request(record);
+        return { ...success(res), status: 304, notModified: true, body: undefined, text: '', sha256: '', etag: res.headers.get('etag') ?? req.etag };
+      }
+      if (res.status >= 200 && res.status < 300) {
+        let body: unknown;
+        try {
+          body = parseJson(res.text);
+        } catch (err) {
+          const reason = `invalid JSON in a ${res.status} response: ${(err as Error).message}`;
+          recorder.request({ ...record, error: reason });
+          recorder.response({ ...archive(res, receivedAt), sha256: textBodyHash(res.text), status: 'invalid' });
+          throw new InvalidJsonAttempt(`GET ${path}: ${reason}`, res.text);
+        }
+        const sha256 = jsonBodyHash(body);
+        recorder.request(record);
+        recorder.response({ ...archive(res, receivedAt), sha256, status: 'ok' });
+        return { ...success(res), body, sha256 };
+      }
+      const problem = parseProblem({ status: res.status, statusText: res.statusText, headers: res.headers, text: res.text, path });
+      // A redirect is never followed: it could carry the key to another host.
+      if (res.status >= 300 && res.status < 400) problem.title = `redirect not followed (${problem.title ?? res.status})`;
+      recorder.request({ ...record, problemCode: problem.code, requestId: problem.requestId, error: problem.title });
+      if (res.status === 429) {
+        throw new RateLimitedResponse(route.bucket, retryAfterMs ?? 0, `429${problem.code ? ` ${problem.code}` : ''}`);
+      }
+      throw problemError(problem);
+    };
+
+    function success(r: BoundedResponse) {
+      return {
+        status: r.status,
+        notModified: false,
+        path,
+        text: r.text,
+        etag: r.headers.get('etag') ?? undefined,
+        requestId: r.headers.get('x-request-id') ?? undefined,
+        headers: Object.fromEntries(r.headers),
+      };
+    }
+
+    function base(attemptNumber: number, startedAt: number) {
+      return {
+        runId: req.runId,
+        source: route.source,
+        bucket: route.bucket,
+        path,
+        attempt: attemptNumber,
+        startedAt: new Date(startedAt),
+        durationMs: now() - startedAt,
+      };
+    }
+
+    function archive(res: BoundedResponse, receivedAt: number) {
+      return {
+        runId: req.runId,
+        source: route.source,
+        path,
+        fetchedAt: new Date(receivedAt),
+        httpStatus: res.status,
+        contentType: res.headers.get('content-type') ?? undefined,
+        text: res.text,
+      };
+    }
+
+    /** What to do after a failed attempt: retry or not, spend an attempt or not, wait how long. */
+    function planFor(err: Error): typeof plan {
+      if (err instanceof RateLimitedResponse) {
+        // The budget holds every caller back until the block ends: no delay of our own.
+        return { retry: rateLimitHits <= policy.maxRateLimitRetries, consume: false, delayMs: 0 };
+      }
+      const transient = err instanceof TransientError || (err instanceof InvalidJsonAttempt && invalidJson <= policy.invalidJsonRetries);
+      if (!transient) return { retry: false, consume: true, delayMs: 0 };
+      const retry = spent < config.maxAttempts;
+      let delayMs = backoffDelay(spent, policy, random());
+      // A 503 may say when to come back.
+      if (err instanceof UpstreamServerError && lastRetryAfterMs !== null) delayMs = Math.max(delayMs, Math.min(lastRetryAfterMs, policy.maxDelayMs));
+      return { retry, consume: true, delayMs };
+    }
+
+    try {
+      return await pRetry(attempt, {
+        // Our own shouldRetry bounds spent attempts; this ceiling only has to leave room for
+        // the 429s that spend none (p-retry gives up when its count runs out).
+        retries: config.maxAttempts - 1 + policy.maxRateLimitRetries,
+        minTimeout: 0,
+        signal: req.signal,
+        onFailedAttempt: async ({ error, attemptNumber }) => {
+          if (!(error instanceof RateLimitedResponse)) spent++;
+          if (error instanceof InvalidJsonAttempt) invalidJson++;
+          plan = planFor(error);
+          if (plan.retry && error instanceof RateLimitedResponse) {
+            logger.info({ path, bucket: route.bucket, attempt: attemptNumber, waitMs: error.waitMs }, 'upstream rate limited (429); waiting for the budget');
+          } else if (plan.retry) {
+            logger.warn({ path, attempt: attemptNumber, err: { name: error.name, message: error.message }, delayMs: plan.delayMs }, 'upstream request failed; retrying');
+          }
+          if (plan.retry && plan.delayMs > 0) await sleep(plan.delayMs, req.signal);
+        },
+        shouldConsumeRetry: () => plan.consume,
+        shouldRetry: () => plan.retry,
+      });
+    } catch (err) {
+      if (err instanceof InvalidJsonAttempt) throw new InvalidResponseError(err.message, err.rawBody);
+      if (err instanceof RateLimitedResponse) {
+        throw new RateLimitedError(route.bucket, err.waitMs, `still rate limited after ${rateLimitHits} 429 responses`);
+      }
+      throw err;
+    }
+  }
+
+  return { get };
+}

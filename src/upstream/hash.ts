@@ -1,0 +1,26 @@
+// The identity of a body for the raw archive: sha256 of its JSON with `meta.servedAt` left
+// out (it changes on every call), so an unchanged resource hashes the same across runs.
+import { createHash } from 'node:crypto';
+import { isLosslessNumber, stringifyJson } from '../json.ts';
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function withoutServedAt(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || isLosslessNumber(body)) return body;
+  const meta = (body as Record<string, unknown>).meta;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta) || !Object.hasOwn(meta, 'servedAt')) return body;
+  const { servedAt: _servedAt, ...rest } = meta as Record<string, unknown>;
+  return { ...(body as Record<string, unknown>), meta: rest };
+}
+
+/** Hash of a parsed JSON body (servedAt left out). */
+export function jsonBodyHash(body: unknown): string {
+  return sha256(stringifyJson(withoutServedAt(body)));
+}
+
+/** Hash of a body that is not JSON: its text as received. */
+export function textBodyHash(text: string): string {
+  return sha256(text);
+}

@@ -1,0 +1,105 @@
+// One bounded HTTP GET. Node's fetch defaults allow unlimited bodies and five-minute waits
+// and forward custom headers (our key) on cross-origin redirects, so: one timeout for
+// headers and body together, bytes counted while streaming, redirects never followed.
+import { ResponseTooLargeError, UnsafeRequestError, UpstreamNetworkError, UpstreamTimeoutError } from '../errors.ts';
+
+export interface BoundedRequest {
+  url: URL;
+  /** Path and query, for errors (never the host). */
+  path: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  /** A 2xx body larger than this fails with ResponseTooLargeError. */
+  maxBytes: number;
+  /** Error bodies are only read this far (they are for diagnostics); the rest is dropped. */
+  errorBodyMaxBytes: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface BoundedResponse {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  text: string;
+  /** Body bytes received (after content decoding). */
+  bytes: number;
+}
+
+const TIMEOUT = Symbol('timeout');
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+/** "fetch failed (ECONNRESET)": the message of a fetch/undici error with the cause's code. */
+function networkReason(err: unknown): string {
+  const e = err as { message?: string; cause?: { code?: string; message?: string } };
+  const code = e.cause?.code ?? e.cause?.message;
+  return `${e.message ?? String(err)}${code ? ` (${code})` : ''}`;
+}
+
+export async function boundedGet(req: BoundedRequest): Promise<BoundedResponse> {
+  const controller = new AbortController();
+  let phase: 'headers' | 'body' = 'headers';
+  const timer = setTimeout(() => controller.abort(TIMEOUT), req.timeoutMs);
+  const onAbort = () => controller.abort(req.signal?.reason);
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const fail = (err: unknown): never => {
+    if (req.signal?.aborted) throw req.signal.reason;
+    if (controller.signal.reason === TIMEOUT) throw new UpstreamTimeoutError(req.path, req.timeoutMs, phase);
+    if (err instanceof ResponseTooLargeError) throw err;
+    // fetch rejects a request it cannot even send (a bad header value) with a TypeError
+    // other than "fetch failed": retrying would not help.
+    if (phase === 'headers' && err instanceof TypeError && err.message !== 'fetch failed') {
+      // Not err.message: it quotes the offending header value, which may be the key.
+      throw new UnsafeRequestError(`GET ${req.path}: the HTTP client refused the request (an invalid header value?)`);
+    }
+    throw new UpstreamNetworkError(req.path, phase === 'body' ? `body ended early: ${networkReason(err)}` : networkReason(err));
+  };
+
+  try {
+    let res: Response;
+    try {
+      res = await fetch(req.url, { method: 'GET', headers: req.headers, redirect: 'manual', signal: controller.signal });
+    } catch (err) {
+      return fail(err);
+    }
+    phase = 'body';
+    const limit = isSuccess(res.status) ? req.maxBytes : req.errorBodyMaxBytes;
+    const declared = Number(res.headers.get('content-length'));
+    if (isSuccess(res.status) && Number.isFinite(declared) && declared > limit) {
+      await res.body?.cancel().catch(() => {});
+      throw new ResponseTooLargeError(req.path, limit);
+    }
+    const chunks: Uint8Array[] = [];
+    let bytes = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (bytes + value.byteLength > limit) {
+            await reader.cancel().catch(() => {});
+            if (isSuccess(res.status)) throw new ResponseTooLargeError(req.path, limit);
+            chunks.push(value.subarray(0, limit - bytes));
+            bytes = limit;
+            break;
+          }
+          chunks.push(value);
+          bytes += value.byteLength;
+        }
+      } catch (err) {
+        return fail(err);
+      }
+    }
+    const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks));
+    return { status: res.status, statusText: res.statusText, headers: res.headers, text, bytes };
+  } finally {
+    clearTimeout(timer);
+    req.signal?.removeEventListener('abort', onAbort);
+    // Whatever is left of the connection (an endless or stalled body) is torn down.
+    if (!controller.signal.aborted) controller.abort('done');
+  }
+}

@@ -1,0 +1,40 @@
+// The upstream client: routes table, safe URLs, rate budget, retries, request log.
+export { ROUTES, BUCKETS, isRouteName, type Auth, type Bucket, type Route, type RouteName, type Source } from './routes.ts';
+export { buildUrl, isSafePathParam, pathOf, pathParam, resolveLink, type Query, type ResolvedLink } from './safe-url.ts';
+export { parseCount, parseHttpDate, parseReset, parseRetryAfter, readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
+export {
+  decide,
+  DEFAULT_BUDGET_POLICY,
+  initialBucketState,
+  observe,
+  type BucketMode,
+  type BucketState,
+  type BucketStatus,
+  type BudgetPolicy,
+  type Decision,
+  type Observation,
+} from './budget-state.ts';
+export { InProcessBudget, realSleep, type AcquireOptions, type InProcessBudgetOptions, type RateBudget, type Sleep } from './budget.ts';
+export { isUpstreamProblem, parseProblem, problemError, type ErrorResponse } from './problem.ts';
+export { backoffDelay, type BackoffPolicy } from './backoff.ts';
+export { jsonBodyHash, textBodyHash } from './hash.ts';
+export {
+  MemoryRecorder,
+  NullRecorder,
+  WarehouseRecorder,
+  type RequestRecord,
+  type RequestRecorder,
+  type ResponseRecord,
+  type WarehouseRecorderOptions,
+} from './recorder.ts';
+export {
+  createUpstream,
+  DEFAULT_RETRY_POLICY,
+  FAST_RETRY_POLICY,
+  type RetryPolicy,
+  type Upstream,
+  type UpstreamConfig,
+  type UpstreamOptions,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from './client.ts';

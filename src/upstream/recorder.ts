@@ -1,0 +1,261 @@
+// The request log and raw archive: every attempt goes to sync.requests, every 2xx body to
+// sync.raw_responses (identical bodies once, by hash). Rows are batched so that logging
+// does not slow the sync, and a failed write is logged and dropped: recording must never
+// fail the sync it describes.
+import { sql } from 'drizzle-orm';
+import { rawResponses, requests } from '../../schema/warehouse/sync.ts';
+import type { Logger } from '../logger.ts';
+import type { Warehouse } from '../warehouse/connection.ts';
+import type { Bucket, Source } from './routes.ts';
+
+export interface RequestRecord {
+  runId?: string | undefined;
+  source: Source;
+  bucket: Bucket;
+  /** Path and query, never the host or a key. */
+  path: string;
+  /** Null when no response arrived. */
+  httpStatus: number | null;
+  /** 1-based, counting every try of the request including 429 re-tries. */
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  bytes?: number | undefined;
+  rateLimitRemaining?: number | undefined;
+  rateLimitLimit?: number | undefined;
+  retryAfterMs?: number | undefined;
+  problemCode?: string | undefined;
+  requestId?: string | undefined;
+  error?: string | undefined;
+}
+
+export interface ResponseRecord {
+  runId?: string | undefined;
+  source: Source;
+  path: string;
+  fetchedAt: Date;
+  httpStatus: number;
+  contentType?: string | undefined;
+  sha256: string;
+  /** The body as received. */
+  text: string;
+  /** `ok`: valid JSON, stored as jsonb; `invalid`: kept as text. */
+  status: 'ok' | 'invalid';
+}
+
+export interface RequestRecorder {
+  request(r: RequestRecord): void;
+  response(r: ResponseRecord): void;
+  /** Writes what is pending; never rejects. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class NullRecorder implements RequestRecorder {
+  request(): void {}
+  response(): void {}
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+/** Keeps records in memory: for tests and for callers that want to look at what happened. */
+export class MemoryRecorder implements RequestRecorder {
+  readonly requests: RequestRecord[] = [];
+  readonly responses: ResponseRecord[] = [];
+  request(r: RequestRecord): void {
+    this.requests.push(r);
+  }
+  response(r: ResponseRecord): void {
+    this.responses.push(r);
+  }
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+export interface WarehouseRecorderOptions {
+  /** Pending rows that trigger a write. */
+  batchRows?: number;
+  /** Longest a row waits before it is written. */
+  flushIntervalMs?: number;
+  /** Pending body characters that trigger a write (and the most one statement carries). */
+  batchBodyChars?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INT4_MAX = 2_147_483_647;
+
+const int = (v: number | undefined | null): number | null => (v === undefined || v === null || !Number.isFinite(v) ? null : Math.min(INT4_MAX, Math.round(v)));
+const uuidOrNull = (v: string | undefined): string | null => (v && UUID.test(v) ? v : null);
+/** Postgres text cannot hold NUL. */
+const pgText = (v: string): string => (v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v);
+
+export class WarehouseRecorder implements RequestRecorder {
+  private pendingRequests: RequestRecord[] = [];
+  private pendingResponses: ResponseRecord[] = [];
+  private pendingChars = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly batchRows: number;
+  private readonly flushIntervalMs: number;
+  private readonly batchBodyChars: number;
+
+  constructor(
+    private readonly warehouse: Pick<Warehouse, 'db'>,
+    private readonly logger: Logger,
+    options: WarehouseRecorderOptions = {},
+  ) {
+    this.batchRows = options.batchRows ?? 200;
+    this.flushIntervalMs = options.flushIntervalMs ?? 250;
+    this.batchBodyChars = options.batchBodyChars ?? 4 * 1024 * 1024;
+  }
+
+  request(r: RequestRecord): void {
+    this.pendingRequests.push(r);
+    this.scheduled();
+  }
+
+  response(r: ResponseRecord): void {
+    this.pendingResponses.push(r);
+    this.pendingChars += r.text.length;
+    this.scheduled();
+  }
+
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const reqs = this.pendingRequests;
+    const resps = this.pendingResponses;
+    this.pendingRequests = [];
+    this.pendingResponses = [];
+    this.pendingChars = 0;
+    if (reqs.length === 0 && resps.length === 0) return this.writing;
+    // One write at a time, in order; a failure is contained in write().
+    this.writing = this.writing.then(() => this.write(reqs, resps));
+    return this.writing;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+
+  private scheduled(): void {
+    if (this.pendingRequests.length + this.pendingResponses.length >= this.batchRows || this.pendingChars >= this.batchBodyChars) {
+      void this.flush();
+      return;
+    }
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.flushIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  private async write(reqs: RequestRecord[], resps: ResponseRecord[]): Promise<void> {
+    if (reqs.length > 0) {
+      await this.guard(`${reqs.length} request rows`, () => this.insertRequests(reqs));
+    }
+    for (const chunk of chunkByChars(dedupe(resps), this.batchBodyChars)) {
+      if (await this.guard(null, () => this.insertResponses(chunk))) continue;
+      // One bad row (a body Postgres' jsonb refuses, say) must not take the batch with it.
+      for (const [i, r] of chunk.entries()) {
+        if (await this.guard(null, () => this.insertResponses([r]))) continue;
+        if (await this.guard(`raw response of ${r.path}`, () => this.insertResponses([r], true))) continue;
+        // Not even as text: the warehouse itself is failing; do not hammer it row by row.
+        if (i + 1 < chunk.length) this.logger.warn({ dropped: chunk.length - i - 1 }, 'could not record raw responses; dropped');
+        break;
+      }
+    }
+  }
+
+  private async guard(what: string | null, fn: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      if (what) this.logger.warn({ err: { message: (err as Error).message } }, `could not record ${what}; dropped`);
+      return false;
+    }
+  }
+
+  private async insertRequests(rows: RequestRecord[]): Promise<void> {
+    await this.warehouse.db.insert(requests).values(
+      rows.map((r) => ({
+        runId: uuidOrNull(r.runId),
+        source: r.source,
+        bucket: r.bucket,
+        method: 'GET',
+        path: pgText(r.path),
+        httpStatus: r.httpStatus,
+        attempt: r.attempt,
+        startedAt: r.startedAt,
+        durationMs: int(r.durationMs) ?? 0,
+        bytes: int(r.bytes),
+        rateLimitRemaining: int(r.rateLimitRemaining),
+        rateLimitLimit: int(r.rateLimitLimit),
+        retryAfterMs: int(r.retryAfterMs),
+        problemCode: r.problemCode ? pgText(r.problemCode) : null,
+        requestId: r.requestId ? pgText(r.requestId) : null,
+        error: r.error ? pgText(r.error) : null,
+      })),
+    );
+  }
+
+  /** `asText`: store even a valid JSON body as text (when jsonb refuses it). */
+  private async insertResponses(rows: PendingResponse[], asText = false): Promise<void> {
+    if (rows.length === 0) return;
+    await this.warehouse.db
+      .insert(rawResponses)
+      .values(
+        rows.map((r) => {
+          // jsonb refuses \u0000; the text is kept either way.
+          const json = r.status === 'ok' && !asText && !r.text.includes('\\u0000');
+          return {
+            runId: uuidOrNull(r.runId),
+            source: r.source,
+            path: pgText(r.path),
+            fetchedAt: r.fetchedAt,
+            lastSeenAt: r.lastSeenAt,
+            httpStatus: r.httpStatus,
+            contentType: r.contentType ? pgText(r.contentType) : null,
+            sha256: r.sha256,
+            // The text as received is valid JSON with its numbers exactly as upstream wrote them.
+            body: json ? sql`${r.text}::jsonb` : null,
+            bodyText: json ? null : pgText(r.text),
+            status: r.status,
+          };
+        }),
+      )
+      .onConflictDoUpdate({
+        target: [rawResponses.source, rawResponses.path, rawResponses.sha256],
+        set: { lastSeenAt: sql`greatest(${rawResponses.lastSeenAt}, excluded."last_seen_at")` },
+      });
+  }
+}
+
+type PendingResponse = ResponseRecord & { lastSeenAt: Date };
+
+/** Identical bodies of one path once per statement (a statement may not update a row twice). */
+function dedupe(rows: ResponseRecord[]): PendingResponse[] {
+  const byKey = new Map<string, PendingResponse>();
+  for (const r of rows) {
+    const key = `${r.source}\u0000${r.path}\u0000${r.sha256}`;
+    const seen = byKey.get(key);
+    if (!seen) byKey.set(key, { ...r, lastSeenAt: r.fetchedAt });
+    else if (r.fetchedAt > seen.lastSeenAt) seen.lastSeenAt = r.fetchedAt;
+  }
+  return [...byKey.values()];
+}
+
+function* chunkByChars(rows: PendingResponse[], maxChars: number): Generator<PendingResponse[]> {
+  let chunk: PendingResponse[] = [];
+  let chars = 0;
+  for (const r of rows) {
+    if (chunk.length > 0 && (chars + r.text.length > maxChars || chunk.length >= 500)) {
+      yield chunk;
+      chunk = [];
+      chars = 0;
+    }
+    chunk.push(r);
+    chars += r.text.length;
+  }
+  if (chunk.length > 0) yield chunk;
+}

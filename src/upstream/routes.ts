@@ -1,0 +1,53 @@
+// Every route tesync may call, as data. URLs are only ever built from this table, so a
+// caller cannot send a key where none is due nor reach a path outside it (`/v1/internal/*`
+// is deliberately absent).
+
+export type Source = 'app' | 'gateway';
+export type Bucket = 'app-public' | 'app-key' | 'gateway';
+export type Auth = 'none' | 'bearer';
+
+export interface Route {
+  readonly source: Source;
+  /** Path below the source's base URL; `{name}` marks a path parameter. */
+  readonly template: string;
+  readonly auth: Auth;
+  readonly bucket: Bucket;
+}
+
+const app = (template: string): Route => ({ source: 'app', template: `/api/v1${template}`, auth: 'none', bucket: 'app-public' });
+const gateway = (template: string): Route => ({ source: 'gateway', template, auth: 'bearer', bucket: 'gateway' });
+
+export const ROUTES = {
+  'app.metrics': app('/metrics'),
+  'app.tokens': app('/tokens'),
+  'app.token': app('/tokens/{slug}'),
+  'app.screener': app('/screener'),
+  'app.history': app('/tokens/{slug}/metrics/history'),
+  'app.charts': app('/tokens/{slug}/charts'),
+  'app.chart': app('/tokens/{slug}/charts/{chartKey}'),
+  // The one app route with a key: its own bucket, since the app host limits per key.
+  'app.bundle': { source: 'app', template: '/api/v1/tokens/{slug}/full', auth: 'bearer', bucket: 'app-key' },
+  'gateway.tokens': gateway('/v1/tokens'),
+  'gateway.screener': gateway('/v1/screener'),
+  'gateway.token': gateway('/v1/tokens/{slug}'),
+  'gateway.history': gateway('/v1/tokens/{slug}/metrics/history'),
+  'gateway.charts': gateway('/v1/tokens/{slug}/charts'),
+  'gateway.chart': gateway('/v1/tokens/{slug}/charts/{chartKey}'),
+  'gateway.openapi': gateway('/openapi-product.json'),
+} as const satisfies Record<string, Route>;
+
+export type RouteName = keyof typeof ROUTES;
+
+export const BUCKETS: readonly Bucket[] = ['app-public', 'app-key', 'gateway'];
+
+/** Path prefixes no request may ever carry, whatever the table says. */
+export const FORBIDDEN_PREFIXES: readonly string[] = ['/v1/internal/', '/api/v1/internal/'];
+
+export function isRouteName(name: string): name is RouteName {
+  return Object.hasOwn(ROUTES, name);
+}
+
+/** The names of a template's path parameters, in order. */
+export function templateParams(template: string): string[] {
+  return [...template.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1] as string);
+}

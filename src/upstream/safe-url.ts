@@ -1,0 +1,139 @@
+// Safe URLs. Path parameters come from upstream (slugs, chart keys), so they are validated
+// against an allow-list BEFORE encoding: encodeURIComponent leaves `.` alone, and `..` would
+// collapse the path. The built URL is then checked again for origin and route prefix.
+import { UnsafeRequestError } from '../errors.ts';
+import { FORBIDDEN_PREFIXES, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
+
+/** Starts with a letter or digit (so never `.`, `..`, `-x`), then URL-unreserved characters and `:@+`. */
+const PARAM = /^[A-Za-z0-9][A-Za-z0-9._~:@+-]{0,127}$/;
+const QUERY_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+const MAX_QUERY_VALUE = 1024;
+const MAX_LINK = 2048;
+
+export type Query = Record<string, string | undefined>;
+
+function preview(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+}
+
+/** Whether a value may be used as a path parameter. */
+export function isSafePathParam(value: unknown): value is string {
+  return typeof value === 'string' && PARAM.test(value);
+}
+
+/** Validates a path parameter against the allow-list and percent-encodes it; throws UnsafeRequestError. */
+export function pathParam(value: unknown): string {
+  if (!isSafePathParam(value)) {
+    const shown = typeof value === 'string' ? `${preview(value)} (${value.length} chars)` : typeof value;
+    throw new UnsafeRequestError(`refusing path parameter ${shown}: not a plain slug or key`);
+  }
+  return encodeURIComponent(value);
+}
+
+function routeOf(route: Route | RouteName): Route {
+  return typeof route === 'string' ? ROUTES[route] : route;
+}
+
+function parseBase(baseUrl: string): { origin: string; basePath: string } {
+  const base = new URL(baseUrl);
+  return { origin: base.origin, basePath: base.pathname.replace(/\/+$/, '') };
+}
+
+function isForbidden(pathBelowBase: string): boolean {
+  const lower = pathBelowBase.toLowerCase();
+  return FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p) || lower === p.slice(0, -1));
+}
+
+/**
+ * The URL of a route: base URL + template with validated, encoded parameters + sorted query
+ * (sorted so the same request always records the same path). Throws UnsafeRequestError.
+ */
+export function buildUrl(baseUrl: string, route: Route | RouteName, params: Record<string, string> = {}, query: Query = {}): URL {
+  const r = routeOf(route);
+  const names = templateParams(r.template);
+  for (const key of Object.keys(params)) {
+    if (!names.includes(key)) throw new UnsafeRequestError(`route ${r.template} has no parameter ${preview(key)}`);
+  }
+  const filled = r.template.replace(/\{([A-Za-z]+)\}/g, (_m, name: string) => {
+    if (!Object.hasOwn(params, name)) throw new UnsafeRequestError(`route ${r.template} needs parameter ${name}`);
+    return pathParam(params[name]);
+  });
+  if (isForbidden(filled)) throw new UnsafeRequestError(`refusing a private route: ${filled}`);
+
+  const { origin, basePath } = parseBase(baseUrl);
+  const url = new URL(`${origin}${basePath}${filled}`);
+  for (const key of Object.keys(query).sort()) {
+    const value = query[key];
+    if (value === undefined) continue;
+    if (!QUERY_KEY.test(key)) throw new UnsafeRequestError(`refusing query parameter name ${preview(key)}`);
+    if (typeof value !== 'string' || value.length > MAX_QUERY_VALUE) throw new UnsafeRequestError(`refusing query parameter ${key}: value too long or not a string`);
+    url.searchParams.set(key, value);
+  }
+  // Belt and braces: nothing above may have moved the URL off the base or the route.
+  if (url.origin !== origin || url.pathname !== `${basePath}${filled}`) {
+    throw new UnsafeRequestError(`built URL left the route: ${url.pathname}`);
+  }
+  return url;
+}
+
+/** Path and query of a URL: what is recorded and logged (never the host, never a key). */
+export function pathOf(url: URL): string {
+  return `${url.pathname}${url.search}`;
+}
+
+export interface ResolvedLink {
+  params: Record<string, string>;
+  query: Record<string, string>;
+}
+
+/**
+ * Reads a link given by upstream (a chart's data endpoint, an href) as parameters of `route`.
+ * Returns null, so the caller builds the documented path from the key instead, unless the
+ * link resolves to the same origin, below the base path, is not private, matches the route's
+ * template with valid parameters, and agrees with every parameter in `expected`.
+ */
+export function resolveLink(baseUrl: string, route: Route | RouteName, link: unknown, expected: Record<string, string> = {}): ResolvedLink | null {
+  if (typeof link !== 'string' || link.length === 0 || link.length > MAX_LINK) return null;
+  const r = routeOf(route);
+  const { origin, basePath } = parseBase(baseUrl);
+  let url: URL;
+  try {
+    url = new URL(link, `${origin}${basePath}/`);
+  } catch {
+    return null;
+  }
+  if (url.origin !== origin || url.username || url.password) return null;
+  if (!url.pathname.startsWith(`${basePath}/`)) return null;
+  const below = url.pathname.slice(basePath.length);
+  if (isForbidden(below)) return null;
+
+  const want = r.template.split('/');
+  const got = below.split('/');
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i] as string;
+    const g = got[i] as string;
+    const name = /^\{([A-Za-z]+)\}$/.exec(w)?.[1];
+    if (!name) {
+      if (w !== g) return null;
+      continue;
+    }
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(g);
+    } catch {
+      return null;
+    }
+    if (!isSafePathParam(decoded)) return null;
+    if (expected[name] !== undefined && expected[name] !== decoded) return null;
+    params[name] = decoded;
+  }
+
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) {
+    if (!QUERY_KEY.test(key) || value.length > MAX_QUERY_VALUE) return null;
+    query[key] = value;
+  }
+  return { params, query };
+}
