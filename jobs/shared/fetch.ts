@@ -38,14 +38,17 @@ export async function validate<S extends z.ZodType>(
   return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };
 }
 
-/** Keeps the raw body as `invalid` in sync.raw_responses and returns the error to throw. */
+/**
+ * Keeps the raw body as `invalid` in sync.raw_responses (Postgres text cannot hold NUL, the
+ * one character replaced) and returns the error to throw.
+ */
 export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string): Promise<InvalidResponseError> {
   const source = ROUTES[route].source;
   const sha256 = createHash('sha256').update(response.text).digest('hex');
   await ctx.warehouse.db
     .execute(
       sql`insert into sync.raw_responses (run_id, source, path, fetched_at, last_seen_at, http_status, content_type, sha256, body_text, status)
-          values (${ctx.runId}, ${source}, ${response.path}, ${ctx.now()}, ${ctx.now()}, ${response.status}, ${response.headers['content-type'] ?? null}, ${`invalid:${sha256}`}, ${response.text}, 'invalid')
+          values (${ctx.runId}, ${source}, ${response.path}, ${ctx.now()}, ${ctx.now()}, ${response.status}, ${response.headers['content-type'] ?? null}, ${`invalid:${sha256}`}, ${response.text.replaceAll('\u0000', '\uFFFD')}, 'invalid')
           on conflict (source, path, sha256) do update set last_seen_at = excluded.last_seen_at, run_id = excluded.run_id`,
     )
     .catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));

@@ -15,8 +15,9 @@ export function readDecimal(v: unknown): DecimalCell {
     const t = v.trim();
     return DECIMAL_RE.test(t) ? { ok: true, value: t } : { ok: false, raw: v };
   }
-  // A plain JS number only reaches here from code, never from a parsed body.
-  if (typeof v === 'number' && Number.isFinite(v)) return { ok: true, value: String(v) };
+  // A parsed body has no JS numbers; one from code is exact only as a safe integer.
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return { ok: true, value: String(v) };
+  if (typeof v === 'bigint') return { ok: true, value: v.toString() };
   return { ok: false, raw: v };
 }
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decimalText, InvalidDecimalError, isLosslessNumber, parseJson, readDecimal, stringifyJson } from '../../src/json.ts';
+import { isLosslessNumber, parseJson, stringifyJson } from '../../src/json.ts';
+import { readDecimal } from '../../schema/upstream/values.ts';
+
+const decimalText = (v: unknown) => {
+  const d = readDecimal(v);
+  if (!d.ok) throw new Error('not a decimal');
+  return d.value;
+};
 
 const get = (v: unknown, ...keys: (string | number)[]): unknown => keys.reduce<unknown>((o, k) => (o as Record<string | number, unknown>)[k], v);
 
@@ -41,46 +48,5 @@ describe('parseJson / stringifyJson', () => {
     expect(() => parseJson('{"a":')).toThrow(SyntaxError);
     expect(() => parseJson('<html>')).toThrow(SyntaxError);
     expect(() => parseJson('')).toThrow();
-  });
-});
-
-describe('decimalText / readDecimal', () => {
-  it('reads numeric strings exactly', () => {
-    expect(decimalText('123456789012345678901234567890.000000000000000000000000000001')).toBe('123456789012345678901234567890.000000000000000000000000000001');
-    expect(decimalText('-42')).toBe('-42');
-    expect(decimalText('0')).toBe('0');
-    expect(decimalText('0.0')).toBe('0.0');
-    expect(decimalText('1.5E-7')).toBe('1.5E-7');
-    expect(decimalText('100000000000000000000000000000000000000000')).toBe('100000000000000000000000000000000000000000');
-  });
-
-  it('gives null for absent values', () => {
-    expect(decimalText(null)).toBeNull();
-    expect(decimalText(undefined)).toBeNull();
-  });
-
-  it('accepts safe integers and bigints, which are exact', () => {
-    expect(decimalText(42)).toBe('42');
-    expect(decimalText(-7)).toBe('-7');
-    expect(decimalText(12345678901234567890123n)).toBe('12345678901234567890123');
-  });
-
-  it.each([['abc'], [''], ['1.'], ['.5'], ['1,5'], ['NaN'], ['Infinity'], ['0x10'], ['1e'], ['--1'], [0.1], [Number.NaN], [true], [{}], [[]]])(
-    'marks %j invalid instead of guessing',
-    (v) => {
-      const r = readDecimal(v);
-      expect(r.ok).toBe(false);
-      expect(() => decimalText(v)).toThrow(InvalidDecimalError);
-    },
-  );
-
-  it('carries the offending value on the error', () => {
-    try {
-      decimalText('n/a');
-      expect.unreachable();
-    } catch (err) {
-      expect(err).toBeInstanceOf(InvalidDecimalError);
-      expect((err as InvalidDecimalError).value).toBe('n/a');
-    }
   });
 });

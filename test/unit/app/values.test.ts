@@ -18,7 +18,10 @@ describe('readDecimal', () => {
     expect(readDecimal('98765432109876543210.5')).toEqual({ ok: true, value: '98765432109876543210.5' });
     expect(readDecimal(null)).toEqual({ ok: true, value: null });
     expect(readDecimal(undefined)).toEqual({ ok: true, value: null });
-    for (const bad of ['12.3.4', 'NaN', 'Infinity', '', '1,000', true, {}, []]) expect(readDecimal(bad).ok, String(bad)).toBe(false);
+    for (const bad of ['12.3.4', 'NaN', 'Infinity', '', '1,000', true, {}, [], 0.1 + 0.2]) expect(readDecimal(bad).ok, String(bad)).toBe(false);
+    // Exact JS values are fine: safe integers and bigints.
+    expect(readDecimal(42)).toEqual({ ok: true, value: '42' });
+    expect(readDecimal(2n ** 80n)).toEqual({ ok: true, value: '1208925819614629174706176' });
   });
 });
 
