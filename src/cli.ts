@@ -9,11 +9,13 @@ import { UsageError, type CommandContext } from './commands/context.ts';
 const USAGE = `Usage: tesync <command> [options]
 
 Commands:
+  demo                    sync the bundled simulator into the embedded warehouse and show it
   migrate                 apply the warehouse migrations (idempotent)
   sync [--source S] [--token SLUG]... [--only GROUP,...] [--full]
                           one full walk of the configured sources, in this process
   status [--json] [--max-age HOURS]
                           freshness per source and resource group (exit 1 when stale)
+  sql [--port 5433]       serve the embedded warehouse to psql and BI tools
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
 Configuration comes from the environment (or a .env file); see the README.`;
@@ -25,6 +27,8 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
   migrate: { load: async () => (await import('./commands/migrate.ts')).runMigrate, needsConfig: true },
   sync: { load: async () => (await import('./commands/sync.ts')).runSync, needsConfig: true },
   status: { load: async () => (await import('./commands/status.ts')).runStatus, needsConfig: true },
+  demo: { load: async () => (await import('./commands/demo.ts')).runDemo, needsConfig: true },
+  sql: { load: async () => (await import('./commands/sql.ts')).runSql, needsConfig: true },
   sim: { load: async () => (await import('./commands/sim.ts')).runSim, needsConfig: false },
 };
 

@@ -6,8 +6,8 @@ import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings 
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runWalk } from '../runner/in-process.ts';
-import { runStatus, type WalkStats } from '../runner/stats.ts';
-import { createUpstream, InProcessBudget, WarehouseRecorder, type RateBudget, type RetryPolicy } from '../upstream/index.ts';
+import { emptyStats, runStatus, type WalkStats } from '../runner/stats.ts';
+import { createUpstream, InProcessBudget, WarehouseRecorder, type BucketStatus, type RateBudget, type RequestRecorder, type RetryPolicy } from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { finishRun, startRun, type RunStatus } from '../warehouse/runs.ts';
 
@@ -20,9 +20,20 @@ export interface SyncRequest {
   /** Test knob: shorter retry delays. */
   retry?: Partial<RetryPolicy>;
   budget?: RateBudget;
-  onProgress?: (stats: WalkStats, budget: RateBudget) => void;
+  /** Called a few times a second while the walk runs, and once at its end. */
+  onProgress?: (progress: LiveProgress) => void;
   signal?: AbortSignal;
 }
+
+export interface LiveProgress {
+  stats: WalkStats;
+  /** Upstream attempts so far (retries included). */
+  requests: number;
+  buckets: BucketStatus[];
+  elapsedMs: number;
+}
+
+const PROGRESS_INTERVAL_MS = 250;
 
 export interface RequestSummary {
   total: number;
@@ -64,7 +75,8 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const started = Date.now();
   const runId = randomUUID();
   const budget = req.budget ?? new InProcessBudget();
-  const recorder = new WarehouseRecorder(warehouse, logger);
+  let requestCount = 0;
+  const recorder = counting(new WarehouseRecorder(warehouse, logger), () => requestCount++);
   const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
   const tokens = new Set(req.tokens ?? []);
   const only = new Set(req.only ?? []);
@@ -79,18 +91,22 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: [...tokens], only: [...only], full: Boolean(req.full) }, at: new Date() });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
-  let stats: WalkStats;
+  const stats = emptyStats();
+  const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started });
+  const ticker = req.onProgress ? setInterval(report, PROGRESS_INTERVAL_MS) : undefined;
   try {
-    stats = await runWalk({
+    await runWalk({
       catalog,
       roots: walkRoots(req.sources),
       context: { warehouse, upstream, logger: runLogger, now: () => new Date(), runId, settings: settingsFrom(config, Boolean(req.full)) },
       concurrency: config.concurrency,
       filter,
-      ...(req.onProgress ? { onProgress: (s: WalkStats) => req.onProgress!(s, budget) } : {}),
+      stats,
       ...(req.signal ? { signal: req.signal } : {}),
     });
   } finally {
+    clearInterval(ticker);
+    report();
     await recorder.close();
   }
   const requests = await summarizeRequests(warehouse, runId);
@@ -116,4 +132,17 @@ async function summarizeRequests(warehouse: Warehouse, runId: string): Promise<R
     .filter(([s]) => s === 'network' || Number(s) >= 500)
     .reduce((a, [, n]) => a + n, 0);
   return { total, byStatus, rateLimited: byStatus['429'] ?? 0, failedAttempts };
+}
+
+/** A recorder that also counts attempts, for live progress. */
+function counting(inner: RequestRecorder, onRequest: () => void): RequestRecorder {
+  return {
+    request: (r) => {
+      onRequest();
+      inner.request(r);
+    },
+    response: (r) => inner.response(r),
+    flush: () => inner.flush(),
+    close: () => inner.close(),
+  };
 }

@@ -3,15 +3,17 @@ import { parseArgs } from 'node:util';
 import { groups, type Source } from '../../jobs/index.ts';
 import { openWarehouse } from '../warehouse/connection.ts';
 import { UsageError, type CommandContext } from './context.ts';
+import { createProgressDisplay } from './progress.ts';
 import { configuredSources, performSync, type SyncOutcome } from './sync-session.ts';
 
-const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full]
+const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--json]
 
 One full walk of the configured sources into the warehouse, in this process.
   --source S    only this source (default: every configured source)
   --token SLUG  only this token's resources (repeatable)
   --only G,...  only these resource groups (${groups().join(', ')})
-  --full        ignore change markers: fetch everything again`;
+  --full        ignore change markers: fetch everything again
+  --json        JSON log lines and a JSON summary, even on a terminal`;
 
 export async function runSync({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -44,7 +46,22 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await warehouse.migrate();
-    const outcome = await performSync(config, logger, warehouse, { sources, tokens: values.token ?? [], only, full: values.full, trigger: 'cli' });
+    // On a terminal a progress bar shows the walk, and only warnings are logged beside it;
+    // elsewhere (or with --json) the pino lines are the progress.
+    const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+    let outcome: SyncOutcome;
+    try {
+      outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
+        sources,
+        tokens: values.token ?? [],
+        only,
+        full: values.full,
+        trigger: 'cli',
+        ...(progress ? { onProgress: progress.update } : {}),
+      });
+    } finally {
+      progress?.stop();
+    }
     process.stdout.write(values.json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
     return outcome.status === 'failed' ? 1 : 0;
   } finally {

@@ -18,6 +18,8 @@ export interface WalkOptions {
   retryDelayMs?: number;
   onProgress?: (stats: WalkStats) => void;
   signal?: AbortSignal;
+  /** Filled in as the walk goes, for live progress; a fresh one when absent. */
+  stats?: WalkStats;
 }
 
 interface Planned {
@@ -28,7 +30,7 @@ interface Planned {
 
 export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const { context, catalog } = options;
-  const stats = emptyStats();
+  const stats = options.stats ?? emptyStats();
   const seen = new Set<string>();
   const queue: Planned[] = [];
 

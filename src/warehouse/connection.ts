@@ -32,6 +32,8 @@ export interface Warehouse {
   /** Applies the drizzle migrations; idempotent, and safe when several processes start at once. */
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /** The embedded database itself, for `tesync sql` to serve over the wire protocol. */
+  readonly embedded?: PGlite;
 }
 
 export interface WarehouseOptions {
@@ -106,6 +108,7 @@ async function openPglite(dataDir: string): Promise<Warehouse> {
     kind: 'pglite',
     location,
     db,
+    embedded: client,
     query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
     // One process owns a PGlite folder, so no lock is needed.
     migrate: () => migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER }),

@@ -1,0 +1,21 @@
+// The example queries of docs/warehouse.md, so the demo shows what the docs promise.
+import { readFileSync } from 'node:fs';
+
+const DOC = new URL('../../docs/warehouse.md', import.meta.url);
+
+export function exampleQuery(name: string): { title: string; sql: string } {
+  const doc = readFileSync(DOC, 'utf8');
+  const m = new RegExp(`\`\`\`sql\\n-- example: ${name}\\n-- ([^\\n]*)\\n([\\s\\S]*?)\`\`\``).exec(doc);
+  if (!m) throw new Error(`docs/warehouse.md has no example named ${name}`);
+  return { title: m[1]!, sql: m[2]!.trim() };
+}
+
+/** Rows as an aligned text table. */
+export function formatRows(rows: Record<string, unknown>[]): string {
+  if (rows.length === 0) return '(no rows)\n';
+  const cols = Object.keys(rows[0]!);
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : String(v));
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  return `${[line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n')}\n`;
+}
