@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { groups, type Source } from '../../jobs/index.ts';
 import { openWarehouse } from '../warehouse/connection.ts';
 import { UsageError, type CommandContext } from './context.ts';
+import { failureHints } from './hints.ts';
 import { createProgressDisplay } from './progress.ts';
 import { configuredSources, performSync, type SyncOutcome } from './sync-session.ts';
 
@@ -63,6 +64,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       progress?.stop();
     }
     process.stdout.write(values.json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
+    for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
     return outcome.status === 'failed' ? 1 : 0;
   } finally {
     await warehouse.close();
