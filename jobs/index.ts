@@ -7,9 +7,17 @@ import { appMetricsJob } from './app/metrics.ts';
 import { appScreenerJob } from './app/screener.ts';
 import { appSnapshotJob } from './app/snapshot.ts';
 import { appTokensJob } from './app/tokens.ts';
+import { gatewayChartJob } from './gateway/chart.ts';
+import { gatewayChartsJob } from './gateway/charts.ts';
+import { gatewayHistoryJob } from './gateway/history.ts';
+import { gatewayOpenapiJob } from './gateway/openapi.ts';
+import { gatewayPageJob } from './gateway/page.ts';
+import { gatewayScreenerJob } from './gateway/screener.ts';
+import { gatewayTokensJob } from './gateway/tokens.ts';
 import type { JobDefinition, JobRequest, Source } from './types.ts';
 
-const ALL: JobDefinition<any>[] = [appMetricsJob, appTokensJob, appScreenerJob, appSnapshotJob, appHistoryJob, appChartsJob, appChartJob, appBundleJob];
+const ALL: JobDefinition<any>[] = [appMetricsJob, appTokensJob, appScreenerJob, appSnapshotJob, appHistoryJob, appChartsJob, appChartJob, appBundleJob,
+  gatewayTokensJob, gatewayScreenerJob, gatewayOpenapiJob, gatewayPageJob, gatewayHistoryJob, gatewayChartsJob, gatewayChartJob];
 
 export const catalog: ReadonlyMap<string, JobDefinition<any>> = new Map(ALL.map((j) => [j.name, j]));
 
@@ -17,6 +25,7 @@ export const catalog: ReadonlyMap<string, JobDefinition<any>> = new Map(ALL.map(
 export function walkRoots(sources: readonly Source[]): JobRequest[] {
   const roots: JobRequest[] = [];
   if (sources.includes('app')) roots.push({ name: 'app.metrics', payload: {} });
+  if (sources.includes('gateway')) roots.push({ name: 'gateway.tokens', payload: {} });
   return roots;
 }
 

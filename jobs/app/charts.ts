@@ -1,5 +1,6 @@
 // /api/v1/tokens/{slug}/charts: the chart catalog, then one data job per chart. A chart
 // whose catalog freshness and row count are as at its last fetch is not fetched again.
+import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { chartCatalogItem, type ChartCatalogItem } from '../../schema/upstream/app.ts';
 import { readList } from '../../schema/upstream/envelope.ts';
@@ -11,7 +12,7 @@ import { skipIfUnchanged } from '../shared/change.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';
-import { defineJob, type JobRequest } from '../types.ts';
+import { defineJob, type JobContext, type JobRequest } from '../types.ts';
 import { tokenPayload } from './snapshot.ts';
 
 export interface CatalogEntry {
@@ -47,6 +48,12 @@ export function readCatalogItem(raw: unknown): CatalogEntry | null {
   };
 }
 
+/** Chart-data jobs for the charts already in the catalog table, with the markers they were stored with. */
+async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
+  const rows = await ctx.warehouse.db.select({ key: charts.chartKey, freshness: charts.freshness, rowCount: charts.rowCount }).from(charts).where(eq(charts.tokenSlug, slug));
+  return rows.map((r) => ({ name: 'app.chart', payload: { slug, chartKey: r.key, link: null, marker: versionMarker({ freshness: r.freshness, rowCount: r.rowCount }) } }));
+}
+
 export const appChartsJob = defineJob({
   name: 'app.charts',
   source: 'app',
@@ -56,7 +63,11 @@ export const appChartsJob = defineJob({
   token: (p) => p.slug,
   async handle(ctx, p) {
     const resource = `token/${p.slug}/charts`;
-    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
+    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) {
+      // The catalog is as before, but a chart whose last fetch failed must still be healed:
+      // plan every known chart again; each skips itself when its own marker matches.
+      return { status: 'unchanged', rows: 0, followUps: await storedChartFollowUps(ctx, p.slug) };
+    }
     const f = await fetchData(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown());
     const items = readList(f.data) ?? [];
     const entries = items.map(readCatalogItem);

@@ -1,0 +1,137 @@
+// /v1/tokens/{slug}/charts/{chartKey}?timeframe=T: one chart timeframe. Row schemas are
+// token-specific: the series are those `config.series` declares plus any other row key that
+// holds decimals, never fixed columns. Rows go into chart_points (long format), kept apart
+// from the history's trend_points.
+import { z } from 'zod';
+import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
+import { gatewayChartItem, gatewayChartSeries as seriesSchema, readGatewayDecimal, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
+import { isRecord, readTime } from '../../schema/upstream/values.ts';
+import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { skipIfUnchanged } from '../shared/change.ts';
+import { commit, rowMeta } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { defineJob, type JobContext } from '../types.ts';
+import { onProblem } from './problems.ts';
+
+export const chartPayload = z.object({
+  slug: z.string().min(1),
+  chartKey: z.string().min(1),
+  timeframe: z.enum(GATEWAY_TIMEFRAMES),
+  link: z.string().nullish(),
+  marker: z.string().nullish(),
+});
+
+// The row's time key: `timestamp` as documented, else a usual name.
+const TIME_KEYS = ['timestamp', 'date', 'time', 'ts', 't', 'day', 'x'];
+
+export interface SeriesKeys {
+  /** Declared by config.series, in order, then found only in rows. */
+  keys: string[];
+  declared: Map<string, z.infer<typeof seriesSchema>>;
+  /** Row keys that never hold a decimal: not series (they stay in the raw response). */
+  ignored: string[];
+}
+
+export function timeKeyOf(row: Record<string, unknown>): string | undefined {
+  return TIME_KEYS.find((k) => k in row);
+}
+
+/** Pure: the chart's series keys, from config.series and the rows' own keys. */
+export function seriesKeys(config: GatewayChartItemIn['config'], rows: readonly unknown[]): SeriesKeys {
+  const declared = new Map<string, z.infer<typeof seriesSchema>>();
+  for (const s of config?.series ?? []) {
+    const p = seriesSchema.safeParse(s);
+    if (p.success && !declared.has(p.data.key)) declared.set(p.data.key, p.data);
+  }
+  const extra = new Map<string, boolean>();
+  for (const row of rows) {
+    if (!isRecord(row)) continue;
+    const tk = timeKeyOf(row);
+    for (const [k, v] of Object.entries(row)) {
+      if (k === tk || declared.has(k)) continue;
+      const d = readGatewayDecimal(v);
+      extra.set(k, (extra.get(k) ?? false) || (d.ok && d.value !== null));
+    }
+  }
+  const found = [...extra].filter(([, numeric]) => numeric).map(([k]) => k);
+  return { keys: [...declared.keys(), ...found], declared, ignored: [...extra].filter(([, numeric]) => !numeric).map(([k]) => k) };
+}
+
+/** Pure: the chart timeframe's rows for the warehouse. */
+export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; timeframe: string }, data: GatewayChartItemIn, raw: Record<string, unknown>, asOf: Date | null) {
+  const series = seriesKeys(data.config, data.data);
+  const meta = rowMeta(ctx, { asOf });
+  const points: (typeof gatewayChartPoints.$inferInsert)[] = [];
+  let badRows = 0;
+  let invalidValues = 0;
+  for (const row of data.data) {
+    const tk = isRecord(row) ? timeKeyOf(row) : undefined;
+    const ts = isRecord(row) && tk ? readTime(row[tk]) : null;
+    if (!isRecord(row) || !ts) {
+      badRows++;
+      continue;
+    }
+    for (const key of series.keys) {
+      // A series the row does not mention has no point there (absent is not null).
+      if (!(key in row)) continue;
+      const d = readGatewayDecimal(row[key]);
+      if (!d.ok) invalidValues++;
+      points.push({ tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe, ts, seriesKey: key, value: d.ok ? d.value : null, payload: d.ok ? null : row[key], ...meta, status: d.ok ? 'ok' : 'invalid' });
+    }
+  }
+  const seriesRows = series.keys.map((key): typeof gatewayChartSeries.$inferInsert => {
+    const s = series.declared.get(key);
+    return { tokenSlug: p.slug, chartKey: p.chartKey, seriesKey: key, label: s?.label ?? null, render: s?.render ?? null, declared: s !== undefined, payload: s ?? null, ...meta };
+  });
+  // The item as sent, without its rows (they are the points).
+  const item = Object.fromEntries(Object.entries(raw).filter(([k]) => k !== 'data'));
+  const timeframe: typeof gatewayChartTimeframes.$inferInsert = {
+    tokenSlug: p.slug,
+    chartKey: p.chartKey,
+    timeframe: p.timeframe,
+    type: data.type ?? null,
+    currentTimeframe: data.currentTimeframe ?? null,
+    title: data.config?.title ?? null,
+    dataFrom: readTime(data.dataFrom),
+    dataThrough: readTime(data.dataThrough),
+    rowCount: data.data.length,
+    payload: item,
+    ...meta,
+  };
+  return { points, seriesRows, timeframe, details: { series: series.keys, ignoredKeys: series.ignored, badRows, invalidValues } };
+}
+
+export const gatewayChartJob = defineJob({
+  name: 'gateway.chart',
+  source: 'gateway',
+  group: 'chart',
+  payload: chartPayload,
+  resource: (p) => `token/${p.slug}/chart/${p.chartKey}/${p.timeframe}`,
+  token: (p) => p.slug,
+  async handle(ctx, p) {
+    const resource = `token/${p.slug}/chart/${p.chartKey}/${p.timeframe}`;
+    if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) return { status: 'unchanged', rows: 0 };
+    const req = { route: 'gateway.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) };
+    let f;
+    try {
+      f = await fetchData(ctx, req, gatewayChartItem);
+    } catch (err) {
+      return onProblem(ctx, { resource, kind: 'chart' }, err);
+    }
+    const r = readChart(ctx, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
+    const n = await commit(
+      ctx,
+      { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: r.details },
+      async (tx) => {
+        await upsertRows(tx, gatewayChartTimeframes, [r.timeframe], { target: [gatewayChartTimeframes.tokenSlug, gatewayChartTimeframes.chartKey, gatewayChartTimeframes.timeframe] });
+        await upsertRows(tx, gatewayChartSeries, r.seriesRows, { target: [gatewayChartSeries.tokenSlug, gatewayChartSeries.chartKey, gatewayChartSeries.seriesKey] });
+        return upsertRows(tx, gatewayChartPoints, r.points, {
+          target: [gatewayChartPoints.tokenSlug, gatewayChartPoints.chartKey, gatewayChartPoints.timeframe, gatewayChartPoints.ts, gatewayChartPoints.seriesKey],
+          batchSize: ctx.settings.batchSize,
+        });
+      },
+    );
+    return { status: 'ok', rows: n };
+  },
+});

@@ -1,0 +1,85 @@
+// /v1/tokens/{slug}/charts: the chart catalog (key, title, supported timeframes, data link),
+// then one data job per chart and configured timeframe that the chart supports. The catalog
+// items carry no version; the catalog's meta.asOf (with any freshness or row count an item
+// has) is the marker: a chart timeframe whose marker is as at its last fetch is not fetched again.
+import { z } from 'zod';
+import { readList } from '../../schema/upstream/envelope.ts';
+import { versionMarker } from '../../schema/upstream/values.ts';
+import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { readCatalogItem, type CatalogEntry } from '../app/charts.ts';
+import { commit, rowMeta } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { documentedPath } from '../shared/paths.ts';
+import { defineJob, type JobRequest } from '../types.ts';
+import { slugPayload } from './page.ts';
+import { onProblem } from './problems.ts';
+
+export interface GatewayCatalogEntry extends CatalogEntry {
+  /** As the catalog lists them; null when it does not say. */
+  timeframes: string[] | null;
+}
+
+/** Pure: a catalog item in any accepted form, with the timeframes it supports. */
+export function readGatewayCatalogItem(raw: unknown): GatewayCatalogEntry | null {
+  const e = readCatalogItem(raw);
+  if (!e) return null;
+  const r = raw as Record<string, unknown>;
+  const listed = r.timeframes ?? r.supportedTimeframes;
+  const timeframes = Array.isArray(listed) ? listed.filter((t): t is string => typeof t === 'string') : null;
+  return { ...e, timeframes };
+}
+
+/** Pure: the configured timeframes a chart supports (all configured ones when the catalog does not say). */
+export function timeframesToFetch(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): string[] {
+  return entry.timeframes === null ? [...configured] : configured.filter((t) => entry.timeframes!.includes(t));
+}
+
+/** Pure: what says a chart changed: the catalog's asOf with the item's own markers. */
+export function chartMarker(catalogAsOf: Date | null, entry: Pick<CatalogEntry, 'marker'>): string | null {
+  return versionMarker({ asOf: catalogAsOf?.toISOString() ?? null, item: entry.marker });
+}
+
+export const gatewayChartsJob = defineJob({
+  name: 'gateway.charts',
+  source: 'gateway',
+  group: 'charts',
+  payload: slugPayload,
+  resource: (p) => `token/${p.slug}/charts`,
+  token: (p) => p.slug,
+  async handle(ctx, p) {
+    const resource = `token/${p.slug}/charts`;
+    let f;
+    try {
+      f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
+    } catch (err) {
+      return onProblem(ctx, { resource, kind: 'charts' }, err);
+    }
+    const items = readList(f.data) ?? [];
+    const entries = items.map(readGatewayCatalogItem);
+    const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
+    const invalidItems = entries.length - valid.length;
+    const rows = valid.map((e) => ({
+      tokenSlug: p.slug,
+      chartKey: e.key,
+      title: e.title,
+      timeframes: e.timeframes,
+      dataPath: documentedPath('gateway.chart', { slug: p.slug, chartKey: e.key }),
+      payload: e.raw,
+      ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
+    }));
+    const status = invalidItems ? 'partial' : 'ok';
+    const n = await commit(
+      ctx,
+      { source: 'gateway', resource, kind: 'charts', status, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
+      (tx) => upsertRows(tx, gatewayCharts, rows, { target: [gatewayCharts.tokenSlug, gatewayCharts.chartKey] }),
+    );
+    const followUps: JobRequest[] = valid.flatMap((e) =>
+      timeframesToFetch(e, ctx.settings.gatewayChartTimeframes).map((timeframe) => ({
+        name: 'gateway.chart',
+        payload: { slug: p.slug, chartKey: e.key, timeframe, link: e.link, marker: chartMarker(f.meta.asOf, e) },
+      })),
+    );
+    return { status, rows: n, followUps };
+  },
+});

@@ -1,0 +1,88 @@
+// /v1/tokens/{slug}/metrics/history?period=P: TrendData (`times[]`, `series[]` with `key`
+// and `values`) in long format, one job per configured period. `data: null` means the
+// series is not materialized: recorded as such in sync.resource_state, and the points an
+// earlier sync stored are kept.
+import { z } from 'zod';
+import { GATEWAY_PERIODS } from '../../src/config.ts';
+import { gatewayTrend, readGatewayDecimal, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
+import { readTime } from '../../schema/upstream/values.ts';
+import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { commit, rowMeta } from '../shared/commit.ts';
+import { fetchData } from '../shared/fetch.ts';
+import { defineJob, type JobContext } from '../types.ts';
+import { onProblem } from './problems.ts';
+
+export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS) });
+
+export interface TrendRead {
+  points: (typeof gatewayTrendPoints.$inferInsert)[];
+  series: string[];
+  lastTs: Date | null;
+  /** Times that could not be read (their values are left out). */
+  badTimes: number;
+  /** Values beyond `times`, or series shorter than it. */
+  misaligned: number;
+  invalidValues: number;
+}
+
+/** Pure: TrendData in long format (token, period, series, time). */
+export function readTrend(ctx: JobContext, slug: string, period: string, data: GatewayTrendIn, asOf: Date | null): TrendRead {
+  const out: TrendRead = { points: [], series: [], lastTs: null, badTimes: 0, misaligned: 0, invalidValues: 0 };
+  const times = data.times.map(readTime);
+  out.badTimes = times.filter((t) => t === null).length;
+  for (const t of times) if (t && (!out.lastTs || t > out.lastTs)) out.lastTs = t;
+  const meta = rowMeta(ctx, { asOf });
+  for (const s of data.series) {
+    out.series.push(s.key);
+    if (s.values.length !== times.length) out.misaligned += Math.abs(s.values.length - times.length);
+    times.forEach((ts, i) => {
+      if (!ts || i >= s.values.length) return;
+      const raw = s.values[i];
+      const d = readGatewayDecimal(raw);
+      if (!d.ok) out.invalidValues++;
+      out.points.push({ tokenSlug: slug, period, seriesKey: s.key, ts, value: d.ok ? d.value : null, payload: d.ok ? null : raw, ...meta, status: d.ok ? 'ok' : 'invalid' });
+    });
+  }
+  return out;
+}
+
+export const gatewayHistoryJob = defineJob({
+  name: 'gateway.history',
+  source: 'gateway',
+  group: 'history',
+  payload: historyPayload,
+  resource: (p) => `token/${p.slug}/history/${p.period}`,
+  token: (p) => p.slug,
+  async handle(ctx, p) {
+    const resource = `token/${p.slug}/history/${p.period}`;
+    let f;
+    try {
+      f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
+    } catch (err) {
+      return onProblem(ctx, { resource, kind: 'history' }, err);
+    }
+    if (f.data === null) {
+      // Nothing to write, and nothing to delete: earlier points stay.
+      await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'not_materialized', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } }, async () => 0);
+      return { status: 'not_materialized', rows: 0 };
+    }
+    const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);
+    const details = {
+      period: p.period,
+      materialized: true,
+      series: read.series,
+      lastTs: read.lastTs?.toISOString() ?? null,
+      badTimes: read.badTimes,
+      misaligned: read.misaligned,
+      invalidValues: read.invalidValues,
+    };
+    const n = await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details }, (tx) =>
+      upsertRows(tx, gatewayTrendPoints, read.points, {
+        target: [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts],
+        batchSize: ctx.settings.batchSize,
+      }),
+    );
+    return { status: 'ok', rows: n };
+  },
+});
