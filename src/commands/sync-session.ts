@@ -9,6 +9,7 @@ import { runWalk } from '../runner/in-process.ts';
 import { emptyStats, runStatus, type WalkStats } from '../runner/stats.ts';
 import { createUpstream, InProcessBudget, WarehouseRecorder, type BucketStatus, type RateBudget, type RequestRecorder, type RetryPolicy } from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { withReconnect } from '../warehouse/retry.ts';
 import { finishRun, startRun, type RunStatus } from '../warehouse/runs.ts';
 
 export interface SyncRequest {
@@ -109,7 +110,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     report();
     await recorder.close();
   }
-  const requests = await summarizeRequests(warehouse, runId);
+  const requests = await withReconnect(() => summarizeRequests(warehouse, runId));
   const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
   await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: new Date() });
   const durationMs = Date.now() - started;

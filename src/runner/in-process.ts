@@ -3,6 +3,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobContext, JobDefinition, JobRequest, JobResult } from '../../jobs/types.ts';
 import { writeFailure } from '../warehouse/resource-state.ts';
+import { withReconnect } from '../warehouse/retry.ts';
 import { judgeFailure } from './failure.ts';
 import { emptyStats, type WalkStats } from './stats.ts';
 
@@ -80,7 +81,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         countStatus(stats, p.job, verdict.status);
         if (stats.failures.length < 50) stats.failures.push({ job: p.job.name, resource: p.resource, error: verdict.message });
         logger.warn({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job failed');
-        await writeFailure(context.warehouse.db, {
+        await withReconnect(() => writeFailure(context.warehouse.db, {
           source: p.job.source,
           resource: p.resource,
           kind: p.job.group,
@@ -88,7 +89,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
           error: verdict.message.slice(0, 2000),
           runId: context.runId,
           at: context.now(),
-        }).catch((e: unknown) => logger.error({ err: e }, 'could not record the failure'));
+        })).catch((e: unknown) => logger.error({ err: e }, 'could not record the failure'));
         return;
       }
     }
