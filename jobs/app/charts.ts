@@ -2,51 +2,17 @@
 // whose catalog freshness and row count are as at its last fetch is not fetched again.
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { chartCatalogItem, type ChartCatalogItem } from '../../schema/upstream/app.ts';
 import { readList } from '../../schema/upstream/envelope.ts';
-import { readInt, stableMarker, versionMarker } from '../../schema/upstream/values.ts';
+import { versionMarker } from '../../schema/upstream/values.ts';
 import { charts } from '../../schema/warehouse/app.ts';
-import { isSafePathParam } from '../../src/upstream/safe-url.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, type JobContext, type JobRequest } from '../types.ts';
 import { tokenPayload } from './snapshot.ts';
-
-export interface CatalogEntry {
-  key: string;
-  link: string | null;
-  title: string | null;
-  section: string | null;
-  freshness: string | null;
-  rowCount: number | null;
-  /** What says the chart changed: freshness and row count together. */
-  marker: string | null;
-  raw: ChartCatalogItem;
-}
-
-/** Pure: a catalog item in any accepted form (key as key/chartKey/id, link as href/dataEndpoint/endpoint/links.data). */
-export function readCatalogItem(raw: unknown): CatalogEntry | null {
-  const p = chartCatalogItem.safeParse(raw);
-  if (!p.success) return null;
-  const i = p.data;
-  const key = i.key ?? i.chartKey ?? i.id;
-  if (!isSafePathParam(key)) return null;
-  const rowCount = readInt(i.rowCount ?? i.row_count) ?? null;
-  const freshness = stableMarker(i.freshness);
-  return {
-    key,
-    link: i.href ?? i.dataEndpoint ?? i.endpoint ?? i.links?.data ?? null,
-    title: i.title ?? null,
-    section: i.section ?? null,
-    freshness,
-    rowCount,
-    marker: versionMarker({ freshness, rowCount }),
-    raw: i,
-  };
-}
 
 /** Chart-data jobs for the charts already in the catalog table, with the markers they were stored with. */
 async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {

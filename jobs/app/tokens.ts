@@ -3,39 +3,14 @@
 // the list came back whole: a failed or partial list never delists anything.
 import { and, isNull, notInArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { tokenItem, type TokenItem } from '../../schema/upstream/app.ts';
+import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
-import { isSafePathParam } from '../../src/upstream/safe-url.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { readTokenList } from '../shared/lists.ts';
 import { defineJob, type JobContext, type JobRequest } from '../types.ts';
-
-export interface TokenListRead {
-  items: { item: TokenItem; raw: unknown }[];
-  invalidItems: number;
-  /** Whole: every item readable and as many as meta.count says. */
-  complete: boolean;
-}
-
-export function readTokenList(data: unknown[], count: number | undefined): TokenListRead {
-  const items: TokenListRead['items'] = [];
-  let invalidItems = 0;
-  const slugs = new Set<string>();
-  for (const raw of data) {
-    const p = tokenItem.safeParse(raw);
-    // A slug that cannot go into a URL is unusable: count it, never request it.
-    if (!p.success || !isSafePathParam(p.data.slug) || slugs.has(p.data.slug)) {
-      invalidItems++;
-      continue;
-    }
-    slugs.add(p.data.slug);
-    items.push({ item: p.data, raw });
-  }
-  const complete = invalidItems === 0 && items.length > 0 && (count === undefined || count === data.length);
-  return { items, invalidItems, complete };
-}
 
 /** The per-token work the coverage flags call for. */
 export function tokenFollowUps(item: TokenItem): JobRequest[] {

@@ -1,8 +1,7 @@
 // Pure: reading the gateway's decimal cells of one object, remembering which were unreadable
 // so the row can say `invalid` (its raw value stays in the row's payload).
 import { createHash } from 'node:crypto';
-import { readGatewayDecimal } from '../../schema/upstream/gateway.ts';
-import { stableMarker } from '../../schema/upstream/values.ts';
+import { readDecimal, stableMarker } from '../../schema/upstream/values.ts';
 
 export interface DecimalReader {
   /** The exact text of a decimal cell, null when absent or unreadable. */
@@ -16,7 +15,7 @@ export function decimalReader(): DecimalReader {
   return {
     invalid,
     read(v, path) {
-      const d = readGatewayDecimal(v);
+      const d = readDecimal(v);
       if (d.ok) return d.value;
       invalid.push(path);
       return null;

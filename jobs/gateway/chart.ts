@@ -2,9 +2,10 @@
 // token-specific: the series are those `config.series` declares plus any other row key that
 // holds decimals, never fixed columns. Rows go into chart_points (long format), kept apart
 // from the history's trend_points.
+import { readDecimal } from '../../schema/upstream/values.ts';
 import { z } from 'zod';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
-import { gatewayChartItem, gatewayChartSeries as seriesSchema, readGatewayDecimal, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
+import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
@@ -50,7 +51,7 @@ export function seriesKeys(config: GatewayChartItemIn['config'], rows: readonly 
     const tk = timeKeyOf(row);
     for (const [k, v] of Object.entries(row)) {
       if (k === tk || declared.has(k)) continue;
-      const d = readGatewayDecimal(v);
+      const d = readDecimal(v);
       extra.set(k, (extra.get(k) ?? false) || (d.ok && d.value !== null));
     }
   }
@@ -75,7 +76,7 @@ export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; 
     for (const key of series.keys) {
       // A series the row does not mention has no point there (absent is not null).
       if (!(key in row)) continue;
-      const d = readGatewayDecimal(row[key]);
+      const d = readDecimal(row[key]);
       if (!d.ok) invalidValues++;
       points.push({ tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe, ts, seriesKey: key, value: d.ok ? d.value : null, payload: d.ok ? null : row[key], ...meta, status: d.ok ? 'ok' : 'invalid' });
     }

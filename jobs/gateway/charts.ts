@@ -7,7 +7,7 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { readCatalogItem, type CatalogEntry } from '../app/charts.ts';
+import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';

@@ -2,9 +2,10 @@
 // and `values`) in long format, one job per configured period. `data: null` means the
 // series is not materialized: recorded as such in sync.resource_state, and the points an
 // earlier sync stored are kept.
+import { readDecimal } from '../../schema/upstream/values.ts';
 import { z } from 'zod';
 import { GATEWAY_PERIODS } from '../../src/config.ts';
-import { gatewayTrend, readGatewayDecimal, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
+import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
@@ -39,7 +40,7 @@ export function readTrend(ctx: JobContext, slug: string, period: string, data: G
     times.forEach((ts, i) => {
       if (!ts || i >= s.values.length) return;
       const raw = s.values[i];
-      const d = readGatewayDecimal(raw);
+      const d = readDecimal(raw);
       if (!d.ok) out.invalidValues++;
       out.points.push({ tokenSlug: slug, period, seriesKey: s.key, ts, value: d.ok ? d.value : null, payload: d.ok ? null : raw, ...meta, status: d.ok ? 'ok' : 'invalid' });
     });

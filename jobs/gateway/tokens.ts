@@ -5,7 +5,7 @@ import { and, isNull, notInArray } from 'drizzle-orm';
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { readTokenList, type TokenListRead } from '../app/tokens.ts';
+import { readTokenList, type TokenListRead } from '../shared/lists.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext, type JobRequest } from '../types.ts';

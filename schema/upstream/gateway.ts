@@ -104,31 +104,4 @@ export const openapiDocument = z.looseObject({
   paths: z.record(z.string(), z.unknown()),
 });
 
-// Postgres `numeric` limits: 131072 digits before the point, 16383 after. A literal beyond
-// them would fail the whole transaction, so it is invalid here instead.
-const MAX_INT_DIGITS = 131_072;
-const MAX_FRAC_DIGITS = 16_383;
 
-/** Whether a decimal literal (as accepted by readDecimal) fits a `numeric` column. */
-export function fitsNumeric(literal: string): boolean {
-  const m = /^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal);
-  if (!m) return false;
-  const intDigits = (m[1] ?? '').replace(/^0+/, '').length;
-  const fracDigits = (m[2] ?? '').replace(/0+$/, '').length;
-  // An exponent too long to be a safe integer is out of range either way.
-  const exp = m[3] === undefined ? 0 : Number(m[3]);
-  if (!Number.isSafeInteger(exp)) return false;
-  const significant = intDigits + fracDigits;
-  if (significant === 0) return true;
-  return intDigits + exp <= MAX_INT_DIGITS && fracDigits - exp <= MAX_FRAC_DIGITS;
-}
-
-/**
- * A gateway money or ratio value: its exact text (strings as sent, trimmed), null when absent,
- * or invalid when it is not a decimal `numeric` can hold. Never goes through a JS number.
- */
-export function readGatewayDecimal(v: unknown): DecimalCell {
-  const d = readDecimal(v);
-  if (d.ok && d.value !== null && !fitsNumeric(d.value)) return { ok: false, raw: v };
-  return d;
-}

@@ -10,15 +10,36 @@ export type DecimalCell = { ok: true; value: string | null } | { ok: false; raw:
 
 export function readDecimal(v: unknown): DecimalCell {
   if (v === null || v === undefined) return { ok: true, value: null };
-  if (isLosslessNumber(v)) return { ok: true, value: (v as { value: string }).value };
+  if (isLosslessNumber(v)) {
+    const literal = (v as { value: string }).value;
+    return fitsNumeric(literal) ? { ok: true, value: literal } : { ok: false, raw: v };
+  }
   if (typeof v === 'string') {
     const t = v.trim();
-    return DECIMAL_RE.test(t) ? { ok: true, value: t } : { ok: false, raw: v };
+    return DECIMAL_RE.test(t) && fitsNumeric(t) ? { ok: true, value: t } : { ok: false, raw: v };
   }
   // A parsed body has no JS numbers; one from code is exact only as a safe integer.
   if (typeof v === 'number' && Number.isSafeInteger(v)) return { ok: true, value: String(v) };
   if (typeof v === 'bigint') return { ok: true, value: v.toString() };
   return { ok: false, raw: v };
+}
+
+// Postgres `numeric` limits: 131072 digits before the point, 16383 after. A literal beyond
+// them would fail the whole transaction, so it is invalid here instead.
+const MAX_INT_DIGITS = 131_072;
+const MAX_FRAC_DIGITS = 16_383;
+
+/** Whether a decimal literal fits a `numeric` column. */
+export function fitsNumeric(literal: string): boolean {
+  const m = /^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!m) return false;
+  const intDigits = (m[1] ?? '').replace(/^0+/, '').length;
+  const fracDigits = (m[2] ?? '').replace(/0+$/, '').length;
+  // An exponent too long to be a safe integer is out of range either way.
+  const exp = m[3] === undefined ? 0 : Number(m[3]);
+  if (!Number.isSafeInteger(exp)) return false;
+  if (intDigits + fracDigits === 0) return true;
+  return intDigits + exp <= MAX_INT_DIGITS && fracDigits - exp <= MAX_FRAC_DIGITS;
 }
 
 export function isNumberLike(v: unknown): boolean {

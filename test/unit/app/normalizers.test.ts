@@ -1,9 +1,9 @@
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { readCatalogItem } from '../../../jobs/app/charts.ts';
 import { readHistory } from '../../../jobs/app/history.ts';
 import { readScreenerRow, screenerValues } from '../../../jobs/app/screener.ts';
-import { readTokenList, tokenFollowUps } from '../../../jobs/app/tokens.ts';
+import { tokenFollowUps } from '../../../jobs/app/tokens.ts';
+import { readCatalogItem, readTokenList } from '../../../jobs/shared/lists.ts';
 import { collectMetricCells } from '../../../jobs/shared/metric-cells.ts';
 import { history } from '../../../schema/upstream/app.ts';
 

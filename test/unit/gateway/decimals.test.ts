@@ -1,7 +1,7 @@
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { decimalReader, rowStatus } from '../../../jobs/gateway/cells.ts';
-import { fitsNumeric, readGatewayDecimal } from '../../../schema/upstream/gateway.ts';
+import { fitsNumeric, readDecimal as readGatewayDecimal } from '../../../schema/upstream/values.ts';
 
 const num = (literal: string) => (parse(`[${literal}]`) as unknown[])[0];
 
