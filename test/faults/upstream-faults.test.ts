@@ -126,3 +126,25 @@ describe('upstream faults (app source)', () => {
     }
   });
 });
+
+describe('upstream faults (gateway source)', () => {
+  it('a 20% 5xx storm with resets and truncations, then one clean sync: the complete mirror', async () => {
+    const { expectGatewayMirror } = await import('../helpers/gateway-mirror.ts');
+    const gatewayKey = 'te_fault_gateway_key_0001';
+    const sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 2, seed: 111, gatewayKeys: [gatewayKey], faults: { errorRate: 0.1, unavailableRate: 0.1, resetRate: 0.03, truncateRate: 0.03 } });
+    const tw = await createTestWarehouse();
+    try {
+      const stormy = await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+      const injected = sim.requests.filter((r) => r.status >= 500 || r.status === 0).length;
+      expect(injected).toBeGreaterThan(3);
+      sim.clearFaults();
+      const clean = await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+      expect(clean.status).toBe('succeeded');
+      await expectGatewayMirror(tw.warehouse, sim.data);
+      recordFigure('upstream.gatewayStorm', { requests: sim.requests.length, injected5xxOrReset: injected, stormyRun: stormy.status, nextRun: clean.status });
+    } finally {
+      await sim.close();
+      await tw.cleanup();
+    }
+  });
+});

@@ -129,10 +129,11 @@ export async function appCounts(w: Warehouse): Promise<Record<string, number>> {
   return out;
 }
 
-/** A digest of a table's content without the columns that say when it was fetched. */
+/** A digest of a table's content without the columns that say when it was fetched ('app.tokens', or an app table's bare name). */
 export async function contentDigest(w: Warehouse, table: string): Promise<string> {
-  const cols = await q(w, `select column_name from information_schema.columns where table_schema = 'app' and table_name = '${table}' and column_name not in ('fetched_at','run_id','first_seen_at','last_seen_at') order by ordinal_position`);
+  const [schema, name] = table.includes('.') ? table.split('.') : ['app', table];
+  const cols = await q(w, `select column_name from information_schema.columns where table_schema = '${schema}' and table_name = '${name}' and column_name not in ('fetched_at','run_id','first_seen_at','last_seen_at') order by ordinal_position`);
   const list = cols.map((c) => `"${c.column_name}"`).join(', ');
-  const [r] = await q(w, `select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d from (select ${list} from app.${table}) t`);
+  const [r] = await q(w, `select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d from (select ${list} from ${schema}.${name}) t`);
   return r!.d!;
 }

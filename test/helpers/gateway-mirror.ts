@@ -1,0 +1,170 @@
+// Compares the gateway schema with what the simulator served; decimals compared as
+// numeric text with the literal sent.
+import { sql } from 'drizzle-orm';
+import { expect } from 'vitest';
+import type { Period, SimDataset, Timeframe } from '../../src/sim/dataset-types.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
+
+type Row = Record<string, string | null>;
+export const q = (w: Warehouse, text: string) => w.query<Row>(sql.raw(text));
+export const count = async (w: Warehouse, text: string) => Number((await q(w, `select count(*)::text as n from ${text}`))[0]!.n);
+
+export const byKey = <T>(rows: T[], k: (r: T) => string) => new Map(rows.map((r) => [k(r), r]));
+const day = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`;
+export const json = (v: string | null | undefined) => (v === null || v === undefined ? null : JSON.parse(v));
+
+/** Every gateway table against what the simulator served; decimals compared as numeric text with the literal sent. */
+export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: { accumulated?: boolean; periods?: readonly Period[]; timeframes?: readonly Timeframe[] } = {}): Promise<Record<string, number>> {
+  const tokens = data.gatewayTokens();
+  const slugs = tokens.map((t) => t.slug);
+  const listed = `(${slugs.map((s) => `'${s}'`).join(',')})`;
+
+  expect(await q(w, `select slug, symbol, name, href from gateway.tokens where delisted_at is null order by slug`)).toEqual(
+    [...tokens].sort((a, b) => (a.slug < b.slug ? -1 : 1)).map((t) => ({ slug: t.slug, symbol: t.symbol, name: t.name, href: t.href })),
+  );
+
+  // Screener rows, their windows and streams, today's archive.
+  const cols = `token_slug, symbol, name, price_usd::text, mcap::text, eff_mcap::text, eff_ratio::text, rev_annualized::text, mult_annualized::text, fcf_momentum::text, data_freshness, status`;
+  const rows = byKey(await q(w, `select ${cols} from gateway.screener_rows where token_slug in ${listed}`), (r) => r.token_slug!);
+  const daily = byKey(await q(w, `select ${cols} from gateway.screener_daily where snapshot_date = (now() at time zone 'UTC')::date and token_slug in ${listed}`), (r) => r.token_slug!);
+  const windows = byKey(await q(w, `select token_slug || '|' || "window" as k, rev::text, mult::text, status from gateway.screener_windows`), (r) => r.k!);
+  const streams = byKey(await q(w, `select token_slug || '|' || stream_key as k, label, rev::text, share_pct::text from gateway.screener_streams`), (r) => r.k!);
+  expect(rows.size).toBe(data.gatewayScreenerRows().length);
+  for (const r of data.gatewayScreenerRows()) {
+    const want = {
+      token_slug: r.slug, symbol: r.symbol, name: r.name, price_usd: r.priceUsd, mcap: r.mcap, eff_mcap: r.effMcap, eff_ratio: r.effRatio,
+      rev_annualized: r.revAnnualized, mult_annualized: r.multAnnualized, fcf_momentum: r.fcfMomentum, data_freshness: r.dataFreshness, status: 'ok',
+    };
+    expect(rows.get(r.slug), r.slug).toEqual(want);
+    expect(daily.get(r.slug), r.slug).toEqual(want);
+    for (const [win, v] of Object.entries(r.windows)) expect(windows.get(`${r.slug}|${win}`), `${r.slug} ${win}`).toEqual({ k: `${r.slug}|${win}`, rev: v.rev, mult: v.mult, status: 'ok' });
+    for (const s of r.streams) expect(streams.get(`${r.slug}|${s.key}`)).toEqual({ k: `${r.slug}|${s.key}`, label: s.label, rev: s.rev, share_pct: s.sharePct });
+  }
+  expect(await count(w, 'gateway.screener_unmatched')).toBe(0);
+
+  const insights = await q(w, `select id, type, title, token_slug, value::text, "window", to_char(generated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as generated_at from gateway.screener_insights order by id`);
+  expect(insights).toEqual(
+    [...data.gatewayInsights()]
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .map((i) => ({ id: i.id, type: i.type, title: i.title, token_slug: i.tokenSlug, value: i.value, window: i.window, generated_at: i.generatedAt })),
+  );
+
+  // Pages, with the unshown sub-shapes as jsonb, and sections.
+  const pages = byKey(
+    await q(w, `select token_slug, token_id::text, symbol, name, chain, protocol_type, price_usd::text, combined_annualized::text, combined_all_time::text, combined_delta_pct::text, combined_delta_abs::text,
+      kpis::text, revenue_functions::text, fundamentals::text, methodology::text, verification::text, chart_defs::text, status from gateway.token_pages`),
+    (r) => r.token_slug!,
+  );
+  const sections = byKey(await q(w, `select token_slug || '|' || section as k, supported::text, state, reason, as_of from gateway.token_sections`), (r) => r.k!);
+  for (const slug of slugs) {
+    const page = data.gatewayPage(slug)!;
+    const got = pages.get(slug)!;
+    expect(got, slug).toMatchObject({
+      token_id: String(page.meta.tokenId), symbol: page.meta.symbol, name: page.meta.name, chain: page.meta.chain, protocol_type: page.meta.protocolType,
+      price_usd: page.meta.priceUsd, combined_annualized: page.combinedRevenue.annualized, combined_all_time: page.combinedRevenue.allTime,
+      combined_delta_pct: page.combinedRevenue.deltaPct, combined_delta_abs: page.combinedRevenue.deltaAbs, status: 'ok',
+    });
+    expect([json(got.kpis), json(got.revenue_functions), json(got.fundamentals), json(got.methodology), json(got.verification), json(got.chart_defs)]).toEqual(
+      JSON.parse(JSON.stringify([page.kpis, page.revenueFunctions, page.fundamentals, page.methodology, page.verification, page.chartDefs])),
+    );
+    for (const [name, s] of Object.entries(page.sections)) {
+      const gs = sections.get(`${slug}|${name}`)!;
+      expect([gs.supported, gs.state, gs.reason], `${slug} ${name}`).toEqual([String(s.supported), s.state, s.reason]);
+      expect(gs.as_of ? new Date(gs.as_of).toISOString() : null).toBe(s.asOf === null ? null : new Date(s.asOf).toISOString());
+    }
+  }
+
+  // History per period: every series and day, or "not materialized" on record.
+  const trend = byKey(await q(w, `select token_slug || '|' || period || '|' || series_key || '|' || ${day('ts')} as k, value::text as v from gateway.trend_points`), (r) => r.k!);
+  const states = byKey(await q(w, `select resource, status, details::text from sync.resource_state where source = 'gateway'`), (r) => r.resource!);
+  let trendPoints = 0;
+  let notMaterialized = 0;
+  for (const slug of slugs) {
+    for (const period of opts.periods ?? ['365d']) {
+      const t = data.gatewayTrend(slug, period);
+      const st = states.get(`token/${slug}/history/${period}`);
+      if (t === null) {
+        notMaterialized++;
+        expect(st?.status, `${slug} ${period}`).toBe('not_materialized');
+        continue;
+      }
+      expect(st?.status).toBe('ok');
+      for (const s of t.series) {
+        t.times.forEach((time, i) => {
+          trendPoints++;
+          const k = `${slug}|${period}|${s.key}|${time}`;
+          expect(trend.has(k), k).toBe(true);
+          expect(trend.get(k)!.v, k).toBe(s.values[i] ?? null);
+        });
+      }
+    }
+  }
+  expect(notMaterialized).toBeGreaterThan(0);
+
+  // Charts: catalog, series from config, and every point of every supported configured timeframe.
+  const charts = byKey(await q(w, `select token_slug || '|' || chart_key as k, title, array_to_json(timeframes)::text as tf, data_path from gateway.charts`), (r) => r.k!);
+  const series = byKey(await q(w, `select token_slug || '|' || chart_key || '|' || series_key as k, label, render, declared::text from gateway.chart_series`), (r) => r.k!);
+  const tfs = byKey(await q(w, `select token_slug || '|' || chart_key || '|' || timeframe as k, type, current_timeframe, ${day('data_from')} as f, ${day('data_through')} as t, row_count::text from gateway.chart_timeframes`), (r) => r.k!);
+  const points = byKey(await q(w, `select token_slug || '|' || chart_key || '|' || timeframe || '|' || ${day('ts')} || '|' || series_key as k, value::text as v from gateway.chart_points`), (r) => r.k!);
+  let chartPoints = 0;
+  let chartCount = 0;
+  let seriesCount = 0;
+  let timeframeCount = 0;
+  for (const slug of slugs) {
+    for (const c of data.gatewayCharts(slug) ?? []) {
+      chartCount++;
+      expect(charts.get(`${slug}|${c.key}`)).toEqual({ k: `${slug}|${c.key}`, title: c.title, tf: JSON.stringify(c.timeframes), data_path: c.dataPath });
+      for (const tf of (opts.timeframes ?? ['all']).filter((x) => c.timeframes.includes(x))) {
+        const item = data.gatewayChartData(slug, c.key, tf)!;
+        timeframeCount++;
+        expect(tfs.get(`${slug}|${c.key}|${tf}`)).toEqual({ k: `${slug}|${c.key}|${tf}`, type: item.type, current_timeframe: item.currentTimeframe, f: item.dataFrom, t: item.dataThrough, row_count: String(item.data.length) });
+        for (const s of item.config.series) {
+          expect(series.get(`${slug}|${c.key}|${s.key}`)).toEqual({ k: `${slug}|${c.key}|${s.key}`, label: s.label, render: s.render, declared: 'true' });
+        }
+        for (const row of item.data) {
+          for (const s of item.config.series) {
+            chartPoints++;
+            const k = `${slug}|${c.key}|${tf}|${row.timestamp}|${s.key}`;
+            expect(points.has(k), k).toBe(true);
+            expect(points.get(k)!.v, k).toBe(row[s.key] ?? null);
+          }
+        }
+      }
+      // Series are learned from chart data: only charts asked for some configured timeframe have them.
+      const asked = (opts.timeframes ?? ['all']).filter((x) => c.timeframes.includes(x));
+      if (asked.length > 0) seriesCount += data.gatewayChartData(slug, c.key, asked[0]!)!.config.series.length;
+    }
+  }
+  expect(chartPoints).toBeGreaterThan(0);
+  const only = (t: string) => `${t} where token_slug in ${listed}`;
+  const counts = {
+    tokens: tokens.length,
+    screener_rows: rows.size,
+    screener_windows: await count(w, only('gateway.screener_windows')),
+    insights: insights.length,
+    token_pages: await count(w, only('gateway.token_pages')),
+    token_sections: await count(w, only('gateway.token_sections')),
+    trend_points: await count(w, only('gateway.trend_points')),
+    charts: await count(w, only('gateway.charts')),
+    chart_series: await count(w, only('gateway.chart_series')),
+    chart_timeframes: await count(w, only('gateway.chart_timeframes')),
+    chart_points: await count(w, only('gateway.chart_points')),
+  };
+  expect(counts).toMatchObject({ screener_windows: rows.size * 5, token_pages: slugs.length, charts: chartCount, chart_series: seriesCount, chart_timeframes: timeframeCount });
+  // Points that slid out of a period or timeframe since an earlier sync are kept (never deleted).
+  if (opts.accumulated) {
+    expect(counts.trend_points).toBeGreaterThanOrEqual(trendPoints);
+    expect(counts.chart_points).toBeGreaterThanOrEqual(chartPoints);
+  } else {
+    expect([counts.trend_points, counts.chart_points]).toEqual([trendPoints, chartPoints]);
+  }
+  return counts;
+}
+
+export const GATEWAY_TABLES = ['tokens', 'screener_rows', 'screener_daily', 'screener_windows', 'screener_streams', 'screener_unmatched', 'screener_insights', 'token_pages', 'token_sections', 'trend_points', 'charts', 'chart_series', 'chart_timeframes', 'chart_points'];
+
+export async function gatewayCounts(w: Warehouse): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of GATEWAY_TABLES) out[t] = await count(w, `gateway.${t}`);
+  return out;
+}
