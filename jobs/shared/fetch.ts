@@ -1,9 +1,9 @@
 // Fetch through the upstream client and validate; an unreadable body is recorded as
 // `invalid` with its raw text kept, then the job fails without retry (the run goes on).
 import { createHash } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { envelope, readMeta, type EnvelopeMeta } from '../../schema/upstream/envelope.ts';
+import { rawResponses } from '../../schema/warehouse/sync.ts';
 import { InvalidResponseError } from '../../src/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/index.ts';
 import { ROUTES } from '../../src/upstream/routes.ts';
@@ -45,12 +45,23 @@ export async function validate<S extends z.ZodType>(
 export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string): Promise<InvalidResponseError> {
   const source = ROUTES[route].source;
   const sha256 = createHash('sha256').update(response.text).digest('hex');
+  const at = ctx.now();
   await ctx.warehouse.db
-    .execute(
-      sql`insert into sync.raw_responses (run_id, source, path, fetched_at, last_seen_at, http_status, content_type, sha256, body_text, status)
-          values (${ctx.runId}, ${source}, ${response.path}, ${ctx.now()}, ${ctx.now()}, ${response.status}, ${response.headers['content-type'] ?? null}, ${`invalid:${sha256}`}, ${response.text.replaceAll('\u0000', '\uFFFD')}, 'invalid')
-          on conflict (source, path, sha256) do update set last_seen_at = excluded.last_seen_at, run_id = excluded.run_id`,
-    )
+    .insert(rawResponses)
+    .values({
+      runId: ctx.runId,
+      source,
+      path: response.path,
+      fetchedAt: at,
+      lastSeenAt: at,
+      httpStatus: response.status,
+      contentType: response.headers['content-type'] ?? null,
+      // Its own hash space: the recorder may store the same bytes as a valid body.
+      sha256: `invalid:${sha256}`,
+      bodyText: response.text.replaceAll('\u0000', '\uFFFD'),
+      status: 'invalid',
+    })
+    .onConflictDoUpdate({ target: [rawResponses.source, rawResponses.path, rawResponses.sha256], set: { lastSeenAt: at, runId: ctx.runId } })
     .catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
   ctx.logger.warn({ path: response.path, reason }, 'response failed validation; recorded as invalid');
   return new InvalidResponseError(`${response.path}: ${reason}`, response.text);

@@ -63,6 +63,9 @@ describe('upstream faults (app source)', () => {
     expect(invalid!.kept).toBe(invalid!.n);
     const states = await tw.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where last_run_id = ${run.runId} and status = 'invalid'`);
     expect(states.length, JSON.stringify(run.stats)).toBeGreaterThan(0);
+    // Every resource recorded invalid has its raw body kept.
+    const [kept] = await tw.warehouse.query<{ n: number }>(sql`select count(distinct path)::int as n from sync.raw_responses where status = 'invalid' and run_id = ${run.runId}`);
+    expect(kept!.n).toBeGreaterThanOrEqual(states.length);
     recordFigure('upstream.invalidBodies', { invalidKept: invalid!.n, resourcesInvalid: states.length });
     await freshMirror(sim, tw);
   });
