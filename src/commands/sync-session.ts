@@ -10,7 +10,7 @@ import { emptyStats, runStatus, type WalkStats } from '../runner/stats.ts';
 import { createUpstream, InProcessBudget, WarehouseRecorder, type BucketStatus, type RateBudget, type RequestRecorder, type RetryPolicy } from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { withReconnect } from '../warehouse/retry.ts';
-import { finishRun, startRun, type RunStatus } from '../warehouse/runs.ts';
+import { closeAbandonedRuns, finishRun, runOwner, startRun, type RunStatus } from '../warehouse/runs.ts';
 
 export interface SyncRequest {
   sources: Source[];
@@ -89,7 +89,9 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     }
     return true;
   };
-  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: [...tokens], only: [...only], full: Boolean(req.full) }, at: new Date() });
+  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db, new Date()));
+  if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
+  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: [...tokens], only: [...only], full: Boolean(req.full), owner: runOwner() }, at: new Date() });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
   const stats = emptyStats();

@@ -1,5 +1,6 @@
 // sync.runs: one row per walk, from start to its final status.
-import { eq } from 'drizzle-orm';
+import { hostname } from 'node:os';
+import { and, eq, sql } from 'drizzle-orm';
 import { runs } from '../../schema/warehouse/sync.ts';
 import type { Db } from './connection.ts';
 import { withReconnect } from './retry.ts';
@@ -24,4 +25,42 @@ export async function finishRun(db: Db, id: string, end: { status: RunStatus; st
       .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: end.at })
       .where(eq(runs.id, id)),
   );
+}
+
+/** Who runs a walk: lets a later run on the same machine tell a killed run from a live one. */
+export function runOwner(): { host: string; pid: number } {
+  return { host: hostname(), pid: process.pid };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, it is just not ours.
+    return (err as { code?: string }).code === 'EPERM';
+  }
+}
+
+/**
+ * Marks `failed` the runs still `running` that were started on this machine by a process
+ * that no longer exists (killed, crashed): nobody is left to finish them.
+ */
+export async function closeAbandonedRuns(db: Db, at: Date): Promise<number> {
+  const { host } = runOwner();
+  const open = await db
+    .select({ id: runs.id, options: runs.options })
+    .from(runs)
+    .where(and(eq(runs.status, 'running'), sql`${runs.options}->'owner'->>'host' = ${host}`));
+  let closed = 0;
+  for (const r of open) {
+    const pid = Number((r.options as { owner?: { pid?: unknown } }).owner?.pid);
+    if (!Number.isInteger(pid) || alive(pid)) continue;
+    await db
+      .update(runs)
+      .set({ status: 'failed', finishedAt: at, error: `abandoned: process ${pid} on ${host} ended before the run finished` })
+      .where(and(eq(runs.id, r.id), eq(runs.status, 'running')));
+    closed++;
+  }
+  return closed;
 }
