@@ -16,6 +16,9 @@ Commands:
   status [--json] [--max-age HOURS]
                           freshness per source and resource group (exit 1 when stale)
   sql [--port 5433]       serve the embedded warehouse to psql and BI tools
+  worker                  run scheduled walks and queued jobs (BullMQ on REDIS_URL) until SIGTERM
+  enqueue [--schedule ID | --only GROUP,...] [--wait]
+                          queue a walk now for the running workers
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
 Configuration comes from the environment (or a .env file); see the README.`;
@@ -30,6 +33,8 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
   demo: { load: async () => (await import('./commands/demo.ts')).runDemo, needsConfig: true },
   sql: { load: async () => (await import('./commands/sql.ts')).runSql, needsConfig: true },
   sim: { load: async () => (await import('./commands/sim.ts')).runSim, needsConfig: false },
+  worker: { load: async () => (await import('./commands/worker.ts')).runWorker, needsConfig: true },
+  enqueue: { load: async () => (await import('./commands/enqueue.ts')).runEnqueue, needsConfig: true },
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
+import { cronProblem } from './runner/bullmq/cron.ts';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -43,6 +44,30 @@ const listOf = <T extends readonly [string, ...string[]]>(values: T) =>
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
     .pipe(z.array(z.enum(values), { error: `must be a comma-separated list of ${values.join(', ')}` }).min(1))
     .transform((v) => [...new Set(v)]);
+
+/** A cron pattern, or `off` (parsed as null) to switch the schedule off. */
+const schedule = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .superRefine((v, ctx) => {
+      const problem = v.toLowerCase() === 'off' ? undefined : cronProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: `must be a cron pattern or off: ${problem}` });
+    })
+    .transform((v): string | null => (v.toLowerCase() === 'off' ? null : v.split(/\s+/).join(' ')))
+    .default(fallback);
+
+const timeZone = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: v });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone such as UTC or Europe/Berlin');
 
 interface VariableDoc {
   schema: z.ZodType;
@@ -164,6 +189,78 @@ export const VARIABLES = {
     default: '24',
     example: '6',
   },
+  TE_QUEUE_PREFIX: {
+    schema: z.string().trim().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 letters, digits, `_`, `.`, `-` (or `{}` for a Redis Cluster hash tag)').default('tesync'),
+    description: 'Redis key prefix of the worker queues, schedules, rate budgets and run counters; workers sharing it share the work.',
+    default: 'tesync',
+    example: 'tesync-staging',
+  },
+  TE_WORKER_CONCURRENCY: {
+    schema: positiveInt(256).default(4),
+    description: 'Jobs one `tesync worker` runs at once per upstream bucket queue (the shared rate budget still paces requests).',
+    default: '4',
+    example: '8',
+  },
+  TE_WORKER_RATE_WAIT_MS: {
+    schema: positiveInt(24 * 3600_000).default(10_000),
+    description: 'Longest a worker job waits for rate budget while holding its slot; a longer wait pauses that bucket\'s queue and hands the job back (no attempt used).',
+    default: '10000',
+    example: '30000',
+  },
+  TE_WORKER_LOCK_MS: {
+    schema: positiveInt(3600_000).default(30_000),
+    description: 'Job lock of `tesync worker`, renewed while the job runs; a worker that dies loses its jobs to the others after this.',
+    default: '30000',
+    example: '60000',
+  },
+  TE_WORKER_STALLED_INTERVAL_MS: {
+    schema: positiveInt(3600_000).default(30_000),
+    description: 'How often workers look for stalled jobs (locks of dead workers) and hand them to another worker.',
+    default: '30000',
+    example: '15000',
+  },
+  TE_WORKER_SHUTDOWN_GRACE_MS: {
+    schema: positiveInt(3600_000).default(25_000),
+    description: 'On SIGTERM/SIGINT, how long active jobs may finish; then they are aborted and handed back to the queue. Keep it under the container stop timeout.',
+    default: '25000',
+    example: '50000',
+  },
+  TE_METRICS_PORT: {
+    schema: z.coerce.number().int('must be a whole number').min(0, 'must be 0-65535').max(65535, 'must be 0-65535').default(9464),
+    description: '`tesync worker` serves `/healthz` and Prometheus `/metrics` on this port (0: any free port, logged at start).',
+    default: '9464',
+    example: '9100',
+  },
+  TE_SCHEDULE_CATALOG: {
+    schema: schedule('0 */6 * * *'),
+    description: 'Cron pattern of the walk of metric catalog, token lists and the gateway contract; `off` removes the schedule.',
+    default: '0 */6 * * *',
+    example: '0 */3 * * *',
+  },
+  TE_SCHEDULE_SCREENER: {
+    schema: schedule('5 * * * *'),
+    description: 'Cron pattern of the screener walk (app and gateway screeners, daily archives).',
+    default: '5 * * * *',
+    example: '*/30 * * * *',
+  },
+  TE_SCHEDULE_TOKEN_DATA: {
+    schema: schedule('30 2 * * *'),
+    description: 'Cron pattern of the per-token walk: snapshots, history, charts and gateway pages.',
+    default: '30 2 * * *',
+    example: '0 3 * * *',
+  },
+  TE_SCHEDULE_BUNDLES: {
+    schema: schedule('30 4 * * *'),
+    description: 'Cron pattern of the research bundle walk (needs `TE_APP_API_KEY`).',
+    default: '30 4 * * *',
+    example: 'off',
+  },
+  TE_SCHEDULE_TZ: {
+    schema: timeZone.default('UTC'),
+    description: 'Time zone of the `TE_SCHEDULE_*` patterns.',
+    default: 'UTC',
+    example: 'Europe/Berlin',
+  },
 } as const satisfies Record<string, VariableDoc>;
 
 type Vars = typeof VARIABLES;
@@ -186,6 +283,19 @@ export interface Config {
   historyOverlapDays: number;
   historyFromParam: string;
   markerMaxAgeMs: number;
+  /** `tesync worker`: queues, locks, shutdown and metrics. */
+  worker: {
+    queuePrefix: string;
+    concurrency: number;
+    rateWaitMs: number;
+    lockMs: number;
+    stalledIntervalMs: number;
+    shutdownGraceMs: number;
+    metricsPort: number;
+  };
+  /** Cron pattern per schedule id; null: switched off. */
+  schedules: Record<'catalog' | 'screener' | 'token-data' | 'bundles', string | null>;
+  scheduleTz: string;
   /** Every secret value, so the logger can scrub them wherever they appear. */
   secrets: string[];
 }
@@ -223,6 +333,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     historyOverlapDays: v.TE_HISTORY_OVERLAP_DAYS,
     historyFromParam: v.TE_HISTORY_FROM_PARAM,
     markerMaxAgeMs: v.TE_MARKER_MAX_AGE_HOURS * 3600_000,
+    worker: {
+      queuePrefix: v.TE_QUEUE_PREFIX,
+      concurrency: v.TE_WORKER_CONCURRENCY,
+      rateWaitMs: v.TE_WORKER_RATE_WAIT_MS,
+      lockMs: v.TE_WORKER_LOCK_MS,
+      stalledIntervalMs: v.TE_WORKER_STALLED_INTERVAL_MS,
+      shutdownGraceMs: v.TE_WORKER_SHUTDOWN_GRACE_MS,
+      metricsPort: v.TE_METRICS_PORT,
+    },
+    schedules: {
+      catalog: v.TE_SCHEDULE_CATALOG,
+      screener: v.TE_SCHEDULE_SCREENER,
+      'token-data': v.TE_SCHEDULE_TOKEN_DATA,
+      bundles: v.TE_SCHEDULE_BUNDLES,
+    },
+    scheduleTz: v.TE_SCHEDULE_TZ,
     secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.REDIS_URL)].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,
     ),

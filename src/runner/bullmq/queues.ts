@@ -1,0 +1,90 @@
+// Queue layout. Orchestration (scheduled walks, run completion) has its own queue: a fetch
+// queue that is rate limited stops promoting its delayed jobs, and must never hold back a
+// walk. Fetch jobs go to one queue per upstream bucket, so that a Retry-After on one bucket
+// pauses only the work that would hit it.
+import { Redis } from 'ioredis';
+import type { JobsOptions } from 'bullmq';
+import type { JobDefinition } from '../../../jobs/types.ts';
+import { BUCKETS, ROUTES, isRouteName, type Bucket } from '../../upstream/routes.ts';
+
+export const WALK_QUEUE = 'walk';
+
+export function fetchQueueName(bucket: Bucket): string {
+  return `fetch-${bucket}`;
+}
+
+export const FETCH_QUEUES: readonly { bucket: Bucket; name: string }[] = BUCKETS.map((bucket) => ({ bucket, name: fetchQueueName(bucket) }));
+
+/** The bucket a job's requests go to: its route when the job is named after one, else its source's public bucket. */
+export function bucketOf(job: Pick<JobDefinition<any>, 'name' | 'source'>): Bucket {
+  if (isRouteName(job.name)) return ROUTES[job.name].bucket;
+  return job.source === 'app' ? 'app-public' : 'gateway';
+}
+
+/** Transient failures (database restart) get two more tries; rate-limit waits use none. */
+export const FETCH_ATTEMPTS = 3;
+
+// Completed and failed jobs are kept for inspection, but bounded: a daily walk of a few
+// hundred tokens makes thousands of jobs.
+export const FETCH_JOB_OPTIONS: JobsOptions = {
+  attempts: FETCH_ATTEMPTS,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { count: 5000, age: 24 * 3600 },
+  removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+};
+
+export const WALK_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { count: 500, age: 7 * 24 * 3600 },
+  removeOnFail: { count: 500, age: 30 * 24 * 3600 },
+};
+
+/** Connection settings both ioredis and BullMQ accept. */
+export interface RedisSettings {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  db?: number;
+  tls?: object;
+  maxRetriesPerRequest: null;
+}
+
+/** ioredis options from REDIS_URL, with what BullMQ requires of blocking connections. */
+export function redisOptions(url: string): RedisSettings {
+  const u = new URL(url);
+  const db = u.pathname.replace(/^\//, '');
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, ''),
+    port: u.port ? Number(u.port) : 6379,
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    // BullMQ workers block on Redis: a command must wait for a reconnect, not fail.
+    maxRetriesPerRequest: null,
+  };
+}
+
+const REDIS_CONNECT_TIMEOUT_MS = 10_000;
+
+/** Fails start-up with a plain message instead of retrying forever against a wrong URL. */
+export async function connectRedis(connection: RedisSettings, url: string, connectionName?: string): Promise<Redis> {
+  const redis = new Redis({ ...connection, ...(connectionName ? { connectionName } : {}) });
+  redis.on('error', () => {}); // reconnects on its own; a failed start is reported below
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), REDIS_CONNECT_TIMEOUT_MS))),
+    ]);
+    return redis;
+  } catch (err) {
+    redis.disconnect();
+    const u = new URL(url);
+    throw new Error(`cannot reach Redis at ${u.hostname}:${u.port || 6379} (REDIS_URL): ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}

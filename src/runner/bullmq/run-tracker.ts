@@ -1,0 +1,118 @@
+// A walk spread over many jobs and processes is one run: Redis keeps, per run, the jobs it
+// planned (`seen`), those not settled yet (`pending`) and the counts of the summary. Each
+// step is one script, and every one is idempotent, because a job may run twice (a worker
+// dies after the work but before BullMQ hears of it): a job's outcome is counted only by
+// the call that removes it from `pending`, and the run ends when `pending` is empty.
+import type { Redis } from 'ioredis';
+import { luaScript } from '../../upstream/redis-budget.ts';
+import { emptyStats, type WalkStats } from '../stats.ts';
+
+const RUN_TTL_MS = 7 * 24 * 3600_000;
+const MAX_FAILURES = 50;
+
+// KEYS seen, pending, stats; ARGV jobId, ttl → 1 new, 2 planned and not settled, 0 settled
+const PLAN = luaScript(`
+local added = redis.call('SADD', KEYS[1], ARGV[1])
+if added == 1 then
+  redis.call('SADD', KEYS[2], ARGV[1])
+  redis.call('HINCRBY', KEYS[3], 'planned', 1)
+end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+if added == 1 then return 1 end
+return redis.call('SISMEMBER', KEYS[2], ARGV[1]) * 2
+`);
+
+// KEYS pending, stats, failures; ARGV jobId, kind, rows, byField, failureJson, maxFailures, ttl
+// → { counted 0/1, still pending }
+const SETTLE = luaScript(`
+if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return { 0, redis.call('SCARD', KEYS[1]) } end
+if ARGV[2] == 'deduplicated' then
+  redis.call('HINCRBY', KEYS[2], 'planned', -1)
+  redis.call('HINCRBY', KEYS[2], 'deduplicated', 1)
+else
+  redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+  redis.call('HINCRBY', KEYS[2], 'rows', tonumber(ARGV[3]))
+  if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
+end
+if ARGV[5] ~= '' and redis.call('LLEN', KEYS[3]) < tonumber(ARGV[6]) then
+  redis.call('RPUSH', KEYS[3], ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[7])
+end
+return { 1, redis.call('SCARD', KEYS[1]) }
+`);
+
+export type PlanState = 'new' | 'pending' | 'settled';
+
+export interface Outcome {
+  kind: 'done' | 'failed' | 'deduplicated';
+  rows?: number;
+  /** `source.group` and the resource status, for the per-group counts. */
+  group?: string;
+  status?: string;
+  failure?: { job: string; resource: string; error: string };
+}
+
+export interface RunStats extends WalkStats {
+  /** Resources another run had queued already: that run fetches them. */
+  deduplicated: number;
+}
+
+export class RunTracker {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async plan(runId: string, jobId: string): Promise<PlanState> {
+    const k = this.keys(runId);
+    const r = Number(await PLAN(this.redis, [k.seen, k.pending, k.stats], [jobId, RUN_TTL_MS]));
+    return r === 1 ? 'new' : r === 2 ? 'pending' : 'settled';
+  }
+
+  /** Counts a job's outcome once; returns how many jobs of the run are still pending. */
+  async settle(runId: string, jobId: string, o: Outcome): Promise<{ counted: boolean; pending: number }> {
+    const k = this.keys(runId);
+    const by = o.group && o.status ? `by|${o.group}|${o.status}` : '';
+    const args = [jobId, o.kind, o.rows ?? 0, by, o.failure ? JSON.stringify(o.failure) : '', MAX_FAILURES, RUN_TTL_MS];
+    const [counted, pending] = (await SETTLE(this.redis, [k.pending, k.stats, k.failures], args)) as [number, number];
+    return { counted: counted === 1, pending };
+  }
+
+  /** A follow-up that could not even be queued (unreadable payload): a failure of the run. */
+  async noteFailure(runId: string, failure: { job: string; resource: string; error: string }): Promise<void> {
+    const k = this.keys(runId);
+    await this.redis.multi().hincrby(k.stats, 'failed', 1).rpush(k.failures, JSON.stringify(failure)).ltrim(k.failures, 0, MAX_FAILURES - 1).pexpire(k.failures, RUN_TTL_MS).exec();
+  }
+
+  async pending(runId: string): Promise<number> {
+    return this.redis.scard(this.keys(runId).pending);
+  }
+
+  async stats(runId: string): Promise<RunStats> {
+    const k = this.keys(runId);
+    const [hash, failures] = await Promise.all([this.redis.hgetall(k.stats), this.redis.lrange(k.failures, 0, MAX_FAILURES - 1)]);
+    const stats: RunStats = { ...emptyStats(), deduplicated: 0 };
+    for (const [field, value] of Object.entries(hash)) {
+      const n = Number(value);
+      if (field.startsWith('by|')) {
+        const [, group, status] = field.split('|') as [string, string, string];
+        (stats.byGroup[group] ??= {})[status] = n;
+      } else if (field === 'planned' || field === 'done' || field === 'failed' || field === 'rows' || field === 'deduplicated') {
+        stats[field] = n;
+      }
+    }
+    stats.failures = failures.map((f) => JSON.parse(f) as WalkStats['failures'][number]);
+    return stats;
+  }
+
+  /** After the run is recorded, its keys linger a little for late duplicates, then go. */
+  async expire(runId: string, ms: number): Promise<void> {
+    const k = this.keys(runId);
+    await this.redis.multi().pexpire(k.seen, ms).pexpire(k.pending, ms).pexpire(k.stats, ms).pexpire(k.failures, ms).exec();
+  }
+
+  private keys(runId: string) {
+    const base = `${this.prefix}:run:${runId}`;
+    return { seen: `${base}:seen`, pending: `${base}:pending`, stats: `${base}:stats`, failures: `${base}:failures` };
+  }
+}

@@ -1,0 +1,20 @@
+// Which follow-ups a walk runs: the groups it covers (planners always), and the tokens it
+// was asked for. Roots always run.
+import type { JobDefinition } from '../../../jobs/types.ts';
+import { PLANNER_GROUPS } from './schedules.ts';
+
+export interface WalkScope {
+  /** Null: every group. Plain (`screener`) or qualified (`app.screener`) names. */
+  groups: readonly string[] | null;
+  /** Empty: every token. */
+  tokens: readonly string[];
+}
+
+export function inScope(scope: WalkScope, job: Pick<JobDefinition<any>, 'source' | 'group' | 'token'>, payload: unknown): boolean {
+  if (scope.groups && !PLANNER_GROUPS.includes(job.group) && !scope.groups.includes(job.group) && !scope.groups.includes(`${job.source}.${job.group}`)) return false;
+  if (scope.tokens.length > 0 && job.token) {
+    const slug = job.token(payload);
+    if (slug !== undefined && !scope.tokens.includes(slug)) return false;
+  }
+  return true;
+}

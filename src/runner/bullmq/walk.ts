@@ -1,0 +1,74 @@
+// The orchestration queue's jobs: a walk (scheduled or enqueued) opens a run and queues its
+// roots; a finish job closes the run once its last fetch job settled.
+import type { Job } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import type { Logger } from '../../logger.ts';
+import { finishRun, startRun } from '../../warehouse/runs.ts';
+import { runStatus } from '../stats.ts';
+import type { RunnerDeps } from './deps.ts';
+import { finishJobId, runIdFor } from './ids.ts';
+import { finishJobData, walkJobData } from './job-data.ts';
+import { enqueueRequests, type RunScope } from './plan.ts';
+import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
+import { summarizeRunRequests } from './requests-summary.ts';
+import { isScheduleId, scheduleGroups } from './schedules.ts';
+
+/** Run keys stay this long after the run is recorded, for late duplicates of its jobs. */
+const FINISHED_RUN_KEYS_MS = 3600_000;
+
+export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued: number }> {
+  const data = walkJobData.parse(job.data);
+  const runId = data.runId ?? runIdFor(`${deps.prefix}:${WALK_QUEUE}`, job.id!);
+  const logger = deps.logger.child({ runId, schedule: data.schedule });
+  let groups = data.groups ?? null;
+  if (data.schedule !== undefined) {
+    if (!isScheduleId(data.schedule)) throw new Error(`unknown schedule ${JSON.stringify(data.schedule)}`);
+    groups = scheduleGroups(data.schedule, deps.plan.groups);
+  }
+  const sources = deps.plan.sources.filter((s) => !data.sources || data.sources.includes(s));
+
+  // A walk job that ran before (it stalled, or failed after planning) continues its run.
+  const [existing] = await deps.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
+  if (existing && existing.status !== 'running') return { runId, queued: 0 };
+  if (!existing) {
+    const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id };
+    await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options, at: new Date() });
+    logger.info({ trigger: data.trigger, sources, groups }, 'run started');
+  }
+  if (sources.length === 0) {
+    await finishRun(deps.warehouse.db, runId, { status: 'failed', stats: {}, error: 'no source is configured', at: new Date() });
+    return { runId, queued: 0 };
+  }
+  const scope: RunScope = { runId, groups, tokens: data.tokens, full: data.full };
+  const queued = await enqueueRequests(deps, scope, deps.plan.walkRoots(sources), { roots: true });
+  if ((await deps.tracker.pending(runId)) === 0) await queueFinish(deps, runId);
+  return { runId, queued };
+}
+
+export async function queueFinish(deps: Pick<RunnerDeps, 'walkQueue'>, runId: string): Promise<void> {
+  // A fixed id: however many jobs see the run empty at once, one finish job is queued. It is
+  // removed when done, so a later add is never swallowed by a finished job of the same id;
+  // finishing a recorded run again changes nothing.
+  await deps.walkQueue.add('finish', { runId }, { ...WALK_JOB_OPTIONS, removeOnComplete: true, jobId: finishJobId(runId) });
+}
+
+export async function processFinish(deps: RunnerDeps, job: Job): Promise<string> {
+  const { runId } = finishJobData.parse(job.data);
+  return finishRunIfSettled(deps, runId, deps.logger.child({ runId }));
+}
+
+/** Records the run's outcome once nothing of it is pending; the statuses and stats of `tesync sync`. */
+export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger: Logger): Promise<string> {
+  if ((await deps.tracker.pending(runId)) > 0) return 'pending';
+  const [row] = await deps.warehouse.query<{ status: string; started_at: string | Date }>(sql`select status, started_at from sync.runs where id = ${runId}`);
+  if (!row || row.status !== 'running') return 'recorded already';
+  const stats = await deps.tracker.stats(runId);
+  const requests = await summarizeRunRequests(deps.warehouse, runId);
+  const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
+  const at = new Date();
+  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests }, at });
+  await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
+  const durationMs = at.getTime() - new Date(row.started_at).getTime();
+  logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
+  return status;
+}

@@ -1,0 +1,24 @@
+// Every table of the data schemas as row counts and content digests, without the columns
+// that say when or by which run a row was written: two warehouses synced from the same
+// upstream data, by whatever runner, must come out equal.
+import { sql } from 'drizzle-orm';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
+
+const VOLATILE = new Set(['fetched_at', 'run_id', 'first_seen_at', 'last_seen_at']);
+
+export async function warehouseDigest(w: Warehouse, schemas: readonly string[] = ['app', 'gateway']): Promise<Record<string, { rows: number; digest: string }>> {
+  const cols = await w.query<{ t: string; c: string }>(
+    sql.raw(`select table_schema || '.' || table_name as t, column_name as c from information_schema.columns
+             where table_schema in (${schemas.map((s) => `'${s}'`).join(',')}) order by table_schema, table_name, ordinal_position`),
+  );
+  const byTable = new Map<string, string[]>();
+  for (const { t, c } of cols) if (!VOLATILE.has(c)) (byTable.get(t) ?? byTable.set(t, []).get(t)!).push(`"${c}"`);
+  const out: Record<string, { rows: number; digest: string }> = {};
+  for (const [table, list] of byTable) {
+    const [r] = await w.query<{ n: string; d: string }>(
+      sql.raw(`select count(*)::text as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as d from (select ${list.join(', ')} from ${table}) x`),
+    );
+    out[table] = { rows: Number(r!.n), digest: r!.d };
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+// Real `tesync worker` processes for tests: spawned like a user would, their pino lines
+// kept, ready when they log so; plus Redis clean-up for a test's queue prefix.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { BIN, childEnv } from './cli.ts';
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves with the metrics port once the worker logged `worker ready`. */
+  ready: Promise<{ metricsPort: number }>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  lines(): LogLine[];
+  stderr(): string;
+}
+
+export function startWorker(env: Record<string, string | undefined>, args: string[] = []): WorkerProcess {
+  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const lines: LogLine[] = [];
+  let onReady: (v: { metricsPort: number }) => void = () => {};
+  let onFail: (e: Error) => void = () => {};
+  const ready = new Promise<{ metricsPort: number }>((resolve, reject) => {
+    onReady = resolve;
+    onFail = reject;
+  });
+  let partial = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    const text = d.toString();
+    stderr += text;
+    partial += text;
+    const parts = partial.split('\n');
+    partial = parts.pop()!;
+    for (const raw of parts) {
+      if (!raw.startsWith('{')) continue;
+      try {
+        const line = JSON.parse(raw) as LogLine;
+        lines.push(line);
+        if (line.msg === 'worker ready') onReady({ metricsPort: Number(line.metricsPort) });
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  child.stdout!.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => {
+    child.on('close', (code, signal) => {
+      onFail(new Error(`worker exited (${code ?? signal}) before it was ready:\n${stderr.slice(-2000)}`));
+      resolve({ code, signal, at: Date.now() });
+    });
+  });
+  return { child, pid: child.pid!, ready, exited, lines: () => lines, stderr: () => stderr };
+}
+
+/** Stops whatever is still running (SIGKILL: a test that got here has failed or is done). */
+export async function killAll(workers: readonly WorkerProcess[]): Promise<void> {
+  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  await Promise.all(workers.map((w) => w.exited));
+}
+
+/** Removes every Redis key under a test's queue prefix. */
+export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<number> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
+  try {
+    let cursor = '0';
+    let n = 0;
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) n += await redis.unlink(...keys);
+    } while (cursor !== '0');
+    return n;
+  } finally {
+    await redis.quit();
+  }
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
