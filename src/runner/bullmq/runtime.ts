@@ -91,6 +91,15 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     };
 
     await registerSchedulers(walkQueue, plannedSchedulers(config), logger);
+    // A Redis that restarted without persistence comes back empty: schedulers are registered
+    // again on every reconnect (idempotent), so schedules survive it.
+    redis.on('ready', () => {
+      if (shuttingDown) return;
+      registerSchedulers(walkQueue, plannedSchedulers(config), logger).then(
+        () => logger.info('Redis reconnected: schedulers registered again'),
+        (err: unknown) => logger.error({ err }, 'could not register schedulers after a Redis reconnect'),
+      );
+    });
 
     // The name lands on every job it takes (processedBy): which host and process ran what.
     const workerName = `${hostname()}.${process.pid}`;
