@@ -4,7 +4,6 @@
 // fields are kept (loose objects) so they end up in `payload`.
 import { z } from 'zod';
 import { idLike } from './app.ts';
-import { readDecimal, type DecimalCell } from './values.ts';
 
 const text = z.string().nullish();
 const cell = z.unknown().optional();

@@ -2,7 +2,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
-import { groups, type Source } from '../../jobs/index.ts';
+import { groups } from '../../jobs/index.ts';
 import { enqueueWalk } from '../runner/bullmq/enqueue.ts';
 import { isScheduleId, SCHEDULES } from '../runner/bullmq/schedules.ts';
 import { emptyStats, type WalkStats } from '../runner/stats.ts';
@@ -10,7 +10,8 @@ import { openWarehouse } from '../warehouse/connection.ts';
 import type { RunStatus } from '../warehouse/runs.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { formatSummary } from './sync.ts';
-import { configuredSources, type RequestSummary } from './sync-session.ts';
+import type { RequestSummary } from '../warehouse/request-summary.ts';
+import { onlyArg, sourcesArg } from './walk-args.ts';
 
 const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json]
 
@@ -46,15 +47,10 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const available = configuredSources(config);
-  const sources = (values.source ?? available) as Source[];
-  for (const s of sources) if (!available.includes(s)) throw new UsageError(`--source: ${JSON.stringify(s)} is not a configured source (configured: ${available.join(', ') || 'none'})`);
-  if (sources.length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
+  const sources = sourcesArg(config, values.source);
   if (values.schedule !== undefined && !isScheduleId(values.schedule)) throw new UsageError(`--schedule must be one of ${SCHEDULES.map((s) => s.id).join(', ')}`);
   if (values.schedule !== undefined && values.only) throw new UsageError('--schedule and --only do not go together');
-  const only = (values.only ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter(Boolean);
-  const known = new Set(groups());
-  for (const o of only) if (!known.has(o.replace(/^(app|gateway)\./, ''))) throw new UsageError(`--only: unknown resource group ${JSON.stringify(o)} (known: ${[...known].join(', ')})`);
+  const only = onlyArg(values.only);
   const timeoutS = values.timeout === undefined ? 3600 : Number(values.timeout);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout must be a positive number of seconds');
   if (values.wait && !config.databaseUrl) throw new UsageError('--wait reads the run from the warehouse: set DATABASE_URL');

@@ -1,14 +1,15 @@
 // One walk in this process: the wiring shared by `tesync sync` and `tesync demo`.
 // Part of the composition root: the one place that builds clients and hands them to jobs.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../../jobs/index.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runWalk } from '../runner/in-process.ts';
+import { inScope } from '../runner/walk-scope.ts';
 import { emptyStats, runStatus, type WalkStats } from '../runner/stats.ts';
 import { createUpstream, InProcessBudget, WarehouseRecorder, type BucketStatus, type RateBudget, type RequestRecorder, type RetryPolicy } from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { summarizeRunRequests, type RequestSummary } from '../warehouse/request-summary.ts';
 import { withReconnect } from '../warehouse/retry.ts';
 import { closeAbandonedRuns, finishRun, runOwner, startRun, type RunStatus } from '../warehouse/runs.ts';
 
@@ -35,13 +36,6 @@ export interface LiveProgress {
 }
 
 const PROGRESS_INTERVAL_MS = 250;
-
-export interface RequestSummary {
-  total: number;
-  byStatus: Record<string, number>;
-  rateLimited: number;
-  failedAttempts: number;
-}
 
 export interface SyncOutcome {
   runId: string;
@@ -79,19 +73,11 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   let requestCount = 0;
   const recorder = counting(new WarehouseRecorder(warehouse, logger), () => requestCount++);
   const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
-  const tokens = new Set(req.tokens ?? []);
-  const only = new Set(req.only ?? []);
-  const filter = (job: JobDefinition<any>, payload: unknown) => {
-    if (only.size > 0 && !only.has(job.group) && !only.has(`${job.source}.${job.group}`) && !alwaysRun(job)) return false;
-    if (tokens.size > 0 && job.token) {
-      const slug = job.token(payload);
-      if (slug !== undefined && !tokens.has(slug)) return false;
-    }
-    return true;
-  };
+  const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
+  const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
   const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db, new Date()));
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
-  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: [...tokens], only: [...only], full: Boolean(req.full), owner: runOwner() }, at: new Date() });
+  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() }, at: new Date() });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
   const stats = emptyStats();
@@ -112,29 +98,12 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     report();
     await recorder.close();
   }
-  const requests = await withReconnect(() => summarizeRequests(warehouse, runId));
+  const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
   const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
   await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: new Date() });
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };
-}
-
-/** Catalog and token-list jobs plan everything else: `--only` never filters them out. */
-function alwaysRun(job: JobDefinition<any>): boolean {
-  return job.group === 'catalog' || job.group === 'tokens';
-}
-
-async function summarizeRequests(warehouse: Warehouse, runId: string): Promise<RequestSummary> {
-  const rows = await warehouse.query<{ status: string | null; n: string }>(
-    sql`select coalesce(http_status::text, 'network') as status, count(*)::text as n from sync.requests where run_id = ${runId} group by 1`,
-  );
-  const byStatus = Object.fromEntries(rows.map((r) => [r.status ?? 'network', Number(r.n)]));
-  const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
-  const failedAttempts = Object.entries(byStatus)
-    .filter(([s]) => s === 'network' || Number(s) >= 500)
-    .reduce((a, [, n]) => a + n, 0);
-  return { total, byStatus, rateLimited: byStatus['429'] ?? 0, failedAttempts };
 }
 
 /** A recorder that also counts attempts, for live progress. */

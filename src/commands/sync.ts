@@ -1,11 +1,12 @@
 // `tesync sync`: one full walk in this process, no Redis needed.
 import { parseArgs } from 'node:util';
-import { groups, type Source } from '../../jobs/index.ts';
+import { groups } from '../../jobs/index.ts';
 import { openWarehouse } from '../warehouse/connection.ts';
-import { UsageError, type CommandContext } from './context.ts';
+import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
 import { createProgressDisplay } from './progress.ts';
-import { configuredSources, performSync, type SyncOutcome } from './sync-session.ts';
+import { performSync, type SyncOutcome } from './sync-session.ts';
+import { onlyArg, sourcesArg } from './walk-args.ts';
 
 const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--json]
 
@@ -33,16 +34,8 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const available = configuredSources(config);
-  const sources = (values.source ?? available) as Source[];
-  for (const s of sources) {
-    if (s !== 'app' && s !== 'gateway') throw new UsageError(`--source must be app or gateway, not ${JSON.stringify(s)}`);
-    if (!available.includes(s)) throw new UsageError(`the ${s} source is not configured: set ${s === 'app' ? 'TE_APP_URL' : 'TE_GATEWAY_URL and TE_GATEWAY_API_KEY'}`);
-  }
-  if (sources.length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
-  const only = (values.only ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter(Boolean);
-  const known = new Set(groups());
-  for (const o of only) if (!known.has(o.replace(/^(app|gateway)\./, ''))) throw new UsageError(`--only: unknown resource group ${JSON.stringify(o)} (known: ${[...known].join(', ')})`);
+  const sources = sourcesArg(config, values.source);
+  const only = onlyArg(values.only);
 
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {

@@ -1,7 +1,13 @@
 // The runner behind `tesync sync`: a bounded-concurrency loop over the walk. Follow-up
 // jobs are deduplicated by resource; one resource failing never stops the others.
+//
+// Jobs queue in one lane per upstream bucket, each lane with `concurrency` slots (as the
+// worker has one queue per bucket): a job waiting for its bucket's budget holds a slot of
+// that bucket only. With one shared queue, a bucket out of budget until its reset filled
+// every slot with its waiting jobs and left the other buckets' budget unspent.
 import { setTimeout as delay } from 'node:timers/promises';
 import type { JobContext, JobDefinition, JobRequest, JobResult } from '../../jobs/types.ts';
+import { isRouteName, ROUTES } from '../upstream/routes.ts';
 import { writeFailure } from '../warehouse/resource-state.ts';
 import { withReconnect } from '../warehouse/retry.ts';
 import { judgeFailure } from './failure.ts';
@@ -33,7 +39,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const { context, catalog } = options;
   const stats = options.stats ?? emptyStats();
   const seen = new Set<string>();
-  const queue: Planned[] = [];
+  const lanes = new Map<string, { queue: Planned[]; active: number }>();
 
   const plan = (req: JobRequest, isRoot: boolean) => {
     const job = catalog.get(req.name);
@@ -53,7 +59,10 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     if (seen.has(id)) return;
     seen.add(id);
     stats.planned++;
-    queue.push({ job, payload: parsed.data, resource });
+    const bucket = bucketOf(job);
+    let lane = lanes.get(bucket);
+    if (!lane) lanes.set(bucket, (lane = { queue: [], active: 0 }));
+    lane.queue.push({ job, payload: parsed.data, resource });
   };
 
   const execute = async (p: Planned): Promise<void> => {
@@ -96,24 +105,33 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   };
 
   for (const r of options.roots) plan(r, true);
-  let active = 0;
+  const queued = () => [...lanes.values()].reduce((n, l) => n + l.queue.length, 0);
   await new Promise<void>((resolve) => {
     const pump = () => {
-      while (active < options.concurrency && queue.length > 0 && !options.signal?.aborted) {
-        const next = queue.shift()!;
-        active++;
-        void execute(next).finally(() => {
-          active--;
-          options.onProgress?.(stats);
-          pump();
-        });
+      for (const lane of lanes.values()) {
+        while (lane.active < options.concurrency && lane.queue.length > 0 && !options.signal?.aborted) {
+          const next = lane.queue.shift()!;
+          lane.active++;
+          void execute(next).finally(() => {
+            lane.active--;
+            options.onProgress?.(stats);
+            pump();
+          });
+        }
       }
-      if (active === 0 && (queue.length === 0 || options.signal?.aborted)) resolve();
+      const active = [...lanes.values()].some((l) => l.active > 0);
+      if (!active && (queued() === 0 || options.signal?.aborted)) resolve();
     };
     pump();
   });
-  stats.cancelled = queue.length;
+  stats.cancelled = queued();
   return stats;
+}
+
+/** The bucket a job's requests go to (the worker's queues use the same rule). */
+function bucketOf(job: JobDefinition<any>): string {
+  if (isRouteName(job.name)) return ROUTES[job.name].bucket;
+  return job.source === 'app' ? 'app-public' : 'gateway';
 }
 
 function countStatus(stats: WalkStats, job: JobDefinition<any>, status: string): void {

@@ -1,14 +1,13 @@
 // The gateway source end to end: simulator over real HTTP → tesync → real Postgres.
-import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { performSync, type SyncOutcome } from '../../src/commands/sync-session.ts';
 import { startSimulator, type Simulator } from '../../src/sim/index.ts';
-import type { Period, SimDataset, Timeframe } from '../../src/sim/dataset-types.ts';
+import type { Period, Timeframe } from '../../src/sim/dataset-types.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { contentDigest, expectAppMirror } from '../helpers/app-mirror.ts';
-import { byKey, count, expectGatewayMirror, GATEWAY_TABLES, gatewayCounts, json, q } from '../helpers/gateway-mirror.ts';
+import { byKey, count, expectGatewayMirror, GATEWAY_TABLES, gatewayCounts, q } from '../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const key = canaryKey('gw');

@@ -13,8 +13,7 @@ import { fetchJobId, resourceKey } from './ids.ts';
 import type { FetchJobData } from './job-data.ts';
 import { bucketOf, FETCH_JOB_OPTIONS } from './queues.ts';
 import type { RunTracker } from './run-tracker.ts';
-import { PLANNER_GROUPS } from './schedules.ts';
-import { inScope } from './walk-scope.ts';
+import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
 
 export interface PlanDeps {
   catalog: ReadonlyMap<string, JobDefinition<any>>;

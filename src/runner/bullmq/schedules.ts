@@ -19,9 +19,6 @@ export const SCHEDULES: readonly ScheduleSpec[] = [
   { id: 'token-data', groups: 'rest' },
 ];
 
-/** Catalog and token-list jobs plan everything else: every walk runs them. */
-export const PLANNER_GROUPS: readonly string[] = ['catalog', 'tokens'];
-
 export function isScheduleId(id: string): id is ScheduleId {
   return SCHEDULES.some((s) => s.id === id);
 }

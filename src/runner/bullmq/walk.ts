@@ -10,7 +10,7 @@ import { finishJobId, runIdFor } from './ids.ts';
 import { finishJobData, walkJobData } from './job-data.ts';
 import { enqueueRequests, type RunScope } from './plan.ts';
 import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
-import { summarizeRunRequests } from './requests-summary.ts';
+import { summarizeRunRequests } from '../../warehouse/request-summary.ts';
 import { isScheduleId, scheduleGroups } from './schedules.ts';
 
 /** Run keys stay this long after the run is recorded, for late duplicates of its jobs. */

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { catalog, groups } from '../../../jobs/index.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { cronProblem } from '../../../src/runner/bullmq/cron.ts';
-import { PLANNER_GROUPS, plannedSchedulers, scheduleGroups, SCHEDULES } from '../../../src/runner/bullmq/schedules.ts';
-import { inScope } from '../../../src/runner/bullmq/walk-scope.ts';
+import { plannedSchedulers, scheduleGroups, SCHEDULES } from '../../../src/runner/bullmq/schedules.ts';
+import { inScope, PLANNER_GROUPS } from '../../../src/runner/walk-scope.ts';
 
 describe('schedules', () => {
   it('cover every resource group of the catalog exactly once', () => {

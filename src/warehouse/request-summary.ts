@@ -1,7 +1,6 @@
-// The request figures of a run, for sync.runs.stats: the same shape `tesync sync` records.
-// (The in-process version is private to sync-session.ts.)
+// The request figures of a run, for sync.runs.stats, whichever runner ran it.
 import { sql } from 'drizzle-orm';
-import type { Warehouse } from '../../warehouse/connection.ts';
+import type { Warehouse } from './connection.ts';
 
 export interface RequestSummary {
   total: number;

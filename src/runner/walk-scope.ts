@@ -1,7 +1,9 @@
-// Which follow-ups a walk runs: the groups it covers (planners always), and the tokens it
-// was asked for. Roots always run.
-import type { JobDefinition } from '../../../jobs/types.ts';
-import { PLANNER_GROUPS } from './schedules.ts';
+// Which follow-ups a walk runs, under either runner: the groups it covers (planners always),
+// and the tokens it was asked for. Roots always run.
+import type { JobDefinition } from '../../jobs/types.ts';
+
+/** Groups that plan the others (catalogs, token lists): every walk runs them, whatever its scope. */
+export const PLANNER_GROUPS: readonly string[] = ['catalog', 'tokens'];
 
 export interface WalkScope {
   /** Null: every group. Plain (`screener`) or qualified (`app.screener`) names. */

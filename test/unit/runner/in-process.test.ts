@@ -1,0 +1,58 @@
+// The in-process runner's lanes: jobs held back by one bucket's budget never take the
+// slots of another bucket's jobs.
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import type { JobContext, JobDefinition } from '../../../jobs/types.ts';
+import { createLogger } from '../../../src/logger.ts';
+import { runWalk } from '../../../src/runner/in-process.ts';
+
+const logger = createLogger({ level: 'silent', secrets: [] });
+const context = { logger, now: () => new Date(), runId: 'r', warehouse: {}, upstream: {}, settings: {} } as unknown as JobContext;
+
+describe('runWalk', () => {
+  it('runs the jobs of other buckets while every slot of one bucket waits for its budget', async () => {
+    let release!: () => void;
+    const budgetBack = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    const job = (name: string, source: 'app' | 'gateway', handle: (p: { n: number }) => Promise<void>): JobDefinition<{ n: number }> => ({
+      name,
+      source,
+      group: 'x',
+      payload: z.object({ n: z.number() }),
+      resource: (p) => `${name}/${p.n}`,
+      handle: async (_ctx, p) => {
+        await handle(p);
+        order.push(`${name}/${p.n}`);
+        return { status: 'ok', rows: 0 };
+      },
+    });
+    // Gateway jobs wait as a bucket out of budget makes them wait; app jobs just finish.
+    const gateway = job('gateway.page', 'gateway', () => budgetBack);
+    const app = job('app.snapshot', 'app', async () => {});
+    const bundle = job('app.bundle', 'app', async () => {});
+    const planner: JobDefinition<Record<string, never>> = {
+      name: 'gateway.tokens',
+      source: 'gateway',
+      group: 'tokens',
+      payload: z.object({}),
+      resource: () => 'tokens',
+      handle: async () => ({
+        status: 'ok',
+        rows: 0,
+        // The waiting jobs are planned first, as a catalog of one source can be.
+        followUps: [
+          ...[1, 2, 3, 4].map((n) => ({ name: gateway.name, payload: { n } })),
+          ...[1, 2, 3].map((n) => ({ name: app.name, payload: { n } })),
+          ...[1, 2].map((n) => ({ name: bundle.name, payload: { n } })),
+        ],
+      }),
+    };
+    const catalog = new Map<string, JobDefinition<any>>([planner, gateway, app, bundle].map((j) => [j.name, j]));
+    const walk = runWalk({ catalog, roots: [{ name: 'gateway.tokens', payload: {} }], context, concurrency: 2 });
+    await expect.poll(() => order.filter((o) => o.startsWith('app.')).length).toBe(5);
+    expect(order.some((o) => o.startsWith('gateway.page'))).toBe(false);
+    release();
+    const stats = await walk;
+    expect(stats).toMatchObject({ planned: 10, done: 10, failed: 0, cancelled: 0 });
+  });
+});
