@@ -9,6 +9,8 @@ COPY src ./src
 COPY jobs ./jobs
 COPY schema ./schema
 COPY drizzle ./drizzle
+# The demo prints an example query from the warehouse docs.
+COPY docs ./docs
 USER node
 ENTRYPOINT ["node", "bin/tesync.js"]
 CMD ["worker"]
