@@ -3,6 +3,8 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+# postinstall patches a postgres.js crash on connection loss (scripts/patch-postgres.mjs).
+COPY scripts ./scripts
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
