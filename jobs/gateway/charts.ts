@@ -2,16 +2,20 @@
 // then one data job per chart and configured timeframe that the chart supports. The catalog
 // items carry no version; the catalog's meta.asOf (with any freshness or row count an item
 // has) is the marker: a chart timeframe whose marker is as at its last fetch is not fetched again.
+// The catalog itself is skipped while the token catalog's marker is unchanged (see tokens.ts);
+// it then plans the charts it listed last time, each with the marker it had then.
+import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { skipIfUnchanged } from '../shared/change.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';
-import { defineJob, type JobRequest } from '../types.ts';
+import { defineJob, type JobContext, type JobRequest } from '../types.ts';
 import { slugPayload } from './page.ts';
 import { onProblem } from './problems.ts';
 
@@ -40,6 +44,31 @@ export function chartMarker(catalogAsOf: Date | null, entry: Pick<CatalogEntry, 
   return versionMarker({ asOf: catalogAsOf?.toISOString() ?? null, item: entry.marker });
 }
 
+function chartFollowUps(ctx: JobContext, slug: string, entries: readonly GatewayCatalogEntry[], catalogAsOf: Date | null): JobRequest[] {
+  return entries.flatMap((e) =>
+    timeframesToFetch(e, ctx.settings.gatewayChartTimeframes).map((timeframe) => ({
+      name: 'gateway.chart',
+      payload: { slug, chartKey: e.key, timeframe, link: e.link, marker: chartMarker(catalogAsOf, e) },
+    })),
+  );
+}
+
+/**
+ * The chart jobs of the catalog as its last fetch stored it (charts it no longer listed keep
+ * their rows, from older runs): a chart whose last fetch failed still heals.
+ */
+async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
+  const rows = await ctx.warehouse.db
+    .select({ payload: gatewayCharts.payload, timeframes: gatewayCharts.timeframes, asOf: gatewayCharts.asOf, runId: gatewayCharts.runId, fetchedAt: gatewayCharts.fetchedAt })
+    .from(gatewayCharts)
+    .where(eq(gatewayCharts.tokenSlug, slug));
+  const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
+  return rows.filter((r) => r.runId === last?.runId).flatMap((r) => {
+    const e = readGatewayCatalogItem(r.payload);
+    return e ? chartFollowUps(ctx, slug, [{ ...e, timeframes: r.timeframes }], r.asOf) : [];
+  });
+}
+
 export const gatewayChartsJob = defineJob({
   name: 'gateway.charts',
   source: 'gateway',
@@ -49,6 +78,9 @@ export const gatewayChartsJob = defineJob({
   token: (p) => p.slug,
   async handle(ctx, p) {
     const resource = `token/${p.slug}/charts`;
+    if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) {
+      return { status: 'unchanged', rows: 0, followUps: await storedChartFollowUps(ctx, p.slug) };
+    }
     let f;
     try {
       f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
@@ -71,15 +103,9 @@ export const gatewayChartsJob = defineJob({
     const status = invalidItems ? 'partial' : 'ok';
     const n = await commit(
       ctx,
-      { source: 'gateway', resource, kind: 'charts', status, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
+      { source: 'gateway', resource, kind: 'charts', status, freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
       (tx) => upsertRows(tx, gatewayCharts, rows, { target: [gatewayCharts.tokenSlug, gatewayCharts.chartKey] }),
     );
-    const followUps: JobRequest[] = valid.flatMap((e) =>
-      timeframesToFetch(e, ctx.settings.gatewayChartTimeframes).map((timeframe) => ({
-        name: 'gateway.chart',
-        payload: { slug: p.slug, chartKey: e.key, timeframe, link: e.link, marker: chartMarker(f.meta.asOf, e) },
-      })),
-    );
-    return { status, rows: n, followUps };
+    return { status, rows: n, followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf) };
   },
 });

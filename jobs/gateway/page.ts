@@ -7,13 +7,15 @@ import { gatewayPageShell, gatewaySection } from '../../schema/upstream/gateway.
 import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { skipIfUnchanged } from '../shared/change.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
 import { onProblem } from './problems.ts';
 
-export const slugPayload = z.object({ slug: z.string().min(1) });
+/** `marker`: what says the token's routes changed (see tokens.ts); absent, they are fetched. */
+export const slugPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
 
 /** Pure: the page row and its sections. */
 export function normalizePage(ctx: JobContext, slug: string, data: z.infer<typeof gatewayPageShell>, raw: unknown, asOf: Date | null) {
@@ -72,6 +74,7 @@ export const gatewayPageJob = defineJob({
   token: (p) => p.slug,
   async handle(ctx, p) {
     const resource = `token/${p.slug}/page`;
+    if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) return { status: 'unchanged', rows: 0 };
     let f;
     try {
       f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
@@ -82,7 +85,7 @@ export const gatewayPageJob = defineJob({
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
     const rows = await commit(
       ctx,
-      { source: 'gateway', resource, kind: 'page', status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details: n.invalid.length ? { invalid: n.invalid } : null },
+      { source: 'gateway', resource, kind: 'page', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: n.invalid.length ? { invalid: n.invalid } : null },
       async (tx) => {
         await upsertRows(tx, gatewayTokenPages, [n.page], { target: [gatewayTokenPages.tokenSlug] });
         // Sections belong to the page: one the page no longer has is removed with it.

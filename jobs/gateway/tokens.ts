@@ -1,6 +1,12 @@
 // /v1/tokens: the gateway's token catalog, root of the gateway walk. It plans the screener,
 // the contract check and every token's page, history (per configured period) and charts.
 // Tokens it stops listing get `delisted_at`, but only when the list came back whole.
+//
+// Change marker: the gateway serves every surface from one read plane and gives its items no
+// version of their own; the catalog's `meta.asOf` is the read plane's as-of, and it moves
+// whenever the data behind the token routes does. It is handed to each token's page, history
+// and chart catalog, which skip their fetch while it is as at their last success (and for
+// at most TE_MARKER_MAX_AGE_HOURS). No asOf, no marker: everything is fetched.
 import { and, isNull, notInArray } from 'drizzle-orm';
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
@@ -30,16 +36,22 @@ export function gatewayTokenRows(ctx: JobContext, list: TokenListRead, asOf: Dat
   });
 }
 
-/** Pure: the walk below the catalog. */
-export function gatewayFollowUps(slugs: readonly string[], periods: readonly string[]): JobRequest[] {
+/** Pure: the change marker of the token routes, from the catalog's meta.asOf (null without one). */
+export function catalogMarker(asOf: Date | null): string | null {
+  return asOf ? asOf.toISOString() : null;
+}
+
+/** Pure: the walk below the catalog; `marker` goes to every per-token job. */
+export function gatewayFollowUps(slugs: readonly string[], periods: readonly string[], marker: string | null = null): JobRequest[] {
   const out: JobRequest[] = [
     { name: 'gateway.screener', payload: {} },
     { name: 'gateway.openapi', payload: {} },
   ];
+  const m = marker ? { marker } : {};
   for (const slug of slugs) {
-    out.push({ name: 'gateway.page', payload: { slug } });
-    for (const period of periods) out.push({ name: 'gateway.history', payload: { slug, period } });
-    out.push({ name: 'gateway.charts', payload: { slug } });
+    out.push({ name: 'gateway.page', payload: { slug, ...m } });
+    for (const period of periods) out.push({ name: 'gateway.history', payload: { slug, period, ...m } });
+    out.push({ name: 'gateway.charts', payload: { slug, ...m } });
   }
   return out;
 }
@@ -70,6 +82,6 @@ export const gatewayTokensJob = defineJob({
       },
     );
     const slugs = rows.map((r) => r.slug);
-    return { status, rows: n, followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods) };
+    return { status, rows: n, followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)) };
   },
 });

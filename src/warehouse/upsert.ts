@@ -1,13 +1,21 @@
 // Idempotent batched upserts: one statement per batch, the incoming row referred to as
 // `excluded`, duplicates inside a batch collapsed (Postgres refuses them in one statement).
+//
+// A batch goes as `insert ... select ... from unnest($1::type[], $2::type[], ...)`: one
+// parameter per column, an array literal of the values' text forms that Postgres casts to
+// the column's type (a column with one value for the whole batch goes as one scalar).
+// Numerics travel as text, so decimals stay exact; there is no parameter limit; and the
+// statement costs a few string joins instead of drizzle's per-value query builder, which
+// spent more CPU than the database itself (docs/performance.md has the figures).
+// Tables with array columns (unnest would flatten them) keep the multi-row VALUES form.
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from './connection.ts';
 
 /** A transaction or the database itself: both can run statements. */
 export type Executor = Pick<Db, 'insert' | 'update' | 'delete' | 'select' | 'execute'>;
 
-// postgres.js refuses 65534+ parameters in one statement.
+// postgres.js refuses 65534+ parameters in one statement (the VALUES form only).
 const MAX_PARAMS = 65_000;
 
 export interface UpsertOptions<T extends PgTable> {
@@ -25,41 +33,194 @@ export async function upsertRows<T extends PgTable>(
   options: UpsertOptions<T>,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const columns = getTableColumns(table) as Record<string, PgColumn>;
-  const targetNames = new Set(options.target.map((c) => c.name));
-  const keep = new Set((options.keep ?? []) as string[]);
-  const set: Record<string, SQL> = {};
-  for (const [prop, column] of Object.entries(columns)) {
-    if (targetNames.has(column.name) || keep.has(prop)) continue;
-    set[prop] = sql.raw(`excluded."${column.name}"`);
-  }
-  const unique = dedupe(rows, options.target, columns);
-  const perRow = Object.keys(columns).length;
-  const size = Math.max(1, Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
+  const shape = shapeOf(table);
+  const unique = dedupe(rows, options.target, shape.columns);
+  const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
+  const perRow = shape.columns.length;
+  const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
   for (let i = 0; i < unique.length; i += size) {
-    const batch = unique.slice(i, i + size);
-    // drizzle's generic insert typing does not survive the table type parameter.
-    await (db.insert(table).values(batch as never) as unknown as { onConflictDoUpdate(c: unknown): Promise<unknown> }).onConflictDoUpdate({
-      target: options.target,
-      set,
-    });
+    const batch = unique.length <= size ? unique : unique.slice(i, i + size);
+    if (unnest) await db.execute(unnestStatement(shape, batch, options));
+    else await valuesUpsert(db, table, batch, options, shape);
   }
   return unique.length;
 }
 
-/** Last row wins for each key. */
-function dedupe<R extends Record<string, unknown>>(rows: R[], target: PgColumn[], columns: Record<string, PgColumn>): R[] {
-  const byName = new Map(Object.entries(columns).map(([prop, c]) => [c.name, prop]));
-  const props = target.map((c) => byName.get(c.name) ?? c.name);
-  const seen = new Map<string, R>();
-  for (const row of rows) {
-    const key = JSON.stringify(props.map((p) => keyPart(row[p])));
-    seen.delete(key);
-    seen.set(key, row);
-  }
-  return [...seen.values()];
+interface ColumnInfo {
+  prop: string;
+  column: PgColumn;
+  /** Quoted column name. */
+  name: string;
+  /** The cast of its array parameter, e.g. `numeric[]`. */
+  arrayType: string;
+  hasDefault: boolean;
+  generated: boolean;
 }
 
-function keyPart(v: unknown): unknown {
-  return v instanceof Date ? v.toISOString() : v;
+interface TableShape {
+  qualified: string;
+  columns: ColumnInfo[];
+  /** No array-typed column: every column can travel as one unnest array. */
+  unnestable: boolean;
+}
+
+const shapes = new WeakMap<PgTable, TableShape>();
+
+function shapeOf(table: PgTable): TableShape {
+  let shape = shapes.get(table);
+  if (shape) return shape;
+  const config = getTableConfig(table);
+  const columns = Object.entries(getTableColumns(table) as Record<string, PgColumn>).map(([prop, column]): ColumnInfo => ({
+    prop,
+    column,
+    name: quote(column.name),
+    arrayType: `${column.getSQLType()}[]`,
+    hasDefault: column.hasDefault,
+    generated: column.generated !== undefined || column.generatedIdentity !== undefined,
+  }));
+  shape = {
+    qualified: config.schema ? `${quote(config.schema)}.${quote(config.name)}` : quote(config.name),
+    columns,
+    // `text[]` columns: an array of arrays would be flattened by unnest. Values computed in
+    // JS (drizzle's $defaultFn/$onUpdateFn) exist only in its query builder.
+    unnestable: columns.every((c) => !c.column.getSQLType().endsWith(']') && !c.column.defaultFn && !c.column.onUpdateFn),
+  };
+  shapes.set(table, shape);
+  return shape;
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+/**
+ * A column that some rows leave undefined and others set, and that has a default: in the
+ * VALUES form drizzle writes `default` for those rows, which one array cannot express.
+ */
+function undefinedBesideDefaults(rows: readonly Record<string, unknown>[], columns: readonly ColumnInfo[]): boolean {
+  return columns.some((c) => c.hasDefault && rows.some((r) => r[c.prop] === undefined) && rows.some((r) => r[c.prop] !== undefined));
+}
+
+function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Record<string, unknown>[], options: UpsertOptions<T>): SQL {
+  // A column no row sets is left out: its default (or null) applies, as in the VALUES form.
+  const present = shape.columns.filter((c) => rows.some((r) => r[c.prop] !== undefined));
+  const targetNames = new Set(options.target.map((c) => c.name));
+  const keep = new Set((options.keep ?? []) as string[]);
+  // Every other column is set from `excluded`, the left-out ones too (to their default), as
+  // the VALUES form does.
+  const updates = shape.columns.filter((c) => !c.generated && !targetNames.has(c.column.name) && !keep.has(c.prop)).map((c) => `${c.name} = excluded.${c.name}`);
+  const conflict = `(${options.target.map((c) => quote(c.name)).join(', ')})`;
+  // A column with one value for the whole batch (the run, the fetch time, the token) goes
+  // as one scalar: half the bytes of a history batch, and less for Postgres to parse.
+  const select: SQL[] = [];
+  const arrays: SQL[] = [];
+  const aliases: string[] = [];
+  for (const c of present) {
+    const col = encodeColumn(c.column, c.prop, rows);
+    if (select.length > 0) select.push(sql.raw(', '));
+    if (col.constant) {
+      // Through text: postgres.js would otherwise serialize the parameter for the type the
+      // cast names (a boolean's 'true' became false, a jsonb text was quoted again).
+      select.push(col.value === null ? sql.raw(`null::${c.column.getSQLType()}`) : sql`${col.value}`, sql.raw(col.value === null ? '' : `::text::${c.column.getSQLType()}`));
+      continue;
+    }
+    select.push(sql.raw(`u.${c.name}`));
+    if (arrays.length > 0) arrays.push(sql.raw(', '));
+    arrays.push(sql`${col.literal}`, sql.raw(`::${c.arrayType}`));
+    aliases.push(c.name);
+  }
+  const from = aliases.length > 0 ? [sql.raw(' from unnest('), ...arrays, sql.raw(`) as u(${aliases.join(', ')})`)] : [];
+  return sql.join([
+    sql.raw(`insert into ${shape.qualified} (${present.map((c) => c.name).join(', ')}) select `),
+    ...select,
+    ...from,
+    sql.raw(` on conflict ${conflict} ${updates.length ? `do update set ${updates.join(', ')}` : 'do nothing'}`),
+  ]);
+}
+
+type EncodedColumn = { constant: true; value: string | null } | { constant: false; literal: string };
+
+// An array element needs quotes unless it is plain (numbers, timestamps, most keys): quoting
+// every element doubled the strings a batch allocates.
+const PLAIN = /^[^\s{}",\\]+$/;
+
+/**
+ * One column of the batch: its single value when every row has the same, else a Postgres
+ * array literal of the values' text forms.
+ */
+function encodeColumn(column: PgColumn, prop: string, rows: readonly Record<string, unknown>[]): EncodedColumn {
+  const parts = new Array<string>(rows.length);
+  // Rows of one batch mostly share objects (the fetch time, the run): convert each once.
+  let lastIn: unknown = undefined;
+  let lastText: string | null = null;
+  let lastOut = 'NULL';
+  let first: string | null | undefined = undefined;
+  let constant = true;
+  for (let i = 0; i < rows.length; i++) {
+    const v = rows[i]![prop];
+    let text: string | null;
+    if (v === null || v === undefined) {
+      text = null;
+      parts[i] = 'NULL';
+    } else {
+      if (v !== lastIn) {
+        lastIn = v;
+        lastText = textOf(column.mapToDriverValue(v));
+        lastOut = PLAIN.test(lastText) && lastText.toUpperCase() !== 'NULL' ? lastText : `"${lastText.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+      }
+      text = lastText;
+      parts[i] = lastOut;
+    }
+    if (i === 0) first = text;
+    else if (constant && text !== first) constant = false;
+  }
+  return constant ? { constant: true, value: first ?? null } : { constant: false, literal: `{${parts.join(',')}}` };
+}
+
+function textOf(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v instanceof Date) return v.toISOString();
+  return String(v);
+}
+
+/** The multi-row VALUES form, for tables unnest cannot carry. */
+async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T['$inferInsert'][], options: UpsertOptions<T>, shape: TableShape): Promise<void> {
+  const targetNames = new Set(options.target.map((c) => c.name));
+  const keep = new Set((options.keep ?? []) as string[]);
+  const set: Record<string, SQL> = {};
+  for (const c of shape.columns) {
+    if (targetNames.has(c.column.name) || keep.has(c.prop)) continue;
+    set[c.prop] = sql.raw(`excluded.${c.name}`);
+  }
+  // drizzle's generic insert typing does not survive the table type parameter.
+  await (db.insert(table).values(batch as never) as unknown as { onConflictDoUpdate(c: unknown): Promise<unknown> }).onConflictDoUpdate({
+    target: options.target,
+    set,
+  });
+}
+
+/** Last row wins for each key. */
+function dedupe<R extends Record<string, unknown>>(rows: R[], target: PgColumn[], columns: readonly ColumnInfo[]): R[] {
+  const byName = new Map(columns.map((c) => [c.column.name, c.prop]));
+  const props = target.map((c) => byName.get(c.name) ?? c.name);
+  const seen = new Map<string, R>();
+  let duplicates = false;
+  for (const row of rows) {
+    // Postgres text cannot hold NUL: joined by it, the parts of two different keys never collide.
+    let key = keyPart(row[props[0]!]);
+    for (let i = 1; i < props.length; i++) key += `\u0000${keyPart(row[props[i]!])}`;
+    if (seen.has(key)) {
+      duplicates = true;
+      seen.delete(key);
+    }
+    seen.set(key, row);
+  }
+  return duplicates ? [...seen.values()] : rows;
+}
+
+function keyPart(v: unknown): string {
+  if (typeof v === 'string') return v;
+  // A key column holds one type: a Date's milliseconds stand for it as well as its ISO text.
+  if (v instanceof Date) return String(v.getTime());
+  return v === null || v === undefined ? '\u0001' : String(v);
 }

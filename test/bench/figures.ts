@@ -1,0 +1,100 @@
+// Pure arithmetic of the bench: what a sync must request, the floor the rate budget sets,
+// and what the request log says about 429s. No IO here, so the smoke test can check it.
+import type { SimDataset } from '../../src/sim/dataset-types.ts';
+import type { BucketName, Scenario } from './scenario.ts';
+
+export type PerBucket = Record<BucketName, number>;
+
+export const emptyBuckets = (): PerBucket => ({ 'app-public': 0, 'app-key': 0, gateway: 0 });
+
+export const total = (b: PerBucket): number => b['app-public'] + b['app-key'] + b.gateway;
+
+/**
+ * The distinct resources the coverage flags say exist, by bucket: what a full sync cannot do
+ * without. Lists and screeners count once; per token only the routes its coverage has (a
+ * gateway trend that is not materialized, a chart catalog of a token without charts, are not
+ * necessary even though tesync cannot know that before asking).
+ */
+export function requestsNecessary(data: SimDataset, s: Pick<Scenario, 'gatewayPeriods' | 'gatewayTimeframes'>): PerBucket {
+  const n = emptyBuckets();
+  n['app-public'] += 3; // metrics, tokens, screener
+  n.gateway += 3; // tokens, screener, openapi
+  for (const t of data.appTokens()) {
+    const c = t.coverage;
+    n['app-key'] += 1;
+    if (c.snapshot) n['app-public'] += 1;
+    if (c.metricHistory) n['app-public'] += 1;
+    if (c.charts) n['app-public'] += 1 + (data.appCharts(t.slug)?.length ?? 0);
+  }
+  for (const g of data.gatewayTokens()) {
+    n.gateway += 1; // page
+    for (const p of s.gatewayPeriods) if (data.gatewayTrend(g.slug, p) !== null) n.gateway += 1;
+    const charts = data.gatewayCharts(g.slug) ?? [];
+    if (charts.length > 0) n.gateway += 1;
+    for (const c of charts) n.gateway += s.gatewayTimeframes.filter((tf) => c.timeframes.includes(tf)).length;
+  }
+  return n;
+}
+
+/**
+ * The least wall time the budget allows: for each bucket, its necessary requests at the
+ * allowed rate (limit per window), plus one round trip; buckets run side by side, so the
+ * slowest decides. Unlimited buckets cost one round trip.
+ */
+export function budgetFloorMs(necessary: PerBucket, s: Pick<Scenario, 'budgets' | 'latencyMs'>): { floorMs: number; byBucket: PerBucket; roundTripMs: number } {
+  const roundTripMs = (s.latencyMs[0] + s.latencyMs[1]) / 2;
+  const budgets = { 'app-public': s.budgets.appPublic, 'app-key': s.budgets.appKey, gateway: s.budgets.gateway };
+  const byBucket = emptyBuckets();
+  for (const b of Object.keys(byBucket) as BucketName[]) {
+    const budget = budgets[b];
+    byBucket[b] = budget ? (necessary[b] * budget.windowMs) / budget.limit : 0;
+  }
+  return { floorMs: Math.max(...Object.values(byBucket)) + roundTripMs, byBucket, roundTripMs };
+}
+
+export interface RequestRow {
+  bucket: string;
+  httpStatus: number | null;
+  startedAtMs: number;
+  durationMs: number;
+  rateLimitRemaining: number | null;
+}
+
+export interface RateLimitReport {
+  total: number;
+  /** 429s whose request was sent after the bucket's first rate-limit headers had been read. */
+  afterHeaders: number;
+  byBucket: Record<string, { total: number; afterHeaders: number }>;
+}
+
+export function rateLimitReport(rows: readonly RequestRow[]): RateLimitReport {
+  const firstHeadersAt = new Map<string, number>();
+  for (const r of rows) {
+    if (r.rateLimitRemaining === null) continue;
+    const readAt = r.startedAtMs + r.durationMs;
+    const seen = firstHeadersAt.get(r.bucket);
+    if (seen === undefined || readAt < seen) firstHeadersAt.set(r.bucket, readAt);
+  }
+  const byBucket: RateLimitReport['byBucket'] = {};
+  for (const r of rows) {
+    if (r.httpStatus !== 429) continue;
+    const b = (byBucket[r.bucket] ??= { total: 0, afterHeaders: 0 });
+    b.total++;
+    const seen = firstHeadersAt.get(r.bucket);
+    if (seen !== undefined && r.startedAtMs > seen) b.afterHeaders++;
+  }
+  const values = Object.values(byBucket);
+  return { total: values.reduce((a, b) => a + b.total, 0), afterHeaders: values.reduce((a, b) => a + b.afterHeaders, 0), byBucket };
+}
+
+/** a / b, or null when b is 0 (a ratio that does not exist is not infinity). */
+export function ratio(a: number, b: number): number | null {
+  return b === 0 ? null : a / b;
+}
+
+/** How peak RSS grows from the smallest to the largest run, as a fraction (0.1 = 10%). */
+export function rssGrowth(points: readonly { tokens: number; peakRssMb: number }[]): number | null {
+  if (points.length < 2) return null;
+  const sorted = [...points].sort((a, b) => a.tokens - b.tokens);
+  return ratio(sorted[sorted.length - 1]!.peakRssMb - sorted[0]!.peakRssMb, sorted[0]!.peakRssMb);
+}

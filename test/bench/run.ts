@@ -1,0 +1,441 @@
+// `npm run bench`: the cost of a sync against its floors, measured in one run.
+//
+//   npm run bench                      500 tokens, 3 years daily, 5 charts (about half an hour)
+//   npm run bench -- --quick           a smoke-sized run (about a minute)
+//   npm run bench -- --tokens 50 --days 365 --no-rss --no-pglite
+//   npm run bench -- --node-flags=--max-old-space-size=192   (runtime settings compared)
+//
+// Every sync runs in a child process (its CPU time and peak RSS are its own), against the
+// simulator in another child process (its CPU is reported apart). Figures go to stdout as a
+// table and to test/bench/results/<time>.json. See docs/performance.md for the method.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import postgres from 'postgres';
+import { SimData } from '../../src/sim/data.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
+import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
+import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, total, type PerBucket } from './figures.ts';
+import type { BudgetPolicy } from '../../src/upstream/budget.ts';
+import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
+import type { SimReply, SimRequest } from './sim-process.ts';
+import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+export interface BenchOptions {
+  scenario: Scenario;
+  databaseUrl: string;
+  /** Tokens of the PGlite run (same scenario otherwise); null: no PGlite run. */
+  pgliteTokens: number | null;
+  /** Token counts of the peak-RSS series (a count equal to the main run reuses it). */
+  rssTokens: number[];
+  /** Rows written again for the upsert-versus-COPY figure; 0: skipped. */
+  writeRows: number;
+  /** Where the JSON goes; null: not written. */
+  resultsDir: string | null;
+  /** Rate budget policy overrides for every sync (to compare with the defaults). */
+  budgetPolicy?: Partial<BudgetPolicy>;
+  /** Extra Node flags for the sync processes (e.g. a heap cap), to compare runtime settings. */
+  nodeFlags?: string[];
+  log: (line: string) => void;
+}
+
+export interface RunFigures {
+  target: Target['kind'];
+  tokens: number;
+  requestsNecessary: PerBucket & { total: number };
+  floorMs: number;
+  floorByBucketMs: PerBucket;
+  full: PhaseFigures;
+  resync: PhaseFigures;
+  /** Re-sync requests as a share of the full sync's. */
+  resyncShare: number | null;
+  /** Peak RSS of the first sync's process (process.resourceUsage().maxRSS). */
+  fullMaxRssMb: number;
+  baselineRssMb: number;
+}
+
+export interface PhaseFigures extends PhaseResult {
+  /** Requests made / requests necessary (for the re-sync: / the full sync's necessary). */
+  madeOverNecessary: number | null;
+  wallOverFloor: number | null;
+  cpuMsPer1000Requests: number | null;
+  simCpuMs: number;
+  simCpuMsPer1000Requests: number | null;
+  /** tesync CPU per row written, in microseconds. */
+  cpuUsPerRow: number | null;
+  rowsPerSec: number;
+}
+
+export interface BenchResult {
+  startedAt: string;
+  budgetPolicy: Partial<BudgetPolicy> | null;
+  nodeFlags: string[];
+  machine: { cpus: number; cpuModel: string; memGb: number; node: string; postgres: string | null };
+  scenario: Scenario;
+  runs: RunFigures[];
+  write: (WriteFloor & { upsertOverCopy: number | null }) | null;
+  rss: { tokens: number; peakRssMb: number; baselineRssMb: number; wallMs: number; requests: number }[];
+  rssGrowth: number | null;
+  targets: { name: string; value: string; target: string; met: boolean | null }[];
+  durationMs: number;
+}
+
+export async function runBench(o: BenchOptions): Promise<BenchResult> {
+  const started = Date.now();
+  const s = o.scenario;
+  const runs: RunFigures[] = [];
+  const rss: BenchResult['rss'] = [];
+  let write: BenchResult['write'] = null;
+  const pgVersion = await serverVersion(o.databaseUrl);
+
+  // Postgres: first sync, unchanged re-sync, then the write path against COPY.
+  const main = await withDatabase(o.databaseUrl, 'bench', async (url) => {
+    const figures = await scenarioRun(o, s, { kind: 'postgres', url });
+    if (o.writeRows > 0) {
+      o.log(`write path: up to ${o.writeRows} rows through upsertRows and through COPY`);
+      write = await withDatabase(o.databaseUrl, 'bench_write', async (targetUrl) => {
+        const source = await openWarehouse({ databaseUrl: url, dataDir: '' });
+        const target = await openWarehouse({ databaseUrl: targetUrl, dataDir: '' });
+        try {
+          await target.migrate();
+          const w = await measureWriteFloor(source, target, targetUrl, o.writeRows);
+          return { ...w, upsertOverCopy: ratio(w.upsertRowsPerSec, w.copyRowsPerSec) };
+        } finally {
+          await source.close();
+          await target.close();
+        }
+      });
+    }
+    return figures;
+  });
+  runs.push(main);
+  rss.push({ tokens: s.tokens, peakRssMb: main.fullMaxRssMb, baselineRssMb: main.baselineRssMb, wallMs: main.full.wallMs, requests: main.full.requests });
+
+  if (o.pgliteTokens !== null) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tesync-bench-pglite-'));
+    try {
+      runs.push(await scenarioRun(o, { ...s, tokens: o.pgliteTokens }, { kind: 'pglite', dir }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  for (const tokens of o.rssTokens) {
+    if (tokens === s.tokens) continue;
+    const sc = { ...s, tokens };
+    const r = await withDatabase(o.databaseUrl, `bench_rss${tokens}`, (url) => withSim(sc, async (sim) => {
+      o.log(`peak RSS: first sync of ${tokens} tokens`);
+      return syncChild({ scenario: sc, simUrl: sim.url, target: { kind: 'postgres', url }, phases: ['full'], ...(o.budgetPolicy ? { budgetPolicy: o.budgetPolicy } : {}) }, o.nodeFlags ?? []);
+    }));
+    rss.push({ tokens, peakRssMb: r.maxRssMb, baselineRssMb: r.baselineRssMb, wallMs: r.phases[0]!.wallMs, requests: r.phases[0]!.requests });
+  }
+  rss.sort((a, b) => a.tokens - b.tokens);
+
+  const result: BenchResult = {
+    startedAt: new Date(started).toISOString(),
+    budgetPolicy: o.budgetPolicy ?? null,
+    nodeFlags: o.nodeFlags ?? [],
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memGb: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: pgVersion },
+    scenario: s,
+    runs,
+    write,
+    rss,
+    rssGrowth: rssGrowth(rss),
+    targets: [],
+    durationMs: 0,
+  };
+  result.targets = judge(result);
+  result.durationMs = Date.now() - started;
+  if (o.resultsDir) {
+    mkdirSync(o.resultsDir, { recursive: true });
+    const file = path.join(o.resultsDir, `${result.startedAt.replaceAll(':', '-').slice(0, 19)}.json`);
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    o.log(`results written to ${path.relative(process.cwd(), file)}`);
+  }
+  return result;
+}
+
+/** A first sync and an unchanged re-sync, each in a fresh process (as two `tesync sync` runs). */
+async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promise<RunFigures> {
+  const necessary = requestsNecessary(new SimData({ seed: s.seed, tokens: s.tokens, historyDays: s.historyDays, chartsPerToken: s.chartsPerToken }).view(0), s);
+  const floor = budgetFloorMs(necessary, s);
+  return withSim(s, async (sim) => {
+    o.log(`${target.kind}: first sync of ${s.tokens} tokens (floor ${(floor.floorMs / 1000).toFixed(1)} s)`);
+    const policy = o.budgetPolicy ? { budgetPolicy: o.budgetPolicy } : {};
+    const full = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['full'], ...policy }, o.nodeFlags ?? []);
+    o.log(`${target.kind}: first sync took ${(full.phase.wallMs / 1000).toFixed(1)} s; unchanged re-sync`);
+    const resync = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['resync'], ...policy }, o.nodeFlags ?? []);
+    const necessaryTotal = total(necessary);
+    return {
+      target: target.kind,
+      tokens: s.tokens,
+      requestsNecessary: { ...necessary, total: necessaryTotal },
+      floorMs: floor.floorMs,
+      floorByBucketMs: floor.byBucket,
+      full: phaseFigures(full, necessaryTotal, floor.floorMs),
+      resync: phaseFigures(resync, necessaryTotal, null),
+      resyncShare: ratio(resync.phase.requests, full.phase.requests),
+      fullMaxRssMb: full.result.maxRssMb,
+      baselineRssMb: full.result.baselineRssMb,
+    };
+  });
+}
+
+interface Measured {
+  phase: PhaseResult;
+  result: SyncJobResult;
+  simCpuMs: number;
+}
+
+async function measuredPhase(sim: SimHandle, job: SyncJob, nodeFlags: readonly string[]): Promise<Measured> {
+  const before = await sim.cpu();
+  const result = await syncChild(job, nodeFlags);
+  const after = await sim.cpu();
+  return { phase: result.phases[0]!, result, simCpuMs: after.cpuMs - before.cpuMs };
+}
+
+function phaseFigures(m: Measured, necessary: number, floorMs: number | null): PhaseFigures {
+  const p = m.phase;
+  return {
+    ...p,
+    madeOverNecessary: ratio(p.requests, necessary),
+    wallOverFloor: floorMs === null ? null : ratio(p.wallMs, floorMs),
+    cpuMsPer1000Requests: ratio(p.cpuMs * 1000, p.requests),
+    simCpuMs: m.simCpuMs,
+    simCpuMsPer1000Requests: ratio(m.simCpuMs * 1000, p.requests),
+    cpuUsPerRow: ratio(p.cpuMs * 1000, p.rowsWritten),
+    rowsPerSec: p.wallMs > 0 ? (p.rowsWritten * 1000) / p.wallMs : 0,
+  };
+}
+
+function judge(r: BenchResult): BenchResult['targets'] {
+  const out: BenchResult['targets'] = [];
+  const fmt = (v: number | null | undefined, digits = 2) => (v === null || v === undefined ? 'n/a' : v.toFixed(digits));
+  for (const run of r.runs) {
+    const at = `${run.target}, ${run.tokens} tokens`;
+    const w = run.full.wallOverFloor;
+    out.push({ name: `full sync wall time / floor (${at})`, value: fmt(w), target: '<= 1.15', met: w === null ? null : w <= 1.15 });
+    out.push({ name: `re-sync requests / full sync requests (${at})`, value: fmt(run.resyncShare, 3), target: '<= 0.20', met: run.resyncShare === null ? null : run.resyncShare <= 0.2 });
+    const after = run.full.rateLimits.afterHeaders + run.resync.rateLimits.afterHeaders;
+    out.push({ name: `429s after the first budget headers (${at})`, value: String(after), target: '0', met: after === 0 });
+  }
+  const u = r.write?.upsertOverCopy ?? null;
+  out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.40', met: u === null ? null : u >= 0.4 });
+  const biggest = [...r.rss].sort((a, b) => b.tokens - a.tokens)[0];
+  if (biggest) out.push({ name: `peak RSS at ${biggest.tokens} tokens (MB)`, value: fmt(biggest.peakRssMb, 0), target: '< 300', met: biggest.peakRssMb < 300 });
+  out.push({ name: `peak RSS growth ${r.rss[0]?.tokens ?? '?'} → ${biggest?.tokens ?? '?'} tokens`, value: r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`, target: '< 20%', met: r.rssGrowth === null ? null : r.rssGrowth < 0.2 });
+  return out;
+}
+
+// ---- child processes ----
+
+interface SimHandle {
+  url: string;
+  cpu(): Promise<{ cpuMs: number; requests: number }>;
+}
+
+function forkTs(file: string, nodeFlags: readonly string[] = []): ChildProcess {
+  return fork(path.join(HERE, file), [], { execArgv: [...nodeFlags, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: T) => {
+      cleanup();
+      resolve(m);
+    };
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(new Error(`child process exited (${code}) before answering`));
+    };
+    const cleanup = () => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+async function withSim<T>(s: Scenario, fn: (sim: SimHandle) => Promise<T>): Promise<T> {
+  const child = forkTs('sim-process.ts');
+  const ask = async <R extends SimReply['type']>(req: SimRequest, type: R): Promise<Extract<SimReply, { type: R }>> => {
+    const reply = nextMessage<SimReply>(child);
+    child.send(req);
+    const m = await reply;
+    if (m.type !== type) throw new Error(`simulator: ${m.type === 'error' ? m.message : `unexpected ${m.type}`}`);
+    return m as Extract<SimReply, { type: R }>;
+  };
+  try {
+    const { url } = await ask({ type: 'start', options: simOptions(s) }, 'ready');
+    return await fn({ url, cpu: () => ask({ type: 'cpu' }, 'cpu') });
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    if (child.connected) child.send({ type: 'close' } satisfies SimRequest);
+    else child.kill();
+    await exited;
+  }
+}
+
+async function syncChild(job: SyncJob, nodeFlags: readonly string[] = []): Promise<SyncJobResult> {
+  const child = forkTs('sync-process.ts', nodeFlags);
+  const reply = nextMessage<{ type: 'done'; result: SyncJobResult } | { type: 'error'; message: string }>(child);
+  child.send(job);
+  const m = await reply;
+  if (m.type === 'error') throw new Error(`sync process failed: ${m.message}`);
+  return m.result;
+}
+
+// ---- Postgres ----
+
+async function withDatabase<T>(serverUrl: string, label: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const name = `tesync_${label}_${Date.now().toString(36)}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  try {
+    return await fn(url.toString());
+  } finally {
+    await admin.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {});
+    await admin.end({ timeout: 5 });
+  }
+}
+
+async function serverVersion(url: string): Promise<string | null> {
+  const c = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [r] = await c`show server_version`;
+    return (r?.server_version as string | undefined) ?? null;
+  } catch {
+    return null;
+  } finally {
+    await c.end({ timeout: 1 });
+  }
+}
+
+// ---- output ----
+
+export function formatTable(r: BenchResult): string {
+  const lines: string[] = [];
+  const s = r.scenario;
+  const budget = (b: { limit: number; windowMs: number } | null) => (b ? `${b.limit}/${b.windowMs / 1000}s` : 'unlimited');
+  lines.push(`scenario: ${s.tokens} tokens, ${s.historyDays} days, ${s.chartsPerToken} charts/token, latency ${s.latencyMs.join('-')} ms, concurrency ${s.concurrency}`);
+  lines.push(`budgets: app-public ${budget(s.budgets.appPublic)}, app-key ${budget(s.budgets.appKey)}, gateway ${budget(s.budgets.gateway)}`);
+  if (r.budgetPolicy || r.nodeFlags.length) lines.push(`overrides: budget policy ${JSON.stringify(r.budgetPolicy ?? {})}, node flags ${r.nodeFlags.join(' ') || 'none'}`);
+  lines.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGb} GB, Node ${r.machine.node}, Postgres ${r.machine.postgres ?? '?'}`);
+  lines.push('');
+  const f = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? 'n/a' : v.toFixed(d));
+  const rows: string[][] = [['run', 'phase', 'status', 'requests', 'necessary', 'made/nec', 'wall s', 'floor s', 'wall/floor', '429 (after hdr)', 'rows', 'rows/s', 'cpu ms/1k req', 'sim cpu ms/1k', 'pg cpu s', 'peak RSS MB']];
+  for (const run of r.runs) {
+    for (const p of [run.full, run.resync]) {
+      rows.push([
+        `${run.target} ${run.tokens}`,
+        p.phase,
+        p.failed ? `${p.status} (${p.failed} failed)` : p.status,
+        String(p.requests),
+        p.phase === 'full' ? String(run.requestsNecessary.total) : '',
+        p.phase === 'full' ? f(p.madeOverNecessary, 3) : `${f(run.resyncShare, 3)} of full`,
+        f(p.wallMs / 1000, 1),
+        p.phase === 'full' ? f(run.floorMs / 1000, 1) : '',
+        p.phase === 'full' ? f(p.wallOverFloor, 3) : '',
+        `${p.rateLimits.total} (${p.rateLimits.afterHeaders})`,
+        String(p.rowsWritten),
+        f(p.rowsPerSec, 0),
+        f(p.cpuMsPer1000Requests, 0),
+        f(p.simCpuMsPer1000Requests, 0),
+        p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
+        f(p.peakRssMb, 0),
+      ]);
+    }
+  }
+  lines.push(...table(rows), '');
+  if (r.write) {
+    const w = r.write;
+    lines.push(`write path (${w.rows} rows, one transaction per token): upsertRows ${f(w.upsertRowsPerSec, 0)} rows/s, again as updates ${f(w.reupsertRowsPerSec, 0)} rows/s, raw COPY ${f(w.copyRowsPerSec, 0)} rows/s → ${f(w.upsertOverCopy, 3)} of COPY`);
+  }
+  if (r.rss.length) lines.push(`peak RSS of the first sync (Postgres): ${r.rss.map((x) => `${x.tokens} tokens ${f(x.peakRssMb, 0)} MB (${f(x.baselineRssMb, 0)} before syncing)`).join(', ')}; growth ${r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`}`);
+  lines.push('', ...table([['target', 'value', 'wanted', 'met'], ...r.targets.map((t) => [t.name, t.value, t.target, t.met === null ? 'n/a' : t.met ? 'yes' : 'NO'])]));
+  return lines.join('\n');
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+}
+
+// ---- command line ----
+
+export function parseArgs(argv: readonly string[], env: Record<string, string | undefined> = process.env): BenchOptions {
+  const args = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    const eq = a.indexOf('=');
+    const k = eq < 0 ? a.slice(2) : a.slice(2, eq);
+    const inline = eq < 0 ? undefined : a.slice(eq + 1);
+    const next = argv[i + 1];
+    if (inline !== undefined) args.set(k, inline);
+    else if (next !== undefined && !next.startsWith('--')) args.set(k, (i++, next));
+    else args.set(k, true);
+  }
+  const quick = args.has('quick');
+  const num = (k: string, fallback: number) => {
+    const v = args.get(k);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${k} needs a number, got ${String(v)}`);
+    return n;
+  };
+  const list = (k: string, fallback: number[]) => {
+    const v = args.get(k);
+    return typeof v === 'string' ? v.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0) : fallback;
+  };
+  const base = DEFAULT_SCENARIO;
+  const tokens = num('tokens', quick ? 20 : base.tokens);
+  // --quick: a smaller world with a budget scaled down with it, so the budget still decides.
+  const limit = num('limit', quick ? 100 : 600);
+  const windowMs = num('window', quick ? 10 : 60) * 1000;
+  const scenario: Scenario = {
+    ...base,
+    tokens,
+    historyDays: num('days', quick ? 365 : base.historyDays),
+    chartsPerToken: num('charts', base.chartsPerToken),
+    concurrency: num('concurrency', base.concurrency),
+    latencyMs: typeof args.get('latency') === 'string' ? (String(args.get('latency')).split(',').map(Number) as [number, number]) : base.latencyMs,
+    budgets: args.has('unlimited')
+      ? { appPublic: null, appKey: null, gateway: null }
+      : { appPublic: { limit, windowMs }, appKey: { limit: Math.max(1, Math.floor(limit / 2)), windowMs }, gateway: { limit, windowMs } },
+  };
+  const pglite = args.has('no-pglite') ? null : num('pglite-tokens', quick ? Math.min(10, tokens) : 100);
+  const rssTokens = args.has('no-rss') ? [] : list('rss-tokens', quick ? [10, 20, 40] : [100, 500, 1000]);
+  return {
+    scenario,
+    databaseUrl: (args.get('database-url') as string | undefined) ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    pgliteTokens: pglite,
+    rssTokens,
+    writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),
+    resultsDir: args.has('no-results') ? null : path.join(HERE, 'results'),
+    ...(args.has('reset-margin-ms') ? { budgetPolicy: { resetMarginMs: num('reset-margin-ms', 1000) } } : {}),
+    ...(typeof args.get('node-flags') === 'string' ? { nodeFlags: String(args.get('node-flags')).split(/\s+/).filter(Boolean) } : {}),
+    log: (line) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`),
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const options = parseArgs(process.argv.slice(2));
+  runBench(options).then(
+    (r) => {
+      console.log(formatTable(r));
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

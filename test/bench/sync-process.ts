@@ -1,0 +1,165 @@
+// One tesync in one process: the in-process sync of `tesync sync` against the simulator,
+// into Postgres or PGlite, for the phases asked (a first sync into an empty warehouse, then
+// an unchanged re-sync). Its own CPU time and peak RSS are what the bench reports, so it runs
+// in a child process of its own (see runSyncChild); runSyncPhases is the same code in-process.
+import { readFileSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
+import { performSync } from '../../src/commands/sync-session.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { emptyBuckets, rateLimitReport, type PerBucket, type RateLimitReport, type RequestRow } from './figures.ts';
+import { syncEnv, type BucketName, type Scenario } from './scenario.ts';
+
+export type Target = { kind: 'postgres'; url: string } | { kind: 'pglite'; dir: string };
+
+export interface SyncJob {
+  scenario: Scenario;
+  simUrl: string;
+  target: Target;
+  phases: ('full' | 'resync')[];
+  /** Overrides of the rate budget's policy (DEFAULT_BUDGET_POLICY otherwise), to compare settings. */
+  budgetPolicy?: Partial<BudgetPolicy>;
+}
+
+export interface PhaseResult {
+  phase: 'full' | 'resync';
+  status: string;
+  wallMs: number;
+  requests: number;
+  requestsByBucket: PerBucket;
+  byStatus: Record<string, number>;
+  rateLimits: RateLimitReport;
+  rowsWritten: number;
+  failed: number;
+  /** CPU time of this process (tesync, and PGlite when embedded). */
+  cpuMs: number;
+  /** CPU time of the Postgres backends serving this process; null for PGlite or when unreadable. */
+  postgresCpuMs: number | null;
+  /** Highest RSS sampled during the phase. */
+  peakRssMb: number;
+}
+
+export interface SyncJobResult {
+  target: Target['kind'];
+  migrateMs: number;
+  /** RSS once modules are loaded and the warehouse migrated, before the sync. */
+  baselineRssMb: number;
+  phases: PhaseResult[];
+  /** process.resourceUsage().maxRSS: the peak over the process's life. */
+  maxRssMb: number;
+  /** Rows of the big tables after the last phase. */
+  tableRows: Record<string, number>;
+}
+
+const RSS_SAMPLE_MS = 100;
+
+export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
+  const config = loadConfig(syncEnv(job.scenario, job.simUrl));
+  const logger = createLogger({ level: 'warn', secrets: config.secrets });
+  const warehouse = await openWarehouse(job.target.kind === 'postgres' ? { databaseUrl: job.target.url, dataDir: '' } : { dataDir: job.target.dir });
+  try {
+    const m0 = Date.now();
+    await warehouse.migrate();
+    const migrateMs = Date.now() - m0;
+    const baselineRssMb = process.memoryUsage.rss() / 2 ** 20;
+    const phases: PhaseResult[] = [];
+    for (const phase of job.phases) {
+      let peak = process.memoryUsage.rss();
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), RSS_SAMPLE_MS);
+      const pgBefore = await postgresCpu(warehouse);
+      const cpu0 = process.cpuUsage();
+      const budget = new InProcessBudget(job.budgetPolicy ? { policy: job.budgetPolicy } : {});
+      const out = await performSync(config, logger, warehouse, { sources: ['app', 'gateway'], trigger: `bench-${phase}`, budget });
+      const cpu = process.cpuUsage(cpu0);
+      clearInterval(sampler);
+      peak = Math.max(peak, process.memoryUsage.rss());
+      const pgAfter = await postgresCpu(warehouse);
+      const rows = await requestRows(warehouse, out.runId);
+      phases.push({
+        phase,
+        status: out.status,
+        wallMs: out.durationMs,
+        requests: out.requests.total,
+        requestsByBucket: byBucket(rows),
+        byStatus: out.requests.byStatus,
+        rateLimits: rateLimitReport(rows),
+        rowsWritten: out.stats.rows,
+        failed: out.stats.failed,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        postgresCpuMs: pgBefore && pgAfter ? cpuDelta(pgBefore, pgAfter) : null,
+        peakRssMb: peak / 2 ** 20,
+      });
+    }
+    return { target: job.target.kind, migrateMs, baselineRssMb, phases, maxRssMb: process.resourceUsage().maxRSS / 1024, tableRows: await tableRows(warehouse) };
+  } finally {
+    await warehouse.close();
+  }
+}
+
+function byBucket(rows: readonly RequestRow[]): PerBucket {
+  const n = emptyBuckets();
+  for (const r of rows) if (r.bucket in n) n[r.bucket as BucketName]++;
+  return n;
+}
+
+async function requestRows(w: Warehouse, runId: string): Promise<RequestRow[]> {
+  const rows = await w.query<{ bucket: string; http_status: number | null; started_ms: string; duration_ms: number; rate_limit_remaining: number | null }>(
+    sql`select bucket, http_status, (extract(epoch from started_at) * 1000)::bigint::text as started_ms, duration_ms, rate_limit_remaining from sync.requests where run_id = ${runId}`,
+  );
+  return rows.map((r) => ({
+    bucket: r.bucket,
+    httpStatus: r.http_status === null ? null : Number(r.http_status),
+    startedAtMs: Number(r.started_ms),
+    durationMs: Number(r.duration_ms),
+    rateLimitRemaining: r.rate_limit_remaining === null ? null : Number(r.rate_limit_remaining),
+  }));
+}
+
+const BIG_TABLES = ['app.metric_history', 'app.chart_points', 'gateway.chart_points', 'gateway.trend_points', 'sync.raw_responses'];
+
+async function tableRows(w: Warehouse): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of BIG_TABLES) {
+    const [r] = await w.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${t}`));
+    out[t] = Number(r?.n ?? 0);
+  }
+  return out;
+}
+
+/** Clock ticks of each Postgres backend of this database, read from /proc (same machine). */
+async function postgresCpu(w: Warehouse): Promise<Map<number, number> | null> {
+  if (w.kind !== 'postgres') return null;
+  try {
+    const rows = await w.query<{ pid: number }>(sql`select pid from pg_stat_activity where datname = current_database()`);
+    const out = new Map<number, number>();
+    for (const { pid } of rows) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(pid), Number(fields[11]) + Number(fields[12]));
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICK_MS = 10;
+
+function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
+  return ticks * CLOCK_TICK_MS;
+}
+
+/** Child-process entry: one `run` message in, one result (or error) out. */
+if (process.send && process.argv[1]?.endsWith('sync-process.ts')) {
+  process.once('message', (job: SyncJob) => {
+    runSyncPhases(job).then(
+      (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
+      (err: unknown) => process.send!({ type: 'error', message: (err as Error).stack ?? String(err) }, () => process.exit(1)),
+    );
+  });
+}

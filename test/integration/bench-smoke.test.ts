@@ -1,0 +1,57 @@
+// The bench's code path at a tiny scale: child processes, both warehouses, the write floor
+// and the RSS series all run, and every figure comes out computed. Timing targets are the
+// bench's business (npm run bench), not the test suite's.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatTable, runBench, type BenchResult } from '../bench/run.ts';
+import { DEFAULT_SCENARIO } from '../bench/scenario.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+
+describe('npm run bench, tiny', () => {
+  let db: TestDatabase;
+  let result: BenchResult;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    result = await runBench({
+      scenario: {
+        ...DEFAULT_SCENARIO,
+        tokens: 3,
+        historyDays: 20,
+        chartsPerToken: 2,
+        latencyMs: [1, 5],
+        budgets: { appPublic: { limit: 40, windowMs: 2000 }, appKey: { limit: 20, windowMs: 2000 }, gateway: { limit: 40, windowMs: 2000 } },
+      },
+      databaseUrl: db.databaseUrl,
+      pgliteTokens: 2,
+      rssTokens: [2, 3],
+      writeRows: 500,
+      resultsDir: null,
+      log: () => {},
+    });
+  }, 120_000);
+  afterAll(async () => db?.drop());
+
+  it('computes every figure', () => {
+    expect(result.runs.map((r) => r.target)).toEqual(['postgres', 'pglite']);
+    for (const run of result.runs) {
+      expect(run.requestsNecessary.total).toBeGreaterThan(0);
+      expect(run.floorMs).toBeGreaterThan(0);
+      expect(run.full.status).toBe('succeeded');
+      expect(run.full.requests).toBeGreaterThanOrEqual(run.requestsNecessary.total);
+      for (const v of [run.full.madeOverNecessary, run.full.wallOverFloor, run.full.cpuMsPer1000Requests, run.resyncShare]) {
+        expect(Number.isFinite(v)).toBe(true);
+      }
+      expect(run.full.rowsWritten).toBeGreaterThan(0);
+      // Nothing changed upstream: the re-sync asks for a fraction and writes next to nothing.
+      expect(run.resync.requests).toBeLessThan(run.full.requests);
+      expect(run.full.rateLimits.total).toBeGreaterThanOrEqual(run.full.rateLimits.afterHeaders);
+      expect(run.fullMaxRssMb).toBeGreaterThan(0);
+    }
+    expect(result.runs[0]!.full.postgresCpuMs).not.toBeNull();
+    expect(result.write!.rows).toBeGreaterThan(0);
+    expect(Number.isFinite(result.write!.upsertOverCopy)).toBe(true);
+    expect(result.rss.map((r) => r.tokens)).toEqual([2, 3]);
+    expect(Number.isFinite(result.rssGrowth)).toBe(true);
+    expect(result.targets.length).toBeGreaterThan(5);
+    expect(formatTable(result)).toContain('wall/floor');
+  });
+});

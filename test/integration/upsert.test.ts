@@ -1,0 +1,114 @@
+// upsertRows on both backends: what the unnest form must keep exactly as the VALUES form did
+// (decimals, text, jsonb with lossless numbers, defaults, `keep`, last row wins), and the
+// VALUES form still taking tables it cannot carry (array columns).
+import { asc, sql } from 'drizzle-orm';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricHistory, tokens } from '../../schema/warehouse/app.ts';
+import { gatewayCharts, gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
+import { parseJson } from '../../src/json.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+
+const t0 = new Date('2026-01-02T03:04:05.678Z');
+const meta = { fetchedAt: t0, asOf: null, freshness: null, runId: null };
+const HUGE = `-${'9'.repeat(45)}.${'0'.repeat(20)}1`;
+const ODD_TEXT = `quote " backslash \\ comma , braces {} tab\tnewline\n NULL null 'single' ✨ 日本`;
+
+function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<void> }>) {
+  let w: Warehouse;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ warehouse: w, cleanup } = await open());
+  });
+  afterAll(async () => cleanup?.());
+
+  it('keeps decimals and text exactly, and the last of duplicate keys', async () => {
+    const row = (metric: string, value: string | null, unit: string | null) => ({ tokenSlug: 'a', stream: 'all', metric, ts: t0, interval: '1d', value, unit, kind: null, ...meta, status: 'ok' });
+    const n = await upsertRows(w.db, metricHistory, [row('m1', '1', 'x'), row('m2', HUGE, ODD_TEXT), row('m3', null, ''), row('m1', '0.000000000000000000000000000001', 'y'), row('m4', '1.5E+3', null), row('m5', '-0', 'NULL'), row('m6', '2', 'null')], {
+      target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
+      batchSize: 2,
+    });
+    expect(n).toBe(6);
+    const got = await w.query<{ metric: string; v: string | null; unit: string | null; ts: string }>(
+      sql`select metric, value::text as v, unit, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') as ts from app.metric_history order by metric`,
+    );
+    expect(got).toEqual([
+      { metric: 'm1', v: '0.000000000000000000000000000001', unit: 'y', ts: '2026-01-02T03:04:05.678' },
+      { metric: 'm2', v: HUGE, unit: ODD_TEXT, ts: '2026-01-02T03:04:05.678' },
+      { metric: 'm3', v: null, unit: '', ts: '2026-01-02T03:04:05.678' },
+      { metric: 'm4', v: '1500', unit: null, ts: '2026-01-02T03:04:05.678' },
+      { metric: 'm5', v: '0', unit: 'NULL', ts: '2026-01-02T03:04:05.678' },
+      { metric: 'm6', v: '2', unit: 'null', ts: '2026-01-02T03:04:05.678' },
+    ]);
+  });
+
+  it('writes jsonb with every digit, null jsonb as SQL null, and updates on conflict', async () => {
+    const payload = parseJson(`{"v": 123456789012345678901234567890.123456789, "s": "a \\"b\\" \\\\ c", "n": null}`);
+    const point = (seriesKey: string, p: unknown, value: string | null) => ({ tokenSlug: 'a', period: '30d', seriesKey, ts: t0, value, payload: p, ...meta, status: p === null ? 'ok' : 'invalid' });
+    const target = [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts];
+    await upsertRows(w.db, gatewayTrendPoints, [point('s1', payload, null), point('s2', null, '2')], { target });
+    await upsertRows(w.db, gatewayTrendPoints, [point('s2', null, '3')], { target });
+    const got = await w.query<{ series_key: string; value: string | null; p: string | null; isnull: boolean }>(
+      sql`select series_key, value::text as value, payload::text as p, payload is null as isnull from gateway.trend_points order by series_key`,
+    );
+    expect(got[0]).toMatchObject({ series_key: 's1', value: null, isnull: false });
+    expect(got[0]!.p).toContain('123456789012345678901234567890.123456789');
+    expect(JSON.parse(got[0]!.p!).s).toBe('a "b" \\ c');
+    expect(got[1]).toMatchObject({ series_key: 's2', value: '3', isnull: true });
+  });
+
+  it('keeps `keep` columns, applies defaults to columns no row sets, and booleans', async () => {
+    const later = new Date(t0.getTime() + 86_400_000);
+    const token = (at: Date, displayName: string) => ({ slug: 'tok', displayName, firstSeenAt: at, lastSeenAt: at, coverageCharts: true, payload: { a: 1 }, fetchedAt: at });
+    await upsertRows(w.db, tokens, [token(t0, 'first')], { target: [tokens.slug], keep: ['firstSeenAt'] });
+    await upsertRows(w.db, tokens, [token(later, 'second')], { target: [tokens.slug], keep: ['firstSeenAt'] });
+    const [row] = await w.db.select().from(tokens);
+    expect(row).toMatchObject({ displayName: 'second', firstSeenAt: t0, lastSeenAt: later, coverageCharts: true, coverageSnapshot: false, status: 'ok', delistedAt: null, payload: { a: 1 } });
+  });
+
+  it('sends a value shared by the whole batch once, typed as its column', async () => {
+    // Every column but the key the same on each row: booleans, jsonb and timestamps as scalars.
+    const token = (slug: string) => ({ slug, displayName: null, firstSeenAt: t0, lastSeenAt: t0, coverageCharts: true, coverageTrend: false, payload: { same: [1, 'x'] }, fetchedAt: t0 });
+    await upsertRows(w.db, tokens, [token('s1'), token('s2'), token('s3')], { target: [tokens.slug] });
+    const rows = await w.query<{ slug: string; charts: boolean; trend: boolean; p: string; kind: string; at: string }>(
+      sql`select slug, coverage_charts as charts, coverage_trend as trend, payload::text as p, jsonb_typeof(payload) as kind, to_char(first_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') as at from app.tokens where slug like 's%' order by slug`,
+    );
+    expect(rows).toEqual(['s1', 's2', 's3'].map((slug) => ({ slug, charts: true, trend: false, p: '{"same": [1, "x"]}', kind: 'object', at: '2026-01-02T03:04:05.678' })));
+  });
+
+  it('takes tables with array columns through the VALUES form', async () => {
+    const chart = (chartKey: string, timeframes: string[] | null) => ({ tokenSlug: 'a', chartKey, title: 'T', timeframes, dataPath: null, payload: {}, ...meta, status: 'ok' });
+    await upsertRows(w.db, gatewayCharts, [chart('c1', ['30d', 'all']), chart('c2', null)], { target: [gatewayCharts.tokenSlug, gatewayCharts.chartKey] });
+    const rows = await w.db.select({ key: gatewayCharts.chartKey, tf: gatewayCharts.timeframes }).from(gatewayCharts).orderBy(asc(gatewayCharts.chartKey));
+    expect(rows).toEqual([
+      { key: 'c1', tf: ['30d', 'all'] },
+      { key: 'c2', tf: null },
+    ]);
+  });
+}
+
+describe('upsertRows on Postgres', () => {
+  cases(async () => {
+    const tw: TestWarehouse = await createTestWarehouse();
+    return { warehouse: tw.warehouse, cleanup: () => tw.cleanup() };
+  });
+});
+
+describe('upsertRows on PGlite', () => {
+  cases(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tesync-upsert-'));
+    const warehouse = await openWarehouse({ dataDir: dir });
+    await warehouse.migrate();
+    return {
+      warehouse,
+      async cleanup() {
+        await warehouse.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+});
