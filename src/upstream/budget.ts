@@ -17,6 +17,7 @@ import {
   type Observation,
 } from './budget-state.ts';
 import { BUCKETS } from './routes.ts';
+import { BucketWaiters } from './waiters.ts';
 
 export type { BucketStatus, BudgetPolicy, Observation } from './budget-state.ts';
 export { DEFAULT_BUDGET_POLICY } from './budget-state.ts';
@@ -56,12 +57,13 @@ export class InProcessBudget implements RateBudget {
   private readonly random: () => number;
   private readonly sleep: Sleep;
   private readonly states = new Map<string, BucketState>();
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters: BucketWaiters;
 
   constructor(options: InProcessBudgetOptions = {}) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? realSleep;
+    this.waiters = new BucketWaiters(this.sleep);
     this.policy = { ...DEFAULT_BUDGET_POLICY, ...options.policy };
   }
 
@@ -82,45 +84,24 @@ export class InProcessBudget implements RateBudget {
       }
       if (d.untilMs === undefined && left <= 0) throw new RateLimitedError(bucket, this.policy.pollMs, d.reason);
       const timed = d.untilMs !== undefined ? d.untilMs - now + jitterFor(d.untilMs - now, this.random(), this.policy) : this.policy.pollMs;
-      await this.waitForChange(bucket, Math.min(timed, Math.max(1, left)), opts.signal);
+      await this.waiters.wait(bucket, Math.min(timed, Math.max(1, left)), opts.signal);
     }
   }
 
   observe(bucket: string, obs: Observation): void {
     this.states.set(bucket, observe(this.state(bucket), obs, this.now()));
     // Wake every waiter of the bucket: each re-decides against the new state, one at a time.
-    const ws = this.waiters.get(bucket);
-    if (ws) for (const wake of [...ws]) wake();
+    this.waiters.wake(bucket);
   }
 
   snapshot(): BucketStatus[] {
     const now = this.now();
     const names = [...new Set([...BUCKETS, ...this.states.keys()])];
-    return names.map((b) => describe(b, this.state(b), now, this.policy, this.waiters.get(b)?.size ?? 0));
+    return names.map((b) => describe(b, this.state(b), now, this.policy, this.waiters.count(b)));
   }
 
   private state(bucket: string): BucketState {
     return this.states.get(bucket) ?? initialBucketState();
   }
 
-  /** Sleeps up to `ms`, returning early when the bucket's state changes. */
-  private async waitForChange(bucket: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let set = this.waiters.get(bucket);
-    if (!set) this.waiters.set(bucket, (set = new Set()));
-    const wake = () => stop.abort('state changed');
-    set.add(wake);
-    try {
-      await this.sleep(ms, stop.signal);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason ?? err;
-      // Woken by a state change: look again.
-    } finally {
-      set.delete(wake);
-      signal?.removeEventListener('abort', onAbort);
-      if (!stop.signal.aborted) stop.abort('done');
-    }
-  }
 }

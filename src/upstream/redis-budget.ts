@@ -13,6 +13,7 @@ import { RateLimitedError } from '../errors.ts';
 import { realSleep, type AcquireOptions, type RateBudget, type Sleep } from './budget.ts';
 import { DEFAULT_BUDGET_POLICY, jitterFor, type BucketMode, type BucketState, type BucketStatus, type BudgetPolicy, type Observation } from './budget-state.ts';
 import { BUCKETS } from './routes.ts';
+import { BucketWaiters } from './waiters.ts';
 
 /** Loads a script once per connection (EVALSHA, EVAL after a NOSCRIPT). */
 export function luaScript(lua: string): (redis: Redis, keys: string[], args: (string | number)[]) => Promise<unknown> {
@@ -164,7 +165,7 @@ export class RedisBudget implements RateBudget {
   private readonly random: () => number;
   private readonly sleep: Sleep;
   private readonly leases = new Map<string, Lease[]>();
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters: BucketWaiters;
   private readonly views = new Map<string, { state: BucketState; untilLocal: number | undefined; reason: string | undefined }>();
   private readonly offsets = new Map<string, number>();
   private readonly subscribed: Promise<unknown>;
@@ -178,8 +179,9 @@ export class RedisBudget implements RateBudget {
     this.fixedNow = options.now;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? realSleep;
+    this.waiters = new BucketWaiters(this.sleep);
     this.subscriber = options.redis.duplicate();
-    this.subscriber.on('message', (_channel: string, bucket: string) => this.wake(bucket));
+    this.subscriber.on('message', (_channel: string, bucket: string) => this.waiters.wake(bucket));
     // A lost subscription only slows waiters down to polling: never fatal.
     this.subscriber.on('error', () => {});
     this.subscribed = this.subscriber.subscribe(this.channel).catch(() => undefined);
@@ -198,7 +200,7 @@ export class RedisBudget implements RateBudget {
       if (untilIn !== undefined && untilIn > left) throw new RateLimitedError(bucket, untilIn, d.reason);
       if (untilIn === undefined && left <= 0) throw new RateLimitedError(bucket, this.policy.pollMs, d.reason);
       const timed = untilIn !== undefined ? untilIn + jitterFor(untilIn, this.random(), this.policy) : this.policy.pollMs;
-      await this.waitForChange(bucket, Math.min(timed, Math.max(1, left)), opts.signal);
+      await this.waiters.wait(bucket, Math.min(timed, Math.max(1, left)), opts.signal);
     }
   }
 
@@ -255,7 +257,7 @@ export class RedisBudget implements RateBudget {
         remaining: v?.state.remaining,
         limit: v?.state.limit,
         inFlight: v?.state.inFlight ?? 0,
-        waiters: this.waiters.get(bucket)?.size ?? 0,
+        waiters: this.waiters.count(bucket),
         waitingUntilMs: waiting ? v!.untilLocal : undefined,
         reason: waiting ? v!.reason : undefined,
       };
@@ -279,7 +281,7 @@ export class RedisBudget implements RateBudget {
   }
 
   async close(): Promise<void> {
-    for (const ws of this.waiters.values()) for (const wake of ws) wake();
+    this.waiters.wakeAll();
     await this.subscriber.quit().catch(() => this.subscriber.disconnect());
   }
 
@@ -333,28 +335,5 @@ export class RedisBudget implements RateBudget {
     this.views.set(bucket, { state, untilLocal, reason });
   }
 
-  private wake(bucket: string): void {
-    const ws = this.waiters.get(bucket);
-    if (ws) for (const wake of [...ws]) wake();
-  }
 
-  /** Sleeps up to `ms`, returning early when any process reports an observation for the bucket. */
-  private async waitForChange(bucket: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let set = this.waiters.get(bucket);
-    if (!set) this.waiters.set(bucket, (set = new Set()));
-    const wake = () => stop.abort('state changed');
-    set.add(wake);
-    try {
-      await this.sleep(ms, stop.signal);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason ?? err;
-    } finally {
-      set.delete(wake);
-      signal?.removeEventListener('abort', onAbort);
-      if (!stop.signal.aborted) stop.abort('done');
-    }
-  }
 }
