@@ -131,7 +131,7 @@ export const VARIABLES = {
   },
   TE_CONCURRENCY: {
     schema: positiveInt(256).default(8),
-    description: 'Resources fetched at once by `tesync sync` (the rate budget still paces them).',
+    description: 'Resources fetched at once per upstream bucket by `tesync sync` (the rate budget still paces them).',
     default: '8',
     example: '16',
   },
