@@ -10,6 +10,11 @@
 // Responses arrive out of order, so an observation only replaces the state when its request
 // was sent after the state's own observation arrived (it was served later). Otherwise it
 // can only lower `remaining` (a stale, higher count must never raise the budget).
+//
+// A host that sends X-RateLimit-Remaining but no reset time (the app host) still has a
+// window. Its length is learned: the window opens with the first request after a reset
+// (the probe) and a 429's Retry-After says when it ends. Once known, an exhausted budget
+// waits for the predicted end instead of probing into another 429.
 
 export type BucketMode = 'unknown' | 'metered' | 'unmetered';
 
@@ -25,6 +30,10 @@ export interface BucketState {
   /** No request before this (429 Retry-After). */
   blockedUntilMs: number;
   blockReason: string | undefined;
+  /** Learned length of the upstream's rate window (hosts that send no reset time). */
+  windowMs: number | undefined;
+  /** When the current window opened, as far as we saw (the send time of its first request). */
+  windowFromMs: number | undefined;
 }
 
 export interface BudgetPolicy {
@@ -58,6 +67,7 @@ export interface Observation {
   status: number | null;
   remaining?: number | undefined;
   limit?: number | undefined;
+  /** When the window resets; on a 429, only when upstream said so (never a backoff guess). */
   resetAtMs?: number | undefined;
   /** Set on a 429: no request to the bucket before this. */
   blockedUntilMs?: number | undefined;
@@ -82,8 +92,13 @@ export function initialBucketState(): BucketState {
     observedAtMs: undefined,
     blockedUntilMs: 0,
     blockReason: undefined,
+    windowMs: undefined,
+    windowFromMs: undefined,
   };
 }
+
+/** Longest window believed: a stale window start must not turn into a wait of hours. */
+export const MAX_LEARNED_WINDOW_MS = 3600_000;
 
 /** Forget what we knew of the window: the next requests are probes. */
 function toUnknown(s: BucketState): BucketState {
@@ -97,18 +112,31 @@ export function decide(s: BucketState, nowMs: number, policy: BudgetPolicy): Dec
   }
   let state = s;
   if (state.mode === 'metered' && (state.remaining ?? 0) - state.inFlight <= 0) {
-    // Out of budget: wait for the reset, or when upstream gives none, re-probe after a while.
-    const freshAt = state.resetAtMs !== undefined ? state.resetAtMs + policy.resetMarginMs : (state.observedAtMs ?? nowMs) + policy.unknownResetProbeMs;
-    if (nowMs < freshAt) {
-      const reason = state.resetAtMs !== undefined ? 'budget exhausted until reset' : 'budget exhausted, reset unknown';
-      return { grant: false, state, untilMs: freshAt, reason };
-    }
+    // Out of budget: wait for the reset, else the end of a learned window, else re-probe
+    // after a while (that probe's 429 says when the window ends).
+    const { freshAt, reason } = exhaustedUntil(state, nowMs, policy);
+    if (nowMs < freshAt) return { grant: false, state, untilMs: freshAt, reason };
     state = toUnknown(state);
   }
   if (state.mode === 'unknown' && state.inFlight >= policy.probeConcurrency) {
     return { grant: false, state, untilMs: undefined, reason: 'probing the budget' };
   }
   return { grant: true, state: { ...state, inFlight: state.inFlight + 1 } };
+}
+
+function exhaustedUntil(s: BucketState, nowMs: number, policy: BudgetPolicy): { freshAt: number; reason: string } {
+  if (s.resetAtMs !== undefined) return { freshAt: s.resetAtMs + policy.resetMarginMs, reason: 'budget exhausted until reset' };
+  if (s.windowMs !== undefined && s.windowFromMs !== undefined) {
+    return { freshAt: s.windowFromMs + s.windowMs + policy.resetMarginMs, reason: 'budget exhausted until the learned window ends' };
+  }
+  return { freshAt: (s.observedAtMs ?? nowMs) + policy.unknownResetProbeMs, reason: 'budget exhausted, reset unknown' };
+}
+
+/** A 429 that says when the window ends, in a window whose opening we saw, measures it. */
+function learnedWindow(s: BucketState, endsAtMs: number | undefined): number | undefined {
+  if (endsAtMs === undefined || s.windowFromMs === undefined) return s.windowMs;
+  const length = endsAtMs - s.windowFromMs;
+  return length > 0 && length <= MAX_LEARNED_WINDOW_MS ? length : s.windowMs;
 }
 
 /** Folds a response (or its absence) into the state. */
@@ -119,13 +147,25 @@ export function observe(s: BucketState, obs: Observation, nowMs: number): Bucket
 
   if (obs.status === 429 || obs.blockedUntilMs !== undefined) {
     const until = Math.max(s.blockedUntilMs, obs.blockedUntilMs ?? nowMs);
-    return { ...toUnknown(state), blockedUntilMs: until, blockReason: 'retry-after', observedAtMs: nowMs, limit: obs.limit ?? s.limit };
+    return {
+      ...toUnknown(state),
+      blockedUntilMs: until,
+      blockReason: 'retry-after',
+      observedAtMs: nowMs,
+      limit: obs.limit ?? s.limit,
+      // The next window opens with the first request after the block.
+      windowMs: learnedWindow(s, obs.resetAtMs),
+      windowFromMs: undefined,
+    };
   }
   if (obs.status === null) return state;
 
   if (obs.remaining !== undefined) {
     if (fresh || state.mode === 'unmetered') {
-      state = { ...state, mode: 'metered', remaining: obs.remaining, resetAtMs: obs.resetAtMs, observedAtMs: nowMs };
+      // A probe's answer, or a count higher than one served before it: a window opened.
+      const opened = state.mode !== 'metered' || obs.remaining > (state.remaining ?? Number.POSITIVE_INFINITY);
+      const windowFromMs = opened ? (obs.sentAtMs ?? nowMs) : state.windowFromMs;
+      state = { ...state, mode: 'metered', remaining: obs.remaining, resetAtMs: obs.resetAtMs, observedAtMs: nowMs, windowFromMs };
     } else if (state.mode === 'metered') {
       const resetAtMs = state.resetAtMs === undefined || obs.resetAtMs === undefined ? (state.resetAtMs ?? obs.resetAtMs) : Math.max(state.resetAtMs, obs.resetAtMs);
       state = { ...state, remaining: Math.min(state.remaining ?? obs.remaining, obs.remaining), resetAtMs };

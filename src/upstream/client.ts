@@ -195,11 +195,16 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         rateLimitHits++;
         // Without a usable Retry-After: the reset of an exhausted window, else backoff.
         const exhausted = rl.remaining === null || rl.remaining === 0;
-        retryAfterMs =
-          rl.retryAfterMs ??
-          (exhausted && rl.resetAtMs !== null && rl.resetAtMs > receivedAt ? rl.resetAtMs - receivedAt : null) ??
-          backoffDelay(rateLimitHits, { baseDelayMs: policy.rateLimitBaseDelayMs, maxDelayMs: policy.rateLimitMaxDelayMs }, random());
-        await budget.observe(route.bucket, { status: 429, blockedUntilMs: receivedAt + retryAfterMs, limit: rl.limit ?? undefined, sentAtMs: startedAt });
+        const saidMs = rl.retryAfterMs ?? (exhausted && rl.resetAtMs !== null && rl.resetAtMs > receivedAt ? rl.resetAtMs - receivedAt : null);
+        retryAfterMs = saidMs ?? backoffDelay(rateLimitHits, { baseDelayMs: policy.rateLimitBaseDelayMs, maxDelayMs: policy.rateLimitMaxDelayMs }, random());
+        await budget.observe(route.bucket, {
+          status: 429,
+          blockedUntilMs: receivedAt + retryAfterMs,
+          // Only a wait upstream stated marks the window's end (the budget learns its length).
+          resetAtMs: saidMs === null ? undefined : receivedAt + saidMs,
+          limit: rl.limit ?? undefined,
+          sentAtMs: startedAt,
+        });
       } else {
         await budget.observe(route.bucket, {
           status: res.status,

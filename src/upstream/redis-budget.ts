@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimitedError } from '../errors.ts';
 import { realSleep, type AcquireOptions, type RateBudget, type Sleep } from './budget.ts';
-import { DEFAULT_BUDGET_POLICY, jitterFor, type BucketMode, type BucketState, type BucketStatus, type BudgetPolicy, type Observation } from './budget-state.ts';
+import { DEFAULT_BUDGET_POLICY, jitterFor, MAX_LEARNED_WINDOW_MS, type BucketMode, type BucketState, type BucketStatus, type BudgetPolicy, type Observation } from './budget-state.ts';
 import { BUCKETS } from './routes.ts';
 import { BucketWaiters } from './waiters.ts';
 
@@ -48,16 +48,19 @@ local resetAt = tonumber(s.resetAt)
 local observedAt = tonumber(s.observedAt)
 local blockedUntil = tonumber(s.blockedUntil) or 0
 local blockReason = s.blockReason
+local windowMs = tonumber(s.windowMs)
+local windowFrom = tonumber(s.windowFrom)
 local function put(field, value)
   if value == nil then redis.call('HDEL', stateKey, field) else redis.call('HSET', stateKey, field, tostring(value)) end
 end
 local function save(ttl)
   put('mode', mode); put('remaining', remaining); put('limit', limit); put('resetAt', resetAt)
   put('observedAt', observedAt); put('blockedUntil', blockedUntil); put('blockReason', blockReason)
+  put('windowMs', windowMs); put('windowFrom', windowFrom)
   redis.call('PEXPIRE', stateKey, ttl)
 end
 local function view(inFlight)
-  return { mode, remaining or -1, limit or -1, inFlight, resetAt or -1, observedAt or -1, blockedUntil }
+  return { mode, remaining or -1, limit or -1, inFlight, resetAt or -1, observedAt or -1, blockedUntil, windowMs or -1, windowFrom or -1 }
 end
 `;
 
@@ -74,11 +77,15 @@ local function answer(granted, untilMs, reason)
 end
 if now < blockedUntil then return answer(0, blockedUntil, blockReason or 'retry-after') end
 if mode == 'metered' and (remaining or 0) - inFlight <= 0 then
-  local freshAt
-  if resetAt then freshAt = resetAt + margin else freshAt = (observedAt or now) + probeAfter end
-  if now < freshAt then
-    return answer(0, freshAt, resetAt and 'budget exhausted until reset' or 'budget exhausted, reset unknown')
+  local freshAt, why
+  if resetAt then
+    freshAt = resetAt + margin; why = 'budget exhausted until reset'
+  elseif windowMs and windowFrom then
+    freshAt = windowFrom + windowMs + margin; why = 'budget exhausted until the learned window ends'
+  else
+    freshAt = (observedAt or now) + probeAfter; why = 'budget exhausted, reset unknown'
   end
+  if now < freshAt then return answer(0, freshAt, why) end
   mode = 'unknown'; remaining = nil; resetAt = nil
   save(ttl)
 end
@@ -104,12 +111,18 @@ if status == 429 or blockedFor ~= nil then
   mode = 'unknown'; remaining = nil; resetAt = nil
   blockReason = 'retry-after'; observedAt = now
   if obsLimit ~= nil then limit = obsLimit end
+  if resetIn ~= nil and windowFrom ~= nil then
+    local length = now + resetIn - windowFrom
+    if length > 0 and length <= ${MAX_LEARNED_WINDOW_MS} then windowMs = length end
+  end
+  windowFrom = nil
 elseif status == nil then
   -- no response: only the lease is released
 elseif obsRemaining ~= nil then
   local obsResetAt = nil
   if resetIn ~= nil then obsResetAt = now + resetIn end
   if fresh or mode == 'unmetered' then
+    if mode ~= 'metered' or obsRemaining > (remaining or math.huge) then windowFrom = sentAt or now end
     mode = 'metered'; remaining = obsRemaining; resetAt = obsResetAt; observedAt = now
   elseif mode == 'metered' then
     if resetAt == nil or obsResetAt == nil then resetAt = resetAt or obsResetAt else resetAt = math.max(resetAt, obsResetAt) end
@@ -277,6 +290,8 @@ export class RedisBudget implements RateBudget {
       observedAtMs: num(h.observedAt),
       blockedUntilMs: num(h.blockedUntil) ?? 0,
       blockReason: h.blockReason,
+      windowMs: num(h.windowMs),
+      windowFromMs: num(h.windowFrom),
     };
   }
 
@@ -330,6 +345,8 @@ export class RedisBudget implements RateBudget {
       observedAtMs: n(v[5]),
       blockedUntilMs: Number(v[6] ?? 0),
       blockReason: undefined,
+      windowMs: n(v[7]),
+      windowFromMs: n(v[8]),
     };
     const untilLocal = untilMs === undefined ? undefined : untilMs - this.offset(bucket);
     this.views.set(bucket, { state, untilLocal, reason });

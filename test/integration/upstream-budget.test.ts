@@ -59,3 +59,29 @@ describe('advertised budget', () => {
     expect(sim.requests.filter((r) => r.status === 429)).toHaveLength(0);
   });
 });
+
+describe('a budget without a reset time (the app host)', () => {
+  it('one 429 teaches the window: the windows after it get none, and each is spent in full', async () => {
+    // X-RateLimit-Remaining only; a 429's Retry-After is the one place the window's end shows.
+    sim = await startSimulator({ rateLimits: { appPublic: { limit: 12, windowMs: 2000 } }, latencyMs: [0, 10] });
+    const recorder = new MemoryRecorder();
+    const budget = new InProcessBudget();
+    const upstream = createUpstream({
+      config: { app: { url: sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 5_000, maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
+      budget,
+      recorder,
+      logger: createTestLogger([]).logger,
+      retry: FAST_RETRY_POLICY,
+    });
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => upstream.get({ route: i % 2 ? 'app.tokens' : 'app.metrics' })));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+
+    const limited = sim.requests.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(1);
+    // The 429 came in the first window; every request after it was served.
+    const after = sim.requests.slice(sim.requests.indexOf(limited[0]!) + 1);
+    expect(after.length).toBeGreaterThanOrEqual(48);
+    expect(after.every((r) => r.status === 200)).toBe(true);
+    expect(budget.snapshot().find((b) => b.bucket === 'app-public')?.mode).toBe('metered');
+  });
+});

@@ -47,6 +47,7 @@ function rng(seed: number) {
 
 describe('Redis budget', () => {
   it('makes the same decisions as the pure state machine over random sequences', async () => {
+    const reasons = new Set<string>();
     for (let seed = 1; seed <= 12; seed++) {
       const r = rng(seed);
       let T = 1_700_000_000_000;
@@ -65,6 +66,7 @@ describe('Redis budget', () => {
           expect(got.grant, `seed ${seed} step ${step}`).toBe(d.grant);
           if (d.grant) granted.push(T);
           else if (!got.grant) expect([got.untilMs, got.reason]).toEqual([d.untilMs, d.reason]);
+          if (!d.grant) reasons.add(d.reason);
           s = d.state;
         } else if (granted.length > 0) {
           const sentAtMs = granted.splice(r.int(granted.length), 1)[0]!;
@@ -74,6 +76,8 @@ describe('Redis budget', () => {
             { status: 200, sentAtMs },
             { status: 503, remaining: r.int(3), sentAtMs },
             { status: 429, blockedUntilMs: T + 1 + r.int(2000), sentAtMs },
+            // a 429 that says when the window ends: the window length is learned from it
+            ((end) => ({ status: 429, blockedUntilMs: end, resetAtMs: end, sentAtMs }))(T + 1 + r.int(2000)),
             { status: null, sentAtMs },
           ]);
           s = observe(s, obs, T);
@@ -85,6 +89,14 @@ describe('Redis budget', () => {
         expect(theirs, `seed ${seed} step ${step} (${op})`).toEqual(mine);
       }
     }
+    // The sequences reach every way of holding a request back.
+    expect([...reasons].sort()).toEqual([
+      'budget exhausted until reset',
+      'budget exhausted until the learned window ends',
+      'budget exhausted, reset unknown',
+      'probing the budget',
+      'retry-after',
+    ]);
   });
 
   it('a Retry-After seen by one process holds back every other, on Redis time', async () => {

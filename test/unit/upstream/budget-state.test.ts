@@ -99,3 +99,59 @@ describe('budget state', () => {
     expect(jitterFor(100_000, 0.999, P)).toBeLessThanOrEqual(P.jitterMaxMs);
   });
 });
+
+describe('a window without a reset header', () => {
+  /** The app host: X-RateLimit-Remaining on successes, Retry-After on a 429, nothing else. */
+  function exhaust(s: BucketState, at: number): BucketState {
+    return observe(grant(s, at), { status: 200, remaining: 0, sentAtMs: at }, at + 5);
+  }
+
+  it('learns the length from the window opener and the 429 that ends it, then waits for the next end', () => {
+    const W = 60_000;
+    // Window 1 opens with our first request; we spend it.
+    let s = observe(grant(initialBucketState()), { status: 200, remaining: 2, sentAtMs: T }, T + 5);
+    expect(s.windowFromMs).toBe(T);
+    s = exhaust(s, T + 10);
+    // Nothing learned yet: the probe goes out a while later and meets the 429.
+    let d = decide(s, T + 20, P);
+    expect(d).toMatchObject({ grant: false, reason: 'budget exhausted, reset unknown' });
+    s = grant(s, T + 20 + P.unknownResetProbeMs);
+    s = observe(s, { status: 429, blockedUntilMs: T + W, resetAtMs: T + W, sentAtMs: T + 1020 }, T + 1025);
+    expect(s.windowMs).toBe(W);
+    expect(s.windowFromMs).toBeUndefined();
+
+    // Window 2 opens with the probe after the block; when it runs dry, the wait is to its end.
+    const open2 = T + W + 3;
+    s = observe(grant(s, open2), { status: 200, remaining: 5, sentAtMs: open2 }, open2 + 5);
+    expect(s.windowFromMs).toBe(open2);
+    s = exhaust(s, open2 + 100);
+    d = decide(s, open2 + 200, P);
+    expect(d).toMatchObject({ grant: false, untilMs: open2 + W + P.resetMarginMs, reason: 'budget exhausted until the learned window ends' });
+    // No probe before then: the 429 that taught us is the only one.
+    expect(decide(s, open2 + W + P.resetMarginMs - 1, P).grant).toBe(false);
+    expect(decide(s, open2 + W + P.resetMarginMs, P).grant).toBe(true);
+  });
+
+  it('a count higher than the last one means a new window opened', () => {
+    let s = observe(grant(initialBucketState()), { status: 200, remaining: 3, sentAtMs: T }, T + 5);
+    s = observe(grant(s, T + 10), { status: 200, remaining: 2, sentAtMs: T + 10 }, T + 15);
+    expect(s.windowFromMs).toBe(T);
+    s = observe(grant(s, T + 900), { status: 200, remaining: 9, sentAtMs: T + 900 }, T + 905);
+    expect(s.windowFromMs).toBe(T + 900);
+  });
+
+  it('a 429 whose wait is a backoff guess teaches nothing, and a window longer than an hour is not believed', () => {
+    let s = observe(grant(initialBucketState()), { status: 200, remaining: 0, sentAtMs: T }, T + 5);
+    s = observe(grant(s, T + 2000), { status: 429, blockedUntilMs: T + 4000, sentAtMs: T + 2000 }, T + 2005);
+    expect(s.windowMs).toBeUndefined();
+    s = observe(grant(s, T + 4000), { status: 200, remaining: 0, sentAtMs: T + 4000 }, T + 4005);
+    const end = T + 4000 + 2 * 3600_000;
+    s = observe(grant(s, T + 6000), { status: 429, blockedUntilMs: end, resetAtMs: end, sentAtMs: T + 6000 }, T + 6005);
+    expect(s.windowMs).toBeUndefined();
+  });
+
+  it('a reset header, when sent, wins over a learned window', () => {
+    const s: BucketState = { ...initialBucketState(), mode: 'metered', remaining: 0, resetAtMs: T + 500, observedAtMs: T, windowMs: 60_000, windowFromMs: T };
+    expect(decide(s, T + 1, P)).toMatchObject({ grant: false, untilMs: T + 500 + P.resetMarginMs });
+  });
+});
