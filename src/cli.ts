@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, readEnvironment, type Config } from './config.ts';
 import { WarehouseError } from './errors.ts';
+import { limitHeapGrowth } from './heap.ts';
 import { createLogger, scrub, type Logger } from './logger.ts';
 import { UsageError, type CommandContext } from './commands/context.ts';
 
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
 };
 
 export async function main(argv: string[]): Promise<number> {
+  limitHeapGrowth();
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
   const name = positionals[0];
   if (!name || name === 'help') {

@@ -1,13 +1,10 @@
 // One warehouse interface over two backends: Postgres through postgres.js when
-// DATABASE_URL is set, embedded PGlite under TE_DATA_DIR otherwise.
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
+// DATABASE_URL is set, embedded PGlite under TE_DATA_DIR otherwise. PGlite (some 45 MB of
+// WebAssembly once loaded) is imported only when it is the warehouse.
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
@@ -44,7 +41,9 @@ export interface WarehouseOptions {
 }
 
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openPglite(options.dataDir);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
+  const { openPglite } = await import('./pglite.ts');
+  return openPglite(options.dataDir);
 }
 
 /** host:port/database of a Postgres URL, without user or password. */
@@ -93,36 +92,13 @@ async function openPostgres(url: string, max: number): Promise<Warehouse> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Warehouse> {
-  const folder = path.resolve(dataDir, 'warehouse');
-  const location = `embedded PGlite warehouse in ${folder}`;
-  let client: PGlite;
-  try {
-    mkdirSync(folder, { recursive: true });
-    client = await PGlite.create(folder);
-  } catch (err) {
-    throw new WarehouseError(`cannot open ${location}: ${reason(err)}`);
-  }
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
-  return {
-    kind: 'pglite',
-    location,
-    db,
-    embedded: client,
-    query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
-    // One process owns a PGlite folder, so no lock is needed.
-    migrate: () => migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER }),
-    close: () => client.close(),
-  };
-}
-
 /** postgres.js returns an array of rows, PGlite an object with `rows`. */
-function rowsOf<T>(result: unknown): T[] {
+export function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
-function reason(err: unknown): string {
+export function reason(err: unknown): string {
   if (err instanceof Error) {
     const code = (err as { code?: string }).code;
     return code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;

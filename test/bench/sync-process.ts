@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { performSync } from '../../src/commands/sync-session.ts';
 import { loadConfig } from '../../src/config.ts';
+import { limitHeapGrowth } from '../../src/heap.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
@@ -156,6 +157,8 @@ function cpuDelta(before: Map<number, number>, after: Map<number, number>): numb
 
 /** Child-process entry: one `run` message in, one result (or error) out. */
 if (process.send && process.argv[1]?.endsWith('sync-process.ts')) {
+  // As `tesync sync` does (src/cli.ts).
+  limitHeapGrowth();
   process.once('message', (job: SyncJob) => {
     runSyncPhases(job).then(
       (result) => process.send!({ type: 'done', result }, () => process.exit(0)),

@@ -1,0 +1,35 @@
+// The embedded backend: PGlite in a folder under TE_DATA_DIR, loaded by openWarehouse only
+// when no DATABASE_URL is set.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { SQL } from 'drizzle-orm';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import * as schema from '../../schema/warehouse/index.ts';
+import { WarehouseError } from '../errors.ts';
+import { MIGRATIONS_FOLDER, reason, rowsOf, type Db, type Warehouse } from './connection.ts';
+
+export async function openPglite(dataDir: string): Promise<Warehouse> {
+  const folder = path.resolve(dataDir, 'warehouse');
+  const location = `embedded PGlite warehouse in ${folder}`;
+  let client: PGlite;
+  try {
+    mkdirSync(folder, { recursive: true });
+    client = await PGlite.create(folder);
+  } catch (err) {
+    throw new WarehouseError(`cannot open ${location}: ${reason(err)}`);
+  }
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  return {
+    kind: 'pglite',
+    location,
+    db,
+    embedded: client,
+    query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
+    // One process owns a PGlite folder, so no lock is needed.
+    migrate: () => migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: () => client.close(),
+  };
+}
+
