@@ -64,7 +64,12 @@ export interface RateLimitReport {
   total: number;
   /** 429s whose request was sent after the bucket's first rate-limit headers had been read. */
   afterHeaders: number;
-  byBucket: Record<string, { total: number; afterHeaders: number }>;
+  /**
+   * 429s sent after the bucket's first 429 was answered: a host that sends no reset time
+   * (the app host) teaches its window with that first one; after it none should come.
+   */
+  afterFirst429: number;
+  byBucket: Record<string, { total: number; afterHeaders: number; afterFirst429: number }>;
 }
 
 export function rateLimitReport(rows: readonly RequestRow[]): RateLimitReport {
@@ -75,16 +80,25 @@ export function rateLimitReport(rows: readonly RequestRow[]): RateLimitReport {
     const seen = firstHeadersAt.get(r.bucket);
     if (seen === undefined || readAt < seen) firstHeadersAt.set(r.bucket, readAt);
   }
+  const first429At = new Map<string, number>();
+  for (const r of rows) {
+    if (r.httpStatus !== 429) continue;
+    const answeredAt = r.startedAtMs + r.durationMs;
+    const seen = first429At.get(r.bucket);
+    if (seen === undefined || answeredAt < seen) first429At.set(r.bucket, answeredAt);
+  }
   const byBucket: RateLimitReport['byBucket'] = {};
   for (const r of rows) {
     if (r.httpStatus !== 429) continue;
-    const b = (byBucket[r.bucket] ??= { total: 0, afterHeaders: 0 });
+    const b = (byBucket[r.bucket] ??= { total: 0, afterHeaders: 0, afterFirst429: 0 });
     b.total++;
     const seen = firstHeadersAt.get(r.bucket);
     if (seen !== undefined && r.startedAtMs > seen) b.afterHeaders++;
+    if (r.startedAtMs > first429At.get(r.bucket)!) b.afterFirst429++;
   }
   const values = Object.values(byBucket);
-  return { total: values.reduce((a, b) => a + b.total, 0), afterHeaders: values.reduce((a, b) => a + b.afterHeaders, 0), byBucket };
+  const sum = (k: 'total' | 'afterHeaders' | 'afterFirst429') => values.reduce((a, b) => a + b[k], 0);
+  return { total: sum('total'), afterHeaders: sum('afterHeaders'), afterFirst429: sum('afterFirst429'), byBucket };
 }
 
 /** a / b, or null when b is 0 (a ratio that does not exist is not infinity). */

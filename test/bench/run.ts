@@ -222,6 +222,8 @@ function judge(r: BenchResult): BenchResult['targets'] {
     out.push({ name: `re-sync requests / full sync requests (${at})`, value: fmt(run.resyncShare, 3), target: '<= 0.20', met: run.resyncShare === null ? null : run.resyncShare <= 0.2 });
     const after = run.full.rateLimits.afterHeaders + run.resync.rateLimits.afterHeaders;
     out.push({ name: `429s after the first budget headers (${at})`, value: String(after), target: '0', met: after === 0 });
+    const relearned = run.full.rateLimits.afterFirst429 + run.resync.rateLimits.afterFirst429;
+    out.push({ name: `429s after a bucket's first 429 taught its window (${at})`, value: String(relearned), target: '0', met: relearned === 0 });
   }
   const u = r.write?.upsertOverCopy ?? null;
   out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.40', met: u === null ? null : u >= 0.4 });
