@@ -39,7 +39,6 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
 };
 
 export async function main(argv: string[]): Promise<number> {
-  limitHeapGrowth();
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
   const name = positionals[0];
   if (!name || name === 'help') {
@@ -63,6 +62,9 @@ export async function main(argv: string[]): Promise<number> {
     // The simulator needs no configuration: run it with defaults.
     config = loadConfig({});
   }
+  // Only with Postgres: embedded PGlite's own memory dwarfs what it saves, and it costs CPU
+  // that an embedded sync (CPU-bound) would feel.
+  if (config.databaseUrl) limitHeapGrowth();
   const logger = createLogger({ level: config.logLevel, secrets: config.secrets });
   const rest = argv.slice(argv.indexOf(name) + 1);
   try {

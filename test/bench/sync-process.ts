@@ -157,9 +157,9 @@ function cpuDelta(before: Map<number, number>, after: Map<number, number>): numb
 
 /** Child-process entry: one `run` message in, one result (or error) out. */
 if (process.send && process.argv[1]?.endsWith('sync-process.ts')) {
-  // As `tesync sync` does (src/cli.ts).
-  limitHeapGrowth();
   process.once('message', (job: SyncJob) => {
+    // As `tesync sync` does (src/cli.ts): with Postgres only.
+    if (job.target.kind === 'postgres') limitHeapGrowth();
     runSyncPhases(job).then(
       (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
       (err: unknown) => process.send!({ type: 'error', message: (err as Error).stack ?? String(err) }, () => process.exit(1)),
