@@ -118,8 +118,11 @@ async function copyRows(client: postgres.Sql, into: string, columns: [string, Pg
   await done;
 }
 
+// COPY's text format: a backslash, tab, newline or carriage return inside a value is escaped.
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
 function copyText(column: PgColumn, v: unknown): string {
   const d = column.mapToDriverValue(v);
   const t = typeof d === 'string' ? d : d instanceof Date ? d.toISOString() : String(d);
-  return /[\\\t\n\r]/.test(t) ? t.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\n', '\\n').replaceAll('\r', '\\r') : t;
+  return t.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!);
 }
