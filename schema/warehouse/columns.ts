@@ -1,6 +1,6 @@
 // Column helpers shared by the app and gateway mirrors.
 import { customType, numeric, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { stringify } from 'lossless-json';
+import { jsonText } from '../../src/json.ts';
 
 export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -13,7 +13,7 @@ export const decimal = (name: string) => numeric(name);
  */
 export const payloadJson = customType<{ data: unknown; driverData: string }>({
   dataType: () => 'jsonb',
-  toDriver: (value) => stringify(value) ?? 'null',
+  toDriver: (value) => jsonText(value) ?? 'null',
   fromDriver: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
 });
 

@@ -1,7 +1,7 @@
 // The identity of a body for the raw archive: sha256 of its JSON with `meta.servedAt` left
 // out (it changes on every call), so an unchanged resource hashes the same across runs.
 import { createHash } from 'node:crypto';
-import { isLosslessNumber, stringifyJson } from '../json.ts';
+import { isLosslessNumber, writeJson } from '../json.ts';
 
 function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -17,7 +17,10 @@ function withoutServedAt(body: unknown): unknown {
 
 /** Hash of a parsed JSON body (servedAt left out). */
 export function jsonBodyHash(body: unknown): string {
-  return sha256(stringifyJson(withoutServedAt(body)));
+  // Streamed into the hash: a big body's JSON text never exists whole.
+  const hash = createHash('sha256');
+  if (!writeJson(withoutServedAt(body), (chunk) => hash.update(chunk, 'utf8'))) throw new TypeError('body cannot be represented as JSON');
+  return hash.digest('hex');
 }
 
 /** Hash of a body that is not JSON: its text as received. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isLosslessNumber, parseJson, stringifyJson } from '../../src/json.ts';
+import { stringify } from 'lossless-json';
+import { isLosslessNumber, jsonText, LosslessNumber, parseJson, stringifyJson, writeJson } from '../../src/json.ts';
 import { readDecimal } from '../../schema/upstream/values.ts';
 
 const decimalText = (v: unknown) => {
@@ -48,5 +49,67 @@ describe('parseJson / stringifyJson', () => {
     expect(() => parseJson('{"a":')).toThrow(SyntaxError);
     expect(() => parseJson('<html>')).toThrow(SyntaxError);
     expect(() => parseJson('')).toThrow();
+  });
+});
+
+// A small seeded generator (mulberry32): the same values every run.
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const STRINGS = ['', 'plain', 'quote " and \\ backslash', 'tab\tnew\nline', '\u0000nul', 'é ünï 💰', '\ud800 lone surrogate', '</script>'];
+
+function randomValue(r: () => number, depth: number): unknown {
+  const pick = Math.floor(r() * (depth > 3 ? 6 : 9));
+  switch (pick) {
+    case 0: return null;
+    case 1: return r() < 0.5;
+    case 2: return STRINGS[Math.floor(r() * STRINGS.length)];
+    case 3: return new LosslessNumber(['0', '-0', '1.10', '123456789012345678901234567890.5', '1e400', '-2.5E-7'][Math.floor(r() * 6)]!);
+    case 4: return [0.1, -3, 1e21, Number.NaN][Math.floor(r() * 4)];
+    case 5: return [undefined, () => 1, Symbol('s'), new Date(Date.UTC(2024, 1, 29)), 12n][Math.floor(r() * 5)];
+    case 6: return Array.from({ length: Math.floor(r() * 5) }, () => randomValue(r, depth + 1));
+    case 7: {
+      const inner = randomValue(r, depth + 1);
+      return { toJSON: () => inner };
+    }
+    default: return Object.fromEntries(Array.from({ length: Math.floor(r() * 5) }, (_, i) => [STRINGS[(i + Math.floor(r() * 8)) % STRINGS.length]! + i, randomValue(r, depth + 1)]));
+  }
+}
+
+describe('writeJson', () => {
+  it('writes exactly what lossless-json stringify writes, values without a JSON form included', () => {
+    const r = random(7);
+    let compared = 0;
+    for (let i = 0; i < 2000; i++) {
+      const v = randomValue(r, 0);
+      const expected = stringify(v);
+      const chunks: string[] = [];
+      const ok = writeJson(v, (c) => chunks.push(c), 8);
+      expect(ok).toBe(expected !== undefined);
+      if (expected !== undefined) {
+        expect(chunks.join('')).toBe(expected);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(1500);
+  });
+
+  it('hands out bounded chunks and one flat string', () => {
+    const big = parseJson(`[${Array.from({ length: 5000 }, (_, i) => `{"k":${i}.5,"s":"v${i}"}`).join(',')}]`);
+    const chunks: string[] = [];
+    expect(writeJson(big, (c) => chunks.push(c), 1000)).toBe(true);
+    expect(chunks.length).toBeGreaterThan(50);
+    // a chunk ends at the first token past the bound
+    expect(Math.max(...chunks.map((c) => c.length))).toBeLessThan(1100);
+    expect(jsonText(big)).toBe(stringify(big));
+    expect(jsonText(undefined)).toBeUndefined();
+    expect(() => stringifyJson(() => 1)).toThrow(TypeError);
   });
 });

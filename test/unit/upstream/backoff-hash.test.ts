@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { stringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { parseJson } from '../../../src/json.ts';
 import { backoffDelay } from '../../../src/upstream/backoff.ts';
@@ -25,5 +27,12 @@ describe('body hashes', () => {
     expect(jsonBodyHash(a)).not.toBe(jsonBodyHash(d));
     expect(jsonBodyHash(parseJson('[1]'))).toMatch(/^[0-9a-f]{64}$/);
     expect(textBodyHash('<html>')).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('hash a big body streamed exactly as its whole JSON text (hashes in a warehouse stay valid)', () => {
+    const rows = Array.from({ length: 3000 }, (_, i) => `{"slug":"t${i}","v":${i}.10,"name":"💰 \\"${i}\\""}`);
+    const body = parseJson(`{"data":[${rows.join(',')}],"meta":{"asOf":"x"}}`);
+    const whole = createHash('sha256').update(stringify(body)!, 'utf8').digest('hex');
+    expect(jsonBodyHash(body)).toBe(whole);
   });
 });
