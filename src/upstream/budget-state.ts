@@ -9,12 +9,25 @@
 //
 // Responses arrive out of order, so an observation only replaces the state when its request
 // was sent after the state's own observation arrived (it was served later). Otherwise it
-// can only lower `remaining` (a stale, higher count must never raise the budget).
+// can only lower `remaining` (a stale, higher count must never raise the budget); when it
+// does, it becomes the state's observation, since requests sent before it arrived may have
+// been served before it, and their higher counts must not read as a refill.
 //
 // A host that sends X-RateLimit-Remaining but no reset time (the app host) still has a
-// window. Its length is learned: the window opens with the first request after a reset
-// (the probe) and a 429's Retry-After says when it ends. Once known, an exhausted budget
-// waits for the predicted end instead of probing into another 429.
+// window. Its length is learned as an interval (windowLoMs, windowHiMs], counted from the
+// window's opening (windowFromMs, the send time of its first request): an answer in the same
+// window proves it longer than its request's elapsed time; an answer showing a refill (a
+// count not below the last one, as every request counts; or any answer once the window ran
+// dry) proves it no longer than the time that answer arrived; a 429 that states the window's
+// end gives the length itself. Learning from that 429 alone cost one 429 per bucket. So
+// while the interval is wider than 2 * resetMarginMs, the last `probeReserve` requests of
+// each window go one at a time at chosen instants: where the next common window length
+// (WINDOW_LADDER_MS) would end, or, once bounded above, the interval's middle. Each is a
+// useful request that either spends budget the window still has (raising the lower bound) or
+// shows the refill (lowering the upper one), so none is sent into a window that ran dry
+// while the reserve lasts. A dry window waits for the upper bound, else for the next common
+// length, and probes once: only a window longer than every length the reserve could try
+// still meets a 429 (which then gives the length).
 
 export type BucketMode = 'unknown' | 'metered' | 'unmetered';
 
@@ -30,8 +43,10 @@ export interface BucketState {
   /** No request before this (429 Retry-After). */
   blockedUntilMs: number;
   blockReason: string | undefined;
-  /** Learned length of the upstream's rate window (hosts that send no reset time). */
-  windowMs: number | undefined;
+  /** The upstream's rate window (hosts that send no reset time) is longer than this. */
+  windowLoMs: number | undefined;
+  /** ... and no longer than this (both equal: the length a 429 stated). */
+  windowHiMs: number | undefined;
   /** When the current window opened, as far as we saw (the send time of its first request). */
   windowFromMs: number | undefined;
 }
@@ -44,13 +59,20 @@ export interface BudgetPolicy {
    * one-second resolution, and a server may round either way.
    */
   resetMarginMs: number;
-  /** Remaining is 0 and upstream gave no reset: probe again this long after the last observation. */
+  /** Remaining is 0, upstream gave no reset and no window length is left to try: probe again this long after the last observation. */
   unknownResetProbeMs: number;
   /** Waiters for a time add up to min(jitterMaxMs, jitterFraction * wait) of random delay. */
   jitterMaxMs: number;
   jitterFraction: number;
   /** Longest a waiter sleeps before looking at the state again (a change also wakes it). */
   pollMs: number;
+  /**
+   * While a window without a reset time is not known to within 2 * resetMarginMs, its last
+   * this many requests go one at a time, at the instants that time it. With 8, a window spent
+   * within a second is tried up to 1 min, then the dry window's probe goes at 2 min: windows
+   * up to two minutes are learned without a 429 (3 reached only 20 s from a 5 s burst).
+   */
+  probeReserve: number;
 }
 
 export const DEFAULT_BUDGET_POLICY: BudgetPolicy = {
@@ -60,6 +82,7 @@ export const DEFAULT_BUDGET_POLICY: BudgetPolicy = {
   jitterMaxMs: 500,
   jitterFraction: 0.1,
   pollMs: 1000,
+  probeReserve: 8,
 };
 
 export interface Observation {
@@ -92,7 +115,8 @@ export function initialBucketState(): BucketState {
     observedAtMs: undefined,
     blockedUntilMs: 0,
     blockReason: undefined,
-    windowMs: undefined,
+    windowLoMs: undefined,
+    windowHiMs: undefined,
     windowFromMs: undefined,
   };
 }
@@ -100,9 +124,14 @@ export function initialBucketState(): BucketState {
 /** Longest window believed: a stale window start must not turn into a wait of hours. */
 export const MAX_LEARNED_WINDOW_MS = 3600_000;
 
-/** Forget what we knew of the window: the next requests are probes. */
-function toUnknown(s: BucketState): BucketState {
-  return { ...s, mode: 'unknown', remaining: undefined, resetAtMs: undefined };
+/** Common window lengths, tried in turn while nothing bounds the window from above. */
+export const WINDOW_LADDER_MS: readonly number[] = [1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600].map((s) => s * 1000);
+
+export const RESERVE_REASON = 'keeping a reserve to time the window';
+
+/** Forget what we knew of the budget: the next requests are probes, and answers to requests sent before now are stale. */
+function toUnknown(s: BucketState, nowMs: number): BucketState {
+  return { ...s, mode: 'unknown', remaining: undefined, resetAtMs: undefined, observedAtMs: nowMs };
 }
 
 /** Whether a request may go now; a grant reserves its slot (inFlight + 1). */
@@ -111,12 +140,21 @@ export function decide(s: BucketState, nowMs: number, policy: BudgetPolicy): Dec
     return { grant: false, state: s, untilMs: s.blockedUntilMs, reason: s.blockReason ?? 'retry-after' };
   }
   let state = s;
-  if (state.mode === 'metered' && (state.remaining ?? 0) - state.inFlight <= 0) {
-    // Out of budget: wait for the reset, else the end of a learned window, else re-probe
-    // after a while (that probe's 429 says when the window ends).
-    const { freshAt, reason } = exhaustedUntil(state, nowMs, policy);
-    if (nowMs < freshAt) return { grant: false, state, untilMs: freshAt, reason };
-    state = toUnknown(state);
+  if (state.mode === 'metered') {
+    const left = (state.remaining ?? 0) - state.inFlight;
+    if (left <= 0) {
+      // Out of budget: wait for the reset, else the end of a learned window, else the next
+      // likely end; then one probe (a 429 to it says when the window ends).
+      const { freshAt, reason } = exhaustedUntil(state, nowMs, policy);
+      if (nowMs < freshAt) return { grant: false, state, untilMs: freshAt, reason };
+      // Answers still due were served in the old window: they must not read as the probe's.
+      if (state.inFlight > 0) return { grant: false, state, untilMs: undefined, reason };
+      state = toUnknown(state, nowMs);
+    } else if (left <= policy.probeReserve) {
+      const at = probeAt(state, policy);
+      if (at !== undefined && state.inFlight > 0) return { grant: false, state, untilMs: undefined, reason: RESERVE_REASON };
+      if (at !== undefined && nowMs < at) return { grant: false, state, untilMs: at, reason: RESERVE_REASON };
+    }
   }
   if (state.mode === 'unknown' && state.inFlight >= policy.probeConcurrency) {
     return { grant: false, state, untilMs: undefined, reason: 'probing the budget' };
@@ -126,17 +164,55 @@ export function decide(s: BucketState, nowMs: number, policy: BudgetPolicy): Dec
 
 function exhaustedUntil(s: BucketState, nowMs: number, policy: BudgetPolicy): { freshAt: number; reason: string } {
   if (s.resetAtMs !== undefined) return { freshAt: s.resetAtMs + policy.resetMarginMs, reason: 'budget exhausted until reset' };
-  if (s.windowMs !== undefined && s.windowFromMs !== undefined) {
-    return { freshAt: s.windowFromMs + s.windowMs + policy.resetMarginMs, reason: 'budget exhausted until the learned window ends' };
+  if (s.windowHiMs !== undefined && s.windowFromMs !== undefined) {
+    return { freshAt: s.windowFromMs + s.windowHiMs + windowMargin(s.windowHiMs, policy), reason: 'budget exhausted until the learned window ends' };
   }
-  return { freshAt: (s.observedAtMs ?? nowMs) + policy.unknownResetProbeMs, reason: 'budget exhausted, reset unknown' };
+  return { freshAt: ladderAt(s, policy) ?? (s.observedAtMs ?? nowMs) + policy.unknownResetProbeMs, reason: 'budget exhausted, reset unknown' };
 }
 
-/** A 429 that says when the window ends, in a window whose opening we saw, measures it. */
-function learnedWindow(s: BucketState, endsAtMs: number | undefined): number | undefined {
-  if (endsAtMs === undefined || s.windowFromMs === undefined) return s.windowMs;
-  const length = endsAtMs - s.windowFromMs;
-  return length > 0 && length <= MAX_LEARNED_WINDOW_MS ? length : s.windowMs;
+/**
+ * Slack after a window's end that we measured ourselves: it covers the opener being served
+ * later than it was sent. At most a tenth of the window: resetMarginMs is sized for the
+ * whole seconds of reset headers, and a full second would cost a 2 s window half its rate
+ * (and put the instant for a 1 s window exactly at the end of a 2 s one).
+ */
+function windowMargin(lengthMs: number, policy: BudgetPolicy): number {
+  return Math.min(policy.resetMarginMs, Math.floor(lengthMs / 10));
+}
+
+/** Where the shortest common window longer than we know it to be would end. */
+function ladderAt(s: BucketState, policy: BudgetPolicy): number | undefined {
+  if (s.windowFromMs === undefined) return undefined;
+  const lo = s.windowLoMs ?? 0;
+  const rung = WINDOW_LADDER_MS.find((r) => r > lo);
+  return rung === undefined ? undefined : s.windowFromMs + rung + windowMargin(rung, policy);
+}
+
+/** When the next request of the reserve may go; undefined: no reserve is kept (a reset time, or the window is known). */
+function probeAt(s: BucketState, policy: BudgetPolicy): number | undefined {
+  if (s.resetAtMs !== undefined || s.windowFromMs === undefined) return undefined;
+  const lo = s.windowLoMs ?? 0;
+  if (s.windowHiMs === undefined) return ladderAt(s, policy);
+  if (s.windowHiMs - lo <= 2 * policy.resetMarginMs) return undefined;
+  return s.windowFromMs + Math.floor((lo + s.windowHiMs) / 2);
+}
+
+function believable(ms: number): boolean {
+  return ms > 0 && ms <= MAX_LEARNED_WINDOW_MS;
+}
+
+/** The window lasted longer than `ms`; a bound below that (from an earlier window) no longer holds. */
+function longerThan(s: BucketState, ms: number): BucketState {
+  if (!believable(ms)) return s;
+  const lo = Math.max(s.windowLoMs ?? 0, ms);
+  return { ...s, windowLoMs: lo, windowHiMs: s.windowHiMs !== undefined && s.windowHiMs < lo ? undefined : s.windowHiMs };
+}
+
+/** The window lasted at most `ms`; a lower bound above it gives way (waiting until `ms` is what is safe). */
+function atMost(s: BucketState, ms: number): BucketState {
+  if (!believable(ms)) return s;
+  const hi = Math.min(s.windowHiMs ?? Number.POSITIVE_INFINITY, ms);
+  return { ...s, windowHiMs: hi, windowLoMs: s.windowLoMs !== undefined && s.windowLoMs > hi ? hi : s.windowLoMs };
 }
 
 /** Folds a response (or its absence) into the state. */
@@ -147,14 +223,17 @@ export function observe(s: BucketState, obs: Observation, nowMs: number): Bucket
 
   if (obs.status === 429 || obs.blockedUntilMs !== undefined) {
     const until = Math.max(s.blockedUntilMs, obs.blockedUntilMs ?? nowMs);
+    // A 429 that says when the window ends, in a window whose opening we saw, measures it.
+    const length = obs.resetAtMs !== undefined && s.windowFromMs !== undefined ? obs.resetAtMs - s.windowFromMs : undefined;
+    const measured = length !== undefined && believable(length);
     return {
-      ...toUnknown(state),
+      ...toUnknown(state, nowMs),
       blockedUntilMs: until,
       blockReason: 'retry-after',
-      observedAtMs: nowMs,
       limit: obs.limit ?? s.limit,
+      windowLoMs: measured ? length : s.windowLoMs,
+      windowHiMs: measured ? length : s.windowHiMs,
       // The next window opens with the first request after the block.
-      windowMs: learnedWindow(s, obs.resetAtMs),
       windowFromMs: undefined,
     };
   }
@@ -162,13 +241,22 @@ export function observe(s: BucketState, obs: Observation, nowMs: number): Bucket
 
   if (obs.remaining !== undefined) {
     if (fresh || state.mode === 'unmetered') {
-      // A probe's answer, or a count higher than one served before it: a window opened.
-      const opened = state.mode !== 'metered' || obs.remaining > (state.remaining ?? Number.POSITIVE_INFINITY);
-      const windowFromMs = opened ? (obs.sentAtMs ?? nowMs) : state.windowFromMs;
+      const sentAt = obs.sentAtMs ?? nowMs;
+      // Every request counts, so one served later in the same window shows a lower count: a
+      // count as high as the last one was served in a later window. So was any answer once a
+      // window we saw open ran dry (unknown mode then keeps that opening).
+      const refilled = state.mode === 'metered' ? obs.remaining >= (state.remaining ?? Number.POSITIVE_INFINITY) : state.mode === 'unknown' && state.windowFromMs !== undefined;
+      const opened = state.mode !== 'metered' || refilled;
+      if (state.windowFromMs !== undefined && refilled) state = atMost(state, nowMs - state.windowFromMs);
+      else if (state.windowFromMs !== undefined && !opened) state = longerThan(state, sentAt - state.windowFromMs);
+      const windowFromMs = opened ? sentAt : state.windowFromMs;
       state = { ...state, mode: 'metered', remaining: obs.remaining, resetAtMs: obs.resetAtMs, observedAtMs: nowMs, windowFromMs };
     } else if (state.mode === 'metered') {
       const resetAtMs = state.resetAtMs === undefined || obs.resetAtMs === undefined ? (state.resetAtMs ?? obs.resetAtMs) : Math.max(state.resetAtMs, obs.resetAtMs);
-      state = { ...state, remaining: Math.min(state.remaining ?? obs.remaining, obs.remaining), resetAtMs };
+      state = { ...state, resetAtMs };
+      // A lower count may have been served after requests sent before it arrived: their
+      // higher counts must not read as a refill, so they become stale too.
+      if (obs.remaining < (state.remaining ?? Number.POSITIVE_INFINITY)) state = { ...state, remaining: obs.remaining, observedAtMs: nowMs };
     }
     // A stale observation in unknown mode teaches nothing: the probe will.
     if (obs.limit !== undefined) state = { ...state, limit: obs.limit };

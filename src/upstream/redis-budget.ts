@@ -11,7 +11,18 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RateLimitedError } from '../errors.ts';
 import { realSleep, type AcquireOptions, type RateBudget, type Sleep } from './budget.ts';
-import { DEFAULT_BUDGET_POLICY, jitterFor, MAX_LEARNED_WINDOW_MS, type BucketMode, type BucketState, type BucketStatus, type BudgetPolicy, type Observation } from './budget-state.ts';
+import {
+  DEFAULT_BUDGET_POLICY,
+  jitterFor,
+  MAX_LEARNED_WINDOW_MS,
+  RESERVE_REASON,
+  WINDOW_LADDER_MS,
+  type BucketMode,
+  type BucketState,
+  type BucketStatus,
+  type BudgetPolicy,
+  type Observation,
+} from './budget-state.ts';
 import { BUCKETS } from './routes.ts';
 import { BucketWaiters } from './waiters.ts';
 
@@ -48,7 +59,8 @@ local resetAt = tonumber(s.resetAt)
 local observedAt = tonumber(s.observedAt)
 local blockedUntil = tonumber(s.blockedUntil) or 0
 local blockReason = s.blockReason
-local windowMs = tonumber(s.windowMs)
+local windowLo = tonumber(s.windowLo)
+local windowHi = tonumber(s.windowHi)
 local windowFrom = tonumber(s.windowFrom)
 local function put(field, value)
   if value == nil then redis.call('HDEL', stateKey, field) else redis.call('HSET', stateKey, field, tostring(value)) end
@@ -56,38 +68,68 @@ end
 local function save(ttl)
   put('mode', mode); put('remaining', remaining); put('limit', limit); put('resetAt', resetAt)
   put('observedAt', observedAt); put('blockedUntil', blockedUntil); put('blockReason', blockReason)
-  put('windowMs', windowMs); put('windowFrom', windowFrom)
+  put('windowLo', windowLo); put('windowHi', windowHi); put('windowFrom', windowFrom)
+  -- the single learned length of the previous version
+  redis.call('HDEL', stateKey, 'windowMs')
   redis.call('PEXPIRE', stateKey, ttl)
 end
 local function view(inFlight)
-  return { mode, remaining or -1, limit or -1, inFlight, resetAt or -1, observedAt or -1, blockedUntil, windowMs or -1, windowFrom or -1 }
+  return { mode, remaining or -1, limit or -1, inFlight, resetAt or -1, observedAt or -1, blockedUntil, windowLo or -1, windowHi or -1, windowFrom or -1 }
 end
 `;
 
-// decide(): ARGV now?, leaseId, leaseMs, probeConcurrency, resetMarginMs, unknownResetProbeMs, ttlMs
+// decide(): ARGV now?, leaseId, leaseMs, probeConcurrency, resetMarginMs, unknownResetProbeMs, ttlMs, probeReserve
 // → { granted 0/1, now, untilMs (-1: until an observation), reason, ...view }
 const ACQUIRE = `${PRELUDE}
 local leaseId, leaseMs = ARGV[2], tonumber(ARGV[3])
 local probe, margin, probeAfter, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local reserve = tonumber(ARGV[8])
+local ladder = { ${WINDOW_LADDER_MS.join(', ')} }
 local inFlight = redis.call('ZCARD', leasesKey)
 local function answer(granted, untilMs, reason)
   local out = { granted, now, untilMs, reason }
   for _, v in ipairs(view(inFlight)) do table.insert(out, v) end
   return out
 end
-if now < blockedUntil then return answer(0, blockedUntil, blockReason or 'retry-after') end
-if mode == 'metered' and (remaining or 0) - inFlight <= 0 then
-  local freshAt, why
-  if resetAt then
-    freshAt = resetAt + margin; why = 'budget exhausted until reset'
-  elseif windowMs and windowFrom then
-    freshAt = windowFrom + windowMs + margin; why = 'budget exhausted until the learned window ends'
-  else
-    freshAt = (observedAt or now) + probeAfter; why = 'budget exhausted, reset unknown'
+local function windowMargin(length)
+  return math.min(margin, math.floor(length / 10))
+end
+local function ladderAt()
+  if not windowFrom then return nil end
+  local lo = windowLo or 0
+  for _, rung in ipairs(ladder) do
+    if rung > lo then return windowFrom + rung + windowMargin(rung) end
   end
-  if now < freshAt then return answer(0, freshAt, why) end
-  mode = 'unknown'; remaining = nil; resetAt = nil
-  save(ttl)
+  return nil
+end
+local function probeAt()
+  if resetAt or not windowFrom then return nil end
+  local lo = windowLo or 0
+  if not windowHi then return ladderAt() end
+  if windowHi - lo <= 2 * margin then return nil end
+  return windowFrom + math.floor((lo + windowHi) / 2)
+end
+if now < blockedUntil then return answer(0, blockedUntil, blockReason or 'retry-after') end
+if mode == 'metered' then
+  local left = (remaining or 0) - inFlight
+  if left <= 0 then
+    local freshAt, why
+    if resetAt then
+      freshAt = resetAt + margin; why = 'budget exhausted until reset'
+    elseif windowHi and windowFrom then
+      freshAt = windowFrom + windowHi + windowMargin(windowHi); why = 'budget exhausted until the learned window ends'
+    else
+      freshAt = ladderAt() or (observedAt or now) + probeAfter; why = 'budget exhausted, reset unknown'
+    end
+    if now < freshAt then return answer(0, freshAt, why) end
+    if inFlight > 0 then return answer(0, -1, why) end
+    mode = 'unknown'; remaining = nil; resetAt = nil; observedAt = now
+    save(ttl)
+  elseif left <= reserve then
+    local at = probeAt()
+    if at and inFlight > 0 then return answer(0, -1, '${RESERVE_REASON}') end
+    if at and now < at then return answer(0, at, '${RESERVE_REASON}') end
+  end
 end
 if mode == 'unknown' and inFlight >= probe then return answer(0, -1, 'probing the budget') end
 redis.call('ZADD', leasesKey, now + leaseMs, leaseId)
@@ -104,6 +146,19 @@ local status, obsRemaining, obsLimit = tonumber(ARGV[3]), tonumber(ARGV[4]), ton
 local resetIn, blockedFor, sentAt, ttl = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 if leaseId ~= '' then redis.call('ZREM', leasesKey, leaseId) end
 local fresh = sentAt == nil or observedAt == nil or sentAt >= observedAt
+local function believable(ms)
+  return ms > 0 and ms <= ${MAX_LEARNED_WINDOW_MS}
+end
+local function longerThan(ms)
+  if not believable(ms) then return end
+  windowLo = math.max(windowLo or 0, ms)
+  if windowHi and windowHi < windowLo then windowHi = nil end
+end
+local function atMost(ms)
+  if not believable(ms) then return end
+  windowHi = math.min(windowHi or math.huge, ms)
+  if windowLo and windowLo > windowHi then windowLo = windowHi end
+end
 if status == 429 or blockedFor ~= nil then
   local untilObs = now
   if blockedFor ~= nil then untilObs = now + blockedFor end
@@ -113,7 +168,7 @@ if status == 429 or blockedFor ~= nil then
   if obsLimit ~= nil then limit = obsLimit end
   if resetIn ~= nil and windowFrom ~= nil then
     local length = now + resetIn - windowFrom
-    if length > 0 and length <= ${MAX_LEARNED_WINDOW_MS} then windowMs = length end
+    if believable(length) then windowLo = length; windowHi = length end
   end
   windowFrom = nil
 elseif status == nil then
@@ -122,11 +177,17 @@ elseif obsRemaining ~= nil then
   local obsResetAt = nil
   if resetIn ~= nil then obsResetAt = now + resetIn end
   if fresh or mode == 'unmetered' then
-    if mode ~= 'metered' or obsRemaining > (remaining or math.huge) then windowFrom = sentAt or now end
+    local from = sentAt or now
+    local refilled
+    if mode == 'metered' then refilled = obsRemaining >= (remaining or math.huge) else refilled = mode == 'unknown' and windowFrom ~= nil end
+    local opened = mode ~= 'metered' or refilled
+    if windowFrom ~= nil and refilled then atMost(now - windowFrom)
+    elseif windowFrom ~= nil and not opened then longerThan(from - windowFrom) end
+    if opened then windowFrom = from end
     mode = 'metered'; remaining = obsRemaining; resetAt = obsResetAt; observedAt = now
   elseif mode == 'metered' then
     if resetAt == nil or obsResetAt == nil then resetAt = resetAt or obsResetAt else resetAt = math.max(resetAt, obsResetAt) end
-    remaining = math.min(remaining or obsRemaining, obsRemaining)
+    if obsRemaining < (remaining or math.huge) then remaining = obsRemaining; observedAt = now end
   end
   if obsLimit ~= nil then limit = obsLimit end
 elseif fresh and mode == 'unknown' and status >= 200 and status < 400 then
@@ -221,7 +282,7 @@ export class RedisBudget implements RateBudget {
   async tryAcquire(bucket: string): Promise<RedisDecision> {
     const leaseId = `${process.pid}.${randomBytes(6).toString('hex')}`;
     const p = this.policy;
-    const r = (await acquireScript(this.redis, this.keys(bucket), [this.nowArg(), leaseId, this.leaseMs, p.probeConcurrency, p.resetMarginMs, p.unknownResetProbeMs, STATE_TTL_MS])) as (string | number)[];
+    const r = (await acquireScript(this.redis, this.keys(bucket), [this.nowArg(), leaseId, this.leaseMs, p.probeConcurrency, p.resetMarginMs, p.unknownResetProbeMs, STATE_TTL_MS, p.probeReserve])) as (string | number)[];
     const granted = Number(r[0]) === 1;
     const nowMs = Number(r[1]);
     const untilMs = Number(r[2]) < 0 ? undefined : Number(r[2]);
@@ -290,7 +351,8 @@ export class RedisBudget implements RateBudget {
       observedAtMs: num(h.observedAt),
       blockedUntilMs: num(h.blockedUntil) ?? 0,
       blockReason: h.blockReason,
-      windowMs: num(h.windowMs),
+      windowLoMs: num(h.windowLo),
+      windowHiMs: num(h.windowHi),
       windowFromMs: num(h.windowFrom),
     };
   }
@@ -345,8 +407,9 @@ export class RedisBudget implements RateBudget {
       observedAtMs: n(v[5]),
       blockedUntilMs: Number(v[6] ?? 0),
       blockReason: undefined,
-      windowMs: n(v[7]),
-      windowFromMs: n(v[8]),
+      windowLoMs: n(v[7]),
+      windowHiMs: n(v[8]),
+      windowFromMs: n(v[9]),
     };
     const untilLocal = untilMs === undefined ? undefined : untilMs - this.offset(bucket);
     this.views.set(bucket, { state, untilLocal, reason });

@@ -61,27 +61,47 @@ describe('advertised budget', () => {
 });
 
 describe('a budget without a reset time (the app host)', () => {
-  it('one 429 teaches the window: the windows after it get none, and each is spent in full', async () => {
-    // X-RateLimit-Remaining only; a 429's Retry-After is the one place the window's end shows.
-    sim = await startSimulator({ rateLimits: { appPublic: { limit: 12, windowMs: 2000 } }, latencyMs: [0, 10] });
-    const recorder = new MemoryRecorder();
+  // X-RateLimit-Remaining only; nothing says when a window ends but a 429's Retry-After. The
+  // budget keeps a reserve of each window to time it instead of meeting that 429.
+  async function appBurst(limit: number, windowMs: number, requests: number) {
+    sim = await startSimulator({ rateLimits: { appPublic: { limit, windowMs } }, latencyMs: [0, 10] });
     const budget = new InProcessBudget();
     const upstream = createUpstream({
       config: { app: { url: sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 5_000, maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
       budget,
-      recorder,
+      recorder: new MemoryRecorder(),
       logger: createTestLogger([]).logger,
       retry: FAST_RETRY_POLICY,
     });
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => upstream.get({ route: i % 2 ? 'app.tokens' : 'app.metrics' })));
-    expect(results.every((r) => r.status === 200)).toBe(true);
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: requests }, (_, i) => upstream.get({ route: i % 2 ? 'app.tokens' : 'app.metrics' })));
+    const ms = Date.now() - started;
+    // The simulator's fixed windows, replayed: each opens with the first request after the last ended.
+    const opened: number[] = [];
+    for (const r of sim.requests) if (opened.length === 0 || r.at >= opened[opened.length - 1]! + windowMs) opened.push(r.at);
+    return { sim, results, ms, opened, budget };
+  }
 
-    const limited = sim.requests.filter((r) => r.status === 429);
-    expect(limited).toHaveLength(1);
-    // The 429 came in the first window; every request after it was served.
-    const after = sim.requests.slice(sim.requests.indexOf(limited[0]!) + 1);
-    expect(after.length).toBeGreaterThanOrEqual(48);
-    expect(after.every((r) => r.status === 200)).toBe(true);
+  it('60 requests against 12 per 2 s: zero 429s, close to the rate the budget allows', async () => {
+    const { sim, results, ms, budget } = await appBurst(12, 2000, 60);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(sim.requests.filter((r) => r.status === 429)).toHaveLength(0);
+    expect(sim.requests).toHaveLength(60);
+    // 12 per 2 s is 10 s for 60; a known window waits for its end plus a tenth of it, and the
+    // first is spent partly in probes (about 12 s in all).
+    expect(ms).toBeLessThan(1.5 * (60 / 12) * 2000);
     expect(budget.snapshot().find((b) => b.bucket === 'app-public')?.mode).toBe('metered');
+  });
+
+  it('a window that is no common length (3 s): zero 429s, and later windows wait less than the first', async () => {
+    const { sim, results, opened } = await appBurst(20, 3000, 40);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(sim.requests.filter((r) => r.status === 429)).toHaveLength(0);
+    // The first window is timed against common lengths: the 1 and 2 s ones were too short, the
+    // 5 s one shows the refill. The next waits for the middle of (2, 5] s, which already shows it.
+    const gaps = opened.slice(1).map((at, i) => at - opened[i]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    expect(gaps[0]).toBeGreaterThanOrEqual(5000);
+    for (const gap of gaps.slice(1)) expect(gap).toBeLessThan(gaps[0]! - 1000);
   });
 });

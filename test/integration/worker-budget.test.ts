@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/errors.ts';
 import { startSimulator } from '../../src/sim/index.ts';
-import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, observe, type BucketState, type Observation } from '../../src/upstream/budget-state.ts';
+import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, observe, RESERVE_REASON, type BucketState, type Observation } from '../../src/upstream/budget-state.ts';
 import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../src/upstream/index.ts';
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
@@ -48,10 +48,14 @@ function rng(seed: number) {
 describe('Redis budget', () => {
   it('makes the same decisions as the pure state machine over random sequences', async () => {
     const reasons = new Set<string>();
+    const instants = new Set<string>();
     for (let seed = 1; seed <= 12; seed++) {
       const r = rng(seed);
       let T = 1_700_000_000_000;
-      const policy = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1 + (seed % 2), resetMarginMs: 250, unknownResetProbeMs: 700 };
+      // Reserves from none to more than any count below: the reserve's instants (common window
+      // lengths, then bisection) are reached as well as the ways it is left out.
+      const probeReserve = [0, 2, 3, 8][seed % 4]!;
+      const policy = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1 + (seed % 2), resetMarginMs: 250, unknownResetProbeMs: 700, probeReserve };
       const b = budget({ now: () => T, policy, leaseMs: 1e9 });
       const bucket = `eq-${seed}`;
       let s: BucketState = initialBucketState();
@@ -67,6 +71,7 @@ describe('Redis budget', () => {
           if (d.grant) granted.push(T);
           else if (!got.grant) expect([got.untilMs, got.reason]).toEqual([d.untilMs, d.reason]);
           if (!d.grant) reasons.add(d.reason);
+          if (!d.grant && d.reason === RESERVE_REASON && d.untilMs !== undefined) instants.add(s.windowHiMs === undefined ? 'ladder' : 'bisection');
           s = d.state;
         } else if (granted.length > 0) {
           const sentAtMs = granted.splice(r.int(granted.length), 1)[0]!;
@@ -94,9 +99,11 @@ describe('Redis budget', () => {
       'budget exhausted until reset',
       'budget exhausted until the learned window ends',
       'budget exhausted, reset unknown',
+      RESERVE_REASON,
       'probing the budget',
       'retry-after',
     ]);
+    expect([...instants].sort()).toEqual(['bisection', 'ladder']);
   });
 
   it('a Retry-After seen by one process holds back every other, on Redis time', async () => {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, jitterFor, observe, type BucketState } from '../../../src/upstream/budget-state.ts';
+import {
+  decide,
+  DEFAULT_BUDGET_POLICY,
+  initialBucketState,
+  jitterFor,
+  observe,
+  RESERVE_REASON,
+  type BucketState,
+  type BudgetPolicy,
+} from '../../../src/upstream/budget-state.ts';
 
-const P = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1, resetMarginMs: 100, unknownResetProbeMs: 1000 };
+const P = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1, resetMarginMs: 100, unknownResetProbeMs: 1000, probeReserve: 3 };
 const T = 1_000_000;
 
 function grant(s: BucketState, now = T): BucketState {
@@ -71,8 +80,8 @@ describe('budget state', () => {
     expect(s.blockedUntilMs).toBe(T + 5000);
   });
 
-  it('remaining 0 without a reset re-probes after a while', () => {
-    const s = observe(grant(initialBucketState()), { status: 200, remaining: 0, sentAtMs: T }, T);
+  it('remaining 0 without a reset, in a window whose opening we did not see, re-probes after a while', () => {
+    const s: BucketState = { ...initialBucketState(), mode: 'metered', remaining: 0, observedAtMs: T };
     const d = decide(s, T + 10, P);
     expect(d.grant === false && d.untilMs).toBe(T + P.unknownResetProbeMs);
     expect(decide(s, T + P.unknownResetProbeMs, P).grant).toBe(true);
@@ -101,57 +110,235 @@ describe('budget state', () => {
 });
 
 describe('a window without a reset header', () => {
-  /** The app host: X-RateLimit-Remaining on successes, Retry-After on a 429, nothing else. */
-  function exhaust(s: BucketState, at: number): BucketState {
-    return observe(grant(s, at), { status: 200, remaining: 0, sentAtMs: at }, at + 5);
+  // The app host: X-RateLimit-Remaining on successes, Retry-After on a 429, nothing else.
+  // With P, a window's margin is min(resetMarginMs, a tenth of it) = 100 ms.
+
+  /** A granted request at `sentAt` whose answer (a success with `remaining`) arrives at `at`. */
+  function answer(s: BucketState, sentAt: number, remaining: number, at = sentAt + 5): BucketState {
+    return observe(s, { status: 200, remaining, sentAtMs: sentAt }, at);
+  }
+  function held(s: BucketState, now: number, policy: BudgetPolicy = P) {
+    const d = decide(s, now, policy);
+    expect(d.grant).toBe(false);
+    return d.grant ? undefined : { untilMs: d.untilMs, reason: d.reason };
   }
 
-  it('learns the length from the window opener and the 429 that ends it, then waits for the next end', () => {
-    const W = 60_000;
-    // Window 1 opens with our first request; we spend it.
-    let s = observe(grant(initialBucketState()), { status: 200, remaining: 2, sentAtMs: T }, T + 5);
+  /** Window 1 opens at T, is spent down to the reserve, then runs dry at the 1, 2 and 5 s rungs. */
+  function dryFirstWindow(): BucketState {
+    let s = answer(grant(initialBucketState()), T, 5);
     expect(s.windowFromMs).toBe(T);
-    s = exhaust(s, T + 10);
-    // Nothing learned yet: the probe goes out a while later and meets the 429.
-    let d = decide(s, T + 20, P);
-    expect(d).toMatchObject({ grant: false, reason: 'budget exhausted, reset unknown' });
-    s = grant(s, T + 20 + P.unknownResetProbeMs);
-    s = observe(s, { status: 429, blockedUntilMs: T + W, resetAtMs: T + W, sentAtMs: T + 1020 }, T + 1025);
-    expect(s.windowMs).toBe(W);
-    expect(s.windowFromMs).toBeUndefined();
+    s = grant(grant(s, T + 10), T + 10);
+    // 5 left, 2 in flight: the last 3 are the reserve, and go one at a time.
+    expect(held(s, T + 10)).toEqual({ untilMs: undefined, reason: RESERVE_REASON });
+    s = answer(s, T + 10, 4, T + 20);
+    s = answer(s, T + 10, 3, T + 21);
+    expect(s.windowLoMs).toBe(10);
+    expect(held(s, T + 30)).toEqual({ untilMs: T + 1100, reason: RESERVE_REASON });
+    s = answer(grant(s, T + 1100), T + 1100, 2);
+    expect(s.windowLoMs).toBe(1100);
+    expect(held(s, T + 1200)?.untilMs).toBe(T + 2100);
+    s = answer(grant(s, T + 2100), T + 2100, 1);
+    expect(held(s, T + 2200)?.untilMs).toBe(T + 5100);
+    s = grant(s, T + 5100);
+    // The last unit in flight: nothing else goes, not even at the next instant.
+    expect(held(s, T + 20_000)?.untilMs).toBeUndefined();
+    s = answer(s, T + 5100, 0);
+    expect(s).toMatchObject({ windowLoMs: 5100, windowHiMs: undefined, windowFromMs: T });
+    return s;
+  }
 
-    // Window 2 opens with the probe after the block; when it runs dry, the wait is to its end.
-    const open2 = T + W + 3;
-    s = observe(grant(s, open2), { status: 200, remaining: 5, sentAtMs: open2 }, open2 + 5);
-    expect(s.windowFromMs).toBe(open2);
-    s = exhaust(s, open2 + 100);
-    d = decide(s, open2 + 200, P);
-    expect(d).toMatchObject({ grant: false, untilMs: open2 + W + P.resetMarginMs, reason: 'budget exhausted until the learned window ends' });
-    // No probe before then: the 429 that taught us is the only one.
-    expect(decide(s, open2 + W + P.resetMarginMs - 1, P).grant).toBe(false);
-    expect(decide(s, open2 + W + P.resetMarginMs, P).grant).toBe(true);
+  it('keeps a reserve and spends it one request at a time where common windows would end', () => {
+    const s = dryFirstWindow();
+    // Dry with nothing above: wait for the next common length (10 s), never into remaining 0.
+    expect(held(s, T + 5200)).toEqual({ untilMs: T + 10_100, reason: 'budget exhausted, reset unknown' });
+    expect(held(s, T + 10_099)?.untilMs).toBe(T + 10_100);
+    expect(decide(s, T + 10_100, P).grant).toBe(true);
   });
 
-  it('a count higher than the last one means a new window opened', () => {
-    let s = observe(grant(initialBucketState()), { status: 200, remaining: 3, sentAtMs: T }, T + 5);
-    s = observe(grant(s, T + 10), { status: 200, remaining: 2, sentAtMs: T + 10 }, T + 15);
-    expect(s.windowFromMs).toBe(T);
-    s = observe(grant(s, T + 900), { status: 200, remaining: 9, sentAtMs: T + 900 }, T + 905);
-    expect(s.windowFromMs).toBe(T + 900);
+  it('a success after the window ran dry shows a refill: the upper bound, and the new window', () => {
+    let s = grant(dryFirstWindow(), T + 10_100);
+    expect(s.mode).toBe('unknown');
+    expect(held(s, T + 10_100)?.reason).toBe('probing the budget');
+    s = answer(s, T + 10_100, 4, T + 10_150);
+    // Served in a later window, answered 10 150 ms after window 1 opened: W <= 10 150 ms.
+    expect(s).toMatchObject({ mode: 'metered', remaining: 4, windowLoMs: 5100, windowHiMs: 10_150, windowFromMs: T + 10_100 });
+  });
+
+  it('once bounded, the reserve bisects the interval, and a count higher than the last one is a refill', () => {
+    let s = answer(grant(dryFirstWindow(), T + 10_100), T + 10_100, 4, T + 10_150);
+    const w2 = T + 10_100;
+    s = answer(grant(s, w2 + 100), w2 + 100, 3);
+    expect(s.windowLoMs).toBe(5100); // 100 ms into window 2 proves nothing new
+    // Middle of (5100, 10150].
+    expect(held(s, w2 + 200)).toEqual({ untilMs: w2 + 7625, reason: RESERVE_REASON });
+    s = answer(grant(s, w2 + 7625), w2 + 7625, 2);
+    expect(s.windowLoMs).toBe(7625);
+    expect(held(s, w2 + 7700)?.untilMs).toBe(w2 + 8887);
+    // Served after window 2 ended: 9 > 2.
+    s = answer(grant(s, w2 + 8887), w2 + 8887, 9, w2 + 8917);
+    expect(s).toMatchObject({ windowLoMs: 7625, windowHiMs: 8917, windowFromMs: w2 + 8887, remaining: 9 });
+  });
+
+  it('a window known closely keeps no reserve, and a dry one waits for the upper bound', () => {
+    const from = T + 50_000;
+    let s: BucketState = { ...initialBucketState(), mode: 'metered', remaining: 2, observedAtMs: from + 5, windowFromMs: from, windowLoMs: 59_850, windowHiMs: 60_050 };
+    s = grant(grant(s, from + 10), from + 10);
+    const d = held(s, from + 10);
+    expect(d).toEqual({ untilMs: from + 60_050 + 100, reason: 'budget exhausted until the learned window ends' });
+    // Past that end, answers still due were served in the old window: they come first.
+    expect(held(s, from + 60_150)).toEqual({ untilMs: undefined, reason: 'budget exhausted until the learned window ends' });
+    s = answer(answer(s, from + 10, 1, from + 60_200), from + 10, 0, from + 60_201);
+    expect(decide(s, from + 60_201, P).grant).toBe(true);
+  });
+
+  it('a 429 that states the window end still gives the exact length', () => {
+    let s = answer(grant(initialBucketState()), T, 0);
+    s = grant(s, T + 1100);
+    s = observe(s, { status: 429, blockedUntilMs: T + 60_000, resetAtMs: T + 60_000, sentAtMs: T + 1100 }, T + 1105);
+    expect(s).toMatchObject({ windowLoMs: 60_000, windowHiMs: 60_000, windowFromMs: undefined, mode: 'unknown' });
+    // The next window opens with the probe after the block; known exactly, it keeps no reserve.
+    const w2 = T + 60_003;
+    s = answer(grant(s, w2), w2, 3);
+    expect(s.windowFromMs).toBe(w2);
+    for (let i = 0; i < 3; i++) s = grant(s, w2 + 10);
+    expect(held(s, w2 + 10)).toEqual({ untilMs: w2 + 60_000 + 100, reason: 'budget exhausted until the learned window ends' });
   });
 
   it('a 429 whose wait is a backoff guess teaches nothing, and a window longer than an hour is not believed', () => {
-    let s = observe(grant(initialBucketState()), { status: 200, remaining: 0, sentAtMs: T }, T + 5);
-    s = observe(grant(s, T + 2000), { status: 429, blockedUntilMs: T + 4000, sentAtMs: T + 2000 }, T + 2005);
-    expect(s.windowMs).toBeUndefined();
-    s = observe(grant(s, T + 4000), { status: 200, remaining: 0, sentAtMs: T + 4000 }, T + 4005);
+    let s = answer(grant(initialBucketState()), T, 0);
+    s = observe(grant(s, T + 1100), { status: 429, blockedUntilMs: T + 4000, sentAtMs: T + 1100 }, T + 1105);
+    expect([s.windowLoMs, s.windowHiMs]).toEqual([undefined, undefined]);
+    s = answer(grant(s, T + 4000), T + 4000, 0);
     const end = T + 4000 + 2 * 3600_000;
-    s = observe(grant(s, T + 6000), { status: 429, blockedUntilMs: end, resetAtMs: end, sentAtMs: T + 6000 }, T + 6005);
-    expect(s.windowMs).toBeUndefined();
+    s = observe(grant(s, T + 5100), { status: 429, blockedUntilMs: end, resetAtMs: end, sentAtMs: T + 5100 }, T + 5105);
+    expect([s.windowLoMs, s.windowHiMs]).toEqual([undefined, undefined]);
+  });
+
+  it('out-of-order answers do not move the bounds: a stale lower count makes earlier sends stale too', () => {
+    let s = answer(grant(initialBucketState()), T, 10); // window opens at T
+    s = grant(grant(grant(s, T + 10), T + 20), T + 20);
+    s = answer(s, T + 10, 8, T + 30); // fresh: the state's observation
+    s = grant(s, T + 40); // sent after it arrived
+    // T+20's answers: one served before T+10's (a higher count, ignored), one served after T+40's.
+    s = answer(s, T + 20, 9, T + 50);
+    s = answer(s, T + 20, 5, T + 60);
+    // T+40 was served before that 5 (so it shows 6): no refill, no upper bound.
+    s = answer(s, T + 40, 6, T + 70);
+    expect(s).toMatchObject({ remaining: 5, windowFromMs: T, windowHiMs: undefined, windowLoMs: 10, inFlight: 0 });
+  });
+
+  it('a bound that a later window contradicts gives way', () => {
+    const base: BucketState = { ...initialBucketState(), mode: 'metered', remaining: 5, observedAtMs: T, windowFromMs: T, windowLoMs: 1000, windowHiMs: 1000 };
+    // Served in the same window 1500 ms after its opening: longer than the 1000 believed.
+    const longer = answer(grant(base, T + 1500), T + 1500, 4);
+    expect([longer.windowLoMs, longer.windowHiMs]).toEqual([1500, undefined]);
+    // A refill seen 800 ms after the opening: shorter than the 1000 believed.
+    const shorter = answer(grant(base, T + 790), T + 790, 9, T + 800);
+    expect([shorter.windowLoMs, shorter.windowHiMs]).toEqual([800, 800]);
   });
 
   it('a reset header, when sent, wins over a learned window', () => {
-    const s: BucketState = { ...initialBucketState(), mode: 'metered', remaining: 0, resetAtMs: T + 500, observedAtMs: T, windowMs: 60_000, windowFromMs: T };
+    const s: BucketState = { ...initialBucketState(), mode: 'metered', remaining: 0, resetAtMs: T + 500, observedAtMs: T, windowLoMs: 60_000, windowHiMs: 60_000, windowFromMs: T };
     expect(decide(s, T + 1, P)).toMatchObject({ grant: false, untilMs: T + 500 + P.resetMarginMs });
+    // ... and no reserve is kept: the reset says when the window ends.
+    const r: BucketState = { ...s, remaining: 2, windowLoMs: undefined, windowHiMs: undefined };
+    expect(decide(r, T + 1, P).grant).toBe(true);
+  });
+});
+
+describe('against a fixed-window upstream that sends no reset time', () => {
+  /** A small seeded generator: the same sequence on every run. */
+  function rng(seed: number) {
+    let x = seed >>> 0;
+    return () => {
+      x = (x + 0x6d2b79f5) >>> 0;
+      let t = x;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  /**
+   * `workers` callers, each sending its next request when the last one is answered, against
+   * a window that opens with the first request served after the previous one ended (as the
+   * simulator's). Latency is random on both legs, so answers arrive out of order.
+   */
+  function run(limit: number, windowMs: number, requests: number, workers: number, latency: [number, number], seed: number) {
+    const random = rng(seed);
+    const policy = DEFAULT_BUDGET_POLICY;
+    const leg = () => (latency[0] + random() * (latency[1] - latency[0])) / 2;
+    let s = initialBucketState();
+    let now = 0;
+    let served = 0;
+    let limited = 0;
+    let window = { start: -Infinity, count: 0 };
+    const events: { at: number; run: () => void }[] = [];
+    const waiting: number[] = [];
+    const wakeAt = new Map<number, number>();
+    const schedule = (at: number, run: () => void) => events.push({ at, run });
+    const tryAll = () => {
+      for (const id of [...waiting]) {
+        const d = decide(s, now, policy);
+        s = d.state;
+        if (d.grant) {
+          waiting.splice(waiting.indexOf(id), 1);
+          const sentAt = now;
+          schedule(now + leg(), () => {
+            if (now >= window.start + windowMs) window = { start: now, count: 0 };
+            window.count++;
+            const ok = window.count <= limit;
+            const remaining = limit - window.count;
+            // Retry-After: whole seconds to the window's end, rounded up.
+            const retryAfterMs = Math.ceil((window.start + windowMs - now) / 1000) * 1000;
+            schedule(now + leg(), () => {
+              if (ok) {
+                s = observe(s, { status: 200, remaining, sentAtMs: sentAt }, now);
+                served++;
+              } else {
+                limited++;
+                const until = now + retryAfterMs;
+                s = observe(s, { status: 429, blockedUntilMs: until, resetAtMs: until, sentAtMs: sentAt }, now);
+              }
+              if (served < requests) waiting.push(id); // its next request, or this one again after a 429
+              tryAll();
+            });
+          });
+        } else {
+          const at = d.untilMs !== undefined ? d.untilMs + jitterFor(d.untilMs - now, random(), policy) : now + policy.pollMs;
+          wakeAt.set(id, at);
+          schedule(at, () => wakeAt.get(id) === at && tryAll());
+        }
+      }
+    };
+    for (let id = 0; id < workers; id++) waiting.push(id);
+    tryAll();
+    while (served < requests && events.length > 0) {
+      events.sort((a, b) => a.at - b.at);
+      const e = events.shift()!;
+      now = Math.max(now, e.at);
+      e.run();
+    }
+    return { served, limited, ms: now };
+  }
+
+  it.each([
+    // limit, window, requests, workers, latency (ms, both legs)
+    [12, 2000, 55, 60, [0, 10]],
+    [12, 3000, 55, 60, [0, 10]],
+    [5, 1000, 40, 8, [20, 200]],
+    [50, 7000, 300, 8, [20, 100]],
+    [60, 10_000, 500, 8, [50, 150]],
+    [300, 60_000, 550, 8, [50, 150]],
+    [600, 60_000, 2900, 8, [50, 150]],
+    [100, 45_000, 450, 8, [100, 1500]],
+  ] as const)('%i per %i ms: no 429, and close to the time the budget needs', (limit, windowMs, requests, workers, latency) => {
+    for (let seed = 1; seed <= 5; seed++) {
+      const r = run(limit, windowMs, requests, workers, [...latency], seed);
+      expect(r.served, `seed ${seed}`).toBe(requests);
+      expect(r.limited, `seed ${seed}`).toBe(0);
+      // The budget needs requests / limit windows; the first ones are spent timing the window.
+      expect(r.ms, `seed ${seed}`).toBeLessThan(1.25 * (requests / limit) * windowMs + 2 * windowMs);
+    }
   });
 });
