@@ -10,9 +10,20 @@ export { isLosslessNumber, LosslessNumber };
  */
 export function parseJson(text: string): unknown {
   return parse(text, null, {
-    parseNumber: (literal) => new LosslessNumber(literal),
+    parseNumber: losslessNumber,
     onDuplicateKey: ({ newValue }) => newValue,
   });
+}
+
+/**
+ * A LosslessNumber of a literal the parser has already read as a JSON number: the
+ * constructor would check it again with a regular expression, for every number of a body.
+ */
+function losslessNumber(literal: string): LosslessNumber {
+  const n = Object.create(LosslessNumber.prototype) as LosslessNumber;
+  n.value = literal;
+  n.isLosslessNumber = true;
+  return n;
 }
 
 /** Writes a value as JSON; LosslessNumbers come out as the literals they were parsed from. */

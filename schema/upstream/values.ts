@@ -28,9 +28,12 @@ export function readDecimal(v: unknown): DecimalCell {
 // them would fail the whole transaction, so it is invalid here instead.
 const MAX_INT_DIGITS = 131_072;
 const MAX_FRAC_DIGITS = 16_383;
+const PLAIN_DECIMAL = /^[+-]?\d*\.?\d*$/;
 
 /** Whether a decimal literal fits a `numeric` column. */
 export function fitsNumeric(literal: string): boolean {
+  // The usual case, cheaply: no exponent and too short to exceed either limit.
+  if (literal.length <= MAX_FRAC_DIGITS && PLAIN_DECIMAL.test(literal)) return true;
   const m = /^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(literal);
   if (!m) return false;
   const intDigits = (m[1] ?? '').replace(/^0+/, '').length;

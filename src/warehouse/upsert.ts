@@ -156,6 +156,7 @@ function encodeColumn(column: PgColumn, prop: string, rows: readonly Record<stri
   let lastOut = 'NULL';
   let first: string | null | undefined = undefined;
   let constant = true;
+  const byTime = new Map<number, string>();
   for (let i = 0; i < rows.length; i++) {
     const v = rows[i]![prop];
     let text: string | null;
@@ -165,8 +166,17 @@ function encodeColumn(column: PgColumn, prop: string, rows: readonly Record<stri
     } else {
       if (v !== lastIn) {
         lastIn = v;
-        lastText = textOf(column.mapToDriverValue(v));
-        lastOut = PLAIN.test(lastText) && lastText.toUpperCase() !== 'NULL' ? lastText : `"${lastText.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+        // The same instant comes in many Date objects (a day's metrics): map each once.
+        const seen = v instanceof Date ? byTime.get(v.getTime()) : undefined;
+        if (seen) {
+          lastText = seen;
+          lastOut = seen;
+        } else {
+          lastText = textOf(column.mapToDriverValue(v));
+          lastOut = PLAIN.test(lastText) && lastText.toUpperCase() !== 'NULL' ? lastText : `"${lastText.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+          // Only plain texts are kept, so the element and the text are the same.
+          if (v instanceof Date && lastOut === lastText) byTime.set(v.getTime(), lastText);
+        }
       }
       text = lastText;
       parts[i] = lastOut;

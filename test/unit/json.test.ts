@@ -24,6 +24,15 @@ describe('parseJson / stringifyJson', () => {
     expect(stringifyJson(v)).toBe(text);
   });
 
+  it('parses numbers to real LosslessNumbers', () => {
+    const n = get(parseJson('{"n":12.50}'), 'n') as LosslessNumber;
+    expect(n).toBeInstanceOf(LosslessNumber);
+    expect(isLosslessNumber(n)).toBe(true);
+    expect(n.toString()).toBe('12.50');
+    expect(n.valueOf()).toBe(12.5);
+    expect(stringify({ n })).toBe('{"n":12.50}');
+  });
+
   it('never produces a JS number', () => {
     const v = parseJson('{"x":[1,2.5,{"y":3}]}');
     expect(typeof get(v, 'x', 0)).not.toBe('number');
