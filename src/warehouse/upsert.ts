@@ -212,7 +212,9 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
 /** Last row wins for each key. */
 function dedupe<R extends Record<string, unknown>>(rows: R[], target: PgColumn[], columns: readonly ColumnInfo[]): R[] {
   const byName = new Map(columns.map((c) => [c.column.name, c.prop]));
-  const props = target.map((c) => byName.get(c.name) ?? c.name);
+  // A key column with one value in the whole batch (the token, most often) tells no rows apart.
+  const props = target.map((c) => byName.get(c.name) ?? c.name).filter((p) => !sameInAll(rows, p));
+  if (props.length === 0) return rows.length > 1 ? [rows[rows.length - 1]!] : rows;
   const seen = new Map<string, R>();
   let duplicates = false;
   for (const row of rows) {
@@ -226,6 +228,16 @@ function dedupe<R extends Record<string, unknown>>(rows: R[], target: PgColumn[]
     seen.set(key, row);
   }
   return duplicates ? [...seen.values()] : rows;
+}
+
+function sameInAll(rows: readonly Record<string, unknown>[], prop: string): boolean {
+  const first = keyPart(rows[0]?.[prop]);
+  for (let i = 1; i < rows.length; i++) {
+    const v = rows[i]![prop];
+    // Most key columns that vary do so at once: the second row ends the scan.
+    if (v !== rows[0]![prop] && keyPart(v) !== first) return false;
+  }
+  return true;
 }
 
 function keyPart(v: unknown): string {

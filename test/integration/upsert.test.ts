@@ -46,6 +46,16 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     ]);
   });
 
+  it('keeps only the last row of a batch whose rows share every key column', async () => {
+    const ts = new Date(t0.getTime() + 3_600_000);
+    // Equal instants in separate Date objects are one key.
+    const row = (value: string) => ({ tokenSlug: 'same', stream: 'all', metric: 'm', ts: new Date(ts.getTime()), interval: '1d', value, unit: null, kind: null, ...meta, status: 'ok' });
+    const n = await upsertRows(w.db, metricHistory, [row('1'), row('2'), row('3')], { target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts] });
+    expect(n).toBe(1);
+    const got = await w.query<{ v: string }>(sql`select value::text as v from app.metric_history where token_slug = 'same'`);
+    expect(got).toEqual([{ v: '3' }]);
+  });
+
   it('writes jsonb with every digit, null jsonb as SQL null, and updates on conflict', async () => {
     const payload = parseJson(`{"v": 123456789012345678901234567890.123456789, "s": "a \\"b\\" \\\\ c", "n": null}`);
     const point = (seriesKey: string, p: unknown, value: string | null) => ({ tokenSlug: 'a', period: '30d', seriesKey, ts: t0, value, payload: p, ...meta, status: p === null ? 'ok' : 'invalid' });
