@@ -33,7 +33,7 @@ export function stringifyJson(value: unknown): string {
   return out;
 }
 
-/** The JSON text of a value, as one flat string; undefined when it has no JSON form. */
+/** The JSON text of a value (a big one joined from its chunks); undefined when it has no JSON form. */
 export function jsonText(value: unknown): string | undefined {
   const parts: string[] = [];
   if (!writeJson(value, (chunk) => parts.push(chunk))) return undefined;
