@@ -13,19 +13,14 @@ import { BIN, childEnv } from '../helpers/cli.ts';
 import { createTestDatabase, createTestLogger, type TestDatabase } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { recordFigure } from './figures.ts';
+import { Rng } from '../../src/sim/random.ts';
 
 const KILL_RUNS = 20;
 
-/** mulberry32: the kill points are random but the same on every run of the suite. */
+/** The kill points are random but the same on every run of the suite. */
 function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 /** Every key of every app table is unique, and every resource marked done has its rows. */

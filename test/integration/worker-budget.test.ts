@@ -10,6 +10,7 @@ import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../src/ups
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
+import { Rng } from '../../src/sim/random.ts';
 
 let redisUrl: string;
 let redis: Redis;
@@ -32,17 +33,10 @@ function budget(options: Partial<ConstructorParameters<typeof RedisBudget>[0]> =
   return b;
 }
 
-/** A small seeded generator: the sequence is the same on every run. */
+/** The simulator's seeded generator (the sequence is the same on every run); int(n) is in [0, n). */
 function rng(seed: number) {
-  let x = seed >>> 0;
-  const next = () => {
-    x = (x + 0x6d2b79f5) >>> 0;
-    let t = x;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]! };
+  const r = new Rng(seed);
+  return { next: () => r.next(), int: (n: number) => Math.floor(r.next() * n), pick: <T>(xs: readonly T[]) => r.pick(xs) };
 }
 
 describe('Redis budget', () => {

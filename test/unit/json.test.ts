@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'lossless-json';
 import { isLosslessNumber, jsonText, LosslessNumber, parseJson, stringifyJson, writeJson } from '../../src/json.ts';
 import { readDecimal } from '../../schema/upstream/values.ts';
+import { Rng } from '../../src/sim/random.ts';
 
 const decimalText = (v: unknown) => {
   const d = readDecimal(v);
@@ -61,15 +62,10 @@ describe('parseJson / stringifyJson', () => {
   });
 });
 
-// A small seeded generator (mulberry32): the same values every run.
+// The simulator's seeded generator: the same values every run.
 function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 const STRINGS = ['', 'plain', 'quote " and \\ backslash', 'tab\tnew\nline', '\u0000nul', 'é ünï 💰', '\ud800 lone surrogate', '</script>'];

@@ -9,6 +9,7 @@ import {
   type BucketState,
   type BudgetPolicy,
 } from '../../../src/upstream/budget-state.ts';
+import { Rng } from '../../../src/sim/random.ts';
 
 const P = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1, resetMarginMs: 100, unknownResetProbeMs: 1000, probeReserve: 3 };
 const T = 1_000_000;
@@ -247,16 +248,10 @@ describe('a window without a reset header', () => {
 });
 
 describe('against a fixed-window upstream that sends no reset time', () => {
-  /** A small seeded generator: the same sequence on every run. */
+  /** The simulator's seeded generator: the same sequence on every run. */
   function rng(seed: number) {
-    let x = seed >>> 0;
-    return () => {
-      x = (x + 0x6d2b79f5) >>> 0;
-      let t = x;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const r = new Rng(seed);
+    return () => r.next();
   }
 
   /**
