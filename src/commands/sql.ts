@@ -28,7 +28,7 @@ export async function runSql({ config, logger, argv }: CommandContext): Promise<
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
-  const warehouse = await openWarehouse({ dataDir: config.dataDir });
+  const warehouse = await openWarehouse({ dataDir: config.dataDir, embeddedInProcess: true });
   try {
     await warehouse.migrate();
     const server = new PGLiteSocketServer({ db: warehouse.embedded!, port, host: values.host, maxConnections: 16 });

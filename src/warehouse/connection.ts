@@ -29,7 +29,7 @@ export interface Warehouse {
   /** Applies the drizzle migrations; idempotent, and safe when several processes start at once. */
   migrate(): Promise<void>;
   close(): Promise<void>;
-  /** The embedded database itself, for `tesync sql` to serve over the wire protocol. */
+  /** The embedded database itself (only when opened with `embeddedInProcess`), for `tesync sql` to serve over the wire protocol. */
   readonly embedded?: PGlite;
 }
 
@@ -38,12 +38,14 @@ export interface WarehouseOptions {
   dataDir: string;
   /** postgres.js pool size. */
   maxConnections?: number;
+  /** PGlite on this thread, exposed as `embedded` (`tesync sql`); otherwise it gets a thread of its own. */
+  embeddedInProcess?: boolean;
 }
 
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
   const { openPglite } = await import('./pglite.ts');
-  return openPglite(options.dataDir);
+  return openPglite(options.dataDir, options.embeddedInProcess ?? false);
 }
 
 /** host:port/database of a Postgres URL, without user or password. */

@@ -1,0 +1,102 @@
+// The embedded warehouse on its own thread: drizzle's transactions commit and roll back as
+// on in-process PGlite, Postgres errors keep their fields, and a transaction is isolated from
+// statements sent while it is open (PGlite has one session: they wait for it).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+
+let dir: string;
+let w: Warehouse;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'tesync-pglite-thread-'));
+  w = await openWarehouse({ dataDir: dir });
+  await w.query(sql`create table t (k int primary key, v numeric not null)`);
+});
+afterAll(async () => {
+  await w?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const values = async () => (await w.query<{ k: number; v: string }>(sql`select k, v::text as v from t order by k`)).map((r) => [Number(r.k), r.v]);
+
+describe('PGlite on its own thread', () => {
+  it('is not exposed as an in-process object', () => {
+    expect(w.kind).toBe('pglite');
+    expect(w.embedded).toBeUndefined();
+  });
+
+  it('commits a transaction whose callback returns, and keeps decimals exact', async () => {
+    const out = await w.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into t values (1, '12345678901234567890.123456789012345678')`);
+      return 'done';
+    });
+    expect(out).toBe('done');
+    expect(await values()).toEqual([[1, '12345678901234567890.123456789012345678']]);
+  });
+
+  it('rolls back a transaction whose callback throws, or that calls rollback', async () => {
+    await expect(
+      w.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into t values (2, 2)`);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await w.db
+      .transaction(async (tx) => {
+        await tx.execute(sql`insert into t values (3, 3)`);
+        tx.rollback();
+      })
+      .catch(() => {});
+    expect(await values()).toEqual([[1, '12345678901234567890.123456789012345678']]);
+  });
+
+  it('a Postgres error keeps its code, and the session is usable after it', async () => {
+    // drizzle wraps it (as it does in-process); the cause is Postgres' own error.
+    const err = (await w.query(sql`insert into t values (1, 1)`).catch((e: unknown) => e)) as Error & { cause?: Error & { code?: string; constraint?: string } };
+    expect(err).toBeInstanceOf(Error);
+    expect(err.cause?.code).toBe('23505');
+    expect(err.cause?.constraint).toBe('t_pkey');
+    expect(err.cause?.message).toMatch(/duplicate key/);
+    expect(await values()).toHaveLength(1);
+  });
+
+  it('a statement sent while a transaction is open waits for it and sees its result', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const tx = w.db.transaction(async (t) => {
+      await t.execute(sql`insert into t values (4, 4)`);
+      await held;
+      await t.execute(sql`update t set v = 40 where k = 4`);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const outside = w.query<{ v: string }>(sql`select v::text as v from t where k = 4`);
+    release();
+    await tx;
+    expect(await outside).toEqual([{ v: '40' }]);
+  });
+
+  it('a closed warehouse refuses statements with a clear error', async () => {
+    const other = await openWarehouse({ dataDir: path.join(dir, 'other') });
+    await other.close();
+    const err = (await other.query(sql`select 1`).catch((e: unknown) => e)) as Error;
+    expect(String((err.cause as Error | undefined)?.message)).toMatch(/closed/);
+  });
+});
+
+describe('the PGlite thread and the process', () => {
+  it('a process that never closes its idle warehouse still exits', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const script = `
+      import { openWarehouse } from './src/warehouse/connection.ts';
+      import { sql } from 'drizzle-orm';
+      const w = await openWarehouse({ dataDir: process.argv[1] });
+      const [row] = await w.query(sql\`select 41 + 1 as n\`);
+      console.log(row.n);`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, path.join(dir, 'unclosed')], { timeout: 30_000, encoding: 'utf8' });
+    expect(out.trim()).toBe('42');
+  });
+});
