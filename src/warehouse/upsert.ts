@@ -8,15 +8,22 @@
 // statement costs a few string joins instead of drizzle's per-value query builder, which
 // spent more CPU than the database itself (docs/performance.md has the figures).
 // Tables with array columns (unnest would flatten them) keep the multi-row VALUES form.
+//
+// A first write of a key range (a token's whole history, a chart's points) can conflict with
+// nothing, and goes as a plain INSERT: ON CONFLICT's speculative insertion costs every row an
+// extra index probe, a third of embedded PGlite's time per row (docs/performance.md).
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import type { Db } from './connection.ts';
+import { rowsOf, type Db } from './connection.ts';
 
 /** A transaction or the database itself: both can run statements. */
-export type Executor = Pick<Db, 'insert' | 'update' | 'delete' | 'select' | 'execute'>;
+export type Executor = Pick<Db, 'insert' | 'update' | 'delete' | 'select' | 'execute' | 'transaction'>;
 
 // postgres.js refuses 65534+ parameters in one statement (the VALUES form only).
 const MAX_PARAMS = 65_000;
+
+// Below this many rows a plain INSERT saves less than the probe and the savepoint cost.
+const INSERT_ONLY_MIN_ROWS = 500;
 
 export interface UpsertOptions<T extends PgTable> {
   /** The primary key (or a unique index) columns. */
@@ -38,12 +45,56 @@ export async function upsertRows<T extends PgTable>(
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
   const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
-  for (let i = 0; i < unique.length; i += size) {
-    const batch = unique.length <= size ? unique : unique.slice(i, i + size);
-    if (unnest) await db.execute(unnestStatement(shape, batch, options));
+  const batches = (): T['$inferInsert'][][] => {
+    const out: T['$inferInsert'][][] = [];
+    for (let i = 0; i < unique.length; i += size) out.push(unique.length <= size ? unique : unique.slice(i, i + size));
+    return out;
+  };
+  if (unnest && unique.length >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, options.target))) {
+    try {
+      // In a savepoint: a concurrent writer of the same range (Postgres, two workers) makes
+      // it fail as a whole, and the upsert below then runs as if it had never been tried.
+      await db.transaction(async (sp) => {
+        for (const batch of batches()) await sp.execute(unnestStatement(shape, batch, options, 'insert'));
+      });
+      return unique.length;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+  }
+  for (const batch of batches()) {
+    if (unnest) await db.execute(unnestStatement(shape, batch, options, 'upsert'));
     else await valuesUpsert(db, table, batch, options, shape);
   }
   return unique.length;
+}
+
+/**
+ * Whether no stored row shares the key columns that are the same in every row, when they
+ * lead the conflict target (the token, and the chart): then none of the rows can conflict.
+ * One probe of the primary key's index.
+ */
+async function keyRangeIsEmpty(db: Executor, shape: TableShape, rows: readonly Record<string, unknown>[], target: readonly PgColumn[]): Promise<boolean> {
+  const byName = new Map(shape.columns.map((c) => [c.column.name, c]));
+  const conditions: SQL[] = [];
+  for (const key of target) {
+    const c = byName.get(key.name);
+    if (!c || !sameInAll(rows, c.prop)) break;
+    const v = rows[0]![c.prop];
+    if (v === null || v === undefined) break;
+    conditions.push(sql`${sql.raw(c.name)} = ${textOf(c.column.mapToDriverValue(v))}${sql.raw(`::text::${c.column.getSQLType()}`)}`);
+  }
+  if (conditions.length === 0) return false;
+  const found = rowsOf(await db.execute(sql`select 1 from ${sql.raw(shape.qualified)} where ${sql.join(conditions, sql` and `)} limit 1`));
+  return found.length === 0;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  // drizzle wraps the driver's error; Postgres' own carries the SQLSTATE.
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === '23505') return true;
+  }
+  return false;
 }
 
 interface ColumnInfo {
@@ -101,7 +152,7 @@ function undefinedBesideDefaults(rows: readonly Record<string, unknown>[], colum
   return columns.some((c) => c.hasDefault && rows.some((r) => r[c.prop] === undefined) && rows.some((r) => r[c.prop] !== undefined));
 }
 
-function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Record<string, unknown>[], options: UpsertOptions<T>): SQL {
+function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Record<string, unknown>[], options: UpsertOptions<T>, mode: 'insert' | 'upsert'): SQL {
   // A column no row sets is left out: its default (or null) applies, as in the VALUES form.
   const present = shape.columns.filter((c) => rows.some((r) => r[c.prop] !== undefined));
   const targetNames = new Set(options.target.map((c) => c.name));
@@ -134,7 +185,7 @@ function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Re
     sql.raw(`insert into ${shape.qualified} (${present.map((c) => c.name).join(', ')}) select `),
     ...select,
     ...from,
-    sql.raw(` on conflict ${conflict} ${updates.length ? `do update set ${updates.join(', ')}` : 'do nothing'}`),
+    sql.raw(mode === 'insert' ? '' : ` on conflict ${conflict} ${updates.length ? `do update set ${updates.join(', ')}` : 'do nothing'}`),
   ]);
 }
 

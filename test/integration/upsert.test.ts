@@ -5,6 +5,7 @@ import { asc, sql } from 'drizzle-orm';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricHistory, tokens } from '../../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
@@ -90,6 +91,28 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     expect(rows).toEqual(['s1', 's2', 's3'].map((slug) => ({ slug, charts: true, trend: false, p: '{"same": [1, "x"]}', kind: 'object', at: '2026-01-02T03:04:05.678' })));
   });
 
+  it('writes a first range of many rows in full, and updates it on the next write', async () => {
+    // 800 rows of one new token: a range no stored row shares, written without ON CONFLICT.
+    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
+    const day = (d: number) => new Date(Date.UTC(2024, 0, 1) + d * 86_400_000);
+    const rows = (value: (d: number) => string, unit: string) =>
+      Array.from({ length: 800 }, (_, d) => ({ tokenSlug: 'bulk', stream: 'all', metric: `m${d % 2}`, ts: day(d >> 1), interval: '1d', value: value(d), unit, kind: null, ...meta, status: 'ok' }));
+    const first = rows((d) => `${d}.${'1'.repeat(30)}`, ODD_TEXT);
+    // A duplicate key inside the batch: the last row wins on this path too.
+    first.push({ ...first[0]!, value: HUGE });
+    expect(await upsertRows(w.db, metricHistory, first, { target, batchSize: 300 })).toBe(800);
+    const stored = async () =>
+      w.query<{ n: string; m0: string; m1: string; units: string }>(
+        sql`select count(*)::text as n, max(value::text) filter (where metric = 'm0' and ts = ${day(0).toISOString()}::timestamptz) as m0, max(value::text) filter (where metric = 'm1' and ts = ${day(0).toISOString()}::timestamptz) as m1, count(distinct unit)::text as units from app.metric_history where token_slug = 'bulk'`,
+      );
+    expect(await stored()).toEqual([{ n: '800', m0: HUGE, m1: `1.${'1'.repeat(30)}`, units: '1' }]);
+    const [unit] = await w.query<{ unit: string }>(sql`select distinct unit from app.metric_history where token_slug = 'bulk'`);
+    expect(unit!.unit).toBe(ODD_TEXT);
+    // The range is stored now: the same keys again update in place.
+    expect(await upsertRows(w.db, metricHistory, rows((d) => `-${d}`, 'u2'), { target })).toBe(800);
+    expect(await stored()).toEqual([{ n: '800', m0: '0', m1: '-1', units: '1' }]);
+  });
+
   it('takes tables with array columns through the VALUES form', async () => {
     const chart = (chartKey: string, timeframes: string[] | null) => ({ tokenSlug: 'a', chartKey, title: 'T', timeframes, dataPath: null, payload: {}, ...meta, status: 'ok' });
     await upsertRows(w.db, gatewayCharts, [chart('c1', ['30d', 'all']), chart('c2', null)], { target: [gatewayCharts.tokenSlug, gatewayCharts.chartKey] });
@@ -105,6 +128,44 @@ describe('upsertRows on Postgres', () => {
   cases(async () => {
     const tw: TestWarehouse = await createTestWarehouse();
     return { warehouse: tw.warehouse, cleanup: () => tw.cleanup() };
+  });
+
+  it('a range another writer fills at the same moment is upserted, not lost or refused', async () => {
+    const tw = await createTestWarehouse();
+    const other = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    const watcher = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
+      const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: 'race', stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: String(d), unit: null, kind: null, ...meta, status: 'ok' }));
+      const last = rows[599]!.ts.toISOString();
+      // The other writer holds an uncommitted row of the range: our probe cannot see it, and
+      // our plain INSERT waits on its key until it commits, then fails on it.
+      let commit!: () => void;
+      const committed = new Promise<void>((r) => (commit = r));
+      const holding = other.begin(async (tx) => {
+        await tx`insert into app.metric_history (token_slug, stream, metric, ts, value, fetched_at, status) values ('race', 'all', 'm', ${last}::timestamptz, -1, now(), 'ok')`;
+        await committed;
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const ours = upsertRows(tw.warehouse.db, metricHistory, rows, { target });
+      // Wait until ours is blocked on the held key, then let the other writer commit.
+      let blocked = false;
+      for (let i = 0; i < 100 && !blocked; i++) {
+        const [w] = await watcher<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = ${tw.databaseUrl.split('/').pop()!} and wait_event_type = 'Lock' and query like 'insert into "app"."metric_history"%'`;
+        blocked = (w?.n ?? 0) > 0;
+        if (!blocked) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(blocked).toBe(true);
+      commit();
+      await holding;
+      expect(await ours).toBe(600);
+      const got = await tw.warehouse.query<{ n: string; last: string }>(sql`select count(*)::text as n, max(value::text) filter (where ts = ${last}::timestamptz) as last from app.metric_history where token_slug = 'race'`);
+      expect(got).toEqual([{ n: '600', last: '599' }]);
+    } finally {
+      await other.end();
+      await watcher.end();
+      await tw.cleanup();
+    }
   });
 });
 
