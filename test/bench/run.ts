@@ -18,6 +18,7 @@ import { SimData } from '../../src/sim/data.ts';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
 import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, total, type PerBucket } from './figures.ts';
+import { machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
 import type { BudgetPolicy } from '../../src/upstream/budget.ts';
 import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
 import type { SimReply, SimRequest } from './sim-process.ts';
@@ -40,6 +41,8 @@ export interface BenchOptions {
   budgetPolicy?: Partial<BudgetPolicy>;
   /** Extra Node flags for the sync processes (e.g. a heap cap), to compare runtime settings. */
   nodeFlags?: string[];
+  /** Longest wait for a quiet machine before each measured sync; 0: no wait. */
+  settleMaxMs: number;
   log: (line: string) => void;
 }
 
@@ -68,6 +71,8 @@ export interface PhaseFigures extends PhaseResult {
   /** tesync CPU per row written, in microseconds. */
   cpuUsPerRow: number | null;
   rowsPerSec: number;
+  /** What the rest of the machine did meanwhile (test/bench/machine.ts). */
+  machine: MachineDuring;
 }
 
 export interface BenchResult {
@@ -166,9 +171,9 @@ async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promis
   return withSim(s, async (sim) => {
     o.log(`${target.kind}: first sync of ${s.tokens} tokens (floor ${(floor.floorMs / 1000).toFixed(1)} s)`);
     const policy = o.budgetPolicy ? { budgetPolicy: o.budgetPolicy } : {};
-    const full = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['full'], ...policy }, o.nodeFlags ?? []);
+    const full = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['full'], ...policy }, o);
     o.log(`${target.kind}: first sync took ${(full.phase.wallMs / 1000).toFixed(1)} s; unchanged re-sync`);
-    const resync = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['resync'], ...policy }, o.nodeFlags ?? []);
+    const resync = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['resync'], ...policy }, o);
     const necessaryTotal = total(necessary);
     return {
       target: target.kind,
@@ -189,13 +194,21 @@ interface Measured {
   phase: PhaseResult;
   result: SyncJobResult;
   simCpuMs: number;
+  machine: MachineDuring;
 }
 
-async function measuredPhase(sim: SimHandle, job: SyncJob, nodeFlags: readonly string[]): Promise<Measured> {
+async function measuredPhase(sim: SimHandle, job: SyncJob, o: BenchOptions): Promise<Measured> {
+  // A previous run's leftovers (Postgres flushing, files being dropped) are not this run's.
+  const settledMs = o.settleMaxMs > 0 ? await settle(0.15, o.settleMaxMs) : 0;
   const before = await sim.cpu();
-  const result = await syncChild(job, nodeFlags);
+  const m0 = readCpuTimes();
+  const result = await syncChild(job, o.nodeFlags ?? []);
+  const m1 = readCpuTimes();
   const after = await sim.cpu();
-  return { phase: result.phases[0]!, result, simCpuMs: after.cpuMs - before.cpuMs };
+  const phase = result.phases[0]!;
+  const simCpuMs = after.cpuMs - before.cpuMs;
+  const machine = machineDuring(m0, m1, result.processCpuMs + simCpuMs + (phase.postgresCpuMs ?? 0), settledMs);
+  return { phase, result, simCpuMs, machine };
 }
 
 function phaseFigures(m: Measured, necessary: number, floorMs: number | null): PhaseFigures {
@@ -209,6 +222,7 @@ function phaseFigures(m: Measured, necessary: number, floorMs: number | null): P
     simCpuMsPer1000Requests: ratio(m.simCpuMs * 1000, p.requests),
     cpuUsPerRow: ratio(p.cpuMs * 1000, p.rowsWritten),
     rowsPerSec: p.wallMs > 0 ? (p.rowsWritten * 1000) / p.wallMs : 0,
+    machine: m.machine,
   };
 }
 
@@ -332,7 +346,7 @@ export function formatTable(r: BenchResult): string {
   lines.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGb} GB, Node ${r.machine.node}, Postgres ${r.machine.postgres ?? '?'}`);
   lines.push('');
   const f = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? 'n/a' : v.toFixed(d));
-  const rows: string[][] = [['run', 'phase', 'status', 'requests', 'necessary', 'made/nec', 'wall s', 'floor s', 'wall/floor', '429 (after hdr)', 'rows', 'rows/s', 'cpu ms/1k req', 'sim cpu ms/1k', 'pg cpu s', 'peak RSS MB']];
+  const rows: string[][] = [['run', 'phase', 'status', 'requests', 'necessary', 'made/nec', 'wall s', 'floor s', 'wall/floor', '429 (after hdr)', 'rows', 'rows/s', 'cpu ms/1k req', 'sim cpu ms/1k', 'pg cpu s', 'peak RSS MB', 'other cpu/steal %']];
   for (const run of r.runs) {
     for (const p of [run.full, run.resync]) {
       rows.push([
@@ -352,6 +366,7 @@ export function formatTable(r: BenchResult): string {
         f(p.simCpuMsPer1000Requests, 0),
         p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
         f(p.peakRssMb, 0),
+        p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
       ]);
     }
   }
@@ -421,6 +436,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     pgliteTokens: pglite,
     rssTokens,
     writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),
+    settleMaxMs: args.has('no-settle') ? 0 : 60_000,
     resultsDir: args.has('no-results') ? null : path.join(HERE, 'results'),
     ...(args.has('reset-margin-ms') ? { budgetPolicy: { resetMarginMs: num('reset-margin-ms', 1000) } } : {}),
     ...(typeof args.get('node-flags') === 'string' ? { nodeFlags: String(args.get('node-flags')).split(/\s+/).filter(Boolean) } : {}),

@@ -50,6 +50,8 @@ export interface SyncJobResult {
   phases: PhaseResult[];
   /** process.resourceUsage().maxRSS: the peak over the process's life. */
   maxRssMb: number;
+  /** CPU time of the whole process (start-up, migration, every phase, every thread). */
+  processCpuMs: number;
   /** Rows of the big tables after the last phase. */
   tableRows: Record<string, number>;
 }
@@ -93,7 +95,9 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
         peakRssMb: peak / 2 ** 20,
       });
     }
-    return { target: job.target.kind, migrateMs, baselineRssMb, phases, maxRssMb: process.resourceUsage().maxRSS / 1024, tableRows: await tableRows(warehouse) };
+    const rows = await tableRows(warehouse);
+    const usage = process.cpuUsage();
+    return { target: job.target.kind, migrateMs, baselineRssMb, phases, maxRssMb: process.resourceUsage().maxRSS / 1024, processCpuMs: (usage.user + usage.system) / 1000, tableRows: rows };
   } finally {
     await warehouse.close();
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { busyShare, machineDuring } from '../bench/machine.ts';
 import { rateLimitReport, type RequestRow } from '../bench/figures.ts';
 
 const row = (bucket: string, httpStatus: number, startedAtMs: number, rateLimitRemaining: number | null = null): RequestRow => ({ bucket, httpStatus, startedAtMs, durationMs: 10, rateLimitRemaining });
@@ -17,5 +18,28 @@ describe('bench 429 figures', () => {
     expect(report.byBucket['app-public']).toEqual({ total: 3, afterHeaders: 2, afterFirst429: 2 });
     expect(report.byBucket.gateway).toEqual({ total: 1, afterHeaders: 1, afterFirst429: 0 });
     expect([report.total, report.afterHeaders, report.afterFirst429]).toEqual([4, 3, 2]);
+  });
+});
+
+describe('the rest of the machine during a run', () => {
+  const at = (total: number, idle: number, steal: number) => ({ total, idle, steal });
+
+  it('counts busy ticks that the run did not use as other processes, and steal apart', () => {
+    // 2 cores over 10 s: 2000 ticks. Busy 1200 ticks (12 s), of which the run used 9 s; 100 ticks stolen.
+    const m = machineDuring(at(10_000, 5_000, 50), at(12_000, 5_700, 150), 9_000, 1_000);
+    expect(m.settledMs).toBe(1_000);
+    expect(m.othersShare).toBeCloseTo(3_000 / 20_000, 6);
+    expect(m.stealShare).toBeCloseTo(100 / 2_000, 6);
+    expect(busyShare(at(10_000, 5_000, 50), at(12_000, 5_700, 150))).toBeCloseTo(1_200 / 2_000, 6);
+  });
+
+  it('never reports a negative share when the run used more than the ticks show', () => {
+    expect(machineDuring(at(0, 0, 0), at(1_000, 500, 0), 6_000, 0).othersShare).toBe(0);
+  });
+
+  it('has no figure without two readings that advanced', () => {
+    expect(machineDuring(null, at(1, 0, 0), 0, 0)).toEqual({ settledMs: 0, othersShare: null, stealShare: null });
+    expect(machineDuring(at(5, 0, 0), at(5, 0, 0), 0, 0).othersShare).toBeNull();
+    expect(busyShare(at(5, 0, 0), at(5, 0, 0))).toBeNull();
   });
 });
