@@ -14,7 +14,8 @@ export interface CpuTimes {
   steal: number;
 }
 
-const CLOCK_TICK_MS = 10;
+/** Linux's USER_HZ: /proc reports CPU time in hundredths of a second. */
+export const CLOCK_TICK_MS = 10;
 
 export function readCpuTimes(): CpuTimes | null {
   try {

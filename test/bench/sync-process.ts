@@ -10,6 +10,7 @@ import { limitHeapGrowth } from '../../src/heap.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { CLOCK_TICK_MS } from './machine.ts';
 import { emptyBuckets, rateLimitReport, type PerBucket, type RateLimitReport, type RequestRow } from './figures.ts';
 import { syncEnv, type BucketName, type Scenario } from './scenario.ts';
 
@@ -150,8 +151,6 @@ async function postgresCpu(w: Warehouse): Promise<Map<number, number> | null> {
     return null;
   }
 }
-
-const CLOCK_TICK_MS = 10;
 
 function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
   let ticks = 0;
