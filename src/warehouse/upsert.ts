@@ -41,7 +41,7 @@ export async function upsertRows<T extends PgTable>(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   const shape = shapeOf(table);
-  const unique = dedupe(rows, options.target, shape.columns);
+  const unique = dedupe(rows, options.target, shape);
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
   const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
@@ -75,14 +75,13 @@ export async function upsertRows<T extends PgTable>(
  * One probe of the primary key's index.
  */
 async function keyRangeIsEmpty(db: Executor, shape: TableShape, rows: readonly Record<string, unknown>[], target: readonly PgColumn[]): Promise<boolean> {
-  const byName = new Map(shape.columns.map((c) => [c.column.name, c]));
   const conditions: SQL[] = [];
   for (const key of target) {
-    const c = byName.get(key.name);
+    const c = shape.byName.get(key.name);
     if (!c || !sameInAll(rows, c.prop)) break;
     const v = rows[0]![c.prop];
     if (v === null || v === undefined) break;
-    conditions.push(sql`${sql.raw(c.name)} = ${textOf(c.column.mapToDriverValue(v))}${sql.raw(`::text::${c.column.getSQLType()}`)}`);
+    conditions.push(sql`${sql.raw(c.name)} = ${typedText(c, textOf(c.column.mapToDriverValue(v)))}`);
   }
   if (conditions.length === 0) return false;
   const found = rowsOf(await db.execute(sql`select 1 from ${sql.raw(shape.qualified)} where ${sql.join(conditions, sql` and `)} limit 1`));
@@ -111,6 +110,8 @@ interface ColumnInfo {
 interface TableShape {
   qualified: string;
   columns: ColumnInfo[];
+  /** The columns by their SQL name (a conflict target's columns are named so). */
+  byName: Map<string, ColumnInfo>;
   /** No array-typed column: every column can travel as one unnest array. */
   unnestable: boolean;
 }
@@ -132,6 +133,7 @@ function shapeOf(table: PgTable): TableShape {
   shape = {
     qualified: config.schema ? `${quote(config.schema)}.${quote(config.name)}` : quote(config.name),
     columns,
+    byName: new Map(columns.map((c) => [c.column.name, c])),
     // `text[]` columns: an array of arrays would be flattened by unnest. Values computed in
     // JS (drizzle's $defaultFn/$onUpdateFn) exist only in its query builder.
     unnestable: columns.every((c) => !c.column.getSQLType().endsWith(']') && !c.column.defaultFn && !c.column.onUpdateFn),
@@ -170,9 +172,7 @@ function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Re
     const col = encodeColumn(c.column, c.prop, rows);
     if (select.length > 0) select.push(sql.raw(', '));
     if (col.constant) {
-      // Through text: postgres.js would otherwise serialize the parameter for the type the
-      // cast names (a boolean's 'true' became false, a jsonb text was quoted again).
-      select.push(col.value === null ? sql.raw(`null::${c.column.getSQLType()}`) : sql`${col.value}`, sql.raw(col.value === null ? '' : `::text::${c.column.getSQLType()}`));
+      select.push(col.value === null ? sql.raw(`null::${c.column.getSQLType()}`) : typedText(c, col.value));
       continue;
     }
     select.push(sql.raw(`u.${c.name}`));
@@ -187,6 +187,15 @@ function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Re
     ...from,
     sql.raw(mode === 'insert' ? '' : ` on conflict ${conflict} ${updates.length ? `do update set ${updates.join(', ')}` : 'do nothing'}`),
   ]);
+}
+
+/**
+ * One value as a parameter of the column's type. Through text: postgres.js would otherwise
+ * serialize the parameter for the type the cast names (a boolean's 'true' became false, a
+ * jsonb text was quoted again).
+ */
+function typedText(c: ColumnInfo, text: string): SQL {
+  return sql`${text}${sql.raw(`::text::${c.column.getSQLType()}`)}`;
 }
 
 type EncodedColumn = { constant: true; value: string | null } | { constant: false; literal: string };
@@ -272,10 +281,9 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
 }
 
 /** Last row wins for each key. */
-function dedupe<R extends Record<string, unknown>>(rows: R[], target: PgColumn[], columns: readonly ColumnInfo[]): R[] {
-  const byName = new Map(columns.map((c) => [c.column.name, c.prop]));
+function dedupe<R extends Record<string, unknown>>(rows: R[], target: PgColumn[], shape: TableShape): R[] {
   // A key column with one value in the whole batch (the token, most often) tells no rows apart.
-  const props = target.map((c) => byName.get(c.name) ?? c.name).filter((p) => !sameInAll(rows, p));
+  const props = target.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
   if (props.length === 0) return rows.length > 1 ? [rows[rows.length - 1]!] : rows;
   const seen = new Map<string, R>();
   let duplicates = false;

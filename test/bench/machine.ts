@@ -34,8 +34,11 @@ export function readCpuTimes(): CpuTimes | null {
 /** Busy share of all cores between two readings (steal not counted as busy). */
 export function busyShare(a: CpuTimes, b: CpuTimes): number | null {
   const total = b.total - a.total;
-  if (total <= 0) return null;
-  return (total - (b.idle - a.idle) - (b.steal - a.steal)) / total;
+  return total > 0 ? busyTicks(a, b) / total : null;
+}
+
+function busyTicks(a: CpuTimes, b: CpuTimes): number {
+  return b.total - a.total - (b.idle - a.idle) - (b.steal - a.steal);
 }
 
 export interface MachineDuring {
@@ -54,7 +57,7 @@ export interface MachineDuring {
 export function machineDuring(a: CpuTimes | null, b: CpuTimes | null, ownCpuMs: number, settledMs: number): MachineDuring {
   if (!a || !b || b.total <= a.total) return { settledMs, othersShare: null, stealShare: null };
   const total = b.total - a.total;
-  const busyMs = (total - (b.idle - a.idle) - (b.steal - a.steal)) * CLOCK_TICK_MS;
+  const busyMs = busyTicks(a, b) * CLOCK_TICK_MS;
   return {
     settledMs,
     othersShare: Math.max(0, busyMs - ownCpuMs) / (total * CLOCK_TICK_MS),
