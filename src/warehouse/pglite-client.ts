@@ -37,11 +37,11 @@ export class PgliteThreadClient {
     worker.unref();
   }
 
-  /** Starts the thread and opens the database in `folder`. */
-  static async open(folder: string): Promise<PgliteThreadClient> {
+  /** Starts the thread and opens the database in `folder`, with PGlite's `startParams`. */
+  static async open(folder: string, startParams: readonly string[]): Promise<PgliteThreadClient> {
     // No inherited Node options: the thread is plain JavaScript and needs no loader, and some
     // options (--input-type, say) are refused in a worker.
-    const worker = new Worker(THREAD, { workerData: { folder }, execArgv: [] });
+    const worker = new Worker(THREAD, { workerData: { folder, startParams }, execArgv: [] });
     let onMessage: (r: Reply) => void = () => {};
     let onError: (e: Error) => void = () => {};
     let onExit: (code: number) => void = () => {};

@@ -64,7 +64,7 @@ function inTx(txId) {
 async function main() {
   let pg;
   try {
-    pg = await PGlite.create(workerData.folder);
+    pg = await PGlite.create(workerData.folder, { startParams: workerData.startParams });
   } catch (err) {
     parentPort.postMessage({ id: 0, error: errorOf(err) });
     return;

@@ -12,6 +12,19 @@ import { WarehouseError } from '../errors.ts';
 import { MIGRATIONS_FOLDER, reason, rowsOf, type Db, type Warehouse } from './connection.ts';
 import { PgliteThreadClient } from './pglite-client.ts';
 
+/**
+ * PGlite's own start parameters, and settings for a warehouse that takes large bulk writes.
+ * PGlite runs Postgres in single-user mode, where the backend that writes also zero-fills
+ * each new 16 MB WAL segment and runs every checkpoint itself, in the middle of a write;
+ * all of it goes through WebAssembly's file layer, one system call per 8 kB page.
+ * - wal_init_zero=off: a new segment is created at its size but not written with zeros
+ *   (a 100-token first sync made ~65 of them: 1 GB of zeros).
+ * - max_wal_size=2GB: half as many checkpoints, so fewer full-page images in the WAL and
+ *   fewer pages written twice. Up to that much WAL can sit in pg_wal between checkpoints.
+ * docs/performance.md has the figures.
+ */
+export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off', '-c', 'max_wal_size=2GB'];
+
 export async function openPglite(dataDir: string, inProcess: boolean): Promise<Warehouse> {
   const folder = path.resolve(dataDir, 'warehouse');
   const location = `embedded PGlite warehouse in ${folder}`;
@@ -19,8 +32,8 @@ export async function openPglite(dataDir: string, inProcess: boolean): Promise<W
   let embedded: PGlite | undefined;
   try {
     mkdirSync(folder, { recursive: true });
-    if (inProcess) client = embedded = await PGlite.create(folder);
-    else client = (await PgliteThreadClient.open(folder)).asPglite();
+    if (inProcess) client = embedded = await PGlite.create(folder, { startParams: [...PGLITE_START_PARAMS] });
+    else client = (await PgliteThreadClient.open(folder, PGLITE_START_PARAMS)).asPglite();
   } catch (err) {
     throw new WarehouseError(`cannot open ${location}: ${reason(err)}`);
   }

@@ -29,6 +29,22 @@ describe('PGlite on its own thread', () => {
     expect(w.embedded).toBeUndefined();
   });
 
+  it('starts Postgres with the bulk-write settings, on the thread and in-process alike', async () => {
+    const settings = async (x: Warehouse) =>
+      (await x.query<{ name: string; setting: string; unit: string | null }>(sql`select name, setting, unit from pg_settings where name in ('wal_init_zero', 'max_wal_size', 'search_path') order by name`)).map((r) => `${r.name}=${r.setting}${r.unit ?? ''}`);
+    // PGlite's own defaults (search_path) are kept beside ours.
+    const expected = ['max_wal_size=2048MB', 'search_path=public', 'wal_init_zero=off'];
+    expect(await settings(w)).toEqual(expected);
+    const inProcessDir = mkdtempSync(path.join(tmpdir(), 'tesync-pglite-inprocess-'));
+    const inProcess = await openWarehouse({ dataDir: inProcessDir, embeddedInProcess: true });
+    try {
+      expect(await settings(inProcess)).toEqual(expected);
+    } finally {
+      await inProcess.close();
+      rmSync(inProcessDir, { recursive: true, force: true });
+    }
+  });
+
   it('commits a transaction whose callback returns, and keeps decimals exact', async () => {
     const out = await w.db.transaction(async (tx) => {
       await tx.execute(sql`insert into t values (1, '12345678901234567890.123456789012345678')`);
