@@ -23,7 +23,7 @@ import { PgliteThreadClient } from './pglite-client.ts';
  *   fewer pages written twice. Up to that much WAL can sit in pg_wal between checkpoints.
  * docs/performance.md has the figures.
  */
-export const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off', '-c', 'max_wal_size=2GB'];
+const PGLITE_START_PARAMS: readonly string[] = [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off', '-c', 'max_wal_size=2GB'];
 
 export async function openPglite(dataDir: string, inProcess: boolean): Promise<Warehouse> {
   const folder = path.resolve(dataDir, 'warehouse');
