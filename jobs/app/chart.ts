@@ -4,7 +4,7 @@ import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
@@ -55,10 +55,14 @@ export const appChartJob = defineJob({
     const req = { route: 'app.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) };
     const f = await fetchData(ctx, req, chartData);
     const { points, skipped } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
+    const write = await prepareUpsert(ctx.warehouse.db, chartPoints, points, {
+      target: [chartPoints.tokenSlug, chartPoints.chartKey, chartPoints.x, chartPoints.series],
+      batchSize: ctx.settings.batchSize,
+    });
     const n = await commit(
       ctx,
       { source: 'app', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: skipped ? { rowsWithoutX: skipped } : null },
-      (tx) => upsertRows(tx, chartPoints, points, { target: [chartPoints.tokenSlug, chartPoints.chartKey, chartPoints.x, chartPoints.series], batchSize: ctx.settings.batchSize }),
+      (tx) => write.run(tx),
     );
     return { status: 'ok', rows: n };
   },

@@ -8,7 +8,7 @@ import { readDecimal, readTime } from '../../schema/upstream/values.ts';
 import { metricHistory } from '../../schema/warehouse/app.ts';
 import { ProblemError } from '../../src/errors.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
 import { commit, rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
@@ -109,10 +109,15 @@ export const appHistoryJob = defineJob({
       invalidCells: read.invalidCells,
       badTimes: read.badTimes,
     };
+    // Encoded before the transaction, which holds an embedded warehouse's only session.
+    const write = await prepareUpsert(ctx.warehouse.db, metricHistory, rows, {
+      target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
+      batchSize: ctx.settings.batchSize,
+    });
     const n = await commit(
       ctx,
       { source: 'app', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: fetched.meta.asOf, hash: fetched.response.sha256, details },
-      (tx) => upsertRows(tx, metricHistory, rows, { target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts], batchSize: ctx.settings.batchSize }),
+      (tx) => write.run(tx),
     );
     return { status: 'ok', rows: n };
   },

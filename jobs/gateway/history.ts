@@ -8,7 +8,7 @@ import { GATEWAY_PERIODS } from '../../src/config.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
@@ -86,12 +86,11 @@ export const gatewayHistoryJob = defineJob({
       misaligned: read.misaligned,
       invalidValues: read.invalidValues,
     };
-    const n = await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details }, (tx) =>
-      upsertRows(tx, gatewayTrendPoints, read.points, {
-        target: [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts],
-        batchSize: ctx.settings.batchSize,
-      }),
-    );
+    const write = await prepareUpsert(ctx.warehouse.db, gatewayTrendPoints, read.points, {
+      target: [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts],
+      batchSize: ctx.settings.batchSize,
+    });
+    const n = await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details }, (tx) => write.run(tx));
     return { status: 'ok', rows: n };
   },
 });

@@ -79,7 +79,10 @@ export class PgliteThreadClient {
   /** Commits when the callback returns, rolls back when it throws or calls rollback(). */
   async transaction<T>(callback: (tx: ThreadTransaction) => Promise<T>): Promise<T> {
     const txId = this.nextTx++;
-    await this.call({ op: 'begin', txId });
+    // Not awaited: the thread holds this transaction's statements until its BEGIN has run, so
+    // the database does not wait for this thread to take the answer and send the first one.
+    const began = this.call({ op: 'begin', txId });
+    began.catch(() => {});
     let closed = false;
     const tx: ThreadTransaction = {
       query: (sql, params = [], options) => this.call({ op: 'txQuery', txId, sql, params, ...optionsOf(options) }),
@@ -95,6 +98,7 @@ export class PgliteThreadClient {
     let result: T;
     try {
       result = await callback(tx);
+      await began;
     } catch (err) {
       if (!closed) {
         closed = true;

@@ -27,24 +27,29 @@ function errorOf(err) {
 
 const transactions = new Map();
 
-/** Opens a PGlite transaction (it holds PGlite's lock) and keeps it open until `end` comes. */
+/**
+ * Opens a PGlite transaction (it holds PGlite's lock) and keeps it open until `end` comes.
+ * Its statements may arrive before BEGIN has run (the main thread does not wait for it):
+ * they wait for `opened`, in the order they came.
+ */
 function begin(pg, txId) {
-  return new Promise((ready, failed) => {
-    let finish;
-    const ended = new Promise((resolve) => (finish = resolve));
-    const entry = { tx: undefined, finish, done: undefined };
-    transactions.set(txId, entry);
-    entry.done = pg
-      .transaction(async (tx) => {
-        entry.tx = tx;
-        ready();
-        const { commit } = await ended;
-        if (!commit) await tx.rollback();
-      })
-      .finally(() => transactions.delete(txId));
-    // Before the callback ran (BEGIN refused) this fails the begin; after, `end` reports it.
-    entry.done.catch(failed);
-  });
+  let finish;
+  const ended = new Promise((resolve) => (finish = resolve));
+  const entry = { opened: undefined, finish, done: undefined };
+  let open;
+  entry.opened = new Promise((resolve) => (open = resolve));
+  transactions.set(txId, entry);
+  entry.done = pg
+    .transaction(async (tx) => {
+      open(tx);
+      const { commit } = await ended;
+      if (!commit) await tx.rollback();
+    })
+    .finally(() => transactions.delete(txId));
+  // BEGIN refused: the statements waiting for it fail with its error.
+  entry.opened = Promise.race([entry.opened, entry.done.then(() => Promise.reject(new Error(`transaction ${txId} ended`)))]);
+  entry.opened.catch(() => {});
+  return entry.opened;
 }
 
 async function end(txId, commit) {
@@ -55,10 +60,10 @@ async function end(txId, commit) {
   await done;
 }
 
-function inTx(txId) {
+async function inTx(txId) {
   const entry = transactions.get(txId);
-  if (!entry?.tx) throw new Error(`no open transaction ${txId}`);
-  return entry.tx;
+  if (!entry) throw new Error(`no open transaction ${txId}`);
+  return entry.opened;
 }
 
 async function main() {
@@ -85,10 +90,10 @@ async function main() {
           await begin(pg, msg.txId);
           break;
         case 'txQuery':
-          result = await inTx(msg.txId).query(msg.sql, msg.params, options(msg));
+          result = await (await inTx(msg.txId)).query(msg.sql, msg.params, options(msg));
           break;
         case 'txExec':
-          result = await inTx(msg.txId).exec(msg.sql);
+          result = await (await inTx(msg.txId)).exec(msg.sql);
           break;
         case 'end':
           await end(msg.txId, msg.commit);

@@ -13,7 +13,7 @@
 // nothing, and goes as a plain INSERT: ON CONFLICT's speculative insertion costs every row an
 // extra index probe, a third of embedded PGlite's time per row (docs/performance.md).
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
-import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig, PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { rowsOf, type Db } from './connection.ts';
 
 /** A transaction or the database itself: both can run statements. */
@@ -39,34 +39,100 @@ export async function upsertRows<T extends PgTable>(
   rows: T['$inferInsert'][],
   options: UpsertOptions<T>,
 ): Promise<number> {
-  if (rows.length === 0) return 0;
+  return (await prepareUpsert(db, table, rows, options)).run(db);
+}
+
+/** Rows made ready to write: deduplicated, encoded, their key range probed. */
+export interface PreparedUpsert {
+  /** The rows it writes (after dedupe). */
+  readonly rows: number;
+  run(db: Executor): Promise<number>;
+}
+
+/**
+ * Everything but the writing, so that a caller can do it before its transaction: an embedded
+ * warehouse has one session, which an open transaction holds while this thread encodes (about
+ * 3 µs a row) or is busy with another job, and every other writer waits.
+ * `db` only probes the key range; `run` writes through the executor it is given.
+ */
+export async function prepareUpsert<T extends PgTable>(
+  db: Executor,
+  table: T,
+  rows: T['$inferInsert'][],
+  options: UpsertOptions<T>,
+): Promise<PreparedUpsert> {
+  if (rows.length === 0) return { rows: 0, run: async () => 0 };
   const shape = shapeOf(table);
   const unique = dedupe(rows, options.target, shape);
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
   const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
-  const batches = (): T['$inferInsert'][][] => {
-    const out: T['$inferInsert'][][] = [];
-    for (let i = 0; i < unique.length; i += size) out.push(unique.length <= size ? unique : unique.slice(i, i + size));
-    return out;
+  const batches: T['$inferInsert'][][] = [];
+  for (let i = 0; i < unique.length; i += size) batches.push(unique.length <= size ? unique : unique.slice(i, i + size));
+  const n = unique.length;
+  if (!unnest) {
+    return {
+      rows: n,
+      run: async (ex) => {
+        for (const batch of batches) await valuesUpsert(ex, table, batch, options, shape);
+        return n;
+      },
+    };
+  }
+  const upserts = () => batches.map((batch) => unnestStatement(shape, batch, options, 'upsert'));
+  if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, options.target))) {
+    const inserts = batches.map((batch) => unnestStatement(shape, batch, options, 'insert'));
+    return {
+      rows: n,
+      run: async (ex) => {
+        try {
+          await insertNewRange(ex, inserts);
+        } catch (err) {
+          // A writer that filled the same range since the probe (two workers on Postgres):
+          // the savepoint undid the inserts, and the usual upsert runs.
+          if (!isUniqueViolation(err)) throw err;
+          await pipeline(ex, upserts());
+        }
+        return n;
+      },
+    };
+  }
+  const statements = upserts();
+  return {
+    rows: n,
+    run: async (ex) => {
+      await pipeline(ex, statements);
+      return n;
+    },
   };
-  if (unnest && unique.length >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, options.target))) {
-    try {
-      // In a savepoint: a concurrent writer of the same range (Postgres, two workers) makes
-      // it fail as a whole, and the upsert below then runs as if it had never been tried.
-      await db.transaction(async (sp) => {
-        for (const batch of batches()) await sp.execute(unnestStatement(shape, batch, options, 'insert'));
-      });
-      return unique.length;
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-    }
+}
+
+/**
+ * The plain INSERTs of a new key range, in a savepoint (a transaction of its own outside one)
+ * that a unique violation rolls back. drizzle's nested transaction, not a `savepoint`
+ * statement: postgres.js fails a whole transaction in which any statement failed, except
+ * inside its own savepoint scope.
+ */
+async function insertNewRange(db: Executor, inserts: SQL[]): Promise<void> {
+  await db.transaction((sp) => pipeline(sp as unknown as Executor, inserts));
+}
+
+/**
+ * In a transaction, statements sent one after another without waiting for each answer: the
+ * database runs them back to back (postgres.js pipelines them on the transaction's
+ * connection; the PGlite thread queues them) instead of waiting for this thread between them.
+ * The first failure in statement order is thrown once every statement has settled (those after
+ * it fail too, the transaction being aborted). Outside one they run one at a time, as a pool
+ * would otherwise spread them over its connections.
+ */
+async function pipeline(db: Executor, statements: readonly SQL[]): Promise<void> {
+  if (!(db instanceof PgTransaction)) {
+    for (const s of statements) await db.execute(s);
+    return;
   }
-  for (const batch of batches()) {
-    if (unnest) await db.execute(unnestStatement(shape, batch, options, 'upsert'));
-    else await valuesUpsert(db, table, batch, options, shape);
-  }
-  return unique.length;
+  const settled = await Promise.allSettled(statements.map((s) => db.execute(s)));
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**

@@ -95,6 +95,35 @@ describe('PGlite on its own thread', () => {
     expect(await outside).toEqual([{ v: '40' }]);
   });
 
+  it("a transaction's statements sent before its BEGIN ran wait for it, not running in the transaction ahead", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = w.db.transaction(async (t) => {
+      await t.execute(sql`insert into t values (5, 5)`);
+      await held;
+      await t.execute(sql`update t set v = 50 where k = 5`);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    // The second transaction's BEGIN waits for the first; its statements are sent at once.
+    const second = w.db.transaction(async (t) => {
+      const [a, b] = await Promise.all([t.execute(sql`insert into t values (6, 6)`), t.execute(sql`select v::text as v from t where k = 5`)]);
+      expect(a).toBeDefined();
+      return b;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    await first;
+    // Run in the first transaction, the select would have seen 5; the insert would have been
+    // committed with it even if the second rolled back.
+    expect((await second) as unknown).toMatchObject({ rows: [{ v: '50' }] });
+    await expect(
+      w.db.transaction(async (t) => {
+        await Promise.all([t.execute(sql`insert into t values (7, 7)`), t.execute(sql`insert into t values (7, 70)`)]);
+      }),
+    ).rejects.toThrow();
+    expect((await values()).filter(([k]) => k === 7)).toEqual([]);
+  });
+
   it('a closed warehouse refuses statements with a clear error', async () => {
     const other = await openWarehouse({ dataDir: path.join(dir, 'other') });
     await other.close();

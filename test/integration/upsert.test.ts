@@ -11,7 +11,7 @@ import { metricHistory, tokens } from '../../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { parseJson } from '../../src/json.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { prepareUpsert, upsertRows, type Executor } from '../../src/warehouse/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.678Z');
@@ -111,6 +111,24 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     // The range is stored now: the same keys again update in place.
     expect(await upsertRows(w.db, metricHistory, rows((d) => `-${d}`, 'u2'), { target })).toBe(800);
     expect(await stored()).toEqual([{ n: '800', m0: '0', m1: '-1', units: '1' }]);
+  });
+
+  it('a range filled between the probe and the write is upserted, and the rest of the transaction kept', async () => {
+    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
+    const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: 'late', stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
+    // Prepared (and probed) before the transaction, as the sync's handlers do.
+    const prepared = await prepareUpsert(w.db, metricHistory, rows, { target, batchSize: 200 });
+    expect(prepared.rows).toBe(600);
+    await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }], { target });
+    const written = await w.db.transaction(async (tx) => {
+      await upsertRows(tx as unknown as Executor, tokens, [{ slug: 'late-tok', displayName: 'L', firstSeenAt: t0, lastSeenAt: t0, payload: {}, fetchedAt: t0 }], { target: [tokens.slug] });
+      return prepared.run(tx as unknown as Executor);
+    });
+    expect(written).toBe(600);
+    const got = await w.query<{ n: string; v450: string; tok: string }>(
+      sql`select count(*)::text as n, max(value::text) filter (where ts = ${rows[450]!.ts.toISOString()}::timestamptz) as v450, (select count(*)::text from app.tokens where slug = 'late-tok') as tok from app.metric_history where token_slug = 'late'`,
+    );
+    expect(got).toEqual([{ n: '600', v450: '450.5', tok: '1' }]);
   });
 
   it('takes tables with array columns through the VALUES form', async () => {
