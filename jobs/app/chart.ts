@@ -4,9 +4,8 @@ import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
-import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellOf, timeColumnIndex } from '../shared/table.ts';
 import { defineJob, type JobContext } from '../types.ts';
@@ -55,7 +54,7 @@ export const appChartJob = defineJob({
     const req = { route: 'app.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) };
     const f = await fetchData(ctx, req, chartData);
     const { points, skipped } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
-    const write = await prepareUpsert(ctx.warehouse.db, chartPoints, points, {
+    const write = await prepareRows(ctx, chartPoints, points, {
       target: [chartPoints.tokenSlug, chartPoints.chartKey, chartPoints.x, chartPoints.series],
       batchSize: ctx.settings.batchSize,
     });

@@ -8,9 +8,8 @@ import { readDecimal, readTime } from '../../schema/upstream/values.ts';
 import { metricHistory } from '../../schema/warehouse/app.ts';
 import { ProblemError } from '../../src/errors.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
-import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta, utcDate } from '../shared/commit.ts';
+import { commit, prepareRows, rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellOf, timeColumnIndex } from '../shared/table.ts';
 import { defineJob, type JobContext } from '../types.ts';
@@ -109,8 +108,7 @@ export const appHistoryJob = defineJob({
       invalidCells: read.invalidCells,
       badTimes: read.badTimes,
     };
-    // Encoded before the transaction, which holds an embedded warehouse's only session.
-    const write = await prepareUpsert(ctx.warehouse.db, metricHistory, rows, {
+    const write = await prepareRows(ctx, metricHistory, rows, {
       target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
       batchSize: ctx.settings.batchSize,
     });

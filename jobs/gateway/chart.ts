@@ -8,9 +8,8 @@ import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { onProblem } from './problems.ts';
@@ -121,20 +120,22 @@ export const gatewayChartJob = defineJob({
       return onProblem(ctx, { resource, kind: 'chart' }, err);
     }
     const r = readChart(ctx, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
-    const db = ctx.warehouse.db;
     const writes = [
-      await prepareUpsert(db, gatewayChartTimeframes, [r.timeframe], { target: [gatewayChartTimeframes.tokenSlug, gatewayChartTimeframes.chartKey, gatewayChartTimeframes.timeframe] }),
-      await prepareUpsert(db, gatewayChartSeries, r.seriesRows, { target: [gatewayChartSeries.tokenSlug, gatewayChartSeries.chartKey, gatewayChartSeries.seriesKey] }),
+      await prepareRows(ctx, gatewayChartTimeframes, [r.timeframe], { target: [gatewayChartTimeframes.tokenSlug, gatewayChartTimeframes.chartKey, gatewayChartTimeframes.timeframe] }),
+      await prepareRows(ctx, gatewayChartSeries, r.seriesRows, { target: [gatewayChartSeries.tokenSlug, gatewayChartSeries.chartKey, gatewayChartSeries.seriesKey] }),
     ];
-    const points = await prepareUpsert(db, gatewayChartPoints, r.points, {
+    const points = await prepareRows(ctx, gatewayChartPoints, r.points, {
       target: [gatewayChartPoints.tokenSlug, gatewayChartPoints.chartKey, gatewayChartPoints.timeframe, gatewayChartPoints.ts, gatewayChartPoints.seriesKey],
       batchSize: ctx.settings.batchSize,
     });
     const n = await commit(
       ctx,
       { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: r.details },
-      // Sent together: the transaction does not wait for this thread between the tables.
-      async (tx) => (await Promise.all([...writes.map((w) => w.run(tx)), points.run(tx)]))[writes.length]!,
+      // One after another: a new range's savepoint must hold its own statements only.
+      async (tx) => {
+        for (const w of writes) await w.run(tx);
+        return points.run(tx);
+      },
     );
     return { status: 'ok', rows: n };
   },

@@ -8,9 +8,8 @@ import { GATEWAY_PERIODS } from '../../src/config.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import { prepareUpsert } from '../../src/warehouse/upsert.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { onProblem } from './problems.ts';
@@ -86,7 +85,7 @@ export const gatewayHistoryJob = defineJob({
       misaligned: read.misaligned,
       invalidValues: read.invalidValues,
     };
-    const write = await prepareUpsert(ctx.warehouse.db, gatewayTrendPoints, read.points, {
+    const write = await prepareRows(ctx, gatewayTrendPoints, read.points, {
       target: [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts],
       batchSize: ctx.settings.batchSize,
     });

@@ -1,6 +1,7 @@
 // Rows and the resource state that describes them, in one transaction.
 import { writeSuccess, type SuccessState } from '../../src/warehouse/resource-state.ts';
-import type { Executor } from '../../src/warehouse/upsert.ts';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { prepareUpsert, type Executor, type PreparedUpsert, type UpsertOptions } from '../../src/warehouse/upsert.ts';
 import type { JobContext } from '../types.ts';
 
 export type StateFields = Omit<SuccessState, 'runId' | 'at'>;
@@ -11,6 +12,15 @@ export async function commit(ctx: JobContext, state: StateFields, write: (tx: Ex
     await writeSuccess(tx as unknown as Executor, { ...state, runId: ctx.runId, at: ctx.now(), rowCount: state.rowCount ?? rows });
     return rows;
   });
+}
+
+/**
+ * A handler's big batch made ready before its transaction (deduplicated, encoded, its key
+ * range probed), written by `run(tx)` inside it. An embedded warehouse has one session, which
+ * an open transaction holds while this thread works; there the statements also go together.
+ */
+export function prepareRows<T extends PgTable>(ctx: JobContext, table: T, rows: T['$inferInsert'][], options: UpsertOptions<T>): Promise<PreparedUpsert> {
+  return prepareUpsert(ctx.warehouse.db, table, rows, { ...options, pipelined: ctx.warehouse.kind === 'pglite' });
 }
 
 /** Columns every normalized row carries. */

@@ -113,20 +113,21 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     expect(await stored()).toEqual([{ n: '800', m0: '0', m1: '-1', units: '1' }]);
   });
 
-  it('a range filled between the probe and the write is upserted, and the rest of the transaction kept', async () => {
+  it.each([false, true])('a range filled between the probe and the write is upserted, and the rest of the transaction kept (pipelined: %s)', async (pipelined) => {
     const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
-    const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: 'late', stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
+    const slug = `late-${pipelined}`;
+    const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: slug, stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
     // Prepared (and probed) before the transaction, as the sync's handlers do.
-    const prepared = await prepareUpsert(w.db, metricHistory, rows, { target, batchSize: 200 });
+    const prepared = await prepareUpsert(w.db, metricHistory, rows, { target, batchSize: 200, pipelined });
     expect(prepared.rows).toBe(600);
     await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }], { target });
     const written = await w.db.transaction(async (tx) => {
-      await upsertRows(tx as unknown as Executor, tokens, [{ slug: 'late-tok', displayName: 'L', firstSeenAt: t0, lastSeenAt: t0, payload: {}, fetchedAt: t0 }], { target: [tokens.slug] });
+      await upsertRows(tx as unknown as Executor, tokens, [{ slug: `${slug}-tok`, displayName: 'L', firstSeenAt: t0, lastSeenAt: t0, payload: {}, fetchedAt: t0 }], { target: [tokens.slug] });
       return prepared.run(tx as unknown as Executor);
     });
     expect(written).toBe(600);
     const got = await w.query<{ n: string; v450: string; tok: string }>(
-      sql`select count(*)::text as n, max(value::text) filter (where ts = ${rows[450]!.ts.toISOString()}::timestamptz) as v450, (select count(*)::text from app.tokens where slug = 'late-tok') as tok from app.metric_history where token_slug = 'late'`,
+      sql`select count(*)::text as n, max(value::text) filter (where ts = ${rows[450]!.ts.toISOString()}::timestamptz) as v450, (select count(*)::text from app.tokens where slug = ${`${slug}-tok`}) as tok from app.metric_history where token_slug = ${slug}`,
     );
     expect(got).toEqual([{ n: '600', v450: '450.5', tok: '1' }]);
   });
