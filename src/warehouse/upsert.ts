@@ -32,10 +32,11 @@ export interface UpsertOptions<T extends PgTable> {
   keep?: (keyof T['$inferInsert'])[];
   batchSize?: number;
   /**
-   * Send a call's statements together, in a transaction, instead of each after the answer to
-   * the last: for a warehouse with one session (PGlite), which would otherwise wait for this
-   * thread between them. On Postgres it only buffers more at once (peak RSS +25 MB at 1000
-   * tokens in the bench), for no gain: there, other writers have sessions of their own.
+   * Encode a call's statements when it is prepared and send them together, in a transaction,
+   * instead of each after the answer to the last: for a warehouse with one session (PGlite),
+   * which would otherwise wait for this thread between them. On Postgres it only holds more at
+   * once (peak RSS 271 -> 296 MB at 1000 tokens in the bench) for no gain: there, other
+   * writers have sessions of their own.
    */
   pipelined?: boolean;
 }
@@ -49,7 +50,7 @@ export async function upsertRows<T extends PgTable>(
   return (await prepareUpsert(db, table, rows, options)).run(db);
 }
 
-/** Rows made ready to write: deduplicated, encoded, their key range probed. */
+/** Rows made ready to write: deduplicated, their key range probed (and, pipelined, encoded). */
 export interface PreparedUpsert {
   /** The rows it writes (after dedupe). */
   readonly rows: number;
@@ -59,7 +60,7 @@ export interface PreparedUpsert {
 /**
  * Everything but the writing, so that a caller can do it before its transaction: an embedded
  * warehouse has one session, which an open transaction holds while this thread encodes (about
- * 3 µs a row) or is busy with another job, and every other writer waits.
+ * 3 µs a row) or is busy with another job, and every other writer waits (`pipelined`).
  * `db` only probes the key range; `run` writes through the executor it is given.
  */
 export async function prepareUpsert<T extends PgTable>(
@@ -87,14 +88,20 @@ export async function prepareUpsert<T extends PgTable>(
       },
     };
   }
-  const upserts = () => batches.map((batch) => unnestStatement(shape, batch, options, 'upsert'));
+  // Into PGlite the statements are encoded now, before a transaction holds its one session;
+  // otherwise each batch as it is sent, so that one at a time is held (peak RSS).
+  const encodeAll = (mode: 'insert' | 'upsert') => batches.map((batch) => unnestStatement(shape, batch, options, mode));
+  function* encodeLazily(mode: 'insert' | 'upsert'): Generator<SQL> {
+    for (const batch of batches) yield unnestStatement(shape, batch, options, mode);
+  }
+  const upserts = () => (together ? encodeAll('upsert') : encodeLazily('upsert'));
   if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, options.target))) {
-    const inserts = batches.map((batch) => unnestStatement(shape, batch, options, 'insert'));
+    const inserts = together ? encodeAll('insert') : null;
     return {
       rows: n,
       run: async (ex) => {
         try {
-          await insertNewRange(ex, inserts, together);
+          await insertNewRange(ex, inserts ?? encodeLazily('insert'), together);
         } catch (err) {
           // A writer that filled the same range since the probe (two workers on Postgres):
           // the savepoint undid the inserts, and the usual upsert runs.
@@ -105,11 +112,11 @@ export async function prepareUpsert<T extends PgTable>(
       },
     };
   }
-  const statements = upserts();
+  const statements = together ? encodeAll('upsert') : null;
   return {
     rows: n,
     run: async (ex) => {
-      await pipeline(ex, statements, together);
+      await pipeline(ex, statements ?? encodeLazily('upsert'), together);
       return n;
     },
   };
@@ -121,7 +128,7 @@ export async function prepareUpsert<T extends PgTable>(
  * statement: postgres.js fails a whole transaction in which any statement failed, except
  * inside its own savepoint scope.
  */
-async function insertNewRange(db: Executor, inserts: SQL[], together: boolean): Promise<void> {
+async function insertNewRange(db: Executor, inserts: Iterable<SQL>, together: boolean): Promise<void> {
   await db.transaction((sp) => pipeline(sp as unknown as Executor, inserts, together));
 }
 
@@ -133,12 +140,12 @@ async function insertNewRange(db: Executor, inserts: SQL[], together: boolean): 
  * Otherwise, or outside a transaction (where a pool would spread them over its connections),
  * one at a time.
  */
-async function pipeline(db: Executor, statements: readonly SQL[], together: boolean): Promise<void> {
+async function pipeline(db: Executor, statements: Iterable<SQL>, together: boolean): Promise<void> {
   if (!together || !(db instanceof PgTransaction)) {
     for (const s of statements) await db.execute(s);
     return;
   }
-  const settled = await Promise.allSettled(statements.map((s) => db.execute(s)));
+  const settled = await Promise.allSettled(Array.from(statements, (s) => db.execute(s)));
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
 }
