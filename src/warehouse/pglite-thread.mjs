@@ -33,13 +33,10 @@ const transactions = new Map();
  * they wait for `opened`, in the order they came.
  */
 function begin(pg, txId) {
-  let finish;
+  let finish, open;
   const ended = new Promise((resolve) => (finish = resolve));
-  const entry = { opened: undefined, finish, done: undefined };
-  let open;
-  entry.opened = new Promise((resolve) => (open = resolve));
-  transactions.set(txId, entry);
-  entry.done = pg
+  const began = new Promise((resolve) => (open = resolve));
+  const done = pg
     .transaction(async (tx) => {
       open(tx);
       const { commit } = await ended;
@@ -47,9 +44,10 @@ function begin(pg, txId) {
     })
     .finally(() => transactions.delete(txId));
   // BEGIN refused: the statements waiting for it fail with its error.
-  entry.opened = Promise.race([entry.opened, entry.done.then(() => Promise.reject(new Error(`transaction ${txId} ended`)))]);
-  entry.opened.catch(() => {});
-  return entry.opened;
+  const opened = Promise.race([began, done.then(() => Promise.reject(new Error(`transaction ${txId} ended`)))]);
+  opened.catch(() => {});
+  transactions.set(txId, { opened, finish, done });
+  return opened;
 }
 
 async function end(txId, commit) {

@@ -116,6 +116,7 @@ describe('PGlite on its own thread', () => {
     // Run in the first transaction, the select would have seen 5; the insert would have been
     // committed with it even if the second rolled back.
     expect((await second) as unknown).toMatchObject({ rows: [{ v: '50' }] });
+    expect((await values()).filter(([k]) => k === 6)).toEqual([[6, '6']]);
     await expect(
       w.db.transaction(async (t) => {
         await Promise.all([t.execute(sql`insert into t values (7, 7)`), t.execute(sql`insert into t values (7, 70)`)]);
