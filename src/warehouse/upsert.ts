@@ -6,7 +6,8 @@
 // the column's type (a column with one value for the whole batch goes as one scalar).
 // Numerics travel as text, so decimals stay exact; there is no parameter limit; and the
 // statement costs a few string joins instead of drizzle's per-value query builder, which
-// spent more CPU than the database itself (docs/performance.md has the figures).
+// spent more CPU than the database itself (docs/performance.md has the figures). Into
+// embedded PGlite the arrays go in Postgres's binary form instead (`binaryArrays`).
 // Tables with array columns (unnest would flatten them) keep the multi-row VALUES form.
 //
 // A first write of a key range (a token's whole history, a chart's points) can conflict with
@@ -14,6 +15,7 @@
 // extra index probe, a third of embedded PGlite's time per row (docs/performance.md).
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
+import { textArray, timestamptzArray } from './binary-array.ts';
 import { rowsOf, type Db } from './connection.ts';
 
 /** A transaction or the database itself: both can run statements. */
@@ -39,6 +41,12 @@ export interface UpsertOptions<T extends PgTable> {
    * writers have sessions of their own.
    */
   pipelined?: boolean;
+  /**
+   * Send the columns that vary as binary arrays (binary-array.ts), which Postgres reads in a
+   * fraction of an array literal's time: for embedded PGlite, whose one thread is the critical
+   * path. Not on Postgres: postgres.js sends a Uint8Array as bytea.
+   */
+  binaryArrays?: boolean;
 }
 
 export async function upsertRows<T extends PgTable>(
@@ -182,8 +190,10 @@ interface ColumnInfo {
   column: PgColumn;
   /** Quoted column name. */
   name: string;
-  /** The cast of its array parameter, e.g. `numeric[]`. */
+  /** The type of its array parameter, e.g. `numeric[]`. */
   arrayType: string;
+  /** A timestamptz column of JS Dates: in binary, its arrays go as microseconds. */
+  instants: boolean;
   hasDefault: boolean;
   generated: boolean;
 }
@@ -208,6 +218,7 @@ function shapeOf(table: PgTable): TableShape {
     column,
     name: quote(column.name),
     arrayType: `${column.getSQLType()}[]`,
+    instants: column.getSQLType() === 'timestamp with time zone' && column.columnType === 'PgTimestamp',
     hasDefault: column.hasDefault,
     generated: column.generated !== undefined || column.generatedIdentity !== undefined,
   }));
@@ -250,7 +261,7 @@ function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Re
   const arrays: SQL[] = [];
   const aliases: string[] = [];
   for (const c of present) {
-    const col = encodeColumn(c.column, c.prop, rows);
+    const col = encodeColumn(c, rows, options.binaryArrays ?? false);
     if (select.length > 0) select.push(sql.raw(', '));
     if (col.constant) {
       // In a scalar subquery, Postgres converts it once per statement. A bare cast to a type
@@ -261,7 +272,7 @@ function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Re
     }
     select.push(sql.raw(`u.${c.name}`));
     if (arrays.length > 0) arrays.push(sql.raw(', '));
-    arrays.push(sql`${col.literal}`, sql.raw(`::${c.arrayType}`));
+    arrays.push(sql`${col.param}`, sql.raw(col.cast));
     aliases.push(c.name);
   }
   const from = aliases.length > 0 ? [sql.raw(' from unnest('), ...arrays, sql.raw(`) as u(${aliases.join(', ')})`)] : [];
@@ -282,23 +293,33 @@ function typedText(c: ColumnInfo, text: string): SQL {
   return sql`${text}${sql.raw(`::text::${c.column.getSQLType()}`)}`;
 }
 
-type EncodedColumn = { constant: true; value: string | null } | { constant: false; literal: string };
+type EncodedColumn = { constant: true; value: string | null } | { constant: false; param: string | Uint8Array; cast: string };
 
 // An array element needs quotes unless it is plain (numbers, timestamps, most keys): quoting
 // every element doubled the strings a batch allocates.
 const PLAIN = /^[^\s{}",\\]+$/;
 
 /**
- * One column of the batch: its single value when every row has the same, else a Postgres
- * array literal of the values' text forms.
+ * One column of the batch: its single value when every row has the same, else an array
+ * parameter and its cast. As text, a Postgres array literal of the values' text forms. In
+ * binary (`binaryArrays`), the same texts as a `text[]` that Postgres casts to the column's
+ * type element by element (numeric through its own input, so decimals stay exact), and
+ * instants as a `timestamptz[]` of microseconds.
  */
-function encodeColumn(column: PgColumn, prop: string, rows: readonly Record<string, unknown>[]): EncodedColumn {
-  const parts = new Array<string>(rows.length);
+function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[], binary: boolean): EncodedColumn {
+  if (binary && c.instants) {
+    const instants = instantsOf(c.prop, rows);
+    if (instants) return instants;
+  }
+  const { column, prop } = c;
+  // The values' texts (binary), or the array literal's elements (text).
+  const texts = binary ? new Array<string | null>(rows.length) : null;
+  const parts = binary ? null : new Array<string>(rows.length);
+  let first: string | null = null;
   // Rows of one batch mostly share objects (the fetch time, the run): convert each once.
   let lastIn: unknown = undefined;
   let lastText: string | null = null;
   let lastOut = 'NULL';
-  let first: string | null | undefined = undefined;
   let constant = true;
   const byTime = new Map<number, string>();
   for (let i = 0; i < rows.length; i++) {
@@ -306,7 +327,7 @@ function encodeColumn(column: PgColumn, prop: string, rows: readonly Record<stri
     let text: string | null;
     if (v === null || v === undefined) {
       text = null;
-      parts[i] = 'NULL';
+      if (parts) parts[i] = 'NULL';
     } else {
       if (v !== lastIn) {
         lastIn = v;
@@ -323,12 +344,34 @@ function encodeColumn(column: PgColumn, prop: string, rows: readonly Record<stri
         }
       }
       text = lastText;
-      parts[i] = lastOut;
+      if (parts) parts[i] = lastOut;
     }
+    if (texts) texts[i] = text;
     if (i === 0) first = text;
     else if (constant && text !== first) constant = false;
   }
-  return constant ? { constant: true, value: first ?? null } : { constant: false, literal: `{${parts.join(',')}}` };
+  if (constant) return { constant: true, value: first };
+  if (parts) return { constant: false, param: `{${parts.join(',')}}`, cast: `::${c.arrayType}` };
+  return { constant: false, param: textArray(texts!), cast: column.getSQLType() === 'text' ? '::text[]' : `::text[]::${c.arrayType}` };
+}
+
+/**
+ * A timestamptz column whose values are all Dates (or null), as a binary `timestamptz[]`;
+ * null when some value is not a Date, for the text form to take it as drizzle would.
+ */
+function instantsOf(prop: string, rows: readonly Record<string, unknown>[]): EncodedColumn | null {
+  const instants = new Array<number | null>(rows.length);
+  let constant = true;
+  for (let i = 0; i < rows.length; i++) {
+    const v = rows[i]![prop];
+    if (v === null || v === undefined) instants[i] = null;
+    else if (v instanceof Date) instants[i] = v.getTime();
+    else return null;
+    if (constant && i > 0 && instants[i] !== instants[0]) constant = false;
+  }
+  // A constant goes as a scalar in its text form (the caller's path for it).
+  if (constant) return null;
+  return { constant: false, param: timestamptzArray(instants), cast: '::timestamptz[]' };
 }
 
 /**
