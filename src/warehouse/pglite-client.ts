@@ -14,6 +14,15 @@ interface Reply {
 
 const THREAD = new URL('./pglite-thread.mjs', import.meta.url);
 
+/**
+ * The types drizzle asks, with every query, to get as their text (it maps them itself):
+ * timestamp, timestamptz, interval, date, and the arrays of those and of numeric. The thread
+ * installs them once into PGlite's own parsers, so every result gives them as text: passed
+ * with each query instead, PGlite merged them into a copy of all of its parsers (over 300
+ * types), about 0.1 ms a query, seconds of an embedded sync's tens of thousands of statements.
+ */
+export const RAW_TYPES: readonly number[] = [1082, 1114, 1115, 1182, 1184, 1185, 1186, 1187, 1231];
+
 /** What a transaction callback gets (PGlite's Transaction, as drizzle uses it). */
 interface ThreadTransaction {
   query(sql: string, params?: unknown[], options?: QueryOptions): Promise<unknown>;
@@ -41,7 +50,7 @@ export class PgliteThreadClient {
   static async open(folder: string, startParams: readonly string[]): Promise<PgliteThreadClient> {
     // No inherited Node options: the thread is plain JavaScript and needs no loader, and some
     // options (--input-type, say) are refused in a worker.
-    const worker = new Worker(THREAD, { workerData: { folder, startParams }, execArgv: [] });
+    const worker = new Worker(THREAD, { workerData: { folder, startParams, rawTypes: RAW_TYPES }, execArgv: [] });
     let onMessage: (r: Reply) => void = () => {};
     let onError: (e: Error) => void = () => {};
     let onExit: (code: number) => void = () => {};
@@ -68,7 +77,7 @@ export class PgliteThreadClient {
     return this as unknown as PGlite;
   }
 
-  query(sql: string, params: unknown[] = [], options?: QueryOptions): Promise<unknown> {
+  async query(sql: string, params: unknown[] = [], options?: QueryOptions): Promise<unknown> {
     return this.call({ op: 'query', sql, params, ...optionsOf(options) });
   }
 
@@ -85,7 +94,7 @@ export class PgliteThreadClient {
     began.catch(() => {});
     let closed = false;
     const tx: ThreadTransaction = {
-      query: (sql, params = [], options) => this.call({ op: 'txQuery', txId, sql, params, ...optionsOf(options) }),
+      query: async (sql, params = [], options) => this.call({ op: 'txQuery', txId, sql, params, ...optionsOf(options) }),
       exec: (sql) => this.call({ op: 'txExec', txId, sql }),
       rollback: async () => {
         closed = true;
@@ -145,10 +154,19 @@ export class PgliteThreadClient {
   }
 }
 
-/** Functions cannot cross threads: drizzle's parsers (each returns the text as is) go as type ids. */
+/**
+ * drizzle's parsers each return the text as is, for the types the thread gives as text in
+ * every result (RAW_TYPES). Another set would be parsed otherwise than it asks: refused.
+ */
 function optionsOf(options: QueryOptions | undefined): Record<string, unknown> {
   if (!options) return {};
-  return { rowMode: options.rowMode, rawTypes: options.parsers ? Object.keys(options.parsers).map(Number) : undefined };
+  if (options.parsers) {
+    const asked = Object.keys(options.parsers);
+    if (asked.length !== RAW_TYPES.length || !asked.every((oid) => RAW_TYPES.includes(Number(oid)))) {
+      throw new Error(`the PGlite thread gives types ${RAW_TYPES.join(', ')} as text, and only those; a query asked for ${asked.join(', ')}`);
+    }
+  }
+  return { rowMode: options.rowMode };
 }
 
 function toError(e: NonNullable<Reply['error']>): Error {

@@ -8,13 +8,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
-/** drizzle passes parsers that return a type's text as is; functions cannot cross threads, so their type ids do. */
 function options(msg) {
-  if (!msg.rowMode && !msg.rawTypes) return undefined;
-  const out = {};
-  if (msg.rowMode) out.rowMode = msg.rowMode;
-  if (msg.rawTypes) out.parsers = Object.fromEntries(msg.rawTypes.map((oid) => [oid, (value) => value]));
-  return out;
+  return msg.rowMode ? { rowMode: msg.rowMode } : undefined;
 }
 
 function errorOf(err) {
@@ -68,6 +63,9 @@ async function main() {
   let pg;
   try {
     pg = await PGlite.create(workerData.folder, { startParams: workerData.startParams });
+    // The types drizzle maps itself come as their text in every result (RAW_TYPES in
+    // pglite-client.ts): installed once, not merged into a copy of every parser per query.
+    for (const oid of workerData.rawTypes) pg.parsers[oid] = (text) => text;
   } catch (err) {
     parentPort.postMessage({ id: 0, error: errorOf(err) });
     return;

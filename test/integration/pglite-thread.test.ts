@@ -4,9 +4,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { PgliteThreadClient, RAW_TYPES } from '../../src/warehouse/pglite-client.ts';
 
 let dir: string;
 let w: Warehouse;
@@ -42,6 +44,38 @@ describe('PGlite on its own thread', () => {
     } finally {
       await inProcess.close();
       rmSync(inProcessDir, { recursive: true, force: true });
+    }
+  });
+
+  it('returns what in-process PGlite returns to drizzle: dates and timestamps as their text, other types parsed', async () => {
+    // The thread installs drizzle's text-as-is types once (RAW_TYPES) instead of per query.
+    const probe = sql`select '2026-01-02 03:04:05.123456+00'::timestamptz as tstz, '2026-01-02 03:04:05.5'::timestamp as ts, '2026-01-02'::date as d,
+      '1 day 02:03:04'::interval as iv, array['2026-01-02 03:04:05.1+00'::timestamptz, null] as tstzs, array['2026-01-02'::date] as ds,
+      array[1.50, 2]::numeric[] as nums, 12.30::numeric as num, 7::int as i, 9007199254740993::bigint as big, true as b, '{"a": [1, "x"]}'::jsonb as j,
+      array['a', 'b,c']::text[] as texts, '00000000-0000-4000-8000-000000000001'::uuid as u`;
+    const threadRows = await w.db.execute(probe);
+    const inProcessDir = mkdtempSync(path.join(tmpdir(), 'tesync-pglite-inprocess-'));
+    const inProcess = await openWarehouse({ dataDir: inProcessDir, embeddedInProcess: true });
+    try {
+      const inProcessRows = await inProcess.db.execute(probe);
+      expect((threadRows as unknown as { rows: unknown[] }).rows).toEqual((inProcessRows as unknown as { rows: unknown[] }).rows);
+      expect((threadRows as unknown as { rows: Record<string, unknown>[] }).rows[0]).toMatchObject({ tstz: '2026-01-02 03:04:05.123456+00', d: '2026-01-02', i: 7, b: true, j: { a: [1, 'x'] } });
+    } finally {
+      await inProcess.close();
+      rmSync(inProcessDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a query that asks other types as text than the thread gives so', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'tesync-pglite-client-'));
+    const client = await PgliteThreadClient.open(folder, PGlite.defaultStartParams);
+    try {
+      await expect(client.query('select 1', [], { parsers: { 25: (x: unknown) => x } })).rejects.toThrow(/gives types 1082, .* as text, and only those; a query asked for 25/);
+      const asDrizzle = Object.fromEntries(RAW_TYPES.map((oid) => [oid, (x: unknown) => x]));
+      expect(await client.query("select '2026-01-02'::date as d", [], { parsers: asDrizzle })).toMatchObject({ rows: [{ d: '2026-01-02' }] });
+    } finally {
+      await client.close();
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 
@@ -138,7 +172,8 @@ describe('the PGlite thread and the process', () => {
     const { execFileSync } = await import('node:child_process');
     const script = `
       import { openWarehouse } from './src/warehouse/connection.ts';
-      import { sql } from 'drizzle-orm';
+      import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
       const w = await openWarehouse({ dataDir: process.argv[1] });
       const [row] = await w.query(sql\`select 41 + 1 as n\`);
       console.log(row.n);`;
