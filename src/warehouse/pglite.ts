@@ -4,13 +4,14 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import * as schema from '../../schema/warehouse/index.ts';
 import { WarehouseError } from '../errors.ts';
 import { MIGRATIONS_FOLDER, reason, rowsOf, type Db, type Warehouse } from './connection.ts';
 import { PgliteThreadClient } from './pglite-client.ts';
+import { addFreeSpaceMaps, INDEX_FILES_SQL, type IndexFile } from './pglite-fsm.ts';
 
 /**
  * PGlite's own start parameters, and settings for a warehouse that takes large bulk writes.
@@ -45,7 +46,12 @@ export async function openPglite(dataDir: string, inProcess: boolean): Promise<W
     ...(embedded ? { embedded } : {}),
     query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
     // One process owns a PGlite folder, so no lock is needed.
-    migrate: () => migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER }),
+    async migrate() {
+      await migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+      const indexes = rowsOf<IndexFile>(await db.execute(sql.raw(INDEX_FILES_SQL)));
+      const [size] = rowsOf<{ n: string }>(await db.execute(sql`select current_setting('block_size') as n`));
+      addFreeSpaceMaps(folder, indexes, Number(size!.n));
+    },
     close: () => client.close(),
   };
 }
