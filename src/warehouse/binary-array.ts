@@ -121,14 +121,13 @@ class ByteWriter {
       if (from === s.length) return;
     }
     const rest = from === 0 ? s : s.slice(from);
-    let { read, written } = encoder.encodeInto(rest, this.bytes.subarray(this.at));
+    const { read, written } = encoder.encodeInto(rest, this.bytes.subarray(this.at));
     this.at += written;
     if (read < rest.length) {
       // Out of room: a UTF-16 unit takes at most three bytes.
       const left = rest.slice(read);
       this.reserve(left.length * 3);
-      ({ read, written } = encoder.encodeInto(left, this.bytes.subarray(this.at)));
-      this.at += written;
+      this.at += encoder.encodeInto(left, this.bytes.subarray(this.at)).written;
     }
   }
 

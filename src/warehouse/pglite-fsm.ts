@@ -19,7 +19,7 @@ export interface IndexFile {
   path: string;
 }
 
-/** Which indexes need a map: user indexes (and their tables' TOAST indexes) whose main fork exists and map does not. */
+/** The indexes that may need a map: every permanent user index, its tables' TOAST indexes included. */
 export const INDEX_FILES_SQL = `select pg_relation_filepath(c.oid) as path from pg_class c where c.relkind = 'i' and c.oid >= 16384 and c.relpersistence = 'p'`;
 
 /** Writes a one-page empty map for each index that lacks one; returns how many it wrote. */
