@@ -472,7 +472,11 @@ function compareKeys(a: Record<string, unknown>, b: Record<string, unknown>, pro
   return 0;
 }
 
-/** Close to Postgres's order for the key types: text by code unit (C collation), instants by time, numbers by value. */
+/**
+ * Close to the index's order for the key types: instants by time, numbers by value, text by
+ * UTF-16 code unit, which is the C collation's order (PGlite's) but for rare characters; under
+ * another collation most keys (lowercase slugs, ISO dates) still sort the same.
+ */
 function compareValues(a: unknown, b: unknown): number {
   if (a === b) return 0;
   if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
