@@ -172,8 +172,7 @@ describe('the PGlite thread and the process', () => {
     const { execFileSync } = await import('node:child_process');
     const script = `
       import { openWarehouse } from './src/warehouse/connection.ts';
-      import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+      import { sql } from 'drizzle-orm';
       const w = await openWarehouse({ dataDir: process.argv[1] });
       const [row] = await w.query(sql\`select 41 + 1 as n\`);
       console.log(row.n);`;
