@@ -310,7 +310,7 @@ const PLAIN = /^[^\s{}",\\]+$/;
  */
 function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[], binary: boolean): EncodedColumn {
   if (binary && c.instants) {
-    const instants = instantsOf(c.prop, rows);
+    const instants = instantsOf(c, rows);
     if (instants) return instants;
   }
   const { column, prop } = c;
@@ -358,21 +358,24 @@ function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[], b
 }
 
 /**
- * A timestamptz column whose values are all Dates (or null), as a binary `timestamptz[]`;
- * null when some value is not a Date, for the text form to take it as drizzle would.
+ * A timestamptz column whose values are all Dates (or null), as a binary `timestamptz[]`, or
+ * its one value's text when every row has the same; null when some value is not a Date, for
+ * the text form to take it as drizzle would.
  */
-function instantsOf(prop: string, rows: readonly Record<string, unknown>[]): EncodedColumn | null {
+function instantsOf(c: ColumnInfo, rows: readonly Record<string, unknown>[]): EncodedColumn | null {
   const instants = new Array<number | null>(rows.length);
   let constant = true;
   for (let i = 0; i < rows.length; i++) {
-    const v = rows[i]![prop];
+    const v = rows[i]![c.prop];
     if (v === null || v === undefined) instants[i] = null;
     else if (v instanceof Date) instants[i] = v.getTime();
     else return null;
     if (constant && i > 0 && instants[i] !== instants[0]) constant = false;
   }
-  // A constant goes as a scalar in its text form (the caller's path for it).
-  if (constant) return null;
+  if (constant) {
+    const first = rows[0]![c.prop];
+    return { constant: true, value: first === null || first === undefined ? null : textOf(c.column.mapToDriverValue(first)) };
+  }
   return { constant: false, param: timestamptzArray(instants), cast: '::timestamptz[]' };
 }
 
