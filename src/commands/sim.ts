@@ -1,7 +1,8 @@
 // `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { startSimulator, type SimOptions } from '../sim/index.ts';
+import { startSimulator, type SimForms, type SimOptions } from '../sim/index.ts';
+import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from '../sim/forms.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync sim [options]
@@ -19,7 +20,12 @@ Options:
   --app-key K          an app API key with scope tokens:read for every token (repeatable)
   --gateway-key K      a gateway API key (repeatable)
   --rate-limit N/MS    budget per bucket, e.g. 60/60000 (default: unlimited)
-  --latency MS         added latency per response (default 0)`;
+  --latency MS         added latency per response (default 0)
+  --history-all FORM   shape of app history with stream=all: list (default), column,
+                       columnUntyped, nested, keyed, ambiguous, or mixed (per token)
+  --chart-labels       app chart data gets a text 'note' column
+  --added-field R=F    adds the field F (value 'added') to each object in the data of
+                       route R, e.g. app.tokens=extra (repeatable)`;
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -37,6 +43,9 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       'gateway-key': { type: 'string', multiple: true },
       'rate-limit': { type: 'string' },
       latency: { type: 'string' },
+      'history-all': { type: 'string' },
+      'chart-labels': { type: 'boolean' },
+      'added-field': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
@@ -65,6 +74,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     const limit = { limit: Number(m[1]), windowMs: Number(m[2]) };
     options.rateLimits = { appPublic: limit, appKey: limit, gateway: limit };
   }
+  options.forms = forms(values);
   const sim = await startSimulator(options);
   process.stdout.write(
     [
@@ -88,4 +98,34 @@ function int(flag: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
   return n;
+}
+
+interface FormFlags {
+  'history-all'?: string;
+  'chart-labels'?: boolean;
+  'added-field'?: string[];
+}
+
+/** the response forms the flags ask for; flags left out keep the simulator's defaults */
+function forms(values: FormFlags): Partial<SimForms> {
+  const out: Partial<SimForms> = {};
+  if (values['history-all'] !== undefined) out.historyAll = oneOf('--history-all', values['history-all'], [...HISTORY_ALL_FORMS, 'mixed'] as const);
+  if (values['chart-labels']) out.chartLabels = true;
+  if (values['added-field'] !== undefined) out.addedFields = Object.fromEntries(values['added-field'].map(addedField));
+  return out;
+}
+
+function oneOf<T extends string>(flag: string, raw: string, allowed: readonly T[]): T {
+  const found = allowed.find((a) => a === raw);
+  if (found === undefined) throw new UsageError(`${flag} must be one of ${allowed.join(', ')}`);
+  return found;
+}
+
+/** ROUTE=FIELD, ROUTE one of tesync's route names that answer with `data` */
+function addedField(raw: string): [string, string] {
+  const m = /^([a-z]+\.[a-z]+)=([A-Za-z_][A-Za-z0-9_]*)$/.exec(raw);
+  const route = m?.[1];
+  const field = m?.[2];
+  if (route === undefined || field === undefined) throw new UsageError('--added-field must look like ROUTE=FIELD, e.g. app.tokens=extra');
+  return [oneOf('--added-field ROUTE', route, DATA_ROUTE_KINDS), field];
 }

@@ -2,15 +2,28 @@
 import type { AppMetricValue, AppScreenerRow, HistoryMetricKey } from './dataset-types.ts';
 import { isIsoDate } from './calendar.ts';
 import { compareDecimal } from './decimal.ts';
+import type { DataRouteKind } from './forms.ts';
 import { HISTORY_METRICS, WINDOWS } from './metrics-catalog.ts';
 import { bearerKey, problem, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
-import { renderAppChartCatalog, renderAppChartData, renderHistory, renderScreenerRow, renderSnapshot, type HistoryQuery } from './render.ts';
+import { renderAppChartCatalog, renderAppChartData, renderHistory, renderHistoryAll, renderScreenerRow, renderSnapshot, type HistoryQuery } from './render.ts';
 
 export const APP_PREFIX = '/api/v1';
 const MAX_LIMIT = 1000;
 
 export function isAppKeyRoute(segments: readonly (string | null)[]): boolean {
   return segments.length === 3 && segments[0] === 'tokens' && segments[2] === 'full';
+}
+
+/** tesync's name for the route (src/upstream/routes.ts), for forms applied per route */
+export function appRouteKind(segments: readonly (string | null)[]): DataRouteKind | null {
+  const [a, , c, d] = segments;
+  const n = segments.length;
+  if (n === 1) return a === 'metrics' ? 'app.metrics' : a === 'tokens' ? 'app.tokens' : a === 'screener' ? 'app.screener' : null;
+  if (a !== 'tokens') return null;
+  if (n === 2) return 'app.token';
+  if (n === 3) return c === 'full' ? 'app.bundle' : c === 'charts' ? 'app.charts' : null;
+  if (n === 4 && c === 'charts') return 'app.chart';
+  return n === 4 && c === 'metrics' && d === 'history' ? 'app.history' : null;
 }
 
 export function handleApp(req: RouteRequest, env: RouteEnv): Outcome {
@@ -130,7 +143,8 @@ function history(slug: string, req: RouteRequest, env: RouteEnv): Outcome {
   const streams = docs.map((d) => d.stream);
   const stream = q.get('stream') ?? '';
   const query: HistoryQuery = { metrics: metricKeys, from, to, limit };
-  if (stream === 'all') return ok(env, docs.map((d) => renderHistory(d, query, env.render)), docs.length);
+  // meta.count stays the number of streams, whichever shape holds them
+  if (stream === 'all') return ok(env, renderHistoryAll(docs, query, env.render), docs.length);
   const chosen = stream === '' ? docs[0] : docs.find((d) => d.stream === stream);
   if (!chosen) return problem(400, 'stream_not_found', `Stream "${stream}" is not available for ${slug}.`, { streams });
   return ok(env, renderHistory(chosen, query, env.render));
@@ -145,7 +159,7 @@ function chartCatalog(slug: string, env: RouteEnv): Outcome {
 function chartData(slug: string, key: string, env: RouteEnv): Outcome {
   if (!env.view.listed(slug)) return tokenNotFound(slug);
   const data = env.view.appChartData(slug, key);
-  return data ? ok(env, renderAppChartData(data)) : problem(404, 'chart_not_found', `Chart "${key}" is not available for ${slug}.`);
+  return data ? ok(env, renderAppChartData(slug, key, data, env.render)) : problem(404, 'chart_not_found', `Chart "${key}" is not available for ${slug}.`);
 }
 
 // ---- the API-key route ----

@@ -1,7 +1,8 @@
 // Response forms the seeds leave open. 'mixed' picks a variant deterministically per cell,
-// document, item or row, so one response carries several forms at once.
+// document, item, row or token, so one response carries several forms at once. addedFields
+// is applied to any route's data in one place (withAddedField, called by the server).
 import { choose } from './random.ts';
-import type { AppNumberForm, ChartKeyField, ChartLinkField, GatewayRowToken, HistoryRowForm, HistoryTimeForm, SimForms } from './types.ts';
+import type { AppNumberForm, ChartKeyField, ChartLinkField, GatewayRowToken, HistoryAllForm, HistoryRowForm, HistoryTimeForm, SimForms } from './types.ts';
 
 export const DEFAULT_FORMS: SimForms = {
   appNumber: 'metricValue',
@@ -12,6 +13,9 @@ export const DEFAULT_FORMS: SimForms = {
   chartLinkField: 'mixed',
   hostileLinks: false,
   gatewayRowToken: 'slug',
+  historyAll: 'list',
+  chartLabels: false,
+  addedFields: {},
 };
 
 export interface FormState {
@@ -28,7 +32,10 @@ export function initialForms(partial: Partial<SimForms> | undefined): FormState 
 export function mergeForms(state: FormState, partial: Partial<SimForms>): FormState {
   const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<SimForms>;
   const linkFieldSet = 'chartLinkField' in partial ? partial.chartLinkField !== undefined : state.linkFieldSet;
-  return { forms: { ...state.forms, ...defined }, linkFieldSet };
+  const forms = { ...state.forms, ...defined };
+  // a copy: a caller changing its map afterwards must not change what is served
+  forms.addedFields = { ...forms.addedFields };
+  return { forms, linkFieldSet };
 }
 
 export const APP_NUMBER_FORMS: readonly AppNumberForm[] = ['metricValue', 'number', 'string'];
@@ -37,6 +44,29 @@ export const HISTORY_TIME_FORMS: readonly HistoryTimeForm[] = ['date', 'timestam
 export const CHART_KEY_FIELDS: readonly ChartKeyField[] = ['key', 'chartKey', 'id'];
 export const CHART_LINK_FIELDS: readonly ChartLinkField[] = ['href', 'dataEndpoint', 'endpoint', 'links.data'];
 export const GATEWAY_ROW_TOKENS: readonly GatewayRowToken[] = ['slug', 'token.slug', 'symbol'];
+export const HISTORY_ALL_FORMS: readonly HistoryAllForm[] = ['list', 'column', 'columnUntyped', 'nested', 'keyed', 'ambiguous'];
+
+/** the routes with a `data` envelope, by tesync's route names: the keys addedFields takes */
+export const DATA_ROUTE_KINDS = [
+  'app.metrics',
+  'app.tokens',
+  'app.screener',
+  'app.token',
+  'app.bundle',
+  'app.history',
+  'app.charts',
+  'app.chart',
+  'gateway.tokens',
+  'gateway.screener',
+  'gateway.token',
+  'gateway.history',
+  'gateway.charts',
+  'gateway.chart',
+] as const;
+export type DataRouteKind = (typeof DATA_ROUTE_KINDS)[number];
+
+/** the value of every added field: plainly text, so it cannot pass for a number or a date */
+export const ADDED_FIELD_VALUE = 'added';
 
 /** the concrete variant for one place: the configured form, or a seeded pick when 'mixed' */
 export function pick<T extends string>(form: T | 'mixed', variants: readonly T[], seed: number, where: string): T {
@@ -46,4 +76,19 @@ export function pick<T extends string>(form: T | 'mixed', variants: readonly T[]
 export function linkFieldFor(state: FormState, api: 'app' | 'gateway', seed: number, where: string): ChartLinkField {
   if (!state.linkFieldSet) return api === 'app' ? 'dataEndpoint' : 'href';
   return pick(state.forms.chartLinkField, CHART_LINK_FIELDS, seed, where);
+}
+
+/**
+ * `data` with `field` added to each top-level object (each item of an array, or the object
+ * itself). New objects: `data` may be the dataset's own cached values, which must not change.
+ * A member already named `field` keeps its value, so the truth is never overwritten.
+ */
+export function withAddedField(data: unknown, field: string | undefined): unknown {
+  if (field === undefined || field === '') return data;
+  const add = (v: unknown): unknown => (isPlainObject(v) && !Object.hasOwn(v, field) ? { ...v, [field]: ADDED_FIELD_VALUE } : v);
+  return Array.isArray(data) ? data.map(add) : add(data);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

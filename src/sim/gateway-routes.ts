@@ -1,6 +1,7 @@
 // The gateway: /v1 product routes (Bearer key), /v1/internal (X-Api-Key, so tests can catch a
 // client calling it) and /openapi-product.json (served with or without a key).
 import type { Period, Timeframe } from './dataset-types.ts';
+import type { DataRouteKind } from './forms.ts';
 import { bearerKey, problem, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { renderGatewayChartCatalog, renderGatewayRow } from './render.ts';
 import { toJson } from './json.ts';
@@ -35,6 +36,19 @@ function ok(env: RouteEnv, data: unknown, src: Source, o: { count?: number; asOf
 
 export function handleOpenapi(env: RouteEnv): Outcome {
   return { kind: 'raw', status: 200, body: toJson(env.view.openapi()), contentType: 'application/json; charset=utf-8', surface: 'openapi' };
+}
+
+/** tesync's name for the route (src/upstream/routes.ts), for forms applied per route */
+export function gatewayRouteKind(segments: readonly (string | null)[]): DataRouteKind | null {
+  const [a, , c, d] = segments;
+  const n = segments.length;
+  if (n === 1) return a === 'tokens' ? 'gateway.tokens' : a === 'screener' ? 'gateway.screener' : null;
+  // /v1/internal is no route of tesync's
+  if (a !== 'tokens') return null;
+  if (n === 2) return 'gateway.token';
+  if (n === 3) return c === 'charts' ? 'gateway.charts' : null;
+  if (n === 4 && c === 'charts') return 'gateway.chart';
+  return n === 4 && c === 'metrics' && d === 'history' ? 'gateway.history' : null;
 }
 
 export function handleGateway(req: RouteRequest, env: RouteEnv): Outcome {

@@ -1,12 +1,14 @@
 // Dataset -> wire. The dataset holds one canonical form; the configured forms decide how it
 // is written: MetricValue object, bare number or numeric string; history rows as arrays or
-// objects with one of four time encodings; chart catalog key and link field names.
-import type { AppChartCatalogEntry, AppChartData, AppHistory, AppMetricValue, AppScreenerRow, AppSnapshot, GatewayChartCatalogEntry, GatewayScreenerRow, HistoryMetricKey } from './dataset-types.ts';
+// objects with one of four time encodings; all streams' history in one of six shapes; chart
+// catalog key and link field names; an extra text column in app chart data.
+import type { AppChartCatalogEntry, AppChartData, AppHistory, AppHistoryRow, AppMetricValue, AppScreenerRow, AppSnapshot, GatewayChartCatalogEntry, GatewayScreenerRow, HistoryMetricKey } from './dataset-types.ts';
 import { dateToMs } from './calendar.ts';
 import {
   APP_NUMBER_FORMS,
   CHART_KEY_FIELDS,
   GATEWAY_ROW_TOKENS,
+  HISTORY_ALL_FORMS,
   HISTORY_ROW_FORMS,
   HISTORY_TIME_FORMS,
   linkFieldFor,
@@ -14,7 +16,8 @@ import {
   type FormState,
 } from './forms.ts';
 import { num, numOrNull } from './json.ts';
-import type { HistoryTimeForm } from './types.ts';
+import { choose } from './random.ts';
+import type { HistoryAllForm, HistoryRowForm, HistoryTimeForm } from './types.ts';
 
 export interface RenderCtx {
   seed: number;
@@ -94,28 +97,126 @@ function timeCell(date: string, form: HistoryTimeForm): unknown {
   }
 }
 
-/** one stream's history as served: requested metrics, date range, latest `limit` rows */
-export function renderHistory(doc: AppHistory, q: HistoryQuery, r: RenderCtx): unknown {
-  const where = `history/${doc.token.slug}/${doc.stream}`;
-  const rowForm = pick(r.forms.forms.historyRows, HISTORY_ROW_FORMS, r.seed, where);
-  const timeForm = pick(r.forms.forms.historyTime, HISTORY_TIME_FORMS, r.seed, where);
-  let rows = doc.rows.filter((row) => (q.from === null || row.date >= q.from) && (q.to === null || row.date <= q.to));
-  if (q.limit !== null && rows.length > q.limit) rows = rows.slice(rows.length - q.limit);
+/** the rows a query selects from one stream: in the date range, then the latest `limit` */
+function selectRows(doc: AppHistory, q: HistoryQuery): AppHistoryRow[] {
+  const rows = doc.rows.filter((row) => (q.from === null || row.date >= q.from) && (q.to === null || row.date <= q.to));
+  return q.limit !== null && rows.length > q.limit ? rows.slice(rows.length - q.limit) : rows;
+}
+
+/** the time column, then the requested metrics' columns, as copies */
+function historyColumns(doc: AppHistory, q: HistoryQuery): Record<string, unknown>[] {
   const columns = [doc.columns[0] ?? { key: 'date', kind: 'time' }, ...q.metrics.map((k) => doc.columns.find((c) => c.key === k) ?? { key: k, kind: 'ratio' })];
+  return columns.map((c) => ({ ...c }));
+}
+
+interface RowShape {
+  rowForm: HistoryRowForm;
+  timeForm: HistoryTimeForm;
+}
+
+/** row and time forms of one served document; `where` names it for 'mixed' */
+function rowShape(r: RenderCtx, where: string): RowShape {
+  return {
+    rowForm: pick(r.forms.forms.historyRows, HISTORY_ROW_FORMS, r.seed, where),
+    timeForm: pick(r.forms.forms.historyTime, HISTORY_TIME_FORMS, r.seed, where),
+  };
+}
+
+/** a stream cell in a combined document: its column, and its member name in row objects */
+interface Dimension {
+  column: Record<string, unknown>;
+  cellKey: string;
+}
+
+/** one row as served; a dimension puts the row's stream key right after the time */
+function historyRow(row: AppHistoryRow, q: HistoryQuery, shape: RowShape, stream?: { dim: Dimension; key: string }): unknown {
+  const time = timeCell(row.date, shape.timeForm);
+  const values = q.metrics.map((k) => numOrNull(row.values[k]));
+  if (shape.rowForm === 'arrays') return stream ? [time, stream.key, ...values] : [time, ...values];
+  const obj: Record<string, unknown> = { date: time };
+  if (stream) obj[stream.dim.cellKey] = stream.key;
+  q.metrics.forEach((k, i) => (obj[k] = values[i]));
+  return obj;
+}
+
+/** one stream's history as served: requested metrics, date range, latest `limit` rows */
+export function renderHistory(doc: AppHistory, q: HistoryQuery, r: RenderCtx): Record<string, unknown> {
+  const shape = rowShape(r, `history/${doc.token.slug}/${doc.stream}`);
   return {
     token: { ...doc.token },
     interval: doc.interval,
     stream: doc.stream,
-    columns: columns.map((c) => ({ ...c })),
-    rows: rows.map((row) => {
-      const time = timeCell(row.date, timeForm);
-      if (rowForm === 'arrays') return [time, ...q.metrics.map((k) => numOrNull(row.values[k]))];
-      const obj: Record<string, unknown> = { date: time };
-      for (const k of q.metrics) obj[k] = numOrNull(row.values[k]);
-      return obj;
-    }),
+    columns: historyColumns(doc, q),
+    rows: selectRows(doc, q).map((row) => historyRow(row, q, shape)),
     freshness: { ...doc.freshness },
   };
+}
+
+const STREAM_DIMENSION: Dimension = { column: { key: 'stream', type: 'dimension', label: 'Stream' }, cellKey: 'stream' };
+// nothing but its cells (stream keys where the other columns hold numbers) says what it is
+const COMPONENT_DIMENSION: Dimension = { column: { key: 'component' }, cellKey: 'component' };
+
+/** the head every combined form shares; the first stream's freshness stands for the token's */
+function combinedHead(first: AppHistory): Record<string, unknown> {
+  return { token: { ...first.token }, interval: first.interval, stream: 'all' };
+}
+
+/** every stream in one document, the stream key as a cell; rows by date, then stream order */
+function columnHistory(first: AppHistory, docs: readonly AppHistory[], q: HistoryQuery, r: RenderCtx, dim: Dimension): unknown {
+  const shape = rowShape(r, `history/${first.token.slug}/all`);
+  const [time, ...metrics] = historyColumns(first, q);
+  const tagged = docs.flatMap((d) => selectRows(d, q).map((row) => ({ row, key: d.stream })));
+  // a stable sort: the streams of one day keep the token's stream order
+  tagged.sort((a, b) => (a.row.date < b.row.date ? -1 : a.row.date > b.row.date ? 1 : 0));
+  return {
+    ...combinedHead(first),
+    columns: [time, { ...dim.column }, ...metrics],
+    rows: tagged.map(({ row, key }) => historyRow(row, q, shape, { dim, key })),
+    freshness: { ...first.freshness },
+  };
+}
+
+/** every stream's rows in one document, one stream after another, nothing telling them apart */
+function ambiguousHistory(first: AppHistory, docs: readonly AppHistory[], q: HistoryQuery, r: RenderCtx): unknown {
+  const shape = rowShape(r, `history/${first.token.slug}/all`);
+  return {
+    ...combinedHead(first),
+    columns: historyColumns(first, q),
+    rows: docs.flatMap((d) => selectRows(d, q).map((row) => historyRow(row, q, shape))),
+    freshness: { ...first.freshness },
+  };
+}
+
+/** the form of one token's `stream=all` answer: the configured one, or per token when 'mixed' */
+function historyAllForm(slug: string, r: RenderCtx): HistoryAllForm {
+  return pick(r.forms.forms.historyAll, HISTORY_ALL_FORMS, r.seed, `history-all/${slug}`);
+}
+
+/** every stream's history (`stream=all`) in the configured form; docs in the token's stream order */
+export function renderHistoryAll(docs: readonly AppHistory[], q: HistoryQuery, r: RenderCtx): unknown {
+  const first = docs[0];
+  // no stream, nothing to shape: an empty list in every form
+  if (!first) return [];
+  switch (historyAllForm(first.token.slug, r)) {
+    case 'list':
+      return docs.map((d) => renderHistory(d, q, r));
+    case 'column':
+      return columnHistory(first, docs, q, r, STREAM_DIMENSION);
+    case 'columnUntyped':
+      return columnHistory(first, docs, q, r, COMPONENT_DIMENSION);
+    case 'nested':
+      return { ...combinedHead(first), streams: docs.map((d) => renderHistory(d, q, r)) };
+    case 'keyed':
+      // the key names the stream, so the document itself does not
+      return Object.fromEntries(docs.map((d) => [d.stream, withoutStream(renderHistory(d, q, r))]));
+    case 'ambiguous':
+      return ambiguousHistory(first, docs, q, r);
+  }
+}
+
+function withoutStream(doc: Record<string, unknown>): Record<string, unknown> {
+  const { stream: _stream, ...rest } = doc;
+  return rest;
 }
 
 /** sets the key and link fields of a catalog item per the forms (and hostile links) */
@@ -136,14 +237,27 @@ export function renderAppChartCatalog(slug: string, entries: readonly AppChartCa
   return entries.map((e, i) => catalogItem('app', slug, e.key, e.dataPath, i, { title: e.title, section: e.section, freshness: e.freshness, rowCount: e.rowCount }, r));
 }
 
-export function renderAppChartData(d: AppChartData): unknown {
+const NOTE_COLUMN = { key: 'note', type: 'label', label: 'Note' } as const;
+// words, never numeric-looking, so a reader must tell the column apart by its type or cells
+const NOTES = ['estimated', 'reported'] as const;
+
+/** app chart data; with chartLabels, a text 'note' column after the data (wire only) */
+export function renderAppChartData(slug: string, key: string, d: AppChartData, r: RenderCtx): unknown {
+  const labels = r.forms.forms.chartLabels;
+  const where = `chart-note/${slug}/${key}`;
+  const columns: Record<string, unknown>[] = d.columns.map((c) => ({ ...c }));
+  if (labels) columns.push({ ...NOTE_COLUMN });
   return {
     title: d.title,
     section: d.section,
     x: d.x,
     y: [...d.y],
-    columns: d.columns.map((c) => ({ ...c })),
-    rows: d.rows.map(([date, ...values]) => [date, ...values.map(numOrNull)]),
+    columns,
+    rows: d.rows.map(([date, ...values], i) => {
+      const row: unknown[] = [date, ...values.map(numOrNull)];
+      if (labels) row.push(choose(NOTES, r.seed, where, date ?? i));
+      return row;
+    }),
     source: { ...d.source },
     freshness: d.freshness,
     renderer: { ...d.renderer, series: d.renderer.series.map((s) => ({ ...s })) },

@@ -2,12 +2,12 @@
 // through: latency, scripted answer, method check, rate limit, faults, route, body faults.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { APP_PREFIX, handleApp, isAppKeyRoute } from './app-routes.ts';
+import { APP_PREFIX, appRouteKind, handleApp, isAppKeyRoute } from './app-routes.ts';
 import { SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
-import { initialForms, mergeForms, type FormState } from './forms.ts';
-import { GATEWAY_PREFIX, OPENAPI_PATH, handleGateway, handleOpenapi } from './gateway-routes.ts';
+import { initialForms, mergeForms, withAddedField, type DataRouteKind, type FormState } from './forms.ts';
+import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
 import { toJson } from './json.ts';
 import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { defaultCode, problemBody, type Api } from './problem.ts';
@@ -196,6 +196,12 @@ class SimServer implements Simulator {
     return null;
   }
 
+  /** the addedFields form, in one place for every route: `data` plus the route's extra field */
+  private decorate(api: Api, path: string, segments: readonly (string | null)[], data: unknown): unknown {
+    const kind: DataRouteKind | null = api === 'app' ? appRouteKind(segments) : api === 'gateway' && path !== OPENAPI_PATH ? gatewayRouteKind(segments) : null;
+    return kind === null ? data : withAddedField(data, this.forms.forms.addedFields[kind]);
+  }
+
   private limiterKey(bucket: LimitedBucket, headers: Record<string, string>, ip: string): string {
     if (bucket === 'app-key') {
       const key = bearerKey(headers);
@@ -314,7 +320,8 @@ class SimServer implements Simulator {
     } else if (outcome.kind === 'raw') {
       reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, outcome.surface), 'Content-Type': outcome.contentType }, body: outcome.body };
     } else {
-      const body = toJson({ data: outcome.data, ...outcome.siblings, meta: { servedAt, ...outcome.meta } });
+      const data = this.decorate(api, path, segments, outcome.data);
+      const body = toJson({ data, ...outcome.siblings, meta: { servedAt, ...outcome.meta } });
       reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
     }
     reply.headers = { ...reply.headers, ...scriptHeaders };

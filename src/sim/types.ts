@@ -46,6 +46,21 @@ export type HistoryTimeForm = 'date' | 'timestamp' | 'epochSeconds' | 'epochMill
 export type ChartKeyField = 'key' | 'chartKey' | 'id';
 export type ChartLinkField = 'href' | 'dataEndpoint' | 'endpoint' | 'links.data';
 export type GatewayRowToken = 'slug' | 'token.slug' | 'symbol';
+/**
+ * The shape of app history with `stream=all` (the seed leaves it open):
+ * - 'list': an array of MetricHistory, one per stream, each with its `stream` key
+ * - 'column': one MetricHistory (`stream: 'all'`) whose second column is
+ *   `{ key: 'stream', type: 'dimension', label: 'Stream' }`; each row carries its stream key
+ *   as a cell (arrays `[time, 'fees', ...]`, objects `{ date, stream, ... }`), rows ordered by
+ *   date, then by the token's stream order
+ * - 'columnUntyped': as 'column', but the dimension column is a bare `{ key: 'component' }`
+ *   and row objects name the cell `component`
+ * - 'nested': `{ token, interval, stream: 'all', streams: MetricHistory[] }`
+ * - 'keyed': `{ [streamKey]: MetricHistory }`, each inner one without its `stream` member
+ * - 'ambiguous': one MetricHistory (`stream: 'all'`) holding every stream's rows one stream
+ *   after another, with nothing telling them apart: a reader must refuse it
+ */
+export type HistoryAllForm = 'list' | 'column' | 'columnUntyped' | 'nested' | 'keyed' | 'ambiguous';
 
 export interface SimForms {
   /** numeric fields of app screener rows and snapshots; 'mixed' = chosen per cell */
@@ -65,6 +80,22 @@ export interface SimForms {
   hostileLinks: boolean;
   /** how gateway screener rows name their token; 'mixed' = chosen per row */
   gatewayRowToken: GatewayRowToken | 'mixed';
+  /**
+   * app history with `stream=all` (see HistoryAllForm; 'list' is the default); 'mixed' = chosen
+   * per token. Requests for one stream, or without `stream`, always get one MetricHistory.
+   */
+  historyAll: HistoryAllForm | 'mixed';
+  /**
+   * app chart data gets a last column `{ key: 'note', type: 'label', label: 'Note' }` with a
+   * text cell ('estimated' or 'reported') on every row; the dataset's chart data is unchanged
+   */
+  chartLabels: boolean;
+  /**
+   * route name (tesync's, e.g. 'app.tokens', 'gateway.chart') -> a field added with the value
+   * 'added' to every top-level object of that route's `data` (each item of an array); a
+   * member of that name already there is left alone. setForms replaces the whole map.
+   */
+  addedFields: Record<string, string>;
   rateLimitResetForm?: never;
 }
 
