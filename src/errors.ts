@@ -28,13 +28,23 @@ export class RateLimitedError extends Error {
 
 /** A response that failed validation: recorded as `invalid` with its raw body; not retried. */
 export class InvalidResponseError extends PermanentError {
-  override readonly name = 'InvalidResponseError';
+  override readonly name: string = 'InvalidResponseError';
   constructor(
     message: string,
     readonly rawBody?: string,
   ) {
     super(message);
   }
+}
+
+/**
+ * Rows of one response that the write path refused: two rows for one key with different
+ * values, a column read as numeric whose cells are not numbers, a time that cannot be read.
+ * The response was not understood; nothing of it is written (jobs/shared/understood.ts
+ * keeps its body as `invalid`).
+ */
+export class NotUnderstoodError extends InvalidResponseError {
+  override readonly name: string = 'NotUnderstoodError';
 }
 
 /** The warehouse could not be reached or written: the run cannot complete. */

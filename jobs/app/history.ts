@@ -2,73 +2,53 @@
 // The first sync takes everything; later ones ask only from the last day seen minus an
 // overlap (revised values overwrite by key), and fall back to a full fetch when the
 // upstream refuses the date filter. A full fetch is repeated weekly to catch older revisions.
-
-import { historyData, type History } from '../../schema/upstream/app.ts';
-import { readDecimal, readTime } from '../../schema/upstream/values.ts';
-import { metricHistory } from '../../schema/warehouse/app.ts';
-import { ProblemError } from '../../src/errors.ts';
+//
+// `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
+// stream for certain is refused (its body kept `invalid`), and the streams are then fetched
+// one by one, in the same job: the default stream, then each key the token is known to have.
+// The form that worked is remembered per token, so later syncs go straight to it.
+import { createHash } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { snapshot } from '../../schema/upstream/app.ts';
+import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
+import { NotUnderstoodError, ProblemError } from '../../src/errors.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, prepareRows, rowMeta, utcDate } from '../shared/commit.ts';
-import { fetchData } from '../shared/fetch.ts';
-import { cellOf, timeColumnIndex } from '../shared/table.ts';
+import { commit, committedStatus, prepareRows, rowMeta, utcDate } from '../shared/commit.ts';
+import { fetchData, type Fetched } from '../shared/fetch.ts';
+import { CellTally, refuse } from '../shared/understood.ts';
 import { defineJob, type JobContext } from '../types.ts';
+import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { tokenPayload } from './snapshot.ts';
 
 const FULL_REFETCH_MS = 7 * 24 * 3600_000;
 const FILTER_REFUSED = new Set(['invalid_date', 'invalid_date_range', 'invalid_limit']);
 
-export interface HistoryRead {
-  rows: Omit<typeof metricHistory.$inferInsert, 'fetchedAt' | 'runId'>[];
-  lastTs: Date | null;
-  streams: string[];
-  invalidCells: number;
-  badTimes: number;
-}
+export { readHistory } from './history-read.ts';
 
-/** Pure: MetricHistory (one or per stream) in long format. */
-export function readHistory(slug: string, data: History | History[], requestedStream: string): HistoryRead {
-  const list = Array.isArray(data) ? data : [data];
-  const out: HistoryRead = { rows: [], lastTs: null, streams: [], invalidCells: 0, badTimes: 0 };
-  for (const h of list) {
-    const stream = h.stream ?? requestedStream;
-    out.streams.push(stream);
-    const ti = timeColumnIndex(h.columns);
-    const timeColumn = h.columns[ti]!;
-    for (const row of h.rows) {
-      const ts = readTime(cellOf(row, timeColumn, ti));
-      if (!ts) {
-        out.badTimes++;
-        continue;
-      }
-      if (!out.lastTs || ts > out.lastTs) out.lastTs = ts;
-      h.columns.forEach((col, i) => {
-        if (i === ti) return;
-        const d = readDecimal(cellOf(row, col, i));
-        if (!d.ok) out.invalidCells++;
-        out.rows.push({
-          tokenSlug: slug,
-          stream,
-          metric: col.key,
-          ts,
-          interval: h.interval ?? null,
-          value: d.ok ? d.value : null,
-          unit: col.unit ?? null,
-          kind: col.kind ?? null,
-          asOf: null,
-          freshness: null,
-          status: d.ok ? 'ok' : 'invalid',
-        });
-      });
-    }
-  }
-  return out;
-}
+/** How a token's history was fetched: a form of `stream=all`, or stream by stream. */
+export type HistoryMode = HistoryForm | 'per-stream';
 
 interface HistoryDetails {
   lastTs?: string;
   lastFullAt?: string;
   incremental?: boolean;
+  form?: HistoryMode;
+  streams?: string[];
+}
+
+/** What the fetches of one job gathered, ready to write. */
+interface Gathered {
+  rows: HistoryRow[];
+  cells: CellTally;
+  lastTs: Date | null;
+  streams: string[];
+  mode: HistoryMode;
+  incremental: boolean;
+  asOf: Date | null;
+  hashes: string[];
+  notes: Record<string, unknown>;
 }
 
 export const appHistoryJob = defineJob({
@@ -84,42 +64,121 @@ export const appHistoryJob = defineJob({
     const state = await readState(ctx.warehouse.db, { source: 'app', resource });
     const prev = (state?.details ?? {}) as HistoryDetails;
     const from = incrementalFrom(ctx, prev);
-    let fetched;
-    let incremental = from !== null;
-    try {
-      fetched = await fetchData(ctx, { route: 'app.history', params: { slug: p.slug }, query: historyQuery(ctx, from) }, historyData);
-    } catch (err) {
-      if (!(incremental && err instanceof ProblemError && err.code && FILTER_REFUSED.has(err.code))) throw err;
-      ctx.logger.info({ code: err.code }, 'date filter refused; fetching the whole history');
-      incremental = false;
-      fetched = await fetchData(ctx, { route: 'app.history', params: { slug: p.slug }, query: historyQuery(ctx, null) }, historyData);
-    }
-    const read = readHistory(p.slug, fetched.data, 'all');
-    const meta = rowMeta(ctx, { asOf: fetched.meta.asOf });
-    // In place, not `{ ...r, ... }`: V8 gave each spread copy a hidden class of its own (tens of
-    // thousands per token, a third of the heap at peak; see docs/performance.md).
-    const rows = read.rows.map((r) => Object.assign(r, { fetchedAt: meta.fetchedAt, runId: meta.runId, asOf: fetched.meta.asOf }));
-    const lastTs = read.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
-    const details: HistoryDetails & Record<string, unknown> = {
-      lastTs: lastTs?.toISOString(),
-      lastFullAt: incremental ? prev.lastFullAt : ctx.now().toISOString(),
-      incremental,
-      streams: read.streams,
-      invalidCells: read.invalidCells,
-      badTimes: read.badTimes,
+    const known = await knownStreams(ctx, p.slug);
+    const write = async (g: Gathered) => {
+      const lastTs = g.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
+      const details: HistoryDetails & Record<string, unknown> = {
+        lastTs: lastTs?.toISOString(),
+        lastFullAt: g.incremental ? prev.lastFullAt : ctx.now().toISOString(),
+        incremental: g.incremental,
+        form: g.mode,
+        streams: g.streams,
+        ...g.notes,
+      };
+      const meta = rowMeta(ctx, { asOf: g.asOf });
+      // In place, not `{ ...r, ... }`: V8 gave each spread copy a hidden class of its own (tens of
+      // thousands per token, a third of the heap at peak; see docs/performance.md).
+      const rows = g.rows.map((r) => Object.assign(r, { fetchedAt: meta.fetchedAt, runId: meta.runId, asOf: r.asOf ?? g.asOf }));
+      const prepared = await prepareRows(ctx, metricHistory, rows, {
+        target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
+        batchSize: ctx.settings.batchSize,
+      });
+      const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
+      const fields = { source: 'app', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: g.asOf, hash, details, cells: g.cells } as const;
+      const n = await commit(ctx, fields, (tx) => prepared.run(tx));
+      return { status: committedStatus(fields), rows: n };
     };
-    const write = await prepareRows(ctx, metricHistory, rows, {
-      target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
-      batchSize: ctx.settings.batchSize,
-    });
-    const n = await commit(
-      ctx,
-      { source: 'app', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: fetched.meta.asOf, hash: fetched.response.sha256, details },
-      (tx) => write.run(tx),
-    );
-    return { status: 'ok', rows: n };
+
+    if (prev.form !== 'per-stream') {
+      try {
+        return await write(await gatherAll(ctx, p.slug, from, known));
+      } catch (err) {
+        if (!(err instanceof NotUnderstoodError)) throw err;
+        ctx.logger.info('stream=all was not understood; fetching the streams one by one');
+        return write(await gatherPerStream(ctx, p.slug, prev, from, known, { refusedAll: err.message }));
+      }
+    }
+    return write(await gatherPerStream(ctx, p.slug, prev, from, known, {}));
   },
 });
+
+/** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
+async function gatherAll(ctx: JobContext, slug: string, from: string | null, known: ReadonlySet<string>): Promise<Gathered> {
+  const { fetched, incremental } = await fetchHistory(ctx, slug, 'all', from);
+  const read = readHistory(slug, fetched.data, { stream: 'all', known });
+  if (read.ambiguous !== null || read.form === null) throw await refuse(ctx, read.ambiguous ?? 'no MetricHistory');
+  return { rows: read.rows, cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
+}
+
+/**
+ * Stream by stream: the default (which names its own key), then every other key the token is
+ * known to have. A key fetched before continues from the overlap; a new one is fetched whole.
+ */
+async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetails, from: string | null, known: Set<string>, notes: Record<string, unknown>): Promise<Gathered> {
+  const cells = new CellTally();
+  const g: Gathered = { rows: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: { ...notes } };
+  const before = new Set(prev.form === 'per-stream' ? (prev.streams ?? []) : []);
+  const take = async (stream: string | null) => {
+    const since = stream !== null && before.has(stream) ? from : null;
+    const { fetched, incremental } = await fetchHistory(ctx, slug, stream, since);
+    const read = readHistory(slug, fetched.data, { stream, known }, cells);
+    if (read.ambiguous !== null) throw await refuse(ctx, `stream ${stream ?? '(default)'}: ${read.ambiguous}`);
+    g.rows.push(...read.rows);
+    g.incremental ||= incremental;
+    for (const s of read.streams) if (!g.streams.includes(s)) g.streams.push(s);
+    if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;
+    if (fetched.meta.asOf && (!g.asOf || fetched.meta.asOf > g.asOf)) g.asOf = fetched.meta.asOf;
+    g.hashes.push(fetched.response.sha256);
+  };
+  await take(null);
+  if (known.size === 0) for (const k of await snapshotStreams(ctx, slug)) known.add(k);
+  const missing: string[] = [];
+  for (const key of [...known].sort()) {
+    if (g.streams.includes(key)) continue;
+    try {
+      await take(key);
+    } catch (err) {
+      // A key the snapshot lists but the history does not have: nothing to mirror.
+      if (!(err instanceof ProblemError && err.code === 'stream_not_found')) throw err;
+      missing.push(key);
+    }
+  }
+  if (missing.length > 0) g.notes.streamsWithoutHistory = missing;
+  return g;
+}
+
+/** One history request; a refused date filter is asked again without it. */
+async function fetchHistory(ctx: JobContext, slug: string, stream: string | null, from: string | null): Promise<{ fetched: Fetched<unknown>; incremental: boolean }> {
+  const ask = (since: string | null) => fetchData(ctx, { route: 'app.history', params: { slug }, query: historyQuery(ctx, stream, since) }, z.unknown());
+  if (from === null) return { fetched: await ask(null), incremental: false };
+  try {
+    return { fetched: await ask(from), incremental: true };
+  } catch (err) {
+    if (!(err instanceof ProblemError && err.code && FILTER_REFUSED.has(err.code))) throw err;
+    ctx.logger.info({ code: err.code }, 'date filter refused; fetching the whole history');
+    return { fetched: await ask(null), incremental: false };
+  }
+}
+
+/** Stream keys the warehouse knows for a token: its snapshot's streams and its screener row's. */
+async function knownStreams(ctx: JobContext, slug: string): Promise<Set<string>> {
+  const fromSnapshot = await ctx.warehouse.db.select({ key: tokenStreams.streamKey }).from(tokenStreams).where(and(eq(tokenStreams.tokenSlug, slug)));
+  const fromScreener = await ctx.warehouse.query<{ key: string | null }>(
+    sql`select s->>'key' as key from app.screener_rows r, jsonb_array_elements(case when jsonb_typeof(r.payload->'streams') = 'array' then r.payload->'streams' else '[]'::jsonb end) s where r.token_slug = ${slug}`,
+  );
+  return new Set([...fromSnapshot.map((r) => r.key), ...fromScreener.map((r) => r.key).filter((k): k is string => typeof k === 'string' && k !== '')]);
+}
+
+/** The snapshot's stream keys, asked upstream when the warehouse has none yet. */
+async function snapshotStreams(ctx: JobContext, slug: string): Promise<string[]> {
+  try {
+    const f = await fetchData(ctx, { route: 'app.token', params: { slug } }, snapshot);
+    return (f.data.streams ?? []).map((s) => s.key);
+  } catch (err) {
+    if (err instanceof ProblemError) return [];
+    throw err;
+  }
+}
 
 /** The first day to ask for, or null for the whole history. */
 function incrementalFrom(ctx: JobContext, prev: HistoryDetails): string | null {
@@ -129,7 +188,7 @@ function incrementalFrom(ctx: JobContext, prev: HistoryDetails): string | null {
   return utcDate(from);
 }
 
-function historyQuery(ctx: JobContext, from: string | null): Record<string, string | undefined> {
-  return from ? { stream: 'all', [ctx.settings.historyFromParam]: from } : { stream: 'all' };
+function historyQuery(ctx: JobContext, stream: string | null, from: string | null): Record<string, string | undefined> {
+  const q: Record<string, string | undefined> = stream === null ? {} : { stream };
+  return from ? { ...q, [ctx.settings.historyFromParam]: from } : q;
 }
-

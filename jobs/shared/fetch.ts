@@ -7,7 +7,10 @@ import { rawResponses } from '../../schema/warehouse/sync.ts';
 import { InvalidResponseError } from '../../src/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/index.ts';
 import { ROUTES } from '../../src/upstream/routes.ts';
+import { recordFieldDrift } from '../../src/warehouse/field-drift.ts';
 import type { JobContext } from '../types.ts';
+import { fieldPaths } from './fields.ts';
+import { noteReceived } from './understood.ts';
 
 export interface Fetched<T> {
   response: UpstreamResponse;
@@ -28,13 +31,18 @@ export async function validate<S extends z.ZodType>(
   response: UpstreamResponse,
   schema: S,
 ): Promise<Fetched<z.output<S>>> {
+  noteReceived(ctx, route, response);
   const env = envelope.safeParse(response.body);
   if (!env.success) throw await invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
+  const count = countMismatch(env.data);
+  if (count) throw await invalid(ctx, route, response, count);
   const data = schema.safeParse(env.data.data);
   if (!data.success) {
     const issue = data.error.issues[0];
     throw await invalid(ctx, route, response, `data ${issue?.path.join('.') || ''} ${issue?.message ?? 'is invalid'}`.trim());
   }
+  // Field names first seen on this kind, or gone from it, are recorded as drift (never throws).
+  await recordFieldDrift(ctx.warehouse, ctx.logger, { source: ROUTES[route].source, kind: route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
   return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };
 }
 
@@ -42,7 +50,7 @@ export async function validate<S extends z.ZodType>(
  * Keeps the raw body as `invalid` in sync.raw_responses (Postgres text cannot hold NUL, the
  * one character replaced) and returns the error to throw.
  */
-export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string): Promise<InvalidResponseError> {
+export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string, options: { quiet?: boolean } = {}): Promise<InvalidResponseError> {
   const source = ROUTES[route].source;
   const sha256 = createHash('sha256').update(response.text).digest('hex');
   const at = ctx.now();
@@ -63,6 +71,13 @@ export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], 
     })
     .onConflictDoUpdate({ target: [rawResponses.source, rawResponses.path, rawResponses.sha256], set: { lastSeenAt: at, runId: ctx.runId } })
     .catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
-  ctx.logger.warn({ path: response.path, reason }, 'response failed validation; recorded as invalid');
+  if (!options.quiet) ctx.logger.warn({ path: response.path, reason }, 'response failed validation; recorded as invalid');
   return new InvalidResponseError(`${response.path}: ${reason}`, response.text);
+}
+
+/** A list whose `meta.count` says another length: items were lost or added on the way. */
+function countMismatch(env: { data?: unknown; meta?: Record<string, unknown> | null | undefined }): string | null {
+  const { count } = readMeta(env.meta);
+  if (count === undefined || !Array.isArray(env.data) || env.data.length === count) return null;
+  return `meta.count says ${count} items, the list has ${env.data.length}`;
 }

@@ -16,6 +16,7 @@
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { textArray, timestamptzArray } from './binary-array.ts';
+import { NotUnderstoodError } from '../errors.ts';
 import { rowsOf, type Db } from './connection.ts';
 
 /** A transaction or the database itself: both can run statements. */
@@ -81,7 +82,7 @@ export async function prepareUpsert<T extends PgTable>(
   const shape = shapeOf(table);
   // A key column with one value in the whole batch (the token, most often) tells no rows apart.
   const varying = options.target.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
-  const unique = inKeyOrder(dedupe(rows, varying), varying);
+  const unique = inKeyOrder(dedupe(rows, varying, shape.qualified), varying);
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
   const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
@@ -413,21 +414,47 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
 }
 
 /** Last row wins for each key; `props` are the key columns that vary. */
-function dedupe<R extends Record<string, unknown>>(rows: R[], props: readonly string[]): R[] {
-  if (props.length === 0) return rows.length > 1 ? [rows[rows.length - 1]!] : rows;
+/**
+ * One row per key. Two rows with one key and the same values are one row sent twice; with
+ * different values they are the sign of a response read wrongly (streams folded into one, a
+ * dimension taken for a metric): which one is true cannot be told, so nothing is written.
+ */
+function dedupe<R extends Record<string, unknown>>(rows: R[], props: readonly string[], table: string): R[] {
   const seen = new Map<string, R>();
   let duplicates = false;
   for (const row of rows) {
     // Postgres text cannot hold NUL: joined by it, the parts of two different keys never collide.
-    let key = keyPart(row[props[0]!]);
+    let key = props.length === 0 ? '' : keyPart(row[props[0]!]);
     for (let i = 1; i < props.length; i++) key += `\u0000${keyPart(row[props[i]!])}`;
-    if (seen.has(key)) {
+    const before = seen.get(key);
+    if (before !== undefined) {
+      if (!sameRow(before, row)) throw new NotUnderstoodError(`${table}: two rows for the key ${describeKey(row, props)} with different values`);
       duplicates = true;
-      seen.delete(key);
+      continue;
     }
     seen.set(key, row);
   }
   return duplicates ? [...seen.values()] : rows;
+}
+
+function describeKey(row: Record<string, unknown>, props: readonly string[]): string {
+  if (props.length === 0) return '(the same in every row)';
+  return props.map((p) => `${p}=${keyPart(row[p]).replace('\u0001', 'null')}`).join(', ');
+}
+
+/** The same values in every column (the bookkeeping ones included: one batch shares them). */
+function sameRow(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (!sameValue(a[k], b[k])) return false;
+  return true;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if ((a === null || a === undefined) && (b === null || b === undefined)) return true;
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null) return JSON.stringify(a) === JSON.stringify(b);
+  return false;
 }
 
 /**

@@ -1,5 +1,6 @@
 // upsertRows on both backends: what the unnest form must keep exactly as the VALUES form did
-// (decimals, text, jsonb with lossless numbers, defaults, `keep`, last row wins), the same
+// (decimals, text, jsonb with lossless numbers, defaults, `keep`, a key sent twice: one row if
+// the same, refused if not), the same
 // with PGlite's binary arrays, rows written in key order, and the VALUES form still taking
 // tables it cannot carry (array columns).
 import { asc, sql } from 'drizzle-orm';
@@ -11,6 +12,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricHistory, screenerDaily, tokens } from '../../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
+import { NotUnderstoodError } from '../../src/errors.ts';
 import { parseJson } from '../../src/json.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { prepareUpsert, upsertRows as upsert, type Executor, type UpsertOptions } from '../../src/warehouse/upsert.ts';
@@ -31,9 +33,9 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
   });
   afterAll(async () => cleanup?.());
 
-  it('keeps decimals and text exactly, and the last of duplicate keys', async () => {
+  it('keeps decimals and text exactly, and a row sent twice once', async () => {
     const row = (metric: string, value: string | null, unit: string | null) => ({ tokenSlug: 'a', stream: 'all', metric, ts: t0, interval: '1d', value, unit, kind: null, ...meta, status: 'ok' });
-    const n = await upsertRows(w.db, metricHistory, [row('m1', '1', 'x'), row('m2', HUGE, ODD_TEXT), row('m3', null, ''), row('m1', '0.000000000000000000000000000001', 'y'), row('m4', '1.5E+3', null), row('m5', '-0', 'NULL'), row('m6', '2', 'null')], {
+    const n = await upsertRows(w.db, metricHistory, [row('m1', '0.000000000000000000000000000001', 'y'), row('m2', HUGE, ODD_TEXT), row('m3', null, ''), row('m1', '0.000000000000000000000000000001', 'y'), row('m4', '1.5E+3', null), row('m5', '-0', 'NULL'), row('m6', '2', 'null')], {
       target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
       batchSize: 2,
     });
@@ -51,14 +53,20 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     ]);
   });
 
-  it('keeps only the last row of a batch whose rows share every key column', async () => {
+  it('writes one row for a key sent thrice with the same values, and refuses a key with two values', async () => {
     const ts = new Date(t0.getTime() + 3_600_000);
     // Equal instants in separate Date objects are one key.
-    const row = (value: string) => ({ tokenSlug: 'same', stream: 'all', metric: 'm', ts: new Date(ts.getTime()), interval: '1d', value, unit: null, kind: null, ...meta, status: 'ok' });
-    const n = await upsertRows(w.db, metricHistory, [row('1'), row('2'), row('3')], { target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts] });
-    expect(n).toBe(1);
-    const got = await w.query<{ v: string }>(sql`select value::text as v from app.metric_history where token_slug = 'same'`);
-    expect(got).toEqual([{ v: '3' }]);
+    const row = (value: string, payloadless = true) => ({ tokenSlug: 'same', stream: 'all', metric: 'm', ts: new Date(ts.getTime()), interval: '1d', value, unit: payloadless ? null : 'x', kind: null, ...meta, status: 'ok' });
+    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
+    expect(await upsertRows(w.db, metricHistory, [row('3'), row('3'), row('3')], { target })).toBe(1);
+    const stored = () => w.query<{ v: string }>(sql`select value::text as v from app.metric_history where token_slug = 'same'`);
+    expect(await stored()).toEqual([{ v: '3' }]);
+    // Which of two values is true cannot be told: nothing of the batch is written.
+    for (const rows of [[row('4'), row('5')], [row('4'), row('4', false)]]) {
+      await expect(upsertRows(w.db, metricHistory, rows, { target })).rejects.toThrow(NotUnderstoodError);
+    }
+    await expect(upsertRows(w.db, metricHistory, [row('4'), row('5')], { target })).rejects.toThrow(/metric_history.*two rows for the key .*with different values/);
+    expect(await stored()).toEqual([{ v: '3' }]);
   });
 
   it('writes jsonb with every digit, null jsonb as SQL null, and updates on conflict', async () => {
@@ -102,14 +110,14 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     const rows = (value: (d: number) => string, unit: string) =>
       Array.from({ length: 800 }, (_, d) => ({ tokenSlug: 'bulk', stream: 'all', metric: `m${d % 2}`, ts: day(d >> 1), interval: '1d', value: value(d), unit, kind: null, ...meta, status: 'ok' }));
     const first = rows((d) => `${d}.${'1'.repeat(30)}`, ODD_TEXT);
-    // A duplicate key inside the batch: the last row wins on this path too.
-    first.push({ ...first[0]!, value: HUGE });
+    // A row sent twice inside the batch is written once on this path too.
+    first.push({ ...first[0]! });
     expect(await upsertRows(w.db, metricHistory, first, { target, batchSize: 300 })).toBe(800);
     const stored = async () =>
       w.query<{ n: string; m0: string; m1: string; units: string }>(
         sql`select count(*)::text as n, max(value::text) filter (where metric = 'm0' and ts = ${day(0).toISOString()}::timestamptz) as m0, max(value::text) filter (where metric = 'm1' and ts = ${day(0).toISOString()}::timestamptz) as m1, count(distinct unit)::text as units from app.metric_history where token_slug = 'bulk'`,
       );
-    expect(await stored()).toEqual([{ n: '800', m0: HUGE, m1: `1.${'1'.repeat(30)}`, units: '1' }]);
+    expect(await stored()).toEqual([{ n: '800', m0: `0.${'1'.repeat(30)}`, m1: `1.${'1'.repeat(30)}`, units: '1' }]);
     const [unit] = await w.query<{ unit: string }>(sql`select distinct unit from app.metric_history where token_slug = 'bulk'`);
     expect(unit!.unit).toBe(ODD_TEXT);
     // The range is stored now: the same keys again update in place.

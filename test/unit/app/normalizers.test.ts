@@ -68,7 +68,9 @@ describe('history', () => {
         {"stream":"burns","columns":${cols},"rows":[{"date": 1767225600, "holderFcf": 7, "erm30d": 8}, {"date": 1767312000000, "holderFcf": 9}]}
       ]`),
     );
-    const r = readHistory('abc', data, 'all');
+    const r = readHistory('abc', data, { stream: 'all', known: new Set() });
+    expect(r.form).toBe('list');
+    expect(r.ambiguous).toBeNull();
     expect(r.streams).toEqual(['fees', 'burns']);
     expect(r.rows).toHaveLength(8);
     expect(r.lastTs?.toISOString()).toBe('2026-01-02T00:00:00.000Z');
@@ -82,9 +84,10 @@ describe('history', () => {
     expect(r.rows.find((x) => x.stream === 'fees' && x.metric === 'holderFcf')).toMatchObject({ value: '1.5', unit: 'USD', kind: 'rate', interval: '1d' });
   });
 
-  it('counts rows whose time cannot be read instead of inventing one', () => {
-    const r = readHistory('abc', history.parse(json(`{"columns":${cols},"rows":[["soon", 1, 2]]}`)), 'aggregate');
-    expect(r).toMatchObject({ rows: [], badTimes: 1, streams: ['aggregate'] });
+  it('refuses rows whose time cannot be read instead of inventing one', () => {
+    const r = readHistory('abc', history.parse(json(`{"columns":${cols},"rows":[["soon", 1, 2]]}`)), { stream: 'aggregate', known: new Set() });
+    expect(r.rows).toEqual([]);
+    expect(r.cells.refusal()).toMatch(/time that cannot be read/);
   });
 });
 
