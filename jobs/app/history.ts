@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
+import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
 import { NotUnderstoodError, ProblemError } from '../../src/errors.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
@@ -20,6 +21,7 @@ import { fetchData, type Fetched } from '../shared/fetch.ts';
 import { CellTally, refuse } from '../shared/understood.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
+import { readScreenerRow } from './screener.ts';
 import { tokenPayload } from './snapshot.ts';
 
 const FULL_REFETCH_MS = 7 * 24 * 3600_000;
@@ -89,7 +91,8 @@ export const appHistoryJob = defineJob({
       return { status: committedStatus(fields), rows: n };
     };
 
-    if (prev.form !== 'per-stream') {
+    // Stream by stream costs a request per stream: `stream=all` is tried again with the weekly full fetch.
+    if (prev.form !== 'per-stream' || weeklyFullDue(ctx, prev)) {
       try {
         return await write(await gatherAll(ctx, p.slug, from, known));
       } catch (err) {
@@ -131,7 +134,7 @@ async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetai
     g.hashes.push(fetched.response.sha256);
   };
   await take(null);
-  if (known.size === 0) for (const k of await snapshotStreams(ctx, slug)) known.add(k);
+  if (known.size === 0) for (const k of await upstreamStreamKeys(ctx, slug)) known.add(k);
   const missing: string[] = [];
   for (const key of [...known].sort()) {
     if (g.streams.includes(key)) continue;
@@ -169,21 +172,31 @@ async function knownStreams(ctx: JobContext, slug: string): Promise<Set<string>>
   return new Set([...fromSnapshot.map((r) => r.key), ...fromScreener.map((r) => r.key).filter((k): k is string => typeof k === 'string' && k !== '')]);
 }
 
-/** The snapshot's stream keys, asked upstream when the warehouse has none yet. */
-async function snapshotStreams(ctx: JobContext, slug: string): Promise<string[]> {
+/**
+ * The token's stream keys asked upstream, when the warehouse has none yet (this job ran before
+ * the snapshot's and the screener's): the snapshot's `streams[]`, else the screener row's.
+ */
+async function upstreamStreamKeys(ctx: JobContext, slug: string): Promise<string[]> {
+  const keysOf = (streams: unknown) => (Array.isArray(streams) ? streams.map((s) => (isRecord(s) ? readText(s.key) : null)).filter((k): k is string => !!k) : []);
   try {
     const f = await fetchData(ctx, { route: 'app.token', params: { slug } }, snapshot);
-    return (f.data.streams ?? []).map((s) => s.key);
+    const keys = keysOf(f.data.streams);
+    if (keys.length > 0) return keys;
   } catch (err) {
-    if (err instanceof ProblemError) return [];
-    throw err;
+    if (!(err instanceof ProblemError)) throw err;
   }
+  const list = await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
+  const row = list.data.map((r) => readScreenerRow(r)).find((r) => r?.slug === slug);
+  return row ? keysOf(row.raw.streams) : [];
+}
+
+function weeklyFullDue(ctx: JobContext, prev: HistoryDetails): boolean {
+  return !prev.lastFullAt || ctx.now().getTime() - new Date(prev.lastFullAt).getTime() > FULL_REFETCH_MS;
 }
 
 /** The first day to ask for, or null for the whole history. */
 function incrementalFrom(ctx: JobContext, prev: HistoryDetails): string | null {
-  if (ctx.settings.full || !prev.lastTs || !prev.lastFullAt) return null;
-  if (ctx.now().getTime() - new Date(prev.lastFullAt).getTime() > FULL_REFETCH_MS) return null;
+  if (ctx.settings.full || !prev.lastTs || weeklyFullDue(ctx, prev)) return null;
   const from = new Date(new Date(prev.lastTs).getTime() - ctx.settings.historyOverlapDays * 86_400_000);
   return utcDate(from);
 }
