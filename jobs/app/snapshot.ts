@@ -17,7 +17,10 @@ export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string
 /** Pure: the snapshot's rows. */
 export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null, catalog: MetricCatalog = new Map()) {
   const cells = enrichFromCatalog(collectMetricCells(raw, ['row', 'combinedRevenue', 'fundamentals', 'streams']), catalog);
-  const asOf = readTime(data.freshness?.generatedAt) ?? metaAsOf;
+  // The data's own time: the snapshot's `asOf` if it has one, else the envelope's. When
+  // upstream generated it (often hours later) is another clock, kept apart.
+  const asOf = readTime(raw.asOf) ?? metaAsOf;
+  const generatedAt = readTime(data.freshness?.generatedAt);
   const freshness = data.freshness?.status ?? null;
   const bad = cells.some((c) => c.status === 'invalid');
   const row = {
@@ -31,6 +34,7 @@ export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<t
     multiple30d: cellValue(cells, 'row.multiples.30d'),
     multiple365d: cellValue(cells, 'row.multiples.365d'),
     sections: data.sections ?? null,
+    generatedAt,
     payload: raw,
     ...rowMeta(ctx, { asOf, freshness, status: bad ? 'invalid' : 'ok' }),
   };

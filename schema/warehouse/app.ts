@@ -73,6 +73,8 @@ const snapshotValues = () => ({
   multiple30d: decimal('multiple_30d'),
   multiple365d: decimal('multiple_365d'),
   sections: payloadJson('sections'),
+  /** When upstream generated the snapshot (`freshness.generatedAt`); `as_of` is the data's own time. */
+  generatedAt: tstz('generated_at'),
   payload: payloadJson('payload').notNull(),
   ...rowMeta(),
 });

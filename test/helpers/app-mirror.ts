@@ -53,7 +53,14 @@ export async function expectAppMirror(w: Warehouse, data: SimDataset, opts: { bu
   }
 
   // Snapshots, streams and their cells.
-  const snaps = new Map((await q(w, `select token_slug, effective_market_cap::text as emc, combined_revenue_annualized::text as cra, fdv_to_revenue::text as fdv from app.token_snapshots`)).map((r) => [r.token_slug, r]));
+  const snaps = new Map(
+    (
+      await q(
+        w,
+        `select token_slug, effective_market_cap::text as emc, combined_revenue_annualized::text as cra, fdv_to_revenue::text as fdv, to_char(as_of at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as as_of, to_char(generated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as generated_at from app.token_snapshots`,
+      )
+    ).map((r) => [r.token_slug, r]),
+  );
   const streams = new Map((await q(w, `select token_slug || '|' || stream_key as k, label, mix_percent_label, annualized_revenue::text as ar from app.token_streams`)).map((r) => [r.k!, r]));
   let snapshotCount = 0;
   for (const t of listed) {
@@ -62,6 +69,8 @@ export async function expectAppMirror(w: Warehouse, data: SimDataset, opts: { bu
     snapshotCount++;
     const s = snaps.get(t.slug);
     expect([s?.emc, s?.cra, s?.fdv], t.slug).toEqual([snap.row.effectiveMarketCap.value, snap.combinedRevenue.annualized.value, snap.fundamentals.fdvToRevenue?.value ?? null]);
+    // Data time is the envelope's meta.asOf; when upstream generated the snapshot is kept apart.
+    expect([s?.as_of, s?.generated_at], t.slug).toEqual([data.asOf, snap.freshness.generatedAt]);
     expectCell(t.slug, 'snapshot', 'row.effectiveMarketCap', snap.row.effectiveMarketCap);
     for (const [k, mv] of Object.entries(snap.fundamentals)) expectCell(t.slug, 'snapshot', `fundamentals.${k}`, mv);
     for (const st of snap.streams) {
