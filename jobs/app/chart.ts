@@ -2,12 +2,13 @@
 import { z } from 'zod';
 import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
-import { readDecimal, readTime } from '../../schema/upstream/values.ts';
+import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
+import { commit, committedStatus, prepareRows, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { cellOf, timeColumnIndex } from '../shared/table.ts';
+import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
+import { CellTally } from '../shared/understood.ts';
 import { defineJob, type JobContext } from '../types.ts';
 
 export const chartPayload = z.object({
@@ -17,28 +18,42 @@ export const chartPayload = z.object({
   marker: z.string().nullish(),
 });
 
-/** Pure: chart rows as points; the x cell kept as sent, and as a timestamp when it is one. */
+/**
+ * Pure: chart rows as points; the x cell kept as sent, and as a timestamp when it is one.
+ * A column of text (declared a dimension or label, or with no cell that is a number) is no
+ * series: where it tells apart rows that share an x it is a dimension, and names the series
+ * with the value (`<value>/<column>`); otherwise it labels the row and is not stored (the
+ * body is archived). A series cell that is not a number is counted in `cells`.
+ */
 export function readChartPoints(ctx: JobContext, slug: string, chartKey: string, data: z.infer<typeof chartData>, asOf: Date | null) {
   const xi = timeColumnIndex(data.columns, data.x);
   const xColumn = data.columns[xi]!;
   const meta = rowMeta(ctx, { asOf, freshness: typeof data.freshness === 'string' ? data.freshness : null });
+  const cells = new CellTally();
+  const textual = new Set(data.columns.flatMap((col, i) => (i !== xi && (declaredNotNumeric(col) || textCells(data.rows, col, i) !== null) ? [i] : [])));
+  const xs = data.rows.map((row) => xText(cellOf(row, xColumn, xi)));
+  const dimensions = new Set(xs).size < xs.length ? [...textual] : [];
   const points: (typeof chartPoints.$inferInsert)[] = [];
-  let skipped = 0;
-  for (const row of data.rows) {
-    const xCell = cellOf(row, xColumn, xi);
-    const x = typeof xCell === 'string' ? xCell : isLosslessNumber(xCell) ? String(xCell) : null;
-    if (x === null) {
-      skipped++;
-      continue;
+  data.rows.forEach((row, r) => {
+    const x = xs[r];
+    if (x === null || x === undefined) {
+      cells.badTime();
+      return;
     }
-    const ts = readTime(xCell);
+    const ts = readTime(cellOf(row, xColumn, xi));
+    const prefix = dimensions.map((i) => `${readText(cellOf(row, data.columns[i]!, i)) ?? ''}/`).join('');
     data.columns.forEach((col, i) => {
-      if (i === xi) return;
+      if (i === xi || textual.has(i)) return;
       const d = readDecimal(cellOf(row, col, i));
-      points.push({ tokenSlug: slug, chartKey, x, series: col.key, ts, value: d.ok ? d.value : null, unit: col.unit ?? null, kind: col.kind ?? null, ...meta, status: d.ok ? 'ok' : 'invalid' });
+      cells.column(col.key, d.ok);
+      points.push({ tokenSlug: slug, chartKey, x, series: prefix + col.key, ts, value: d.ok ? d.value : null, unit: col.unit ?? null, kind: col.kind ?? null, ...meta, status: d.ok ? 'ok' : 'invalid' });
     });
-  }
-  return { points, skipped };
+  });
+  return { points, cells, labels: [...textual].filter((i) => !dimensions.includes(i)).map((i) => data.columns[i]!.key), dimensions: dimensions.map((i) => data.columns[i]!.key) };
+}
+
+function xText(cell: unknown): string | null {
+  return typeof cell === 'string' ? cell : isLosslessNumber(cell) ? String(cell) : null;
 }
 
 export const appChartJob = defineJob({
@@ -53,16 +68,14 @@ export const appChartJob = defineJob({
     if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
     const req = { route: 'app.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) };
     const f = await fetchData(ctx, req, chartData);
-    const { points, skipped } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
+    const { points, cells, labels, dimensions } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
     const write = await prepareRows(ctx, chartPoints, points, {
       target: [chartPoints.tokenSlug, chartPoints.chartKey, chartPoints.x, chartPoints.series],
       batchSize: ctx.settings.batchSize,
     });
-    const n = await commit(
-      ctx,
-      { source: 'app', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: skipped ? { rowsWithoutX: skipped } : null },
-      (tx) => write.run(tx),
-    );
-    return { status: 'ok', rows: n };
+    const details = labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null;
+    const state = { source: 'app', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details, cells } as const;
+    const n = await commit(ctx, state, (tx) => write.run(tx));
+    return { status: committedStatus(state), rows: n };
   },
 });

@@ -10,10 +10,10 @@
 //
 // A row is stored under its real stream key, never under `all`. When the stream of a row
 // cannot be told for certain the whole response is refused (`ambiguous`), never guessed.
-import { history, type Column, type History } from '../../schema/upstream/app.ts';
+import { history, type History } from '../../schema/upstream/app.ts';
 import { isRecord, readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import type { metricHistory } from '../../schema/warehouse/app.ts';
-import { cellOf, timeColumnIndex } from '../shared/table.ts';
+import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
 import { CellTally } from '../shared/understood.ts';
 
 export type HistoryForm = 'list' | 'column' | 'nested' | 'keyed' | 'single';
@@ -37,8 +37,6 @@ export interface HistoryAsk {
   known: ReadonlySet<string>;
 }
 
-/** Column types that say a column names things rather than measuring them. */
-const DIMENSION_TYPES = new Set(['dimension', 'category', 'categorical', 'label', 'text', 'string', 'key']);
 const STREAM_COLUMN_KEYS = new Set(['stream', 'streamkey', 'stream_key']);
 
 interface Part {
@@ -152,8 +150,8 @@ function splitByDimension(part: Part, known: ReadonlySet<string>): { dimension: 
   const dims: number[] = [];
   for (const [i, col] of doc.columns.entries()) {
     if (i === ti) continue;
-    const declared = DIMENSION_TYPES.has((readText(col.type) ?? readText(col.kind) ?? '').toLowerCase());
-    const texts = textCells(doc, col, i);
+    const declared = declaredNotNumeric(col);
+    const texts = textCells(doc.rows, col, i);
     if (!declared && texts === null) continue;
     const aboutStreams = STREAM_COLUMN_KEYS.has(col.key.toLowerCase()) || (texts !== null && texts.size > 0 && [...texts].every((t) => known.has(t)));
     if (!aboutStreams) {
@@ -167,18 +165,6 @@ function splitByDimension(part: Part, known: ReadonlySet<string>): { dimension: 
   if (dims.length === 1) return { dimension: dims[0]! };
   if (part.stream === '') return { ambiguous: 'one MetricHistory for every stream, and nothing tells its rows apart' };
   return { dimension: null };
-}
-
-/** The distinct texts of a column whose every non-null cell is non-numeric text, else null. */
-function textCells(doc: History, col: Column, i: number): Set<string> | null {
-  const out = new Set<string>();
-  for (const row of doc.rows) {
-    const v = cellOf(row, col, i);
-    if (v === null || v === undefined) continue;
-    if (typeof v !== 'string' || readDecimal(v).ok) return null;
-    out.add(v);
-  }
-  return out.size > 0 ? out : null;
 }
 
 function readRows(slug: string, part: Part, dimension: number | null, out: HistoryRead): void {

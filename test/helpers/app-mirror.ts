@@ -115,6 +115,9 @@ export async function expectAppMirror(w: Warehouse, data: SimDataset, opts: { bu
     }
   }
   expect(chartPointCount).toBeGreaterThan(0);
+  // No other series: a label or dimension column of a chart is not one.
+  const [cc] = await q(w, `select count(*)::text as n from app.chart_points p join app.tokens t on t.slug = p.token_slug where t.delisted_at is null`);
+  expect(Number(cc!.n)).toBe(chartPointCount);
 
   // Bundles.
   const bundles = new Map((await q(w, `select token_slug, status, summary from app.research_bundles`)).map((r) => [r.token_slug, r]));

@@ -95,7 +95,7 @@ describe('app sync, every open form at once', () => {
       historyDays: 30,
       chartsPerToken: 2,
       seed: 7,
-      forms: { appNumber: 'mixed', historyRows: 'mixed', historyTime: 'mixed', chartKeyField: 'mixed', chartLinkField: 'mixed', hostileLinks: true },
+      forms: { appNumber: 'mixed', historyRows: 'mixed', historyTime: 'mixed', historyAll: 'mixed', chartLabels: true, chartKeyField: 'mixed', chartLinkField: 'mixed', hostileLinks: true },
     });
     tw = await createTestWarehouse();
   });
@@ -104,7 +104,7 @@ describe('app sync, every open form at once', () => {
     await tw?.cleanup();
   });
 
-  it('mirrors exactly whatever the form, never follows a hostile link, and records bundles as skipped without a key', async () => {
+  it('mirrors exactly whatever the form (chart label columns no series), never follows a hostile link, and records bundles as skipped without a key', async () => {
     const run = await syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app']);
     expect(run.stats.failed).toBe(0);
     await expectAppMirror(tw.warehouse, sim.data, { bundles: 'skipped', bareNumbers: true });

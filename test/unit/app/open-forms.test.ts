@@ -1,9 +1,12 @@
-// Every form of `stream=all` the contract lists, read by the pure reader; and the responses
-// it must refuse rather than guess.
+// The open forms of app history (every form of `stream=all`) and chart data (columns that
+// are no series), read by the pure readers; and the responses they must refuse, not guess.
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { readHistory, type HistoryRead } from '../../../jobs/app/history-read.ts';
+import { readChartPoints } from '../../../jobs/app/chart.ts';
 import { CellTally } from '../../../jobs/shared/understood.ts';
+import type { JobContext } from '../../../jobs/types.ts';
+import { chartData } from '../../../schema/upstream/app.ts';
 
 const json = (text: string) => parse(text) as unknown;
 const metrics = `{"key":"holderFcf","unit":"USD","kind":"rate"},{"key":"erm30d","unit":"x","kind":"ratio"}`;
@@ -118,5 +121,30 @@ describe('CellTally', () => {
     const times = new CellTally();
     times.badTime();
     expect(times.refusal()).toMatch(/time/);
+  });
+});
+
+describe('app chart columns that are not series', () => {
+  const ctx = { now: () => new Date('2026-01-03T00:00:00Z'), runId: 'r' } as unknown as JobContext;
+  const chart = (columns: string, rows: string) => chartData.parse(json(`{"x":"date","columns":${columns},"rows":${rows}}`));
+  const series = (r: ReturnType<typeof readChartPoints>) => r.points.map((p) => `${p.x}|${p.series}|${p.value}`);
+
+  it('a label column labels rows and is not stored', () => {
+    const r = readChartPoints(ctx, 'a', 'c', chart(`[{"key":"date"},{"key":"fees"},{"key":"note","type":"label"}]`, `[["2026-01-01",1,"estimated"],["2026-01-02",2,"reported"]]`), null);
+    expect(series(r)).toEqual(['2026-01-01|fees|1', '2026-01-02|fees|2']);
+    expect([r.labels, r.dimensions, r.cells.refusal()]).toEqual([['note'], [], null]);
+  });
+
+  it('an undeclared text column that tells apart rows of one x names the series', () => {
+    const r = readChartPoints(ctx, 'a', 'c', chart(`[{"key":"date"},{"key":"stream"},{"key":"rev"}]`, `[["2026-01-01","fees",1],["2026-01-01","burns",2]]`), null);
+    expect(series(r)).toEqual(['2026-01-01|fees/rev|1', '2026-01-01|burns/rev|2']);
+    expect(r.dimensions).toEqual(['stream']);
+  });
+
+  it('counts unreadable series cells, and refuses rows without an x', () => {
+    const partial = readChartPoints(ctx, 'a', 'c', chart(`[{"key":"date"},{"key":"rev"}]`, `[["2026-01-01",1],["2026-01-02",{"odd":true}]]`), null);
+    expect([partial.cells.unreadable, partial.cells.refusal()]).toEqual([1, null]);
+    const noX = readChartPoints(ctx, 'a', 'c', chart(`[{"key":"date"},{"key":"rev"}]`, `[[null,1]]`), null);
+    expect(noX.cells.refusal()).toMatch(/time/);
   });
 });
