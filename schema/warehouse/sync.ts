@@ -1,4 +1,5 @@
-// Bookkeeping tables: runs, every upstream attempt, archived bodies, per-resource state.
+// Bookkeeping tables: runs, every upstream attempt, archived bodies, per-resource state,
+// contract drift and the field names seen per kind of resource.
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
@@ -106,22 +107,72 @@ export const resourceState = syncSchema.table(
   (t) => [primaryKey({ columns: [t.source, t.resource] })],
 );
 
-/** Contract drift: each time the archived OpenAPI document differs from the previous copy. */
+/**
+ * Contract drift. `change = 'openapi'`: each time the archived OpenAPI document differs from
+ * the previous copy. `change = 'fields'`: field names that appeared on, or stopped appearing
+ * on, a kind of resource (see sync.resource_fields).
+ */
 export const contractChanges = syncSchema.table(
   'contract_changes',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
     runId: uuid('run_id'),
     source: text('source').notNull(),
-    /** The document's path, e.g. `/openapi-product.json`. */
-    path: text('path').notNull(),
+    /** openapi | fields */
+    change: text('change').notNull().default('openapi'),
+    /** The document's path, e.g. `/openapi-product.json`; for added fields, the response that showed them first (null for removals). */
+    path: text('path'),
     detectedAt: tstz('detected_at').notNull(),
     previousSha256: text('previous_sha256'),
-    sha256: text('sha256').notNull(),
+    /** The document's hash; for added fields, that response's body hash (sync.raw_responses); null for removals. */
+    sha256: text('sha256'),
     addedPaths: text('added_paths').array().notNull().default(sql`'{}'::text[]`),
     removedPaths: text('removed_paths').array().notNull().default(sql`'{}'::text[]`),
-    /** Other differences (operations, schemas), summarized. */
+    /** Field drift: the kind of resource, a route name such as `app.history`. */
+    kind: text('kind'),
+    addedFields: text('added_fields').array().notNull().default(sql`'{}'::text[]`),
+    removedFields: text('removed_fields').array().notNull().default(sql`'{}'::text[]`),
+    /** Other differences (operations, schemas), summarized; for removed fields, the runs they were missing from. */
     details: jsonb('details'),
   },
-  (t) => [index('contract_changes_detected_at_idx').on(t.detectedAt)],
+  (t) => [index('contract_changes_detected_at_idx').on(t.detectedAt), index('contract_changes_kind_idx').on(t.source, t.kind)],
+);
+
+/**
+ * Each kind of resource (a route name) tesync has received, for field drift: the run that saw
+ * it first (its fields are the baseline, not drift) and the latest runs that received it.
+ */
+export const resourceKinds = syncSchema.table(
+  'resource_kinds',
+  {
+    source: text('source').notNull(),
+    /** A route name, e.g. `app.history`, `gateway.screener`. */
+    kind: text('kind').notNull(),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    /** The baseline: fields first seen in this run are not drift. */
+    baselineRunId: uuid('baseline_run_id').notNull(),
+    /** When the latest of recent_run_ids first received this kind. */
+    lastSeenAt: tstz('last_seen_at').notNull(),
+    /** The last three runs that received this kind, newest first: removals are judged on the two before the newest. */
+    recentRunIds: uuid('recent_run_ids').array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.kind] })],
+);
+
+/** Every field name seen on a kind of resource (see jobs/shared/fields.ts for what a field name is). */
+export const resourceFields = syncSchema.table(
+  'resource_fields',
+  {
+    source: text('source').notNull(),
+    kind: text('kind').notNull(),
+    /** A dotted path in the response's `data`: `row.multiples`, `streams[].key`. */
+    field: text('field').notNull(),
+    firstSeenAt: tstz('first_seen_at').notNull(),
+    firstRunId: uuid('first_run_id').notNull(),
+    lastSeenAt: tstz('last_seen_at').notNull(),
+    lastSeenRunId: uuid('last_seen_run_id').notNull(),
+    /** Set when two consecutive runs that received this kind had it in none of their responses; cleared when it comes back. */
+    removedAt: tstz('removed_at'),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.kind, t.field] })],
 );
