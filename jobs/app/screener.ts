@@ -5,9 +5,9 @@ import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerDaily, screenerRows } from '../../schema/warehouse/app.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { commit, rowMeta, utcDate } from '../shared/commit.ts';
+import { commit, committedStatus, rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell } from '../shared/metric-cells.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, type JobContext } from '../types.ts';
 
@@ -84,10 +84,19 @@ export const appScreenerJob = defineJob({
       };
     });
     const cells = valid.flatMap((r) => metricValueRows(ctx, r.slug, 'screener', r.cells));
-    const status = invalidItems ? 'partial' : 'ok';
+    const state = {
+      source: 'app',
+      resource: 'screener',
+      kind: 'screener',
+      status: invalidItems ? 'partial' : 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: invalidItems ? { invalidItems } : null,
+      cells: tallyCells(valid.flatMap((r) => r.cells)),
+    };
     const n = await commit(
       ctx,
-      { source: 'app', resource: 'screener', kind: 'screener', status, asOf: f.meta.asOf, hash: f.response.sha256, details: invalidItems ? { invalidItems } : null },
+      state,
       async (tx) => {
         const a = await upsertRows(tx, screenerRows, latest, { target: [screenerRows.tokenSlug] });
         // The day's last sync wins.
@@ -96,6 +105,6 @@ export const appScreenerJob = defineJob({
         return a + b;
       },
     );
-    return { status, rows: n };
+    return { status: committedStatus(state), rows: n };
   },
 });

@@ -5,9 +5,9 @@ import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenSnapshotsDaily, tokenStreams } from '../../schema/warehouse/app.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta, utcDate } from '../shared/commit.ts';
+import { commit, committedStatus, rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, type MetricCatalog } from '../shared/metric-cells.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { metricValueRows } from './screener.ts';
@@ -50,7 +50,7 @@ export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<t
       ...rowMeta(ctx, { asOf, freshness, status: v.valid ? 'ok' : 'invalid' }),
     };
   });
-  return { row, streams, cells: metricValueRows(ctx, slug, 'snapshot', cells) };
+  return { row, streams, cells: metricValueRows(ctx, slug, 'snapshot', cells), cellsRead: cells };
 }
 
 export const appSnapshotJob = defineJob({
@@ -66,9 +66,20 @@ export const appSnapshotJob = defineJob({
     const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await loadMetricCatalog(ctx));
+    const state = {
+      source: 'app',
+      resource,
+      kind: 'snapshot',
+      status: 'ok',
+      freshness: p.marker ?? null,
+      asOf: n.row.asOf,
+      hash: f.response.sha256,
+      details: { freshness: readText(f.data.freshness?.status) ?? null },
+      cells: tallyCells(n.cellsRead),
+    };
     const rows = await commit(
       ctx,
-      { source: 'app', resource, kind: 'snapshot', status: 'ok', freshness: p.marker ?? null, asOf: n.row.asOf, hash: f.response.sha256, details: { freshness: readText(f.data.freshness?.status) ?? null } },
+      state,
       async (tx) => {
         await upsertRows(tx, tokenSnapshots, [n.row], { target: [tokenSnapshots.tokenSlug] });
         await upsertRows(tx, tokenSnapshotsDaily, [{ ...n.row, snapshotDate: utcDate(ctx.now()) }], { target: [tokenSnapshotsDaily.snapshotDate, tokenSnapshotsDaily.tokenSlug] });
@@ -77,6 +88,6 @@ export const appSnapshotJob = defineJob({
         return 1 + s + c;
       },
     );
-    return { status: 'ok', rows };
+    return { status: committedStatus(state), rows };
   },
 });

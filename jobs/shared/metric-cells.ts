@@ -2,6 +2,7 @@
 // path where it sits. Each lands in app.metric_values; the named ones also in columns.
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readText, readTime, isRecord, DECIMAL_RE } from '../../schema/upstream/values.ts';
+import { CellTally } from './understood.ts';
 
 export interface MetricCell {
   path: string;
@@ -136,4 +137,11 @@ export function enrichFromCatalog(cells: MetricCell[], catalog: MetricCatalog): 
     if (!entry) return c;
     return { ...c, metric: slug, unit: c.unit ?? entry.unit, kind: c.kind ?? entry.kind };
   });
+}
+
+/** How a surface's cells were read, for the write path: an unreadable one makes it `partial`. */
+export function tallyCells(cells: readonly MetricCell[]): CellTally {
+  const tally = new CellTally();
+  for (const c of cells) tally.cell(c.status !== 'invalid');
+  return tally;
 }

@@ -170,6 +170,7 @@ describe('gateway problems and unreadable values', () => {
     const huge = `-${'9'.repeat(40)}.${'1'.repeat(30)}`;
     screener.data[0] = { ...screener.data[0], effMcap: '12.3.4', mcap: huge };
     screener.data.push({ symbol: 'NOPE', name: 'Unknown', effMcap: '1' });
+    screener.meta.count += 1;
     sim.script('/v1/screener', [{ status: 200, body: JSON.stringify(screener) }]);
     const second = sim.data.gatewayTokens()[1]!.slug;
     sim.script(`/v1/tokens/${second}/metrics/history`, [{ status: 503 }]);

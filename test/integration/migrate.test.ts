@@ -7,7 +7,7 @@ import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
-const SYNC_TABLES = ['contract_changes', 'raw_responses', 'requests', 'resource_state', 'runs'];
+const SYNC_TABLES = ['contract_changes', 'raw_responses', 'requests', 'resource_fields', 'resource_kinds', 'resource_state', 'runs'];
 
 async function describeWarehouse(w: Warehouse) {
   const schemas = await w.query<{ name: string }>(
