@@ -16,9 +16,13 @@ export function emptyStats(): WalkStats {
   return { planned: 0, done: 0, failed: 0, cancelled: 0, rows: 0, byGroup: {}, failures: [] };
 }
 
-/** succeeded: everything done; partial: some resources failed; failed: nothing got done. */
+/**
+ * succeeded: everything done and read whole; partial: some resources failed, or were written
+ * with cells that could not be read; failed: nothing got done.
+ */
 export function runStatus(stats: WalkStats): RunStatus {
-  if (stats.failed === 0 && stats.cancelled === 0) return 'succeeded';
+  const someIncomplete = Object.values(stats.byGroup).some((statuses) => (statuses.partial ?? 0) > 0);
+  if (stats.failed === 0 && stats.cancelled === 0 && !someIncomplete) return 'succeeded';
   if (stats.done === 0) return 'failed';
   return 'partial';
 }
