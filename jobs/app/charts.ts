@@ -1,5 +1,8 @@
 // /api/v1/tokens/{slug}/charts: the chart catalog, then one data job per chart. A chart
-// whose catalog freshness and row count are as at its last fetch is not fetched again.
+// whose catalog freshness and row count are as at its last fetch is not fetched again. A
+// chart that answered 404 `chart_not_found` (or `token_not_found`) is not planned again until
+// the catalog says it is back (not-found.ts: its freshness or row count changed, or a whole
+// catalog left it out and lists it again).
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
@@ -12,12 +15,47 @@ import { fetchData } from '../shared/fetch.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, type JobContext, type JobRequest } from '../types.ts';
+import { appChartJob, chartPayload } from './chart.ts';
+import { readNotFoundOf, screenNotFound, withoutLeftOut, type PlannedEntry } from './not-found.ts';
 import { tokenPayload } from './snapshot.ts';
 
+/** The stored catalog row's marker, as the catalog entry's (`CatalogEntry.marker`). */
+const storedMarker = (r: { freshness: string | null; rowCount: number | null }) => versionMarker({ freshness: r.freshness, rowCount: r.rowCount });
+
+type StoredChart = { key: string; freshness: string | null; rowCount: number | null };
+
+function chartResourceOf(f: JobRequest): string | null {
+  const p = chartPayload.safeParse(f.payload);
+  return f.name === appChartJob.name && p.success ? appChartJob.resource(p.data) : null;
+}
+
+/** The token's charts as stored: before this run's catalog is written, the catalog as the 404s' runs saw it. */
+function storedCharts(ctx: JobContext, slug: string): Promise<StoredChart[]> {
+  return ctx.warehouse.db.select({ key: charts.chartKey, freshness: charts.freshness, rowCount: charts.rowCount }).from(charts).where(eq(charts.tokenSlug, slug));
+}
+
 /** Chart-data jobs for the charts already in the catalog table, with the markers they were stored with. */
-async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
-  const rows = await ctx.warehouse.db.select({ key: charts.chartKey, freshness: charts.freshness, rowCount: charts.rowCount }).from(charts).where(eq(charts.tokenSlug, slug));
-  return rows.map((r) => ({ name: 'app.chart', payload: { slug, chartKey: r.key, link: null, marker: versionMarker({ freshness: r.freshness, rowCount: r.rowCount }) } }));
+function storedChartFollowUps(slug: string, rows: readonly StoredChart[]): JobRequest[] {
+  return rows.map((r) => ({ name: 'app.chart', payload: { slug, chartKey: r.key, link: null, marker: storedMarker(r) } }));
+}
+
+/**
+ * The follow-ups without the charts left alone after a 404 (not-found.ts). `whole`: the
+ * follow-ups come from a catalog read whole now, so a stored chart they leave out is absent.
+ */
+async function screenCharts(ctx: JobContext, slug: string, stored: readonly StoredChart[], followUps: JobRequest[], whole: boolean): Promise<JobRequest[]> {
+  const resourceOf = (chartKey: string) => appChartJob.resource({ slug, chartKey });
+  const planned = followUps.flatMap((f) => {
+    const r = chartResourceOf(f);
+    const p = chartPayload.safeParse(f.payload);
+    return r && p.success ? [{ resource: r, marker: p.data.marker ?? null }] : [];
+  });
+  const states = await readNotFoundOf(ctx, [...stored.map((r) => resourceOf(r.key)), ...planned.map((p) => p.resource)]);
+  if (states.length === 0) return followUps;
+  const previous = new Map(stored.map((r) => [resourceOf(r.key), storedMarker(r)]));
+  const entries = new Map<string, PlannedEntry>(planned.map((p) => [p.resource, { marker: p.marker, previous: previous.get(p.resource) ?? null }]));
+  const leaveOut = await screenNotFound(ctx, states, entries, whole);
+  return withoutLeftOut(followUps, leaveOut, chartResourceOf);
 }
 
 export const appChartsJob = defineJob({
@@ -31,11 +69,14 @@ export const appChartsJob = defineJob({
     const resource = `token/${p.slug}/charts`;
     if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) {
       // The catalog is as before, but a chart whose last fetch failed must still be healed:
-      // plan every known chart again; each skips itself when its own marker matches.
-      return { status: 'unchanged', rows: 0, followUps: await storedChartFollowUps(ctx, p.slug) };
+      // plan every known chart again; each skips itself when its own marker matches. The
+      // stored rows are not a whole catalog (they keep charts it stopped listing).
+      const stored = await storedCharts(ctx, p.slug);
+      return { status: 'unchanged', rows: 0, followUps: await screenCharts(ctx, p.slug, stored, storedChartFollowUps(p.slug, stored), false) };
     }
     const f = await fetchData(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown());
-    const items = readList(f.data) ?? [];
+    const list = readList(f.data);
+    const items = list ?? [];
     const entries = items.map(readCatalogItem);
     const valid = entries.filter((e): e is CatalogEntry => e !== null);
     const invalidItems = entries.length - valid.length;
@@ -50,12 +91,13 @@ export const appChartsJob = defineJob({
       ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
     }));
     const status = invalidItems ? 'partial' : 'ok';
+    const followUps: JobRequest[] = valid.map((e) => ({ name: 'app.chart', payload: { slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker } }));
+    const stored = await storedCharts(ctx, p.slug);
     const n = await commit(
       ctx,
       { source: 'app', resource, kind: 'charts', status, freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
       (tx) => upsertRows(tx, charts, rows, { target: [charts.tokenSlug, charts.chartKey] }),
     );
-    const followUps: JobRequest[] = valid.map((e) => ({ name: 'app.chart', payload: { slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker } }));
-    return { status, rows: n, followUps };
+    return { status, rows: n, followUps: await screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0) };
   },
 });

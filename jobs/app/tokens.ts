@@ -1,7 +1,9 @@
 // /api/v1/tokens: the token list. Its coverage flags decide which token routes exist, so
 // it plans the per-token work. Tokens it stops listing get `delisted_at`, but only when
-// the list came back whole: a failed or partial list never delists anything.
-import { and, isNull, notInArray, sql } from 'drizzle-orm';
+// the list came back whole: a failed or partial list never delists anything. A token route
+// that answered 404 `token_not_found` is not planned again until the list says the token is
+// back (not-found.ts: its `freshness` changed, or it was unlisted and is listed again).
+import { and, inArray, isNull, notInArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
@@ -10,7 +12,28 @@ import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readTokenList } from '../shared/lists.ts';
-import { defineJob, type JobContext, type JobRequest } from '../types.ts';
+import { defineJob, type JobContext, type JobDefinition, type JobRequest } from '../types.ts';
+import { appBundleJob } from './bundle.ts';
+import { appChartsJob } from './charts.ts';
+import { appHistoryJob } from './history.ts';
+import { readNotFound, screenNotFound, withoutLeftOut, type PlannedEntry } from './not-found.ts';
+import { appSnapshotJob } from './snapshot.ts';
+
+/** The jobs the token list plans, by name (for their resources). */
+const TOKEN_JOBS: ReadonlyMap<string, JobDefinition<{ slug: string; marker?: string | null }>> = new Map(
+  [appSnapshotJob, appHistoryJob, appChartsJob, appBundleJob].map((j) => [j.name, j as JobDefinition<{ slug: string; marker?: string | null }>]),
+);
+
+function tokenResourceOf(f: JobRequest): string | null {
+  const job = TOKEN_JOBS.get(f.name);
+  const p = job?.payload.safeParse(f.payload);
+  return job && p?.success ? job.resource(p.data) : null;
+}
+
+/** Pure: a token entry's marker for the not-found rule, as app.tokens stores it (`freshness`). */
+export function tokenEntryMarker(item: TokenItem): string | null {
+  return stableMarker(item.freshness);
+}
 
 /** The per-token work the coverage flags call for. */
 export function tokenFollowUps(item: TokenItem): JobRequest[] {
@@ -58,6 +81,20 @@ export const appTokensJob = defineJob({
     const list = readTokenList(f.data, f.meta.count);
     const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
     const status = list.complete ? 'ok' : 'partial';
+    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }];
+    const entries = new Map<string, { slug: string; marker: string | null }>();
+    for (const { item } of list.items) {
+      for (const f2 of tokenFollowUps(item)) {
+        if (f2.name !== 'app.bundle' || ctx.settings.appBundles) {
+          followUps.push(f2);
+          entries.set(tokenResourceOf(f2) ?? '', { slug: item.slug, marker: tokenEntryMarker(item) });
+        }
+      }
+    }
+    // Read before this list is written: the entries as the 404s' runs saw them.
+    const kinds = [...TOKEN_JOBS.values()].filter((j) => j.name !== appBundleJob.name || ctx.settings.appBundles).map((j) => j.group);
+    const notFound = await readNotFound(ctx, 'token/', kinds);
+    const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
     const n = await commit(
       ctx,
       { source: 'app', resource: 'tokens', kind: 'tokens', status, asOf: f.meta.asOf, hash: f.response.sha256, details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete } },
@@ -79,10 +116,24 @@ export const appTokensJob = defineJob({
         return written;
       },
     );
-    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }];
-    for (const { item } of list.items) {
-      for (const f2 of tokenFollowUps(item)) if (f2.name !== 'app.bundle' || ctx.settings.appBundles) followUps.push(f2);
-    }
-    return { status, rows: n, followUps };
+    const leaveOut = await screenNotFound(ctx, notFound, planned, list.complete);
+    return { status, rows: n, followUps: withoutLeftOut(followUps, leaveOut, tokenResourceOf) };
   },
 });
+
+/** The not-found resources the list plans now, with their entry's marker now and as stored before. */
+async function plannedEntries(ctx: JobContext, resources: readonly string[], entries: ReadonlyMap<string, { slug: string; marker: string | null }>): Promise<Map<string, PlannedEntry>> {
+  const out = new Map<string, PlannedEntry>();
+  const wanted = resources.flatMap((r) => {
+    const e = entries.get(r);
+    return e ? [{ resource: r, ...e }] : [];
+  });
+  if (wanted.length === 0) return out;
+  const stored = await ctx.warehouse.db
+    .select({ slug: tokens.slug, freshness: tokens.freshness })
+    .from(tokens)
+    .where(inArray(tokens.slug, [...new Set(wanted.map((w) => w.slug))]));
+  const previous = new Map(stored.map((r) => [r.slug, r.freshness]));
+  for (const w of wanted) out.set(w.resource, { marker: w.marker, previous: previous.get(w.slug) ?? null });
+  return out;
+}

@@ -2,25 +2,53 @@
 // token-specific: the series are those `config.series` declares plus any other row key that
 // holds decimals, never fixed columns. Rows go into chart_points (long format), kept apart
 // from the history's trend_points.
+//
+// T is the timeframe actually fetched, and the points are stored under it. It may stand in
+// for configured timeframes the chart does not list (`requested`, see timeframes.ts): the
+// resource state's details then say so (`mirrored`, `requested`, `substituted`, `substitutedFor`).
 import { readDecimal } from '../../schema/upstream/values.ts';
 import { z } from 'zod';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
+import { readState, writeUnchanged } from '../../src/warehouse/resource-state.ts';
+import { markerUnchanged } from '../shared/change.ts';
 import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
-import { onProblem } from './problems.ts';
+import { onProblem, stillNotFound } from './problems.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
   chartKey: z.string().min(1),
   timeframe: z.enum(GATEWAY_TIMEFRAMES),
+  /** The configured timeframes this fetch stands for (absent: `timeframe` itself). */
+  requested: z.array(z.string()).nullish(),
   link: z.string().nullish(),
   marker: z.string().nullish(),
 });
+
+export interface TimeframeRecord {
+  mirrored: string;
+  requested: string[];
+  substituted: boolean;
+  substitutedFor?: string[];
+}
+
+/** Pure: what a fetch of a chart timeframe stands for, for its resource state. */
+export function timeframeRecord(p: { timeframe: string; requested?: readonly string[] | null }): TimeframeRecord {
+  const requested = p.requested?.length ? [...p.requested] : [p.timeframe];
+  const substitutedFor = requested.filter((t) => t !== p.timeframe);
+  return { mirrored: p.timeframe, requested, substituted: substitutedFor.length > 0, ...(substitutedFor.length ? { substitutedFor } : {}) };
+}
+
+/** Pure: whether the last fetch stood for the same configured timeframes (a state from before they were recorded stood for its own). */
+export function sameRequest(details: unknown, record: TimeframeRecord): boolean {
+  const d = typeof details === 'object' && details !== null ? (details as Record<string, unknown>) : {};
+  const before = Array.isArray(d.requested) ? d.requested : [record.mirrored];
+  return before.length === record.requested.length && record.requested.every((t) => before.includes(t));
+}
 
 // The row's time key: `timestamp` as documented, else a usual name.
 const TIME_KEYS = ['timestamp', 'date', 'time', 'ts', 't', 'day', 'x'];
@@ -111,13 +139,24 @@ export const gatewayChartJob = defineJob({
   token: (p) => p.slug,
   async handle(ctx, p) {
     const resource = `token/${p.slug}/chart/${p.chartKey}/${p.timeframe}`;
-    if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) return { status: 'unchanged', rows: 0 };
+    const record = timeframeRecord(p);
+    const state = ctx.settings.full ? undefined : await readState(ctx.warehouse.db, { source: 'gateway', resource });
+    // Unchanged: the same marker, and standing for the same configured timeframes (else its
+    // details would say the wrong thing about what it replaces).
+    if (p.marker && markerUnchanged(state, p.marker, ctx.now(), ctx.settings.markerMaxAgeMs) && sameRequest(state?.details, record)) {
+      await writeUnchanged(ctx.warehouse.db, { source: 'gateway', resource, runId: ctx.runId, at: ctx.now() });
+      return { status: 'unchanged', rows: 0 };
+    }
+    if (stillNotFound(state, p.marker)) return { status: 'not_found', rows: 0 };
     const req = { route: 'gateway.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) };
     let f;
     try {
       f = await fetchData(ctx, req, gatewayChartItem);
     } catch (err) {
-      return onProblem(ctx, { resource, kind: 'chart' }, err);
+      return onProblem(ctx, { resource, kind: 'chart', marker: p.marker }, err);
+    }
+    if (record.substituted) {
+      ctx.logger.info({ chartKey: p.chartKey, requested: record.substitutedFor, mirrored: p.timeframe }, 'chart does not list the configured timeframe; mirrored the longest it lists instead');
     }
     const r = readChart(ctx, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
     const writes = [
@@ -130,7 +169,7 @@ export const gatewayChartJob = defineJob({
     });
     const n = await commit(
       ctx,
-      { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: r.details },
+      { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { ...record, ...r.details } },
       // One after another: a new range's savepoint must hold its own statements only.
       async (tx) => {
         for (const w of writes) await w.run(tx);

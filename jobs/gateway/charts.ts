@@ -1,14 +1,18 @@
 // /v1/tokens/{slug}/charts: the chart catalog (key, title, supported timeframes, data link),
-// then one data job per chart and configured timeframe that the chart supports. The catalog
+// then one data job per chart and timeframe to mirror: each configured timeframe the chart
+// lists, and for one it does not list the longest it lists instead (timeframes.ts; recorded in
+// the chart's `timeframe_substitutions`, never a chart left without points). The catalog
 // items carry no version; the catalog's meta.asOf (with any freshness or row count an item
 // has) is the marker: a chart timeframe whose marker is as at its last fetch is not fetched again.
 // The catalog itself is skipped while the token catalog's marker is unchanged (see tokens.ts);
 // it then plans the charts it listed last time, each with the marker it had then.
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
+import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
@@ -17,7 +21,8 @@ import { fetchData } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, type JobContext, type JobRequest } from '../types.ts';
 import { slugPayload } from './page.ts';
-import { onProblem } from './problems.ts';
+import { onProblem, skipNotFound } from './problems.ts';
+import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
 
 export interface GatewayCatalogEntry extends CatalogEntry {
   /** As the catalog lists them; null when it does not say. */
@@ -34,9 +39,20 @@ export function readGatewayCatalogItem(raw: unknown): GatewayCatalogEntry | null
   return { ...e, timeframes };
 }
 
-/** Pure: the configured timeframes a chart supports (all configured ones when the catalog does not say). */
+/** Pure: what to fetch of a chart for the configured timeframes (timeframes.ts). */
+export function chartTimeframePlan(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): TimeframePlan {
+  return planTimeframes(entry.timeframes, configured, GATEWAY_TIMEFRAMES);
+}
+
+/** Pure: the timeframes fetched of a chart (configured ones it lists, and substitutes). */
 export function timeframesToFetch(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): string[] {
-  return entry.timeframes === null ? [...configured] : configured.filter((t) => entry.timeframes!.includes(t));
+  return mirroredTimeframes(chartTimeframePlan(entry, configured));
+}
+
+/** Pure: the chart row's record of what is mirrored (gateway.charts columns). */
+export function mirrorColumns(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]) {
+  const plan = chartTimeframePlan(entry, configured);
+  return { mirroredTimeframes: mirroredTimeframes(plan), timeframeSubstitutions: plan.substitutions };
 }
 
 /** Pure: what says a chart changed: the catalog's asOf with the item's own markers. */
@@ -46,11 +62,34 @@ export function chartMarker(catalogAsOf: Date | null, entry: Pick<CatalogEntry, 
 
 function chartFollowUps(ctx: JobContext, slug: string, entries: readonly GatewayCatalogEntry[], catalogAsOf: Date | null): JobRequest[] {
   return entries.flatMap((e) =>
-    timeframesToFetch(e, ctx.settings.gatewayChartTimeframes).map((timeframe) => ({
+    chartTimeframePlan(e, ctx.settings.gatewayChartTimeframes).fetches.map((f) => ({
       name: 'gateway.chart',
-      payload: { slug, chartKey: e.key, timeframe, link: e.link, marker: chartMarker(catalogAsOf, e) },
+      payload: { slug, chartKey: e.key, timeframe: f.timeframe, requested: f.requested, link: e.link, marker: chartMarker(catalogAsOf, e) },
     })),
   );
+}
+
+/**
+ * The catalog was not fetched (its marker is unchanged), but the configured timeframes may
+ * have changed since its rows were written: their record of what is mirrored follows the
+ * configuration. Only rows whose record differs are written.
+ */
+async function refreshMirrorColumns(ctx: JobContext, slug: string, rows: readonly StoredChart[]): Promise<void> {
+  for (const r of rows) {
+    const m = mirrorColumns(r, ctx.settings.gatewayChartTimeframes);
+    if (isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions })) continue;
+    await ctx.warehouse.db
+      .update(gatewayCharts)
+      .set(m)
+      .where(and(eq(gatewayCharts.tokenSlug, slug), eq(gatewayCharts.chartKey, r.chartKey)));
+  }
+}
+
+interface StoredChart {
+  chartKey: string;
+  timeframes: string[] | null;
+  mirroredTimeframes: string[] | null;
+  timeframeSubstitutions: Record<string, string | null> | null;
 }
 
 /**
@@ -59,11 +98,22 @@ function chartFollowUps(ctx: JobContext, slug: string, entries: readonly Gateway
  */
 async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
   const rows = await ctx.warehouse.db
-    .select({ payload: gatewayCharts.payload, timeframes: gatewayCharts.timeframes, asOf: gatewayCharts.asOf, runId: gatewayCharts.runId, fetchedAt: gatewayCharts.fetchedAt })
+    .select({
+      chartKey: gatewayCharts.chartKey,
+      payload: gatewayCharts.payload,
+      timeframes: gatewayCharts.timeframes,
+      mirroredTimeframes: gatewayCharts.mirroredTimeframes,
+      timeframeSubstitutions: gatewayCharts.timeframeSubstitutions,
+      asOf: gatewayCharts.asOf,
+      runId: gatewayCharts.runId,
+      fetchedAt: gatewayCharts.fetchedAt,
+    })
     .from(gatewayCharts)
     .where(eq(gatewayCharts.tokenSlug, slug));
   const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
-  return rows.filter((r) => r.runId === last?.runId).flatMap((r) => {
+  const listed = rows.filter((r) => r.runId === last?.runId);
+  await refreshMirrorColumns(ctx, slug, listed);
+  return listed.flatMap((r) => {
     const e = readGatewayCatalogItem(r.payload);
     return e ? chartFollowUps(ctx, slug, [{ ...e, timeframes: r.timeframes }], r.asOf) : [];
   });
@@ -81,11 +131,12 @@ export const gatewayChartsJob = defineJob({
     if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) {
       return { status: 'unchanged', rows: 0, followUps: await storedChartFollowUps(ctx, p.slug) };
     }
+    if (await skipNotFound(ctx, resource, p.marker)) return { status: 'not_found', rows: 0 };
     let f;
     try {
       f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
     } catch (err) {
-      return onProblem(ctx, { resource, kind: 'charts' }, err);
+      return onProblem(ctx, { resource, kind: 'charts', marker: p.marker }, err);
     }
     const items = readList(f.data) ?? [];
     const entries = items.map(readGatewayCatalogItem);
@@ -96,6 +147,7 @@ export const gatewayChartsJob = defineJob({
       chartKey: e.key,
       title: e.title,
       timeframes: e.timeframes,
+      ...mirrorColumns(e, ctx.settings.gatewayChartTimeframes),
       dataPath: documentedPath('gateway.chart', { slug: p.slug, chartKey: e.key }),
       payload: e.raw,
       ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),

@@ -2,6 +2,11 @@
 // and `values`) in long format, one job per configured period. `data: null` means the
 // series is not materialized: recorded as such in sync.resource_state, and the points an
 // earlier sync stored are kept.
+//
+// Periods are not substituted as chart timeframes are (timeframes.ts): nothing the gateway
+// serves lists the periods a token supports (the page's `sections.trend` says only whether
+// the trend is supported, the route takes every documented period), so each configured
+// period is asked as is, and one a token lacks is on record as `not_materialized`.
 import { readDecimal } from '../../schema/upstream/values.ts';
 import { z } from 'zod';
 import { GATEWAY_PERIODS } from '../../src/config.ts';
@@ -12,7 +17,7 @@ import { readState } from '../../src/warehouse/resource-state.ts';
 import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
-import { onProblem } from './problems.ts';
+import { onProblem, stillNotFound } from './problems.ts';
 
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
 
@@ -57,11 +62,13 @@ export const gatewayHistoryJob = defineJob({
   token: (p) => p.slug,
   async handle(ctx, p) {
     const resource = `token/${p.slug}/history/${p.period}`;
+    const state = await readState(ctx.warehouse.db, { source: 'gateway', resource });
+    if (!ctx.settings.full && stillNotFound(state, p.marker)) return { status: 'not_found', rows: 0 };
     let f;
     try {
       f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
     } catch (err) {
-      return onProblem(ctx, { resource, kind: 'history' }, err);
+      return onProblem(ctx, { resource, kind: 'history', marker: p.marker }, err);
     }
     if (f.data === null) {
       // Nothing to write, and nothing to delete: earlier points stay.
@@ -70,7 +77,6 @@ export const gatewayHistoryJob = defineJob({
     }
     // Fetched on every run (a period's trend is small next to what it would cost to trust a
     // marker for it), but the same body as last time is not written again.
-    const state = await readState(ctx.warehouse.db, { source: 'gateway', resource });
     if (!ctx.settings.full && state?.status === 'ok' && state.hash === f.response.sha256) {
       await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, rowCount: state.rowCount, details: state.details }, async () => 0);
       return { status: 'unchanged', rows: 0 };

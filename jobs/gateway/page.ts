@@ -12,7 +12,7 @@ import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
-import { onProblem } from './problems.ts';
+import { onProblem, skipNotFound } from './problems.ts';
 
 /** `marker`: what says the token's routes changed (see tokens.ts); absent, they are fetched. */
 export const slugPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
@@ -75,11 +75,12 @@ export const gatewayPageJob = defineJob({
   async handle(ctx, p) {
     const resource = `token/${p.slug}/page`;
     if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) return { status: 'unchanged', rows: 0 };
+    if (await skipNotFound(ctx, resource, p.marker)) return { status: 'not_found', rows: 0 };
     let f;
     try {
       f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
     } catch (err) {
-      return onProblem(ctx, { resource, kind: 'page' }, err);
+      return onProblem(ctx, { resource, kind: 'page', marker: p.marker }, err);
     }
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);

@@ -1,6 +1,6 @@
 // The gateway mirror (`/v1`): one table per resource, keyed as in the contract. Exported
 // names carry a `gateway` prefix: schema/warehouse/index.ts re-exports the app tables too.
-import { bigint, boolean, date, index, integer, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
+import { bigint, boolean, date, index, integer, jsonb, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
 import { decimal, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const gatewaySchema = pgSchema('gateway');
@@ -172,7 +172,19 @@ export const gatewayCharts = gatewaySchema.table(
     tokenSlug: text('token_slug').notNull(),
     chartKey: text('chart_key').notNull(),
     title: text('title'),
+    /** The timeframes the catalog lists for the chart (null: it does not say). */
     timeframes: text('timeframes').array(),
+    /**
+     * The timeframes tesync mirrors for the chart (its `chart_timeframes` and `chart_points`):
+     * the configured ones the chart lists, plus those mirrored instead of the ones it does not list.
+     */
+    mirroredTimeframes: text('mirrored_timeframes').array(),
+    /**
+     * Configured timeframes the chart does not list → the timeframe mirrored instead (the
+     * longest it lists), e.g. `{"all": "365d"}`; null as value when it lists none tesync can
+     * ask for; `{}` when nothing was substituted.
+     */
+    timeframeSubstitutions: jsonb('timeframe_substitutions').$type<Record<string, string | null>>(),
     /** The path tesync fetches the data from (documented route, never an off-site link). */
     dataPath: text('data_path'),
     payload: payloadJson('payload').notNull(),

@@ -13,6 +13,27 @@ export const byKey = <T>(rows: T[], k: (r: T) => string) => new Map(rows.map((r)
 const day = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`;
 export const json = (v: string | null | undefined) => (v === null || v === undefined ? null : JSON.parse(v));
 
+/** Days per timeframe, for the truth of which timeframe a chart is mirrored at (independent of jobs/gateway/timeframes.ts). */
+const SPAN: Record<Timeframe, number> = { '7d': 7, '30d': 30, '90d': 90, '180d': 180, '365d': 365, '1y': 365, all: Infinity };
+const ORDER: Timeframe[] = ['7d', '30d', '90d', '180d', '365d', '1y', 'all'];
+
+/**
+ * What a chart listing `listed` should be mirrored at for the configured timeframes: each one
+ * it lists, and for one it does not list the longest it lists (365d before 1y).
+ */
+export function expectedTimeframes(listed: readonly Timeframe[], configured: readonly Timeframe[]): { mirrored: Timeframe[]; substitutions: Record<string, Timeframe | null>; requested: Map<Timeframe, Timeframe[]> } {
+  const longest = [...ORDER].filter((t) => listed.includes(t)).reduce<Timeframe | null>((a, t) => (a === null || SPAN[t] > SPAN[a] ? t : a), null);
+  const substitutions: Record<string, Timeframe | null> = {};
+  const requested = new Map<Timeframe, Timeframe[]>();
+  for (const c of configured) {
+    const tf = listed.includes(c) ? c : longest;
+    if (tf !== c) substitutions[c] = tf;
+    if (tf === null) continue;
+    requested.set(tf, [...(requested.get(tf) ?? []), c]);
+  }
+  return { mirrored: [...requested.keys()], substitutions, requested };
+}
+
 /** Every gateway table against what the simulator served; decimals compared as numeric text with the literal sent. */
 export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: { accumulated?: boolean; periods?: readonly Period[]; timeframes?: readonly Timeframe[] } = {}): Promise<Record<string, number>> {
   const tokens = data.gatewayTokens();
@@ -101,8 +122,13 @@ export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: 
   }
   expect(notMaterialized).toBeGreaterThan(0);
 
-  // Charts: catalog, series from config, and every point of every supported configured timeframe.
-  const charts = byKey(await q(w, `select token_slug || '|' || chart_key as k, title, array_to_json(timeframes)::text as tf, data_path from gateway.charts`), (r) => r.k!);
+  // Charts: catalog, series from config, and every point of every mirrored timeframe (the
+  // configured ones a chart lists, the longest it lists for those it does not).
+  const charts = byKey(
+    await q(w, `select token_slug || '|' || chart_key as k, title, array_to_json(timeframes)::text as tf, array_to_json(mirrored_timeframes)::text as mirrored, timeframe_substitutions::text as subs, data_path from gateway.charts`),
+    (r) => r.k!,
+  );
+  const chartStates = byKey(await q(w, `select resource, details::text from sync.resource_state where source = 'gateway' and kind = 'chart'`), (r) => r.resource!);
   const series = byKey(await q(w, `select token_slug || '|' || chart_key || '|' || series_key as k, label, render, declared::text from gateway.chart_series`), (r) => r.k!);
   const tfs = byKey(await q(w, `select token_slug || '|' || chart_key || '|' || timeframe as k, type, current_timeframe, ${day('data_from')} as f, ${day('data_through')} as t, row_count::text from gateway.chart_timeframes`), (r) => r.k!);
   const points = byKey(await q(w, `select token_slug || '|' || chart_key || '|' || timeframe || '|' || ${day('ts')} || '|' || series_key as k, value::text as v from gateway.chart_points`), (r) => r.k!);
@@ -113,10 +139,19 @@ export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: 
   for (const slug of slugs) {
     for (const c of data.gatewayCharts(slug) ?? []) {
       chartCount++;
-      expect(charts.get(`${slug}|${c.key}`)).toEqual({ k: `${slug}|${c.key}`, title: c.title, tf: JSON.stringify(c.timeframes), data_path: c.dataPath });
-      for (const tf of (opts.timeframes ?? ['all']).filter((x) => c.timeframes.includes(x))) {
+      const want = expectedTimeframes(c.timeframes, opts.timeframes ?? ['all']);
+      const got = charts.get(`${slug}|${c.key}`)!;
+      expect({ ...got, subs: json(got.subs) }).toEqual({
+        k: `${slug}|${c.key}`, title: c.title, tf: JSON.stringify(c.timeframes), mirrored: JSON.stringify(want.mirrored), subs: want.substitutions, data_path: c.dataPath,
+      });
+      for (const tf of want.mirrored) {
         const item = data.gatewayChartData(slug, c.key, tf)!;
         timeframeCount++;
+        // The fetch's state says which configured timeframes it stands for.
+        const details = json(chartStates.get(`token/${slug}/chart/${c.key}/${tf}`)?.details);
+        const substitutedFor = want.requested.get(tf)!.filter((r) => r !== tf);
+        expect(details, `${slug} ${c.key} ${tf}`).toMatchObject({ mirrored: tf, requested: want.requested.get(tf), substituted: substitutedFor.length > 0 });
+        if (substitutedFor.length > 0) expect(details.substitutedFor).toEqual(substitutedFor);
         expect(tfs.get(`${slug}|${c.key}|${tf}`)).toEqual({ k: `${slug}|${c.key}|${tf}`, type: item.type, current_timeframe: item.currentTimeframe, f: item.dataFrom, t: item.dataThrough, row_count: String(item.data.length) });
         for (const s of item.config.series) {
           expect(series.get(`${slug}|${c.key}|${s.key}`)).toEqual({ k: `${slug}|${c.key}|${s.key}`, label: s.label, render: s.render, declared: 'true' });
@@ -130,9 +165,8 @@ export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: 
           }
         }
       }
-      // Series are learned from chart data: only charts asked for some configured timeframe have them.
-      const asked = (opts.timeframes ?? ['all']).filter((x) => c.timeframes.includes(x));
-      if (asked.length > 0) seriesCount += data.gatewayChartData(slug, c.key, asked[0]!)!.config.series.length;
+      // Series are learned from chart data: only charts mirrored at some timeframe have them.
+      if (want.mirrored.length > 0) seriesCount += data.gatewayChartData(slug, c.key, want.mirrored[0]!)!.config.series.length;
     }
   }
   expect(chartPoints).toBeGreaterThan(0);

@@ -62,7 +62,8 @@ describe('gateway sync', () => {
     expect(sim.requests.every((r) => r.headers.authorization === `Bearer ${key}`)).toBe(true);
     expect(sim.requests.every((r) => r.path.startsWith('/v1/tokens') || r.path === '/v1/screener' || r.path === '/openapi-product.json')).toBe(true);
     expect(sim.requests.some((r) => r.path.includes('internal') || r.path.includes('evil'))).toBe(false);
-    // Each chart was asked only for the configured timeframes its catalog supports.
+    // Each chart was asked only for timeframes its catalog lists (a configured one it does not
+    // list is replaced by the longest it lists: gateway-timeframes.test.ts).
     for (const r of chartDataRequests(sim)) {
       const [, slug, chartKey, tf] = /^\/v1\/tokens\/([^/]+)\/charts\/([^/?]+)\?timeframe=(.+)$/.exec(r.path)!;
       expect(sim.data.gatewayCharts(slug!)!.find((c) => c.key === chartKey)!.timeframes).toContain(tf);

@@ -1,13 +1,13 @@
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { readChart, seriesKeys } from '../../../jobs/gateway/chart.ts';
-import { chartMarker, readGatewayCatalogItem, timeframesToFetch } from '../../../jobs/gateway/charts.ts';
+import { readChart, sameRequest, seriesKeys, timeframeRecord } from '../../../jobs/gateway/chart.ts';
+import { chartMarker, mirrorColumns, readGatewayCatalogItem, timeframesToFetch } from '../../../jobs/gateway/charts.ts';
 import { readTrend } from '../../../jobs/gateway/history.ts';
 import { normalizeInsight, normalizeInsights } from '../../../jobs/gateway/insights.ts';
 import { matchRowToken, matchSymbol, type KnownToken } from '../../../jobs/gateway/match.ts';
 import { diffContract, fingerprint } from '../../../jobs/gateway/openapi.ts';
 import { normalizePage } from '../../../jobs/gateway/page.ts';
-import { isNotCovered, problemDetails } from '../../../jobs/gateway/problems.ts';
+import { isNotCovered, problemDetails, stillNotFound } from '../../../jobs/gateway/problems.ts';
 import { normalizeScreenerRow } from '../../../jobs/gateway/screener.ts';
 import { gatewayFollowUps } from '../../../jobs/gateway/tokens.ts';
 import type { JobContext } from '../../../jobs/types.ts';
@@ -174,10 +174,25 @@ describe('charts', () => {
     expect(readGatewayCatalogItem({ key: '../etc' })).toBeNull();
   });
 
-  it('asks only for the configured timeframes a chart supports', () => {
-    expect(timeframesToFetch({ timeframes: ['30d', '90d'] }, ['all', '30d'])).toEqual(['30d']);
+  it('asks a chart only for timeframes it lists: a configured one it does not list becomes the longest it does', () => {
+    expect(timeframesToFetch({ timeframes: ['30d', '90d'] }, ['all', '30d'])).toEqual(['90d', '30d']);
+    expect(timeframesToFetch({ timeframes: ['30d', '90d'] }, ['30d'])).toEqual(['30d']);
     expect(timeframesToFetch({ timeframes: null }, ['all', '30d'])).toEqual(['all', '30d']);
     expect(timeframesToFetch({ timeframes: [] }, ['all'])).toEqual([]);
+    expect(mirrorColumns({ timeframes: ['30d', '90d', '365d'] }, ['all'])).toEqual({ mirroredTimeframes: ['365d'], timeframeSubstitutions: { all: '365d' } });
+    expect(mirrorColumns({ timeframes: ['7d', 'all'] }, ['all', '7d'])).toEqual({ mirroredTimeframes: ['all', '7d'], timeframeSubstitutions: {} });
+    expect(mirrorColumns({ timeframes: [] }, ['all'])).toEqual({ mirroredTimeframes: [], timeframeSubstitutions: { all: null } });
+  });
+
+  it('says in the chart job state what a fetch stands for', () => {
+    expect(timeframeRecord({ timeframe: '365d', requested: ['all'] })).toEqual({ mirrored: '365d', requested: ['all'], substituted: true, substitutedFor: ['all'] });
+    expect(timeframeRecord({ timeframe: '90d', requested: ['90d', 'all'] })).toEqual({ mirrored: '90d', requested: ['90d', 'all'], substituted: true, substitutedFor: ['all'] });
+    expect(timeframeRecord({ timeframe: '30d' })).toEqual({ mirrored: '30d', requested: ['30d'], substituted: false });
+    // A state from before `requested` was recorded stood for its own timeframe.
+    expect(sameRequest({ series: [] }, timeframeRecord({ timeframe: '30d', requested: ['30d'] }))).toBe(true);
+    expect(sameRequest({ series: [] }, timeframeRecord({ timeframe: '365d', requested: ['all'] }))).toBe(false);
+    expect(sameRequest({ requested: ['all', '90d'] }, timeframeRecord({ timeframe: '90d', requested: ['90d', 'all'] }))).toBe(true);
+    expect(sameRequest(null, timeframeRecord({ timeframe: '90d', requested: ['90d', 'all'] }))).toBe(false);
   });
 
   it('marks a chart by the catalog asOf and its own markers; nothing to go by is no marker', () => {
@@ -251,5 +266,17 @@ describe('walk and problems', () => {
     expect(problemDetails(server)).toMatchObject({ code: 'internal-error', requestId: 'r2' });
     expect(isNotCovered(server)).toBe(false);
     expect(problemDetails(new Error('x'))).toBeNull();
+    // A missing route is no state of a token or chart: it fails, to be seen.
+    expect(isNotCovered(new ProblemError({ ...fields, status: 404, code: 'not-found', instance: undefined, requestId: undefined }))).toBe(false);
+  });
+
+  it('leaves a not-covered resource alone while the marker that planned it is the one it had at the 404', () => {
+    const state = { status: 'not_found', details: { problem: {}, notFoundMarker: 'm1' } };
+    expect(stillNotFound(state, 'm1')).toBe(true);
+    expect(stillNotFound(state, 'm2')).toBe(false);
+    expect(stillNotFound(state, null)).toBe(false);
+    expect(stillNotFound({ ...state, status: 'ok' }, 'm1')).toBe(false);
+    expect(stillNotFound({ status: 'not_found', details: { notFoundMarker: null } }, 'm1')).toBe(false);
+    expect(stillNotFound(undefined, 'm1')).toBe(false);
   });
 });

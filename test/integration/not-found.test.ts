@@ -1,0 +1,166 @@
+// No silent gaps, no endless asking: a token or chart that upstream says does not exist (404
+// `token_not_found` / `chart_not_found` on the app host, `chart-item-not-found` on the gateway)
+// is recorded `not_found`, is not asked again on later syncs, and is asked again once its
+// list or catalog says it is back (its marker moved, or it was left out and is listed again).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { json, q } from '../helpers/gateway-mirror.ts';
+import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { syncOnce } from '../helpers/sync.ts';
+
+const gatewayKey = canaryKey('gw');
+const testLog = createTestLogger([gatewayKey], 'info');
+
+type Envelope = { data: Record<string, unknown>[]; meta: Record<string, unknown> };
+
+async function get(sim: Simulator, path: string, headers: Record<string, string> = {}): Promise<Envelope> {
+  return (await fetch(`${sim.url}${path}`, { headers })).json() as Promise<Envelope>;
+}
+
+async function stateOf(tw: TestWarehouse, source: string, resource: string) {
+  const [s] = await q(tw.warehouse, `select status, details::text as d from sync.resource_state where source = '${source}' and resource = '${resource}'`);
+  return s ? { status: s.status, details: json(s.d) } : undefined;
+}
+
+describe('app host 404s', () => {
+  let sim: Simulator;
+  let tw: TestWarehouse;
+  const sync = () => syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app']);
+  const asked = (prefix: string) => sim.requests.filter((r) => r.path.startsWith(prefix)).length;
+  /** Requests of a chart catalog (not of its charts' data). */
+  const catalogAsked = (slug: string) => sim.requests.filter((r) => r.path.split('?')[0] === `/api/v1/tokens/${slug}/charts`).length;
+  // The chart: its catalog's 404 says it does not exist. The history token: its list entry
+  // changes. The catalog token: it leaves the token list and comes back unchanged.
+  let chart: { slug: string; key: string; path: string };
+  let historySlug: string;
+  let catalogSlug: string;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ tokens: 8, historyDays: 15, chartsPerToken: 2, seed: 11 });
+    tw = await createTestWarehouse();
+    const tokens = sim.data.appTokens();
+    const withCharts = tokens.filter((t) => t.coverage.charts && (sim.data.appCharts(t.slug)?.length ?? 0) > 0);
+    const c = sim.data.appCharts(withCharts[0]!.slug)!;
+    // A key no other key of the token starts with, so that the scripted prefix hits it alone.
+    const entry = c.find((e) => !c.some((o) => o !== e && o.key.startsWith(e.key)))!;
+    chart = { slug: withCharts[0]!.slug, key: entry.key, path: `/api/v1/tokens/${withCharts[0]!.slug}/charts/${entry.key}` };
+    catalogSlug = withCharts[1]!.slug;
+    historySlug = tokens.find((t) => t.coverage.metricHistory && t.slug !== chart.slug && t.slug !== catalogSlug)!.slug;
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await tw?.cleanup();
+  });
+
+  it('records a 404 token_not_found / chart_not_found as not_found', async () => {
+    sim.script(chart.path, [{ status: 404, code: 'chart_not_found' }]);
+    sim.script(`/api/v1/tokens/${historySlug}/metrics/history`, [{ status: 404, code: 'token_not_found' }]);
+    sim.script(`/api/v1/tokens/${catalogSlug}/charts`, [{ status: 404, code: 'token_not_found' }]);
+    const run = await sync();
+    expect(run.status).not.toBe('failed');
+    for (const r of [`token/${chart.slug}/chart/${chart.key}`, `token/${historySlug}/history`, `token/${catalogSlug}/charts`]) {
+      expect((await stateOf(tw, 'app', r))?.status, r).toBe('not_found');
+    }
+    // Everything else was mirrored.
+    const [others] = await q(tw.warehouse, `select count(*)::text as n from sync.resource_state where source = 'app' and status not in ('ok', 'not_found')`);
+    expect(others!.n).toBe('0');
+  });
+
+  it('does not ask them again while their list and catalog say the same', async () => {
+    sim.resetRequests();
+    await sync();
+    expect([asked(chart.path), asked(`/api/v1/tokens/${historySlug}/metrics/history`), catalogAsked(catalogSlug)]).toEqual([0, 0, 0]);
+    expect((await stateOf(tw, 'app', `token/${historySlug}/history`))!.details.notFound).toMatchObject({ absent: false });
+    for (const r of [`token/${chart.slug}/chart/${chart.key}`, `token/${historySlug}/history`, `token/${catalogSlug}/charts`]) {
+      expect((await stateOf(tw, 'app', r))?.status, r).toBe('not_found');
+    }
+  });
+
+  it('asks a token route again once the token list entry changed; a chart stays left alone while its catalog leaves it out', async () => {
+    // Read what to script first: a scripted prefix answers the next request that matches it.
+    const list = await get(sim, '/api/v1/tokens');
+    const catalog = await get(sim, `/api/v1/tokens/${chart.slug}/charts`);
+    const moved = (t: Record<string, unknown>) => ({ ...t, freshness: { ...(t.freshness as object), asOf: '2031-01-01T00:00:00.000Z' } });
+    // The chart's token and the history token changed; the catalog token is not listed (a whole list).
+    const data = list.data.filter((t) => t.slug !== catalogSlug).map((t) => (t.slug === historySlug || t.slug === chart.slug ? moved(t) : t));
+    sim.script('/api/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data, meta: { ...list.meta, count: data.length } }) }]);
+    // The chart's token's catalog is read again (its token moved), without the chart.
+    const without = catalog.data.filter((e) => ![e.key, e.chartKey, e.id].includes(chart.key));
+    sim.script(`/api/v1/tokens/${chart.slug}/charts`, [{ status: 200, body: JSON.stringify({ ...catalog, data: without, meta: { ...catalog.meta, count: without.length } }) }]);
+    sim.resetRequests();
+    await sync();
+    expect(catalogAsked(chart.slug)).toBe(1);
+    expect(asked(chart.path)).toBe(0);
+    expect(asked(`/api/v1/tokens/${historySlug}/metrics/history`)).toBeGreaterThan(0);
+    expect((await stateOf(tw, 'app', `token/${historySlug}/history`))?.status).toBe('ok');
+    expect(catalogAsked(catalogSlug)).toBe(0);
+    expect((await stateOf(tw, 'app', `token/${catalogSlug}/charts`))!.details.notFound).toMatchObject({ absent: true });
+    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))!.details.notFound).toMatchObject({ absent: true });
+  });
+
+  it('asks a chart and a token again once they are listed again, with the same markers as at the 404', async () => {
+    sim.resetRequests();
+    const run = await sync();
+    expect(run.stats.failures).toEqual([]);
+    expect(asked(chart.path)).toBe(1);
+    expect(catalogAsked(catalogSlug)).toBe(1);
+    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('ok');
+    expect((await stateOf(tw, 'app', `token/${catalogSlug}/charts`))?.status).toBe('ok');
+    const [points] = await q(tw.warehouse, `select count(*)::text as n from app.chart_points where token_slug = '${chart.slug}' and chart_key = '${chart.key}'`);
+    expect(Number(points!.n)).toBeGreaterThan(0);
+    // And a later unchanged sync asks none of them.
+    sim.resetRequests();
+    await sync();
+    expect(sim.requests.filter((r) => /\/charts\/[^/?]+/.test(r.path))).toHaveLength(0);
+  });
+
+  it('a full sync asks everything, a not_found resource too', async () => {
+    const full = () => syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app'], { full: true });
+    sim.script(chart.path, [{ status: 404, code: 'chart_not_found' }]);
+    await full();
+    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('not_found');
+    sim.resetRequests();
+    await full();
+    expect(asked(chart.path)).toBe(1);
+    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('ok');
+  });
+});
+
+describe('gateway 404s', () => {
+  let sim: Simulator;
+  let tw: TestWarehouse;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ tokens: 6, historyDays: 15, chartsPerToken: 1, gatewayKeys: [gatewayKey], seed: 4 });
+    tw = await createTestWarehouse();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await tw?.cleanup();
+  });
+
+  it('a chart the gateway does not cover is not asked again until the read plane moves', async () => {
+    const delisted = sim.data.epochChanges.delistedSlug;
+    const t = sim.data.gatewayTokens().find((x) => x.slug !== delisted && (sim.data.gatewayCharts(x.slug)?.[0]?.timeframes.includes('30d') ?? false))!;
+    const key = sim.data.gatewayCharts(t.slug)![0]!.key;
+    const path = `/v1/tokens/${t.slug}/charts/${key}?timeframe=30d`;
+    const resource = `token/${t.slug}/chart/${key}/30d`;
+    const env = { TE_GATEWAY_CHART_TIMEFRAMES: '30d' };
+    sim.script(path, [{ status: 404, code: 'chart-item-not-found' }]);
+    let run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
+    expect(run.stats.failures).toEqual([]);
+    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('not_found');
+
+    sim.resetRequests();
+    run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
+    expect(sim.requests.filter((r) => r.path === path)).toHaveLength(0);
+    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('not_found');
+
+    sim.setEpoch(1);
+    sim.resetRequests();
+    run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
+    expect(run.stats.failures).toEqual([]);
+    expect(sim.requests.filter((r) => r.path === path)).toHaveLength(1);
+    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('ok');
+  });
+});
