@@ -7,6 +7,11 @@ export interface FailureVerdict {
   status: 'failed' | 'invalid' | 'rate_limited' | 'not_found';
   /** Worth another attempt within the same run (e.g. the database restarted). */
   retryable: boolean;
+  /**
+   * Upstream's answer about the resource rather than a failure (it does not exist): recorded
+   * in its state and counted under its status, but the job is done and the run not partial.
+   */
+  answered?: boolean;
   message: string;
 }
 
@@ -29,7 +34,7 @@ export function isNotFound(err: unknown): err is ProblemError {
 
 export function judgeFailure(err: unknown): FailureVerdict {
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  if (isNotFound(err)) return { status: 'not_found', retryable: false, message };
+  if (isNotFound(err)) return { status: 'not_found', retryable: false, answered: true, message };
   if (err instanceof InvalidResponseError) return { status: 'invalid', retryable: false, message };
   if (err instanceof RateLimitedError) return { status: 'rate_limited', retryable: false, message };
   if (err instanceof PermanentError) return { status: 'failed', retryable: false, message };

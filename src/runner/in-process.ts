@@ -86,10 +86,15 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
           await delay((options.retryDelayMs ?? 1000) * attempt);
           continue;
         }
-        stats.failed++;
         countStatus(stats, p.job, verdict.status);
-        if (stats.failures.length < 50) stats.failures.push({ job: p.job.name, resource: p.resource, error: verdict.message });
-        logger.warn({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job failed');
+        if (verdict.answered) {
+          stats.done++;
+          logger.info({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job done: upstream says the resource does not exist');
+        } else {
+          stats.failed++;
+          if (stats.failures.length < 50) stats.failures.push({ job: p.job.name, resource: p.resource, error: verdict.message });
+          logger.warn({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job failed');
+        }
         await withReconnect(() => writeFailure(context.warehouse.db, {
           source: p.job.source,
           resource: p.resource,

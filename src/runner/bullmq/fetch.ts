@@ -76,6 +76,15 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
       logger.warn({ attempt: job.attemptsMade + 1, err: verdict.message }, 'job failed; BullMQ tries again');
       throw err;
     }
+    if (verdict.answered) {
+      // Upstream's answer about the resource: its state says so, the job is done.
+      await writeVerdict(deps, data.runId, def, resource, verdict);
+      await deps.recorder.flush();
+      await settle(deps, job, data, { kind: 'done', rows: 0, group: `${def.source}.${def.group}`, status: verdict.status });
+      deps.events?.jobSettled(def, verdict.status, 0, Date.now() - started);
+      logger.info({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job done: upstream says the resource does not exist');
+      return { status: verdict.status, rows: 0 };
+    }
     logger.warn({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job failed');
     await recordFailure(deps, job, data, def, resource, verdict);
     deps.events?.jobSettled(def, verdict.status, 0, Date.now() - started);
@@ -107,17 +116,21 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
 }
 
 async function recordFailure(deps: RunnerDeps, job: Job, data: FetchJobData, def: JobDefinition<any>, resource: string, verdict: FailureVerdict): Promise<void> {
-  await writeFailure(deps.warehouse.db, {
+  await writeVerdict(deps, data.runId, def, resource, verdict);
+  await deps.recorder.flush();
+  await settle(deps, job, data, { kind: 'failed', group: `${def.source}.${def.group}`, status: verdict.status, failure: { job: def.name, resource, error: verdict.message } });
+}
+
+function writeVerdict(deps: RunnerDeps, runId: string, def: JobDefinition<any>, resource: string, verdict: FailureVerdict): Promise<void> {
+  return writeFailure(deps.warehouse.db, {
     source: def.source,
     resource,
     kind: def.group,
     status: verdict.status,
     error: verdict.message.slice(0, 2000),
-    runId: data.runId,
+    runId,
     at: new Date(),
   }).catch((e: unknown) => deps.logger.error({ err: e }, 'could not record the failure'));
-  await deps.recorder.flush();
-  await settle(deps, job, data, { kind: 'failed', group: `${def.source}.${def.group}`, status: verdict.status, failure: { job: def.name, resource, error: verdict.message } });
 }
 
 async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: Parameters<RunnerDeps['tracker']['settle']>[2]): Promise<void> {
