@@ -167,7 +167,7 @@ export const VARIABLES = {
   },
   TE_GATEWAY_CHART_TIMEFRAMES: {
     schema: listOf(GATEWAY_TIMEFRAMES).default(['all']),
-    description: `Gateway chart timeframes to mirror, comma-separated (${GATEWAY_TIMEFRAMES.join(', ')}); a chart is asked only for those its catalog supports.`,
+    description: `Gateway chart timeframes to mirror, comma-separated (${GATEWAY_TIMEFRAMES.join(', ')}); a chart is asked only for those its catalog lists; where it lists none of them, its longest one is mirrored instead and the substitution recorded.`,
     default: 'all',
     example: 'all,30d',
   },
