@@ -14,7 +14,8 @@ import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { readState, writeUnchanged } from '../../src/warehouse/resource-state.ts';
 import { markerUnchanged } from '../shared/change.ts';
-import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
+import { commit, committedStatus, prepareRows, rowMeta } from '../shared/commit.ts';
+import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { onProblem, stillNotFound } from './problems.ts';
@@ -91,6 +92,7 @@ export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; 
   const series = seriesKeys(data.config, data.data);
   const meta = rowMeta(ctx, { asOf });
   const points: (typeof gatewayChartPoints.$inferInsert)[] = [];
+  const cells = new CellTally();
   let badRows = 0;
   let invalidValues = 0;
   for (const row of data.data) {
@@ -98,6 +100,7 @@ export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; 
     const ts = isRecord(row) && tk ? readTime(row[tk]) : null;
     if (!isRecord(row) || !ts) {
       badRows++;
+      cells.badTime();
       continue;
     }
     for (const key of series.keys) {
@@ -105,6 +108,7 @@ export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; 
       if (!(key in row)) continue;
       const d = readDecimal(row[key]);
       if (!d.ok) invalidValues++;
+      cells.column(key, d.ok);
       points.push({ tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe, ts, seriesKey: key, value: d.ok ? d.value : null, payload: d.ok ? null : row[key], ...meta, status: d.ok ? 'ok' : 'invalid' });
     }
   }
@@ -127,7 +131,7 @@ export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; 
     payload: item,
     ...meta,
   };
-  return { points, seriesRows, timeframe, details: { series: series.keys, ignoredKeys: series.ignored, badRows, invalidValues } };
+  return { points, seriesRows, timeframe, cells, details: { series: series.keys, ignoredKeys: series.ignored, badRows, invalidValues } };
 }
 
 export const gatewayChartJob = defineJob({
@@ -167,15 +171,16 @@ export const gatewayChartJob = defineJob({
       target: [gatewayChartPoints.tokenSlug, gatewayChartPoints.chartKey, gatewayChartPoints.timeframe, gatewayChartPoints.ts, gatewayChartPoints.seriesKey],
       batchSize: ctx.settings.batchSize,
     });
+    const done = { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { ...record, ...r.details }, cells: r.cells } as const;
     const n = await commit(
       ctx,
-      { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { ...record, ...r.details } },
+      done,
       // One after another: a new range's savepoint must hold its own statements only.
       async (tx) => {
         for (const w of writes) await w.run(tx);
         return points.run(tx);
       },
     );
-    return { status: 'ok', rows: n };
+    return { status: committedStatus(done), rows: n };
   },
 });

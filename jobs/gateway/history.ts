@@ -14,7 +14,8 @@ import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { readState } from '../../src/warehouse/resource-state.ts';
-import { commit, prepareRows, rowMeta } from '../shared/commit.ts';
+import { commit, committedStatus, prepareRows, rowMeta } from '../shared/commit.ts';
+import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { onProblem, stillNotFound } from './problems.ts';
@@ -30,23 +31,30 @@ export interface TrendRead {
   /** Values beyond `times`, or series shorter than it. */
   misaligned: number;
   invalidValues: number;
+  cells: CellTally;
 }
 
 /** Pure: TrendData in long format (token, period, series, time). */
 export function readTrend(ctx: JobContext, slug: string, period: string, data: GatewayTrendIn, asOf: Date | null): TrendRead {
-  const out: TrendRead = { points: [], series: [], lastTs: null, badTimes: 0, misaligned: 0, invalidValues: 0 };
+  const out: TrendRead = { points: [], series: [], lastTs: null, badTimes: 0, misaligned: 0, invalidValues: 0, cells: new CellTally() };
   const times = data.times.map(readTime);
   out.badTimes = times.filter((t) => t === null).length;
+  for (let i = 0; i < out.badTimes; i++) out.cells.badTime();
   for (const t of times) if (t && (!out.lastTs || t > out.lastTs)) out.lastTs = t;
   const meta = rowMeta(ctx, { asOf });
   for (const s of data.series) {
     out.series.push(s.key);
-    if (s.values.length !== times.length) out.misaligned += Math.abs(s.values.length - times.length);
+    if (s.values.length !== times.length) {
+      out.misaligned += Math.abs(s.values.length - times.length);
+      // Which value belongs to which time cannot be told.
+      out.cells.misread(`series ${s.key} has ${s.values.length} values for ${times.length} times`);
+    }
     times.forEach((ts, i) => {
       if (!ts || i >= s.values.length) return;
       const raw = s.values[i];
       const d = readDecimal(raw);
       if (!d.ok) out.invalidValues++;
+      out.cells.column(s.key, d.ok);
       out.points.push({ tokenSlug: slug, period, seriesKey: s.key, ts, value: d.ok ? d.value : null, payload: d.ok ? null : raw, ...meta, status: d.ok ? 'ok' : 'invalid' });
     });
   }
@@ -95,7 +103,8 @@ export const gatewayHistoryJob = defineJob({
       target: [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts],
       batchSize: ctx.settings.batchSize,
     });
-    const n = await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details }, (tx) => write.run(tx));
-    return { status: 'ok', rows: n };
+    const done = { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells } as const;
+    const n = await commit(ctx, done, (tx) => write.run(tx));
+    return { status: committedStatus(done), rows: n };
   },
 });

@@ -8,7 +8,8 @@ import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { commit, committedStatus, rowMeta } from '../shared/commit.ts';
+import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
@@ -84,9 +85,12 @@ export const gatewayPageJob = defineJob({
     }
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
+    const cells = new CellTally();
+    for (let i = 0; i < n.invalid.length; i++) cells.cell(false);
+    const done = { source: 'gateway', resource, kind: 'page', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: n.invalid.length ? { invalid: n.invalid } : null, cells };
     const rows = await commit(
       ctx,
-      { source: 'gateway', resource, kind: 'page', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: n.invalid.length ? { invalid: n.invalid } : null },
+      done,
       async (tx) => {
         await upsertRows(tx, gatewayTokenPages, [n.page], { target: [gatewayTokenPages.tokenSlug] });
         // Sections belong to the page: one the page no longer has is removed with it.
@@ -98,6 +102,6 @@ export const gatewayPageJob = defineJob({
         return 1 + s;
       },
     );
-    return { status: 'ok', rows };
+    return { status: committedStatus(done), rows };
   },
 });

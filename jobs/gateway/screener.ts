@@ -14,7 +14,8 @@ import {
   gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { commit, rowMeta, utcDate } from '../shared/commit.ts';
+import { commit, committedStatus, rowMeta, utcDate } from '../shared/commit.ts';
+import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, type JobContext } from '../types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
@@ -133,7 +134,10 @@ export const gatewayScreenerJob = defineJob({
       insights: insights.rows.length,
       insightsPresent: insights.present,
     };
-    const n = await commit(ctx, { source: 'gateway', resource: 'screener', kind: 'screener', status, asOf: f.meta.asOf, hash: f.response.sha256, details }, async (tx) => {
+    const cells = new CellTally();
+    for (const r of rows) cells.cell(r.status !== 'invalid');
+    const done = { source: 'gateway', resource: 'screener', kind: 'screener', status, asOf: f.meta.asOf, hash: f.response.sha256, details, cells };
+    const n = await commit(ctx, done, async (tx) => {
       const a = await upsertRows(tx, gatewayScreenerRows, rows, { target: [gatewayScreenerRows.tokenSlug] });
       // The day's last sync wins.
       await upsertRows(tx, gatewayScreenerDaily, rows.map((r) => ({ ...r, snapshotDate: date })), { target: [gatewayScreenerDaily.snapshotDate, gatewayScreenerDaily.tokenSlug] });
@@ -143,6 +147,6 @@ export const gatewayScreenerJob = defineJob({
       const i = await upsertRows(tx, gatewayScreenerInsights, insights.rows, { target: [gatewayScreenerInsights.id], keep: ['firstSeenAt'] });
       return a + b + c + u + i;
     });
-    return { status, rows: n };
+    return { status: committedStatus(done), rows: n };
   },
 });

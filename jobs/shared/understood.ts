@@ -20,6 +20,7 @@ export class CellTally {
   private readonly columns = new Map<string, ColumnCount>();
   private badTimes = 0;
   private standaloneUnreadable = 0;
+  private readonly misreadings: string[] = [];
 
   /** A cell of a table column that is read as a number (`ok`: a number or null). */
   column(key: string, ok: boolean): void {
@@ -39,6 +40,11 @@ export class CellTally {
     this.badTimes++;
   }
 
+  /** Another sign that the shape was not understood (e.g. values that line up with no time). */
+  misread(reason: string): void {
+    this.misreadings.push(reason);
+  }
+
   get unreadable(): number {
     let n = this.standaloneUnreadable;
     for (const c of this.columns.values()) n += c.unreadable;
@@ -47,6 +53,7 @@ export class CellTally {
 
   /** Why the response cannot have been understood, or null. */
   refusal(): string | null {
+    if (this.misreadings.length > 0) return this.misreadings.join('; ');
     if (this.badTimes > 0) return `${this.badTimes} row(s) with a time that cannot be read`;
     const notNumeric = [...this.columns].filter(([, c]) => c.read === 0 && c.unreadable > 0).map(([k]) => k);
     if (notNumeric.length > 0) return `column(s) ${notNumeric.map((k) => `"${k}"`).join(', ')} read as numeric, but no cell is a number`;
