@@ -10,7 +10,6 @@ import { ROUTES } from '../../src/upstream/routes.ts';
 import { recordFieldDrift } from '../../src/warehouse/field-drift.ts';
 import type { JobContext } from '../types.ts';
 import { fieldPaths } from './fields.ts';
-import { noteReceived } from './understood.ts';
 
 export interface Fetched<T> {
   response: UpstreamResponse;
@@ -18,6 +17,17 @@ export interface Fetched<T> {
   meta: EnvelopeMeta;
   /** The whole body, for payload columns that want more than `data`. */
   body: Record<string, unknown>;
+}
+
+// The responses each job has read (a runner gives every job a context object of its own), so
+// that a refusal found later, while writing, can keep the bodies it came from (understood.ts).
+const received = new WeakMap<JobContext, { route: UpstreamRequest['route']; response: UpstreamResponse }[]>();
+
+/** The responses this job has read since the last call. */
+export function takeReceived(ctx: JobContext): { route: UpstreamRequest['route']; response: UpstreamResponse }[] {
+  const list = received.get(ctx) ?? [];
+  received.delete(ctx);
+  return list;
 }
 
 export async function fetchData<S extends z.ZodType>(ctx: JobContext, req: Omit<UpstreamRequest, 'runId'>, schema: S): Promise<Fetched<z.output<S>>> {
@@ -31,7 +41,9 @@ export async function validate<S extends z.ZodType>(
   response: UpstreamResponse,
   schema: S,
 ): Promise<Fetched<z.output<S>>> {
-  noteReceived(ctx, route, response);
+  const list = received.get(ctx);
+  if (list) list.push({ route, response });
+  else received.set(ctx, [{ route, response }]);
   const env = envelope.safeParse(response.body);
   if (!env.success) throw await invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
   const count = countMismatch(env.data);

@@ -6,9 +6,8 @@
 // written; single unreadable cells make the resource `partial`. The other sign, two rows for
 // one key with different values, is caught where rows are deduplicated (upsert.ts).
 import { NotUnderstoodError } from '../../src/errors.ts';
-import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/index.ts';
 import type { JobContext } from '../types.ts';
-import { invalid } from './fetch.ts';
+import { invalid, takeReceived } from './fetch.ts';
 
 interface ColumnCount {
   read: number;
@@ -69,16 +68,6 @@ export class CellTally {
   }
 }
 
-// The responses each job has read (a runner gives every job a context object of its own), so
-// that a refusal found while writing can keep the bodies it came from.
-const received = new WeakMap<JobContext, { route: UpstreamRequest['route']; response: UpstreamResponse }[]>();
-
-export function noteReceived(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse): void {
-  const list = received.get(ctx);
-  if (list) list.push({ route, response });
-  else received.set(ctx, [{ route, response }]);
-}
-
 /**
  * The error that refuses what this job read: its bodies kept as `invalid` (with the reason
  * logged once), the resource recorded `invalid` by the runner unless the job recovers (the
@@ -86,8 +75,7 @@ export function noteReceived(ctx: JobContext, route: UpstreamRequest['route'], r
  */
 export async function refuse(ctx: JobContext, reason: string): Promise<NotUnderstoodError> {
   // Those read since the last refusal: what went before was judged already.
-  const list = received.get(ctx) ?? [];
-  received.delete(ctx);
+  const list = takeReceived(ctx);
   const last = list.at(-1);
   for (const { route, response } of list.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });
   if (last) {
