@@ -38,15 +38,12 @@ export function committedStatus(state: Pick<StateFields, 'status' | 'cells'>): s
 }
 
 /**
- * A handler's big batch made ready before its transaction (deduplicated, its key range
- * probed), written by `run(tx)` inside it. An embedded warehouse has one session, which an
- * open transaction holds while this thread works: there the statements are also encoded
- * beforehand and go together (`pipelined`), their arrays in binary (`binaryArrays`), which
- * its thread, the critical path, reads faster.
+ * A handler's big batch made ready before its transaction (deduplicated, in key order, its key
+ * range probed), written by `run(tx)` inside it. Rows that contradict each other refuse the
+ * resource here, before anything is written.
  */
 export function prepareRows<T extends PgTable>(ctx: JobContext, table: T, rows: T['$inferInsert'][], options: UpsertOptions<T>): Promise<PreparedUpsert> {
-  const embedded = ctx.warehouse.kind === 'pglite';
-  return guarded(ctx, () => prepareUpsert(ctx.warehouse.db, table, rows, { ...options, pipelined: embedded, binaryArrays: embedded }));
+  return guarded(ctx, () => prepareUpsert(ctx.warehouse.db, table, rows, options));
 }
 
 /** Columns every normalized row carries. */

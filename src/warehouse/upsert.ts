@@ -6,16 +6,14 @@
 // the column's type (a column with one value for the whole batch goes as one scalar).
 // Numerics travel as text, so decimals stay exact; there is no parameter limit; and the
 // statement costs a few string joins instead of drizzle's per-value query builder, which
-// spent more CPU than the database itself (docs/performance.md has the figures). Into
-// embedded PGlite the arrays go in Postgres's binary form instead (`binaryArrays`).
+// spent more CPU than the database itself (docs/performance.md has the figures).
 // Tables with array columns (unnest would flatten them) keep the multi-row VALUES form.
 //
 // A first write of a key range (a token's whole history, a chart's points) can conflict with
 // nothing, and goes as a plain INSERT: ON CONFLICT's speculative insertion costs every row an
-// extra index probe, a third of embedded PGlite's time per row (docs/performance.md).
+// extra probe of the primary key (docs/performance.md, the write path).
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
-import { getTableConfig, PgTransaction, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { textArray, timestamptzArray } from './binary-array.ts';
+import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { NotUnderstoodError } from '../errors.ts';
 import { rowsOf, type Db } from './connection.ts';
 
@@ -34,20 +32,6 @@ export interface UpsertOptions<T extends PgTable> {
   /** Columns kept as they are on conflict (e.g. `first_seen_at`). */
   keep?: (keyof T['$inferInsert'])[];
   batchSize?: number;
-  /**
-   * Encode a call's statements when it is prepared and send them together, in a transaction,
-   * instead of each after the answer to the last: for a warehouse with one session (PGlite),
-   * which would otherwise wait for this thread between them. On Postgres it only holds more at
-   * once (peak RSS 271 -> 296 MB at 1000 tokens in the bench) for no gain: there, other
-   * writers have sessions of their own.
-   */
-  pipelined?: boolean;
-  /**
-   * Send the columns that vary as binary arrays (binary-array.ts), which Postgres reads in a
-   * fraction of an array literal's time: for embedded PGlite, whose one thread is the critical
-   * path. Not on Postgres: postgres.js sends a Uint8Array as bytea.
-   */
-  binaryArrays?: boolean;
 }
 
 export async function upsertRows<T extends PgTable>(
@@ -59,7 +43,7 @@ export async function upsertRows<T extends PgTable>(
   return (await prepareUpsert(db, table, rows, options)).run(db);
 }
 
-/** Rows made ready to write: deduplicated, their key range probed (and, pipelined, encoded). */
+/** Rows made ready to write: deduplicated, in key order, their key range probed. */
 export interface PreparedUpsert {
   /** The rows it writes (after dedupe). */
   readonly rows: number;
@@ -67,10 +51,10 @@ export interface PreparedUpsert {
 }
 
 /**
- * Everything but the writing, so that a caller can do it before its transaction: an embedded
- * warehouse has one session, which an open transaction holds while this thread encodes (about
- * 3 µs a row) or is busy with another job, and every other writer waits (`pipelined`).
- * `db` only probes the key range; `run` writes through the executor it is given.
+ * Everything but the writing, so that a caller can do it before its transaction, which then
+ * holds its connection and its row locks only while statements run. `db` only probes the key
+ * range; `run` writes through the executor it is given, encoding each batch as it is sent, so
+ * that one batch's statement at a time is held (peak RSS).
  */
 export async function prepareUpsert<T extends PgTable>(
   db: Executor,
@@ -89,7 +73,6 @@ export async function prepareUpsert<T extends PgTable>(
   const batches: T['$inferInsert'][][] = [];
   for (let i = 0; i < unique.length; i += size) batches.push(unique.length <= size ? unique : unique.slice(i, i + size));
   const n = unique.length;
-  const together = options.pipelined ?? false;
   if (!unnest) {
     return {
       rows: n,
@@ -99,66 +82,36 @@ export async function prepareUpsert<T extends PgTable>(
       },
     };
   }
-  // Into PGlite the statements are encoded now, before a transaction holds its one session;
-  // otherwise each batch as it is sent, so that one at a time is held (peak RSS).
-  const encodeAll = (mode: 'insert' | 'upsert') => batches.map((batch) => unnestStatement(shape, batch, options, mode));
-  function* encodeLazily(mode: 'insert' | 'upsert'): Generator<SQL> {
-    for (const batch of batches) yield unnestStatement(shape, batch, options, mode);
-  }
-  const upserts = () => (together ? encodeAll('upsert') : encodeLazily('upsert'));
+  const send = async (ex: Executor, mode: 'insert' | 'upsert') => {
+    for (const batch of batches) await ex.execute(unnestStatement(shape, batch, options, mode));
+  };
   if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, options.target))) {
-    const inserts = together ? encodeAll('insert') : null;
     return {
       rows: n,
       run: async (ex) => {
         try {
-          await insertNewRange(ex, inserts ?? encodeLazily('insert'), together);
+          // In a savepoint (a transaction of its own outside one) that a unique violation rolls
+          // back. drizzle's nested transaction, not a `savepoint` statement: postgres.js fails
+          // a whole transaction in which any statement failed, except inside its own savepoint
+          // scope.
+          await ex.transaction((sp) => send(sp as unknown as Executor, 'insert'));
         } catch (err) {
-          // A writer that filled the same range since the probe (two workers on Postgres):
-          // the savepoint undid the inserts, and the usual upsert runs.
+          // A writer that filled the same range since the probe (two workers): the savepoint
+          // undid the inserts, and the usual upsert runs.
           if (!isUniqueViolation(err)) throw err;
-          await pipeline(ex, upserts(), together);
+          await send(ex, 'upsert');
         }
         return n;
       },
     };
   }
-  const statements = together ? encodeAll('upsert') : null;
   return {
     rows: n,
     run: async (ex) => {
-      await pipeline(ex, statements ?? encodeLazily('upsert'), together);
+      await send(ex, 'upsert');
       return n;
     },
   };
-}
-
-/**
- * The plain INSERTs of a new key range, in a savepoint (a transaction of its own outside one)
- * that a unique violation rolls back. drizzle's nested transaction, not a `savepoint`
- * statement: postgres.js fails a whole transaction in which any statement failed, except
- * inside its own savepoint scope.
- */
-async function insertNewRange(db: Executor, inserts: Iterable<SQL>, together: boolean): Promise<void> {
-  await db.transaction((sp) => pipeline(sp as unknown as Executor, inserts, together));
-}
-
-/**
- * With `together`, in a transaction, statements sent one after another without waiting for
- * each answer: the database runs them back to back (the PGlite thread queues them) instead
- * of waiting for this thread between them. The first failure in statement order is thrown
- * once every statement has settled (those after it fail too, the transaction being aborted).
- * Otherwise, or outside a transaction (where a pool would spread them over its connections),
- * one at a time.
- */
-async function pipeline(db: Executor, statements: Iterable<SQL>, together: boolean): Promise<void> {
-  if (!together || !(db instanceof PgTransaction)) {
-    for (const s of statements) await db.execute(s);
-    return;
-  }
-  const settled = await Promise.allSettled(Array.from(statements, (s) => db.execute(s)));
-  const failed = settled.find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
 }
 
 /**
@@ -195,8 +148,6 @@ interface ColumnInfo {
   name: string;
   /** The type of its array parameter, e.g. `numeric[]`. */
   arrayType: string;
-  /** A timestamptz column of JS Dates: in binary, its arrays go as microseconds. */
-  instants: boolean;
   hasDefault: boolean;
   generated: boolean;
 }
@@ -221,7 +172,6 @@ function shapeOf(table: PgTable): TableShape {
     column,
     name: quote(column.name),
     arrayType: `${column.getSQLType()}[]`,
-    instants: column.getSQLType() === 'timestamp with time zone' && column.columnType === 'PgTimestamp',
     hasDefault: column.hasDefault,
     generated: column.generated !== undefined || column.generatedIdentity !== undefined,
   }));
@@ -264,12 +214,12 @@ function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Re
   const arrays: SQL[] = [];
   const aliases: string[] = [];
   for (const c of present) {
-    const col = encodeColumn(c, rows, options.binaryArrays ?? false);
+    const col = encodeColumn(c, rows);
     if (select.length > 0) select.push(sql.raw(', '));
     if (col.constant) {
       // In a scalar subquery, Postgres converts it once per statement. A bare cast to a type
       // whose input depends on settings (timestamptz, date: TimeZone, DateStyle) is not
-      // folded to a constant, and ran once per row: about a tenth of embedded PGlite's time.
+      // folded to a constant, and ran once per row.
       select.push(col.value === null ? sql.raw(`null::${c.column.getSQLType()}`) : sql.join([sql.raw('(select '), typedText(c, col.value), sql.raw(')')]));
       continue;
     }
@@ -296,28 +246,19 @@ function typedText(c: ColumnInfo, text: string): SQL {
   return sql`${text}${sql.raw(`::text::${c.column.getSQLType()}`)}`;
 }
 
-type EncodedColumn = { constant: true; value: string | null } | { constant: false; param: string | Uint8Array; cast: string };
+type EncodedColumn = { constant: true; value: string | null } | { constant: false; param: string; cast: string };
 
 // An array element needs quotes unless it is plain (numbers, timestamps, most keys): quoting
 // every element doubled the strings a batch allocates.
 const PLAIN = /^[^\s{}",\\]+$/;
 
 /**
- * One column of the batch: its single value when every row has the same, else an array
- * parameter and its cast. As text, a Postgres array literal of the values' text forms. In
- * binary (`binaryArrays`), the same texts as a `text[]` that Postgres casts to the column's
- * type element by element (numeric through its own input, so decimals stay exact), and
- * instants as a `timestamptz[]` of microseconds.
+ * One column of the batch: its single value when every row has the same, else a Postgres
+ * array literal of the values' text forms and its cast.
  */
-function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[], binary: boolean): EncodedColumn {
-  if (binary && c.instants) {
-    const instants = instantsOf(c, rows);
-    if (instants) return instants;
-  }
+function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[]): EncodedColumn {
   const { column, prop } = c;
-  // The values' texts (binary), or the array literal's elements (text).
-  const texts = binary ? new Array<string | null>(rows.length) : null;
-  const parts = binary ? null : new Array<string>(rows.length);
+  const parts = new Array<string>(rows.length);
   let first: string | null = null;
   // Rows of one batch mostly share objects (the fetch time, the run): convert each once.
   let lastIn: unknown = undefined;
@@ -330,7 +271,7 @@ function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[], b
     let text: string | null;
     if (v === null || v === undefined) {
       text = null;
-      if (parts) parts[i] = 'NULL';
+      parts[i] = 'NULL';
     } else {
       if (v !== lastIn) {
         lastIn = v;
@@ -347,37 +288,13 @@ function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[], b
         }
       }
       text = lastText;
-      if (parts) parts[i] = lastOut;
+      parts[i] = lastOut;
     }
-    if (texts) texts[i] = text;
     if (i === 0) first = text;
     else if (constant && text !== first) constant = false;
   }
   if (constant) return { constant: true, value: first };
-  if (parts) return { constant: false, param: `{${parts.join(',')}}`, cast: `::${c.arrayType}` };
-  return { constant: false, param: textArray(texts!), cast: column.getSQLType() === 'text' ? '::text[]' : `::text[]::${c.arrayType}` };
-}
-
-/**
- * A timestamptz column whose values are all Dates (or null), as a binary `timestamptz[]`, or
- * its one value's text when every row has the same; null when some value is not a Date, for
- * the text form to take it as drizzle would.
- */
-function instantsOf(c: ColumnInfo, rows: readonly Record<string, unknown>[]): EncodedColumn | null {
-  const instants = new Array<number | null>(rows.length);
-  let constant = true;
-  for (let i = 0; i < rows.length; i++) {
-    const v = rows[i]![c.prop];
-    if (v === null || v === undefined) instants[i] = null;
-    else if (v instanceof Date) instants[i] = v.getTime();
-    else return null;
-    if (constant && i > 0 && instants[i] !== instants[0]) constant = false;
-  }
-  if (constant) {
-    const first = rows[0]![c.prop];
-    return { constant: true, value: first === null || first === undefined ? null : textOf(c.column.mapToDriverValue(first)) };
-  }
-  return { constant: false, param: timestamptzArray(instants), cast: '::timestamptz[]' };
+  return { constant: false, param: `{${parts.join(',')}}`, cast: `::${c.arrayType}` };
 }
 
 /**
@@ -413,9 +330,8 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
   });
 }
 
-/** Last row wins for each key; `props` are the key columns that vary. */
 /**
- * One row per key. Two rows with one key and the same values are one row sent twice; with
+ * One row per key (`props`: the key columns that vary). Two rows with one key and the same values are one row sent twice; with
  * different values they are the sign of a response read wrongly (streams folded into one, a
  * dimension taken for a metric): which one is true cannot be told, so nothing is written.
  */
@@ -504,8 +420,8 @@ function compareKeys(a: Record<string, unknown>, b: Record<string, unknown>, pro
 
 /**
  * Close to the index's order for the key types: instants by time, numbers by value, text by
- * UTF-16 code unit, which is the C collation's order (PGlite's) but for rare characters; under
- * another collation most keys (lowercase slugs, ISO dates) still sort the same.
+ * UTF-16 code unit, which is the C collation's order but for rare characters; under another
+ * collation most keys (lowercase slugs, ISO dates) still sort the same.
  */
 function compareValues(a: unknown, b: unknown): number {
   if (a === b) return 0;

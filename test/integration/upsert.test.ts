@@ -1,21 +1,17 @@
-// upsertRows on both backends: what the unnest form must keep exactly as the VALUES form did
-// (decimals, text, jsonb with lossless numbers, defaults, `keep`, a key sent twice: one row if
-// the same, refused if not), the same
-// with PGlite's binary arrays, rows written in key order, and the VALUES form still taking
-// tables it cannot carry (array columns).
+// upsertRows on Postgres (the embedded warehouse is a Postgres server too): what the unnest
+// form must keep exactly as the VALUES form did (decimals, text, jsonb with lossless numbers,
+// defaults, `keep`, a key sent twice: one row if the same, refused if not), a new key range
+// written without ON CONFLICT and upserted when another writer fills it first, rows written in
+// key order, and the VALUES form still taking tables it cannot carry (array columns).
 import { asc, sql } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricHistory, screenerDaily, tokens } from '../../schema/warehouse/app.ts';
+import { metricHistory, tokens } from '../../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { NotUnderstoodError } from '../../src/errors.ts';
 import { parseJson } from '../../src/json.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { prepareUpsert, upsertRows as upsert, type Executor, type UpsertOptions } from '../../src/warehouse/upsert.ts';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
+import { prepareUpsert, upsertRows, type Executor } from '../../src/warehouse/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.678Z');
@@ -23,15 +19,14 @@ const meta = { fetchedAt: t0, asOf: null, freshness: null, runId: null };
 const HUGE = `-${'9'.repeat(45)}.${'0'.repeat(20)}1`;
 const ODD_TEXT = `quote " backslash \\ comma , braces {} tab\tnewline\n NULL null 'single' ✨ 日本`;
 
-/** `extra`: options every write of these cases takes (the embedded warehouse's binary arrays). */
-function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<void> }>, extra: Pick<UpsertOptions<PgTable>, 'binaryArrays'> = {}) {
-  const upsertRows: typeof upsert = (db, table, rows, options) => upsert(db, table, rows, { ...options, ...extra });
+describe('upsertRows on Postgres', () => {
+  let tw: TestWarehouse;
   let w: Warehouse;
-  let cleanup: () => Promise<void>;
   beforeAll(async () => {
-    ({ warehouse: w, cleanup } = await open());
+    tw = await createTestWarehouse();
+    w = tw.warehouse;
   });
-  afterAll(async () => cleanup?.());
+  afterAll(async () => tw?.cleanup());
 
   it('keeps decimals and text exactly, and a row sent twice once', async () => {
     const row = (metric: string, value: string | null, unit: string | null) => ({ tokenSlug: 'a', stream: 'all', metric, ts: t0, interval: '1d', value, unit, kind: null, ...meta, status: 'ok' });
@@ -142,12 +137,12 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
     expect(n!.n).toBe('20000');
   });
 
-  it.each([false, true])('a range filled between the probe and the write is upserted, and the rest of the transaction kept (pipelined: %s)', async (pipelined) => {
+  it('a range filled between the probe and the write is upserted, and the rest of the transaction kept', async () => {
     const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
-    const slug = `late-${pipelined}`;
+    const slug = 'late';
     const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: slug, stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
     // Prepared (and probed) before the transaction, as the sync's handlers do.
-    const prepared = await prepareUpsert(w.db, metricHistory, rows, { target, batchSize: 200, pipelined, ...extra });
+    const prepared = await prepareUpsert(w.db, metricHistory, rows, { target, batchSize: 200 });
     expect(prepared.rows).toBe(600);
     await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }], { target });
     const written = await w.db.transaction(async (tx) => {
@@ -170,13 +165,6 @@ function cases(open: () => Promise<{ warehouse: Warehouse; cleanup(): Promise<vo
       { key: 'c2', tf: null },
     ]);
   });
-}
-
-describe('upsertRows on Postgres', () => {
-  cases(async () => {
-    const tw: TestWarehouse = await createTestWarehouse();
-    return { warehouse: tw.warehouse, cleanup: () => tw.cleanup() };
-  });
 
   it('a range another writer fills at the same moment is upserted, not lost or refused', async () => {
     const tw = await createTestWarehouse();
@@ -195,7 +183,7 @@ describe('upsertRows on Postgres', () => {
         await committed;
       });
       await new Promise((r) => setTimeout(r, 100));
-      const ours = upsert(tw.warehouse.db, metricHistory, rows, { target });
+      const ours = upsertRows(tw.warehouse.db, metricHistory, rows, { target });
       // Wait until ours is blocked on the held key, then let the other writer commit.
       let blocked = false;
       for (let i = 0; i < 100 && !blocked; i++) {
@@ -217,84 +205,3 @@ describe('upsertRows on Postgres', () => {
   });
 });
 
-async function openPglite() {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tesync-upsert-'));
-  const warehouse = await openWarehouse({ dataDir: dir });
-  await warehouse.migrate();
-  return {
-    warehouse,
-    async cleanup() {
-      await warehouse.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-describe('upsertRows on PGlite', () => {
-  cases(openPglite);
-});
-
-describe('upsertRows on PGlite, arrays in binary (as the sync writes its big tables there)', () => {
-  cases(openPglite, { binaryArrays: true });
-
-  it('stores what the text form stores, for every column type the warehouse has', async () => {
-    const { warehouse: w, cleanup } = await openPglite();
-    try {
-      // Each table written with arrays as text, read back as JSON, emptied, then the same rows in binary.
-      async function bothForms<T extends PgTable>(table: T, name: string, rows: T['$inferInsert'][], target: UpsertOptions<T>['target']): Promise<string[][]> {
-        const read = async () => (await w.query<{ j: string }>(sql.raw(`select row_to_json(t)::text as j from ${name} t order by 1`))).map((r) => r.j);
-        const out: string[][] = [];
-        for (const binaryArrays of [false, true]) {
-          await upsert(w.db, table, rows, { target, binaryArrays, batchSize: 250 });
-          out.push(await read());
-          await w.query(sql.raw(`delete from ${name}`));
-        }
-        return out;
-      }
-      const instants = ['2000-01-01T00:00:00.000Z', '1999-12-31T23:59:59.999Z', '1969-12-31T23:59:59.999Z', '0001-01-01T00:00:00.001Z', '9999-12-31T00:00:00.999Z', '2026-01-02T03:04:05.678Z'].map((s) => new Date(s));
-      const texts = ['', 'NULL', 'null', ODD_TEXT, `${ODD_TEXT} ${'long '.repeat(10)}`, '\u{1F600}', '"', '\\', '{a,b}', ' lead and trail '];
-      const decimals = [HUGE, '0.000000000000000000000000000001', '-0', '1.5E+3', '12345678901234567890.12345678901234567890', '-7', null];
-      const history = Array.from({ length: 600 }, (_, i) => ({
-        tokenSlug: 'both',
-        stream: texts[i % texts.length]!,
-        metric: `m${i % 7}`,
-        ts: new Date(instants[i % instants.length]!.getTime() + i * 1000),
-        interval: i % 3 ? '1d' : null,
-        value: decimals[i % decimals.length]!,
-        unit: texts[(i + 3) % texts.length]!,
-        kind: null,
-        fetchedAt: t0,
-        asOf: i % 2 ? null : instants[i % instants.length]!,
-        freshness: null,
-        status: 'ok',
-        runId: i % 2 ? '00000000-0000-4000-8000-000000000001' : null,
-      }));
-      const [textHistory, binaryHistory] = await bothForms(metricHistory, 'app.metric_history', history, [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts]);
-      expect(textHistory).toHaveLength(600);
-      expect(binaryHistory).toEqual(textHistory);
-      // Booleans, jsonb with lossless numbers, nullable timestamps, as varying columns.
-      const tokenRows = Array.from({ length: 40 }, (_, i) => ({
-        slug: `t${i}`,
-        displayName: texts[i % texts.length]!,
-        coverageCharts: i % 2 === 0,
-        coverageTrend: i % 3 === 0,
-        firstSeenAt: instants[i % instants.length]!,
-        lastSeenAt: t0,
-        delistedAt: i % 4 ? null : instants[(i + 1) % instants.length]!,
-        payload: i % 5 ? parseJson(`{"v": 123456789012345678901234567890.12345${i}, "s": ${JSON.stringify(texts[i % texts.length])}}`) : [i, null, 'x'],
-        fetchedAt: t0,
-      }));
-      const [textTokens, binaryTokens] = await bothForms(tokens, 'app.tokens', tokenRows, [tokens.slug]);
-      expect(textTokens).toHaveLength(40);
-      expect(textTokens!.join('')).toContain('123456789012345678901234567890.123457');
-      expect(binaryTokens).toEqual(textTokens);
-      // Dates in their string mode, as a key column that varies.
-      const daily = Array.from({ length: 30 }, (_, i) => ({ snapshotDate: `20${10 + i}-0${1 + (i % 9)}-1${i % 10}`, tokenSlug: 'd', effectiveMarketCap: decimals[i % decimals.length]!, payload: {}, fetchedAt: t0 }));
-      const [textDaily, binaryDaily] = await bothForms(screenerDaily, 'app.screener_daily', daily, [screenerDaily.snapshotDate, screenerDaily.tokenSlug]);
-      expect(textDaily).toHaveLength(30);
-      expect(binaryDaily).toEqual(textDaily);
-    } finally {
-      await cleanup();
-    }
-  });
-});
