@@ -77,7 +77,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     const example = exampleQuery('latest-screener');
     const rows = await warehouse.query(sql.raw(example.sql));
     process.stdout.write(`\n${example.title} (from docs/warehouse.md):\n\n${formatRows(rows)}`);
-    process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'pglite' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
+    process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
     return outcome.status === 'failed' ? 1 : 0;
   } finally {
     await warehouse?.close();

@@ -1,24 +1,20 @@
-// `tesync sql`: serves the embedded PGlite warehouse over the Postgres wire protocol, so
-// psql and BI tools can query it. With DATABASE_URL set there is nothing to serve: the
-// user's Postgres already speaks the protocol.
+// `tesync sql`: keeps the embedded Postgres server up and prints its connection URL for psql
+// and BI tools, until Ctrl-C. With DATABASE_URL set there is nothing to serve: the user's
+// Postgres is already there.
 import { parseArgs } from 'node:util';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { describePostgresUrl, openWarehouse } from '../warehouse/connection.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
-const HELP = `Usage: tesync sql [--port 5433] [--host 127.0.0.1]
+const HELP = `Usage: tesync sql
 
-Serves the embedded warehouse (TE_DATA_DIR) to Postgres clients until Ctrl-C:
-  psql "postgres://postgres@127.0.0.1:5433/postgres"
-Clients share one session and their queries run one at a time: fine for BI reads. Stop
-syncs first: the embedded warehouse has one owning process.`;
+Keeps the embedded warehouse's Postgres server (TE_DATA_DIR) up until Ctrl-C and prints its
+connection URL, password included, for psql and BI tools:
+  psql "postgres://tesync:<password>@127.0.0.1:<port>/tesync"
+It is a real Postgres: any number of sessions, transactions, cancel. Syncs, demos and status
+may run beside it; the server stops when the last of them (and this) has left.`;
 
 export async function runSql({ config, logger, argv }: CommandContext): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: { port: { type: 'string', default: '5433' }, host: { type: 'string', default: '127.0.0.1' }, help: { type: 'boolean' } },
-  });
+  const { values } = parseArgs({ args: argv, strict: true, options: { help: { type: 'boolean' } } });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
@@ -26,18 +22,13 @@ export async function runSql({ config, logger, argv }: CommandContext): Promise<
   if (config.databaseUrl) {
     throw new UsageError(`DATABASE_URL is set: query Postgres at ${describePostgresUrl(config.databaseUrl)} directly; \`tesync sql\` serves only the embedded warehouse`);
   }
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
-  const warehouse = await openWarehouse({ dataDir: config.dataDir, embeddedInProcess: true });
+  const warehouse = await openWarehouse({ dataDir: config.dataDir });
   try {
     await warehouse.migrate();
-    const server = new PGLiteSocketServer({ db: warehouse.embedded!, port, host: values.host, maxConnections: 16 });
-    await server.start();
-    const where = server.getServerConn();
-    process.stdout.write(`Serving ${warehouse.location} on ${where}\n  psql "postgres://postgres@${where}/postgres"\nCtrl-C stops it.\n`);
+    // The URL carries the password: printed for the user, never logged.
+    process.stdout.write(`Serving ${warehouse.location}\n  psql "${warehouse.embeddedUrl}"\nCtrl-C stops serving (the server stops once no other tesync command uses it).\n`);
     const signal = await untilSignal();
-    logger.info({ signal }, 'sql server stopping');
-    await server.stop();
+    logger.info({ signal }, 'sql: no longer keeping the embedded server up');
     return 0;
   } finally {
     await warehouse.close();

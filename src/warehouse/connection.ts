@@ -1,8 +1,7 @@
-// One warehouse interface over two backends: Postgres through postgres.js when
-// DATABASE_URL is set, embedded PGlite under TE_DATA_DIR otherwise. PGlite (some 45 MB of
-// WebAssembly once loaded) is imported only when it is the warehouse.
+// One warehouse interface, one way to reach it: postgres.js, to the user's Postgres when
+// DATABASE_URL is set, otherwise to the embedded Postgres server tesync runs in TE_DATA_DIR
+// (embedded-server.ts), which every command started without DATABASE_URL shares.
 import { fileURLToPath } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
 import type { SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -10,6 +9,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../../schema/warehouse/index.ts';
 import { WarehouseError } from '../errors.ts';
+import { acquireEmbeddedServer } from './embedded-server.ts';
 
 export type WarehouseSchema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
@@ -20,17 +20,19 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.m
 const MIGRATION_LOCK = 7_281_190_437_355_201n;
 
 export interface Warehouse {
-  readonly kind: 'postgres' | 'pglite';
+  /** `postgres`: the user's own (DATABASE_URL); `embedded`: the server tesync runs in TE_DATA_DIR. */
+  readonly kind: 'postgres' | 'embedded';
   /** Where it is, for messages: host/port/database or the folder; never a password. */
   readonly location: string;
   readonly db: Db;
-  /** Runs raw SQL and returns plain row objects, the same on both backends. */
+  /** Runs raw SQL and returns plain row objects. */
   query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
   /** Applies the drizzle migrations; idempotent, and safe when several processes start at once. */
   migrate(): Promise<void>;
+  /** Closes the pool (and leaves the embedded server: the last process to leave stops it). */
   close(): Promise<void>;
-  /** The embedded database itself (only when opened with `embeddedInProcess`), for `tesync sql` to serve over the wire protocol. */
-  readonly embedded?: PGlite;
+  /** The embedded server's complete URL, password included: for `tesync sql` to print, never a log. */
+  readonly embeddedUrl?: string;
 }
 
 export interface WarehouseOptions {
@@ -38,14 +40,29 @@ export interface WarehouseOptions {
   dataDir: string;
   /** postgres.js pool size. */
   maxConnections?: number;
-  /** PGlite on this thread, exposed as `embedded` (`tesync sql`); otherwise it gets a thread of its own. */
-  embeddedInProcess?: boolean;
 }
 
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10);
-  const { openPglite } = await import('./pglite.ts');
-  return openPglite(options.dataDir, options.embeddedInProcess ?? false);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10, `Postgres at ${describePostgresUrl(options.databaseUrl)}`);
+  const server = await acquireEmbeddedServer(options.dataDir);
+  try {
+    const w = await openPostgres(server.url, options.maxConnections ?? 10, server.location);
+    return {
+      ...w,
+      kind: 'embedded',
+      embeddedUrl: server.url,
+      async close() {
+        try {
+          await w.close();
+        } finally {
+          await server.release();
+        }
+      },
+    };
+  } catch (err) {
+    await server.release();
+    throw err;
+  }
 }
 
 /** host:port/database of a Postgres URL, without user or password. */
@@ -58,10 +75,10 @@ export function describePostgresUrl(url: string): string {
   }
 }
 
-async function openPostgres(url: string, max: number): Promise<Warehouse> {
-  const location = `Postgres at ${describePostgresUrl(url)}`;
+async function openPostgres(url: string, max: number, location: string): Promise<Warehouse> {
   const client = postgres(url, {
-    max,
+    // migrate() holds one connection for its lock while the migrator runs on another.
+    max: Math.max(2, max),
     onnotice: () => {},
     connect_timeout: 10,
     // Nothing but us reads these; keep numeric/bigint exact as strings (the default).
@@ -94,7 +111,7 @@ async function openPostgres(url: string, max: number): Promise<Warehouse> {
   };
 }
 
-/** postgres.js returns an array of rows, PGlite an object with `rows`. */
+/** The rows of a drizzle `execute` result (postgres.js: the array itself; others: `rows`). */
 export function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
