@@ -1,36 +1,26 @@
 // A newcomer's first commands, run as a user would: `tesync demo` twice on the embedded
 // warehouse (no DATABASE_URL, no Redis), then `tesync status` and `tesync sql`.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { spawn } from 'node:child_process';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
+import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 
 const requestsOf = (out: string) => Number(/requests: (\d+)/.exec(out)?.[1] ?? NaN);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 describe('demo, status and sql on the embedded warehouse', () => {
+  let folder: TempFolder;
   let cwd: string;
   let first: CliResult;
   let second: CliResult;
   beforeAll(async () => {
-    cwd = await mkdtemp(path.join(tmpdir(), 'tesync-demo-'));
+    folder = await embeddedFolder('tesync-demo');
+    cwd = folder.dir;
     first = await runCli(['demo', '--tokens', '6'], {}, { cwd, timeoutMs: 120_000 });
     second = await runCli(['demo', '--tokens', '6'], {}, { cwd, timeoutMs: 120_000 });
   }, 240_000);
   afterAll(async () => {
-    await rm(cwd, { recursive: true, force: true });
+    await folder?.cleanup();
   });
 
   it('syncs both sources and prints the summary and the example query', () => {
@@ -69,15 +59,20 @@ describe('demo, status and sql on the embedded warehouse', () => {
     expect((await runCli(['status', '--max-age', '0.000001'], {}, { cwd })).code).toBe(1);
   });
 
-  it('sql serves the embedded warehouse to a Postgres client', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'sql', '--port', String(port)], { cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+  it('sql keeps the embedded server up and prints a URL a Postgres client connects with', async () => {
+    const child = spawn(process.execPath, [BIN, 'sql'], { cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (d: Buffer) => d.toString().includes('Serving') && resolve());
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /psql "(postgres:\/\/[^"]+)"/.exec(out);
+          if (m) resolve(m[1]!);
+        });
         child.on('exit', (code) => reject(new Error(`tesync sql exited ${code}`)));
       });
-      const client = postgres(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1 });
+      expect(url).toMatch(/^postgres:\/\/tesync:[0-9a-f]{48}@127\.0\.0\.1:\d+\/tesync$/);
+      const client = postgres(url, { max: 1 });
       const rows = await client`select count(*)::int as n from app.screener_rows`;
       await client.end();
       expect(rows[0]!.n).toBeGreaterThan(0);
@@ -86,18 +81,20 @@ describe('demo, status and sql on the embedded warehouse', () => {
       const code = await new Promise((resolve) => child.on('exit', resolve));
       expect(code).toBe(0);
     }
+    // The last user gone, the server is stopped (a clean shutdown removes its postmaster.pid).
+    expect((await serverPids(cwd)).filter(isAlive)).toEqual([]);
   });
 });
 
 describe('a fresh folder', () => {
   it('status says nothing was synced and fails the health check', async () => {
-    const cwd = await mkdtemp(path.join(tmpdir(), 'tesync-empty-'));
+    const folder = await embeddedFolder('tesync-empty');
     try {
-      const r = await runCli(['status', '--max-age', '1'], {}, { cwd });
+      const r = await runCli(['status', '--max-age', '1'], {}, { cwd: folder.dir, timeoutMs: 120_000 });
       expect(r.code).toBe(1);
       expect(r.stdout).toContain('Nothing synced yet');
     } finally {
-      await rm(cwd, { recursive: true, force: true });
+      await folder.cleanup();
     }
   });
 });

@@ -1,10 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { runCli } from '../helpers/cli.ts';
+import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
 const SYNC_TABLES = ['contract_changes', 'raw_responses', 'requests', 'resource_fields', 'resource_kinds', 'resource_state', 'runs'];
@@ -61,17 +60,18 @@ describe('migrations on Postgres', () => {
   });
 });
 
-describe('migrations on embedded PGlite', () => {
-  let dir: string;
+describe('migrations on the embedded Postgres server', () => {
+  let folder: TempFolder;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'tesync-pglite-'));
+    folder = await embeddedFolder('tesync-embedded');
   });
   afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+    await folder?.cleanup();
   });
 
   it('creates the same schemas and tables, keeps them across reopen, and keeps numerics exact', async () => {
-    const w = await openWarehouse({ dataDir: dir });
+    const w = await openWarehouse({ dataDir: folder.dir });
+    expect(w.kind).toBe('embedded');
     await w.migrate();
     await w.migrate();
     expect(await describeWarehouse(w)).toEqual({ schemas: ['app', 'gateway', 'sync'], syncTables: SYNC_TABLES });
@@ -79,16 +79,16 @@ describe('migrations on embedded PGlite', () => {
     expect(row!.v).toBe('123456789012345678901234.567890123456');
     await w.close();
 
-    const again = await openWarehouse({ dataDir: dir });
+    const again = await openWarehouse({ dataDir: folder.dir });
     expect((await describeWarehouse(again)).syncTables).toEqual(SYNC_TABLES);
     await again.close();
   });
 
   it('`tesync migrate` with no DATABASE_URL uses TE_DATA_DIR', async () => {
-    const dataDir = path.join(dir, 'cli');
-    const r = await runCli(['migrate'], { TE_DATA_DIR: dataDir });
+    const dataDir = path.join(folder.dir, 'cli');
+    const r = await runCli(['migrate'], { TE_DATA_DIR: dataDir }, { timeoutMs: 120_000 });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`embedded PGlite warehouse in ${path.join(dataDir, 'warehouse')}`);
+    expect(r.stdout).toContain(`the embedded Postgres server in ${path.join(dataDir, 'postgres')}`);
     const w = await openWarehouse({ dataDir });
     expect((await describeWarehouse(w)).schemas).toEqual(['app', 'gateway', 'sync']);
     await w.close();
