@@ -87,7 +87,7 @@ describe('one embedded server, many commands at once', () => {
       ]);
       // sql's clients read while the demo writes.
       const client = postgres(sql.url, { max: 1, onnotice: () => {} });
-      const [{ n }] = await client<{ n: number }[]>`select count(*)::int as n from sync.runs`;
+      const n = (await client<{ n: number }[]>`select count(*)::int as n from sync.runs`)[0]!.n;
       await client.end();
       expect(n).toBeGreaterThanOrEqual(round);
       expect(await sql.stop()).toBe(0);
@@ -186,9 +186,9 @@ describe('real clients through tesync sql', () => {
       await b`set application_name to 'bi-tool'`;
       await b`create temp table scratch (x int)`;
       await b`insert into scratch values (1), (2)`;
-      const [{ n }] = await b<{ n: number }[]>`select count(*)::int as n from scratch`;
+      const n = (await b<{ n: number }[]>`select count(*)::int as n from scratch`)[0]!.n;
       expect(n).toBe(2);
-      const [{ t }] = await b<{ t: number }[]>`select count(*)::int as t from tokens`;
+      const t = (await b<{ t: number }[]>`select count(*)::int as t from tokens`)[0]!.t;
       expect(t).toBeGreaterThan(0);
       expect(await holding).toBe('gateway');
       const [settings] = await a<{ path: string; app: string; scratch: string | null }[]>`select current_setting('search_path') as path, current_setting('application_name') as app, to_regclass('scratch')::text as scratch`;
@@ -203,14 +203,14 @@ describe('real clients through tesync sql', () => {
     const a = postgres(server.url, { max: 1, onnotice: () => {} });
     const b = postgres(server.url, { max: 1, onnotice: () => {} });
     try {
-      const [{ pid }] = await b<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const pid = (await b<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
       const slow = b`select pg_sleep(30)`;
       const settled = slow.then(
         () => 'finished',
         (err: { code?: string }) => err.code,
       );
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const [{ cancelled }] = await a<{ cancelled: boolean }[]>`select pg_cancel_backend(${pid}) as cancelled`;
+      const cancelled = (await a<{ cancelled: boolean }[]>`select pg_cancel_backend(${pid}) as cancelled`)[0]!.cancelled;
       expect(cancelled).toBe(true);
       expect(await settled).toBe('57014');
       expect((await b`select 1 as one`)[0]!.one).toBe(1);
