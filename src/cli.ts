@@ -16,7 +16,7 @@ Commands:
                           one full walk of the configured sources, in this process
   status [--json] [--max-age HOURS]
                           freshness per source and resource group (exit 1 when stale)
-  sql [--port 5433]       serve the embedded warehouse to psql and BI tools
+  sql                     keep the embedded warehouse up; print its URL for psql and BI tools
   worker                  run scheduled walks and queued jobs (BullMQ on REDIS_URL) until SIGTERM
   enqueue [--schedule ID | --only GROUP,...] [--wait]
                           queue a walk now for the running workers
@@ -62,9 +62,7 @@ export async function main(argv: string[]): Promise<number> {
     // The simulator needs no configuration: run it with defaults.
     config = loadConfig({});
   }
-  // Only with Postgres: embedded PGlite's own memory dwarfs what it saves, and it costs CPU
-  // that an embedded sync (CPU-bound) would feel.
-  if (config.databaseUrl) limitHeapGrowth();
+  limitHeapGrowth();
   const logger = createLogger({ level: config.logLevel, secrets: config.secrets });
   const rest = argv.slice(argv.indexOf(name) + 1);
   try {

@@ -104,12 +104,12 @@ export const VARIABLES = {
       .trim()
       .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
       .optional(),
-    description: 'Postgres connection URL. Unset: an embedded PGlite warehouse under `TE_DATA_DIR`.',
+    description: 'Postgres connection URL. Unset: the embedded Postgres server tesync runs in `TE_DATA_DIR`.',
     example: 'postgres://user:pass@localhost:5432/tesync',
   },
   TE_DATA_DIR: {
     schema: z.string().trim().min(1).default('./.tesync'),
-    description: 'Folder for embedded data (the PGlite warehouse).',
+    description: "Folder for embedded data: the embedded Postgres server's cluster, password, port and log under `postgres/`.",
     default: './.tesync',
     example: '/var/lib/tesync',
   },
