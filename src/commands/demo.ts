@@ -15,8 +15,9 @@ import { formatSummary } from './sync.ts';
 
 const HELP = `Usage: tesync demo [--tokens N] [--json]
 
-Starts the bundled simulator, syncs both of its APIs into the warehouse (embedded PGlite
-under TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example query.`;
+Starts the bundled simulator, syncs both of its APIs into the warehouse (the embedded
+Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example
+query.`;
 
 export async function runDemo({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({

@@ -2,7 +2,7 @@
 // run at once (and one killed mid-write) leave it exact and consistent; real clients get all of
 // Postgres through `tesync sql`; nobody without its password gets in.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
@@ -261,6 +261,28 @@ describe('real clients through tesync sql', () => {
     } else {
       // Not root: another user's view is the file modes above (no other account to run as).
       expect(process.getuid?.()).toBe(statSync(passwordFile).uid);
+    }
+  });
+});
+
+describe('a folder an earlier tesync filled with PGlite', () => {
+  it('is left untouched, said in one line, and the new server is used', async () => {
+    const folder = await embeddedFolder('tesync-old-pglite');
+    try {
+      const old = path.join(folder.dir, '.tesync', 'warehouse');
+      mkdirSync(old, { recursive: true });
+      writeFileSync(path.join(old, 'PG_VERSION'), '17\n');
+      const r = await runCli(['migrate'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
+      expect(r.code, r.stderr).toBe(0);
+      const said = r.stderr.split('\n').filter((l) => l.includes('PGlite'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(old);
+      expect(readFileSync(path.join(old, 'PG_VERSION'), 'utf8')).toBe('17\n');
+      // Said once: the new server exists now.
+      const again = await runCli(['migrate'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
+      expect(again.stderr).not.toContain('PGlite');
+    } finally {
+      await folder.cleanup();
     }
   });
 });
