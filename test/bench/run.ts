@@ -2,15 +2,17 @@
 //
 //   npm run bench                      500 tokens, 3 years daily, 5 charts (about half an hour)
 //   npm run bench -- --quick           a smoke-sized run (about a minute)
-//   npm run bench -- --tokens 50 --days 365 --no-rss --no-pglite
+//   npm run bench -- --tokens 50 --days 365 --no-rss --no-embedded
 //   npm run bench -- --node-flags=--max-old-space-size=192   (runtime settings compared)
 //
 // Every sync runs in a child process (its CPU time and peak RSS are its own), against the
-// simulator in another child process (its CPU is reported apart). Figures go to stdout as a
-// table and to test/bench/results/<time>.json. See docs/performance.md for the method.
+// simulator in another child process (its CPU is reported apart). With the embedded warehouse,
+// the Postgres server tesync starts is sampled from here too (process-memory.ts). Figures go to
+// stdout as a table and to test/bench/results/<time>.json. See docs/performance.md for the
+// method.
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import postgres from 'postgres';
@@ -19,6 +21,8 @@ import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
 import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, total, type PerBucket } from './figures.ts';
 import { machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
+import { embeddedFolder } from '../helpers/embedded.ts';
+import { watchMemory, type MemoryPeak } from './process-memory.ts';
 import type { BudgetPolicy } from '../../src/upstream/budget.ts';
 import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
 import type { SimReply, SimRequest } from './sim-process.ts';
@@ -29,8 +33,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 export interface BenchOptions {
   scenario: Scenario;
   databaseUrl: string;
-  /** Tokens of the PGlite run (same scenario otherwise); null: no PGlite run. */
-  pgliteTokens: number | null;
+  /** Tokens of the embedded-warehouse run (same scenario otherwise); null: no such run. */
+  embeddedTokens: number | null;
   /** Token counts of the peak-RSS series (a count equal to the main run reuses it). */
   rssTokens: number[];
   /** Rows written again for the upsert-versus-COPY figure; 0: skipped. */
@@ -59,6 +63,8 @@ export interface RunFigures {
   /** Peak RSS of the first sync's process (process.resourceUsage().maxRSS). */
   fullMaxRssMb: number;
   baselineRssMb: number;
+  /** openWarehouse in the first sync's process (embedded: initdb and the server's start). */
+  fullOpenMs: number;
 }
 
 export interface PhaseFigures extends PhaseResult {
@@ -73,13 +79,18 @@ export interface PhaseFigures extends PhaseResult {
   rowsPerSec: number;
   /** What the rest of the machine did meanwhile (test/bench/machine.ts). */
   machine: MachineDuring;
+  /**
+   * Embedded: tesync's process and the server's processes, sampled over the sync process's
+   * whole life (start-up, the server's start, migration, the phase, closing); null otherwise.
+   */
+  withServer: MemoryPeak | null;
 }
 
 export interface BenchResult {
   startedAt: string;
   budgetPolicy: Partial<BudgetPolicy> | null;
   nodeFlags: string[];
-  machine: { cpus: number; cpuModel: string; memGb: number; node: string; postgres: string | null };
+  machine: { cpus: number; cpuModel: string; memGb: number; node: string; postgres: string | null; embeddedPostgres: string | null };
   scenario: Scenario;
   runs: RunFigures[];
   write: (WriteFloor & { upsertOverCopy: number | null }) | null;
@@ -99,7 +110,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
 
   // Postgres: first sync, unchanged re-sync, then the write path against COPY.
   const main = await withDatabase(o.databaseUrl, 'bench', async (url) => {
-    const figures = await scenarioRun(o, s, { kind: 'postgres', url });
+    const { figures } = await scenarioRun(o, s, { kind: 'postgres', url });
     if (o.writeRows > 0) {
       o.log(`write path: up to ${o.writeRows} rows through upsertRows and through COPY`);
       write = await withDatabase(o.databaseUrl, 'bench_write', async (targetUrl) => {
@@ -120,12 +131,18 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
   runs.push(main);
   rss.push({ tokens: s.tokens, peakRssMb: main.fullMaxRssMb, baselineRssMb: main.baselineRssMb, wallMs: main.full.wallMs, requests: main.full.requests });
 
-  if (o.pgliteTokens !== null) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'tesync-bench-pglite-'));
+  // The embedded warehouse: the same syncs with no DATABASE_URL, in a TE_DATA_DIR of their own.
+  let embeddedPostgres: string | null = null;
+  if (o.embeddedTokens !== null) {
+    // Traversable by the `postgres` user the server runs as under root; its cleanup stops a
+    // server a sync process that died left running.
+    const folder = await embeddedFolder('tesync-bench-embedded');
     try {
-      runs.push(await scenarioRun(o, { ...s, tokens: o.pgliteTokens }, { kind: 'pglite', dir }));
+      const run = await scenarioRun(o, { ...s, tokens: o.embeddedTokens }, { kind: 'embedded', dir: folder.dir });
+      embeddedPostgres = run.serverVersion;
+      runs.push(run.figures);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await folder.cleanup();
     }
   }
 
@@ -144,7 +161,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     startedAt: new Date(started).toISOString(),
     budgetPolicy: o.budgetPolicy ?? null,
     nodeFlags: o.nodeFlags ?? [],
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memGb: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: pgVersion },
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memGb: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: pgVersion, embeddedPostgres },
     scenario: s,
     runs,
     write,
@@ -165,7 +182,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
 }
 
 /** A first sync and an unchanged re-sync, each in a fresh process (as two `tesync sync` runs). */
-async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promise<RunFigures> {
+async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promise<{ figures: RunFigures; serverVersion: string | null }> {
   const necessary = requestsNecessary(new SimData({ seed: s.seed, tokens: s.tokens, historyDays: s.historyDays, chartsPerToken: s.chartsPerToken }).view(0), s);
   const floor = budgetFloorMs(necessary, s);
   return withSim(s, async (sim) => {
@@ -175,7 +192,7 @@ async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promis
     o.log(`${target.kind}: first sync took ${(full.phase.wallMs / 1000).toFixed(1)} s; unchanged re-sync`);
     const resync = await measuredPhase(sim, { scenario: s, simUrl: sim.url, target, phases: ['resync'], ...policy }, o);
     const necessaryTotal = total(necessary);
-    return {
+    const figures: RunFigures = {
       target: target.kind,
       tokens: s.tokens,
       requestsNecessary: { ...necessary, total: necessaryTotal },
@@ -186,7 +203,9 @@ async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promis
       resyncShare: ratio(resync.phase.requests, full.phase.requests),
       fullMaxRssMb: full.result.maxRssMb,
       baselineRssMb: full.result.baselineRssMb,
+      fullOpenMs: full.result.openMs,
     };
+    return { figures, serverVersion: full.result.serverVersion };
   });
 }
 
@@ -195,6 +214,7 @@ interface Measured {
   result: SyncJobResult;
   simCpuMs: number;
   machine: MachineDuring;
+  withServer: MemoryPeak | null;
 }
 
 async function measuredPhase(sim: SimHandle, job: SyncJob, o: BenchOptions): Promise<Measured> {
@@ -202,13 +222,13 @@ async function measuredPhase(sim: SimHandle, job: SyncJob, o: BenchOptions): Pro
   const settledMs = o.settleMaxMs > 0 ? await settle(0.15, o.settleMaxMs) : 0;
   const before = await sim.cpu();
   const m0 = readCpuTimes();
-  const result = await syncChild(job, o.nodeFlags ?? []);
+  const { result, withServer } = await syncChildWatched(job, o.nodeFlags ?? []);
   const m1 = readCpuTimes();
   const after = await sim.cpu();
   const phase = result.phases[0]!;
   const simCpuMs = after.cpuMs - before.cpuMs;
   const machine = machineDuring(m0, m1, result.processCpuMs + simCpuMs + (phase.postgresCpuMs ?? 0), settledMs);
-  return { phase, result, simCpuMs, machine };
+  return { phase, result, simCpuMs, machine, withServer };
 }
 
 function phaseFigures(m: Measured, necessary: number, floorMs: number | null): PhaseFigures {
@@ -223,8 +243,12 @@ function phaseFigures(m: Measured, necessary: number, floorMs: number | null): P
     cpuUsPerRow: ratio(p.cpuMs * 1000, p.rowsWritten),
     rowsPerSec: p.wallMs > 0 ? (p.rowsWritten * 1000) / p.wallMs : 0,
     machine: m.machine,
+    withServer: m.withServer,
   };
 }
+
+/** The target for tesync and the embedded server together, in MB. */
+export const EMBEDDED_MEMORY_TARGET_MB = 400;
 
 function judge(r: BenchResult): BenchResult['targets'] {
   const out: BenchResult['targets'] = [];
@@ -238,6 +262,16 @@ function judge(r: BenchResult): BenchResult['targets'] {
     out.push({ name: `429s after the first budget headers (${at})`, value: String(after), target: '0', met: after === 0 });
     const relearned = run.full.rateLimits.afterFirst429 + run.resync.rateLimits.afterFirst429;
     out.push({ name: `429s after a bucket's first 429 taught its window (${at})`, value: String(relearned), target: '0', met: relearned === 0 });
+    if (run.target === 'embedded') {
+      // Over both syncs: each is a process of its own, and starts the server again.
+      const peaks = [run.full.withServer, run.resync.withServer].filter((p): p is MemoryPeak => p !== null);
+      const rss = peaks.length ? Math.max(...peaks.map((p) => p.atPeak.totalMb)) : null;
+      const psses = peaks.map((p) => p.peakPssMb);
+      const pss = peaks.length && psses.every((p) => p !== null) ? Math.max(...(psses as number[])) : null;
+      const want = `< ${EMBEDDED_MEMORY_TARGET_MB}`;
+      out.push({ name: `peak RSS of tesync + its server, summed (${at}, MB)`, value: fmt(rss, 0), target: want, met: rss === null ? null : rss < EMBEDDED_MEMORY_TARGET_MB });
+      out.push({ name: `peak PSS of tesync + its server, shared pages once (${at}, MB)`, value: fmt(pss, 0), target: want, met: pss === null ? null : pss < EMBEDDED_MEMORY_TARGET_MB });
+    }
   }
   const u = r.write?.upsertOverCopy ?? null;
   out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.40', met: u === null ? null : u >= 0.4 });
@@ -298,12 +332,22 @@ async function withSim<T>(s: Scenario, fn: (sim: SimHandle) => Promise<T>): Prom
 }
 
 async function syncChild(job: SyncJob, nodeFlags: readonly string[] = []): Promise<SyncJobResult> {
+  return (await syncChildWatched(job, nodeFlags)).result;
+}
+
+/** The sync process; with the embedded target, its memory and its server's sampled meanwhile. */
+async function syncChildWatched(job: SyncJob, nodeFlags: readonly string[] = []): Promise<{ result: SyncJobResult; withServer: MemoryPeak | null }> {
   const child = forkTs('sync-process.ts', nodeFlags);
-  const reply = nextMessage<{ type: 'done'; result: SyncJobResult } | { type: 'error'; message: string }>(child);
-  child.send(job);
-  const m = await reply;
-  if (m.type === 'error') throw new Error(`sync process failed: ${m.message}`);
-  return m.result;
+  const watch = job.target.kind === 'embedded' && child.pid !== undefined ? watchMemory(child.pid, job.target.dir) : null;
+  try {
+    const reply = nextMessage<{ type: 'done'; result: SyncJobResult } | { type: 'error'; message: string }>(child);
+    child.send(job);
+    const m = await reply;
+    if (m.type === 'error') throw new Error(`sync process failed: ${m.message}`);
+    return { result: m.result, withServer: watch?.stop() ?? null };
+  } finally {
+    watch?.stop();
+  }
 }
 
 // ---- Postgres ----
@@ -346,7 +390,7 @@ export function formatTable(r: BenchResult): string {
   lines.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGb} GB, Node ${r.machine.node}, Postgres ${r.machine.postgres ?? '?'}`);
   lines.push('');
   const f = (v: number | null | undefined, d = 2) => (v === null || v === undefined ? 'n/a' : v.toFixed(d));
-  const rows: string[][] = [['run', 'phase', 'status', 'requests', 'necessary', 'made/nec', 'wall s', 'floor s', 'wall/floor', '429 (after hdr)', 'rows', 'rows/s', 'cpu ms/1k req', 'sim cpu ms/1k', 'pg cpu s', 'peak RSS MB', 'other cpu/steal %']];
+  const rows: string[][] = [['run', 'phase', 'status', 'requests', 'necessary', 'made/nec', 'wall s', 'floor s', 'wall/floor', '429 (after hdr)', 'rows', 'rows/s', 'cpu ms/1k req', 'sim cpu ms/1k', 'pg cpu s', 'peak RSS MB', 'with server RSS (PSS) MB', 'other cpu/steal %']];
   for (const run of r.runs) {
     for (const p of [run.full, run.resync]) {
       rows.push([
@@ -366,11 +410,26 @@ export function formatTable(r: BenchResult): string {
         f(p.simCpuMsPer1000Requests, 0),
         p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
         f(p.peakRssMb, 0),
+        p.withServer ? `${f(p.withServer.atPeak.totalMb, 0)} (${f(p.withServer.peakPssMb, 0)})` : '',
         p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
       ]);
     }
   }
   lines.push(...table(rows), '');
+  for (const run of r.runs) {
+    if (run.target !== 'embedded') continue;
+    for (const p of [run.full, run.resync]) {
+      const m = p.withServer?.atPeak;
+      if (!m) continue;
+      const q = p.withServer!.atPeakPss;
+      lines.push(
+        `embedded ${run.tokens}, ${p.phase}: summed RSS peak ${f(m.totalMb, 0)} MB (tesync ${f(m.tesyncMb, 0)}, server ${f(m.serverMb, 0)} in ${m.serverProcesses} processes); ` +
+          (q ? `PSS peak ${f(q.pssMb, 0)} MB (tesync ${f(q.tesyncPssMb, 0)}, server ${f(q.serverPssMb, 0)})` : 'PSS unreadable'),
+      );
+    }
+    lines.push(`embedded ${run.tokens}: the first sync's process opened the warehouse (initdb, server start) in ${f(run.fullOpenMs / 1000, 1)} s; Postgres ${r.machine.embeddedPostgres ?? '?'}`);
+  }
+  if (r.runs.some((run) => run.target === 'embedded')) lines.push('');
   if (r.write) {
     const w = r.write;
     lines.push(`write path (${w.rows} rows, one transaction per token): upsertRows ${f(w.upsertRowsPerSec, 0)} rows/s, again as updates ${f(w.reupsertRowsPerSec, 0)} rows/s, raw COPY ${f(w.copyRowsPerSec, 0)} rows/s → ${f(w.upsertOverCopy, 3)} of COPY`);
@@ -428,12 +487,12 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       ? { appPublic: null, appKey: null, gateway: null }
       : { appPublic: { limit, windowMs }, appKey: { limit: Math.max(1, Math.floor(limit / 2)), windowMs }, gateway: { limit, windowMs } },
   };
-  const pglite = args.has('no-pglite') ? null : num('pglite-tokens', quick ? Math.min(10, tokens) : 100);
+  const embedded = args.has('no-embedded') ? null : num('embedded-tokens', quick ? Math.min(10, tokens) : 100);
   const rssTokens = args.has('no-rss') ? [] : list('rss-tokens', quick ? [10, 20, 40] : [100, 500, 1000]);
   return {
     scenario,
     databaseUrl: (args.get('database-url') as string | undefined) ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    pgliteTokens: pglite,
+    embeddedTokens: embedded,
     rssTokens,
     writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),
     settleMaxMs: args.has('no-settle') ? 0 : 60_000,

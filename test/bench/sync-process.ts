@@ -1,7 +1,9 @@
-// One tesync in one process: the in-process sync of `tesync sync` against the simulator,
-// into Postgres or PGlite, for the phases asked (a first sync into an empty warehouse, then
-// an unchanged re-sync). Its own CPU time and peak RSS are what the bench reports, so it runs
-// in a child process of its own (see runSyncChild); runSyncPhases is the same code in-process.
+// One tesync in one process: the in-process sync of `tesync sync` against the simulator, into
+// a Postgres database (DATABASE_URL) or, with no DATABASE_URL, the embedded Postgres server
+// tesync runs in its TE_DATA_DIR, for the phases asked (a first sync into an empty warehouse,
+// then an unchanged re-sync). Its own CPU time and peak RSS are what the bench reports, so it
+// runs in a child process of its own (run.ts syncChild); runSyncPhases is the same code
+// in-process.
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { performSync } from '../../src/commands/sync-session.ts';
@@ -14,7 +16,8 @@ import { CLOCK_TICK_MS } from './machine.ts';
 import { emptyBuckets, rateLimitReport, type PerBucket, type RateLimitReport, type RequestRow } from './figures.ts';
 import { syncEnv, type BucketName, type Scenario } from './scenario.ts';
 
-export type Target = { kind: 'postgres'; url: string } | { kind: 'pglite'; dir: string };
+/** `postgres`: a database of a server the bench was given; `embedded`: a TE_DATA_DIR of tesync's own. */
+export type Target = { kind: 'postgres'; url: string } | { kind: 'embedded'; dir: string };
 
 export interface SyncJob {
   scenario: Scenario;
@@ -35,9 +38,13 @@ export interface PhaseResult {
   rateLimits: RateLimitReport;
   rowsWritten: number;
   failed: number;
-  /** CPU time of this process (tesync, and PGlite when embedded). */
+  /** CPU time of this process (tesync). */
   cpuMs: number;
-  /** CPU time of the Postgres backends serving this process; null for PGlite or when unreadable. */
+  /**
+   * CPU time of the Postgres processes serving this process: its backends, and with the
+   * embedded server its background processes too (the whole server is tesync's). Null when
+   * unreadable; a process that exits during the phase is not counted.
+   */
   postgresCpuMs: number | null;
   /** Highest RSS sampled during the phase. */
   peakRssMb: number;
@@ -45,7 +52,11 @@ export interface PhaseResult {
 
 export interface SyncJobResult {
   target: Target['kind'];
+  /** openWarehouse: with the embedded target, the server's initdb (first time) and start. */
+  openMs: number;
   migrateMs: number;
+  /** The server's version (`show server_version`). */
+  serverVersion: string | null;
   /** RSS once modules are loaded and the warehouse migrated, before the sync. */
   baselineRssMb: number;
   phases: PhaseResult[];
@@ -59,10 +70,19 @@ export interface SyncJobResult {
 
 const RSS_SAMPLE_MS = 100;
 
+/** The environment of `tesync sync` for this job: DATABASE_URL, or none and a TE_DATA_DIR. */
+export function jobEnv(job: SyncJob): Record<string, string> {
+  const where: Record<string, string> = job.target.kind === 'postgres' ? { DATABASE_URL: job.target.url } : { TE_DATA_DIR: job.target.dir };
+  return { ...syncEnv(job.scenario, job.simUrl), ...where };
+}
+
 export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
-  const config = loadConfig(syncEnv(job.scenario, job.simUrl));
+  const config = loadConfig(jobEnv(job));
   const logger = createLogger({ level: 'warn', secrets: config.secrets });
-  const warehouse = await openWarehouse(job.target.kind === 'postgres' ? { databaseUrl: job.target.url, dataDir: '' } : { dataDir: job.target.dir });
+  // As `tesync sync` opens it (src/commands/sync.ts).
+  const o0 = Date.now();
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const openMs = Date.now() - o0;
   try {
     const m0 = Date.now();
     await warehouse.migrate();
@@ -98,7 +118,8 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
     }
     const rows = await tableRows(warehouse);
     const usage = process.cpuUsage();
-    return { target: job.target.kind, migrateMs, baselineRssMb, phases, maxRssMb: process.resourceUsage().maxRSS / 1024, processCpuMs: (usage.user + usage.system) / 1000, tableRows: rows };
+    const [version] = await warehouse.query<{ server_version: string }>(sql`show server_version`).catch(() => []);
+    return { target: job.target.kind, openMs, migrateMs, serverVersion: version?.server_version ?? null, baselineRssMb, phases, maxRssMb: process.resourceUsage().maxRSS / 1024, processCpuMs: (usage.user + usage.system) / 1000, tableRows: rows };
   } finally {
     await warehouse.close();
   }
@@ -134,14 +155,24 @@ async function tableRows(w: Warehouse): Promise<Record<string, number>> {
   return out;
 }
 
-/** Clock ticks of each Postgres backend of this database, read from /proc (same machine). */
+/**
+ * Clock ticks of each Postgres process serving this one, read from /proc (same machine): the
+ * backends of this database on a shared server; every process pg_stat_activity lists (the
+ * checkpointer, the WAL writer... included) on the embedded server, which is tesync's alone.
+ */
 async function postgresCpu(w: Warehouse): Promise<Map<number, number> | null> {
-  if (w.kind !== 'postgres') return null;
   try {
-    const rows = await w.query<{ pid: number }>(sql`select pid from pg_stat_activity where datname = current_database()`);
+    const rows = await w.query<{ pid: number }>(w.kind === 'postgres' ? sql`select pid from pg_stat_activity where datname = current_database()` : sql`select pid from pg_stat_activity`);
     const out = new Map<number, number>();
     for (const { pid } of rows) {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch (err) {
+        // Gone since the query (an autovacuum worker, a closed connection): not counted.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
       // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(Number(pid), Number(fields[11]) + Number(fields[12]));
@@ -161,8 +192,8 @@ function cpuDelta(before: Map<number, number>, after: Map<number, number>): numb
 /** Child-process entry: one `run` message in, one result (or error) out. */
 if (process.send && process.argv[1]?.endsWith('sync-process.ts')) {
   process.once('message', (job: SyncJob) => {
-    // As `tesync sync` does (src/cli.ts): with Postgres only.
-    if (job.target.kind === 'postgres') limitHeapGrowth();
+    // As `tesync sync` does (src/cli.ts).
+    limitHeapGrowth();
     runSyncPhases(job).then(
       (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
       (err: unknown) => process.send!({ type: 'error', message: (err as Error).stack ?? String(err) }, () => process.exit(1)),

@@ -1,5 +1,6 @@
-// The bench's code path at a tiny scale: child processes, both warehouses, the write floor
-// and the RSS series all run, and every figure comes out computed. Timing targets are the
+// The bench's code path at a tiny scale: child processes, both warehouses (a Postgres database,
+// and the embedded server in a folder of its own), the write floor and the RSS series all run,
+// and every figure comes out computed. Timing targets are the
 // bench's business (npm run bench), not the test suite's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTable, runBench, type BenchResult } from '../bench/run.ts';
@@ -21,7 +22,7 @@ describe('npm run bench, tiny', () => {
         budgets: { appPublic: { limit: 40, windowMs: 2000 }, appKey: { limit: 20, windowMs: 2000 }, gateway: { limit: 40, windowMs: 2000 } },
       },
       databaseUrl: db.databaseUrl,
-      pgliteTokens: 2,
+      embeddedTokens: 2,
       rssTokens: [2, 3],
       writeRows: 500,
       resultsDir: null,
@@ -29,11 +30,11 @@ describe('npm run bench, tiny', () => {
       settleMaxMs: 0,
       log: () => {},
     });
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => db?.drop());
 
   it('computes every figure', () => {
-    expect(result.runs.map((r) => r.target)).toEqual(['postgres', 'pglite']);
+    expect(result.runs.map((r) => r.target)).toEqual(['postgres', 'embedded']);
     for (const run of result.runs) {
       expect(run.requestsNecessary.total).toBeGreaterThan(0);
       expect(run.floorMs).toBeGreaterThan(0);
@@ -54,8 +55,19 @@ describe('npm run bench, tiny', () => {
         expect(run.full.machine.stealShare).toBeGreaterThanOrEqual(0);
       }
       expect(run.full.machine.settledMs).toBe(0);
+      expect(run.full.postgresCpuMs).not.toBeNull();
     }
-    expect(result.runs[0]!.full.postgresCpuMs).not.toBeNull();
+    // The embedded server's processes were found and counted beside tesync's, in both syncs.
+    const embedded = result.runs[1]!;
+    expect(result.machine.embeddedPostgres).toMatch(/^\d+\.\d+/);
+    for (const p of [embedded.full, embedded.resync]) {
+      expect(p.withServer!.atPeak.serverProcesses).toBeGreaterThan(1);
+      expect(p.withServer!.atPeak.serverMb).toBeGreaterThan(0);
+      expect(p.withServer!.atPeak.tesyncMb).toBeGreaterThan(0);
+      expect(p.withServer!.atPeak.totalMb).toBeCloseTo(p.withServer!.atPeak.tesyncMb + p.withServer!.atPeak.serverMb, 6);
+    }
+    expect(result.runs[0]!.full.withServer).toBeNull();
+    expect(result.targets.map((t) => t.name)).toContain('peak RSS of tesync + its server, summed (embedded, 2 tokens, MB)');
     expect(result.write!.rows).toBeGreaterThan(0);
     expect(Number.isFinite(result.write!.upsertOverCopy)).toBe(true);
     expect(result.rss.map((r) => r.tokens)).toEqual([2, 3]);
