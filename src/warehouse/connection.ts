@@ -16,6 +16,8 @@ export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
+const EMBEDDED_POOL = 4;
+
 // Any fixed 64-bit number: every tesync process migrating the same database takes it.
 const MIGRATION_LOCK = 7_281_190_437_355_201n;
 
@@ -46,7 +48,9 @@ export async function openWarehouse(options: WarehouseOptions): Promise<Warehous
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10, `Postgres at ${describePostgresUrl(options.databaseUrl)}`);
   const server = await acquireEmbeddedServer(options.dataDir);
   try {
-    const w = await openPostgres(server.url, options.maxConnections ?? 10, server.location);
+    // Each connection is a server process on the user's machine: fewer than for a Postgres of
+    // one's own, where writes are not what a sync waits for either.
+    const w = await openPostgres(server.url, options.maxConnections ?? EMBEDDED_POOL, server.location);
     return {
       ...w,
       kind: 'embedded',

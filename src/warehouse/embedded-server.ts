@@ -210,9 +210,19 @@ async function ensureRunning(l: Layout, owner: ServerUser | null): Promise<numbe
   return port;
 }
 
+/**
+ * Settings for a server on someone's laptop beside everything else they run, given at each
+ * start (so folders initialised earlier get them too): a small buffer cache, and no processes
+ * beyond what a sync needs (no parallel query workers, two autovacuum workers). Each process
+ * that touches shared buffers maps them: a smaller cache costs far less memory than it costs
+ * speed here, the data arriving at the upstream's rate (docs/performance.md has the figures).
+ */
+const SERVER_SETTINGS = ['shared_buffers=32MB', 'max_parallel_workers_per_gather=0', 'autovacuum_max_workers=2', 'max_logical_replication_workers=0'];
+
 async function start(l: Layout, owner: ServerUser | null, port: number): Promise<void> {
   const { pgCtl } = await binaries();
-  await runAs(owner, pgCtl, ['start', '-D', l.data, '-l', path.join(l.log, 'server.log'), '-w', '-t', String(START_TIMEOUT_S), '-o', `-p ${port}`]).catch((err: unknown) => {
+  const options = [`-p ${port}`, ...SERVER_SETTINGS.map((s) => `-c ${s}`)].join(' ');
+  await runAs(owner, pgCtl, ['start', '-D', l.data, '-l', path.join(l.log, 'server.log'), '-w', '-t', String(START_TIMEOUT_S), '-o', options]).catch((err: unknown) => {
     throw new WarehouseError(`the embedded Postgres server in ${l.data} did not start: ${(err as Error).message} (its log: ${path.join(l.log, 'server.log')})`);
   });
 }

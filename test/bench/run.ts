@@ -256,7 +256,7 @@ function judge(r: BenchResult): BenchResult['targets'] {
   for (const run of r.runs) {
     const at = `${run.target}, ${run.tokens} tokens`;
     const w = run.full.wallOverFloor;
-    out.push({ name: `full sync wall time / floor (${at})`, value: fmt(w), target: '<= 1.15', met: w === null ? null : w <= 1.15 });
+    out.push({ name: `full sync wall time / floor (${at})`, value: fmt(w), target: '<= 1.05', met: w === null ? null : w <= 1.05 });
     out.push({ name: `re-sync requests / full sync requests (${at})`, value: fmt(run.resyncShare, 3), target: '<= 0.20', met: run.resyncShare === null ? null : run.resyncShare <= 0.2 });
     const after = run.full.rateLimits.afterHeaders + run.resync.rateLimits.afterHeaders;
     out.push({ name: `429s after the first budget headers (${at})`, value: String(after), target: '0', met: after === 0 });
@@ -269,12 +269,14 @@ function judge(r: BenchResult): BenchResult['targets'] {
       const psses = peaks.map((p) => p.peakPssMb);
       const pss = peaks.length && psses.every((p) => p !== null) ? Math.max(...(psses as number[])) : null;
       const want = `< ${EMBEDDED_MEMORY_TARGET_MB}`;
-      out.push({ name: `peak RSS of tesync + its server, summed (${at}, MB)`, value: fmt(rss, 0), target: want, met: rss === null ? null : rss < EMBEDDED_MEMORY_TARGET_MB });
+      // Shown, not judged: summed RSS counts every shared page (the server's binary and
+      // libraries, its buffer cache) once per server process that touched it.
+      out.push({ name: `peak RSS of tesync + its server, summed (${at}, MB)`, value: fmt(rss, 0), target: '(shown)', met: null });
       out.push({ name: `peak PSS of tesync + its server, shared pages once (${at}, MB)`, value: fmt(pss, 0), target: want, met: pss === null ? null : pss < EMBEDDED_MEMORY_TARGET_MB });
     }
   }
   const u = r.write?.upsertOverCopy ?? null;
-  out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.40', met: u === null ? null : u >= 0.4 });
+  out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.50', met: u === null ? null : u >= 0.5 });
   const biggest = [...r.rss].sort((a, b) => b.tokens - a.tokens)[0];
   if (biggest) out.push({ name: `peak RSS at ${biggest.tokens} tokens (MB)`, value: fmt(biggest.peakRssMb, 0), target: '< 300', met: biggest.peakRssMb < 300 });
   out.push({ name: `peak RSS growth ${r.rss[0]?.tokens ?? '?'} → ${biggest?.tokens ?? '?'} tokens`, value: r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`, target: '< 20%', met: r.rssGrowth === null ? null : r.rssGrowth < 0.2 });
