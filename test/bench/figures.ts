@@ -1,5 +1,7 @@
 // Pure arithmetic of the bench: what a sync must request, the floor the rate budget sets,
 // and what the request log says about 429s. No IO here, so the smoke test can check it.
+import { planTimeframes } from '../../jobs/gateway/timeframes.ts';
+import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import type { SimDataset } from '../../src/sim/dataset-types.ts';
 import type { BucketName, Scenario } from './scenario.ts';
 
@@ -31,7 +33,8 @@ export function requestsNecessary(data: SimDataset, s: Pick<Scenario, 'gatewayPe
     for (const p of s.gatewayPeriods) if (data.gatewayTrend(g.slug, p) !== null) n.gateway += 1;
     const charts = data.gatewayCharts(g.slug) ?? [];
     if (charts.length > 0) n.gateway += 1;
-    for (const c of charts) n.gateway += s.gatewayTimeframes.filter((tf) => c.timeframes.includes(tf)).length;
+    // As tesync plans them: a configured timeframe a chart does not list is mirrored at its longest.
+    for (const c of charts) n.gateway += planTimeframes(c.timeframes, s.gatewayTimeframes, GATEWAY_TIMEFRAMES).fetches.length;
   }
   return n;
 }
