@@ -3,11 +3,12 @@
 // the list came back whole: a failed or partial list never delists anything. A token route
 // that answered 404 `token_not_found` is not planned again until the list says the token is
 // back (not-found.ts: its `freshness` changed, or it was unlisted and is listed again).
-import { and, inArray, isNull, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
+import { resourceState } from '../../schema/warehouse/sync.ts';
 import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { commit, rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
@@ -106,12 +107,18 @@ export const appTokensJob = defineJob({
             .set({ delistedAt: ctx.now() })
             .where(and(isNull(tokens.delistedAt), notInArray(tokens.slug, rows.map((r) => r.slug))));
         }
-        if (!ctx.settings.appBundles) {
+        if (!ctx.settings.appBundles && rows.length > 0) {
           // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched.
+          // Their state says so too: an `ok` left there would let the next run with a key
+          // skip them as unchanged, and the rows would stay `skipped`.
           await tx
             .insert(researchBundles)
             .values(rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) })))
             .onConflictDoUpdate({ target: researchBundles.tokenSlug, set: { status: sql`'skipped'`, fetchedAt: ctx.now(), runId: ctx.runId } });
+          await tx
+            .update(resourceState)
+            .set({ status: 'skipped', lastRunId: ctx.runId })
+            .where(and(eq(resourceState.source, 'app'), inArray(resourceState.resource, rows.map((r) => appBundleJob.resource({ slug: r.slug })))));
         }
         return written;
       },

@@ -76,6 +76,19 @@ describe('app sync', () => {
     await expectAppMirror(w, sim.data, { bundles: 'ok' });
   });
 
+  it('a sync without the key marks bundles skipped, and the next with it fetches them again', async () => {
+    const bundles = () =>
+      tw.warehouse.query<{ status: string; summary: string | null }>(sql`select b.status, b.summary from app.research_bundles b join app.tokens t on t.slug = b.token_slug where t.delisted_at is null`);
+    expect((await bundles()).every((b) => b.status === 'ok')).toBe(true);
+    await syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app']);
+    const skipped = await bundles();
+    expect(skipped.every((b) => b.status === 'skipped' && b.summary !== null)).toBe(true);
+    sim.resetRequests();
+    await syncOnce(sim, tw.warehouse, testLog.logger, { appKey }, ['app']);
+    expect(sim.requests.filter((r) => r.path.endsWith('/full')).length).toBe(skipped.length);
+    expect((await bundles()).every((b) => b.status === 'ok')).toBe(true);
+  });
+
   it('keeps every secret out of the logs and the database', async () => {
     expect(testLog.lines().length).toBeGreaterThan(10);
     expect(testLog.lines().join('\n')).not.toContain(appKey);
