@@ -147,9 +147,10 @@ describe('one embedded server, many commands at once', () => {
 describe('real clients through tesync sql', () => {
   let folder: TempFolder;
   let server: Awaited<ReturnType<typeof startSql>>;
+  let demo: CliResult;
   beforeAll(async () => {
     folder = await embeddedFolder('tesync-clients');
-    const demo = await runCli(['demo', '--tokens', '4'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
+    demo = await runCli(['demo', '--tokens', '4'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
     expect(demo.code, demo.stderr).toBe(0);
     server = await startSql(folder.dir);
   }, DEMO_TIMEOUT);
@@ -254,6 +255,10 @@ describe('real clients through tesync sql', () => {
     // Only its owner can read the password; no one gets in without it.
     const passwordFile = path.join(folder.dir, '.tesync', 'postgres', 'password');
     expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+    // Printed by `tesync sql` alone: no other command's output or log has it.
+    const password = readFileSync(passwordFile, 'utf8').trim();
+    expect(password).toMatch(/^[0-9a-f]{48}$/);
+    expect(demo.stdout + demo.stderr).not.toContain(password);
     expect(statSync(path.join(folder.dir, '.tesync', 'postgres', 'data')).mode & 0o077).toBe(0);
     if (process.getuid?.() === 0) {
       await expect(run('runuser', ['-u', 'nobody', '--', 'cat', passwordFile])).rejects.toThrow(/Permission denied/);
