@@ -8,6 +8,8 @@ COPY scripts ./scripts
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
+# The bundled simulator, for `tesync demo`.
+COPY sim ./sim
 COPY jobs ./jobs
 COPY schema ./schema
 COPY drizzle ./drizzle

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../config.ts';
-import { startSimulator } from '../sim/index.ts';
+import { startSimulator } from '../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
 import type { CommandContext } from './context.ts';
 import { exampleQuery, formatRows } from './examples.ts';

@@ -1,8 +1,7 @@
 // `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { startSimulator, type SimForms, type SimOptions } from '../sim/index.ts';
-import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from '../sim/forms.ts';
+import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync sim [options]

@@ -2,7 +2,7 @@
 // and what the request log says about 429s. No IO here, so the smoke test can check it.
 import { planTimeframes } from '../../jobs/gateway/timeframes.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
-import type { SimDataset } from '../../src/sim/dataset-types.ts';
+import type { SimDataset } from '../../sim/dataset-types.ts';
 import type { BucketName, Scenario } from './scenario.ts';
 
 export type PerBucket = Record<BucketName, number>;

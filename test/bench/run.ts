@@ -16,7 +16,7 @@ import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import postgres from 'postgres';
-import { SimData } from '../../src/sim/data.ts';
+import { SimData } from '../../sim/data.ts';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
 import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
 import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, total, type PerBucket } from './figures.ts';

@@ -1,7 +1,7 @@
 // The bench scenario: what the simulator serves, how fast, and under which rate budget.
 // Shared by the orchestrator (test/bench/run.ts) and its child processes.
-import type { Period, Timeframe } from '../../src/sim/dataset-types.ts';
-import type { SimOptions } from '../../src/sim/index.ts';
+import type { Period, Timeframe } from '../../sim/dataset-types.ts';
+import type { SimOptions } from '../../sim/index.ts';
 
 export const APP_KEY = 'bench_app_key_0123456789';
 export const GATEWAY_KEY = 'bench_gw_key_0123456789';

@@ -1,7 +1,7 @@
 // The simulator in a process of its own, so that what it spends (generating and serving a
 // token's years of history costs it tens of milliseconds) is measured apart from tesync.
 // Driven over the IPC channel: start → {url}; cpu → its CPU time; close → exits.
-import { startSimulator, type SimOptions, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
 
 export type SimRequest = { type: 'start'; options: SimOptions } | { type: 'cpu' } | { type: 'close' };
 export type SimReply = { type: 'ready'; url: string } | { type: 'cpu'; cpuMs: number; requests: number } | { type: 'error'; message: string };

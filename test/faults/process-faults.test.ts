@@ -6,14 +6,14 @@ import { existsSync, readdirSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
 import { expectAppMirror } from '../helpers/app-mirror.ts';
 import { BIN, childEnv } from '../helpers/cli.ts';
 import { createTestDatabase, createTestLogger, type TestDatabase } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { recordFigure } from './figures.ts';
-import { Rng } from '../../src/sim/random.ts';
+import { Rng } from '../../sim/random.ts';
 
 const KILL_RUNS = 20;
 

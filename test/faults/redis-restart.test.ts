@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../helpers/workers.ts';
 import { recordFigure } from './figures.ts';

@@ -3,7 +3,7 @@
 // database (pg_dump of every table), and never on a public route's request.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 import { recordFigure } from './figures.ts';

@@ -2,7 +2,7 @@
 // compared as Postgres numeric text against the literal the simulator sent.
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
-import type { AppMetricValue, SimDataset } from '../../src/sim/dataset-types.ts';
+import type { AppMetricValue, SimDataset } from '../../sim/dataset-types.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 
 type Row = Record<string, string | null>;

@@ -2,7 +2,7 @@
 // numeric text with the literal sent.
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
-import type { Period, SimDataset, Timeframe } from '../../src/sim/dataset-types.ts';
+import type { Period, SimDataset, Timeframe } from '../../sim/dataset-types.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 
 type Row = Record<string, string | null>;

@@ -2,7 +2,7 @@
 import { loadConfig } from '../../src/config.ts';
 import { performSync, type SyncOutcome } from '../../src/commands/sync-session.ts';
 import type { Logger } from '../../src/logger.ts';
-import type { Simulator } from '../../src/sim/index.ts';
+import type { Simulator } from '../../sim/index.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import type { Source } from '../../jobs/index.ts';

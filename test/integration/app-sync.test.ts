@@ -1,7 +1,7 @@
 // The app source end to end: simulator over real HTTP → tesync → real Postgres.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { appCounts, contentDigest, expectAppMirror } from '../helpers/app-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';

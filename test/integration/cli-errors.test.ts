@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 

@@ -1,7 +1,7 @@
 // Field-level schema drift end to end: simulator → tesync → sync.resource_fields and
 // sync.contract_changes (`change = 'fields'`), with one "drift" log line per change.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { q } from '../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';

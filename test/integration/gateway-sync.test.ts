@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { performSync, type SyncOutcome } from '../../src/commands/sync-session.ts';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
-import type { Period, Timeframe } from '../../src/sim/dataset-types.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import type { Period, Timeframe } from '../../sim/dataset-types.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { contentDigest, expectAppMirror } from '../helpers/app-mirror.ts';

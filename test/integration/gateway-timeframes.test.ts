@@ -3,8 +3,8 @@
 // its points stored under that timeframe, and the substitution recorded (gateway.charts,
 // the chart job's resource state, one log line).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
-import type { Timeframe } from '../../src/sim/dataset-types.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import type { Timeframe } from '../../sim/dataset-types.ts';
 import { count, expectedTimeframes, expectGatewayMirror, json, q } from '../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';

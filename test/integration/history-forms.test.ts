@@ -4,9 +4,9 @@
 // nothing of it written) and the streams are fetched one by one instead, then straight away.
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
-import type { SimForms } from '../../src/sim/types.ts';
-import { HISTORY_METRICS } from '../../src/sim/metrics-catalog.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import type { SimForms } from '../../sim/types.ts';
+import { HISTORY_METRICS } from '../../sim/metrics-catalog.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 

@@ -3,7 +3,7 @@
 // is recorded `not_found`, is not asked again on later syncs, and is asked again once its
 // list or catalog says it is back (its marker moved, or it was left out and is listed again).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { json, q } from '../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';

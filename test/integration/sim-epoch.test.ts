@@ -1,6 +1,6 @@
 // The epoch switch and determinism, as served over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { get, withoutServedAt } from '../unit/sim/support.ts';
 
 const auth = { authorization: 'Bearer gw' };

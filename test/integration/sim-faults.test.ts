@@ -1,6 +1,6 @@
 // Injected faults, as a client sees them on the wire.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { get, rawGet } from '../unit/sim/support.ts';
 
 let sim: Simulator;

@@ -1,7 +1,7 @@
 // Every open response form the contract lists, as the simulator serves it.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isLosslessNumber } from 'lossless-json';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { get, withoutServedAt } from '../unit/sim/support.ts';
 
 let sim: Simulator;

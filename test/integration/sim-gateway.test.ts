@@ -1,6 +1,6 @@
 // The simulator's gateway (/v1 and /openapi-product.json) over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { get } from '../unit/sim/support.ts';
 
 let sim: Simulator;

@@ -1,6 +1,6 @@
 // Rate limits, scripted answers and request recording.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type SimOptions, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
 import { get } from '../unit/sim/support.ts';
 
 const open: Simulator[] = [];

@@ -2,7 +2,7 @@
 // its auth rules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLosslessNumber } from 'lossless-json';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { get } from '../unit/sim/support.ts';
 
 let sim: Simulator;

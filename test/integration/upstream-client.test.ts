@@ -14,7 +14,7 @@ import {
   UpstreamServerError,
   UpstreamTimeoutError,
 } from '../../src/errors.ts';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder, type UpstreamConfig, type UpstreamOptions } from '../../src/upstream/index.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
 

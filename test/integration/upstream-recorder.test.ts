@@ -2,7 +2,7 @@
 // once per distinct content, numbers exact, no host and no key anywhere.
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, WarehouseRecorder, type Upstream } from '../../src/upstream/index.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';

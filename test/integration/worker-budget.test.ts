@@ -4,13 +4,13 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/errors.ts';
-import { startSimulator } from '../../src/sim/index.ts';
+import { startSimulator } from '../../sim/index.ts';
 import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, observe, RESERVE_REASON, type BucketState, type Observation } from '../../src/upstream/budget-state.ts';
 import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../src/upstream/index.ts';
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
-import { Rng } from '../../src/sim/random.ts';
+import { Rng } from '../../sim/random.ts';
 
 let redisUrl: string;
 let redis: Redis;

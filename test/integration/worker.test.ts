@@ -5,7 +5,7 @@
 import { Queue } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type SimOptions, type Simulator } from '../../src/sim/index.ts';
+import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
 import { expectAppMirror } from '../helpers/app-mirror.ts';
 import { runCli } from '../helpers/cli.ts';
 import { expectGatewayMirror } from '../helpers/gateway-mirror.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'lossless-json';
 import { isLosslessNumber, jsonText, LosslessNumber, parseJson, stringifyJson, writeJson } from '../../src/json.ts';
 import { readDecimal } from '../../schema/upstream/values.ts';
-import { Rng } from '../../src/sim/random.ts';
+import { Rng } from '../../sim/random.ts';
 
 const decimalText = (v: unknown) => {
   const d = readDecimal(v);

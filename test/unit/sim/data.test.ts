@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SimData } from '../../../src/sim/data.ts';
-import { isCanonicalDecimal, significantDigits } from '../../../src/sim/decimal.ts';
+import { SimData } from '../../../sim/data.ts';
+import { isCanonicalDecimal, significantDigits } from '../../../sim/decimal.ts';
 
 const params = { seed: 42, tokens: 12, historyDays: 120, chartsPerToken: 3 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalDecimal, compareDecimal, decimalFromFloat, isCanonicalDecimal, significantDigits } from '../../../src/sim/decimal.ts';
-import { Rng, choose, hash32 } from '../../../src/sim/random.ts';
+import { canonicalDecimal, compareDecimal, decimalFromFloat, isCanonicalDecimal, significantDigits } from '../../../sim/decimal.ts';
+import { Rng, choose, hash32 } from '../../../sim/random.ts';
 
 describe('decimal strings', () => {
   it('makes canonical literals with exactly the asked significant digits', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NO_FAULTS, mergeFaults, planFaults } from '../../../src/sim/faults.ts';
+import { NO_FAULTS, mergeFaults, planFaults } from '../../../sim/faults.ts';
 
 describe('fault plans', () => {
   it('are deterministic per seed and sequence', () => {

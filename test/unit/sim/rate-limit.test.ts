@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, resetValue, retryAfterValue, secondsUntil } from '../../../src/sim/rate-limit.ts';
+import { RateLimiter, resetValue, retryAfterValue, secondsUntil } from '../../../sim/rate-limit.ts';
 
 describe('fixed-window rate limiter', () => {
   it('counts per bucket and key, and starts a new window after windowMs', () => {

@@ -9,7 +9,7 @@ import {
   type BucketState,
   type BudgetPolicy,
 } from '../../../src/upstream/budget-state.ts';
-import { Rng } from '../../../src/sim/random.ts';
+import { Rng } from '../../../sim/random.ts';
 
 const P = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1, resetMarginMs: 100, unknownResetProbeMs: 1000, probeReserve: 3 };
 const T = 1_000_000;

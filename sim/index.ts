@@ -21,4 +21,5 @@ export type {
 } from './types.ts';
 export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';
+export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
