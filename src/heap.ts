@@ -1,10 +1,10 @@
-// How far V8 lets the heap grow between full collections. By default it may grow to about
-// four times what survived the last one: a sync keeps some 60-80 MB alive while it parses
-// and writes, and its RSS climbed past 400 MB on garbage alone. At 1.5 times the survivor
-// size the bench's 100-token first sync peaked at 243 MB instead of 466, for more frequent
-// collections (docs/performance.md has the CPU it costs). It is a growth factor, not a cap:
-// a bigger live set (more concurrency, longer histories) still fits, where a cap would make
-// it an out-of-memory crash.
+// How far V8 lets the heap grow between full collections. By default it may grow to a few
+// times what survived the last one, and a sync's live set is small next to the garbage it
+// makes parsing and writing bodies: most of its peak memory would be garbage waiting for a
+// collection. A smaller factor trades more frequent collections (CPU, which the rate budget
+// leaves idle) for that memory; the figures are in docs/performance.md. It is a growth
+// factor, not a cap: a bigger live set (more concurrency, longer histories) still fits, where
+// a cap would make it an out-of-memory crash.
 import { setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 50;

@@ -46,9 +46,9 @@ const CHUNK_CHARS = 16_384;
  * Streams a value's JSON text, exactly as lossless-json's stringify writes it (no spacing),
  * to `sink` in pieces of about `chunkChars`; false when the value has no JSON form.
  *
- * Why not stringify: it builds its output by `+=`, a rope of one piece per token. A
- * screener of 1000 tokens (3 MB) became a million-piece rope, ~60 MB live at once while it
- * was hashed, the biggest single peak of a sync's memory. Here the pieces never outlive a chunk.
+ * Why not stringify: it builds its output by `+=`, a rope of one piece per token, all of it
+ * live while the text is hashed, so a big body (a whole screener) is held many times over
+ * (docs/performance.md). Here the pieces never outlive a chunk.
  */
 export function writeJson(value: unknown, sink: (chunk: string) => void, chunkChars = CHUNK_CHARS): boolean {
   let buf = '';
