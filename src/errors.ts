@@ -78,44 +78,57 @@ function problemMessage(p: UpstreamProblemFields): string {
   return `GET ${p.path} failed with ${p.status}${what ? ` ${what}` : ''}${p.requestId ? ` (request id ${p.requestId})` : ''}`;
 }
 
-/** A 3xx/4xx error response (other than 429): retrying will not help. */
-export class ProblemError extends PermanentError implements UpstreamProblemFields {
-  override readonly name = 'ProblemError';
-  readonly status: number;
-  readonly code: string | undefined;
-  readonly type: string | undefined;
-  readonly title: string | undefined;
-  readonly detail: string | undefined;
-  readonly instance: string | undefined;
-  readonly scope: string | undefined;
-  readonly requestId: string | undefined;
-  readonly extensions: Record<string, unknown>;
-  readonly path: string;
-  constructor(p: UpstreamProblemFields) {
-    super(problemMessage(p));
-    ({ status: this.status, code: this.code, type: this.type, title: this.title, detail: this.detail } = p);
-    ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path } = p);
+// A mixin's constructor must take `...args: any[]` (TypeScript's rule for class mixins).
+type ErrorClass = new (...args: any[]) => Error;
+
+/**
+ * The fields of an upstream error response, declared once for the two classes that carry
+ * them (a 4xx is permanent, a 5xx transient: they extend different bases). They are own
+ * properties, so loggers and `toMatchObject` see them as before; `problem` is the same
+ * fields as one object.
+ */
+function withUpstreamProblem<B extends ErrorClass>(Base: B) {
+  abstract class UpstreamProblem extends Base implements UpstreamProblemFields {
+    readonly status: number;
+    readonly code: string | undefined;
+    readonly type: string | undefined;
+    readonly title: string | undefined;
+    readonly detail: string | undefined;
+    readonly instance: string | undefined;
+    readonly scope: string | undefined;
+    readonly requestId: string | undefined;
+    readonly extensions: Record<string, unknown>;
+    readonly path: string;
+    constructor(...args: any[]) {
+      const p = args[0] as UpstreamProblemFields;
+      super(problemMessage(p));
+      ({ status: this.status, code: this.code, type: this.type, title: this.title, detail: this.detail } = p);
+      ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path } = p);
+    }
+
+    /** The fields as one object (what the error was built from). */
+    get problem(): UpstreamProblemFields {
+      const { status, code, type, title, detail, instance, scope, requestId, extensions, path } = this;
+      return { status, code, type, title, detail, instance, scope, requestId, extensions, path };
+    }
   }
+  // A mixin's own signature is `...args: any[]`: say what it takes.
+  return UpstreamProblem as unknown as abstract new (p: UpstreamProblemFields) => InstanceType<B> & UpstreamProblem;
+}
+
+/** A 3xx/4xx error response (other than 429): retrying will not help. */
+export class ProblemError extends withUpstreamProblem(PermanentError) {
+  override readonly name = 'ProblemError';
 }
 
 /** A 5xx error response (500, 503 `engine_data_unavailable` / `service-unavailable`, ...): worth retrying later. */
-export class UpstreamServerError extends TransientError implements UpstreamProblemFields {
+export class UpstreamServerError extends withUpstreamProblem(TransientError) {
   override readonly name = 'UpstreamServerError';
-  readonly status: number;
-  readonly code: string | undefined;
-  readonly type: string | undefined;
-  readonly title: string | undefined;
-  readonly detail: string | undefined;
-  readonly instance: string | undefined;
-  readonly scope: string | undefined;
-  readonly requestId: string | undefined;
-  readonly extensions: Record<string, unknown>;
-  readonly path: string;
-  constructor(p: UpstreamProblemFields) {
-    super(problemMessage(p));
-    ({ status: this.status, code: this.code, type: this.type, title: this.title, detail: this.detail } = p);
-    ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path } = p);
-  }
+}
+
+/** Pure: whether the error carries an upstream problem (a 3xx/4xx or 5xx response). */
+export function isUpstreamProblem(err: unknown): err is ProblemError | UpstreamServerError {
+  return err instanceof ProblemError || err instanceof UpstreamServerError;
 }
 
 /** A request that tesync refuses to send: a hostile path parameter, a path outside the routes table. */

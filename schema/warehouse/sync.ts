@@ -92,7 +92,16 @@ export const resourceState = syncSchema.table(
     verifiedAt: tstz('verified_at'),
     /** ok | unchanged | failed | invalid | skipped | unauthorized | not_materialized | ... */
     status: text('status').notNull(),
+    /** For people: `<error class>: <message>`. Group and count failures by the columns below, never by this text. */
     lastError: text('last_error'),
+    /** The last failure's error class: ProblemError, UpstreamServerError, UpstreamTimeoutError, NotUnderstoodError, ... Null after a success. */
+    errorType: text('error_type'),
+    /** The last failure's upstream problem code (token_not_found, missing_scope, service-unavailable, ...). Null after a success. */
+    errorCode: text('error_code'),
+    /** The last failure's upstream HTTP status, when an error response arrived. Null after a success. */
+    httpStatus: integer('http_status'),
+    /** The rate budget bucket of the last failure (app-public | app-key | gateway). Null after a success. */
+    bucket: text('bucket'),
     lastRunId: uuid('last_run_id'),
     // Change markers: what the last successful fetch saw.
     freshness: text('freshness'),

@@ -1,23 +1,40 @@
 // Turns a run's failures into sentences a person can act on: which source, which
 // variable, where. Keys never appear; URLs are the configured base URLs (no credentials).
+// The hint is chosen by the failure's fields (HTTP status, error class), never by its text:
+// a reworded message keeps its hint.
 import type { Config } from '../config.ts';
-import type { WalkStats } from '../runner/stats.ts';
+import type { WalkFailure, WalkStats } from '../runner/stats.ts';
+
+const UNREACHABLE = new Set(['UpstreamNetworkError', 'UpstreamTimeoutError']);
 
 export function failureHints(stats: WalkStats, config: Config): string[] {
   const hints = new Set<string>();
   for (const f of stats.failures) {
-    const source = f.job.startsWith('gateway.') ? 'gateway' : 'app';
-    const url = source === 'app' ? config.app?.url : config.gateway?.url;
-    const urlVar = source === 'app' ? 'TE_APP_URL' : 'TE_GATEWAY_URL';
-    const keyVar = source === 'app' ? 'TE_APP_API_KEY' : 'TE_GATEWAY_API_KEY';
-    const name = source === 'app' ? 'app host' : 'gateway';
-    if (/failed with 401\b/.test(f.error)) {
-      hints.add(`The ${name} refused the API key in ${keyVar} (401 unauthorized): check the key.`);
-    } else if (/^UpstreamNetworkError|^UpstreamTimeoutError/.test(f.error)) {
-      hints.add(`Could not reach the ${name} at ${url} (${urlVar}): ${f.error.split(': ').slice(2).join(': ') || f.error}`);
-    } else if (/failed with 404\b/.test(f.error) && (f.resource === 'metrics' || f.resource === 'tokens')) {
-      hints.add(`The ${name} at ${url} has no ${f.resource} route: is ${urlVar} the base URL, without the /api/v1 or /v1 prefix?`);
-    }
+    const hint = failureHint(f, config);
+    if (hint) hints.add(hint);
   }
   return [...hints];
+}
+
+function failureHint(f: WalkFailure, config: Config): string | undefined {
+  // Entries without a source name it in their job (`gateway.screener`).
+  const named = f.source ?? f.job.split('.')[0];
+  const source = named === 'gateway' || named === 'app' ? named : undefined;
+  if (!source) return undefined;
+  const url = source === 'app' ? config.app?.url : config.gateway?.url;
+  const urlVar = source === 'app' ? 'TE_APP_URL' : 'TE_GATEWAY_URL';
+  const keyVar = source === 'app' ? 'TE_APP_API_KEY' : 'TE_GATEWAY_API_KEY';
+  const name = source === 'app' ? 'app host' : 'gateway';
+  if (f.httpStatus === 401) return `The ${name} refused the API key in ${keyVar} (401 unauthorized): check the key.`;
+  if (f.type !== undefined && UNREACHABLE.has(f.type)) return `Could not reach the ${name} at ${url} (${urlVar}): ${withoutType(f)}`;
+  if (f.httpStatus === 404 && (f.resource === 'metrics' || f.resource === 'tokens')) {
+    return `The ${name} at ${url} has no ${f.resource} route: is ${urlVar} the base URL, without the /api/v1 or /v1 prefix?`;
+  }
+  return undefined;
+}
+
+/** The message for people, without the class name the hint already stands for. */
+function withoutType(f: WalkFailure): string {
+  const prefix = `${f.type}: `;
+  return f.error.startsWith(prefix) ? f.error.slice(prefix.length) : f.error;
 }

@@ -2,13 +2,14 @@
 // group is older than --max-age (or never synced), so cron can use it as a health check.
 import { parseArgs } from 'node:util';
 import { openWarehouse } from '../warehouse/connection.ts';
-import { readStatus, type GroupStatus, type RunSummary } from '../warehouse/status.ts';
+import { readStatus, type FailureCount, type GroupStatus, type RunSummary } from '../warehouse/status.ts';
 import { UsageError, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync status [--json] [--max-age HOURS]
 
 Per source and resource group: last success, age of the stalest resource, rows, statuses,
-last error. --max-age: exit 1 when any group is older than HOURS (or was never synced).`;
+last error; then the failing resources counted by cause (error class, HTTP status, upstream
+problem code). --max-age: exit 1 when any group is older than HOURS (or was never synced).`;
 
 export async function runStatus({ config, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -75,11 +76,22 @@ export function formatStatus(location: string, groups: GroupStatus[], runs: RunS
     g.lastError ? truncate(g.lastError, 60) : '',
   ]);
   out.push(...table([header, ...body]));
+  const failing = groups.filter((g) => g.failures.length > 0);
+  if (failing.length > 0) {
+    out.push('', 'Failing resources by cause:');
+    for (const g of failing) out.push(`  ${g.source}.${g.group}: ${g.failures.map(formatCause).join(', ')}`);
+  }
   if (runs.length > 0) {
     out.push('', 'Recent runs:');
     for (const r of runs) out.push(`  ${r.startedAt.toISOString()}  ${r.status.padEnd(9)} ${r.trigger.padEnd(8)} ${r.id}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** `3 failed ProblemError 401 unauthorized`: the count, then what the failure columns say. */
+export function formatCause(c: FailureCount): string {
+  const what = [c.type ?? 'unknown error', c.httpStatus === null ? null : String(c.httpStatus), c.code].filter((x) => x !== null).join(' ');
+  return `${c.resources} ${c.status} ${what}`;
 }
 
 function table(rows: string[][]): string[] {

@@ -3,9 +3,12 @@
 // worker, so dashboards should take max() over instances for those.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** Labels of tesync_jobs_processed_total: a failed job also says why, as data (see jobLabels). */
+export type JobLabel = 'source' | 'group' | 'status' | 'type' | 'code' | 'http_status';
+
 export interface WorkerMetrics {
   registry: Registry;
-  jobs: Counter<'source' | 'group' | 'status'>;
+  jobs: Counter<JobLabel>;
   jobSeconds: Histogram<'source' | 'group'>;
   rows: Counter<'source' | 'group'>;
   requests: Counter<'source' | 'bucket' | 'status'>;
@@ -60,7 +63,12 @@ export function createMetrics(sources: ScrapeSources): WorkerMetrics {
   });
   return {
     registry,
-    jobs: new Counter({ name: 'tesync_jobs_processed_total', help: 'Fetch jobs settled by this worker, by resulting status.', labelNames: ['source', 'group', 'status'], registers }),
+    jobs: new Counter({
+      name: 'tesync_jobs_processed_total',
+      help: 'Fetch jobs settled by this worker, by resulting status; for a failure also its error class (type), upstream problem code and HTTP status.',
+      labelNames: ['source', 'group', 'status', 'type', 'code', 'http_status'],
+      registers,
+    }),
     jobSeconds: new Histogram({
       name: 'tesync_job_duration_seconds',
       help: 'Fetch job duration, rate-limit waits included.',
@@ -75,4 +83,29 @@ export function createMetrics(sources: ScrapeSources): WorkerMetrics {
     queuePauses: new Counter({ name: 'tesync_queue_rate_limited_total', help: 'Times a bucket queue was paused for a long Retry-After or reset (job handed back, no attempt used).', labelNames: ['queue'], registers }),
     handedBack: new Counter({ name: 'tesync_jobs_handed_back_total', help: 'Jobs returned to their queue unfinished at shutdown.', labelNames: ['queue'], registers }),
   };
+}
+
+/** What a failed job's labels are read from: judgeFailure's record (src/runner/failure.ts). */
+export interface FailureLabels {
+  type?: string | undefined;
+  code?: string | undefined;
+  httpStatus?: number | undefined;
+}
+
+// Label values stay few: a class name, upstream's problem code, an HTTP status. Anything
+// that does not look like one (an upstream inventing codes by the thousand) is `other`.
+const CLASS_NAME = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
+const PROBLEM_CODE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+
+/**
+ * Pure: the labels of one settled job. A success has source, group and status; a failure
+ * adds `type`, and `code` / `http_status` when upstream answered with a problem.
+ */
+export function jobLabels(job: { source: string; group: string }, status: string, failure?: FailureLabels): Partial<Record<JobLabel, string>> {
+  const labels: Partial<Record<JobLabel, string>> = { source: job.source, group: job.group, status };
+  if (!failure) return labels;
+  if (failure.type !== undefined) labels.type = CLASS_NAME.test(failure.type) ? failure.type : 'other';
+  if (failure.code !== undefined) labels.code = PROBLEM_CODE.test(failure.code) ? failure.code : 'other';
+  if (failure.httpStatus !== undefined) labels.http_status = Number.isInteger(failure.httpStatus) && failure.httpStatus >= 100 && failure.httpStatus <= 599 ? String(failure.httpStatus) : 'other';
+  return labels;
 }

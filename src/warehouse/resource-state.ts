@@ -2,10 +2,13 @@
 // describes, so a crash never leaves rows without state or state without rows.
 import { and, eq, like, sql } from 'drizzle-orm';
 import { resourceState } from '../../schema/warehouse/sync.ts';
-import type { Db } from './connection.ts';
+import type { FailureVerdict } from '../runner/failure.ts';
 import type { Executor } from './upsert.ts';
 
 export type ResourceStateRow = typeof resourceState.$inferSelect;
+
+/** A success (or a confirmed unchanged marker) clears what the last failure recorded. */
+const NO_FAILURE = { errorType: null, errorCode: null, httpStatus: null, bucket: null } as const;
 
 export interface ResourceKey {
   source: string;
@@ -54,6 +57,7 @@ export async function writeSuccess(db: Executor, s: SuccessState): Promise<void>
     lastSuccessAt: s.at,
     verifiedAt: s.at,
     lastError: null,
+    ...NO_FAILURE,
     lastRunId: s.runId,
     freshness: s.freshness ?? null,
     asOf: s.asOf ?? null,
@@ -70,32 +74,102 @@ export async function writeSuccess(db: Executor, s: SuccessState): Promise<void>
     .onConflictDoUpdate({ target: [resourceState.source, resourceState.resource], set: values });
 }
 
-/** Records a failed attempt; the last success and its markers are kept. */
-export async function writeFailure(
-  db: Db,
-  f: ResourceKey & { kind: string; status: string; error: string; runId: string; at: Date; details?: unknown },
-): Promise<void> {
+/** A failed attempt, as the job lifecycle records it. */
+export interface FailureState extends ResourceKey {
+  kind: string;
+  runId: string;
+  at: Date;
+  /** judgeFailure's record (with `bucket` filled in by the lifecycle). */
+  failure: FailureVerdict;
+  /** Merged into `details` beside `problem`, e.g. the gateway's `notFoundMarker`. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The call before failures were data: status and message only, `details` left as it is.
+ * @deprecated pass `failure` (FailureState); kept while the runners move over.
+ */
+export interface LegacyFailureState extends ResourceKey {
+  kind: string;
+  status: string;
+  error: string;
+  runId: string;
+  at: Date;
+  details?: unknown;
+}
+
+/** What an upstream problem leaves in `details.problem` (the same for both sources). */
+export interface ProblemDetails {
+  code: string | null;
+  status: number;
+  instance: string | null;
+  requestId: string | null;
+  detail: string | null;
+  path: string | null;
+}
+
+/** Pure: the problem fields kept in `details.problem`, or null when no error response arrived. */
+export function problemDetails(f: FailureVerdict): ProblemDetails | null {
+  if (f.httpStatus === undefined) return null;
+  return { code: f.code ?? null, status: f.httpStatus, instance: f.instance ?? null, requestId: f.requestId ?? null, detail: f.detail ?? null, path: f.path ?? null };
+}
+
+const MAX_ERROR_CHARS = 2000;
+
+/**
+ * Records a failed attempt (or upstream's `not_found` answer); the last success and its
+ * markers are kept. The failure's fields go to their columns and, for an upstream problem,
+ * to `details.problem` (merged: the rest of `details` stays; a failure without a problem
+ * drops a previous one). `not_found` is an answer, not a failure: it leaves
+ * consecutive_failures as it was.
+ */
+export async function writeFailure(db: Executor, f: FailureState | LegacyFailureState): Promise<void> {
+  if (!('failure' in f)) return writeLegacyFailure(db, f);
+  const { failure } = f;
+  const problem = problemDetails(failure);
+  const added: Record<string, unknown> = { ...(problem ? { problem } : {}), ...f.details };
+  const adds = Object.keys(added).length > 0;
+  const kept = problem ? sql`${resourceState.details}` : sql`(${resourceState.details} - 'problem')`;
+  const details = adds ? sql`coalesce(${kept}, '{}'::jsonb) || ${JSON.stringify(added)}::jsonb` : kept;
+  const columns = {
+    kind: f.kind,
+    status: failure.status,
+    lastAttemptAt: f.at,
+    lastError: failure.message.slice(0, MAX_ERROR_CHARS),
+    lastRunId: f.runId,
+    errorType: failure.type ?? null,
+    errorCode: failure.code ?? null,
+    httpStatus: failure.httpStatus ?? null,
+    bucket: failure.bucket ?? null,
+  };
   await db
     .insert(resourceState)
     .values({
       source: f.source,
       resource: f.resource,
-      kind: f.kind,
-      status: f.status,
-      lastAttemptAt: f.at,
-      lastError: f.error,
-      lastRunId: f.runId,
-      consecutiveFailures: 1,
-      details: f.details ?? null,
+      ...columns,
+      consecutiveFailures: failure.answered ? 0 : 1,
+      details: adds ? added : null,
     })
     .onConflictDoUpdate({
       target: [resourceState.source, resourceState.resource],
       set: {
-        kind: f.kind,
-        status: f.status,
-        lastAttemptAt: f.at,
-        lastError: f.error,
-        lastRunId: f.runId,
+        ...columns,
+        consecutiveFailures: failure.answered ? sql`${resourceState.consecutiveFailures}` : sql`${resourceState.consecutiveFailures} + 1`,
+        details,
+      },
+    });
+}
+
+async function writeLegacyFailure(db: Executor, f: LegacyFailureState): Promise<void> {
+  const columns = { kind: f.kind, status: f.status, lastAttemptAt: f.at, lastError: f.error.slice(0, MAX_ERROR_CHARS), lastRunId: f.runId, ...NO_FAILURE };
+  await db
+    .insert(resourceState)
+    .values({ source: f.source, resource: f.resource, ...columns, consecutiveFailures: 1, details: f.details ?? null })
+    .onConflictDoUpdate({
+      target: [resourceState.source, resourceState.resource],
+      set: {
+        ...columns,
         consecutiveFailures: sql`${resourceState.consecutiveFailures} + 1`,
         details: f.details === undefined ? sql`${resourceState.details}` : (f.details as never),
       },
@@ -106,6 +180,6 @@ export async function writeFailure(
 export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date }): Promise<void> {
   await db
     .update(resourceState)
-    .set({ status: 'unchanged', lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, consecutiveFailures: 0 })
+    .set({ status: 'unchanged', lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0 })
     .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource)));
 }

@@ -15,7 +15,19 @@ export interface GroupStatus {
   oldestVerifiedAt: Date | null;
   rows: number;
   statuses: Record<string, number>;
+  /** Failing resources (failed, invalid, rate_limited) by cause, most first: read from the failure columns, not the text. */
+  failures: FailureCount[];
+  /** For people; the counts above are what to group by. */
   lastError: string | null;
+}
+
+export interface FailureCount {
+  status: string;
+  /** Error class; null for a failure recorded before these columns existed. */
+  type: string | null;
+  code: string | null;
+  httpStatus: number | null;
+  resources: number;
 }
 
 export interface RunSummary {
@@ -43,6 +55,12 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
   const counts = await w.query<{ source: string; grp: string; status: string; n: number }>(
     sql`select source, coalesce(kind, 'other') as grp, status, count(*)::int as n from sync.resource_state group by 1, 2, 3`,
   );
+  const causes = await w.query<{ source: string; grp: string; status: string; error_type: string | null; error_code: string | null; http_status: number | null; n: number }>(sql`
+    select source, coalesce(kind, 'other') as grp, status, error_type, error_code, http_status, count(*)::int as n
+    from sync.resource_state
+    where status in ('failed', 'invalid', 'rate_limited')
+    group by 1, 2, 3, 4, 5, 6
+    order by n desc, 3, 4, 5, 6`);
   const groups = aggregates.map((r) => {
     const oldest = asDate(r.oldest_verified_at);
     return {
@@ -56,6 +74,9 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
       oldestVerifiedAt: oldest && oldest.getTime() > 0 ? oldest : null,
       rows: Number(r.rows),
       statuses: Object.fromEntries(counts.filter((c) => c.source === r.source && c.grp === r.grp).map((c) => [c.status, Number(c.n)])),
+      failures: causes
+        .filter((c) => c.source === r.source && c.grp === r.grp)
+        .map((c) => ({ status: c.status, type: c.error_type, code: c.error_code, httpStatus: c.http_status === null ? null : Number(c.http_status), resources: Number(c.n) })),
       lastError: (r.last_error as string | null) ?? null,
     };
   });

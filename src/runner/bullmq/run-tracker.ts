@@ -5,10 +5,9 @@
 // the call that removes it from `pending`, and the run ends when `pending` is empty.
 import type { Redis } from 'ioredis';
 import { luaScript } from '../../upstream/redis-budget.ts';
-import { emptyStats, type WalkStats } from '../stats.ts';
+import { emptyStats, MAX_FAILURES, readWalkFailure, type WalkFailure, type WalkStats } from '../stats.ts';
 
 const RUN_TTL_MS = 7 * 24 * 3600_000;
-const MAX_FAILURES = 50;
 
 // KEYS seen, pending, stats; ARGV jobId, ttl → 1 new, 2 planned and not settled, 0 settled
 const PLAN = luaScript(`
@@ -49,7 +48,8 @@ export interface Outcome {
   /** `source.group` and the resource status, for the per-group counts. */
   group?: string;
   status?: string;
-  failure?: { job: string; resource: string; error: string };
+  /** Kept as JSON in Redis (the first MAX_FAILURES of a run); see walkFailure. */
+  failure?: WalkFailure;
 }
 
 export interface RunStats extends WalkStats {
@@ -79,7 +79,7 @@ export class RunTracker {
   }
 
   /** A follow-up that could not even be queued (unreadable payload): a failure of the run. */
-  async noteFailure(runId: string, failure: { job: string; resource: string; error: string }): Promise<void> {
+  async noteFailure(runId: string, failure: WalkFailure): Promise<void> {
     const k = this.keys(runId);
     await this.redis.multi().hincrby(k.stats, 'failed', 1).rpush(k.failures, JSON.stringify(failure)).ltrim(k.failures, 0, MAX_FAILURES - 1).pexpire(k.failures, RUN_TTL_MS).exec();
   }
@@ -101,7 +101,8 @@ export class RunTracker {
         stats[field] = n;
       }
     }
-    stats.failures = failures.map((f) => JSON.parse(f) as WalkStats['failures'][number]);
+    // Entries written before failures were data (job, resource, error) read as well.
+    stats.failures = failures.map((f) => readWalkFailure(parseJson(f)));
     return stats;
   }
 
@@ -114,5 +115,13 @@ export class RunTracker {
   private keys(runId: string) {
     const base = `${this.prefix}:run:${runId}`;
     return { seen: `${base}:seen`, pending: `${base}:pending`, stats: `${base}:stats`, failures: `${base}:failures` };
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }

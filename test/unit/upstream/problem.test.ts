@@ -57,3 +57,38 @@ describe('problemError', () => {
     expect(e5).toMatchObject({ status: 503, code: 'c' });
   });
 });
+
+describe('the problem fields, declared once for both classes', () => {
+  const fields = parseProblem({ status: 403, headers: h({ 'x-request-id': 'r-9' }), path: '/api/v1/tokens/aave/full', text: '{"code":"missing_scope","scope":"tokens:read:aave","title":"Forbidden","detail":"d","instance":"/i","hint":"ask"}' });
+
+  it('each class keeps its name and base, and every field is readable as before', () => {
+    const e4 = new ProblemError(fields);
+    const e5 = new UpstreamServerError({ ...fields, status: 503 });
+    expect([e4.name, e5.name]).toEqual(['ProblemError', 'UpstreamServerError']);
+    expect(e4).toBeInstanceOf(PermanentError);
+    expect(e4).not.toBeInstanceOf(TransientError);
+    expect(e5).toBeInstanceOf(TransientError);
+    expect(e5).not.toBeInstanceOf(ProblemError);
+    for (const e of [e4, e5]) {
+      expect(e).toBeInstanceOf(Error);
+      expect({ code: e.code, scope: e.scope, requestId: e.requestId, path: e.path, instance: e.instance, detail: e.detail, title: e.title }).toEqual({
+        code: 'missing_scope',
+        scope: 'tokens:read:aave',
+        requestId: 'r-9',
+        path: '/api/v1/tokens/aave/full',
+        instance: '/i',
+        detail: 'd',
+        title: 'Forbidden',
+      });
+      expect(e.extensions).toEqual({ hint: 'ask' });
+    }
+    expect(e4.problem).toEqual(fields);
+    expect(e5.problem).toEqual({ ...fields, status: 503 });
+  });
+
+  it('the fields are own properties: loggers serialize them as before', () => {
+    const e = new ProblemError(fields);
+    expect(Object.keys(e)).toEqual(expect.arrayContaining(['status', 'code', 'scope', 'requestId', 'path', 'instance', 'detail']));
+    expect(Object.keys(e)).not.toContain('problem');
+  });
+});
