@@ -1,7 +1,10 @@
 // A job is one resource of one source. Its definition is a catalog entry: name, payload
-// schema, and a handler that fetches, validates, normalizes, writes, and returns follow-ups.
-// Handlers know neither runner (in-process or BullMQ).
+// schema, and a handler that fetches, validates and normalizes, and returns what it found as
+// data (an Outcome). One lifecycle (lifecycle.ts) writes it, for either runner.
+import type { PgTable } from 'drizzle-orm/pg-core';
 import type { z } from 'zod';
+import type { CellTally } from './shared/understood.ts';
+import type { ResourceStateRow } from '../src/warehouse/resource-state.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Upstream } from '../src/upstream/index.ts';
 import type { Warehouse } from '../src/warehouse/connection.ts';
@@ -39,8 +42,58 @@ export interface JobRequest {
   payload: unknown;
 }
 
+/**
+ * Rows for one table. The table's declaration gives the key they are written by and the
+ * columns a later write keeps (src/warehouse/table-rules.ts); a handler never names them.
+ */
+export interface TableWrite<T extends PgTable = PgTable> {
+  table: T;
+  rows: T['$inferInsert'][];
+  /**
+   * The rows are the whole set of this scope (column values; `{}`: the whole table): a stored
+   * row of the scope that is not among them leaves (deleted, or delisted where the table
+   * declares it).
+   */
+  replace?: Partial<T['$inferInsert']>;
+  /** Columns this write leaves as they are on conflict (a refusal keeps the last good body). */
+  keep?: (keyof T['$inferInsert'] & string)[];
+}
+
+/** Typed constructor of a TableWrite (the rows are checked against the table). */
+export function into<T extends PgTable>(table: T, rows: T['$inferInsert'][], options: Omit<TableWrite<T>, 'table' | 'rows'> = {}): TableWrite<T> {
+  return { table, rows, ...options };
+}
+
+/**
+ * What a handler found: the rows per table, the resource's state and the work it plans. The
+ * job lifecycle (lifecycle.ts) writes it, rows and state in one transaction.
+ */
+export interface Outcome {
+  /** The resource's status: ok | partial | not_materialized | unauthorized | no_credits | missing_scope ... */
+  status: string;
+  /** What the run counts instead, when it differs (`unchanged`: fetched, same as before). */
+  reported?: string;
+  writes?: TableWrite<any>[];
+  /** The upstream marker the state keeps; default: the payload's (`JobDefinition.marker`). */
+  freshness?: string | null;
+  asOf?: Date | null;
+  hash?: string | null;
+  /** Default: the rows written. */
+  rowCount?: number | null;
+  details?: unknown;
+  /** How the response's cells were read: judged before anything is written (understood.ts). */
+  cells?: CellTally;
+  /** Follow-ups; a function runs after the commit (planners that screen against stored states). */
+  followUps?: JobRequest[] | (() => Promise<JobRequest[]>);
+  /** Other resources of the source whose state this outcome sets (a keyless sync skips bundles). */
+  otherStates?: { resources: string[]; status: string };
+  /** Another way to the same rows, tried when these are refused as not understood. */
+  fallback?: (refusal: string) => Promise<Outcome>;
+}
+
+/** What a job settled as, under either runner. */
 export interface JobResult {
-  /** ok | unchanged | skipped | not_materialized | unauthorized | no_credits | missing_scope | partial */
+  /** ok | unchanged | skipped | not_materialized | unauthorized | no_credits | missing_scope | partial | not_found ... */
   status: string;
   rows: number;
   followUps?: JobRequest[];
@@ -49,14 +102,35 @@ export interface JobResult {
 export interface JobDefinition<P = unknown> {
   name: string;
   source: Source;
-  /** Resource group: for status reports, schedules and `--only`. */
+  /** Resource group: for status reports, schedules and `--only`; the resource state's kind. */
   group: string;
   payload: z.ZodType<P>;
   /** The resource this payload stands for (resource_state key, job id). */
   resource(payload: P): string;
   /** The token the job is about, for `--token` filters. */
   token?(payload: P): string | undefined;
-  handle(ctx: JobContext, payload: P): Promise<JobResult>;
+  /**
+   * The upstream marker that planned the job: while it is the one of the last success (and
+   * not older than TE_MARKER_MAX_AGE_HOURS), the resource is not fetched again.
+   */
+  marker?(payload: P): string | null | undefined;
+  /** Fetched every run whatever the marker, which its state only keeps. */
+  alwaysFetch?: boolean;
+  /** Beyond an equal marker, what else must be as before to skip the fetch. */
+  sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
+  /** What a planner skipped as unchanged still plans (from what it stored). */
+  unchangedFollowUps?(ctx: JobContext, payload: P): Promise<JobRequest[]>;
+  /**
+   * A resource upstream said does not exist (a 404 `token-not-found` / `chart-item-not-found`)
+   * is not asked again while the marker that plans it is the one its 404 came under
+   * (`details.notFoundMarker`). The gateway's marker is the token catalog's `meta.asOf` (with
+   * the chart catalog item's own for a chart), which moves whenever the read plane behind the
+   * routes does, so a token or chart that comes back is asked again; without a marker it is
+   * asked every run. The app host's planners keep their own rule (app/not-found.ts).
+   */
+  notFoundByMarker?: boolean;
+  /** Fetch, read and normalize; `state` is the resource's state before this run. */
+  handle(ctx: JobContext, payload: P, state: ResourceStateRow | undefined): Promise<Outcome>;
 }
 
 export function defineJob<P>(definition: JobDefinition<P>): JobDefinition<P> {

@@ -1,16 +1,13 @@
 // /api/v1/tokens/{slug}/full (API key): the research bundle. Its ids are valid only inside
 // one response, so a token's drivers, edges and functions are replaced together, in one
 // transaction, each time; 401/402/403 are recorded as the bundle's status, not failures.
-import { eq } from 'drizzle-orm';
 import { bundle } from '../../schema/upstream/app.ts';
 import { researchBundles, tokenFunctions, valueDriverEdges, valueDrivers } from '../../schema/warehouse/app.ts';
 import { stringifyJson } from '../../src/json.ts';
 import { ProblemError } from '../../src/errors.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
 import { tokenPayload } from './snapshot.ts';
 import type { z } from 'zod';
 
@@ -34,42 +31,41 @@ export const appBundleJob = defineJob({
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/bundle`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/bundle`;
-    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
     let f;
     try {
       f = await fetchData(ctx, { route: 'app.bundle', params: { slug: p.slug } }, bundle);
     } catch (err) {
       const status = err instanceof ProblemError ? REFUSALS[err.status] : undefined;
       if (!status || !(err instanceof ProblemError)) throw err;
-      // Refused: say so on the bundle, keep what an earlier fetch stored.
-      const refusal = { status, missingScope: err.scope ?? null, problemCode: err.code ?? null };
-      await commit(ctx, { source: 'app', resource, kind: 'bundle', status, details: refusal }, async (tx) => {
-        await tx
-          .insert(researchBundles)
-          .values({ tokenSlug: p.slug, missingScope: refusal.missingScope, problemCode: refusal.problemCode, ...rowMeta(ctx, { status }) })
-          .onConflictDoUpdate({
-            target: researchBundles.tokenSlug,
-            set: { status, missingScope: refusal.missingScope, problemCode: refusal.problemCode, fetchedAt: ctx.now(), runId: ctx.runId },
-          });
-        return 1;
-      });
-      return { status, rows: 1 };
+      return refused(ctx, p.slug, status, err);
     }
     const n = normalizeBundle(ctx, p.slug, f.data);
-    const rows = await commit(ctx, { source: 'app', resource, kind: 'bundle', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256 }, async (tx) => {
-      await upsertRows(tx, researchBundles, [{ tokenSlug: p.slug, missingScope: null, problemCode: null, summary: n.summary, payload: f.data, ...rowMeta(ctx, { asOf: f.meta.asOf }) }], {
-        target: [researchBundles.tokenSlug],
-      });
-      await tx.delete(valueDriverEdges).where(eq(valueDriverEdges.tokenSlug, p.slug));
-      await tx.delete(valueDrivers).where(eq(valueDrivers.tokenSlug, p.slug));
-      await tx.delete(tokenFunctions).where(eq(tokenFunctions.tokenSlug, p.slug));
-      const a = await upsertRows(tx, valueDrivers, n.drivers, { target: [valueDrivers.tokenSlug, valueDrivers.driverId] });
-      const b = await upsertRows(tx, valueDriverEdges, n.edges, { target: [valueDriverEdges.tokenSlug, valueDriverEdges.fromDriverId, valueDriverEdges.toDriverId] });
-      const c = await upsertRows(tx, tokenFunctions, n.functions, { target: [tokenFunctions.tokenSlug, tokenFunctions.functionId] });
-      return 1 + a + b + c;
-    });
-    return { status: 'ok', rows };
+    const scope = { tokenSlug: p.slug };
+    return {
+      status: 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      writes: [
+        into(researchBundles, [{ tokenSlug: p.slug, missingScope: null, problemCode: null, summary: n.summary, payload: f.data, ...rowMeta(ctx, { asOf: f.meta.asOf }) }]),
+        // Ids are valid inside one response only: a token's graph is replaced whole.
+        into(valueDrivers, n.drivers, { replace: scope }),
+        into(valueDriverEdges, n.edges, { replace: scope }),
+        into(tokenFunctions, n.functions, { replace: scope }),
+      ],
+    };
   },
 });
+
+/** Refused (401/402/403): the bundle says so, and keeps what an earlier fetch stored. */
+function refused(ctx: JobContext, slug: string, status: string, err: ProblemError): Outcome {
+  const refusal = { status, missingScope: err.scope ?? null, problemCode: err.code ?? null };
+  const row = { tokenSlug: slug, missingScope: refusal.missingScope, problemCode: refusal.problemCode, ...rowMeta(ctx, { status }) };
+  return {
+    status,
+    freshness: null,
+    details: refusal,
+    writes: [into(researchBundles, [row], { keep: ['summary', 'payload', 'asOf', 'freshness'] })],
+  };
+}

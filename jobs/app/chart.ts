@@ -4,12 +4,11 @@ import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, committedStatus, prepareRows, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
 import { CellTally } from '../shared/understood.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
@@ -63,19 +62,18 @@ export const appChartJob = defineJob({
   payload: chartPayload,
   resource: (p) => `token/${p.slug}/chart/${p.chartKey}`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/chart/${p.chartKey}`;
-    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
     const req = { route: 'app.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) };
     const f = await fetchData(ctx, req, chartData);
     const { points, cells, labels, dimensions } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
-    const write = await prepareRows(ctx, chartPoints, points, {
-      target: [chartPoints.tokenSlug, chartPoints.chartKey, chartPoints.x, chartPoints.series],
-      batchSize: ctx.settings.batchSize,
-    });
-    const details = labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null;
-    const state = { source: 'app', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details, cells } as const;
-    const n = await commit(ctx, state, (tx) => write.run(tx));
-    return { status: committedStatus(state), rows: n };
+    return {
+      status: 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null,
+      cells,
+      writes: [into(chartPoints, points)],
+    };
   },
 });

@@ -8,13 +8,11 @@ import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { charts } from '../../schema/warehouse/app.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';
-import { defineJob, type JobContext, type JobRequest } from '../types.ts';
+import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { appChartJob, chartPayload } from './chart.ts';
 import { readNotFoundOf, screenNotFound, withoutLeftOut, type PlannedEntry } from './not-found.ts';
 import { tokenPayload } from './snapshot.ts';
@@ -65,15 +63,15 @@ export const appChartsJob = defineJob({
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
+  async unchangedFollowUps(ctx, p) {
+    // The catalog is as before, but a chart whose last fetch failed must still be healed:
+    // plan every known chart again; each skips itself when its own marker matches. The
+    // stored rows are not a whole catalog (they keep charts it stopped listing).
+    const stored = await storedCharts(ctx, p.slug);
+    return screenCharts(ctx, p.slug, stored, storedChartFollowUps(p.slug, stored), false);
+  },
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/charts`;
-    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) {
-      // The catalog is as before, but a chart whose last fetch failed must still be healed:
-      // plan every known chart again; each skips itself when its own marker matches. The
-      // stored rows are not a whole catalog (they keep charts it stopped listing).
-      const stored = await storedCharts(ctx, p.slug);
-      return { status: 'unchanged', rows: 0, followUps: await screenCharts(ctx, p.slug, stored, storedChartFollowUps(p.slug, stored), false) };
-    }
     const f = await fetchData(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown());
     const list = readList(f.data);
     const items = list ?? [];
@@ -90,14 +88,16 @@ export const appChartsJob = defineJob({
       payload: e.raw,
       ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
     }));
-    const status = invalidItems ? 'partial' : 'ok';
     const followUps: JobRequest[] = valid.map((e) => ({ name: 'app.chart', payload: { slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker } }));
+    // Read before this catalog is written: the catalog as the 404s' runs saw it.
     const stored = await storedCharts(ctx, p.slug);
-    const n = await commit(
-      ctx,
-      { source: 'app', resource, kind: 'charts', status, freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
-      (tx) => upsertRows(tx, charts, rows, { target: [charts.tokenSlug, charts.chartKey] }),
-    );
-    return { status, rows: n, followUps: await screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0) };
+    return {
+      status: invalidItems ? 'partial' : 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: { charts: valid.length, invalidItems },
+      writes: [into(charts, rows)],
+      followUps: () => screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0),
+    };
   },
 });

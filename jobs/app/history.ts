@@ -14,12 +14,10 @@ import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
 import { NotUnderstoodError, ProblemError } from '../../src/errors.ts';
-import { readState } from '../../src/warehouse/resource-state.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, committedStatus, prepareRows, rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData, type Fetched } from '../shared/fetch.ts';
 import { CellTally, refuse } from '../shared/understood.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
 import { tokenPayload } from './snapshot.ts';
@@ -60,14 +58,12 @@ export const appHistoryJob = defineJob({
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/history`,
   token: (p) => p.slug,
-  async handle(ctx, p) {
-    const resource = `token/${p.slug}/history`;
-    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
-    const state = await readState(ctx.warehouse.db, { source: 'app', resource });
+  marker: (p) => p.marker,
+  async handle(ctx, p, state) {
     const prev = (state?.details ?? {}) as HistoryDetails;
     const from = incrementalFrom(ctx, prev);
     const known = await knownStreams(ctx, p.slug);
-    const write = async (g: Gathered) => {
+    const outcome = (g: Gathered): Outcome => {
       const lastTs = g.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
       const details: HistoryDetails & Record<string, unknown> = {
         lastTs: lastTs?.toISOString(),
@@ -78,30 +74,26 @@ export const appHistoryJob = defineJob({
         ...g.notes,
       };
       const meta = rowMeta(ctx, { asOf: g.asOf });
-      // In place, not `{ ...r, ... }`: V8 gave each spread copy a hidden class of its own (tens of
-      // thousands per token, a third of the heap at peak; see docs/performance.md).
+      // In place, not `{ ...r, ... }`: V8 gives each spread copy a hidden class of its own, and a
+      // token's history has tens of thousands of rows (docs/performance.md).
       const rows = g.rows.map((r) => Object.assign(r, { fetchedAt: meta.fetchedAt, runId: meta.runId, asOf: r.asOf ?? g.asOf }));
-      const prepared = await prepareRows(ctx, metricHistory, rows, {
-        target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
-        batchSize: ctx.settings.batchSize,
-      });
       const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
-      const fields = { source: 'app', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: g.asOf, hash, details, cells: g.cells } as const;
-      const n = await commit(ctx, fields, (tx) => prepared.run(tx));
-      return { status: committedStatus(fields), rows: n };
+      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: [into(metricHistory, rows)] };
     };
+    const perStream = async (notes: Record<string, unknown>) => outcome(await gatherPerStream(ctx, p.slug, prev, from, known, notes));
 
     // Stream by stream costs a request per stream: `stream=all` is tried again with the weekly full fetch.
-    if (prev.form !== 'per-stream' || weeklyFullDue(ctx, prev)) {
-      try {
-        return await write(await gatherAll(ctx, p.slug, from, known));
-      } catch (err) {
-        if (!(err instanceof NotUnderstoodError)) throw err;
-        ctx.logger.info('stream=all was not understood; fetching the streams one by one');
-        return write(await gatherPerStream(ctx, p.slug, prev, from, known, { refusedAll: err.message }));
-      }
+    if (prev.form === 'per-stream' && !weeklyFullDue(ctx, prev)) return perStream({});
+    let all: Gathered;
+    try {
+      all = await gatherAll(ctx, p.slug, from, known);
+    } catch (err) {
+      if (!(err instanceof NotUnderstoodError)) throw err;
+      ctx.logger.info('stream=all was not understood; fetching the streams one by one');
+      return perStream({ refusedAll: err.message });
     }
-    return write(await gatherPerStream(ctx, p.slug, prev, from, known, {}));
+    // Rows of `stream=all` that contradict each other are refused when written: then stream by stream.
+    return { ...outcome(all), fallback: (refusal) => perStream({ refusedAll: refusal }) };
   },
 });
 

@@ -2,10 +2,9 @@
 import { z } from 'zod';
 import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
 import { metrics } from '../../schema/warehouse/app.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 
 export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date | null) => {
   const rows: (typeof metrics.$inferInsert)[] = [];
@@ -30,12 +29,13 @@ export const appMetricsJob = defineJob({
   async handle(ctx) {
     const f = await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
     const { rows, invalidItems } = normalizeMetrics(ctx, f.data, f.meta.asOf);
-    const status = invalidItems ? 'partial' : 'ok';
-    const n = await commit(
-      ctx,
-      { source: 'app', resource: 'metrics', kind: 'catalog', status, asOf: f.meta.asOf, hash: f.response.sha256, details: invalidItems ? { invalidItems } : null },
-      (tx) => upsertRows(tx, metrics, rows, { target: [metrics.slug] }),
-    );
-    return { status, rows: n, followUps: [{ name: 'app.tokens', payload: {} }] };
+    return {
+      status: invalidItems ? 'partial' : 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: invalidItems ? { invalidItems } : null,
+      writes: [into(metrics, rows)],
+      followUps: [{ name: 'app.tokens', payload: {} }],
+    };
   },
 });

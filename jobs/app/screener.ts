@@ -4,12 +4,11 @@ import { z } from 'zod';
 import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerDaily, screenerRows } from '../../schema/warehouse/app.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { commit, committedStatus, rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
 
@@ -84,27 +83,18 @@ export const appScreenerJob = defineJob({
       };
     });
     const cells = valid.flatMap((r) => metricValueRows(ctx, r.slug, 'screener', r.cells));
-    const state = {
-      source: 'app',
-      resource: 'screener',
-      kind: 'screener',
+    return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
       hash: f.response.sha256,
       details: invalidItems ? { invalidItems } : null,
       cells: tallyCells(valid.flatMap((r) => r.cells)),
-    };
-    const n = await commit(
-      ctx,
-      state,
-      async (tx) => {
-        const a = await upsertRows(tx, screenerRows, latest, { target: [screenerRows.tokenSlug] });
+      writes: [
+        into(screenerRows, latest),
         // The day's last sync wins.
-        await upsertRows(tx, screenerDaily, latest.map((r) => ({ ...r, snapshotDate: date })), { target: [screenerDaily.snapshotDate, screenerDaily.tokenSlug] });
-        const b = await upsertRows(tx, metricValues, cells, { target: [metricValues.tokenSlug, metricValues.surface, metricValues.path] });
-        return a + b;
-      },
-    );
-    return { status: committedStatus(state), rows: n };
+        into(screenerDaily, latest.map((r) => ({ ...r, snapshotDate: date }))),
+        into(metricValues, cells),
+      ],
+    };
   },
 });

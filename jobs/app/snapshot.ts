@@ -3,13 +3,11 @@ import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenSnapshotsDaily, tokenStreams } from '../../schema/warehouse/app.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, committedStatus, rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
@@ -60,34 +58,23 @@ export const appSnapshotJob = defineJob({
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/snapshot`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/snapshot`;
-    if (await skipIfUnchanged(ctx, 'app', resource, p.marker)) return { status: 'unchanged', rows: 0 };
     const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await loadMetricCatalog(ctx));
-    const state = {
-      source: 'app',
-      resource,
-      kind: 'snapshot',
+    return {
       status: 'ok',
-      freshness: p.marker ?? null,
       asOf: n.row.asOf,
       hash: f.response.sha256,
       details: { freshness: readText(f.data.freshness?.status) ?? null },
       cells: tallyCells(n.cellsRead),
+      writes: [
+        into(tokenSnapshots, [n.row]),
+        into(tokenSnapshotsDaily, [{ ...n.row, snapshotDate: utcDate(ctx.now()) }]),
+        into(tokenStreams, n.streams),
+        into(metricValues, n.cells),
+      ],
     };
-    const rows = await commit(
-      ctx,
-      state,
-      async (tx) => {
-        await upsertRows(tx, tokenSnapshots, [n.row], { target: [tokenSnapshots.tokenSlug] });
-        await upsertRows(tx, tokenSnapshotsDaily, [{ ...n.row, snapshotDate: utcDate(ctx.now()) }], { target: [tokenSnapshotsDaily.snapshotDate, tokenSnapshotsDaily.tokenSlug] });
-        const s = await upsertRows(tx, tokenStreams, n.streams, { target: [tokenStreams.tokenSlug, tokenStreams.streamKey] });
-        const c = await upsertRows(tx, metricValues, n.cells, { target: [metricValues.tokenSlug, metricValues.surface, metricValues.path] });
-        return 1 + s + c;
-      },
-    );
-    return { status: committedStatus(state), rows };
   },
 });

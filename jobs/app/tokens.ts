@@ -3,17 +3,15 @@
 // the list came back whole: a failed or partial list never delists anything. A token route
 // that answered 404 `token_not_found` is not planned again until the list says the token is
 // back (not-found.ts: its `freshness` changed, or it was unlisted and is listed again).
-import { and, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
-import { resourceState } from '../../schema/warehouse/sync.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readTokenList } from '../shared/lists.ts';
-import { defineJob, type JobContext, type JobDefinition, type JobRequest } from '../types.ts';
+import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../types.ts';
 import { appBundleJob } from './bundle.ts';
 import { appChartsJob } from './charts.ts';
 import { appHistoryJob } from './history.ts';
@@ -96,35 +94,27 @@ export const appTokensJob = defineJob({
     const kinds = [...TOKEN_JOBS.values()].filter((j) => j.name !== appBundleJob.name || ctx.settings.appBundles).map((j) => j.group);
     const notFound = await readNotFound(ctx, 'token/', kinds);
     const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
-    const n = await commit(
-      ctx,
-      { source: 'app', resource: 'tokens', kind: 'tokens', status, asOf: f.meta.asOf, hash: f.response.sha256, details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete } },
-      async (tx) => {
-        const written = await upsertRows(tx, tokens, rows, { target: [tokens.slug], keep: ['firstSeenAt'] });
-        if (list.complete) {
-          await tx
-            .update(tokens)
-            .set({ delistedAt: ctx.now() })
-            .where(and(isNull(tokens.delistedAt), notInArray(tokens.slug, rows.map((r) => r.slug))));
-        }
-        if (!ctx.settings.appBundles && rows.length > 0) {
-          // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched.
-          // Their state says so too: an `ok` left there would let the next run with a key
-          // skip them as unchanged, and the rows would stay `skipped`.
-          await tx
-            .insert(researchBundles)
-            .values(rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) })))
-            .onConflictDoUpdate({ target: researchBundles.tokenSlug, set: { status: sql`'skipped'`, fetchedAt: ctx.now(), runId: ctx.runId } });
-          await tx
-            .update(resourceState)
-            .set({ status: 'skipped', lastRunId: ctx.runId })
-            .where(and(eq(resourceState.source, 'app'), inArray(resourceState.resource, rows.map((r) => appBundleJob.resource({ slug: r.slug })))));
-        }
-        return written;
-      },
-    );
-    const leaveOut = await screenNotFound(ctx, notFound, planned, list.complete);
-    return { status, rows: n, followUps: withoutLeftOut(followUps, leaveOut, tokenResourceOf) };
+    const writes: TableWrite<any>[] = [
+      // A whole list delists the tokens it no longer lists (a failed or partial one never does).
+      into(tokens, rows, list.complete ? { replace: {} } : {}),
+    ];
+    // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
+    // states say so too: an `ok` left there would let the next run with a key skip them as
+    // unchanged, and the rows would stay `skipped`.
+    const skipBundles = !ctx.settings.appBundles && rows.length > 0;
+    if (skipBundles) {
+      const skipped = rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) }));
+      writes.push(into(researchBundles, skipped, { keep: ['summary', 'payload', 'asOf', 'freshness', 'missingScope', 'problemCode'] }));
+    }
+    return {
+      status,
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete },
+      writes,
+      ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
+      followUps: async () => withoutLeftOut(followUps, await screenNotFound(ctx, notFound, planned, list.complete), tokenResourceOf),
+    };
   },
 });
 

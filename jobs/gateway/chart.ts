@@ -12,13 +12,10 @@ import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { readState, writeUnchanged } from '../../src/warehouse/resource-state.ts';
-import { markerUnchanged } from '../shared/change.ts';
-import { commit, committedStatus, prepareRows, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext } from '../types.ts';
-import { onProblem, stillNotFound } from './problems.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
@@ -141,46 +138,26 @@ export const gatewayChartJob = defineJob({
   payload: chartPayload,
   resource: (p) => `token/${p.slug}/chart/${p.chartKey}/${p.timeframe}`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
+  // Unchanged only while it stands for the same configured timeframes (else its details
+  // would say the wrong thing about what it replaces).
+  sameAsBefore: (state, p) => sameRequest(state.details, timeframeRecord(p)),
+  notFoundByMarker: true,
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/chart/${p.chartKey}/${p.timeframe}`;
     const record = timeframeRecord(p);
-    const state = ctx.settings.full ? undefined : await readState(ctx.warehouse.db, { source: 'gateway', resource });
-    // Unchanged: the same marker, and standing for the same configured timeframes (else its
-    // details would say the wrong thing about what it replaces).
-    if (p.marker && markerUnchanged(state, p.marker, ctx.now(), ctx.settings.markerMaxAgeMs) && sameRequest(state?.details, record)) {
-      await writeUnchanged(ctx.warehouse.db, { source: 'gateway', resource, runId: ctx.runId, at: ctx.now() });
-      return { status: 'unchanged', rows: 0 };
-    }
-    if (stillNotFound(state, p.marker)) return { status: 'not_found', rows: 0 };
     const req = { route: 'gateway.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) };
-    let f;
-    try {
-      f = await fetchData(ctx, req, gatewayChartItem);
-    } catch (err) {
-      return onProblem(ctx, { resource, kind: 'chart', marker: p.marker }, err);
-    }
+    const f = await fetchData(ctx, req, gatewayChartItem);
     if (record.substituted) {
       ctx.logger.info({ chartKey: p.chartKey, requested: record.substitutedFor, mirrored: p.timeframe }, 'chart does not list the configured timeframe; mirrored the longest it lists instead');
     }
     const r = readChart(ctx, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
-    const writes = [
-      await prepareRows(ctx, gatewayChartTimeframes, [r.timeframe], { target: [gatewayChartTimeframes.tokenSlug, gatewayChartTimeframes.chartKey, gatewayChartTimeframes.timeframe] }),
-      await prepareRows(ctx, gatewayChartSeries, r.seriesRows, { target: [gatewayChartSeries.tokenSlug, gatewayChartSeries.chartKey, gatewayChartSeries.seriesKey] }),
-    ];
-    const points = await prepareRows(ctx, gatewayChartPoints, r.points, {
-      target: [gatewayChartPoints.tokenSlug, gatewayChartPoints.chartKey, gatewayChartPoints.timeframe, gatewayChartPoints.ts, gatewayChartPoints.seriesKey],
-      batchSize: ctx.settings.batchSize,
-    });
-    const done = { source: 'gateway', resource, kind: 'chart', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { ...record, ...r.details }, cells: r.cells } as const;
-    const n = await commit(
-      ctx,
-      done,
-      // One after another: a new range's savepoint must hold its own statements only.
-      async (tx) => {
-        for (const w of writes) await w.run(tx);
-        return points.run(tx);
-      },
-    );
-    return { status: committedStatus(done), rows: n };
+    return {
+      status: 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: { ...record, ...r.details },
+      cells: r.cells,
+      writes: [into(gatewayChartTimeframes, [r.timeframe]), into(gatewayChartSeries, r.seriesRows), into(gatewayChartPoints, r.points)],
+    };
   },
 });

@@ -13,15 +13,12 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';
-import { defineJob, type JobContext, type JobRequest } from '../types.ts';
+import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { slugPayload } from './page.ts';
-import { onProblem, skipNotFound } from './problems.ts';
 import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
 
 export interface GatewayCatalogEntry extends CatalogEntry {
@@ -126,18 +123,11 @@ export const gatewayChartsJob = defineJob({
   payload: slugPayload,
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
+  notFoundByMarker: true,
+  unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/charts`;
-    if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) {
-      return { status: 'unchanged', rows: 0, followUps: await storedChartFollowUps(ctx, p.slug) };
-    }
-    if (await skipNotFound(ctx, resource, p.marker)) return { status: 'not_found', rows: 0 };
-    let f;
-    try {
-      f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
-    } catch (err) {
-      return onProblem(ctx, { resource, kind: 'charts', marker: p.marker }, err);
-    }
+    const f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
     const items = readList(f.data) ?? [];
     const entries = items.map(readGatewayCatalogItem);
     const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
@@ -152,12 +142,13 @@ export const gatewayChartsJob = defineJob({
       payload: e.raw,
       ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
     }));
-    const status = invalidItems ? 'partial' : 'ok';
-    const n = await commit(
-      ctx,
-      { source: 'gateway', resource, kind: 'charts', status, freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: { charts: valid.length, invalidItems } },
-      (tx) => upsertRows(tx, gatewayCharts, rows, { target: [gatewayCharts.tokenSlug, gatewayCharts.chartKey] }),
-    );
-    return { status, rows: n, followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf) };
+    return {
+      status: invalidItems ? 'partial' : 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: { charts: valid.length, invalidItems },
+      writes: [into(gatewayCharts, rows)],
+      followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
+    };
   },
 });

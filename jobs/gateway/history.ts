@@ -13,12 +13,10 @@ import { GATEWAY_PERIODS } from '../../src/config.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import { readState } from '../../src/warehouse/resource-state.ts';
-import { commit, committedStatus, prepareRows, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext } from '../types.ts';
-import { onProblem, stillNotFound } from './problems.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
 
@@ -68,26 +66,17 @@ export const gatewayHistoryJob = defineJob({
   payload: historyPayload,
   resource: (p) => `token/${p.slug}/history/${p.period}`,
   token: (p) => p.slug,
-  async handle(ctx, p) {
-    const resource = `token/${p.slug}/history/${p.period}`;
-    const state = await readState(ctx.warehouse.db, { source: 'gateway', resource });
-    if (!ctx.settings.full && stillNotFound(state, p.marker)) return { status: 'not_found', rows: 0 };
-    let f;
-    try {
-      f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
-    } catch (err) {
-      return onProblem(ctx, { resource, kind: 'history', marker: p.marker }, err);
-    }
-    if (f.data === null) {
-      // Nothing to write, and nothing to delete: earlier points stay.
-      await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'not_materialized', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } }, async () => 0);
-      return { status: 'not_materialized', rows: 0 };
-    }
-    // Fetched on every run (a period's trend is small next to what it would cost to trust a
-    // marker for it), but the same body as last time is not written again.
+  marker: (p) => p.marker,
+  // A period's trend is small next to what it would cost to trust a marker for it.
+  alwaysFetch: true,
+  notFoundByMarker: true,
+  async handle(ctx, p, state) {
+    const f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
+    // Nothing to write, and nothing to delete: earlier points stay.
+    if (f.data === null) return { status: 'not_materialized', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } };
+    // The same body as last time is not written again.
     if (!ctx.settings.full && state?.status === 'ok' && state.hash === f.response.sha256) {
-      await commit(ctx, { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, rowCount: state.rowCount, details: state.details }, async () => 0);
-      return { status: 'unchanged', rows: 0 };
+      return { status: 'ok', reported: 'unchanged', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: state.rowCount, details: state.details };
     }
     const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);
     const details = {
@@ -99,12 +88,6 @@ export const gatewayHistoryJob = defineJob({
       misaligned: read.misaligned,
       invalidValues: read.invalidValues,
     };
-    const write = await prepareRows(ctx, gatewayTrendPoints, read.points, {
-      target: [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts],
-      batchSize: ctx.settings.batchSize,
-    });
-    const done = { source: 'gateway', resource, kind: 'history', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells } as const;
-    const n = await commit(ctx, done, (tx) => write.run(tx));
-    return { status: committedStatus(done), rows: n };
+    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points)] };
   },
 });

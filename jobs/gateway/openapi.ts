@@ -9,12 +9,9 @@ import { z } from 'zod';
 import { openapiDocument } from '../../schema/upstream/gateway.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { contractChanges, rawResponses } from '../../schema/warehouse/sync.ts';
-import { readState } from '../../src/warehouse/resource-state.ts';
-import { commit } from '../shared/commit.ts';
 import { invalid } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';
-import { defineJob, type JobContext } from '../types.ts';
-import { onProblem } from './problems.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 
 /** What is kept of a document to compare the next one with: a hash per path and per top-level section. */
 export interface ContractFingerprint {
@@ -80,19 +77,12 @@ export const gatewayOpenapiJob = defineJob({
   group: 'contract',
   payload: z.object({}),
   resource: () => 'openapi',
-  async handle(ctx) {
-    const resource = 'openapi';
-    let response;
-    try {
-      response = await ctx.upstream.get({ route: 'gateway.openapi', runId: ctx.runId });
-    } catch (err) {
-      return onProblem(ctx, { resource, kind: 'contract' }, err);
-    }
+  async handle(ctx, _p, state) {
+    const response = await ctx.upstream.get({ route: 'gateway.openapi', runId: ctx.runId });
     const doc = openapiDocument.safeParse(response.body);
     if (!doc.success || !isRecord(response.body)) throw await invalid(ctx, 'gateway.openapi', response, 'not an OpenAPI document with `paths`');
     const path = documentedPath('gateway.openapi', {});
     const next = fingerprint(response.body);
-    const state = await readState(ctx.warehouse.db, { source: 'gateway', resource });
     const prevHash = state?.hash ?? null;
     const differs = prevHash !== null && prevHash !== response.sha256;
     const prev = differs ? await previousFingerprint(ctx, path, state?.details, prevHash) : null;
@@ -100,25 +90,24 @@ export const gatewayOpenapiJob = defineJob({
     if (diff) {
       ctx.logger.warn({ path, previousVersion: prev?.version ?? null, version: next.version, added: diff.added, removed: diff.removed, changed: diff.changed, sections: diff.sections }, 'gateway contract changed');
     }
-    const n = await commit(
-      ctx,
-      { source: 'gateway', resource, kind: 'contract', status: 'ok', hash: response.sha256, freshness: next.version, details: { fingerprint: next, paths: Object.keys(next.paths).length } },
-      async (tx) => {
-        if (!diff) return 0;
-        await tx.insert(contractChanges).values({
-          runId: ctx.runId,
-          source: 'gateway',
-          path,
-          detectedAt: ctx.now(),
-          previousSha256: prevHash,
-          sha256: response.sha256,
-          addedPaths: diff.added,
-          removedPaths: diff.removed,
-          details: { previousVersion: prev?.version ?? null, version: next.version, changedPaths: diff.changed, changedSections: diff.sections, previousKnown: prev !== null },
-        });
-        return 1;
-      },
-    );
-    return { status: diff ? 'changed' : 'ok', rows: n };
+    const change = diff && {
+      runId: ctx.runId,
+      source: 'gateway',
+      path,
+      detectedAt: ctx.now(),
+      previousSha256: prevHash,
+      sha256: response.sha256,
+      addedPaths: diff.added,
+      removedPaths: diff.removed,
+      details: { previousVersion: prev?.version ?? null, version: next.version, changedPaths: diff.changed, changedSections: diff.sections, previousKnown: prev !== null },
+    };
+    return {
+      status: 'ok',
+      ...(diff ? { reported: 'changed' } : {}),
+      hash: response.sha256,
+      freshness: next.version,
+      details: { fingerprint: next, paths: Object.keys(next.paths).length },
+      writes: change ? [into(contractChanges, [change])] : [],
+    };
   },
 });

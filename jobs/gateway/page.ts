@@ -1,19 +1,15 @@
 // /v1/tokens/{slug}: the token page shell: meta and combined revenue into columns, the
 // sub-shapes the seed does not show (kpis, revenueFunctions, fundamentals, methodology,
 // verification, chartDefs) as jsonb, and one row per section.
-import { and, eq, notInArray } from 'drizzle-orm';
 import { z } from 'zod';
 import { gatewayPageShell, gatewaySection } from '../../schema/upstream/gateway.ts';
 import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { skipIfUnchanged } from '../shared/change.ts';
-import { commit, committedStatus, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
-import { onProblem, skipNotFound } from './problems.ts';
 
 /** `marker`: what says the token's routes changed (see tokens.ts); absent, they are fetched. */
 export const slugPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
@@ -73,35 +69,25 @@ export const gatewayPageJob = defineJob({
   payload: slugPayload,
   resource: (p) => `token/${p.slug}/page`,
   token: (p) => p.slug,
+  marker: (p) => p.marker,
+  notFoundByMarker: true,
   async handle(ctx, p) {
-    const resource = `token/${p.slug}/page`;
-    if (await skipIfUnchanged(ctx, 'gateway', resource, p.marker)) return { status: 'unchanged', rows: 0 };
-    if (await skipNotFound(ctx, resource, p.marker)) return { status: 'not_found', rows: 0 };
-    let f;
-    try {
-      f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
-    } catch (err) {
-      return onProblem(ctx, { resource, kind: 'page', marker: p.marker }, err);
-    }
+    const f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
     const cells = new CellTally();
     for (let i = 0; i < n.invalid.length; i++) cells.cell(false);
-    const done = { source: 'gateway', resource, kind: 'page', status: 'ok', freshness: p.marker ?? null, asOf: f.meta.asOf, hash: f.response.sha256, details: n.invalid.length ? { invalid: n.invalid } : null, cells };
-    const rows = await commit(
-      ctx,
-      done,
-      async (tx) => {
-        await upsertRows(tx, gatewayTokenPages, [n.page], { target: [gatewayTokenPages.tokenSlug] });
+    return {
+      status: 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: n.invalid.length ? { invalid: n.invalid } : null,
+      cells,
+      writes: [
+        into(gatewayTokenPages, [n.page]),
         // Sections belong to the page: one the page no longer has is removed with it.
-        const names = n.sections.map((s) => s.section);
-        await tx
-          .delete(gatewayTokenSections)
-          .where(names.length ? and(eq(gatewayTokenSections.tokenSlug, p.slug), notInArray(gatewayTokenSections.section, names)) : eq(gatewayTokenSections.tokenSlug, p.slug));
-        const s = await upsertRows(tx, gatewayTokenSections, n.sections, { target: [gatewayTokenSections.tokenSlug, gatewayTokenSections.section] });
-        return 1 + s;
-      },
-    );
-    return { status: committedStatus(done), rows };
+        into(gatewayTokenSections, n.sections, { replace: { tokenSlug: p.slug } }),
+      ],
+    };
   },
 });

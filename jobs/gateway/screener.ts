@@ -13,11 +13,10 @@ import {
   gatewayScreenerWindows,
   gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
-import { commit, committedStatus, rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/commit.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext } from '../types.ts';
+import { defineJob, into, type JobContext } from '../types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 import { normalizeInsights } from './insights.ts';
 import { matchRowToken, type KnownToken } from './match.ts';
@@ -136,17 +135,21 @@ export const gatewayScreenerJob = defineJob({
     };
     const cells = new CellTally();
     for (const r of rows) cells.cell(r.status !== 'invalid');
-    const done = { source: 'gateway', resource: 'screener', kind: 'screener', status, asOf: f.meta.asOf, hash: f.response.sha256, details, cells };
-    const n = await commit(ctx, done, async (tx) => {
-      const a = await upsertRows(tx, gatewayScreenerRows, rows, { target: [gatewayScreenerRows.tokenSlug] });
-      // The day's last sync wins.
-      await upsertRows(tx, gatewayScreenerDaily, rows.map((r) => ({ ...r, snapshotDate: date })), { target: [gatewayScreenerDaily.snapshotDate, gatewayScreenerDaily.tokenSlug] });
-      const b = await upsertRows(tx, gatewayScreenerWindows, matched.flatMap((r) => r.windows), { target: [gatewayScreenerWindows.tokenSlug, gatewayScreenerWindows.window] });
-      const c = await upsertRows(tx, gatewayScreenerStreams, matched.flatMap((r) => r.streams), { target: [gatewayScreenerStreams.tokenSlug, gatewayScreenerStreams.streamKey] });
-      const u = await upsertRows(tx, gatewayScreenerUnmatched, unmatched, { target: [gatewayScreenerUnmatched.rowKey], keep: ['firstSeenAt'] });
-      const i = await upsertRows(tx, gatewayScreenerInsights, insights.rows, { target: [gatewayScreenerInsights.id], keep: ['firstSeenAt'] });
-      return a + b + c + u + i;
-    });
-    return { status: committedStatus(done), rows: n };
+    return {
+      status,
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details,
+      cells,
+      writes: [
+        into(gatewayScreenerRows, rows),
+        // The day's last sync wins.
+        into(gatewayScreenerDaily, rows.map((r) => ({ ...r, snapshotDate: date }))),
+        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows)),
+        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams)),
+        into(gatewayScreenerUnmatched, unmatched),
+        into(gatewayScreenerInsights, insights.rows),
+      ],
+    };
   },
 });

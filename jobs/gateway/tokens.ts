@@ -7,14 +7,12 @@
 // whenever the data behind the token routes does. It is handed to each token's page, history
 // and chart catalog, which skip their fetch while it is as at their last success (and for
 // at most TE_MARKER_MAX_AGE_HOURS). No asOf, no marker: everything is fetched.
-import { and, isNull, notInArray } from 'drizzle-orm';
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
 import { readTokenList, type TokenListRead } from '../shared/lists.ts';
-import { commit, rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/commit.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { defineJob, type JobContext, type JobRequest } from '../types.ts';
+import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { textOrNull } from './cells.ts';
 
 /** Pure: the catalog's rows (name and href are read from the item as sent). */
@@ -66,22 +64,15 @@ export const gatewayTokensJob = defineJob({
     const f = await fetchData(ctx, { route: 'gateway.tokens' }, z.array(z.unknown()));
     const list = readTokenList(f.data, f.meta.count);
     const rows = gatewayTokenRows(ctx, list, f.meta.asOf);
-    const status = list.complete ? 'ok' : 'partial';
-    const n = await commit(
-      ctx,
-      { source: 'gateway', resource: 'tokens', kind: 'tokens', status, asOf: f.meta.asOf, hash: f.response.sha256, details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.meta.count ?? null } },
-      async (tx) => {
-        const written = await upsertRows(tx, gatewayTokens, rows, { target: [gatewayTokens.slug], keep: ['firstSeenAt'] });
-        if (list.complete) {
-          await tx
-            .update(gatewayTokens)
-            .set({ delistedAt: ctx.now() })
-            .where(and(isNull(gatewayTokens.delistedAt), notInArray(gatewayTokens.slug, rows.map((r) => r.slug))));
-        }
-        return written;
-      },
-    );
     const slugs = rows.map((r) => r.slug);
-    return { status, rows: n, followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)) };
+    return {
+      status: list.complete ? 'ok' : 'partial',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.meta.count ?? null },
+      // A whole list delists the tokens it no longer lists (a failed or partial one never does).
+      writes: [into(gatewayTokens, rows, list.complete ? { replace: {} } : {})],
+      followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)),
+    };
   },
 });

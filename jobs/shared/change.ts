@@ -2,20 +2,9 @@
 // same as at its last successful fetch is not fetched again. A marker is trusted for a
 // bounded time only, so a marker that failed to move cannot hide changes for ever.
 import type { ResourceStateRow } from '../../src/warehouse/resource-state.ts';
-import { readState, writeUnchanged } from '../../src/warehouse/resource-state.ts';
-import type { JobContext, Source } from '../types.ts';
 
 export function markerUnchanged(state: ResourceStateRow | undefined, marker: string | null | undefined, now: Date, maxAgeMs: number): boolean {
   if (!state || !marker || state.freshness !== marker) return false;
   if (state.status !== 'ok' && state.status !== 'unchanged') return false;
   return state.lastSuccessAt !== null && now.getTime() - state.lastSuccessAt.getTime() < maxAgeMs;
-}
-
-/** True (and the state says `unchanged`) when the fetch can be skipped. */
-export async function skipIfUnchanged(ctx: JobContext, source: Source, resource: string, marker: string | null | undefined): Promise<boolean> {
-  if (ctx.settings.full || !marker) return false;
-  const state = await readState(ctx.warehouse.db, { source, resource });
-  if (!markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs)) return false;
-  await writeUnchanged(ctx.warehouse.db, { source, resource, runId: ctx.runId, at: ctx.now() });
-  return true;
 }

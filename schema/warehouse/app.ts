@@ -1,6 +1,6 @@
 // The app host mirror (`/api/v1`): one table per resource, keyed as in the contract.
 import { boolean, date, index, integer, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
-import { decimal, payloadJson, rowMeta, tstz } from './columns.ts';
+import { decimal, delisted, firstSeen, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const appSchema = pgSchema('app');
 
@@ -24,10 +24,10 @@ export const tokens = appSchema.table('tokens', {
   coverageTrend: boolean('coverage_trend').notNull().default(false),
   coverageCharts: boolean('coverage_charts').notNull().default(false),
   coverageBacktests: boolean('coverage_backtests').notNull().default(false),
-  firstSeenAt: tstz('first_seen_at').notNull(),
+  firstSeenAt: firstSeen(),
   lastSeenAt: tstz('last_seen_at').notNull(),
   /** Set when the token list stops listing the token; cleared if it comes back. */
-  delistedAt: tstz('delisted_at'),
+  delistedAt: delisted(),
   payload: payloadJson('payload').notNull(),
   ...rowMeta(),
 });

@@ -17,6 +17,17 @@ export const payloadJson = customType<{ data: unknown; driverData: string }>({
   fromDriver: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
 });
 
+/** The column that says when tesync first saw a row: written once, kept by every later write. */
+export const FIRST_SEEN_COLUMN = 'first_seen_at';
+export const firstSeen = () => tstz(FIRST_SEEN_COLUMN).notNull();
+
+/**
+ * The column set when a whole list stops listing a row, cleared when it lists it again: the
+ * write path marks such rows instead of deleting them (src/warehouse/table-rules.ts).
+ */
+export const DELISTED_COLUMN = 'delisted_at';
+export const delisted = () => tstz(DELISTED_COLUMN);
+
 /** Columns every normalized row carries (contract: the warehouse). */
 export const rowMeta = () => ({
   fetchedAt: tstz('fetched_at').notNull(),

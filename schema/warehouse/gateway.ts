@@ -1,7 +1,7 @@
 // The gateway mirror (`/v1`): one table per resource, keyed as in the contract. Exported
 // names carry a `gateway` prefix: schema/warehouse/index.ts re-exports the app tables too.
 import { bigint, boolean, date, index, integer, jsonb, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
-import { decimal, payloadJson, rowMeta, tstz } from './columns.ts';
+import { decimal, delisted, firstSeen, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const gatewaySchema = pgSchema('gateway');
 
@@ -11,10 +11,10 @@ export const gatewayTokens = gatewaySchema.table('tokens', {
   name: text('name'),
   /** The token's snapshot path as sent (never followed off the base URL). */
   href: text('href'),
-  firstSeenAt: tstz('first_seen_at').notNull(),
+  firstSeenAt: firstSeen(),
   lastSeenAt: tstz('last_seen_at').notNull(),
   /** Set when a complete catalog stops listing the token; cleared if it comes back. */
-  delistedAt: tstz('delisted_at'),
+  delistedAt: delisted(),
   payload: payloadJson('payload').notNull(),
   ...rowMeta(),
 });
@@ -89,7 +89,7 @@ export const gatewayScreenerUnmatched = gatewaySchema.table('screener_unmatched'
   name: text('name'),
   /** no-token | unknown-symbol | ambiguous-symbol */
   reason: text('reason').notNull(),
-  firstSeenAt: tstz('first_seen_at').notNull(),
+  firstSeenAt: firstSeen(),
   payload: payloadJson('payload').notNull(),
   ...rowMeta(),
 });
@@ -105,7 +105,7 @@ export const gatewayScreenerInsights = gatewaySchema.table(
     value: decimal('value'),
     window: text('window'),
     generatedAt: tstz('generated_at'),
-    firstSeenAt: tstz('first_seen_at').notNull(),
+    firstSeenAt: firstSeen(),
     payload: payloadJson('payload').notNull(),
     ...rowMeta(),
   },

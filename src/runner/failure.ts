@@ -44,16 +44,10 @@ export interface Failure {
 }
 
 /**
- * The shape before issue 20 (no `type`), which the runners still build by hand while they
- * move to `judgeFailure`'s Failure. Everything that takes one also takes a Failure.
- */
-export type FailureVerdict = Omit<Failure, 'type'> & { type?: string };
-
-/**
  * Problem codes saying the token or chart asked for does not exist upstream (app host
  * snake_case, gateway kebab-case). Not a failure of tesync's: the list or catalog that planned
  * the request was ahead of (or behind) the route. The planners do not ask such a resource
- * again until their list says it exists again (jobs/app/not-found.ts, jobs/gateway/problems.ts).
+ * again until their list says it exists again (jobs/app/not-found.ts; the gateway's rule: `notFoundByMarker` in jobs/types.ts).
  */
 export const NOT_FOUND_CODES: ReadonlySet<string> = new Set(['token_not_found', 'chart_not_found', 'token-not-found', 'chart-item-not-found']);
 

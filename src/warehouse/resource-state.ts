@@ -2,7 +2,7 @@
 // describes, so a crash never leaves rows without state or state without rows.
 import { and, eq, like, sql } from 'drizzle-orm';
 import { resourceState } from '../../schema/warehouse/sync.ts';
-import type { FailureVerdict } from '../runner/failure.ts';
+import type { Failure } from '../runner/failure.ts';
 import type { Executor } from './upsert.ts';
 
 export type ResourceStateRow = typeof resourceState.$inferSelect;
@@ -80,22 +80,9 @@ export interface FailureState extends ResourceKey {
   runId: string;
   at: Date;
   /** judgeFailure's record (with `bucket` filled in by the lifecycle). */
-  failure: FailureVerdict;
+  failure: Failure;
   /** Merged into `details` beside `problem`, e.g. the gateway's `notFoundMarker`. */
   details?: Record<string, unknown>;
-}
-
-/**
- * The call before failures were data: status and message only, `details` left as it is.
- * @deprecated pass `failure` (FailureState); kept while the runners move over.
- */
-export interface LegacyFailureState extends ResourceKey {
-  kind: string;
-  status: string;
-  error: string;
-  runId: string;
-  at: Date;
-  details?: unknown;
 }
 
 /** What an upstream problem leaves in `details.problem` (the same for both sources). */
@@ -109,7 +96,7 @@ export interface ProblemDetails {
 }
 
 /** Pure: the problem fields kept in `details.problem`, or null when no error response arrived. */
-export function problemDetails(f: FailureVerdict): ProblemDetails | null {
+export function problemDetails(f: Failure): ProblemDetails | null {
   if (f.httpStatus === undefined) return null;
   return { code: f.code ?? null, status: f.httpStatus, instance: f.instance ?? null, requestId: f.requestId ?? null, detail: f.detail ?? null, path: f.path ?? null };
 }
@@ -123,8 +110,7 @@ const MAX_ERROR_CHARS = 2000;
  * drops a previous one). `not_found` is an answer, not a failure: it leaves
  * consecutive_failures as it was.
  */
-export async function writeFailure(db: Executor, f: FailureState | LegacyFailureState): Promise<void> {
-  if (!('failure' in f)) return writeLegacyFailure(db, f);
+export async function writeFailure(db: Executor, f: FailureState): Promise<void> {
   const { failure } = f;
   const problem = problemDetails(failure);
   const added: Record<string, unknown> = { ...(problem ? { problem } : {}), ...f.details };
@@ -157,21 +143,6 @@ export async function writeFailure(db: Executor, f: FailureState | LegacyFailure
         ...columns,
         consecutiveFailures: failure.answered ? sql`${resourceState.consecutiveFailures}` : sql`${resourceState.consecutiveFailures} + 1`,
         details,
-      },
-    });
-}
-
-async function writeLegacyFailure(db: Executor, f: LegacyFailureState): Promise<void> {
-  const columns = { kind: f.kind, status: f.status, lastAttemptAt: f.at, lastError: f.error.slice(0, MAX_ERROR_CHARS), lastRunId: f.runId, ...NO_FAILURE };
-  await db
-    .insert(resourceState)
-    .values({ source: f.source, resource: f.resource, ...columns, consecutiveFailures: 1, details: f.details ?? null })
-    .onConflictDoUpdate({
-      target: [resourceState.source, resourceState.resource],
-      set: {
-        ...columns,
-        consecutiveFailures: sql`${resourceState.consecutiveFailures} + 1`,
-        details: f.details === undefined ? sql`${resourceState.details}` : (f.details as never),
       },
     });
 }

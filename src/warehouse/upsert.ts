@@ -16,6 +16,7 @@ import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { NotUnderstoodError } from '../errors.ts';
 import { rowsOf, type Db } from './connection.ts';
+import { rulesOf } from './table-rules.ts';
 
 /** A transaction or the database itself: both can run statements. */
 export type Executor = Pick<Db, 'insert' | 'update' | 'delete' | 'select' | 'execute' | 'transaction'>;
@@ -27,19 +28,13 @@ const MAX_PARAMS = 65_000;
 const INSERT_ONLY_MIN_ROWS = 500;
 
 export interface UpsertOptions<T extends PgTable> {
-  /** The primary key (or a unique index) columns. */
-  target: PgColumn[];
-  /** Columns kept as they are on conflict (e.g. `first_seen_at`). */
+  /** Columns this write keeps as they are on conflict, beyond those the table declares kept. */
   keep?: (keyof T['$inferInsert'])[];
   batchSize?: number;
 }
 
-export async function upsertRows<T extends PgTable>(
-  db: Executor,
-  table: T,
-  rows: T['$inferInsert'][],
-  options: UpsertOptions<T>,
-): Promise<number> {
+/** Writes rows by the table's declared key (table-rules.ts). */
+export async function upsertRows<T extends PgTable>(db: Executor, table: T, rows: T['$inferInsert'][], options: UpsertOptions<T> = {}): Promise<number> {
   return (await prepareUpsert(db, table, rows, options)).run(db);
 }
 
@@ -60,12 +55,14 @@ export async function prepareUpsert<T extends PgTable>(
   db: Executor,
   table: T,
   rows: T['$inferInsert'][],
-  options: UpsertOptions<T>,
+  options: UpsertOptions<T> = {},
 ): Promise<PreparedUpsert> {
   if (rows.length === 0) return { rows: 0, run: async () => 0 };
   const shape = shapeOf(table);
+  const rules = rulesOf(table);
+  const write: WriteRules = { key: rules.key, keep: new Set([...rules.kept, ...((options.keep ?? []) as string[])]) };
   // A key column with one value in the whole batch (the token, most often) tells no rows apart.
-  const varying = options.target.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
+  const varying = rules.key.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
   const unique = inKeyOrder(dedupe(rows, varying, shape.qualified), varying);
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
@@ -77,15 +74,15 @@ export async function prepareUpsert<T extends PgTable>(
     return {
       rows: n,
       run: async (ex) => {
-        for (const batch of batches) await valuesUpsert(ex, table, batch, options, shape);
+        for (const batch of batches) await valuesUpsert(ex, table, batch, write, shape);
         return n;
       },
     };
   }
   const send = async (ex: Executor, mode: 'insert' | 'upsert') => {
-    for (const batch of batches) await ex.execute(unnestStatement(shape, batch, options, mode));
+    for (const batch of batches) await ex.execute(unnestStatement(shape, batch, write, mode));
   };
-  if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, options.target))) {
+  if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, rules.key))) {
     return {
       rows: n,
       run: async (ex) => {
@@ -112,6 +109,40 @@ export async function prepareUpsert<T extends PgTable>(
       return n;
     },
   };
+}
+
+/**
+ * Rows of `scope` (column values by property; empty: the whole table) whose key is not among
+ * `rows` leave it: deleted, or marked with the time where the table declares a delisting
+ * column (and only those not marked yet). Returns how many left.
+ */
+export async function removeAbsent<T extends PgTable>(db: Executor, table: T, rows: readonly T['$inferInsert'][], scope: Partial<T['$inferInsert']>, at: Date): Promise<number> {
+  const shape = shapeOf(table);
+  const rules = rulesOf(table);
+  const byProp = new Map(shape.columns.map((c) => [c.prop, c]));
+  const value = (c: ColumnInfo, v: unknown) => typedText(c, textOf(c.column.mapToDriverValue(v)));
+  const conditions: SQL[] = [];
+  for (const [prop, v] of Object.entries(scope)) {
+    const c = byProp.get(prop);
+    if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
+    conditions.push(v === null || v === undefined ? sql.raw(`${c.name} is null`) : sql`${sql.raw(c.name)} = ${value(c, v)}`);
+  }
+  // The key columns the scope does not fix tell the rows that stay.
+  const rest = rules.key.map((k) => shape.byName.get(k.name)!).filter((c) => !(c.prop in scope));
+  if (rows.length > 0 && rest.length > 0) {
+    const tuples = rows.map((r) => sql.join([sql.raw('('), sql.join(rest.map((c) => value(c, (r as Record<string, unknown>)[c.prop])), sql.raw(', ')), sql.raw(')')]));
+    conditions.push(sql.join([sql.raw(`(${rest.map((c) => c.name).join(', ')}) not in (`), sql.join(tuples, sql.raw(', ')), sql.raw(')')]));
+  } else if (rows.length > 0) {
+    return 0;
+  }
+  const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
+  if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
+  const where = conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
+  const statement = delisted
+    ? sql.join([sql.raw(`update ${shape.qualified} set ${delisted.name} = `), value(delisted, at), where])
+    : sql.join([sql.raw(`delete from ${shape.qualified}`), where]);
+  const result = (await db.execute(statement)) as unknown as { count?: number; rowCount?: number };
+  return result.count ?? result.rowCount ?? 0;
 }
 
 /**
@@ -199,15 +230,20 @@ function undefinedBesideDefaults(rows: readonly Record<string, unknown>[], colum
   return columns.some((c) => c.hasDefault && rows.some((r) => r[c.prop] === undefined) && rows.some((r) => r[c.prop] !== undefined));
 }
 
-function unnestStatement<T extends PgTable>(shape: TableShape, rows: readonly Record<string, unknown>[], options: UpsertOptions<T>, mode: 'insert' | 'upsert'): SQL {
+/** How one write treats a conflict: the key it conflicts on, the columns it leaves as they are. */
+interface WriteRules {
+  key: readonly PgColumn[];
+  keep: ReadonlySet<string>;
+}
+
+function unnestStatement(shape: TableShape, rows: readonly Record<string, unknown>[], rules: WriteRules, mode: 'insert' | 'upsert'): SQL {
   // A column no row sets is left out: its default (or null) applies, as in the VALUES form.
   const present = shape.columns.filter((c) => rows.some((r) => r[c.prop] !== undefined));
-  const targetNames = new Set(options.target.map((c) => c.name));
-  const keep = new Set((options.keep ?? []) as string[]);
+  const keyNames = new Set(rules.key.map((c) => c.name));
   // Every other column is set from `excluded`, the left-out ones too (to their default), as
   // the VALUES form does.
-  const updates = shape.columns.filter((c) => !c.generated && !targetNames.has(c.column.name) && !keep.has(c.prop)).map((c) => `${c.name} = excluded.${c.name}`);
-  const conflict = `(${options.target.map((c) => quote(c.name)).join(', ')})`;
+  const updates = shape.columns.filter((c) => !c.generated && !keyNames.has(c.column.name) && !rules.keep.has(c.prop)).map((c) => `${c.name} = excluded.${c.name}`);
+  const conflict = `(${rules.key.map((c) => quote(c.name)).join(', ')})`;
   // A column with one value for the whole batch (the run, the fetch time, the token) goes
   // as one scalar: half the bytes of a history batch, and less for Postgres to parse.
   const select: SQL[] = [];
@@ -315,17 +351,16 @@ function textOf(v: unknown): string {
 }
 
 /** The multi-row VALUES form, for tables unnest cannot carry. */
-async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T['$inferInsert'][], options: UpsertOptions<T>, shape: TableShape): Promise<void> {
-  const targetNames = new Set(options.target.map((c) => c.name));
-  const keep = new Set((options.keep ?? []) as string[]);
+async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T['$inferInsert'][], rules: WriteRules, shape: TableShape): Promise<void> {
+  const keyNames = new Set(rules.key.map((c) => c.name));
   const set: Record<string, SQL> = {};
   for (const c of shape.columns) {
-    if (targetNames.has(c.column.name) || keep.has(c.prop)) continue;
+    if (keyNames.has(c.column.name) || rules.keep.has(c.prop) || c.generated) continue;
     set[c.prop] = sql.raw(`excluded.${c.name}`);
   }
   // drizzle's generic insert typing does not survive the table type parameter.
   await (db.insert(table).values(batch as never) as unknown as { onConflictDoUpdate(c: unknown): Promise<unknown> }).onConflictDoUpdate({
-    target: options.target,
+    target: [...rules.key],
     set,
   });
 }

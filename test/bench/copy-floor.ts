@@ -57,7 +57,6 @@ async function measureTable(source: Warehouse, target: Warehouse, copyClient: po
   const copyName = `bench_copy.${config.schema}_${config.name}`;
   await copyClient.unsafe(`create table ${copyName} (like ${name} including all)`);
   const columns = Object.entries(getTableColumns(table) as Record<string, PgColumn>);
-  const pk = config.primaryKeys[0]!.columns;
   const slugColumn = (getTableColumns(table) as Record<string, PgColumn>).tokenSlug!;
   const slugs = await source.db.selectDistinct({ slug: slugColumn }).from(table).orderBy(asc(slugColumn));
   const figure: WriteFigure = { table: name, rows: 0, upsertMs: 0, reupsertMs: 0, copyMs: 0 };
@@ -66,10 +65,10 @@ async function measureTable(source: Warehouse, target: Warehouse, copyClient: po
     const rows = (await source.db.select().from(table).where(eq(slugColumn, slug as string))) as Record<string, unknown>[];
     figure.rows += rows.length;
     let t = performance.now();
-    await target.db.transaction((tx) => upsertRows(tx, table, rows, { target: pk, batchSize: 2000 }));
+    await target.db.transaction((tx) => upsertRows(tx, table, rows, { batchSize: 2000 }));
     figure.upsertMs += performance.now() - t;
     t = performance.now();
-    await target.db.transaction((tx) => upsertRows(tx, table, rows, { target: pk, batchSize: 2000 }));
+    await target.db.transaction((tx) => upsertRows(tx, table, rows, { batchSize: 2000 }));
     figure.reupsertMs += performance.now() - t;
     t = performance.now();
     await copyRows(copyClient, copyName, columns, rows);

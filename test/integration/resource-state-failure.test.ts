@@ -100,13 +100,6 @@ describe('writeFailure', () => {
     expect((await readState(w.db, { source: 'gateway', resource: 'token/aave/bundle' }))?.httpStatus).toBeNull();
   });
 
-  it('still takes the call of before (status and message; details left alone)', async () => {
-    await writeFailure(w.db, { source: 'gateway', resource: 'token/aave/chart/c/30d', kind: 'charts', status: 'failed', error: 'X: y', runId, at });
-    const row = await columns('gateway', 'token/aave/chart/c/30d');
-    expect(row).toMatchObject({ status: 'failed', last_error: 'X: y', error_type: null, consecutive_failures: 3 });
-    expect(row!.details).toEqual({ form: 'per-stream', notFoundMarker: 'asof-1' });
-  });
-
   it('tesync status counts failing resources by class, HTTP status and code', async () => {
     for (const slug of ['a', 'b']) {
       await writeFailure(w.db, { source: 'app', resource: `token/${slug}/history`, kind: 'history', runId, at, failure: judgeFailure(new ProblemError(problem(401, 'invalid_api_key'))) });

@@ -31,7 +31,6 @@ describe('upsertRows on Postgres', () => {
   it('keeps decimals and text exactly, and a row sent twice once', async () => {
     const row = (metric: string, value: string | null, unit: string | null) => ({ tokenSlug: 'a', stream: 'all', metric, ts: t0, interval: '1d', value, unit, kind: null, ...meta, status: 'ok' });
     const n = await upsertRows(w.db, metricHistory, [row('m1', '0.000000000000000000000000000001', 'y'), row('m2', HUGE, ODD_TEXT), row('m3', null, ''), row('m1', '0.000000000000000000000000000001', 'y'), row('m4', '1.5E+3', null), row('m5', '-0', 'NULL'), row('m6', '2', 'null')], {
-      target: [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts],
       batchSize: 2,
     });
     expect(n).toBe(6);
@@ -52,24 +51,22 @@ describe('upsertRows on Postgres', () => {
     const ts = new Date(t0.getTime() + 3_600_000);
     // Equal instants in separate Date objects are one key.
     const row = (value: string, payloadless = true) => ({ tokenSlug: 'same', stream: 'all', metric: 'm', ts: new Date(ts.getTime()), interval: '1d', value, unit: payloadless ? null : 'x', kind: null, ...meta, status: 'ok' });
-    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
-    expect(await upsertRows(w.db, metricHistory, [row('3'), row('3'), row('3')], { target })).toBe(1);
+    expect(await upsertRows(w.db, metricHistory, [row('3'), row('3'), row('3')])).toBe(1);
     const stored = () => w.query<{ v: string }>(sql`select value::text as v from app.metric_history where token_slug = 'same'`);
     expect(await stored()).toEqual([{ v: '3' }]);
     // Which of two values is true cannot be told: nothing of the batch is written.
     for (const rows of [[row('4'), row('5')], [row('4'), row('4', false)]]) {
-      await expect(upsertRows(w.db, metricHistory, rows, { target })).rejects.toThrow(NotUnderstoodError);
+      await expect(upsertRows(w.db, metricHistory, rows)).rejects.toThrow(NotUnderstoodError);
     }
-    await expect(upsertRows(w.db, metricHistory, [row('4'), row('5')], { target })).rejects.toThrow(/metric_history.*two rows for the key .*with different values/);
+    await expect(upsertRows(w.db, metricHistory, [row('4'), row('5')])).rejects.toThrow(/metric_history.*two rows for the key .*with different values/);
     expect(await stored()).toEqual([{ v: '3' }]);
   });
 
   it('writes jsonb with every digit, null jsonb as SQL null, and updates on conflict', async () => {
     const payload = parseJson(`{"v": 123456789012345678901234567890.123456789, "s": "a \\"b\\" \\\\ c", "n": null}`);
     const point = (seriesKey: string, p: unknown, value: string | null) => ({ tokenSlug: 'a', period: '30d', seriesKey, ts: t0, value, payload: p, ...meta, status: p === null ? 'ok' : 'invalid' });
-    const target = [gatewayTrendPoints.tokenSlug, gatewayTrendPoints.period, gatewayTrendPoints.seriesKey, gatewayTrendPoints.ts];
-    await upsertRows(w.db, gatewayTrendPoints, [point('s1', payload, null), point('s2', null, '2')], { target });
-    await upsertRows(w.db, gatewayTrendPoints, [point('s2', null, '3')], { target });
+    await upsertRows(w.db, gatewayTrendPoints, [point('s1', payload, null), point('s2', null, '2')]);
+    await upsertRows(w.db, gatewayTrendPoints, [point('s2', null, '3')]);
     const got = await w.query<{ series_key: string; value: string | null; p: string | null; isnull: boolean }>(
       sql`select series_key, value::text as value, payload::text as p, payload is null as isnull from gateway.trend_points order by series_key`,
     );
@@ -82,8 +79,8 @@ describe('upsertRows on Postgres', () => {
   it('keeps `keep` columns, applies defaults to columns no row sets, and booleans', async () => {
     const later = new Date(t0.getTime() + 86_400_000);
     const token = (at: Date, displayName: string) => ({ slug: 'tok', displayName, firstSeenAt: at, lastSeenAt: at, coverageCharts: true, payload: { a: 1 }, fetchedAt: at });
-    await upsertRows(w.db, tokens, [token(t0, 'first')], { target: [tokens.slug], keep: ['firstSeenAt'] });
-    await upsertRows(w.db, tokens, [token(later, 'second')], { target: [tokens.slug], keep: ['firstSeenAt'] });
+    await upsertRows(w.db, tokens, [token(t0, 'first')]);
+    await upsertRows(w.db, tokens, [token(later, 'second')]);
     const [row] = await w.db.select().from(tokens);
     expect(row).toMatchObject({ displayName: 'second', firstSeenAt: t0, lastSeenAt: later, coverageCharts: true, coverageSnapshot: false, status: 'ok', delistedAt: null, payload: { a: 1 } });
   });
@@ -91,7 +88,7 @@ describe('upsertRows on Postgres', () => {
   it('sends a value shared by the whole batch once, typed as its column', async () => {
     // Every column but the key the same on each row: booleans, jsonb and timestamps as scalars.
     const token = (slug: string) => ({ slug, displayName: null, firstSeenAt: t0, lastSeenAt: t0, coverageCharts: true, coverageTrend: false, payload: { same: [1, 'x'] }, fetchedAt: t0 });
-    await upsertRows(w.db, tokens, [token('s1'), token('s2'), token('s3')], { target: [tokens.slug] });
+    await upsertRows(w.db, tokens, [token('s1'), token('s2'), token('s3')]);
     const rows = await w.query<{ slug: string; charts: boolean; trend: boolean; p: string; kind: string; at: string }>(
       sql`select slug, coverage_charts as charts, coverage_trend as trend, payload::text as p, jsonb_typeof(payload) as kind, to_char(first_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') as at from app.tokens where slug like 's%' order by slug`,
     );
@@ -100,14 +97,13 @@ describe('upsertRows on Postgres', () => {
 
   it('writes a first range of many rows in full, and updates it on the next write', async () => {
     // 800 rows of one new token: a range no stored row shares, written without ON CONFLICT.
-    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
     const day = (d: number) => new Date(Date.UTC(2024, 0, 1) + d * 86_400_000);
     const rows = (value: (d: number) => string, unit: string) =>
       Array.from({ length: 800 }, (_, d) => ({ tokenSlug: 'bulk', stream: 'all', metric: `m${d % 2}`, ts: day(d >> 1), interval: '1d', value: value(d), unit, kind: null, ...meta, status: 'ok' }));
     const first = rows((d) => `${d}.${'1'.repeat(30)}`, ODD_TEXT);
     // A row sent twice inside the batch is written once on this path too.
     first.push({ ...first[0]! });
-    expect(await upsertRows(w.db, metricHistory, first, { target, batchSize: 300 })).toBe(800);
+    expect(await upsertRows(w.db, metricHistory, first, { batchSize: 300 })).toBe(800);
     const stored = async () =>
       w.query<{ n: string; m0: string; m1: string; units: string }>(
         sql`select count(*)::text as n, max(value::text) filter (where metric = 'm0' and ts = ${day(0).toISOString()}::timestamptz) as m0, max(value::text) filter (where metric = 'm1' and ts = ${day(0).toISOString()}::timestamptz) as m1, count(distinct unit)::text as units from app.metric_history where token_slug = 'bulk'`,
@@ -116,16 +112,15 @@ describe('upsertRows on Postgres', () => {
     const [unit] = await w.query<{ unit: string }>(sql`select distinct unit from app.metric_history where token_slug = 'bulk'`);
     expect(unit!.unit).toBe(ODD_TEXT);
     // The range is stored now: the same keys again update in place.
-    expect(await upsertRows(w.db, metricHistory, rows((d) => `-${d}`, 'u2'), { target })).toBe(800);
+    expect(await upsertRows(w.db, metricHistory, rows((d) => `-${d}`, 'u2'))).toBe(800);
     expect(await stored()).toEqual([{ n: '800', m0: '0', m1: '-1', units: '1' }]);
   });
 
   it('writes rows in the order of their key, whatever order they come in: the index pages end full', async () => {
     // A history as upstream sends it: by day, then a value per metric. The key is metric, then day.
-    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
     const rows = [];
     for (let d = 0; d < 500; d++) for (let m = 0; m < 40; m++) rows.push({ tokenSlug: 'ordered', stream: m % 2 ? 'fees' : 'all', metric: `metric-${(m * 7) % 40}`, ts: new Date(Date.UTC(2022, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.${m}`, unit: null, kind: null, ...meta, status: 'ok' });
-    expect(await upsertRows(w.db, metricHistory, rows, { target })).toBe(20_000);
+    expect(await upsertRows(w.db, metricHistory, rows)).toBe(20_000);
     const [pk] = await w.query<{ name: string }>(sql`select indexrelid::regclass::text as name from pg_index where indrelid = 'app.metric_history'::regclass and indisprimary`);
     const size = async () => Number((await w.query<{ n: string }>(sql`select pg_relation_size(${pk!.name}::regclass)::text as n`))[0]!.n);
     const written = await size();
@@ -138,15 +133,14 @@ describe('upsertRows on Postgres', () => {
   });
 
   it('a range filled between the probe and the write is upserted, and the rest of the transaction kept', async () => {
-    const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
     const slug = 'late';
     const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: slug, stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
     // Prepared (and probed) before the transaction, as the sync's handlers do.
-    const prepared = await prepareUpsert(w.db, metricHistory, rows, { target, batchSize: 200 });
+    const prepared = await prepareUpsert(w.db, metricHistory, rows, { batchSize: 200 });
     expect(prepared.rows).toBe(600);
-    await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }], { target });
+    await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }]);
     const written = await w.db.transaction(async (tx) => {
-      await upsertRows(tx as unknown as Executor, tokens, [{ slug: `${slug}-tok`, displayName: 'L', firstSeenAt: t0, lastSeenAt: t0, payload: {}, fetchedAt: t0 }], { target: [tokens.slug] });
+      await upsertRows(tx as unknown as Executor, tokens, [{ slug: `${slug}-tok`, displayName: 'L', firstSeenAt: t0, lastSeenAt: t0, payload: {}, fetchedAt: t0 }]);
       return prepared.run(tx as unknown as Executor);
     });
     expect(written).toBe(600);
@@ -158,7 +152,7 @@ describe('upsertRows on Postgres', () => {
 
   it('takes tables with array columns through the VALUES form', async () => {
     const chart = (chartKey: string, timeframes: string[] | null) => ({ tokenSlug: 'a', chartKey, title: 'T', timeframes, dataPath: null, payload: {}, ...meta, status: 'ok' });
-    await upsertRows(w.db, gatewayCharts, [chart('c1', ['30d', 'all']), chart('c2', null)], { target: [gatewayCharts.tokenSlug, gatewayCharts.chartKey] });
+    await upsertRows(w.db, gatewayCharts, [chart('c1', ['30d', 'all']), chart('c2', null)]);
     const rows = await w.db.select({ key: gatewayCharts.chartKey, tf: gatewayCharts.timeframes }).from(gatewayCharts).orderBy(asc(gatewayCharts.chartKey));
     expect(rows).toEqual([
       { key: 'c1', tf: ['30d', 'all'] },
@@ -171,7 +165,6 @@ describe('upsertRows on Postgres', () => {
     const other = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
     const watcher = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const target = [metricHistory.tokenSlug, metricHistory.stream, metricHistory.metric, metricHistory.ts];
       const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: 'race', stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: String(d), unit: null, kind: null, ...meta, status: 'ok' }));
       const last = rows[599]!.ts.toISOString();
       // The other writer holds an uncommitted row of the range: our probe cannot see it, and
@@ -183,7 +176,7 @@ describe('upsertRows on Postgres', () => {
         await committed;
       });
       await new Promise((r) => setTimeout(r, 100));
-      const ours = upsertRows(tw.warehouse.db, metricHistory, rows, { target });
+      const ours = upsertRows(tw.warehouse.db, metricHistory, rows);
       // Wait until ours is blocked on the held key, then let the other writer commit.
       let blocked = false;
       for (let i = 0; i < 100 && !blocked; i++) {

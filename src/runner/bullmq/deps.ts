@@ -5,11 +5,13 @@ import type { Config } from '../../config.ts';
 import type { Upstream } from '../../upstream/client.ts';
 import type { RequestRecorder } from '../../upstream/recorder.ts';
 import type { Warehouse } from '../../warehouse/connection.ts';
+import type { Failure } from '../failure.ts';
 import type { PlanDeps } from './plan.ts';
 
 /** Hooks for metrics; the runner works without them. */
 export interface RunnerEvents {
-  jobSettled(job: JobDefinition<any>, status: string, rows: number, ms: number): void;
+  /** `failure`: why, for a job that failed (its labels in tesync_jobs_processed_total). */
+  jobSettled(job: JobDefinition<any>, status: string, rows: number, ms: number, failure?: Failure): void;
   /** A job handed back to its queue because the bucket's wait was longer than a job may hold its slot. */
   rateLimited(queue: string, waitMs: number): void;
   handedBack(queue: string): void;

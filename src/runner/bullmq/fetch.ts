@@ -1,18 +1,21 @@
-// A fetch job: one resource of one run, through the same handler `tesync sync` runs.
+// A fetch job: one resource of one run, through the one job lifecycle `tesync sync` runs
+// too (jobs/lifecycle.ts).
 //
 // What its errors become in BullMQ:
 //   RateLimitedError (the bucket is closed longer than a job may hold its slot): the bucket's
 //     queue is rate limited for that long and the job returns to waiting, no attempt used.
 //   aborted by shutdown: handed back to waiting for another worker, no attempt used.
 //   retryable (judgeFailure: e.g. the database restarted): thrown, BullMQ retries with backoff.
-//   anything else, or the last attempt: recorded like the in-process runner records it, then
-//     failed for good (UnrecoverableError) so BullMQ does not retry it.
+//   anything else, or the last attempt: recorded by the lifecycle, then failed for good
+//     (UnrecoverableError) so BullMQ does not retry it.
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import type { JobDefinition, JobResult } from '../../../jobs/types.ts';
+import { planJob, runJob } from '../../../jobs/lifecycle.ts';
+import type { JobResult } from '../../../jobs/types.ts';
 import { RateLimitedError } from '../../errors.ts';
 import type { Upstream } from '../../upstream/client.ts';
 import { writeFailure } from '../../warehouse/resource-state.ts';
-import { judgeFailure, type FailureVerdict } from '../failure.ts';
+import { judgeFailure, type Failure } from '../failure.ts';
+import { walkFailure } from '../stats.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
 import { enqueueRequests } from './plan.ts';
@@ -34,14 +37,12 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
     throw new UnrecoverableError(`job data unreadable: ${parsed.error.issues[0]?.message}`);
   }
   const data = parsed.data;
-  const def = deps.catalog.get(data.job);
-  const payload = def?.payload.safeParse(data.payload);
-  if (!def || !payload?.success) {
-    const error = def ? `payload invalid: ${payload?.error?.issues[0]?.message}` : `unknown job ${data.job}`;
-    await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: { job: data.job, resource: '?', error } });
-    throw new RecordedFailure(error);
+  const planned = planJob(deps.catalog, { name: data.job, payload: data.payload });
+  if ('error' in planned) {
+    await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: { job: data.job, resource: '?', error: planned.error } });
+    throw new RecordedFailure(planned.error);
   }
-  const resource = def.resource(payload.data);
+  const { job: def, resource } = planned;
   const logger = deps.logger.child({ runId: data.runId, job: def.name, resource });
   const started = Date.now();
   const context = {
@@ -52,12 +53,14 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
     runId: data.runId,
     settings: deps.plan.settings(data.full),
   };
-  let result: JobResult;
+  const shutdown = () => signal?.aborted === true && deps.shuttingDown() && token !== undefined;
+  let r;
   try {
     logger.debug({ attempt: job.attemptsMade + 1 }, 'job started');
-    result = await def.handle(context, payload.data);
+    const last = job.attemptsMade + 1 >= (job.opts.attempts ?? FETCH_ATTEMPTS);
+    r = await runJob(planned, context, { last, passThrough: (err) => err instanceof RateLimitedError || shutdown() });
   } catch (err) {
-    if (signal?.aborted && deps.shuttingDown() && token) {
+    if (shutdown()) {
       await job.moveToWait(token);
       deps.events?.handedBack(job.queueName);
       logger.info('shutting down: job handed back to the queue');
@@ -71,33 +74,26 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
       logger.info({ waitMs, reason: err.reason }, 'bucket closed for longer than a job waits: queue paused, job back to waiting');
       throw Worker.RateLimitError();
     }
-    const verdict = judgeFailure(err);
-    if (verdict.retryable && job.attemptsMade + 1 < (job.opts.attempts ?? FETCH_ATTEMPTS)) {
-      logger.warn({ attempt: job.attemptsMade + 1, err: verdict.message }, 'job failed; BullMQ tries again');
-      throw err;
-    }
-    if (verdict.answered) {
-      // Upstream's answer about the resource: its state says so, the job is done.
-      await writeVerdict(deps, data.runId, def, resource, verdict);
-      await deps.recorder.flush();
-      await settle(deps, job, data, { kind: 'done', rows: 0, group: `${def.source}.${def.group}`, status: verdict.status });
-      deps.events?.jobSettled(def, verdict.status, 0, Date.now() - started);
-      logger.info({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job done: upstream says the resource does not exist');
-      return { status: verdict.status, rows: 0 };
-    }
-    logger.warn({ ms: Date.now() - started, status: verdict.status, err: verdict.message }, 'job failed');
-    await recordFailure(deps, job, data, def, resource, verdict);
-    deps.events?.jobSettled(def, verdict.status, 0, Date.now() - started);
-    throw new RecordedFailure(verdict.message);
+    logger.warn({ attempt: job.attemptsMade + 1, err }, 'job failed; BullMQ tries again');
+    throw err;
+  }
+  const ms = Date.now() - started;
+  const group = `${def.source}.${def.group}`;
+  if (r.failure) {
+    logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
+    await deps.recorder.flush();
+    await settle(deps, job, data, { kind: 'failed', group, status: r.status, failure: walkFailure(def, resource, r.failure) });
+    deps.events?.jobSettled(def, r.status, 0, ms, r.failure);
+    throw new RecordedFailure(r.failure.message);
   }
   // Follow-ups first: the run must not look finished between this job and its children.
-  await enqueueRequests(deps, data, result.followUps ?? [], { roots: false });
+  await enqueueRequests(deps, data, r.followUps, { roots: false });
   // The run's request figures are read from sync.requests when it finishes.
   await deps.recorder.flush();
-  await settle(deps, job, data, { kind: 'done', rows: result.rows, group: `${def.source}.${def.group}`, status: result.status });
-  deps.events?.jobSettled(def, result.status, result.rows, Date.now() - started);
-  logger.info({ ms: Date.now() - started, status: result.status, rows: result.rows }, 'job done');
-  return { status: result.status, rows: result.rows };
+  await settle(deps, job, data, { kind: 'done', rows: r.rows, group, status: r.status });
+  deps.events?.jobSettled(def, r.status, r.rows, ms);
+  logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
+  return { status: r.status, rows: r.rows };
 }
 
 /** BullMQ failed a job without our processor saying so (stalled too often): record it once. */
@@ -107,30 +103,17 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
   if (state !== 'failed' && state !== 'unknown') return; // it will be retried
   const data = fetchJobData.safeParse(job.data);
   if (!data.success) return;
-  const def = deps.catalog.get(data.data.job);
-  const payload = def?.payload.safeParse(data.data.payload);
-  if (!def || !payload?.success) return;
-  const verdict = { status: 'failed', retryable: false, message: `${err.name}: ${err.message}` } satisfies FailureVerdict;
-  deps.logger.warn({ runId: data.data.runId, job: def.name, err: verdict.message }, 'job failed in BullMQ');
-  await recordFailure(deps, job, data.data, def, def.resource(payload.data), verdict);
-}
-
-async function recordFailure(deps: RunnerDeps, job: Job, data: FetchJobData, def: JobDefinition<any>, resource: string, verdict: FailureVerdict): Promise<void> {
-  await writeVerdict(deps, data.runId, def, resource, verdict);
+  const planned = planJob(deps.catalog, { name: data.data.job, payload: data.data.payload });
+  if ('error' in planned) return;
+  const { job: def, resource } = planned;
+  // Stalled too often, or the like: BullMQ's own error, failed for good whatever it is.
+  const verdict: Failure = { ...judgeFailure(err), status: 'failed', retryable: false, bucket: planned.bucket };
+  deps.logger.warn({ runId: data.data.runId, job: def.name, err }, 'job failed in BullMQ');
+  await writeFailure(deps.warehouse.db, { source: def.source, resource, kind: def.group, runId: data.data.runId, at: new Date(), failure: verdict }).catch((e: unknown) =>
+    deps.logger.error({ err: e }, 'could not record the failure'),
+  );
   await deps.recorder.flush();
-  await settle(deps, job, data, { kind: 'failed', group: `${def.source}.${def.group}`, status: verdict.status, failure: { job: def.name, resource, error: verdict.message } });
-}
-
-function writeVerdict(deps: RunnerDeps, runId: string, def: JobDefinition<any>, resource: string, verdict: FailureVerdict): Promise<void> {
-  return writeFailure(deps.warehouse.db, {
-    source: def.source,
-    resource,
-    kind: def.group,
-    status: verdict.status,
-    error: verdict.message.slice(0, 2000),
-    runId,
-    at: new Date(),
-  }).catch((e: unknown) => deps.logger.error({ err: e }, 'could not record the failure'));
+  await settle(deps, job, data.data, { kind: 'failed', group: `${def.source}.${def.group}`, status: verdict.status, failure: walkFailure(def, resource, verdict) });
 }
 
 async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: Parameters<RunnerDeps['tracker']['settle']>[2]): Promise<void> {

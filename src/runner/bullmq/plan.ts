@@ -6,12 +6,13 @@
 // running, another run does not queue it again. Planners (catalog, token lists) are not
 // deduplicated across runs: each run needs its own to plan its own follow-ups.
 import type { Queue } from 'bullmq';
+import { planJob } from '../../../jobs/lifecycle.ts';
 import type { JobDefinition, JobRequest } from '../../../jobs/types.ts';
 import type { Logger } from '../../logger.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import { fetchJobId, resourceKey } from './ids.ts';
 import type { FetchJobData } from './job-data.ts';
-import { bucketOf, FETCH_JOB_OPTIONS } from './queues.ts';
+import { FETCH_JOB_OPTIONS } from './queues.ts';
 import type { RunTracker } from './run-tracker.ts';
 import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
 
@@ -31,25 +32,19 @@ export async function enqueueRequests(deps: PlanDeps, run: RunScope, requests: r
 }
 
 async function enqueueOne(deps: PlanDeps, run: RunScope, req: JobRequest, root: boolean): Promise<boolean> {
-  const def = deps.catalog.get(req.name);
-  if (!def) {
-    deps.logger.error({ job: req.name }, 'unknown job requested; skipped');
+  const p = planJob(deps.catalog, req);
+  if ('error' in p) {
+    deps.logger.error({ job: req.name, err: p.error }, 'job cannot run; skipped');
+    if (deps.catalog.has(req.name)) await deps.tracker.noteFailure(run.runId, { job: req.name, resource: '?', error: p.error });
     return false;
   }
-  const parsed = def.payload.safeParse(req.payload);
-  if (!parsed.success) {
-    const error = `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}`;
-    deps.logger.error({ job: req.name, err: error }, 'job payload invalid; skipped');
-    await deps.tracker.noteFailure(run.runId, { job: req.name, resource: '?', error });
-    return false;
-  }
-  if (!root && !inScope(run, def, parsed.data)) return false;
-  const resource = def.resource(parsed.data);
+  const { job: def, resource } = p;
+  if (!root && !inScope(run, def, p.payload)) return false;
   const jobId = fetchJobId(run.runId, def.source, resource);
   // `pending`: planned before, maybe by an attempt that died before queueing it; adding
   // again with the same id is a no-op when the job exists.
   if ((await deps.tracker.plan(run.runId, jobId)) === 'settled') return false;
-  const queue = deps.fetchQueues.get(bucketOf(def))!;
+  const queue = deps.fetchQueues.get(p.bucket)!;
   const data: FetchJobData = { ...run, job: def.name, payload: req.payload };
   const dedupe = PLANNER_GROUPS.includes(def.group) ? {} : { deduplication: { id: resourceKey(def.source, resource) } };
   const job = await queue.add(def.name, data, { ...FETCH_JOB_OPTIONS, jobId, ...dedupe });

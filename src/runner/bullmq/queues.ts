@@ -4,8 +4,7 @@
 // pauses only the work that would hit it.
 import { Redis } from 'ioredis';
 import type { JobsOptions } from 'bullmq';
-import type { JobDefinition } from '../../../jobs/types.ts';
-import { BUCKETS, ROUTES, isRouteName, type Bucket } from '../../upstream/routes.ts';
+import { BUCKETS, type Bucket } from '../../upstream/routes.ts';
 
 export const WALK_QUEUE = 'walk';
 
@@ -14,12 +13,6 @@ export function fetchQueueName(bucket: Bucket): string {
 }
 
 export const FETCH_QUEUES: readonly { bucket: Bucket; name: string }[] = BUCKETS.map((bucket) => ({ bucket, name: fetchQueueName(bucket) }));
-
-/** The bucket a job's requests go to: its route when the job is named after one, else its source's public bucket. */
-export function bucketOf(job: Pick<JobDefinition<any>, 'name' | 'source'>): Bucket {
-  if (isRouteName(job.name)) return ROUTES[job.name].bucket;
-  return job.source === 'app' ? 'app-public' : 'gateway';
-}
 
 /** Transient failures (database restart) get two more tries; rate-limit waits use none. */
 export const FETCH_ATTEMPTS = 3;

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import { countingBudget, countingRecorder } from '../../metrics/instrument.ts';
-import { createMetrics, type WorkerMetrics } from '../../metrics/metrics.ts';
+import { createMetrics, jobLabels, type WorkerMetrics } from '../../metrics/metrics.ts';
 import { startMetricsServer } from '../../metrics/server.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../upstream/recorder.ts';
@@ -163,8 +163,8 @@ async function runAll(closers: (() => Promise<unknown>)[], logger: Logger): Prom
 
 function metricEvents(m: WorkerMetrics): RunnerEvents {
   return {
-    jobSettled(job, status, rows, ms) {
-      m.jobs.inc({ source: job.source, group: job.group, status });
+    jobSettled(job, status, rows, ms, failure) {
+      m.jobs.inc(jobLabels(job, status, failure));
       m.jobSeconds.observe({ source: job.source, group: job.group }, ms / 1000);
       if (rows > 0) m.rows.inc({ source: job.source, group: job.group }, rows);
     },

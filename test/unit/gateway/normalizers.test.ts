@@ -7,7 +7,12 @@ import { normalizeInsight, normalizeInsights } from '../../../jobs/gateway/insig
 import { matchRowToken, matchSymbol, type KnownToken } from '../../../jobs/gateway/match.ts';
 import { diffContract, fingerprint } from '../../../jobs/gateway/openapi.ts';
 import { normalizePage } from '../../../jobs/gateway/page.ts';
-import { isNotCovered, problemDetails, stillNotFound } from '../../../jobs/gateway/problems.ts';
+import { stillNotFound } from '../../../jobs/lifecycle.ts';
+import { isNotFound as isNotCovered, judgeFailure } from '../../../src/runner/failure.ts';
+import { problemDetails as detailsOf } from '../../../src/warehouse/resource-state.ts';
+
+/** What a failed fetch keeps of its problem in `details.problem`. */
+const problemDetails = (err: unknown) => detailsOf(judgeFailure(err));
 import { normalizeScreenerRow } from '../../../jobs/gateway/screener.ts';
 import { gatewayFollowUps } from '../../../jobs/gateway/tokens.ts';
 import type { JobContext } from '../../../jobs/types.ts';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { catalog } from '../../../jobs/index.ts';
 import { encodeResource, fetchJobId, finishJobId, resourceKey, runIdFor } from '../../../src/runner/bullmq/ids.ts';
-import { bucketOf, fetchQueueName, FETCH_QUEUES, redisOptions } from '../../../src/runner/bullmq/queues.ts';
+import { bucketOf } from '../../../jobs/lifecycle.ts';
+import { fetchQueueName, FETCH_QUEUES, redisOptions } from '../../../src/runner/bullmq/queues.ts';
 
 const RUN = '0b7f7c1e-3c1a-4c1f-9a7e-2f1d8a9b0c1d';
 

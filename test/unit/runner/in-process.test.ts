@@ -1,16 +1,25 @@
 // The in-process runner's lanes: jobs held back by one bucket's budget never take the
 // slots of another bucket's jobs.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobContext, JobDefinition } from '../../../jobs/types.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { runWalk } from '../../../src/runner/in-process.ts';
+import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 
 const logger = createLogger({ level: 'silent', secrets: [] });
-const context = { logger, now: () => new Date(), runId: 'r', warehouse: {}, upstream: {}, settings: {} } as unknown as JobContext;
 
 describe('runWalk', () => {
+  // The job lifecycle keeps each resource's state in a real warehouse.
+  let tw: TestWarehouse;
+  beforeAll(async () => {
+    tw = await createTestWarehouse();
+  });
+  afterAll(async () => tw?.cleanup());
+
   it('runs the jobs of other buckets while every slot of one bucket waits for its budget', async () => {
+    const context = { logger, now: () => new Date(), runId: randomUUID(), warehouse: tw.warehouse, upstream: {}, settings: { full: false, markerMaxAgeMs: 0, batchSize: 2000 } } as unknown as JobContext;
     let release!: () => void;
     const budgetBack = new Promise<void>((r) => (release = r));
     const order: string[] = [];
@@ -23,7 +32,7 @@ describe('runWalk', () => {
       handle: async (_ctx, p) => {
         await handle(p);
         order.push(`${name}/${p.n}`);
-        return { status: 'ok', rows: 0 };
+        return { status: 'ok' };
       },
     });
     // Gateway jobs wait as a bucket out of budget makes them wait; app jobs just finish.
@@ -38,7 +47,6 @@ describe('runWalk', () => {
       resource: () => 'tokens',
       handle: async () => ({
         status: 'ok',
-        rows: 0,
         // The waiting jobs are planned first, as a catalog of one source can be.
         followUps: [
           ...[1, 2, 3, 4].map((n) => ({ name: gateway.name, payload: { n } })),

@@ -1,0 +1,164 @@
+// The one lifecycle of a job, under either runner (src/runner/in-process.ts, the BullMQ
+// worker): name the resource, skip it while its marker says nothing changed, run the handler,
+// write what it found (rows and resource state in one transaction), and record a failure as
+// data. The runners only decide when a job runs and how often it may be tried.
+import { and, eq, inArray } from 'drizzle-orm';
+import { resourceState } from '../schema/warehouse/sync.ts';
+import { NotUnderstoodError } from '../src/errors.ts';
+import { judgeFailure, type Failure } from '../src/runner/failure.ts';
+import { isRouteName, ROUTES, type Bucket } from '../src/upstream/routes.ts';
+import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../src/warehouse/resource-state.ts';
+import { withReconnect } from '../src/warehouse/retry.ts';
+import { prepareUpsert, removeAbsent, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
+import { markerUnchanged } from './shared/change.ts';
+import { guarded, refuse } from './shared/understood.ts';
+import { isRecord } from '../schema/upstream/values.ts';
+import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, TableWrite } from './types.ts';
+
+/** A job request resolved against the catalog. */
+export interface PlannedJob {
+  job: JobDefinition<any>;
+  payload: unknown;
+  resource: string;
+  bucket: Bucket;
+}
+
+/** Pure: the job a request names, its payload parsed, or why it cannot run. */
+export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: JobRequest): PlannedJob | { error: string } {
+  const job = catalog.get(req.name);
+  if (!job) return { error: `unknown job ${req.name}` };
+  const parsed = job.payload.safeParse(req.payload);
+  if (!parsed.success) return { error: `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
+  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job) };
+}
+
+/** The upstream bucket a job's requests go to (its queue, its lane). */
+export function bucketOf(job: Pick<JobDefinition<any>, 'name' | 'source'>): Bucket {
+  if (isRouteName(job.name)) return ROUTES[job.name].bucket;
+  return job.source === 'app' ? 'app-public' : 'gateway';
+}
+
+export interface Attempt {
+  /** No try is left after this one: a failure is recorded whatever it is. */
+  last: boolean;
+  /** Errors the runner handles itself (a closed bucket in the worker, a shutdown). */
+  passThrough?: (err: unknown) => boolean;
+}
+
+export interface Settled extends JobResult {
+  followUps: JobRequest[];
+  /** Set when the job failed (recorded in its state); absent for upstream's `not_found` answer. */
+  failure?: Failure;
+}
+
+/**
+ * Runs one job to its end. Throws only what the runner must handle: a failure worth another
+ * try while tries are left, and what `passThrough` claims.
+ */
+export async function runJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt): Promise<Settled> {
+  const { job, payload, resource } = planned;
+  const marker = job.marker?.(payload) ?? null;
+  try {
+    const state = await readState(ctx.warehouse.db, { source: job.source, resource });
+    if (!ctx.settings.full && marker) {
+      if (!job.alwaysFetch && markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
+        await writeUnchanged(ctx.warehouse.db, { source: job.source, resource, runId: ctx.runId, at: ctx.now() });
+        return { status: 'unchanged', rows: 0, followUps: (await job.unchangedFollowUps?.(ctx, payload)) ?? [] };
+      }
+      if (job.notFoundByMarker && stillNotFound(state, marker)) {
+        ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
+        return { status: 'not_found', rows: 0, followUps: [] };
+      }
+    }
+    const outcome = await job.handle(ctx, payload, state);
+    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome);
+    const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
+    return { status: written.reported ?? committedStatus(written), rows, followUps };
+  } catch (err) {
+    if (attempt.passThrough?.(err)) throw err;
+    const judged = judgeFailure(err);
+    if (judged.retryable && !attempt.last) throw err;
+    const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
+    const details = failure.answered && job.notFoundByMarker ? { notFoundMarker: marker } : undefined;
+    await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
+      (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
+    );
+    return { status: failure.status, rows: 0, followUps: [], ...(failure.answered ? {} : { failure }) };
+  }
+}
+
+/** Pure: whether a resource recorded `not_found` under `marker` is still to be left alone. */
+export function stillNotFound(state: Pick<ResourceStateRow, 'status' | 'details'> | undefined, marker: string | null | undefined): boolean {
+  if (!state || state.status !== 'not_found' || !marker) return false;
+  return isRecord(state.details) && state.details.notFoundMarker === marker;
+}
+
+/** Pure: the status of a written outcome (`partial` when some cells were unreadable). */
+export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
+  return (o.cells?.unreadable ?? 0) > 0 && o.status === 'ok' ? 'partial' : o.status;
+}
+
+/**
+ * The outcome's rows and the resource's state, in one transaction. A tally that shows the
+ * response was not understood, or rows that contradict each other, refuse it whole: nothing
+ * written, its bodies kept `invalid`; the outcome's fallback, if it has one, is tried instead.
+ */
+async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource: string, marker: string | null, outcome: Outcome): Promise<{ rows: number; written: Outcome }> {
+  let o = outcome;
+  let prepared: PreparedUpsert[];
+  try {
+    prepared = await prepare(ctx, o);
+  } catch (err) {
+    if (!(err instanceof NotUnderstoodError) || !o.fallback) throw err;
+    ctx.logger.info({ reason: err.message }, 'not understood; trying the other way to the same rows');
+    o = await o.fallback(err.message);
+    prepared = await prepare(ctx, o);
+  }
+  const writes = o.writes ?? [];
+  const unreadable = o.cells?.unreadable ?? 0;
+  const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
+  const rows = await guarded(ctx, () =>
+    ctx.warehouse.db.transaction(async (t) => {
+      const tx = t as unknown as Executor;
+      let n = 0;
+      // One after another: a new key range's savepoint must hold its own statements only.
+      for (let i = 0; i < writes.length; i++) {
+        n += await prepared[i]!.run(tx);
+        const w = writes[i]!;
+        if (w.replace) await removeAbsent(tx, w.table, w.rows, w.replace, ctx.now());
+      }
+      if (o.otherStates && o.otherStates.resources.length > 0) {
+        await tx
+          .update(resourceState)
+          .set({ status: o.otherStates.status, lastRunId: ctx.runId })
+          .where(and(eq(resourceState.source, job.source), inArray(resourceState.resource, o.otherStates.resources)));
+      }
+      await writeSuccess(tx, {
+        source: job.source,
+        resource,
+        kind: job.group,
+        status: committedStatus(o),
+        runId: ctx.runId,
+        at: ctx.now(),
+        freshness: o.freshness !== undefined ? o.freshness : marker,
+        asOf: o.asOf ?? null,
+        hash: o.hash ?? null,
+        rowCount: o.rowCount !== undefined ? o.rowCount : n,
+        details: details ?? null,
+      });
+      return n;
+    }),
+  );
+  return { rows, written: o };
+}
+
+/** Everything before the transaction: the tally judged, each write deduplicated, ordered and probed. */
+async function prepare(ctx: JobContext, o: Outcome): Promise<PreparedUpsert[]> {
+  const refusal = o.cells?.refusal();
+  if (refusal) throw await refuse(ctx, refusal);
+  const out: PreparedUpsert[] = [];
+  for (const w of (o.writes ?? []) as TableWrite[]) {
+    out.push(await guarded(ctx, () => prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize })));
+  }
+  return out;
+}

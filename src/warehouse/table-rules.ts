@@ -1,0 +1,42 @@
+// What the write path reads from a table's drizzle declaration, so that no writer states it
+// again: the key a row is written by (the primary key), the columns a later write leaves as
+// they are (`first_seen_at`), and the column that marks a row a whole list stopped listing
+// (`delisted_at`: such a row is kept and marked, not deleted). The two column rules follow the
+// helpers in schema/warehouse/columns.ts that declare those columns.
+import { getTableColumns } from 'drizzle-orm';
+import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
+import { DELISTED_COLUMN, FIRST_SEEN_COLUMN } from '../../schema/warehouse/columns.ts';
+
+export interface TableRules {
+  /** The primary key's columns, in its order. */
+  key: readonly PgColumn[];
+  /** Properties kept as they are when a row is written again. */
+  kept: readonly string[];
+  /** The property set when a row leaves a whole list (else such a row is deleted). */
+  delistedBy: string | undefined;
+}
+
+const cache = new WeakMap<PgTable, TableRules>();
+
+export function rulesOf(table: PgTable): TableRules {
+  let rules = cache.get(table);
+  if (rules) return rules;
+  const config = getTableConfig(table);
+  const columns = Object.entries(getTableColumns(table) as Record<string, PgColumn>);
+  const composite = config.primaryKeys[0]?.columns;
+  const key = composite && composite.length > 0 ? composite : columns.filter(([, c]) => c.primary).map(([, c]) => c);
+  if (key.length === 0) throw new Error(`${config.schema ?? 'public'}.${config.name} declares no primary key: the write path cannot tell its rows apart`);
+  rules = {
+    key,
+    kept: columns.filter(([, c]) => c.name === FIRST_SEEN_COLUMN).map(([p]) => p),
+    delistedBy: columns.find(([, c]) => c.name === DELISTED_COLUMN)?.[0],
+  };
+  cache.set(table, rules);
+  return rules;
+}
+
+/** The property names of the table's key columns. */
+export function keyProps(table: PgTable): string[] {
+  const byColumn = new Map(Object.entries(getTableColumns(table) as Record<string, PgColumn>).map(([p, c]) => [c, p]));
+  return rulesOf(table).key.map((c) => byColumn.get(c) ?? c.name);
+}
