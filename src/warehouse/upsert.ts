@@ -285,7 +285,7 @@ function typedText(c: ColumnInfo, text: string): SQL {
 type EncodedColumn = { constant: true; value: string | null } | { constant: false; param: string; cast: string };
 
 // An array element needs quotes unless it is plain (numbers, timestamps, most keys): quoting
-// every element doubled the strings a batch allocates.
+// every element would allocate a second string per value.
 const PLAIN = /^[^\s{}",\\]+$/;
 
 /**
@@ -336,7 +336,7 @@ function encodeColumn(c: ColumnInfo, rows: readonly Record<string, unknown>[]): 
 /**
  * An array element in double quotes, its quotes and backslashes escaped. One regular
  * expression pass, not replaceAll: V8 builds replaceAll's result as a rope of one piece per
- * match, and a batch of screener payloads (a few kB of JSON each) held ~30 MB of such pieces.
+ * match, which a batch of JSON payloads holds by the million.
  */
 function quoteElement(text: string): string {
   return `"${text.replace(ELEMENT_ESCAPES, '\\$&')}"`;
@@ -413,8 +413,8 @@ function sameValue(a: unknown, b: unknown): boolean {
  * order). A B-tree takes ascending inserts at one place: a new range at the end of the index
  * goes down the tree's right edge without a search, and the pages it fills split 90/10
  * instead of in halves. Upstream tables come by time, then series (a history row per day
- * with a value per metric), which is not the key's order (metric, then time): each insert
- * then went to another place, and the indexes ended half empty. Rows mostly come as groups
+ * with a value per metric), which is not the key's order (metric, then time): unordered, each
+ * insert goes to another place and splits pages in halves. Rows mostly come as groups
  * each already ascending, so they are grouped by the leading columns and only the groups are
  * sorted (a group out of order is sorted too). The order only costs or saves time: every row
  * is written either way.
