@@ -1,5 +1,6 @@
-// The rate budget of one bucket as pure state transitions, so the in-process budget and a
-// Redis-backed one (run under Redis time, in a script or a transaction) share one logic.
+// The rate budget of one bucket as pure state transitions: the only place its policy is
+// written. budget.ts runs them against a store (memory for `tesync sync`, Redis shared by
+// worker processes) on the store's clock.
 //
 // Modes:
 //   unknown    nothing trustworthy known (start, after a 429 block, after a window reset):
@@ -19,8 +20,8 @@
 // window proves it longer than its request's elapsed time; an answer showing a refill (a
 // count not below the last one, as every request counts; or any answer once the window ran
 // dry) proves it no longer than the time that answer arrived; a 429 that states the window's
-// end gives the length itself. Learning from that 429 alone cost one 429 per bucket. So
-// while the interval is wider than 2 * resetMarginMs, the last `probeReserve` requests of
+// end gives the length itself. Waiting for that 429 would cost one per bucket, so while the
+// interval is wider than 2 * resetMarginMs, the last `probeReserve` requests of
 // each window go one at a time at chosen instants: where the next common window length
 // (WINDOW_LADDER_MS) would end, or, once bounded above, the interval's middle. Each is a
 // useful request that either spends budget the window still has (raising the lower bound) or
@@ -68,9 +69,8 @@ export interface BudgetPolicy {
   pollMs: number;
   /**
    * While a window without a reset time is not known to within 2 * resetMarginMs, its last
-   * this many requests go one at a time, at the instants that time it. With 8, a window spent
-   * within a second is tried up to 1 min, then the dry window's probe goes at 2 min: windows
-   * up to two minutes are learned without a 429 (3 reached only 20 s from a 5 s burst).
+   * this many requests go one at a time, at the instants that time it: the more of them, the
+   * longer the windows that are learned without a 429 (docs/performance.md).
    */
   probeReserve: number;
 }
@@ -173,8 +173,8 @@ function exhaustedUntil(s: BucketState, nowMs: number, policy: BudgetPolicy): { 
 /**
  * Slack after a window's end that we measured ourselves: it covers the opener being served
  * later than it was sent. At most a tenth of the window: resetMarginMs is sized for the
- * whole seconds of reset headers, and a full second would cost a 2 s window half its rate
- * (and put the instant for a 1 s window exactly at the end of a 2 s one).
+ * whole seconds of reset headers, and would cost a short window much of its rate (and put
+ * the instant for one ladder rung exactly at the end of the next).
  */
 function windowMargin(lengthMs: number, policy: BudgetPolicy): number {
   return Math.min(policy.resetMarginMs, Math.floor(lengthMs / 10));

@@ -1,131 +1,162 @@
-// The Redis budget: the Lua port decides exactly like budget-state.ts, a Retry-After seen by
-// one process holds back the others, a dead process's slot comes back, and two processes
-// pacing one bucket together do not overrun it.
+// The Redis budget: its store is an atomic compare-and-set on Redis time, a Retry-After seen
+// by one process holds back the others whatever their local clocks say, a change wakes the
+// others' waiters, a dead process's slot comes back, and processes pacing one bucket
+// together do not overrun it.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/errors.ts';
 import { startSimulator } from '../../sim/index.ts';
-import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, observe, RESERVE_REASON, type BucketState, type Observation } from '../../src/upstream/budget-state.ts';
+import { emptyRecord, type BucketRecord } from '../../src/upstream/budget-store.ts';
 import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../src/upstream/index.ts';
+import { RedisBudgetStore } from '../../src/upstream/redis-budget-store.ts';
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
-import { Rng } from '../../sim/random.ts';
 
 let redisUrl: string;
 let redis: Redis;
 const prefix = uniqueName('tesync_budget');
-const budgets: RedisBudget[] = [];
+const closers: (() => Promise<unknown>)[] = [];
+const HOUR = 3600_000;
 
 beforeAll(async () => {
   redisUrl = await redisServerUrl();
   redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 });
 afterAll(async () => {
-  for (const b of budgets) await b.close();
+  for (const close of closers) await close().catch(() => undefined);
   await deleteRedisKeys(redisUrl, prefix);
   await redis?.quit();
 });
 
+/** A connection of its own, as another process would have. */
+function connection(): Redis {
+  const c = redis.duplicate();
+  closers.push(() => c.quit().catch(() => undefined));
+  return c;
+}
+
 function budget(options: Partial<ConstructorParameters<typeof RedisBudget>[0]> = {}): RedisBudget {
   const b = new RedisBudget({ redis, prefix, leaseMs: 10_000, ...options });
-  budgets.push(b);
+  closers.unshift(() => b.close());
   return b;
 }
 
-/** The simulator's seeded generator (the sequence is the same on every run); int(n) is in [0, n). */
-function rng(seed: number) {
-  const r = new Rng(seed);
-  return { next: () => r.next(), int: (n: number) => Math.floor(r.next() * n), pick: <T>(xs: readonly T[]) => r.pick(xs) };
+function store(options: Partial<ConstructorParameters<typeof RedisBudgetStore>[0]> = {}): RedisBudgetStore {
+  const s = new RedisBudgetStore({ redis, prefix, ttlMs: 60_000, ...options });
+  closers.unshift(() => s.close());
+  return s;
 }
 
-describe('Redis budget', () => {
-  it('makes the same decisions as the pure state machine over random sequences', async () => {
-    const reasons = new Set<string>();
-    const instants = new Set<string>();
-    for (let seed = 1; seed <= 12; seed++) {
-      const r = rng(seed);
-      let T = 1_700_000_000_000;
-      // Reserves from none to more than any count below: the reserve's instants (common window
-      // lengths, then bisection) are reached as well as the ways it is left out.
-      const probeReserve = [0, 2, 3, 8][seed % 4]!;
-      const policy = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1 + (seed % 2), resetMarginMs: 250, unknownResetProbeMs: 700, probeReserve };
-      const b = budget({ now: () => T, policy, leaseMs: 1e9 });
-      const bucket = `eq-${seed}`;
-      let s: BucketState = initialBucketState();
-      const granted: number[] = [];
-      for (let step = 0; step < 150; step++) {
-        const op = r.pick(['acquire', 'acquire', 'observe', 'observe', 'advance'] as const);
-        if (op === 'advance') {
-          T += r.int(2500);
-        } else if (op === 'acquire') {
-          const d = decide(s, T, policy);
-          const got = await b.tryAcquire(bucket);
-          expect(got.grant, `seed ${seed} step ${step}`).toBe(d.grant);
-          if (d.grant) granted.push(T);
-          else if (!got.grant) expect([got.untilMs, got.reason]).toEqual([d.untilMs, d.reason]);
-          if (!d.grant) reasons.add(d.reason);
-          if (!d.grant && d.reason === RESERVE_REASON && d.untilMs !== undefined) instants.add(s.windowHiMs === undefined ? 'ladder' : 'bisection');
-          s = d.state;
-        } else if (granted.length > 0) {
-          const sentAtMs = granted.splice(r.int(granted.length), 1)[0]!;
-          const obs: Observation = r.pick<Observation>([
-            { status: 200, remaining: r.int(6), limit: 5, resetAtMs: T + r.int(3000) - 200, sentAtMs },
-            { status: 200, remaining: r.int(6), sentAtMs },
-            { status: 200, sentAtMs },
-            { status: 503, remaining: r.int(3), sentAtMs },
-            { status: 429, blockedUntilMs: T + 1 + r.int(2000), sentAtMs },
-            // a 429 that says when the window ends: the window length is learned from it
-            ((end) => ({ status: 429, blockedUntilMs: end, resetAtMs: end, sentAtMs }))(T + 1 + r.int(2000)),
-            { status: null, sentAtMs },
-          ]);
-          s = observe(s, obs, T);
-          await b.observe(bucket, obs);
-        }
-        const shared = await b.readState(bucket);
-        const { blockReason: _a, ...mine } = s;
-        const { blockReason: _b, ...theirs } = shared;
-        expect(theirs, `seed ${seed} step ${step} (${op})`).toEqual(mine);
-      }
-    }
-    // The sequences reach every way of holding a request back.
-    expect([...reasons].sort()).toEqual([
-      'budget exhausted until reset',
-      'budget exhausted until the learned window ends',
-      'budget exhausted, reset unknown',
-      RESERVE_REASON,
-      'probing the budget',
-      'retry-after',
-    ]);
-    expect([...instants].sort()).toEqual(['bisection', 'ladder']);
+/** An update that adds one lease (a token of the caller's) and counts its runs. */
+function addLease(id: string, runs: { n: number }) {
+  return (rec: BucketRecord) => {
+    runs.n++;
+    return { record: { ...rec, leases: { ...rec.leases, [id]: 1 } }, result: Object.keys(rec.leases).length };
+  };
+}
+
+describe('Redis budget store', () => {
+  it('a write computed from a record someone else changed since is not written: the update runs again on the fresh one', async () => {
+    const s = store();
+    const key = `${prefix}:budget:cas:record`;
+    const runs: number[] = [];
+    const result = await s.update('cas', (rec) => {
+      runs.push(rec.state.remaining ?? 0);
+      // Another writer gets in between the read and the write (same connection: it goes first).
+      if (runs.length === 1) void redis.hset(key, 'v', 41, 's', JSON.stringify({ ...emptyRecord(), state: { ...emptyRecord().state, remaining: 7 } }));
+      const remaining = (rec.state.remaining ?? 0) + 1;
+      return { record: { ...rec, state: { ...rec.state, remaining } }, result: remaining };
+    });
+    expect(runs).toEqual([0, 7]);
+    expect(result).toBe(8);
+    expect(s.stats.conflicts).toBe(1);
+    expect(await redis.hget(key, 'v')).toBe('42');
+    expect(await s.update('cas', (rec) => ({ record: rec, result: rec.state.remaining }))).toBe(8);
   });
 
-  it('a Retry-After seen by one process holds back every other, on Redis time', async () => {
-    const a = budget();
-    const b = budget();
+  it('updates from several connections at once: none is lost, each saw the one before', async () => {
+    const stores = Array.from({ length: 4 }, () => store({ redis: connection() }));
+    const runs = { n: 0 };
+    const seen = await Promise.all(stores.flatMap((s, i) => Array.from({ length: 25 }, (_, j) => s.update('many', addLease(`${i}.${j}`, runs)))));
+    const leases = await stores[0]!.update('many', (rec) => ({ record: rec, result: rec.leases }));
+    expect(Object.keys(leases)).toHaveLength(100);
+    // As if one after another: each found as many leases as updates went before it.
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    // The connections did get in each other's way; each conflict ran its updates again.
+    expect(stores.reduce((n, s) => n + s.stats.conflicts, 0)).toBeGreaterThan(0);
+    expect(runs.n).toBeGreaterThan(100);
+  });
+
+  it('decides on Redis time, however wrong the local clock', async () => {
+    const s = store({ now: () => Date.now() + HOUR });
+    const [before] = await redis.time();
+    const clock = await s.update('clock', (rec, c) => ({ record: rec, result: c }));
+    const [after] = await redis.time();
+    expect(clock.nowMs).toBeGreaterThanOrEqual(Number(before) * 1000);
+    expect(clock.nowMs).toBeLessThan((Number(after) + 1) * 1000);
+    expect(clock.localMs - clock.nowMs).toBeGreaterThan(HOUR - 1000);
+    expect(clock.localMs - clock.nowMs).toBeLessThan(HOUR + 1000);
+  });
+
+  it('a record it cannot read counts as none', async () => {
+    await redis.hset(`${prefix}:budget:junk:record`, 'v', 3, 's', 'not json');
+    expect(await budget().readState('junk')).toMatchObject({ mode: 'unknown', inFlight: 0, blockedUntilMs: 0 });
+  });
+});
+
+describe('Redis budget', () => {
+  it('a Retry-After seen by one process holds back every other, on Redis time, whatever their local clocks say', async () => {
+    const aheadClock = () => Date.now() + HOUR;
+    const a = budget({ now: aheadClock, redis: connection() });
+    const b = budget({ now: () => Date.now() - HOUR, redis: connection() });
     await a.acquire('ra');
     const t0 = Date.now();
-    await a.observe('ra', { status: 429, blockedUntilMs: t0 + 1500, sentAtMs: t0 });
+    await a.observe('ra', { status: 429, blockedUntilMs: aheadClock() + 1500, sentAtMs: aheadClock() });
     const err = await b.acquire('ra', { maxWaitMs: 100 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect((err as RateLimitedError).waitMs).toBeGreaterThan(1300);
     expect((err as RateLimitedError).waitMs).toBeLessThanOrEqual(1510);
+    // Progress output shows the block on the local clock.
+    const shown = b.snapshot().find((s) => s.bucket === 'ra');
+    expect(shown).toMatchObject({ reason: 'retry-after' });
+    expect(shown!.waitingUntilMs! - (Date.now() - HOUR)).toBeGreaterThan(1200);
+    expect(shown!.waitingUntilMs! - (Date.now() - HOUR)).toBeLessThanOrEqual(1510);
     await b.acquire('ra');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1490);
   });
 
+  it('an observation in one process wakes the waiters of another at once', async () => {
+    const a = budget({ redis: connection() });
+    const b = budget({ redis: connection(), policy: { pollMs: 30_000 } });
+    await a.acquire('wake');
+    // Nothing known yet: one probe at a time; b waits for its answer, polling only every 30 s.
+    const waiting = b.acquire('wake');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(b.snapshot().find((s) => s.bucket === 'wake')).toMatchObject({ waiters: 1, reason: 'probing the budget' });
+    const t0 = Date.now();
+    await a.observe('wake', { status: 200, remaining: 50, resetAtMs: t0 + 10_000, sentAtMs: t0 - 200 });
+    await waiting;
+    expect(Date.now() - t0).toBeLessThan(300);
+  });
+
   it('frees the slot of a process that died mid-request when its lease expires', async () => {
-    const dead = budget({ leaseMs: 300 });
+    const deadConnection = connection();
+    const dead = budget({ leaseMs: 300, redis: deadConnection });
     const alive = budget();
     const first = await dead.tryAcquire('lease');
     expect(first.grant).toBe(true);
+    await dead.close();
+    await deadConnection.quit();
     // Nothing known yet: one probe at a time, and the dead process holds it.
     const held = await alive.tryAcquire('lease');
     expect(held).toMatchObject({ grant: false, reason: 'probing the budget' });
+    expect(await alive.readState('lease')).toMatchObject({ inFlight: 1 });
     const t0 = Date.now();
     await alive.acquire('lease');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
     expect(Date.now() - t0).toBeLessThan(1500);
+    expect(await alive.readState('lease')).toMatchObject({ inFlight: 1 });
   });
 
   it('two processes pacing one bucket: 60 requests against 20 per second, no 429', async () => {
@@ -136,7 +167,7 @@ describe('Redis budget', () => {
       const clients = [0, 1].map(() =>
         createUpstream({
           config: { app: undefined, gateway: { url: sim.url, apiKey: key }, requestTimeoutMs: 5000, maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
-          budget: budget({ prefix: `${prefix}:pace` }),
+          budget: budget({ prefix: `${prefix}:pace`, redis: connection() }),
           recorder: new MemoryRecorder(),
           logger,
           retry: FAST_RETRY_POLICY,
@@ -148,6 +179,32 @@ describe('Redis budget', () => {
       expect(sim.requests.filter((r) => r.status === 429)).toHaveLength(0);
       // Three windows of 20 (each begins at its first request), plus the resets' safety margins.
       expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('two processes against a host that sends no reset time: zero 429s, the window learned together', async () => {
+    const sim = await startSimulator({ rateLimits: { appPublic: { limit: 12, windowMs: 2000 } }, latencyMs: [0, 10] });
+    try {
+      const logger = createTestLogger([], 'warn').logger;
+      const budgets = [0, 1].map(() => budget({ prefix: `${prefix}:app`, redis: connection() }));
+      const clients = budgets.map((b) =>
+        createUpstream({
+          config: { app: { url: sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 5000, maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
+          budget: b,
+          recorder: new MemoryRecorder(),
+          logger,
+          retry: FAST_RETRY_POLICY,
+        }),
+      );
+      const results = await Promise.all(Array.from({ length: 36 }, (_, i) => clients[i % 2]!.get({ route: i % 4 < 2 ? 'app.tokens' : 'app.metrics' })));
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      expect(sim.requests.filter((r) => r.status === 429)).toHaveLength(0);
+      expect(await budgets[0]!.readState('app-public')).toMatchObject({ mode: 'metered', inFlight: 0 });
+      const { windowLoMs, windowHiMs } = await budgets[1]!.readState('app-public');
+      expect(windowLoMs).toBeLessThan(2000);
+      expect(windowHiMs).toBeGreaterThanOrEqual(2000);
     } finally {
       await sim.close();
     }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../../src/errors.ts';
-import { InProcessBudget, type Sleep } from '../../../src/upstream/budget.ts';
+import { DEFAULT_BUDGET_POLICY } from '../../../src/upstream/budget-state.ts';
+import { Budget, InProcessBudget, type Sleep } from '../../../src/upstream/budget.ts';
+import { MemoryBudgetStore, type BudgetStore } from '../../../src/upstream/budget-store.ts';
+
+const DEFAULT_POLL_MS = DEFAULT_BUDGET_POLICY.pollMs;
 
 /** A clock that only moves when someone sleeps; sleeps resolve in time order. */
 function fakeTime(start = 1_000_000) {
@@ -98,5 +102,63 @@ describe('InProcessBudget', () => {
     ac.abort(new Error('stop'));
     await expect(p).rejects.toThrow('stop');
     expect(budget.snapshot().find((b) => b.bucket === 'gateway')?.waiters).toBe(0);
+  });
+});
+
+/** A store whose clock runs `skewMs` ahead of the local one, as Redis time may. */
+function skewedStore(now: () => number, skewMs: number): BudgetStore {
+  const inner = new MemoryBudgetStore(() => now() + skewMs);
+  return {
+    update: (bucket, fn) => inner.update(bucket, (rec, clock) => fn(rec, { nowMs: clock.nowMs, localMs: now() })),
+    onChange: () => {},
+    close: async () => {},
+  };
+}
+
+describe('Budget on a store of its own clock', () => {
+  it('a local Retry-After end becomes store time as a duration; progress shows it on the local clock', async () => {
+    for (const skew of [-3600_000, 5000]) {
+      const clock = fakeTime(1_700_000_000_000);
+      const budget = new Budget(skewedStore(clock.now, skew), { now: clock.now, sleep: clock.sleep });
+      const t0 = clock.now();
+      await budget.observe('gateway', { status: 429, blockedUntilMs: t0 + 3000, granted: false });
+      const err = await budget.acquire('gateway', { maxWaitMs: 0 }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ bucket: 'gateway', waitMs: 3000 });
+      expect(await budget.readState('gateway')).toMatchObject({ blockedUntilMs: t0 + skew + 3000 });
+      expect(budget.snapshot().find((b) => b.bucket === 'gateway')).toMatchObject({ waitingUntilMs: t0 + 3000, reason: 'retry-after' });
+    }
+  });
+
+  it('a send time is measured from the grant on the store clock', async () => {
+    const clock = fakeTime();
+    const skew = 5000;
+    const budget = new Budget(skewedStore(clock.now, skew), { now: clock.now, sleep: clock.sleep });
+    const t0 = clock.now();
+    await budget.acquire('app-public');
+    await clock.advanceTo(t0 + 10);
+    await budget.observe('app-public', { status: 200, remaining: 5, sentAtMs: t0 + 10 });
+    // The window opens with the request's send time, on the store clock.
+    expect(await budget.readState('app-public')).toMatchObject({ mode: 'metered', inFlight: 0, windowFromMs: t0 + skew + 10, observedAtMs: t0 + skew + 10 });
+  });
+
+  it('a grant never observed frees its slot when its lease expires', async () => {
+    const clock = fakeTime();
+    const budget = new Budget(new MemoryBudgetStore(clock.now), { now: clock.now, sleep: clock.sleep, leaseMs: 300 });
+    const t0 = clock.now();
+    expect(await budget.tryAcquire('gateway')).toMatchObject({ grant: true });
+    // Nothing known: one probe at a time, and the lost one holds it until its lease expires.
+    expect(await budget.tryAcquire('gateway')).toMatchObject({ grant: false, reason: 'probing the budget' });
+    let granted: number | undefined;
+    const next = budget.acquire('gateway').then(() => (granted = clock.now()));
+    await clock.advanceTo(t0 + 299);
+    expect(granted).toBeUndefined();
+    // Found by the next poll after the expiry.
+    await clock.advanceTo(t0 + DEFAULT_POLL_MS + 100);
+    await next;
+    expect(granted).toBeGreaterThan(t0 + 300);
+    expect(granted).toBeLessThanOrEqual(t0 + DEFAULT_POLL_MS);
+    // The late answer of the expired grant releases nothing: the new probe still holds its slot.
+    await budget.observe('gateway', { status: null, sentAtMs: t0 });
+    expect(await budget.readState('gateway')).toMatchObject({ inFlight: 1 });
   });
 });
