@@ -4,13 +4,16 @@
 //   npm run bench -- --quick           a smoke-sized run (about a minute)
 //   npm run bench -- --tokens 50 --days 365 --no-rss --no-embedded
 //   npm run bench -- --node-flags=--max-old-space-size=192   (runtime settings compared)
+//   npm run bench -- --tokens 50 --no-postgres --no-embedded --no-rss   (the workers leg alone)
 //
 // Every sync runs in a child process (its CPU time and peak RSS are its own), against the
 // simulator in another child process (its CPU is reported apart). With the embedded warehouse,
-// the Postgres server tesync starts is sampled from here too (process-memory.ts). Figures go to
-// stdout as a table and to test/bench/results/<time>.json. See docs/performance.md for the
-// method.
+// the Postgres server tesync starts is sampled from here too (process-memory.ts). The
+// distributed leg runs `tesync worker` processes and `tesync enqueue --wait` as a user does
+// (worker-leg.ts). Figures go to stdout as a table and to test/bench/results/<time>.json. See
+// docs/performance.md for the method.
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
@@ -22,17 +25,27 @@ import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
 import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, total, type PerBucket } from './figures.ts';
 import { machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
 import { embeddedFolder } from '../helpers/embedded.ts';
+import { deleteRedisKeys } from '../helpers/workers.ts';
 import { watchMemory, type MemoryPeak } from './process-memory.ts';
 import type { BudgetPolicy } from '../../src/upstream/budget.ts';
 import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
 import type { SimReply, SimRequest } from './sim-process.ts';
 import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';
+import { runWorkerLeg, type WorkerLegResult } from './worker-leg.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 export interface BenchOptions {
   scenario: Scenario;
   databaseUrl: string;
+  /** The Postgres leg (first sync, re-sync, write path); false: skipped (and with it the write path). */
+  postgres?: boolean;
+  /** `tesync worker` processes of the distributed leg (the scenario's tokens, one walk); null: no such leg. */
+  workers: number | null;
+  /** TE_WORKER_CONCURRENCY of the distributed leg; absent: tesync's default. */
+  workerConcurrency?: number;
+  /** Redis of the distributed leg: its queues and budget go under a fresh key prefix, removed afterwards. */
+  redisUrl: string;
   /** Tokens of the embedded-warehouse run (same scenario otherwise); null: no such run. */
   embeddedTokens: number | null;
   /** Token counts of the peak-RSS series (a count equal to the main run reuses it). */
@@ -86,6 +99,23 @@ export interface PhaseFigures extends PhaseResult {
   withServer: MemoryPeak | null;
 }
 
+/** The distributed leg: `tesync worker` processes sharing one Redis budget, one walk. */
+export interface WorkersRunFigures extends Omit<WorkerLegResult, 'phase' | 'simCpuMs' | 'machine'> {
+  target: 'workers';
+  /** How many `tesync worker` processes. */
+  processes: number;
+  /** TE_WORKER_CONCURRENCY; null: tesync's default. */
+  workerConcurrency: number | null;
+  /** TE_QUEUE_PREFIX of the leg: its Redis keys, removed after it. */
+  queuePrefix: string;
+  tokens: number;
+  requestsNecessary: PerBucket & { total: number };
+  floorMs: number;
+  floorByBucketMs: PerBucket;
+  /** The walk: a first walk into an empty warehouse, as the Postgres leg's first sync. */
+  walk: PhaseFigures;
+}
+
 export interface BenchResult {
   startedAt: string;
   budgetPolicy: Partial<BudgetPolicy> | null;
@@ -93,6 +123,8 @@ export interface BenchResult {
   machine: { cpus: number; cpuModel: string; memGb: number; node: string; postgres: string | null; embeddedPostgres: string | null };
   scenario: Scenario;
   runs: RunFigures[];
+  /** The distributed leg; null when skipped. */
+  workers: WorkersRunFigures | null;
   write: (WriteFloor & { upsertOverCopy: number | null }) | null;
   rss: { tokens: number; peakRssMb: number; baselineRssMb: number; wallMs: number; requests: number }[];
   rssGrowth: number | null;
@@ -109,7 +141,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
   const pgVersion = await serverVersion(o.databaseUrl);
 
   // Postgres: first sync, unchanged re-sync, then the write path against COPY.
-  const main = await withDatabase(o.databaseUrl, 'bench', async (url) => {
+  const main = o.postgres === false ? null : await withDatabase(o.databaseUrl, 'bench', async (url) => {
     const { figures } = await scenarioRun(o, s, { kind: 'postgres', url });
     if (o.writeRows > 0) {
       o.log(`write path: up to ${o.writeRows} rows through upsertRows and through COPY`);
@@ -128,8 +160,13 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     }
     return figures;
   });
-  runs.push(main);
-  rss.push({ tokens: s.tokens, peakRssMb: main.fullMaxRssMb, baselineRssMb: main.baselineRssMb, wallMs: main.full.wallMs, requests: main.full.requests });
+  if (main) {
+    runs.push(main);
+    rss.push({ tokens: s.tokens, peakRssMb: main.fullMaxRssMb, baselineRssMb: main.baselineRssMb, wallMs: main.full.wallMs, requests: main.full.requests });
+  }
+
+  // Distributed: `tesync worker` processes on one Redis budget, one walk of the same scenario.
+  const workers = o.workers === null ? null : await workersRun(o, s, o.workers);
 
   // The embedded warehouse: the same syncs with no DATABASE_URL, in a TE_DATA_DIR of their own.
   let embeddedPostgres: string | null = null;
@@ -147,7 +184,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
   }
 
   for (const tokens of o.rssTokens) {
-    if (tokens === s.tokens) continue;
+    if (main && tokens === s.tokens) continue;
     const sc = { ...s, tokens };
     const r = await withDatabase(o.databaseUrl, `bench_rss${tokens}`, (url) => withSim(sc, async (sim) => {
       o.log(`peak RSS: first sync of ${tokens} tokens`);
@@ -164,6 +201,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memGb: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: pgVersion, embeddedPostgres },
     scenario: s,
     runs,
+    workers,
     write,
     rss,
     rssGrowth: rssGrowth(rss),
@@ -209,6 +247,50 @@ async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promis
   });
 }
 
+async function workersRun(o: BenchOptions, s: Scenario, processes: number): Promise<WorkersRunFigures> {
+  const necessary = requestsNecessary(new SimData({ seed: s.seed, tokens: s.tokens, historyDays: s.historyDays, chartsPerToken: s.chartsPerToken }).view(0), s);
+  const floor = budgetFloorMs(necessary, s);
+  const necessaryTotal = total(necessary);
+  // BullMQ's keys, the shared budget and the run counters all live under TE_QUEUE_PREFIX.
+  const prefix = `tesync_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  try {
+    return await withDatabase(o.databaseUrl, 'bench_workers', (url) =>
+      withSim(s, async (sim) => {
+        o.log(`workers: one walk of ${s.tokens} tokens by ${processes} \`tesync worker\` processes (floor ${(floor.floorMs / 1000).toFixed(1)} s)`);
+        const leg = await runWorkerLeg({
+          scenario: s,
+          simUrl: sim.url,
+          simCpu: sim.cpu,
+          databaseUrl: url,
+          redisUrl: o.redisUrl,
+          prefix,
+          workers: processes,
+          workerConcurrency: o.workerConcurrency ?? null,
+          nodeFlags: o.nodeFlags ?? [],
+          settleMaxMs: o.settleMaxMs,
+          log: o.log,
+        });
+        o.log(`workers: the walk took ${(leg.phase.wallMs / 1000).toFixed(1)} s (${leg.phase.status})`);
+        const { phase, simCpuMs, machine, ...rest } = leg;
+        return {
+          target: 'workers' as const,
+          processes,
+          workerConcurrency: o.workerConcurrency ?? null,
+          queuePrefix: prefix,
+          tokens: s.tokens,
+          requestsNecessary: { ...necessary, total: necessaryTotal },
+          floorMs: floor.floorMs,
+          floorByBucketMs: floor.byBucket,
+          walk: phaseFigures({ phase, simCpuMs, machine, withServer: null }, necessaryTotal, floor.floorMs),
+          ...rest,
+        };
+      }),
+    );
+  } finally {
+    await deleteRedisKeys(o.redisUrl, prefix).catch((err: unknown) => o.log(`workers: could not remove the Redis keys under ${prefix}: ${String(err)}`));
+  }
+}
+
 interface Measured {
   phase: PhaseResult;
   result: SyncJobResult;
@@ -231,7 +313,7 @@ async function measuredPhase(sim: SimHandle, job: SyncJob, o: BenchOptions): Pro
   return { phase, result, simCpuMs, machine, withServer };
 }
 
-function phaseFigures(m: Measured, necessary: number, floorMs: number | null): PhaseFigures {
+function phaseFigures(m: Pick<Measured, 'phase' | 'simCpuMs' | 'machine' | 'withServer'>, necessary: number, floorMs: number | null): PhaseFigures {
   const p = m.phase;
   return {
     ...p,
@@ -275,11 +357,21 @@ function judge(r: BenchResult): BenchResult['targets'] {
       out.push({ name: `peak PSS of tesync + its server, shared pages once (${at}, MB)`, value: fmt(pss, 0), target: want, met: pss === null ? null : pss < EMBEDDED_MEMORY_TARGET_MB });
     }
   }
+  if (r.workers) {
+    const run = r.workers;
+    const at = `${run.processes} workers, ${run.tokens} tokens`;
+    const w = run.walk.wallOverFloor;
+    // A walk that did not get everything done says nothing about the floor.
+    out.push({ name: `walk wall time / floor (${at})`, value: fmt(w), target: '<= 1.05', met: w === null ? null : w <= 1.05 && run.walk.status === 'succeeded' });
+    out.push({ name: `walk status (${at})`, value: run.walk.status, target: 'succeeded', met: run.walk.status === 'succeeded' });
+    out.push({ name: `429s after the first budget headers (${at})`, value: String(run.walk.rateLimits.afterHeaders), target: '0', met: run.walk.rateLimits.afterHeaders === 0 });
+    out.push({ name: `429s after a bucket's first 429 taught its window (${at})`, value: String(run.walk.rateLimits.afterFirst429), target: '0', met: run.walk.rateLimits.afterFirst429 === 0 });
+  }
   const u = r.write?.upsertOverCopy ?? null;
-  out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.50', met: u === null ? null : u >= 0.5 });
+  if (r.write || r.runs.some((run) => run.target === 'postgres')) out.push({ name: 'upsert rows/s / raw COPY rows/s (postgres)', value: fmt(u), target: '>= 0.50', met: u === null ? null : u >= 0.5 });
   const biggest = [...r.rss].sort((a, b) => b.tokens - a.tokens)[0];
   if (biggest) out.push({ name: `peak RSS at ${biggest.tokens} tokens (MB)`, value: fmt(biggest.peakRssMb, 0), target: '< 300', met: biggest.peakRssMb < 300 });
-  out.push({ name: `peak RSS growth ${r.rss[0]?.tokens ?? '?'} → ${biggest?.tokens ?? '?'} tokens`, value: r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`, target: '< 20%', met: r.rssGrowth === null ? null : r.rssGrowth < 0.2 });
+  if (biggest) out.push({ name: `peak RSS growth ${r.rss[0]!.tokens} → ${biggest.tokens} tokens`, value: r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`, target: '< 20%', met: r.rssGrowth === null ? null : r.rssGrowth < 0.2 });
   return out;
 }
 
@@ -417,7 +509,32 @@ export function formatTable(r: BenchResult): string {
       ]);
     }
   }
+  if (r.workers) {
+    const run = r.workers;
+    const p = run.walk;
+    rows.push([
+      `workers x${run.processes} ${run.tokens}`,
+      'walk',
+      p.failed ? `${p.status} (${p.failed} failed)` : p.status,
+      String(p.requests),
+      String(run.requestsNecessary.total),
+      f(p.madeOverNecessary, 3),
+      f(p.wallMs / 1000, 1),
+      f(run.floorMs / 1000, 1),
+      f(p.wallOverFloor, 3),
+      `${p.rateLimits.total} (${p.rateLimits.afterHeaders})`,
+      String(p.rowsWritten),
+      f(p.rowsPerSec, 0),
+      f(p.cpuMsPer1000Requests, 0),
+      f(p.simCpuMsPer1000Requests, 0),
+      p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
+      f(p.peakRssMb, 0),
+      '',
+      p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
+    ]);
+  }
   lines.push(...table(rows), '');
+  if (r.workers) lines.push(...workersLines(r.workers), '');
   for (const run of r.runs) {
     if (run.target !== 'embedded') continue;
     for (const p of [run.full, run.resync]) {
@@ -439,6 +556,23 @@ export function formatTable(r: BenchResult): string {
   if (r.rss.length) lines.push(`peak RSS of the first sync (Postgres): ${r.rss.map((x) => `${x.tokens} tokens ${f(x.peakRssMb, 0)} MB (${f(x.baselineRssMb, 0)} before syncing)`).join(', ')}; growth ${r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`}`);
   lines.push('', ...table([['target', 'value', 'wanted', 'met'], ...r.targets.map((t) => [t.name, t.value, t.target, t.met === null ? 'n/a' : t.met ? 'yes' : 'NO'])]));
   return lines.join('\n');
+}
+
+/** What the table's one row of the distributed leg does not say: how the walk was shared, and what the workers logged. */
+function workersLines(run: WorkersRunFigures): string[] {
+  const f = (v: number | null | undefined, d = 1) => (v === null || v === undefined ? 'n/a' : v.toFixed(d));
+  const w = run.walk;
+  const buckets = Object.entries(w.rateLimits.byBucket).map(([b, n]) => `${b} ${n.total} (${n.afterHeaders} after headers)`);
+  const m = run.messages;
+  const lines = [
+    `workers x${run.processes} (TE_WORKER_CONCURRENCY ${run.workerConcurrency ?? 'default'}): wall from the walk ${run.wallFrom} to the run's end; ${run.queuedMs === null ? '' : `queued ${run.queuedMs} ms before a worker took it; `}tesync enqueue --wait ran ${f(run.enqueueCommandMs / 1000)} s`,
+    `  requests by bucket: ${Object.entries(w.requestsByBucket).map(([b, n]) => `${b} ${n} of ${run.requestsNecessary[b as keyof PerBucket]}`).join(', ')}; the simulator answered ${run.simRequests}; 429s ${buckets.length ? buckets.join(', ') : 'none'}`,
+    `  busy span by bucket (first request to last answer; requests as a share of the budget over it): ${Object.entries(run.bucketSpans).map(([b, x]) => `${b} ${f(x.spanMs / 1000)} s (${f(x.shareOfBudget, 2)})`).join(', ')}`,
+    `  per worker: ${run.workers.map((x) => `${x.jobsDone} jobs, ${f(x.cpuMs / 1000)} s CPU, peak RSS ${f(x.peakRssMb, 0)} MB, exit ${x.exitCode ?? 'signal'}`).join('; ')}`,
+    `  logged: ${m['bucket closed for longer than a job waits: queue paused, job back to waiting'] ?? 0} queue pauses, ${m['stalled job (its worker died or hung) moved back to waiting'] ?? 0} stalled jobs, ${run.problems.length} lines at warn or above`,
+  ];
+  for (const p of run.problems.slice(0, 3)) lines.push(`  ${p.slice(0, 300)}`);
+  return lines;
 }
 
 function table(rows: string[][]): string[] {
@@ -489,11 +623,16 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
       ? { appPublic: null, appKey: null, gateway: null }
       : { appPublic: { limit, windowMs }, appKey: { limit: Math.max(1, Math.floor(limit / 2)), windowMs }, gateway: { limit, windowMs } },
   };
+  const workers = args.has('no-workers') ? null : num('workers', 3);
   const embedded = args.has('no-embedded') ? null : num('embedded-tokens', quick ? Math.min(10, tokens) : 100);
   const rssTokens = args.has('no-rss') ? [] : list('rss-tokens', quick ? [10, 20, 40] : [100, 500, 1000]);
   return {
     scenario,
     databaseUrl: (args.get('database-url') as string | undefined) ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    postgres: !args.has('no-postgres'),
+    workers: workers === null || workers < 1 ? null : Math.floor(workers),
+    ...(args.has('worker-concurrency') ? { workerConcurrency: Math.max(1, Math.floor(num('worker-concurrency', 4))) } : {}),
+    redisUrl: (args.get('redis-url') as string | undefined) ?? env.REDIS_URL ?? env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     embeddedTokens: embedded,
     rssTokens,
     writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),

@@ -4,17 +4,16 @@
 // then an unchanged re-sync). Its own CPU time and peak RSS are what the bench reports, so it
 // runs in a child process of its own (run.ts syncChild); runSyncPhases is the same code
 // in-process.
-import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { performSync } from '../../src/commands/sync-session.ts';
 import { loadConfig } from '../../src/config.ts';
 import { limitHeapGrowth } from '../../src/heap.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { CLOCK_TICK_MS } from './machine.ts';
-import { emptyBuckets, rateLimitReport, type PerBucket, type RateLimitReport, type RequestRow } from './figures.ts';
-import { syncEnv, type BucketName, type Scenario } from './scenario.ts';
+import { openWarehouse } from '../../src/warehouse/connection.ts';
+import { rateLimitReport, type PerBucket, type RateLimitReport } from './figures.ts';
+import { syncEnv, type Scenario } from './scenario.ts';
+import { byBucket, cpuDelta, postgresCpu, requestRows, tableRows } from './warehouse-figures.ts';
 
 /** `postgres`: a database of a server the bench was given; `embedded`: a TE_DATA_DIR of tesync's own. */
 export type Target = { kind: 'postgres'; url: string } | { kind: 'embedded'; dir: string };
@@ -123,70 +122,6 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
   } finally {
     await warehouse.close();
   }
-}
-
-function byBucket(rows: readonly RequestRow[]): PerBucket {
-  const n = emptyBuckets();
-  for (const r of rows) if (r.bucket in n) n[r.bucket as BucketName]++;
-  return n;
-}
-
-async function requestRows(w: Warehouse, runId: string): Promise<RequestRow[]> {
-  const rows = await w.query<{ bucket: string; http_status: number | null; started_ms: string; duration_ms: number; rate_limit_remaining: number | null }>(
-    sql`select bucket, http_status, (extract(epoch from started_at) * 1000)::bigint::text as started_ms, duration_ms, rate_limit_remaining from sync.requests where run_id = ${runId}`,
-  );
-  return rows.map((r) => ({
-    bucket: r.bucket,
-    httpStatus: r.http_status === null ? null : Number(r.http_status),
-    startedAtMs: Number(r.started_ms),
-    durationMs: Number(r.duration_ms),
-    rateLimitRemaining: r.rate_limit_remaining === null ? null : Number(r.rate_limit_remaining),
-  }));
-}
-
-const BIG_TABLES = ['app.metric_history', 'app.chart_points', 'gateway.chart_points', 'gateway.trend_points', 'sync.raw_responses'];
-
-async function tableRows(w: Warehouse): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const t of BIG_TABLES) {
-    const [r] = await w.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${t}`));
-    out[t] = Number(r?.n ?? 0);
-  }
-  return out;
-}
-
-/**
- * Clock ticks of each Postgres process serving this one, read from /proc (same machine): the
- * backends of this database on a shared server; every process pg_stat_activity lists (the
- * checkpointer, the WAL writer... included) on the embedded server, which is tesync's alone.
- */
-async function postgresCpu(w: Warehouse): Promise<Map<number, number> | null> {
-  try {
-    const rows = await w.query<{ pid: number }>(w.kind === 'postgres' ? sql`select pid from pg_stat_activity where datname = current_database()` : sql`select pid from pg_stat_activity`);
-    const out = new Map<number, number>();
-    for (const { pid } of rows) {
-      let stat: string;
-      try {
-        stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch (err) {
-        // Gone since the query (an autovacuum worker, a closed connection): not counted.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw err;
-      }
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(pid), Number(fields[11]) + Number(fields[12]));
-    }
-    return out;
-  } catch {
-    return null;
-  }
-}
-
-function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let ticks = 0;
-  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
-  return ticks * CLOCK_TICK_MS;
 }
 
 /** Child-process entry: one `run` message in, one result (or error) out. */

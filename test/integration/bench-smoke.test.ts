@@ -1,17 +1,21 @@
 // The bench's code path at a tiny scale: child processes, both warehouses (a Postgres database,
-// and the embedded server in a folder of its own), the write floor and the RSS series all run,
-// and every figure comes out computed. Timing targets are the
-// bench's business (npm run bench), not the test suite's.
+// and the embedded server in a folder of its own), three `tesync worker` processes doing one
+// walk queued by `tesync enqueue --wait`, the write floor and the RSS series all run, and every
+// figure comes out computed. Timing targets are the bench's business (npm run bench), not the
+// test suite's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTable, runBench, type BenchResult } from '../bench/run.ts';
 import { DEFAULT_SCENARIO } from '../bench/scenario.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { Redis } from 'ioredis';
+import { createTestDatabase, redisServerUrl, type TestDatabase } from '../helpers/services.ts';
 
 describe('npm run bench, tiny', () => {
   let db: TestDatabase;
   let result: BenchResult;
+  let redisUrl: string;
   beforeAll(async () => {
     db = await createTestDatabase();
+    redisUrl = await redisServerUrl();
     result = await runBench({
       scenario: {
         ...DEFAULT_SCENARIO,
@@ -22,6 +26,8 @@ describe('npm run bench, tiny', () => {
         budgets: { appPublic: { limit: 40, windowMs: 2000 }, appKey: { limit: 20, windowMs: 2000 }, gateway: { limit: 40, windowMs: 2000 } },
       },
       databaseUrl: db.databaseUrl,
+      workers: 3,
+      redisUrl,
       embeddedTokens: 2,
       rssTokens: [2, 3],
       writeRows: 500,
@@ -74,5 +80,53 @@ describe('npm run bench, tiny', () => {
     expect(Number.isFinite(result.rssGrowth)).toBe(true);
     expect(result.targets.length).toBeGreaterThan(5);
     expect(formatTable(result)).toContain('wall/floor');
+  });
+
+  it('measures one walk of three workers sharing one budget, and leaves nothing in Redis', async () => {
+    const w = result.workers!;
+    expect(w.processes).toBe(3);
+    expect(w.tokens).toBe(3);
+    // The same world as the Postgres leg: the same necessary requests and floor.
+    expect(w.requestsNecessary).toEqual(result.runs[0]!.requestsNecessary);
+    expect(w.floorMs).toBe(result.runs[0]!.floorMs);
+    expect(w.walk.status, JSON.stringify({ messages: w.messages, problems: w.problems })).toBe('succeeded');
+    expect(w.walk.requests).toBeGreaterThanOrEqual(w.requestsNecessary.total);
+    // Every request the workers logged reached the simulator. (Once, on a loaded machine, the
+    // simulator answered 44 and the log held 42: what the workers said is in the message.)
+    const said = JSON.stringify({ byStatus: w.walk.byStatus, simRequests: w.simRequests, messages: w.messages, problems: w.problems });
+    expect(w.simRequests, said).toBeGreaterThanOrEqual(w.walk.requests);
+    expect(w.walk.rowsWritten).toBeGreaterThan(0);
+    expect(w.tableRows['app.metric_history']).toBeGreaterThan(0);
+    expect(w.wallFrom).toBe('job added');
+    expect(w.queuedMs).toBeGreaterThanOrEqual(0);
+    expect(w.walk.wallMs).toBeGreaterThan(0);
+    expect(w.enqueueCommandMs).toBeGreaterThan(0);
+    for (const v of [w.walk.wallOverFloor, w.walk.madeOverNecessary, w.walk.cpuMsPer1000Requests, w.walk.simCpuMsPer1000Requests]) expect(Number.isFinite(v)).toBe(true);
+    expect(w.walk.rateLimits.total).toBeGreaterThanOrEqual(w.walk.rateLimits.afterHeaders);
+    expect(w.walk.postgresCpuMs).not.toBeNull();
+    expect(w.workers).toHaveLength(3);
+    for (const p of w.workers) {
+      expect(p.exitCode).toBe(0);
+      expect(p.peakRssMb).toBeGreaterThan(0);
+      expect(p.processCpuMs).toBeGreaterThan(0);
+    }
+    expect(w.workers.reduce((a, p) => a + p.jobsDone, 0)).toBeGreaterThan(0);
+    expect(w.messages['worker ready']).toBe(3);
+    expect(result.targets.map((t) => t.name)).toContain('walk wall time / floor (3 workers, 3 tokens)');
+    expect(result.targets.map((t) => t.name)).toContain('429s after the first budget headers (3 workers, 3 tokens)');
+    expect(formatTable(result)).toContain('workers x3 3');
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
+    try {
+      const left: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${w.queuePrefix}:*`, 'COUNT', 1000);
+        left.push(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      expect(left).toEqual([]);
+    } finally {
+      await redis.quit();
+    }
   });
 });

@@ -1,0 +1,89 @@
+// What the bench reads back from a warehouse after a run: the run's request log (for the
+// 429 figures and the split by bucket), the rows of the big tables, and the CPU time of the
+// Postgres processes serving it. Shared by the sync process (sync-process.ts) and the
+// orchestrator, which reads the distributed leg's run from outside the workers (worker-leg.ts).
+import { readFileSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
+import type { Warehouse } from '../../src/warehouse/connection.ts';
+import { CLOCK_TICK_MS } from './machine.ts';
+import { emptyBuckets, type PerBucket, type RequestRow } from './figures.ts';
+import type { BucketName } from './scenario.ts';
+
+export function byBucket(rows: readonly RequestRow[]): PerBucket {
+  const n = emptyBuckets();
+  for (const r of rows) if (r.bucket in n) n[r.bucket as BucketName]++;
+  return n;
+}
+
+export function byStatus(rows: readonly RequestRow[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) {
+    const k = r.httpStatus === null ? 'network' : String(r.httpStatus);
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+export async function requestRows(w: Warehouse, runId: string): Promise<RequestRow[]> {
+  const rows = await w.query<{ bucket: string; http_status: number | null; started_ms: string; duration_ms: number; rate_limit_remaining: number | null }>(
+    sql`select bucket, http_status, (extract(epoch from started_at) * 1000)::bigint::text as started_ms, duration_ms, rate_limit_remaining from sync.requests where run_id = ${runId}`,
+  );
+  return rows.map((r) => ({
+    bucket: r.bucket,
+    httpStatus: r.http_status === null ? null : Number(r.http_status),
+    startedAtMs: Number(r.started_ms),
+    durationMs: Number(r.duration_ms),
+    rateLimitRemaining: r.rate_limit_remaining === null ? null : Number(r.rate_limit_remaining),
+  }));
+}
+
+const BIG_TABLES = ['app.metric_history', 'app.chart_points', 'gateway.chart_points', 'gateway.trend_points', 'sync.raw_responses'];
+
+export async function tableRows(w: Warehouse): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of BIG_TABLES) {
+    const [r] = await w.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${t}`));
+    out[t] = Number(r?.n ?? 0);
+  }
+  return out;
+}
+
+/**
+ * Clock ticks of each Postgres process serving this database, read from /proc (same machine):
+ * the backends of this database on a shared server; every process pg_stat_activity lists (the
+ * checkpointer, the WAL writer... included) on the embedded server, which is tesync's alone.
+ */
+export async function postgresCpu(w: Warehouse): Promise<Map<number, number> | null> {
+  try {
+    const rows = await w.query<{ pid: number }>(w.kind === 'postgres' ? sql`select pid from pg_stat_activity where datname = current_database()` : sql`select pid from pg_stat_activity`);
+    const out = new Map<number, number>();
+    for (const { pid } of rows) {
+      const ticks = processTicks(Number(pid));
+      if (ticks !== null) out.set(Number(pid), ticks);
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/** User and system clock ticks of a process so far; null when it is gone. */
+export function processTicks(pid: number): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (err) {
+    // Gone since it was listed (an autovacuum worker, a closed connection): not counted.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+export function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
+  return ticks * CLOCK_TICK_MS;
+}
