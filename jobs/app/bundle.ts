@@ -5,7 +5,7 @@ import { bundle } from '../../schema/upstream/app.ts';
 import { researchBundles, tokenFunctions, valueDriverEdges, valueDrivers } from '../../schema/warehouse/app.ts';
 import { stringifyJson } from '../../src/json.ts';
 import { ProblemError } from '../../src/errors.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
 import { tokenPayload } from './snapshot.ts';

@@ -4,7 +4,7 @@ import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
 import { CellTally } from '../shared/understood.ts';

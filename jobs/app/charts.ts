@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { charts } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';

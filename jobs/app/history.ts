@@ -14,7 +14,7 @@ import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
 import { NotUnderstoodError, ProblemError } from '../../src/errors.ts';
-import { rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/rows.ts';
 import { fetchData, type Fetched } from '../shared/fetch.ts';
 import { CellTally, refuse } from '../shared/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../types.ts';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
 import { metrics } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerDaily, screenerRows } from '../../schema/warehouse/app.ts';
-import { rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenSnapshotsDaily, tokenStreams } from '../../schema/warehouse/app.ts';
-import { rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';

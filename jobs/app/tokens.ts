@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readTokenList } from '../shared/lists.ts';
 import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../types.ts';

@@ -12,7 +12,7 @@ import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

@@ -14,7 +14,7 @@ import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';

@@ -13,7 +13,7 @@ import { GATEWAY_PERIODS } from '../../src/config.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

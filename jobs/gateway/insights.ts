@@ -4,7 +4,7 @@
 import { gatewayInsight } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import type { gatewayScreenerInsights } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import type { JobContext } from '../types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { gatewayPageShell, gatewaySection } from '../../schema/upstream/gateway.ts';
 import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

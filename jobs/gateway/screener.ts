@@ -13,7 +13,7 @@ import {
   gatewayScreenerWindows,
   gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, utcDate } from '../shared/commit.ts';
+import { rowMeta, utcDate } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

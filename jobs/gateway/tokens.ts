@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { readTokenList, type TokenListRead } from '../shared/lists.ts';
-import { rowMeta } from '../shared/commit.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { textOrNull } from './cells.ts';
