@@ -1,0 +1,99 @@
+// No silent gaps in gateway charts: with the default TE_GATEWAY_CHART_TIMEFRAMES=all, a chart
+// whose catalog entry does not list `all` is mirrored at the longest timeframe it does list,
+// its points stored under that timeframe, and the substitution recorded (gateway.charts,
+// the chart job's resource state, one log line).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../../sim/index.ts';
+import type { Timeframe } from '../../../sim/dataset-types.ts';
+import { count, expectedTimeframes, expectGatewayMirror, json, q } from '../../helpers/gateway-mirror.ts';
+import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { syncOnce } from '../../helpers/sync.ts';
+
+const key = canaryKey('gw');
+const testLog = createTestLogger([key], 'info');
+const chartDataRequests = (sim: Simulator) => sim.requests.filter((r) => /^\/v1\/tokens\/[^/]+\/charts\/[^/?]+/.test(r.path));
+
+describe('gateway chart timeframes (defaults)', () => {
+  let sim: Simulator;
+  let tw: TestWarehouse;
+  const charts = () => sim.data.gatewayTokens().flatMap((t) => (sim.data.gatewayCharts(t.slug) ?? []).map((c) => ({ slug: t.slug, ...c })));
+  const sync = (env: Record<string, string> = {}) => syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey: key, env }, ['gateway']);
+
+  beforeAll(async () => {
+    sim = await startSimulator({ tokens: 10, historyDays: 30, chartsPerToken: 3, gatewayKeys: [key], seed: 7 });
+    tw = await createTestWarehouse();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await tw?.cleanup();
+  });
+
+  it('the simulator has charts with and without `all`', () => {
+    const all = charts();
+    const without = all.filter((c) => !c.timeframes.includes('all'));
+    console.info(`gateway charts: ${all.length}, without 'all': ${without.length}`);
+    expect(without.length).toBeGreaterThan(0);
+    expect(without.length).toBeLessThan(all.length);
+  });
+
+  it('gives every chart points after one sync, the substituted ones at their real timeframe, and says which', async () => {
+    const run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey: key }, ['gateway']);
+    expect(run.stats.failures).toEqual([]);
+    expect(run.status).toBe('succeeded');
+    // Every table against the simulator's truth for the timeframes actually mirrored, the
+    // chart rows' mirrored_timeframes / timeframe_substitutions and the states' details too.
+    await expectGatewayMirror(tw.warehouse, sim.data, { timeframes: ['all'] });
+    const w = tw.warehouse;
+    const points = new Map((await q(w, `select token_slug || '|' || chart_key as k, string_agg(distinct timeframe, ',') as tfs, count(*)::text as n from gateway.chart_points group by 1`)).map((r) => [r.k!, r]));
+    let substituted = 0;
+    for (const c of charts()) {
+      const want = expectedTimeframes(c.timeframes, ['all']);
+      const got = points.get(`${c.slug}|${c.key}`);
+      expect(Number(got?.n ?? 0), `${c.slug} ${c.key}`).toBeGreaterThan(0);
+      // Stored under the timeframe fetched, never relabelled as 'all'.
+      expect(got!.tfs, `${c.slug} ${c.key}`).toBe(want.mirrored.join(','));
+      const [row] = await q(w, `select timeframe_substitutions::text as s, array_to_json(mirrored_timeframes)::text as m from gateway.charts where token_slug = '${c.slug}' and chart_key = '${c.key}'`);
+      if (c.timeframes.includes('all')) {
+        expect(json(row!.s)).toEqual({});
+        continue;
+      }
+      substituted++;
+      const instead = want.substitutions.all!;
+      expect(instead).not.toBe('all');
+      expect([json(row!.s), json(row!.m)]).toEqual([{ all: instead }, [instead]]);
+      const [state] = await q(w, `select status, details::text as d from sync.resource_state where source = 'gateway' and resource = 'token/${c.slug}/chart/${c.key}/${instead}'`);
+      expect(state!.status).toBe('ok');
+      expect(json(state!.d)).toMatchObject({ mirrored: instead, requested: ['all'], substituted: true, substitutedFor: ['all'] });
+      // The points equal the simulator's for that timeframe, row by row.
+      const truth = sim.data.gatewayChartData(c.slug, c.key, instead as Timeframe)!;
+      expect(await count(w, `gateway.chart_points where token_slug = '${c.slug}' and chart_key = '${c.key}' and timeframe = '${instead}'`)).toBe(truth.data.length * truth.config.series.length);
+    }
+    expect(substituted).toBeGreaterThan(0);
+    expect(await count(w, `sync.resource_state where source = 'gateway' and kind = 'chart' and resource like '%/all' and status <> 'ok'`)).toBe(0);
+    // One info line per substitution.
+    const logged = testLog.lines().filter((l) => l.includes('mirrored the longest it lists instead'));
+    expect(logged).toHaveLength(substituted);
+    expect(JSON.parse(logged[0]!)).toMatchObject({ level: 30, requested: ['all'] });
+  });
+
+  it('a second sync skips every chart, the substituted ones too', async () => {
+    sim.resetRequests();
+    const run = await sync();
+    expect(run.status).toBe('succeeded');
+    expect(chartDataRequests(sim)).toHaveLength(0);
+    await expectGatewayMirror(tw.warehouse, sim.data, { timeframes: ['all'] });
+  });
+
+  it('follows a change of TE_GATEWAY_CHART_TIMEFRAMES on unchanged data: one fetch per timeframe, the record up to date', async () => {
+    sim.resetRequests();
+    const configured: Timeframe[] = ['all', '1y', '30d'];
+    const run = await sync({ TE_GATEWAY_CHART_TIMEFRAMES: configured.join(',') });
+    expect(run.stats.failures).toEqual([]);
+    await expectGatewayMirror(tw.warehouse, sim.data, { timeframes: configured });
+    // Each chart timeframe asked at most once, though `all` and `1y` often come down to one.
+    const paths = chartDataRequests(sim).map((r) => r.path);
+    expect(new Set(paths).size).toBe(paths.length);
+    const twoInOne = charts().filter((c) => [...expectedTimeframes(c.timeframes, configured).requested.values()].some((r) => r.length > 1));
+    expect(twoInOne.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,92 @@
+// `npx tesync sim --port 0`, as a user runs it: it prints where it listens and which keys it
+// accepts, and serves every route of both seeds there until it is stopped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { BIN, childEnv, runCli } from '../../helpers/cli.ts';
+
+/** resolves with everything printed up to the banner's last line */
+function bannerOf(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Ctrl-C')) resolve(out);
+    });
+    child.on('exit', (code) => reject(new Error(`tesync sim exited ${code}`)));
+  });
+}
+
+describe('tesync sim', () => {
+  it('serves both APIs on the port it prints, and stops cleanly on SIGINT', async () => {
+    const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '4', '--app-key', 'sim_app_key_0001', '--gateway-key', 'sim_gw_key_0001'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await bannerOf(child);
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+      expect(banner).toContain(`TE_APP_URL=${url}`);
+      const slug = ((await (await fetch(`${url}/api/v1/tokens`)).json()) as { data: { slug: string }[] }).data[0]!.slug;
+      const gw = { headers: { authorization: 'Bearer sim_gw_key_0001' } };
+      const routes: [string, RequestInit?][] = [
+        ['/api/v1/metrics'],
+        ['/api/v1/screener'],
+        [`/api/v1/tokens/${slug}`],
+        [`/api/v1/tokens/${slug}/metrics/history?stream=all`],
+        [`/api/v1/tokens/${slug}/charts`],
+        [`/api/v1/tokens/${slug}/full`, { headers: { authorization: 'Bearer sim_app_key_0001' } }],
+        ['/v1/tokens', gw],
+        ['/v1/screener', gw],
+        [`/v1/tokens/${slug}`, gw],
+        [`/v1/tokens/${slug}/metrics/history?period=30d`, gw],
+        [`/v1/tokens/${slug}/charts`, gw],
+        ['/openapi-product.json', gw],
+      ];
+      for (const [path, init] of routes) {
+        const res = await fetch(`${url}${path}`, init);
+        expect(res.status, path).toBe(200);
+      }
+      const chartsRes = (await (await fetch(`${url}/api/v1/tokens/${slug}/charts`)).json()) as { data: { key: string }[] };
+      expect((await fetch(`${url}/api/v1/tokens/${slug}/charts/${chartsRes.data[0]!.key}`)).status).toBe(200);
+      const gwCharts = (await (await fetch(`${url}/v1/tokens/${slug}/charts`, gw)).json()) as { data: { key?: string; id?: string; chartKey?: string }[] };
+      const key = gwCharts.data[0]!.key ?? gwCharts.data[0]!.id ?? gwCharts.data[0]!.chartKey;
+      expect((await fetch(`${url}/v1/tokens/${slug}/charts/${key}`, gw)).status).toBe(200);
+      expect((await fetch(`${url}/v1/tokens`)).status).toBe(401);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('serves the response forms its flags ask for', async () => {
+    const args = ['sim', '--port', '0', '--tokens', '4', '--history-all', 'column', '--chart-labels', '--added-field', 'app.tokens=extra', '--added-field', 'gateway.tokens=extra'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(await bannerOf(child))![1]!;
+      const body = async (path: string) => ((await (await fetch(`${url}${path}`)).json()) as { data: any }).data;
+      const history = await body('/api/v1/tokens/aurora/metrics/history?stream=all&limit=1');
+      expect(history.stream).toBe('all');
+      expect(history.columns[1]).toEqual({ key: 'stream', type: 'dimension', label: 'Stream' });
+      const key = (await body('/api/v1/tokens/aurora/charts'))[0].dataEndpoint.split('/').at(-1);
+      expect((await body(`/api/v1/tokens/aurora/charts/${key}`)).columns.at(-1)).toEqual({ key: 'note', type: 'label', label: 'Note' });
+      expect((await body('/api/v1/tokens')).every((t: { extra?: string }) => t.extra === 'added')).toBe(true);
+      expect((await body('/api/v1/screener')).some((row: object) => 'extra' in row)).toBe(false);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
+    const help = await runCli(['sim', '--help'], {});
+    expect(help.code).toBe(0);
+    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F']) expect(help.stdout).toContain(flag);
+    for (const [flag, value] of [
+      ['--history-all', 'sideways'],
+      ['--added-field', 'app.nowhere=extra'],
+      ['--added-field', 'app.tokens'],
+    ] as const) {
+      const r = await runCli(['sim', '--port', '0', flag, value], {});
+      expect(r.code, `${flag} ${value}`).toBe(2);
+      expect(r.stderr).toContain(flag);
+      expect(r.stdout).not.toContain('listening');
+    }
+  });
+});
