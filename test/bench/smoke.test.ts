@@ -4,8 +4,8 @@
 // figure comes out computed. Timing targets are the bench's business (npm run bench), not the
 // test suite's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatTable, runBench, type BenchResult } from '../bench/run.ts';
-import { DEFAULT_SCENARIO } from '../bench/scenario.ts';
+import { formatTable, runBench, type BenchResult } from './run.ts';
+import { DEFAULT_SCENARIO } from './scenario.ts';
 import { Redis } from 'ioredis';
 import { createTestDatabase, redisServerUrl, type TestDatabase } from '../helpers/services.ts';
 

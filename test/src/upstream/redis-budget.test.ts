@@ -4,14 +4,14 @@
 // together do not overrun it.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimitedError } from '../../src/errors.ts';
-import { startSimulator } from '../../sim/index.ts';
-import { emptyRecord, type BucketRecord } from '../../src/upstream/budget-store.ts';
-import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../src/upstream/index.ts';
-import { RedisBudgetStore } from '../../src/upstream/redis-budget-store.ts';
-import { RedisBudget } from '../../src/upstream/redis-budget.ts';
-import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
-import { deleteRedisKeys } from '../helpers/workers.ts';
+import { RateLimitedError } from '../../../src/errors.ts';
+import { startSimulator } from '../../../sim/index.ts';
+import { emptyRecord, type BucketRecord } from '../../../src/upstream/budget-store.ts';
+import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../../src/upstream/index.ts';
+import { RedisBudgetStore } from '../../../src/upstream/redis-budget-store.ts';
+import { RedisBudget } from '../../../src/upstream/redis-budget.ts';
+import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
+import { deleteRedisKeys } from '../../helpers/workers.ts';
 
 let redisUrl: string;
 let redis: Redis;

@@ -1,9 +1,9 @@
 // Pacing by advertised budget: with X-RateLimit-* headers read and requests in flight
 // counted, a burst far larger than the budget never gets a 429.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder } from '../../src/upstream/index.ts';
-import { canaryKey, createTestLogger } from '../helpers/services.ts';
+import { startSimulator, type Simulator } from '../../../sim/index.ts';
+import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder } from '../../../src/upstream/index.ts';
+import { canaryKey, createTestLogger } from '../../helpers/services.ts';
 
 const GW_KEY = canaryKey('gw');
 let sim: Simulator | undefined;

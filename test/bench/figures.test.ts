@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { busyShare, machineDuring } from '../bench/machine.ts';
-import { rateLimitReport, type RequestRow } from '../bench/figures.ts';
+import { busyShare, machineDuring } from './machine.ts';
+import { rateLimitReport, type RequestRow } from './figures.ts';
 
 const row = (bucket: string, httpStatus: number, startedAtMs: number, rateLimitRemaining: number | null = null): RequestRow => ({ bucket, httpStatus, startedAtMs, durationMs: 10, rateLimitRemaining });
 
