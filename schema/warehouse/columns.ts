@@ -28,6 +28,13 @@ export const firstSeen = () => tstz(FIRST_SEEN_COLUMN).notNull();
 export const DELISTED_COLUMN = 'delisted_at';
 export const delisted = () => tstz(DELISTED_COLUMN);
 
+/**
+ * Columns that say when and by which run a row was written, not what it holds. They are not
+ * compared when a row is written again: a write that changes nothing else leaves the row as it
+ * is (no new fetch time, no new run, no dead tuple), so an unchanged resync rewrites no row.
+ */
+export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', 'last_seen_at'];
+
 /** Columns every normalized row carries (contract: the warehouse). */
 export const rowMeta = () => ({
   fetchedAt: tstz('fetched_at').notNull(),

@@ -1,11 +1,12 @@
 // What the write path reads from a table's drizzle declaration, so that no writer states it
 // again: the key a row is written by (the primary key), the columns a later write leaves as
-// they are (`first_seen_at`), and the column that marks a row a whole list stopped listing
-// (`delisted_at`: such a row is kept and marked, not deleted). The two column rules follow the
-// helpers in schema/warehouse/columns.ts that declare those columns.
+// they are (`first_seen_at`), the column that marks a row a whole list stopped listing
+// (`delisted_at`: such a row is kept and marked, not deleted), and the columns whose values
+// decide whether a row written again changed (all but the key, the kept and the bookkeeping
+// ones). The column rules follow schema/warehouse/columns.ts, which declares those columns.
 import { getTableColumns } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { DELISTED_COLUMN, FIRST_SEEN_COLUMN } from '../../schema/warehouse/columns.ts';
+import { BOOKKEEPING_COLUMNS, DELISTED_COLUMN, FIRST_SEEN_COLUMN } from '../../schema/warehouse/columns.ts';
 
 export interface TableRules {
   /** The primary key's columns, in its order. */
@@ -14,6 +15,8 @@ export interface TableRules {
   kept: readonly string[];
   /** The property set when a row leaves a whole list (else such a row is deleted). */
   delistedBy: string | undefined;
+  /** The columns whose values decide whether a row written again changed (key, kept and bookkeeping columns aside). */
+  compared: readonly PgColumn[];
 }
 
 const cache = new WeakMap<PgTable, TableRules>();
@@ -26,10 +29,14 @@ export function rulesOf(table: PgTable): TableRules {
   const composite = config.primaryKeys[0]?.columns;
   const key = composite && composite.length > 0 ? composite : columns.filter(([, c]) => c.primary).map(([, c]) => c);
   if (key.length === 0) throw new Error(`${config.schema ?? 'public'}.${config.name} declares no primary key: the write path cannot tell its rows apart`);
+  const kept = columns.filter(([, c]) => c.name === FIRST_SEEN_COLUMN).map(([p]) => p);
   rules = {
     key,
-    kept: columns.filter(([, c]) => c.name === FIRST_SEEN_COLUMN).map(([p]) => p),
+    kept,
     delistedBy: columns.find(([, c]) => c.name === DELISTED_COLUMN)?.[0],
+    compared: columns
+      .filter(([p, c]) => !key.includes(c) && !kept.includes(p) && !BOOKKEEPING_COLUMNS.includes(c.name) && c.generated === undefined && c.generatedIdentity === undefined)
+      .map(([, c]) => c),
   };
   cache.set(table, rules);
   return rules;

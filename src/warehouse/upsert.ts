@@ -60,7 +60,8 @@ export async function prepareUpsert<T extends PgTable>(
   if (rows.length === 0) return { rows: 0, run: async () => 0 };
   const shape = shapeOf(table);
   const rules = rulesOf(table);
-  const write: WriteRules = { key: rules.key, keep: new Set([...rules.kept, ...((options.keep ?? []) as string[])]) };
+  const keep = new Set([...rules.kept, ...((options.keep ?? []) as string[])]);
+  const write: WriteRules = { key: rules.key, keep, compared: rules.compared.filter((c) => !keep.has(shape.byName.get(c.name)?.prop ?? '')) };
   // A key column with one value in the whole batch (the token, most often) tells no rows apart.
   const varying = rules.key.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
   const unique = inKeyOrder(dedupe(rows, varying, shape.qualified), varying);
@@ -230,10 +231,30 @@ function undefinedBesideDefaults(rows: readonly Record<string, unknown>[], colum
   return columns.some((c) => c.hasDefault && rows.some((r) => r[c.prop] === undefined) && rows.some((r) => r[c.prop] !== undefined));
 }
 
-/** How one write treats a conflict: the key it conflicts on, the columns it leaves as they are. */
+/**
+ * How one write treats a conflict: the key it conflicts on, the columns it leaves as they are,
+ * and the columns that must differ for the stored row to be rewritten at all.
+ */
 interface WriteRules {
   key: readonly PgColumn[];
   keep: ReadonlySet<string>;
+  compared: readonly PgColumn[];
+}
+
+/**
+ * The condition of `do update`: the stored row differs from the incoming one in a compared
+ * column. Numerics and jsonb are compared as text, so a decimal's written form (1.50 against
+ * 1.5) counts as a change, as it would be one in what is stored.
+ */
+function changedCondition(shape: TableShape, compared: readonly PgColumn[]): string | null {
+  if (compared.length === 0) return null;
+  const side = (prefix: string) =>
+    compared.map((c) => {
+      const type = c.getSQLType();
+      const ref = `${prefix}.${quote(c.name)}`;
+      return type === 'numeric' || type === 'jsonb' ? `${ref}::text` : ref;
+    });
+  return `(${side(shape.qualified).join(', ')}) is distinct from (${side('excluded').join(', ')})`;
 }
 
 function unnestStatement(shape: TableShape, rows: readonly Record<string, unknown>[], rules: WriteRules, mode: 'insert' | 'upsert'): SQL {
@@ -244,6 +265,7 @@ function unnestStatement(shape: TableShape, rows: readonly Record<string, unknow
   // the VALUES form does.
   const updates = shape.columns.filter((c) => !c.generated && !keyNames.has(c.column.name) && !rules.keep.has(c.prop)).map((c) => `${c.name} = excluded.${c.name}`);
   const conflict = `(${rules.key.map((c) => quote(c.name)).join(', ')})`;
+  const changed = changedCondition(shape, rules.compared);
   // A column with one value for the whole batch (the run, the fetch time, the token) goes
   // as one scalar: half the bytes of a history batch, and less for Postgres to parse.
   const select: SQL[] = [];
@@ -269,7 +291,7 @@ function unnestStatement(shape: TableShape, rows: readonly Record<string, unknow
     sql.raw(`insert into ${shape.qualified} (${present.map((c) => c.name).join(', ')}) select `),
     ...select,
     ...from,
-    sql.raw(mode === 'insert' ? '' : ` on conflict ${conflict} ${updates.length ? `do update set ${updates.join(', ')}` : 'do nothing'}`),
+    sql.raw(mode === 'insert' ? '' : ` on conflict ${conflict} ${updates.length ? `do update set ${updates.join(', ')}${changed ? ` where ${changed}` : ''}` : 'do nothing'}`),
   ]);
 }
 
@@ -359,9 +381,11 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
     set[c.prop] = sql.raw(`excluded.${c.name}`);
   }
   // drizzle's generic insert typing does not survive the table type parameter.
+  const changed = changedCondition(shape, rules.compared);
   await (db.insert(table).values(batch as never) as unknown as { onConflictDoUpdate(c: unknown): Promise<unknown> }).onConflictDoUpdate({
     target: [...rules.key],
     set,
+    ...(changed ? { setWhere: sql.raw(changed) } : {}),
   });
 }
 
