@@ -18,6 +18,8 @@ export interface SyncSettings {
   /** App key configured: bundles are fetched (else recorded `skipped`). */
   appBundles: boolean;
   historyOverlapDays: number;
+  /** How often a token's app history is fetched whole (revisions older than the overlap). */
+  historyFullRefetchMs: number;
   historyFromParam: string;
   gatewayHistoryPeriods: readonly string[];
   gatewayChartTimeframes: readonly string[];

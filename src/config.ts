@@ -177,6 +177,12 @@ export const VARIABLES = {
     default: '3',
     example: '7',
   },
+  TE_HISTORY_FULL_REFETCH_DAYS: {
+    schema: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(365, 'must be at most 365').default(7),
+    description: 'Every this many days a token\'s app history is fetched whole instead of from the overlap, so revisions older than the overlap are picked up too.',
+    default: '7',
+    example: '1',
+  },
   TE_HISTORY_FROM_PARAM: {
     schema: z.string().trim().regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/, 'must be a query parameter name').default('from'),
     description: 'Name of the app history "from" date filter (ISO date); an upstream that refuses it gets full fetches.',
@@ -281,6 +287,7 @@ export interface Config {
   gatewayHistoryPeriods: Parsed['TE_GATEWAY_HISTORY_PERIODS'];
   gatewayChartTimeframes: Parsed['TE_GATEWAY_CHART_TIMEFRAMES'];
   historyOverlapDays: number;
+  historyFullRefetchDays: number;
   historyFromParam: string;
   markerMaxAgeMs: number;
   /** `tesync worker`: queues, locks, shutdown and metrics. */
@@ -331,6 +338,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gatewayHistoryPeriods: v.TE_GATEWAY_HISTORY_PERIODS,
     gatewayChartTimeframes: v.TE_GATEWAY_CHART_TIMEFRAMES,
     historyOverlapDays: v.TE_HISTORY_OVERLAP_DAYS,
+    historyFullRefetchDays: v.TE_HISTORY_FULL_REFETCH_DAYS,
     historyFromParam: v.TE_HISTORY_FROM_PARAM,
     markerMaxAgeMs: v.TE_MARKER_MAX_AGE_HOURS * 3600_000,
     worker: {

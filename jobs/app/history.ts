@@ -1,7 +1,8 @@
 // /api/v1/tokens/{slug}/metrics/history?stream=all: every stream, every metric, every day.
 // The first sync takes everything; later ones ask only from the last day seen minus an
 // overlap (revised values overwrite by key), and fall back to a full fetch when the
-// upstream refuses the date filter. A full fetch is repeated weekly to catch older revisions.
+// upstream refuses the date filter. A full fetch is repeated every TE_HISTORY_FULL_REFETCH_DAYS
+// to catch older revisions.
 //
 // `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
 // stream for certain is refused (its body kept `invalid`), and the streams are then fetched
@@ -22,7 +23,6 @@ import { readHistory, type HistoryForm, type HistoryRow } from './history-read.t
 import { readScreenerRow } from './screener.ts';
 import { tokenPayload } from './snapshot.ts';
 
-const FULL_REFETCH_MS = 7 * 24 * 3600_000;
 const FILTER_REFUSED = new Set(['invalid_date', 'invalid_date_range', 'invalid_limit']);
 
 export { readHistory } from './history-read.ts';
@@ -82,8 +82,8 @@ export const appHistoryJob = defineJob({
     };
     const perStream = async (notes: Record<string, unknown>) => outcome(await gatherPerStream(ctx, p.slug, prev, from, known, notes));
 
-    // Stream by stream costs a request per stream: `stream=all` is tried again with the weekly full fetch.
-    if (prev.form === 'per-stream' && !weeklyFullDue(ctx, prev)) return perStream({});
+    // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.
+    if (prev.form === 'per-stream' && !fullFetchDue(ctx, prev)) return perStream({});
     let all: Gathered;
     try {
       all = await gatherAll(ctx, p.slug, from, known);
@@ -182,13 +182,13 @@ async function upstreamStreamKeys(ctx: JobContext, slug: string): Promise<string
   return row ? keysOf(row.raw.streams) : [];
 }
 
-function weeklyFullDue(ctx: JobContext, prev: HistoryDetails): boolean {
-  return !prev.lastFullAt || ctx.now().getTime() - new Date(prev.lastFullAt).getTime() > FULL_REFETCH_MS;
+function fullFetchDue(ctx: JobContext, prev: HistoryDetails): boolean {
+  return !prev.lastFullAt || ctx.now().getTime() - new Date(prev.lastFullAt).getTime() > ctx.settings.historyFullRefetchMs;
 }
 
 /** The first day to ask for, or null for the whole history. */
 function incrementalFrom(ctx: JobContext, prev: HistoryDetails): string | null {
-  if (ctx.settings.full || !prev.lastTs || weeklyFullDue(ctx, prev)) return null;
+  if (ctx.settings.full || !prev.lastTs || fullFetchDue(ctx, prev)) return null;
   const from = new Date(new Date(prev.lastTs).getTime() - ctx.settings.historyOverlapDays * 86_400_000);
   return utcDate(from);
 }

@@ -50,6 +50,7 @@ export function settingsFrom(config: Config, full: boolean): SyncSettings {
     full,
     appBundles: Boolean(config.app?.apiKey),
     historyOverlapDays: config.historyOverlapDays,
+    historyFullRefetchMs: config.historyFullRefetchDays * 86_400_000,
     historyFromParam: config.historyFromParam,
     gatewayHistoryPeriods: config.gatewayHistoryPeriods,
     gatewayChartTimeframes: config.gatewayChartTimeframes,
