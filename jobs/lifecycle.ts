@@ -61,7 +61,7 @@ export async function runJob(planned: PlannedJob, ctx: JobContext, attempt: Atte
   try {
     const state = await readState(ctx.warehouse.db, { source: job.source, resource });
     if (!ctx.settings.full && marker) {
-      if (!job.alwaysFetch && markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
+      if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
         await writeUnchanged(ctx.warehouse.db, { source: job.source, resource, runId: ctx.runId, at: ctx.now() });
         return { status: 'unchanged', rows: 0, followUps: (await job.unchangedFollowUps?.(ctx, payload)) ?? [] };
       }

@@ -116,8 +116,6 @@ export interface JobDefinition<P = unknown> {
    * not older than TE_MARKER_MAX_AGE_HOURS), the resource is not fetched again.
    */
   marker?(payload: P): string | null | undefined;
-  /** Fetched every run whatever the marker, which its state only keeps. */
-  alwaysFetch?: boolean;
   /** Beyond an equal marker, what else must be as before to skip the fetch. */
   sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
   /** What a planner skipped as unchanged still plans (from what it stored). */

@@ -67,15 +67,13 @@ export const gatewayHistoryJob = defineJob({
   resource: (p) => `token/${p.slug}/history/${p.period}`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  // A period's trend is small next to what it would cost to trust a marker for it.
-  alwaysFetch: true,
   notFoundByMarker: true,
   async handle(ctx, p, state) {
     const f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
     // Nothing to write, and nothing to delete: earlier points stay.
     if (f.data === null) return { status: 'not_materialized', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } };
     // The same body as last time is not written again.
-    if (!ctx.settings.full && state?.status === 'ok' && state.hash === f.response.sha256) {
+    if (!ctx.settings.full && (state?.status === 'ok' || state?.status === 'unchanged') && state.hash === f.response.sha256) {
       return { status: 'ok', reported: 'unchanged', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: state.rowCount, details: state.details };
     }
     const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);

@@ -147,10 +147,13 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
     });
 }
 
-/** The marker said nothing changed: confirmed current without a fetch; the last fetch's markers stay. */
+/**
+ * The marker said nothing changed: confirmed current without a fetch; the last fetch's markers
+ * stay, and so does `not_materialized` (upstream's answer still stands).
+ */
 export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date }): Promise<void> {
   await db
     .update(resourceState)
-    .set({ status: 'unchanged', lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0 })
+    .set({ status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`, lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0 })
     .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource)));
 }

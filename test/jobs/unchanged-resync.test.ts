@@ -38,6 +38,16 @@ describe('an unchanged resync', () => {
     await tw?.cleanup();
   });
 
+  it('asks only for the lists and what their markers say changed', async () => {
+    const first = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+    expect(first.status).toBe('succeeded');
+    sim.resetRequests();
+    const again = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+    expect(again.status).toBe('succeeded');
+    // Catalogs and lists (app: metrics, tokens, screener; gateway: tokens, screener, openapi); nothing per token.
+    expect(sim.requests.map((r) => r.path.split('?')[0]).sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens', '/openapi-product.json', '/v1/screener', '/v1/tokens']);
+  });
+
   it('rewrites no row of any app or gateway table, even with --full; a revised value is rewritten', async () => {
     const first = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
     expect(first.status).toBe('succeeded');

@@ -15,7 +15,7 @@ const testLog = createTestLogger([key], 'info');
 const PERIODS: Period[] = ['30d', '180d', '7d'];
 const TIMEFRAMES: Timeframe[] = ['30d', 'all', '7d'];
 
-function sync(sim: Simulator, w: Warehouse, env: Record<string, string> = {}, sources: ('app' | 'gateway')[] = ['gateway']): Promise<SyncOutcome> {
+function sync(sim: Simulator, w: Warehouse, env: Record<string, string> = {}, sources: ('app' | 'gateway')[] = ['gateway'], full = false): Promise<SyncOutcome> {
   const config = loadConfig({
     TE_GATEWAY_URL: sim.url,
     TE_GATEWAY_API_KEY: key,
@@ -25,7 +25,7 @@ function sync(sim: Simulator, w: Warehouse, env: Record<string, string> = {}, so
     ...(sources.includes('app') ? { TE_APP_URL: sim.url } : {}),
     ...env,
   });
-  return performSync(config, testLog.logger, w, { sources, trigger: 'test', retry: FAST_RETRY_POLICY });
+  return performSync(config, testLog.logger, w, { sources, trigger: 'test', retry: FAST_RETRY_POLICY, full });
 }
 
 const chartDataRequests = (sim: Simulator) => sim.requests.filter((r) => /^\/v1\/tokens\/[^/]+\/charts\/[^/?]+/.test(r.path));
@@ -105,7 +105,8 @@ describe('gateway sync', () => {
     const before = await count(w, pointsOf);
     expect(before).toBeGreaterThan(0);
     sim.script(`/v1/tokens/${slug}/metrics/history?period=30d`, [{ status: 200, body: JSON.stringify({ data: null, meta: { asOf: sim.data.lastDate, count: null, source: { surface: 'token_trend', timeframe: '30d' } } }) }]);
-    const run = await sync(sim, w);
+    // The catalog's marker has not moved: only a full sync asks the history again.
+    const run = await sync(sim, w, {}, ['gateway'], true);
     expect(run.status).toBe('succeeded');
     expect(await count(w, pointsOf)).toBe(before);
     const [state] = await q(w, `select status, details->>'materialized' as m from sync.resource_state where source = 'gateway' and resource = 'token/${slug}/history/30d'`);
