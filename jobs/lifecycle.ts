@@ -2,12 +2,13 @@
 // worker): name the resource, skip it while its marker says nothing changed, run the handler,
 // write what it found (rows and resource state in one transaction), and record a failure as
 // data. The runners only decide when a job runs and how often it may be tried.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import { NotUnderstoodError } from '../src/errors.ts';
 import { judgeFailure, type Failure } from '../src/runner/failure.ts';
 import { isRouteName, ROUTES, type Bucket } from '../src/upstream/routes.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../src/warehouse/resource-state.ts';
+import { KNOWN_AT_SETTING } from '../src/warehouse/history-sql.ts';
 import { withReconnect } from '../src/warehouse/retry.ts';
 import { prepareUpsert, removeAbsent, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
 import { markerUnchanged } from './shared/change.ts';
@@ -120,6 +121,8 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
   const rows = await guarded(ctx, () =>
     ctx.warehouse.db.transaction(async (t) => {
       const tx = t as unknown as Executor;
+      // Known time of what this transaction removes (src/warehouse/history-sql.ts).
+      await tx.execute(sql`select set_config(${KNOWN_AT_SETTING}, ${ctx.now().toISOString()}, true)`);
       let n = 0;
       // One after another: a new key range's savepoint must hold its own statements only.
       for (let i = 0; i < writes.length; i++) {

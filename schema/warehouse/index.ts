@@ -1,3 +1,4 @@
 export * from './sync.ts';
 export * from './app.ts';
 export * from './gateway.ts';
+export * from './history.ts';

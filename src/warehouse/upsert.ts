@@ -139,8 +139,10 @@ export async function removeAbsent<T extends PgTable>(db: Executor, table: T, ro
   const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
   if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
   const where = conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
+  // The delisted row is a new version, known from `at`.
+  const fetchedAt = byProp.get('fetchedAt');
   const statement = delisted
-    ? sql.join([sql.raw(`update ${shape.qualified} set ${delisted.name} = `), value(delisted, at), where])
+    ? sql.join([sql.raw(`update ${shape.qualified} set ${delisted.name} = `), value(delisted, at), ...(fetchedAt ? [sql.raw(`, ${fetchedAt.name} = `), value(fetchedAt, at)] : []), where])
     : sql.join([sql.raw(`delete from ${shape.qualified}`), where]);
   const result = (await db.execute(statement)) as unknown as { count?: number; rowCount?: number };
   return result.count ?? result.rowCount ?? 0;

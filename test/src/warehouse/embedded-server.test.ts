@@ -41,7 +41,8 @@ async function startSql(cwd: string): Promise<{ child: ChildProcess; url: string
 /** The row counts a demo printed ("Rows per table"), without the "(+N)" of what it added. */
 function rowsPerTable(r: CliResult): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const m of r.stdout.matchAll(/^ {2}((?:app|gateway)\.\w+)\s+(\d+)/gm)) out[m[1]!] = Number(m[2]);
+  // The current tables: `_history` tables hold the versions that came and went in between.
+  for (const m of r.stdout.matchAll(/^ {2}((?:app|gateway)\.\w+)\s+(\d+)/gm)) if (!m[1]!.endsWith('_history')) out[m[1]!] = Number(m[2]);
   return out;
 }
 
@@ -49,7 +50,7 @@ function rowsPerTable(r: CliResult): Record<string, number> {
 async function contents(url: string): Promise<Record<string, string>> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const tables = await sql<{ t: string }[]>`select table_schema || '.' || table_name as t from information_schema.tables where table_schema in ('app', 'gateway') and table_type = 'BASE TABLE' order by 1`;
+    const tables = await sql<{ t: string }[]>`select table_schema || '.' || table_name as t from information_schema.tables where table_schema in ('app', 'gateway') and table_type = 'BASE TABLE' and table_name not like '%\\_history' order by 1`;
     const out: Record<string, string> = {};
     for (const { t } of tables) {
       const cols = await sql<{ c: string }[]>`select quote_ident(column_name) as c from information_schema.columns where table_schema || '.' || table_name = ${t} and column_name not in ('fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'snapshot_date') order by ordinal_position`;
