@@ -118,7 +118,8 @@ describe('Postgres restarted mid-sync', () => {
   let sim: Simulator;
   let pg: OwnPostgres;
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 6, historyDays: 40, chartsPerToken: 2, seed: 303, latencyMs: [50, 150] });
+    // Slow enough answers that the walk lasts seconds, whatever the machine's load.
+    sim = await startSimulator({ tokens: 12, historyDays: 40, chartsPerToken: 2, seed: 303, latencyMs: [200, 400] });
     pg = await startOwnPostgres('tesync-pg-restart');
   });
   afterAll(async () => {
@@ -132,7 +133,12 @@ describe('Postgres restarted mid-sync', () => {
       await w.migrate();
       let settled = false;
       const running = syncOnce(sim, w, createTestLogger([], 'warn').logger, {}, ['app']).finally(() => (settled = true));
-      await delay(1200);
+      // Restart once the walk is writing: the first resources have their state.
+      for (let i = 0; i < 200 && !settled; i++) {
+        const [written] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.resource_state`);
+        if (written!.n >= 3) break;
+        await delay(50);
+      }
       // The restart must land under the running sync, or this test proves nothing.
       expect(settled).toBe(false);
       const pidBefore = await pg.pid();
