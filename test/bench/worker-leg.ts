@@ -256,7 +256,7 @@ function errorText(err: unknown): string {
   const e = err as Record<string, unknown>;
   if (typeof e.message === 'string') return `${typeof e.type === 'string' ? `${e.type}: ` : ''}${e.message}`;
   // A string logged as `err` comes out as an object of its characters ({"0":"E","1":"r",...}).
-  const chars = Object.keys(e).filter((k) => /^\d+$/.test(k));
+  const chars = Object.keys(e).filter((k) => k !== '' && Number.isInteger(Number(k)));
   if (chars.length > 0) return chars.sort((a, b) => Number(a) - Number(b)).map((k) => String(e[k])).join('');
   return JSON.stringify(err);
 }
