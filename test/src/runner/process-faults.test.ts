@@ -119,7 +119,7 @@ describe('Postgres restarted mid-sync', () => {
   let pg: OwnPostgres;
   beforeAll(async () => {
     // Slow enough answers that the walk lasts seconds, whatever the machine's load.
-    sim = await startSimulator({ tokens: 12, historyDays: 40, chartsPerToken: 2, seed: 303, latencyMs: [200, 400] });
+    sim = await startSimulator({ tokens: 8, historyDays: 40, chartsPerToken: 2, seed: 303, latencyMs: [150, 300] });
     pg = await startOwnPostgres('tesync-pg-restart');
   });
   afterAll(async () => {
