@@ -9,6 +9,7 @@
 import { getTableColumns } from 'drizzle-orm';
 import { customType, getTableConfig, index, type PgColumn, type PgColumnBuilderBase, type PgSchema, type PgTable } from 'drizzle-orm/pg-core';
 import * as app from './app.ts';
+import { keyProps } from '../../src/warehouse/table-rules.ts';
 import { tstz } from './columns.ts';
 import * as gateway from './gateway.ts';
 
@@ -20,9 +21,7 @@ function historyOf(table: PgTable) {
   const config = getTableConfig(table);
   const schema: PgSchema = config.schema === 'app' ? app.appSchema : gateway.gatewaySchema;
   const source = Object.entries(getTableColumns(table) as Record<string, PgColumn>);
-  const composite = config.primaryKeys[0]?.columns;
-  const key = composite && composite.length > 0 ? composite : source.filter(([, c]) => c.primary).map(([, c]) => c);
-  const keyProps = key.map((k) => source.find(([, c]) => c.name === k.name)![0]);
+  const key = keyProps(table);
   const columns: Record<string, PgColumnBuilderBase> = {};
   for (const [prop, column] of source) {
     const c = sameType(column.getSQLType())(column.name);
@@ -40,7 +39,7 @@ function historyOf(table: PgTable) {
     },
     (t) => {
       const cols = t as unknown as Record<string, PgColumn>;
-      const [first, ...rest] = [...keyProps.map((p) => cols[p]!), cols.knownFrom!];
+      const [first, ...rest] = [...key.map((p) => cols[p]!), cols.knownFrom!];
       return [index(`${name}_key_idx`).on(first!, ...rest)];
     },
   );

@@ -35,15 +35,18 @@ export function rulesOf(table: PgTable): TableRules {
     kept,
     delistedBy: columns.find(([, c]) => c.name === DELISTED_COLUMN)?.[0],
     compared: columns
-      .filter(([p, c]) => !key.includes(c) && !kept.includes(p) && !BOOKKEEPING_COLUMNS.includes(c.name) && c.generated === undefined && c.generatedIdentity === undefined)
+      .filter(([p, c]) => !key.some((k) => k.name === c.name) && !kept.includes(p) && !BOOKKEEPING_COLUMNS.includes(c.name) && c.generated === undefined && c.generatedIdentity === undefined)
       .map(([, c]) => c),
   };
   cache.set(table, rules);
   return rules;
 }
 
-/** The property names of the table's key columns. */
+/**
+ * The property names of the table's key columns. By column name: a primary key's column
+ * objects are not always the table's own (drizzle-kit's loader builds them anew).
+ */
 export function keyProps(table: PgTable): string[] {
-  const byColumn = new Map(Object.entries(getTableColumns(table) as Record<string, PgColumn>).map(([p, c]) => [c, p]));
-  return rulesOf(table).key.map((c) => byColumn.get(c) ?? c.name);
+  const byName = new Map(Object.entries(getTableColumns(table) as Record<string, PgColumn>).map(([p, c]) => [c.name, p]));
+  return rulesOf(table).key.map((c) => byName.get(c.name)!);
 }

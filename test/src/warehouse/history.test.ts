@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { historyMigration } from '../../../src/warehouse/history-sql.ts';
+import { rulesOf } from '../../../src/warehouse/table-rules.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
@@ -74,8 +75,8 @@ describe('point in time', () => {
 
     // Versions of one key never overlap: among the kept ones, nor with the current row.
     for (const table of VERSIONED) {
-      const { schema, name, primaryKeys, columns } = getTableConfig(table);
-      const key = (primaryKeys[0]?.columns ?? columns.filter((c) => c.primary)).map((c) => `"${c.name}"`);
+      const { schema, name } = getTableConfig(table);
+      const key = rulesOf(table).key.map((c) => `"${c.name}"`);
       const on = key.map((k) => `a.${k} = b.${k}`).join(' and ');
       const [overlaps] = await tw.warehouse.query<{ n: number }>(
         sql.raw(`select (select count(*) from ${schema}.${name}_history a join ${schema}.${name}_history b on ${on} and a.ctid <> b.ctid
