@@ -39,11 +39,41 @@ export function genContext(p: GenParams, epoch: number): GenContext {
   };
 }
 
-/** index of the token delisted from epoch 1 on ('cobalt-dex'); absent with fewer tokens */
+/** index of the token delisted at epoch 1 and listed again from epoch 2 on ('cobalt-dex'); absent with fewer tokens */
 export const DELISTED_INDEX = 2;
-/** index of the token whose values and bundle change at epoch 1 ('aurora') */
+/** index of the token whose values and bundle change at epochs 1 and 2 ('aurora') */
 export const REVISED_INDEX = 0;
+/** the revision epoch: it relists the delisted token and revises past history; later epochs keep its changes */
+export const REVISION_EPOCH = 2;
+/** the driver the revised token's research bundle loses at the revision epoch, with its edges */
+export const REMOVED_DRIVER_ID = 'vd-2';
 
 export function isListed(ctx: GenContext, t: TokenDef): boolean {
-  return !(ctx.epoch >= 1 && t.index === DELISTED_INDEX);
+  return !(ctx.epoch === 1 && t.index === DELISTED_INDEX);
+}
+
+/** whether this is the revised token at or after the revision epoch */
+export function isRevision(ctx: GenContext, t: TokenDef): boolean {
+  return ctx.epoch >= REVISION_EPOCH && t.index === REVISED_INDEX;
+}
+
+/** a past day the revision epoch rewrites: its index from firstDate, and the factor applied to its values */
+export interface RevisedDay {
+  index: number;
+  date: string;
+  /** where it stands relative to a 7-day overlap ending at the revision epoch's last day */
+  position: 'insideOverlap' | 'outsideOverlap';
+  factor: number;
+}
+
+/**
+ * The past days revised from the revision epoch on, fixed whatever the later epoch: the
+ * revision epoch's lastDate minus 2 days (epoch 0's last day, inside a 7-day overlap), and
+ * firstDate plus 3 days (only with at least 9 days of history, so it lies outside the overlap).
+ */
+export function revisedDays(ctx: GenContext): RevisedDay[] {
+  const inside = ctx.historyDays + REVISION_EPOCH - 3;
+  const out: RevisedDay[] = [{ index: inside, date: addDays(ctx.firstDate, inside), position: 'insideOverlap', factor: 1.0425 }];
+  if (ctx.historyDays >= 9) out.push({ index: 3, date: addDays(ctx.firstDate, 3), position: 'outsideOverlap', factor: 0.9575 });
+  return out;
 }

@@ -11,6 +11,7 @@ import type {
   AppScreenerRow,
   AppSnapshot,
   AppToken,
+  Epoch2Changes,
   EpochChanges,
   GatewayChartCatalogEntry,
   GatewayChartItem,
@@ -26,7 +27,7 @@ import type {
   Timeframe,
 } from './dataset-types.ts';
 import type { ChartDef } from './chart-defs.ts';
-import { DELISTED_INDEX, REVISED_INDEX, genContext, isListed, type GenContext, type GenParams } from './context.ts';
+import { DELISTED_INDEX, REMOVED_DRIVER_ID, REVISED_INDEX, REVISION_EPOCH, genContext, isListed, revisedDays, type GenContext, type GenParams } from './context.ts';
 import {
   addedDriverId,
   appChartCatalog,
@@ -34,6 +35,7 @@ import {
   appChartDefs,
   appEconomics,
   appHistory,
+  appHistoryRevised,
   appScreenerRow,
   appSnapshot,
   appTokenItem,
@@ -50,6 +52,7 @@ import {
   gatewayScreenerRow,
   gatewayToken,
   gatewayTrendFull,
+  gatewayTrendRevised,
   sliceTrend,
   trendMaterialized,
 } from './generate-gateway.ts';
@@ -133,8 +136,49 @@ export class SimData {
       newDate: c1.lastDate,
       bundle: revisedToken ? { slug: revisedToken.slug, addedDriverId: addedDriverId(c1, revisedToken) } : null,
       openapiAddedPath: OPENAPI_ADDED_PATH,
+      epoch2: this.epoch2Changes(c1),
     });
     return this.changes;
+  }
+
+  private epoch2Changes(c1: GenContext): Epoch2Changes {
+    const c2 = genContext(this.params, REVISION_EPOCH);
+    const t = this.universe[REVISED_INDEX];
+    const relisted = this.universe[DELISTED_INDEX];
+    if (!t) return { epoch: 2, newDate: c2.lastDate, relistedSlug: null, revised: null };
+    const dates = revisedDays(c2).map((d) => ({ date: d.date, position: d.position }));
+    const at = (date: string) => dates.find((d) => d.date === date) ?? { date, position: 'insideOverlap' as const };
+    const cells = appHistoryRevised(c2, t).revisions;
+    const firstStream = t.streams[0]?.key;
+    const bundle1 = researchBundle(c1, t);
+    const bundle2 = researchBundle(c2, t);
+    const kept = new Set(bundle2.valueDriverEdges.map((e) => `${e.fromValueDriverId}>${e.toValueDriverId}`));
+    const mult1 = appEconomics(c1, t).multiples['30d'].value;
+    return {
+      epoch: 2,
+      newDate: c2.lastDate,
+      relistedSlug: relisted ? relisted.slug : null,
+      revised: {
+        slug: t.slug,
+        dates,
+        appHistory: {
+          metric: 'effectiveMarketCap',
+          days: cells.filter((c) => c.stream === firstStream && c.metric === 'effectiveMarketCap').map((c) => ({ ...at(c.date), before: c.before, after: c.after })),
+          cells,
+        },
+        gatewayTrend: {
+          series: 'multAnnualized',
+          days: gatewayTrendRevised(c2, t).revisions.map((r) => ({ ...at(r.date), before: r.before, after: r.after })),
+        },
+        app: { field: 'multiples.30d', before: mult1, after: appEconomics(c2, t).multiples['30d'].value ?? '' },
+        gateway: { field: 'multAnnualized', pageKpi: 'pFcf', before: gatewayScreenerRow(c1, t).multAnnualized, after: gatewayScreenerRow(c2, t).multAnnualized ?? '' },
+        bundle: {
+          removedDriverId: REMOVED_DRIVER_ID,
+          removedEdges: bundle1.valueDriverEdges.filter((e) => !kept.has(`${e.fromValueDriverId}>${e.toValueDriverId}`)),
+          driverIds: bundle2.valueDrivers.map((v) => v.id),
+        },
+      },
+    };
   }
 }
 

@@ -253,10 +253,11 @@ export interface OpenApiDocument {
 }
 
 /**
- * What changes from epoch 0 to epoch 1 (later epochs only add one more day each). Fixed by
- * design so tests can assert it:
+ * What changes from epoch 0 to epoch 1 (epoch 2 changes more, see `epoch2`; later epochs only
+ * add one more day each). Fixed by design so tests can assert it:
  * - `delistedSlug` ('cobalt-dex', when there are at least 3 tokens) disappears from the app
- *   token list, the app screener, the gateway catalog and screener; all its routes 404.
+ *   token list, the app screener, the gateway catalog and screener; all its routes 404. It is
+ *   listed again from epoch 2 on.
  * - `revised`: the first token's ('aurora') app effectiveMarketCap (screener row and
  *   snapshot `row.effectiveMarketCap`) and gateway screener `effMcap` get new values.
  * - `newDate`: one more day of app history (every stream and metric) and of gateway trend
@@ -275,6 +276,72 @@ export interface EpochChanges {
   newDate: string;
   bundle: { slug: string; addedDriverId: string } | null;
   openapiAddedPath: string;
+  /** what changes from epoch 1 to epoch 2, the revision epoch (see `Epoch2Changes`) */
+  epoch2: Epoch2Changes;
+}
+
+/** a value the revision epoch rewrites: `before` as served at epoch 1 (null if it was null), `after` from epoch 2 on */
+export interface RevisedValue {
+  before: Decimal | null;
+  after: Decimal;
+}
+
+/** a past day the revision epoch rewrites */
+export interface RevisedDate {
+  date: string;
+  /** relative to a 7-day overlap ending at epoch 2's last day (`Epoch2Changes.newDate`) */
+  position: 'insideOverlap' | 'outsideOverlap';
+}
+
+/**
+ * What changes from epoch 1 to epoch 2, the revision epoch. Every later epoch keeps all of it
+ * (the revised dates stay put) and only adds one more day, as before. Fixed by design so tests
+ * can assert it:
+ * - `relistedSlug` (the epoch-1 `delistedSlug`, 'cobalt-dex') is listed again everywhere it was
+ *   at epoch 0 (app token list and screener, gateway catalog and screener, all its routes),
+ *   with the same data as at epoch 0 on old days, and history up to `newDate`.
+ * - `revised` (the first token, 'aurora'):
+ *   - `dates`: the revised past days: epoch 2's lastDate minus 2 days ('insideOverlap', which
+ *     is epoch 0's last day) and firstDate plus 3 days ('outsideOverlap'; only with at least 9
+ *     days of history).
+ *   - `appHistory`: app history metric `effectiveMarketCap` (one series shared by every
+ *     stream) is restated on each revised date (`days`). Every erm window is derived from
+ *     that day's effective market cap, so each stream's non-null erm values of those days are
+ *     restated by the same factor (none on the 'outsideOverlap' day: erm needs 7 days).
+ *     `cells` lists every app history cell that changes, per stream, metric and date; no
+ *     other cell of any token changes.
+ *   - `gatewayTrend`: trend series `multAnnualized` is restated on each revised date (every
+ *     period slice that holds the date shows it); the other series and the gateway chart
+ *     rows (series of their own) keep their values.
+ *   - `app`: app screener row `multiples['30d']` and snapshot `row.multiples['30d']` (one value).
+ *   - `gateway`: gateway screener row `multAnnualized` and the token page's kpi `pFcf`, which
+ *     shows the screener row's value.
+ *   - `bundle`: the research bundle loses driver `removedDriverId` ('vd-2', there since epoch
+ *     0) and `removedEdges`, every edge from or to it; the epoch-1 added driver stays.
+ */
+export interface Epoch2Changes {
+  epoch: 2;
+  /** epoch 2's last day: one more day of history, as every epoch adds */
+  newDate: string;
+  relistedSlug: string | null;
+  revised: {
+    slug: string;
+    dates: RevisedDate[];
+    appHistory: {
+      metric: 'effectiveMarketCap';
+      days: (RevisedDate & RevisedValue)[];
+      cells: ({ stream: string; metric: HistoryMetricKey; date: string } & RevisedValue)[];
+    };
+    gatewayTrend: { series: 'multAnnualized'; days: (RevisedDate & RevisedValue)[] };
+    app: { field: 'multiples.30d' } & RevisedValue;
+    gateway: { field: 'multAnnualized'; pageKpi: 'pFcf' } & RevisedValue;
+    bundle: {
+      removedDriverId: string;
+      removedEdges: { fromValueDriverId: string; toValueDriverId: string }[];
+      /** the driver ids from epoch 2 on, in bundle order */
+      driverIds: string[];
+    };
+  } | null;
 }
 
 export interface SimDataset {

@@ -19,7 +19,7 @@ import type {
 } from './dataset-types.ts';
 import { dayList } from './calendar.ts';
 import { chartsFor, type ChartDef } from './chart-defs.ts';
-import { REVISED_INDEX, type GenContext } from './context.ts';
+import { REMOVED_DRIVER_ID, REVISED_INDEX, isRevision, revisedDays, type GenContext } from './context.ts';
 import { decimalFromFloat } from './decimal.ts';
 import { HISTORY_METRICS, WINDOWS, metricEntry } from './metrics-catalog.ts';
 import { rngFor } from './random.ts';
@@ -111,6 +111,11 @@ export function appEconomics(ctx: GenContext, t: TokenDef): AppEconomics {
   }
   let effectiveMarketCap = cell(ctx, t, 'effectiveMarketCap', emc, { digits: 19, required: t.index === REVISED_INDEX });
   if (ctx.epoch >= 1 && t.index === REVISED_INDEX) effectiveMarketCap = { value: revisedAppEmc(ctx, emc), status: 'ok' };
+  // the revision epoch restates the 30d multiple (a leaf: nothing else is derived from it)
+  if (isRevision(ctx, t)) {
+    const before = multiples['30d'];
+    multiples['30d'] = { value: revisedAppMultiple30d(ctx, emc / windowRev['30d']), status: 'ok', ...(before.extras ? { extras: before.extras } : {}) };
+  }
   return {
     effectiveMarketCap,
     effectiveRatio: cell(ctx, t, 'effectiveRatio', ratio, { digits: 14 }),
@@ -131,6 +136,11 @@ export function appEconomics(ctx: GenContext, t: TokenDef): AppEconomics {
 /** the epoch-1 revision of the revised token's effective market cap */
 export function revisedAppEmc(ctx: GenContext, emc: number): Decimal {
   return decimalFromFloat(emc * 1.0375, 19, rngFor(ctx.seed, 'app-revision'));
+}
+
+/** the revision epoch's restatement of the revised token's 30d multiple (always a value) */
+export function revisedAppMultiple30d(ctx: GenContext, multiple: number): Decimal {
+  return decimalFromFloat(multiple * 0.96, 15, rngFor(ctx.seed, 'app-revision', 'multiple.30d'));
 }
 
 function mv(ctx: GenContext, t: TokenDef, metric: string, c: Cell, surface: 'screener' | 'token_snapshot', nested: boolean): AppMetricValue {
@@ -213,8 +223,28 @@ export const HISTORY_COLUMNS: Record<HistoryMetricKey, AppHistoryColumn> = {
   erm365d: { key: 'erm365d', unit: 'x', kind: 'ratio' },
 };
 
+/** one history cell rewritten by the revision epoch; `before` is its value at epoch 1 */
+export interface RevisedHistoryCell {
+  stream: string;
+  metric: HistoryMetricKey;
+  date: string;
+  before: Decimal | null;
+  after: Decimal;
+}
+
 /** every stream's full history; the aggregate stream is the sum of the components */
 export function appHistory(ctx: GenContext, t: TokenDef): AppHistory[] {
+  return appHistoryRevised(ctx, t).docs;
+}
+
+/**
+ * The history and, from the revision epoch on for the revised token, the cells it rewrites:
+ * effectiveMarketCap (one series shared by every stream) on each revised day, and, as every
+ * erm window is derived from that day's effective market cap, each stream's published (non-null)
+ * erm values of that day, scaled by the same factor. Cells are patched after formatting with
+ * their own random draws, so no other cell moves.
+ */
+export function appHistoryRevised(ctx: GenContext, t: TokenDef): { docs: AppHistory[]; revisions: RevisedHistoryCell[] } {
   const { seed, days } = ctx;
   const dates = dayList(ctx.firstDate, days);
   // scaled like the token's screener numbers: the series end near what the snapshot says
@@ -229,13 +259,17 @@ export function appHistory(ctx: GenContext, t: TokenDef): AppHistory[] {
   fcfByStream.set('aggregate', aggregate);
   const emc = walk(seed, `${t.slug}/emc`, days, { scale: emcScale, vol: 0.02 });
   const emcDec = formatSeries(seed, `${t.slug}/emc`, emc, { digits: 18, nullRate: 0.01 });
+  const revised = isRevision(ctx, t) ? revisedDays(ctx) : [];
+  const revisions: RevisedHistoryCell[] = [];
+  const emcAfter = new Map<number, Decimal>();
+  for (const d of revised) emcAfter.set(d.index, decimalFromFloat((emc[d.index] ?? 0) * d.factor, 18, rngFor(seed, 'history-revision', t.slug, 'effectiveMarketCap', d.date)));
   const columns: AppHistoryColumn[] = [{ key: 'date', kind: 'time' }, ...HISTORY_METRICS.map((k) => ({ ...HISTORY_COLUMNS[k] }))];
 
-  return t.streams.map((s) => {
+  const docs = t.streams.map((s) => {
     const fcf = fcfByStream.get(s.key) ?? aggregate;
     const cols: Record<HistoryMetricKey, (string | null)[]> = {
       holderFcf: formatSeries(seed, `${t.slug}/${s.key}/fcf`, fcf, { digits: [14, 17], nullRate: 0.03 }),
-      effectiveMarketCap: emcDec,
+      effectiveMarketCap: emcAfter.size > 0 ? [...emcDec] : emcDec,
       erm7d: [],
       erm30d: [],
       erm90d: [],
@@ -245,6 +279,20 @@ export function appHistory(ctx: GenContext, t: TokenDef): AppHistory[] {
     for (const w of WINDOWS) {
       const ratios = trailingMeans(fcf, WINDOW_DAYS[w], 7).map((mean, i) => (mean === null || mean === 0 ? null : (emc[i] ?? 0) / (mean * 365)));
       cols[`erm${w}`] = formatSeries(seed, `${t.slug}/${s.key}/erm${w}`, ratios, { digits: [12, 15], nullRate: 0.02 });
+      for (const d of revised) {
+        const ratio = ratios[d.index];
+        const before = cols[`erm${w}`][d.index] ?? null;
+        if (ratio === null || ratio === undefined || before === null) continue;
+        const rng = rngFor(seed, 'history-revision', t.slug, s.key, `erm${w}`, d.date);
+        const after = decimalFromFloat(ratio * d.factor, rng.int(12, 15), rng);
+        cols[`erm${w}`][d.index] = after;
+        revisions.push({ stream: s.key, metric: `erm${w}`, date: d.date, before, after });
+      }
+    }
+    for (const d of revised) {
+      const after = emcAfter.get(d.index) ?? '';
+      revisions.push({ stream: s.key, metric: 'effectiveMarketCap', date: d.date, before: emcDec[d.index] ?? null, after });
+      cols.effectiveMarketCap[d.index] = after;
     }
     const rows: AppHistoryRow[] = dates.map((date, i) => {
       const values = {} as Record<HistoryMetricKey, string | null>;
@@ -260,6 +308,13 @@ export function appHistory(ctx: GenContext, t: TokenDef): AppHistory[] {
       freshness: { status: t.freshness, lastDate: ctx.lastDate },
     };
   });
+  // listed by revised day, then stream, then metric (the history's column order)
+  const order = (c: RevisedHistoryCell) => [revised.findIndex((d) => d.date === c.date), t.streams.findIndex((s) => s.key === c.stream), HISTORY_METRICS.indexOf(c.metric)];
+  revisions.sort((a, b) => {
+    const [x, y] = [order(a), order(b)];
+    return (x[0] ?? 0) - (y[0] ?? 0) || (x[1] ?? 0) - (y[1] ?? 0) || (x[2] ?? 0) - (y[2] ?? 0);
+  });
+  return { docs, revisions };
 }
 
 // ---- charts -----------------------------------------------------------------------------
@@ -363,7 +418,17 @@ export function researchBundle(ctx: GenContext, t: TokenDef): ResearchBundle {
     valueDriverEdges.push({ fromValueDriverId: 'vd-1', toValueDriverId: id });
   }
   const streams = componentStreams(t).map((s) => s.label.toLowerCase()).join(', ');
-  return { summary: `${t.displayName} (${t.symbol}) returns value to holders through ${streams}.`, valueDrivers, valueDriverEdges, tokenFunctions };
+  const summary = `${t.displayName} (${t.symbol}) returns value to holders through ${streams}.`;
+  if (isRevision(ctx, t)) {
+    // the bundle shrinks: a driver present since epoch 0 leaves, with every edge touching it
+    return {
+      summary,
+      valueDrivers: valueDrivers.filter((v) => v.id !== REMOVED_DRIVER_ID),
+      valueDriverEdges: valueDriverEdges.filter((e) => e.fromValueDriverId !== REMOVED_DRIVER_ID && e.toValueDriverId !== REMOVED_DRIVER_ID),
+      tokenFunctions,
+    };
+  }
+  return { summary, valueDrivers, valueDriverEdges, tokenFunctions };
 }
 
 /** the id of the driver added at epoch 1 to the revised token's bundle */

@@ -16,7 +16,7 @@ import type {
 } from './dataset-types.ts';
 import { dayList } from './calendar.ts';
 import { chartTimeframes, chartsFor, type ChartDef } from './chart-defs.ts';
-import { REVISED_INDEX, type GenContext } from './context.ts';
+import { REVISED_INDEX, isRevision, revisedDays, type GenContext } from './context.ts';
 import { compareDecimal, decimalFromFloat } from './decimal.ts';
 import { WINDOWS } from './metrics-catalog.ts';
 import { rngFor, type Rng } from './random.ts';
@@ -103,7 +103,8 @@ export function gatewayScreenerRow(ctx: GenContext, t: TokenDef): GatewayScreene
     effMcap,
     effRatio: dec(rng, f.effRatio),
     revAnnualized: dec(rng, f.rev),
-    multAnnualized: dec(rng, div(f.effMcap, f.rev)),
+    // the revision epoch restates it (drawn anyway, so the fields after it keep their values)
+    multAnnualized: revisedOr(ctx, t, dec(rng, div(f.effMcap, f.rev)), () => revisedGatewayMult(ctx, f.effMcap / f.rev)),
     windows,
     streams: componentStreams(t).map((s, i) => ({
       key: s.key,
@@ -118,6 +119,15 @@ export function gatewayScreenerRow(ctx: GenContext, t: TokenDef): GatewayScreene
 
 export function revisedGatewayEffMcap(ctx: GenContext, effMcap: number): Decimal {
   return decimalFromFloat(effMcap * 1.0375, 30, rngFor(ctx.seed, 'gw-revision'));
+}
+
+function revisedOr(ctx: GenContext, t: TokenDef, value: Decimal | null, revised: () => Decimal): Decimal | null {
+  return isRevision(ctx, t) ? revised() : value;
+}
+
+/** the revision epoch's restatement of the revised token's multAnnualized (page kpi 'pFcf' shows it too) */
+export function revisedGatewayMult(ctx: GenContext, multiple: number): Decimal {
+  return decimalFromFloat(multiple * 0.96, 29, rngFor(ctx.seed, 'gw-revision', 'multAnnualized'));
 }
 
 /** the revised token's effMcap float, for the epoch-changes summary */
@@ -224,8 +234,25 @@ export function trendMaterialized(t: TokenDef, period: Period): boolean {
 
 const TREND_SERIES = ['revAnnualized', 'effMcap', 'multAnnualized'] as const;
 
+/** one trend value rewritten by the revision epoch; `before` is its value at epoch 1 */
+export interface RevisedTrendValue {
+  series: (typeof TREND_SERIES)[number];
+  date: string;
+  before: Decimal | null;
+  after: Decimal;
+}
+
 /** the full daily trend of a token (every day); periods are slices of it */
 export function gatewayTrendFull(ctx: GenContext, t: TokenDef): GatewayTrend {
+  return gatewayTrendRevised(ctx, t).trend;
+}
+
+/**
+ * The full trend and, from the revision epoch on for the revised token, the values it
+ * rewrites: multAnnualized on each revised day (a leaf: derived from the two other series,
+ * nothing is derived from it; the gateway's chart rows are series of their own).
+ */
+export function gatewayTrendRevised(ctx: GenContext, t: TokenDef): { trend: GatewayTrend; revisions: RevisedTrendValue[] } {
   const f = floats(ctx, t);
   const times = dayList(ctx.firstDate, ctx.days);
   const rev = walk(ctx.seed, `${t.slug}/gw-trend/rev`, ctx.days, { scale: Math.max(f.rev, 1e4), signed: true });
@@ -235,10 +262,19 @@ export function gatewayTrendFull(ctx: GenContext, t: TokenDef): GatewayTrend {
     effMcap: eff,
     multAnnualized: eff.map((e, i) => e / (rev[i] || 1)),
   };
-  return {
-    times,
-    series: TREND_SERIES.map((key) => ({ key, values: formatSeries(ctx.seed, `${t.slug}/gw-trend/${key}`, raw[key], { digits: [25, 32], nullRate: 0.02 }) })),
-  };
+  const series = TREND_SERIES.map((key) => ({ key, values: formatSeries(ctx.seed, `${t.slug}/gw-trend/${key}`, raw[key], { digits: [25, 32], nullRate: 0.02 }) }));
+  const revisions: RevisedTrendValue[] = [];
+  if (isRevision(ctx, t)) {
+    const mult = series.find((s) => s.key === 'multAnnualized');
+    for (const d of revisedDays(ctx)) {
+      if (!mult) break;
+      const rng = rngFor(ctx.seed, 'gw-trend-revision', t.slug, 'multAnnualized', d.date);
+      const after = decimalFromFloat((raw.multAnnualized[d.index] ?? 0) * d.factor, rng.int(25, 32), rng);
+      revisions.push({ series: 'multAnnualized', date: d.date, before: mult.values[d.index] ?? null, after });
+      mult.values[d.index] = after;
+    }
+  }
+  return { trend: { times, series }, revisions };
 }
 
 export function sliceTrend(full: GatewayTrend, period: Period): GatewayTrend {

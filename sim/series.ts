@@ -1,5 +1,6 @@
 // Daily series. A series is a seeded random walk generated from its first day, so the value
-// of a day depends only on earlier days: a later epoch (one more day) keeps every old value.
+// of a day depends only on earlier days: a later epoch (one more day) keeps every old value
+// (but those the revision epoch rewrites on purpose, see README.md).
 import { decimalFromFloat } from './decimal.ts';
 import { rngFor, type Rng } from './random.ts';
 
