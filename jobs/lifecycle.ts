@@ -12,9 +12,10 @@ import { KNOWN_AT_SETTING } from '../src/warehouse/history-sql.ts';
 import { withReconnect } from '../src/warehouse/retry.ts';
 import { prepareUpsert, removeAbsent, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
 import { markerUnchanged } from './shared/change.ts';
+import { linkToBodies } from './shared/provenance.ts';
 import { guarded, refuse } from './shared/understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
-import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, TableWrite } from './types.ts';
+import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, Source, TableWrite } from './types.ts';
 
 /** A job request resolved against the catalog. */
 export interface PlannedJob {
@@ -108,12 +109,12 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
   let o = outcome;
   let prepared: PreparedUpsert[];
   try {
-    prepared = await prepare(ctx, o);
+    prepared = await prepare(ctx, job.source, o);
   } catch (err) {
     if (!(err instanceof NotUnderstoodError) || !o.fallback) throw err;
     ctx.logger.info({ reason: err.message }, 'not understood; trying the other way to the same rows');
     o = await o.fallback(err.message);
-    prepared = await prepare(ctx, o);
+    prepared = await prepare(ctx, job.source, o);
   }
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
@@ -155,10 +156,11 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
   return { rows, written: o };
 }
 
-/** Everything before the transaction: the tally judged, each write deduplicated, ordered and probed. */
-async function prepare(ctx: JobContext, o: Outcome): Promise<PreparedUpsert[]> {
+/** Everything before the transaction: the tally judged, rows linked to their bodies, each write deduplicated, ordered and probed. */
+async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<PreparedUpsert[]> {
   const refusal = o.cells?.refusal();
   if (refusal) throw await refuse(ctx, refusal);
+  await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
   const out: PreparedUpsert[] = [];
   for (const w of (o.writes ?? []) as TableWrite[]) {
     out.push(await guarded(ctx, () => prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize })));

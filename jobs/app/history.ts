@@ -19,6 +19,7 @@ import { rowMeta, utcDate } from '../shared/rows.ts';
 import { fetchData, type Fetched } from '../shared/fetch.ts';
 import { CellTally, refuse } from '../shared/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
+import type { UpstreamResponse } from '../../src/upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
 import { tokenPayload } from './snapshot.ts';
@@ -40,7 +41,8 @@ interface HistoryDetails {
 
 /** What the fetches of one job gathered, ready to write. */
 interface Gathered {
-  rows: HistoryRow[];
+  /** The rows of each response read. */
+  parts: { rows: HistoryRow[]; from: UpstreamResponse }[];
   cells: CellTally;
   lastTs: Date | null;
   streams: string[];
@@ -76,9 +78,9 @@ export const appHistoryJob = defineJob({
       const meta = rowMeta(ctx, { asOf: g.asOf });
       // In place, not `{ ...r, ... }`: V8 gives each spread copy a hidden class of its own, and a
       // token's history has tens of thousands of rows (docs/performance.md).
-      const rows = g.rows.map((r) => Object.assign(r, { fetchedAt: meta.fetchedAt, runId: meta.runId, asOf: r.asOf ?? g.asOf }));
+      const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { fetchedAt: meta.fetchedAt, runId: meta.runId, asOf: r.asOf ?? g.asOf }));
       const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
-      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: [into(metricHistory, rows)] };
+      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from })) };
     };
     const perStream = async (notes: Record<string, unknown>) => outcome(await gatherPerStream(ctx, p.slug, prev, from, known, notes));
 
@@ -102,7 +104,7 @@ async function gatherAll(ctx: JobContext, slug: string, from: string | null, kno
   const { fetched, incremental } = await fetchHistory(ctx, slug, 'all', from);
   const read = readHistory(slug, fetched.data, { stream: 'all', known });
   if (read.ambiguous !== null || read.form === null) throw await refuse(ctx, read.ambiguous ?? 'no MetricHistory');
-  return { rows: read.rows, cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
+  return { parts: [{ rows: read.rows, from: fetched.response }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
 }
 
 /**
@@ -111,14 +113,14 @@ async function gatherAll(ctx: JobContext, slug: string, from: string | null, kno
  */
 async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetails, from: string | null, known: Set<string>, notes: Record<string, unknown>): Promise<Gathered> {
   const cells = new CellTally();
-  const g: Gathered = { rows: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: { ...notes } };
+  const g: Gathered = { parts: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: { ...notes } };
   const before = new Set(prev.form === 'per-stream' ? (prev.streams ?? []) : []);
   const take = async (stream: string | null) => {
     const since = stream !== null && before.has(stream) ? from : null;
     const { fetched, incremental } = await fetchHistory(ctx, slug, stream, since);
     const read = readHistory(slug, fetched.data, { stream, known }, cells);
     if (read.ambiguous !== null) throw await refuse(ctx, `stream ${stream ?? '(default)'}: ${read.ambiguous}`);
-    g.rows.push(...read.rows);
+    g.parts.push({ rows: read.rows, from: fetched.response });
     g.incremental ||= incremental;
     for (const s of read.streams) if (!g.streams.includes(s)) g.streams.push(s);
     if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;

@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
-import { metricValues, screenerDaily, screenerRows } from '../../schema/warehouse/app.ts';
-import { rowMeta, utcDate } from '../shared/rows.ts';
+import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
@@ -72,7 +72,6 @@ export const appScreenerJob = defineJob({
     const reads = f.data.map((raw) => readScreenerRow(raw, catalog));
     const valid = reads.filter((r): r is ScreenerRead => r !== null);
     const invalidItems = reads.length - valid.length;
-    const date = utcDate(ctx.now());
     const latest = valid.map((r) => {
       const bad = r.cells.some((c) => c.status === 'invalid');
       return {
@@ -91,8 +90,6 @@ export const appScreenerJob = defineJob({
       cells: tallyCells(valid.flatMap((r) => r.cells)),
       writes: [
         into(screenerRows, latest),
-        // The day's last sync wins.
-        into(screenerDaily, latest.map((r) => ({ ...r, snapshotDate: date }))),
         into(metricValues, cells),
       ],
     };

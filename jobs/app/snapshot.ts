@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
-import { metricValues, tokenSnapshots, tokenSnapshotsDaily, tokenStreams } from '../../schema/warehouse/app.ts';
-import { rowMeta, utcDate } from '../shared/rows.ts';
+import { metricValues, tokenSnapshots, tokenStreams } from '../../schema/warehouse/app.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
@@ -71,7 +71,6 @@ export const appSnapshotJob = defineJob({
       cells: tallyCells(n.cellsRead),
       writes: [
         into(tokenSnapshots, [n.row]),
-        into(tokenSnapshotsDaily, [{ ...n.row, snapshotDate: utcDate(ctx.now()) }]),
         into(tokenStreams, n.streams),
         into(metricValues, n.cells),
       ],

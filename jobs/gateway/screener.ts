@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { gatewayScreenerRow, gatewayStream, gatewayWindow } from '../../schema/upstream/gateway.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import {
-  gatewayScreenerDaily,
   gatewayScreenerInsights,
   gatewayScreenerRows,
   gatewayScreenerStreams,
@@ -13,7 +12,7 @@ import {
   gatewayScreenerWindows,
   gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, utcDate } from '../shared/rows.ts';
+import { rowMeta } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
@@ -118,7 +117,6 @@ export const gatewayScreenerJob = defineJob({
     const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
     const rows = matched.map((r) => r.row);
     const insights = normalizeInsights(ctx, f.body.insights, f.meta.asOf);
-    const date = utcDate(ctx.now());
     const slugs = rows.map((r) => r.tokenSlug);
     const duplicates = slugs.filter((s, i) => slugs.indexOf(s) !== i);
     if (unmatched.length > 0) ctx.logger.warn({ unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })) }, 'screener rows naming no known token kept in gateway.screener_unmatched');
@@ -143,8 +141,6 @@ export const gatewayScreenerJob = defineJob({
       cells,
       writes: [
         into(gatewayScreenerRows, rows),
-        // The day's last sync wins.
-        into(gatewayScreenerDaily, rows.map((r) => ({ ...r, snapshotDate: date }))),
         into(gatewayScreenerWindows, matched.flatMap((r) => r.windows)),
         into(gatewayScreenerStreams, matched.flatMap((r) => r.streams)),
         into(gatewayScreenerUnmatched, unmatched),

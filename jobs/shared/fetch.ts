@@ -23,6 +23,14 @@ export interface Fetched<T> {
 // that a refusal found later, while writing, can keep the bodies it came from (understood.ts).
 const received = new WeakMap<JobContext, { route: UpstreamRequest['route']; response: UpstreamResponse }[]>();
 
+// Every response each job has read and understood, in order: the bodies its rows come from.
+const understood = new WeakMap<JobContext, UpstreamResponse[]>();
+
+/** The responses this job has read and understood so far (provenance.ts). */
+export function understoodBy(ctx: JobContext): readonly UpstreamResponse[] {
+  return understood.get(ctx) ?? [];
+}
+
 /** The responses this job has read since the last call. */
 export function takeReceived(ctx: JobContext): { route: UpstreamRequest['route']; response: UpstreamResponse }[] {
   const list = received.get(ctx) ?? [];
@@ -53,6 +61,9 @@ export async function validate<S extends z.ZodType>(
     const issue = data.error.issues[0];
     throw await invalid(ctx, route, response, `data ${issue?.path.join('.') || ''} ${issue?.message ?? 'is invalid'}`.trim());
   }
+  const read = understood.get(ctx);
+  if (read) read.push(response);
+  else understood.set(ctx, [response]);
   // Field names first seen on this kind, or gone from it, are recorded as drift (never throws).
   await recordFieldDrift(ctx.warehouse, ctx.logger, { source: ROUTES[route].source, kind: route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
   return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };

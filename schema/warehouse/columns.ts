@@ -1,5 +1,5 @@
 // Column helpers shared by the app and gateway mirrors.
-import { customType, numeric, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, customType, numeric, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { jsonText } from '../../src/json.ts';
 
 export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -29,11 +29,11 @@ export const DELISTED_COLUMN = 'delisted_at';
 export const delisted = () => tstz(DELISTED_COLUMN);
 
 /**
- * Columns that say when and by which run a row was written, not what it holds. They are not
+ * Columns that say when, by which run and from which body a row was written, not what it holds. They are not
  * compared when a row is written again: a write that changes nothing else leaves the row as it
  * is (no new fetch time, no new run, no dead tuple), so an unchanged resync rewrites no row.
  */
-export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', 'last_seen_at'];
+export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', 'last_seen_at', 'raw_response_id'];
 
 /** Columns every normalized row carries (contract: the warehouse). */
 export const rowMeta = () => ({
@@ -44,4 +44,9 @@ export const rowMeta = () => ({
   status: text('status').notNull().default('ok'),
   /** The run that last wrote this row. */
   runId: uuid('run_id'),
+  /**
+   * The archived body (sync.raw_responses.id) this version of the row was read from: the
+   * response that first carried its values, as `fetched_at` is. Null where no body was archived.
+   */
+  rawResponseId: bigint('raw_response_id', { mode: 'number' }),
 });

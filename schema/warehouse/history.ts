@@ -101,3 +101,21 @@ export const gatewayChartsHistory = historyOf(gateway.gatewayCharts);
 export const gatewayChartTimeframesHistory = historyOf(gateway.gatewayChartTimeframes);
 export const gatewayChartSeriesHistory = historyOf(gateway.gatewayChartSeries);
 export const gatewayChartPointsHistory = historyOf(gateway.gatewayChartPoints);
+
+/**
+ * The daily archives (contract: time and history): for every UTC day from the first sync on, a
+ * row per token its `universe` listed at the day's end, holding `source`'s row as known then.
+ * Filled from the versions when a run finishes (src/warehouse/daily-archive.ts), so a day
+ * without a sync or a change has its rows too.
+ */
+export interface DailyArchive {
+  archive: PgTable;
+  source: PgTable;
+  universe: PgTable;
+}
+
+export const DAILY_ARCHIVES: readonly DailyArchive[] = [
+  { archive: app.screenerDaily, source: app.screenerRows, universe: app.tokens },
+  { archive: app.tokenSnapshotsDaily, source: app.tokenSnapshots, universe: app.tokens },
+  { archive: gateway.gatewayScreenerDaily, source: gateway.gatewayScreenerRows, universe: gateway.gatewayTokens },
+];

@@ -25,6 +25,8 @@ export interface SyncRequest {
   /** Called a few times a second while the walk runs, and once at its end. */
   onProgress?: (progress: LiveProgress) => void;
   signal?: AbortSignal;
+  /** Known time: the clock rows, versions and the run are stamped with (tests move it). */
+  clock?: () => Date;
 }
 
 export interface LiveProgress {
@@ -69,6 +71,7 @@ export function configuredSources(config: Config): Source[] {
 
 export async function performSync(config: Config, logger: Logger, warehouse: Warehouse, req: SyncRequest): Promise<SyncOutcome> {
   const started = Date.now();
+  const now = req.clock ?? (() => new Date());
   const runId = randomUUID();
   const budget = req.budget ?? new InProcessBudget();
   let requestCount = 0;
@@ -76,9 +79,9 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
-  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db, new Date()));
+  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db, now()));
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
-  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() }, at: new Date() });
+  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() }, at: now() });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
   const stats = emptyStats();
@@ -88,7 +91,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     await runWalk({
       catalog,
       roots: walkRoots(req.sources),
-      context: { warehouse, upstream, logger: runLogger, now: () => new Date(), runId, settings: settingsFrom(config, Boolean(req.full)) },
+      context: { warehouse, upstream, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
       concurrency: config.concurrency,
       filter,
       stats,
@@ -101,7 +104,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   }
   const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
   const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
-  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: new Date() });
+  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: now() });
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };
@@ -116,6 +119,7 @@ function counting(inner: RequestRecorder, onRequest: () => void): RequestRecorde
     },
     response: (r) => inner.response(r),
     flush: () => inner.flush(),
+    archivedIds: (source, bodies) => inner.archivedIds(source, bodies),
     close: () => inner.close(),
   };
 }

@@ -26,6 +26,7 @@ export function countingRecorder(inner: RequestRecorder, m: WorkerMetrics): Requ
     },
     response: (r) => inner.response(r),
     flush: () => inner.flush(),
+    archivedIds: (source, bodies) => inner.archivedIds(source, bodies),
     close: () => inner.close(),
   };
 }

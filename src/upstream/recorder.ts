@@ -2,7 +2,7 @@
 // sync.raw_responses (identical bodies once, by hash). Rows are batched so that logging
 // does not slow the sync, and a failed write is logged and dropped: recording must never
 // fail the sync it describes.
-import { sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rawResponses, requests } from '../../schema/warehouse/sync.ts';
 import type { Logger } from '../logger.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
@@ -48,13 +48,29 @@ export interface RequestRecorder {
   response(r: ResponseRecord): void;
   /** Writes what is pending; never rejects. */
   flush(): Promise<void>;
+  /**
+   * The sync.raw_responses ids of archived bodies, by `path` and `sha256` (keyed by
+   * `bodyKey`), once what is pending is written. A body not archived has no id; never rejects.
+   */
+  archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
+
+/** A body as the archive keys it (with its source). */
+export interface ArchivedBody {
+  path: string;
+  sha256: string;
+}
+
+export const bodyKey = (b: ArchivedBody): string => `${b.path}\u0000${b.sha256}`;
 
 export class NullRecorder implements RequestRecorder {
   request(): void {}
   response(): void {}
   async flush(): Promise<void> {}
+  async archivedIds(): Promise<Map<string, number>> {
+    return new Map();
+  }
   async close(): Promise<void> {}
 }
 
@@ -69,6 +85,9 @@ export class MemoryRecorder implements RequestRecorder {
     this.responses.push(r);
   }
   async flush(): Promise<void> {}
+  async archivedIds(): Promise<Map<string, number>> {
+    return new Map();
+  }
   async close(): Promise<void> {}
 }
 
@@ -132,6 +151,24 @@ export class WarehouseRecorder implements RequestRecorder {
     // One write at a time, in order; a failure is contained in write().
     this.writing = this.writing.then(() => this.write(reqs, resps));
     return this.writing;
+  }
+
+  async archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const wanted = bodies.filter((b) => b.sha256 !== '');
+    if (wanted.length === 0) return out;
+    await this.flush();
+    const want = new Set(wanted.map(bodyKey));
+    try {
+      const rows = await this.warehouse.db
+        .select({ id: rawResponses.id, path: rawResponses.path, sha256: rawResponses.sha256 })
+        .from(rawResponses)
+        .where(and(eq(rawResponses.source, source), inArray(rawResponses.path, [...new Set(wanted.map((b) => pgText(b.path)))]), inArray(rawResponses.sha256, [...new Set(wanted.map((b) => b.sha256))])));
+      for (const r of rows) if (want.has(bodyKey(r))) out.set(bodyKey(r), r.id);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'could not look up archived bodies; rows keep no link to them');
+    }
+    return out;
   }
 
   async close(): Promise<void> {

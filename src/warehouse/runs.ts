@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { and, eq, sql } from 'drizzle-orm';
 import { runs } from '../../schema/warehouse/sync.ts';
 import type { Db } from './connection.ts';
+import { fillDailyArchives } from './daily-archive.ts';
 import { withReconnect } from './retry.ts';
 
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
@@ -18,7 +19,9 @@ export async function startRun(db: Db, run: { id: string; trigger: string; sourc
   }));
 }
 
+/** Ends a run: the daily archives filled through its day (whatever its status), then its row. */
 export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string; at: Date }): Promise<void> {
+  await withReconnect(() => fillDailyArchives(db, end.at));
   await withReconnect(() =>
     db
       .update(runs)

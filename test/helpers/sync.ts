@@ -23,6 +23,6 @@ export function simConfig(sim: Simulator, e: SyncEnv, sources: Source[]) {
   });
 }
 
-export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[] } = {}): Promise<SyncOutcome> {
+export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[]; clock?: () => Date } = {}): Promise<SyncOutcome> {
   return performSync(simConfig(sim, e, sources), logger, warehouse, { sources, trigger: 'test', retry: FAST_RETRY_POLICY, ...extra });
 }

@@ -125,5 +125,5 @@ async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: P
 
 /** Every request of the job is aborted with the job (shutdown, lost lock). */
 function withSignal(upstream: Upstream, signal: AbortSignal): Upstream {
-  return { get: (req) => upstream.get({ ...req, signal: req.signal ? AbortSignal.any([req.signal, signal]) : signal }) };
+  return { ...upstream, get: (req) => upstream.get({ ...req, signal: req.signal ? AbortSignal.any([req.signal, signal]) : signal }) };
 }

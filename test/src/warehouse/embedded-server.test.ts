@@ -53,7 +53,7 @@ async function contents(url: string): Promise<Record<string, string>> {
     const tables = await sql<{ t: string }[]>`select table_schema || '.' || table_name as t from information_schema.tables where table_schema in ('app', 'gateway') and table_type = 'BASE TABLE' and table_name not like '%\\_history' order by 1`;
     const out: Record<string, string> = {};
     for (const { t } of tables) {
-      const cols = await sql<{ c: string }[]>`select quote_ident(column_name) as c from information_schema.columns where table_schema || '.' || table_name = ${t} and column_name not in ('fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'snapshot_date') order by ordinal_position`;
+      const cols = await sql<{ c: string }[]>`select quote_ident(column_name) as c from information_schema.columns where table_schema || '.' || table_name = ${t} and column_name not in ('fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'raw_response_id', 'snapshot_date') order by ordinal_position`;
       const [row] = await sql.unsafe(`select count(*)::text as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as d from (select ${cols.map((c) => c.c).join(', ')} from ${t}) x`);
       out[t] = `${row!.n} ${row!.d}`;
     }

@@ -1,0 +1,28 @@
+// Provenance: every row links to the archived body it was read from (sync.raw_responses), so
+// each version in `T_history` can be traced to the response that carried it (contract: time
+// and history). The column is bookkeeping: a row written again unchanged keeps its first link,
+// as it keeps its `fetched_at`.
+import { getTableColumns } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { bodyKey } from '../../src/upstream/recorder.ts';
+import type { JobContext, Source, TableWrite } from '../types.ts';
+import { understoodBy } from './fetch.ts';
+
+const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
+
+/**
+ * Sets `raw_response_id` on the rows of each write: the body the write names (`from`), else
+ * the last one the job read. Rows of a body that is not archived keep null.
+ */
+export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<void> {
+  const read = understoodBy(ctx);
+  const last = read.at(-1);
+  const linked = writes.filter((w) => w.rows.length > 0 && hasLink(w.table) && (w.from ?? last));
+  if (linked.length === 0) return;
+  const ids = await ctx.upstream.archivedIds(source, [...new Set(linked.map((w) => w.from ?? last!))]);
+  for (const w of linked) {
+    const id = ids.get(bodyKey(w.from ?? last!)) ?? null;
+    // In place: a token's history is tens of thousands of rows (docs/performance.md).
+    for (const row of w.rows as Record<string, unknown>[]) row.rawResponseId = id;
+  }
+}

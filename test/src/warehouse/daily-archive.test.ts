@@ -1,0 +1,137 @@
+// The daily archives hold a row for every listed token for every UTC day from the first sync
+// on, equal to what was known at the end of that day: days without a sync included, filled
+// from the versions when a run finishes; rows archived by an earlier release stay.
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
+import { getTableConfig } from 'drizzle-orm/pg-core';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAILY_ARCHIVES } from '../../../schema/warehouse/history.ts';
+import { startSimulator, type Simulator } from '../../../sim/index.ts';
+import { fillDailyArchives } from '../../../src/warehouse/daily-archive.ts';
+import { openWarehouse } from '../../../src/warehouse/connection.ts';
+import { rulesOf } from '../../../src/warehouse/table-rules.ts';
+import { canaryKey, createTestDatabase, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { syncOnce } from '../../helpers/sync.ts';
+
+const appKey = canaryKey('ak');
+const gatewayKey = canaryKey('gk');
+const testLog = createTestLogger([appKey, gatewayKey]);
+const DAY = 86_400_000;
+const name = (t: Parameters<typeof getTableConfig>[0]) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`;
+const utcDay = (d: Date) => d.toISOString().slice(0, 10);
+
+describe('daily archives', () => {
+  let sim: Simulator;
+  let tw: TestWarehouse;
+  beforeAll(async () => {
+    sim = await startSimulator({ tokens: 6, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+    tw = await createTestWarehouse();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await tw?.cleanup();
+  });
+
+  /** Each archive's source rows of listed tokens, as JSON text by token, without the day. */
+  const listedRows = async () => {
+    const out = new Map<string, Map<string, string>>();
+    for (const a of DAILY_ARCHIVES) {
+      const [tokenKey] = rulesOf(a.source).key.map((c) => c.name);
+      const rows = await tw.warehouse.query<{ k: string; r: string }>(
+        sql.raw(`select s.${tokenKey} as k, to_jsonb(s)::text as r from ${name(a.source)} s join ${name(a.universe)} u on u.slug = s.${tokenKey} and u.delisted_at is null`),
+      );
+      out.set(name(a.archive), new Map(rows.map((r) => [r.k, r.r])));
+    }
+    return out;
+  };
+  const archivedDay = async (archive: string, day: string) => {
+    const rows = await tw.warehouse.query<{ k: string; r: string }>(sql.raw(`select token_slug as k, (to_jsonb(a) - 'snapshot_date')::text as r from ${archive} a where snapshot_date = '${day}'`));
+    return new Map(rows.map((r) => [r.k, r.r]));
+  };
+
+  it('has a row for every listed token on every day between two syncs three days apart, as known at each day end', async () => {
+    const secondAt = Date.now();
+    const firstAt = secondAt - 3 * DAY;
+    // Two syncs three days apart: the first on tesync's clock three days ago.
+    const first = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY) });
+    expect(first.status).toBe('succeeded');
+    const known1 = await listedRows();
+    sim.setEpoch(1);
+    const second = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+    expect(second.status).toBe('succeeded');
+    const known2 = await listedRows();
+
+    const days = [0, 1, 2, 3].map((i) => utcDay(new Date(firstAt + i * DAY)));
+    expect(days[3]).toBe(utcDay(new Date(secondAt)));
+    for (const a of DAILY_ARCHIVES) {
+      const archive = name(a.archive);
+      expect(known1.get(archive)!.size, archive).toBeGreaterThan(3);
+      // The first three days end before the second sync: what the first one received.
+      for (const day of days.slice(0, 3)) expect(await archivedDay(archive, day), `${archive} ${day}`).toEqual(known1.get(archive));
+      expect(await archivedDay(archive, days[3]!), `${archive} ${days[3]}`).toEqual(known2.get(archive));
+      // Nothing before the first sync's day.
+      const [early] = await tw.warehouse.query<{ n: number }>(sql.raw(`select count(*)::int as n from ${archive} where snapshot_date < '${days[0]}'`));
+      expect(early!.n).toBe(0);
+    }
+    // The epoch delisted one token: archived on the days it was listed, not after.
+    const delisted = sim.data.epochChanges.delistedSlug!;
+    expect((await archivedDay('app.screener_daily', days[2]!)).has(delisted)).toBe(true);
+    expect((await archivedDay('app.screener_daily', days[3]!)).has(delisted)).toBe(false);
+    // A revised value reaches the day it was received on, and no earlier day.
+    const revised = sim.data.epochChanges.revised!;
+    const emc = async (day: string) => (await tw.warehouse.query<{ v: string }>(sql`select effective_market_cap::text as v from app.screener_daily where snapshot_date = ${day} and token_slug = ${revised.slug}`))[0]?.v;
+    expect(await emc(days[2]!)).not.toBe(await emc(days[3]!));
+
+    // Filling again changes nothing: no row inserted, rewritten or removed.
+    await tw.warehouse.db.transaction(async (tx) => {
+      await fillDailyArchives(tx as unknown as typeof tw.warehouse.db, new Date());
+      const [written] = (await tx.execute(sql`select coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::int as n from pg_stat_xact_user_tables where relname like '%\_daily'`)) as unknown as { n: number }[];
+      expect(written!.n, 'rows a second fill wrote').toBe(0);
+    });
+  });
+
+  it('keeps the rows a release before the point-in-time history archived, and adds the days after', async () => {
+    const db = await createTestDatabase();
+    const folder = mkdtempSync(path.join(tmpdir(), 'tesync-old-release-'));
+    try {
+      // The release before point in time: the migrations up to 0003.
+      cpSync(new URL('../../../drizzle/', import.meta.url), folder, { recursive: true });
+      const journalFile = path.join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
+      writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.filter((e) => e.idx <= 3) }));
+      const client = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+      await migrate(drizzle(client), { migrationsFolder: folder });
+      const at = '2026-01-02T10:00:00Z';
+      await client.unsafe(`insert into app.screener_daily (snapshot_date, token_slug, multiple_30d, payload, fetched_at) values ('2026-01-01', 'aurora', 12.345678901234567890, '{}', '${at}'), ('2026-01-02', 'aurora', 13.5, '{}', '${at}')`);
+      await client.unsafe(`insert into app.token_snapshots_daily (snapshot_date, token_slug, payload, fetched_at) values ('2026-01-01', 'aurora', '{}', '${at}')`);
+      await client.unsafe(`insert into gateway.screener_daily (snapshot_date, token_slug, eff_mcap, payload, fetched_at) values ('2026-01-01', 'aurora', 1.50, '{}', '${at}')`);
+      await client.end();
+
+      const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+      try {
+        await w.migrate();
+        sim.setEpoch(0);
+        const r = await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+        expect(r.status).toBe('succeeded');
+        const old = await w.query<{ t: string }>(
+          sql`select 'app.screener_daily ' || snapshot_date || ' ' || multiple_30d::text as t from app.screener_daily where snapshot_date < '2026-02-01'
+              union all select 'app.token_snapshots_daily ' || snapshot_date from app.token_snapshots_daily where snapshot_date < '2026-02-01'
+              union all select 'gateway.screener_daily ' || snapshot_date || ' ' || eff_mcap::text from gateway.screener_daily where snapshot_date < '2026-02-01' order by 1`,
+        );
+        expect(old.map((o) => o.t)).toEqual(['app.screener_daily 2026-01-01 12.345678901234567890', 'app.screener_daily 2026-01-02 13.5', 'app.token_snapshots_daily 2026-01-01', 'gateway.screener_daily 2026-01-01 1.50']);
+        const [today] = await w.query<{ n: number }>(sql`select count(*)::int as n from app.screener_daily where snapshot_date = (now() at time zone 'UTC')::date`);
+        expect(today!.n).toBe(6);
+      } finally {
+        await w.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+});
