@@ -1,6 +1,6 @@
 // Every table of the data schemas as row counts and content digests, without the columns
-// that say when, by which run or from which archived body a row was written: two warehouses synced from the same
-// upstream data, by whatever runner, must come out equal.
+// that say when, by which run or from which archived body a row was written: two warehouses
+// synced from the same upstream data, by whatever runner, must come out equal.
 import { sql } from 'drizzle-orm';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 
