@@ -124,12 +124,13 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
       const tx = t as unknown as Executor;
       // Known time of what this transaction removes (src/warehouse/history-sql.ts).
       await tx.execute(sql`select set_config(${KNOWN_AT_SETTING}, ${ctx.now().toISOString()}, true)`);
+      // Rows written: inserted, changed or removed (a row received the same is left as it is).
       let n = 0;
       // One after another: a new key range's savepoint must hold its own statements only.
       for (let i = 0; i < writes.length; i++) {
         n += await prepared[i]!.run(tx);
         const w = writes[i]!;
-        if (w.replace) await removeAbsent(tx, w.table, w.rows, w.replace, ctx.now());
+        if (w.replace) n += await removeAbsent(tx, w.table, w.rows, w.replace, ctx.now());
       }
       if (o.otherStates && o.otherStates.resources.length > 0) {
         await tx
@@ -147,7 +148,7 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
         freshness: o.freshness !== undefined ? o.freshness : marker,
         asOf: o.asOf ?? null,
         hash: o.hash ?? null,
-        rowCount: o.rowCount !== undefined ? o.rowCount : n,
+        rowCount: o.rowCount !== undefined ? o.rowCount : prepared.reduce((sum, p) => sum + p.rows, 0),
         details: details ?? null,
       });
       return n;

@@ -40,8 +40,9 @@ export async function upsertRows<T extends PgTable>(db: Executor, table: T, rows
 
 /** Rows made ready to write: deduplicated, in key order, their key range probed. */
 export interface PreparedUpsert {
-  /** The rows it writes (after dedupe). */
+  /** The rows it sends (after dedupe). */
   readonly rows: number;
+  /** Sends them; returns how many it wrote: inserted, or changed (a row found the same is left as it is). */
   run(db: Executor): Promise<number>;
 }
 
@@ -75,13 +76,16 @@ export async function prepareUpsert<T extends PgTable>(
     return {
       rows: n,
       run: async (ex) => {
-        for (const batch of batches) await valuesUpsert(ex, table, batch, write, shape);
-        return n;
+        let written = 0;
+        for (const batch of batches) written += await valuesUpsert(ex, table, batch, write, shape);
+        return written;
       },
     };
   }
   const send = async (ex: Executor, mode: 'insert' | 'upsert') => {
-    for (const batch of batches) await ex.execute(unnestStatement(shape, batch, write, mode));
+    let written = 0;
+    for (const batch of batches) written += countOf(await ex.execute(unnestStatement(shape, batch, write, mode)));
+    return written;
   };
   if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, rules.key))) {
     return {
@@ -92,23 +96,19 @@ export async function prepareUpsert<T extends PgTable>(
           // back. drizzle's nested transaction, not a `savepoint` statement: postgres.js fails
           // a whole transaction in which any statement failed, except inside its own savepoint
           // scope.
-          await ex.transaction((sp) => send(sp as unknown as Executor, 'insert'));
+          return await ex.transaction((sp) => send(sp as unknown as Executor, 'insert'));
         } catch (err) {
           // A writer that filled the same range since the probe (two workers): the savepoint
           // undid the inserts, and the usual upsert runs.
           if (!isUniqueViolation(err)) throw err;
-          await send(ex, 'upsert');
+          return send(ex, 'upsert');
         }
-        return n;
       },
     };
   }
   return {
     rows: n,
-    run: async (ex) => {
-      await send(ex, 'upsert');
-      return n;
-    },
+    run: (ex) => send(ex, 'upsert'),
   };
 }
 
@@ -144,8 +144,13 @@ export async function removeAbsent<T extends PgTable>(db: Executor, table: T, ro
   const statement = delisted
     ? sql.join([sql.raw(`update ${shape.qualified} set ${delisted.name} = `), value(delisted, at), ...(fetchedAt ? [sql.raw(`, ${fetchedAt.name} = `), value(fetchedAt, at)] : []), where])
     : sql.join([sql.raw(`delete from ${shape.qualified}`), where]);
-  const result = (await db.execute(statement)) as unknown as { count?: number; rowCount?: number };
-  return result.count ?? result.rowCount ?? 0;
+  return countOf(await db.execute(statement));
+}
+
+/** The rows a statement inserted, changed or deleted (an upsert that found a row unchanged does not count it). */
+function countOf(result: unknown): number {
+  const r = result as { count?: number; rowCount?: number };
+  return r.count ?? r.rowCount ?? 0;
 }
 
 /**
@@ -375,7 +380,7 @@ function textOf(v: unknown): string {
 }
 
 /** The multi-row VALUES form, for tables unnest cannot carry. */
-async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T['$inferInsert'][], rules: WriteRules, shape: TableShape): Promise<void> {
+async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T['$inferInsert'][], rules: WriteRules, shape: TableShape): Promise<number> {
   const keyNames = new Set(rules.key.map((c) => c.name));
   const set: Record<string, SQL> = {};
   for (const c of shape.columns) {
@@ -384,11 +389,13 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
   }
   // drizzle's generic insert typing does not survive the table type parameter.
   const changed = changedCondition(shape, rules.compared);
-  await (db.insert(table).values(batch as never) as unknown as { onConflictDoUpdate(c: unknown): Promise<unknown> }).onConflictDoUpdate({
-    target: [...rules.key],
-    set,
-    ...(changed ? { setWhere: sql.raw(changed) } : {}),
-  });
+  return countOf(
+    await (db.insert(table).values(batch as never) as unknown as { onConflictDoUpdate(c: unknown): Promise<unknown> }).onConflictDoUpdate({
+      target: [...rules.key],
+      set,
+      ...(changed ? { setWhere: sql.raw(changed) } : {}),
+    }),
+  );
 }
 
 /**
