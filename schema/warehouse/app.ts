@@ -143,7 +143,11 @@ export const metricHistory = appSchema.table(
     kind: text('kind'),
     ...rowMeta(),
   },
-  (t) => [primaryKey({ columns: [t.tokenSlug, t.stream, t.metric, t.ts] })],
+  (t) => [
+    // The key serves a token's series over a range; this, one metric across tokens on a day.
+    primaryKey({ columns: [t.tokenSlug, t.stream, t.metric, t.ts] }),
+    index('metric_history_metric_ts_idx').on(t.metric, t.ts),
+  ],
 );
 
 export const charts = appSchema.table(

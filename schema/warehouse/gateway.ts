@@ -163,7 +163,11 @@ export const gatewayTrendPoints = gatewaySchema.table(
     payload: payloadJson('payload'),
     ...rowMeta(),
   },
-  (t) => [primaryKey({ columns: [t.tokenSlug, t.period, t.seriesKey, t.ts] })],
+  (t) => [
+    // The key serves a token's series over a range; this, one series across tokens on a day.
+    primaryKey({ columns: [t.tokenSlug, t.period, t.seriesKey, t.ts] }),
+    index('trend_points_series_ts_idx').on(t.seriesKey, t.ts),
+  ],
 );
 
 export const gatewayCharts = gatewaySchema.table(

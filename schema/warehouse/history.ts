@@ -39,8 +39,14 @@ function historyOf(table: PgTable) {
     },
     (t) => {
       const cols = t as unknown as Record<string, PgColumn>;
+      const byName = new Map(Object.values(cols).map((c) => [c.name, c]));
       const [first, ...rest] = [...key.map((p) => cols[p]!), cols.knownFrom!];
-      return [index(`${name}_key_idx`).on(first!, ...rest)];
+      // `T`'s other indexes serve the same query shapes through `T_as_of`, which reads both.
+      const same = config.indexes.map((i) => {
+        const [head, ...tail] = i.config.columns.map((c) => byName.get((c as PgColumn).name)!);
+        return index(`${name}${i.config.name!.slice(config.name.length)}`).on(head!, ...tail);
+      });
+      return [index(`${name}_key_idx`).on(first!, ...rest), ...same];
     },
   );
 }

@@ -1,6 +1,6 @@
 // The SQL that keeps and reads the versions of every versioned table, generated from the
 // declarations (schema/warehouse/history.ts) into a migration by `npm run db:generate`
-// (scripts/history-migration.ts); a test checks that the migrations hold what this generates.
+// (scripts/sql-migration.ts); a test checks that the migrations hold what this generates.
 //
 // - `sync.keep_version()`: a trigger after UPDATE or DELETE on `T` copies the old row into
 //   `T_history`, its version held from its `fetched_at` (when tesync received it; a write that
