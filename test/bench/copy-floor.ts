@@ -2,7 +2,10 @@
 // upsertRows into an empty copy of the warehouse, and by a raw COPY into a plain copy of
 // each table (same columns, same primary key) in the same Postgres, in the same run. Rows
 // are read back one token at a time, the batches a handler writes, so memory stays bounded.
-import { asc, eq, getTableColumns } from 'drizzle-orm';
+// The tables written through upsertRows are the migrated warehouse's own, with their history
+// trigger (keep_version, after UPDATE or DELETE); the plain copies have none (`like` copies
+// no trigger), as COPY is the floor.
+import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { chartPoints, metricHistory } from '../../schema/warehouse/app.ts';
@@ -21,6 +24,8 @@ export interface WriteFigure {
   reupsertMs: number;
   /** COPY of the same rows into a plain table with the same primary key. */
   copyMs: number;
+  /** Whether the table upsertRows wrote has its history trigger (keep_version). */
+  historyTrigger: boolean;
 }
 
 export interface WriteFloor {
@@ -59,7 +64,8 @@ async function measureTable(source: Warehouse, target: Warehouse, copyClient: po
   const columns = Object.entries(getTableColumns(table) as Record<string, PgColumn>);
   const slugColumn = (getTableColumns(table) as Record<string, PgColumn>).tokenSlug!;
   const slugs = await source.db.selectDistinct({ slug: slugColumn }).from(table).orderBy(asc(slugColumn));
-  const figure: WriteFigure = { table: name, rows: 0, upsertMs: 0, reupsertMs: 0, copyMs: 0 };
+  const [trigger] = await target.query<{ n: string }>(sql`select count(*)::text as n from pg_trigger where tgrelid = ${name}::regclass and tgname = 'keep_version' and tgenabled <> 'D'`);
+  const figure: WriteFigure = { table: name, rows: 0, upsertMs: 0, reupsertMs: 0, copyMs: 0, historyTrigger: Number(trigger?.n ?? 0) > 0 };
   for (const { slug } of slugs) {
     if (figure.rows >= maxRows) break;
     const rows = (await source.db.select().from(table).where(eq(slugColumn, slug as string))) as Record<string, unknown>[];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { busyShare, machineDuring } from './machine.ts';
-import { rateLimitReport, type RequestRow } from './figures.ts';
+import { rateLimitReport, sumWrites, type RequestRow } from './figures.ts';
+import { writesLines, type RunFigures } from './run.ts';
 
 const row = (bucket: string, httpStatus: number, startedAtMs: number, rateLimitRemaining: number | null = null): RequestRow => ({ bucket, httpStatus, startedAtMs, durationMs: 10, rateLimitRemaining });
 
@@ -41,5 +42,27 @@ describe('the rest of the machine during a run', () => {
     expect(machineDuring(null, at(1, 0, 0), 0, 0)).toEqual({ settledMs: 0, othersShare: null, stealShare: null });
     expect(machineDuring(at(5, 0, 0), at(5, 0, 0), 0, 0).othersShare).toBeNull();
     expect(busyShare(at(5, 0, 0), at(5, 0, 0))).toBeNull();
+  });
+});
+
+describe('rows written per versioned table', () => {
+  const w = (written: number, versions: number, rewrittenUnchanged = 0, onlyAsOf = 0) => ({ written, versions, rewrittenUnchanged, onlyAsOf });
+
+  it('sums a phase over its tables', () => {
+    expect(sumWrites({})).toEqual(w(0, 0));
+    expect(sumWrites({ 'app.tokens': w(3, 1, 0, 1), 'app.chart_points': w(10, 8, 2, 5) })).toEqual(w(13, 9, 2, 6));
+  });
+
+  it('prints the tables either re-sync wrote to, and flags a write that changed nothing', () => {
+    const phase = (tableWrites: RunFigures['resync']['tableWrites'], tableWritesMs = 10) => ({ tableWrites, tableWritesMs }) as RunFigures['resync'];
+    const run = { target: 'postgres', tokens: 3, full: phase({}), resync: phase({}), revision: phase({ 'gateway.tokens': w(2, 2, 0, 2), 'app.metric_history': w(5, 3, 1, 0) }, 1500) } as unknown as RunFigures;
+    const text = writesLines(run).join('\n');
+    expect(text).toContain('revision re-sync (epoch 2)');
+    expect(text).toMatch(/app\.metric_history\s+0 \/ 0\s+5 \/ 3 \(1 unchanged!\)/);
+    expect(text).toMatch(/gateway\.tokens\s+0 \/ 0\s+2 \/ 2\s+2/);
+    expect(text).toMatch(/total\s+0 \/ 0\s+7 \/ 5 \(1 unchanged!\)\s+2/);
+    // Sorted by name.
+    expect(text.indexOf('app.metric_history')).toBeLessThan(text.indexOf('gateway.tokens'));
+    expect(writesLines({ ...run, revision: phase({}) } as RunFigures)).toEqual([expect.stringContaining('none in either re-sync')]);
   });
 });

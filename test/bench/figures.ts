@@ -1,5 +1,5 @@
 // Pure arithmetic of the bench: what a sync must request, the floor the rate budget sets,
-// and what the request log says about 429s. No IO here, so the smoke test can check it.
+// what the request log says about 429s, and what a run wrote to the versioned tables. No IO here, so the smoke test can check it.
 import { planTimeframes } from '../../jobs/gateway/timeframes.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import type { SimDataset } from '../../sim/dataset-types.ts';
@@ -114,4 +114,35 @@ export function rssGrowth(points: readonly { tokens: number; peakRssMb: number }
   if (points.length < 2) return null;
   const sorted = [...points].sort((a, b) => a.tokens - b.tokens);
   return ratio(sorted[sorted.length - 1]!.peakRssMb - sorted[0]!.peakRssMb, sorted[0]!.peakRssMb);
+}
+
+/** What one run did to one versioned table `T` (and its `T_history`). */
+export interface TableWrites {
+  /** Rows of `T` whose run_id is the run's: inserted or changed by it. */
+  written: number;
+  /** Rows of `T_history` closed since the run started (known_to at or after it): rows it changed or removed. */
+  versions: number;
+  /**
+   * Rows of `T` the run wrote whose closed version (same key, known_to = the row's fetched_at)
+   * holds the same values over the compared columns (rulesOf(T).compared): a write that changed
+   * nothing, which the write path must not make.
+   */
+  rewrittenUnchanged: number;
+  /**
+   * Of the rows written with a closed version, those whose version differs from them in `as_of`
+   * alone (the data's own timestamp, a compared column): the response's time moved, no value did.
+   */
+  onlyAsOf: number;
+}
+
+/** A phase's TableWrites summed over its tables. */
+export function sumWrites(writes: Readonly<Record<string, TableWrites>>): TableWrites {
+  const out: TableWrites = { written: 0, versions: 0, rewrittenUnchanged: 0, onlyAsOf: 0 };
+  for (const w of Object.values(writes)) {
+    out.written += w.written;
+    out.versions += w.versions;
+    out.rewrittenUnchanged += w.rewrittenUnchanged;
+    out.onlyAsOf += w.onlyAsOf;
+  }
+  return out;
 }

@@ -1,9 +1,11 @@
 // The bench's code path at a tiny scale: child processes, both warehouses (a Postgres database,
-// and the embedded server in a folder of its own), three `tesync worker` processes doing one
+// and the embedded server in a folder of its own), each with a first sync, an unchanged
+// re-sync and a re-sync after the simulator's revision epoch, three `tesync worker` processes doing one
 // walk queued by `tesync enqueue --wait`, the write floor and the RSS series all run, and every
 // figure comes out computed. Timing targets are the bench's business (npm run bench), not the
 // test suite's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sumWrites } from './figures.ts';
 import { formatTable, runBench, type BenchResult } from './run.ts';
 import { DEFAULT_SCENARIO } from './scenario.ts';
 import { Redis } from 'ioredis';
@@ -50,8 +52,21 @@ describe('npm run bench, tiny', () => {
         expect(Number.isFinite(v)).toBe(true);
       }
       expect(run.full.rowsWritten).toBeGreaterThan(0);
-      // Nothing changed upstream: the re-sync asks for a fraction and writes next to nothing.
+      // Nothing changed upstream: the re-sync asks for a fraction and writes no row of a versioned table.
       expect(run.resync.requests).toBeLessThan(run.full.requests);
+      expect(run.resync.status).toBe('succeeded');
+      expect(run.resync.tableWrites).toEqual({});
+      // The revision epoch: new days, revised values, a relisted token, a shrunk bundle. The
+      // re-sync writes rows and closes versions, and no row it writes is its old version again.
+      expect(run.revision.status).toBe('succeeded');
+      expect(run.revision.requests).toBeGreaterThan(run.resync.requests);
+      expect(Number.isFinite(run.revisionShare)).toBe(true);
+      const revised = sumWrites(run.revision.tableWrites);
+      expect(revised.written).toBeGreaterThan(0);
+      expect(revised.versions).toBeGreaterThan(0);
+      expect(revised.rewrittenUnchanged).toBe(0);
+      for (const t of ['app.metric_history', 'app.screener_rows', 'app.value_drivers', 'gateway.screener_rows']) expect(run.revision.tableWrites[t]?.versions, t).toBeGreaterThan(0);
+      expect(run.revision.tableWritesMs).toBeGreaterThanOrEqual(0);
       expect(run.full.rateLimits.total).toBeGreaterThanOrEqual(run.full.rateLimits.afterHeaders);
       expect(run.fullMaxRssMb).toBeGreaterThan(0);
       // /proc/stat is there on Linux (CI): the rest of the machine is accounted for.
@@ -66,7 +81,7 @@ describe('npm run bench, tiny', () => {
     // The embedded server's processes were found and counted beside tesync's, in both syncs.
     const embedded = result.runs[1]!;
     expect(result.machine.embeddedPostgres).toMatch(/^\d+\.\d+/);
-    for (const p of [embedded.full, embedded.resync]) {
+    for (const p of [embedded.full, embedded.resync, embedded.revision]) {
       expect(p.withServer!.atPeak.serverProcesses).toBeGreaterThan(1);
       expect(p.withServer!.atPeak.serverMb).toBeGreaterThan(0);
       expect(p.withServer!.atPeak.tesyncMb).toBeGreaterThan(0);
@@ -78,8 +93,16 @@ describe('npm run bench, tiny', () => {
     expect(Number.isFinite(result.write!.upsertOverCopy)).toBe(true);
     expect(result.rss.map((r) => r.tokens)).toEqual([2, 3]);
     expect(Number.isFinite(result.rssGrowth)).toBe(true);
+    expect(result.write!.tables.every((t) => t.historyTrigger)).toBe(true);
     expect(result.targets.length).toBeGreaterThan(5);
-    expect(formatTable(result)).toContain('wall/floor');
+    const names = result.targets.map((t) => t.name);
+    expect(names).toContain('unchanged re-sync rows written + versions closed (postgres, 3 tokens)');
+    expect(names).toContain('revision re-sync: rows rewritten without a change (postgres, 3 tokens)');
+    expect(names).toContain('upsert rows/s / raw COPY rows/s (postgres, history trigger on 4 of 4 tables)');
+    const text = formatTable(result);
+    expect(text).toContain('wall/floor');
+    expect(text).toContain('revision re-sync (epoch 2)');
+    expect(text).toMatch(/postgres 3\s+revision\s+succeeded/);
   });
 
   it('measures one walk of three workers sharing one budget, and leaves nothing in Redis', async () => {

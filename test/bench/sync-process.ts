@@ -1,7 +1,7 @@
 // One tesync in one process: the in-process sync of `tesync sync` against the simulator, into
 // a Postgres database (DATABASE_URL) or, with no DATABASE_URL, the embedded Postgres server
 // tesync runs in its TE_DATA_DIR, for the phases asked (a first sync into an empty warehouse,
-// then an unchanged re-sync). Its own CPU time and peak RSS are what the bench reports, so it
+// an unchanged re-sync, a re-sync after the simulator's revision epoch). Its own CPU time and peak RSS are what the bench reports, so it
 // runs in a child process of its own (run.ts syncChild); runSyncPhases is the same code
 // in-process.
 import { sql } from 'drizzle-orm';
@@ -11,24 +11,32 @@ import { limitHeapGrowth } from '../../src/heap.ts';
 import { createLogger } from '../../src/logger.ts';
 import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
-import { rateLimitReport, type PerBucket, type RateLimitReport } from './figures.ts';
+import { rateLimitReport, type PerBucket, type RateLimitReport, type TableWrites } from './figures.ts';
 import { syncEnv, type Scenario } from './scenario.ts';
-import { byBucket, cpuDelta, postgresCpu, requestRows, tableRows } from './warehouse-figures.ts';
+import { byBucket, cpuDelta, postgresCpu, requestRows, tableRows, tableWrites } from './warehouse-figures.ts';
 
 /** `postgres`: a database of a server the bench was given; `embedded`: a TE_DATA_DIR of tesync's own. */
 export type Target = { kind: 'postgres'; url: string } | { kind: 'embedded'; dir: string };
+
+/**
+ * `full`: a first sync into an empty warehouse; `resync`: the same sync again, nothing changed
+ * upstream; `revision`: the same sync again (an ordinary re-sync) after the harness moved the
+ * simulator to its revision epoch (sim.setEpoch(2): revised past values, changed lists, a
+ * relisted token, new days).
+ */
+export type Phase = 'full' | 'resync' | 'revision';
 
 export interface SyncJob {
   scenario: Scenario;
   simUrl: string;
   target: Target;
-  phases: ('full' | 'resync')[];
+  phases: Phase[];
   /** Overrides of the rate budget's policy (DEFAULT_BUDGET_POLICY otherwise), to compare settings. */
   budgetPolicy?: Partial<BudgetPolicy>;
 }
 
 export interface PhaseResult {
-  phase: 'full' | 'resync';
+  phase: Phase;
   status: string;
   wallMs: number;
   requests: number;
@@ -47,6 +55,16 @@ export interface PhaseResult {
   postgresCpuMs: number | null;
   /** Highest RSS sampled during the phase. */
   peakRssMb: number;
+  /**
+   * What the phase's run did to each versioned table (warehouse-figures.ts tableWrites), for
+   * the tables where any count is not 0: rows it wrote, versions it closed, rows it rewrote
+   * without a change. Read after the phase: neither its wall time nor its CPU counts it.
+   */
+  tableWrites: Record<string, TableWrites>;
+  /** How long reading tableWrites took. */
+  tableWritesMs: number;
+  /** The CPU of the Postgres processes meanwhile (as postgresCpuMs), so the machine figure counts it as the run's. */
+  tableWritesPostgresCpuMs: number | null;
 }
 
 export interface SyncJobResult {
@@ -94,12 +112,18 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
       const pgBefore = await postgresCpu(warehouse);
       const cpu0 = process.cpuUsage();
       const budget = new InProcessBudget(job.budgetPolicy ? { policy: job.budgetPolicy } : {});
+      // Every version this phase closes ends at or after this instant (tesync's clock, as its rows').
+      const since = new Date();
       const out = await performSync(config, logger, warehouse, { sources: ['app', 'gateway'], trigger: `bench-${phase}`, budget });
       const cpu = process.cpuUsage(cpu0);
       clearInterval(sampler);
       peak = Math.max(peak, process.memoryUsage.rss());
       const pgAfter = await postgresCpu(warehouse);
       const rows = await requestRows(warehouse, out.runId);
+      const t0 = performance.now();
+      const writes = await tableWrites(warehouse, out.runId, since);
+      const tableWritesMs = performance.now() - t0;
+      const pgRead = await postgresCpu(warehouse);
       phases.push({
         phase,
         status: out.status,
@@ -113,6 +137,9 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
         cpuMs: (cpu.user + cpu.system) / 1000,
         postgresCpuMs: pgBefore && pgAfter ? cpuDelta(pgBefore, pgAfter) : null,
         peakRssMb: peak / 2 ** 20,
+        tableWrites: writes,
+        tableWritesMs,
+        tableWritesPostgresCpuMs: pgAfter && pgRead ? cpuDelta(pgAfter, pgRead) : null,
       });
     }
     const rows = await tableRows(warehouse);

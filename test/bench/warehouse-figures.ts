@@ -1,12 +1,15 @@
 // What the bench reads back from a warehouse after a run: the run's request log (for the
-// 429 figures and the split by bucket), the rows of the big tables, and the CPU time of the
-// Postgres processes serving it. Shared by the sync process (sync-process.ts) and the
+// 429 figures and the split by bucket), the rows of the big tables, what a run wrote to each
+// versioned table, and the CPU time of the Postgres processes serving it. Shared by the sync process (sync-process.ts) and the
 // orchestrator, which reads the distributed leg's run from outside the workers (worker-leg.ts).
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { VERSIONED } from '../../schema/warehouse/history.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
+import { rulesOf } from '../../src/warehouse/table-rules.ts';
 import { CLOCK_TICK_MS } from './machine.ts';
-import { emptyBuckets, type PerBucket, type RequestRow } from './figures.ts';
+import { emptyBuckets, type PerBucket, type RequestRow, type TableWrites } from './figures.ts';
 import type { BucketName } from './scenario.ts';
 
 export function byBucket(rows: readonly RequestRow[]): PerBucket {
@@ -44,6 +47,54 @@ export async function tableRows(w: Warehouse): Promise<Record<string, number>> {
   for (const t of BIG_TABLES) {
     const [r] = await w.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${t}`));
     out[t] = Number(r?.n ?? 0);
+  }
+  return out;
+}
+
+const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+
+/** A versioned table's names for the queries below: `T`, `T_history`, its key and compared columns. */
+function versionedShape(table: PgTable): { name: string; qualified: string; history: string; key: string[]; compared: string[] } {
+  const { schema, name } = getTableConfig(table);
+  const s = schema ?? 'public';
+  const rules = rulesOf(table);
+  // By name: `T_history` has `T`'s column names (schema/warehouse/history.ts).
+  return { name: `${s}.${name}`, qualified: `${quote(s)}.${quote(name)}`, history: `${quote(s)}.${quote(`${name}_history`)}`, key: rules.key.map((c) => c.name), compared: rules.compared.map((c) => c.name) };
+}
+
+/**
+ * What run `runId`, started at `since`, wrote to every versioned table (schema/warehouse/history.ts),
+ * for the tables where any count is not 0.
+ *
+ * Cost: `T` has no index on run_id, so `written` is a sequential scan of `T`, one count per
+ * table (as tableRows does for the big tables); `T_history`'s index leads with the key, not
+ * known_to, so `versions` scans `T_history`, which holds only what later runs changed. The
+ * unchanged check starts from the versions closed since `since` and reaches `T` by its primary
+ * key, so it touches only the run's rows. The caller measures the time (outside the phase).
+ */
+export async function tableWrites(w: Warehouse, runId: string, since: Date): Promise<Record<string, TableWrites>> {
+  const out: Record<string, TableWrites> = {};
+  const at = since.toISOString();
+  for (const table of VERSIONED) {
+    const t = versionedShape(table);
+    const [written] = await w.query<{ n: string }>(sql`select count(*)::text as n from ${sql.raw(t.qualified)} where run_id = ${runId}::uuid`);
+    const [versions] = await w.query<{ n: string }>(sql`select count(*)::text as n from ${sql.raw(t.history)} where known_to >= ${at}::timestamptz`);
+    const counts: TableWrites = { written: Number(written?.n ?? 0), versions: Number(versions?.n ?? 0), rewrittenUnchanged: 0, onlyAsOf: 0 };
+    if (counts.written > 0 && counts.versions > 0) {
+      const on = t.key.map((k) => `t.${quote(k)} = h.${quote(k)}`).join(' and ');
+      const same = (columns: readonly string[]) =>
+        columns.length === 0 ? 'true' : `row(${columns.map((c) => `t.${quote(c)}::text`).join(', ')}) is not distinct from row(${columns.map((c) => `h.${quote(c)}::text`).join(', ')})`;
+      const asOf = t.compared.includes('as_of');
+      const onlyAsOf = asOf ? `${same(t.compared.filter((c) => c !== 'as_of'))} and t."as_of" is distinct from h."as_of"` : 'false';
+      const [r] = await w.query<{ unchanged: string; only_as_of: string }>(
+        sql`select count(*) filter (where ${sql.raw(same(t.compared))})::text as unchanged, count(*) filter (where ${sql.raw(onlyAsOf)})::text as only_as_of
+            from ${sql.raw(t.history)} h join ${sql.raw(t.qualified)} t on ${sql.raw(on)}
+            where h.known_to >= ${at}::timestamptz and t.run_id = ${runId}::uuid and t.fetched_at = h.known_to`,
+      );
+      counts.rewrittenUnchanged = Number(r?.unchanged ?? 0);
+      counts.onlyAsOf = Number(r?.only_as_of ?? 0);
+    }
+    if (counts.written || counts.versions || counts.rewrittenUnchanged) out[t.name] = counts;
   }
   return out;
 }

@@ -13,7 +13,7 @@ import { rateLimitReport, type RequestRow } from './figures.ts';
 import { CLOCK_TICK_MS, machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
 import { bucketList, syncEnv, type Scenario } from './scenario.ts';
 import type { PhaseResult } from './sync-process.ts';
-import { byBucket, byStatus, cpuDelta, postgresCpu, processTicks, requestRows, tableRows } from './warehouse-figures.ts';
+import { byBucket, byStatus, cpuDelta, postgresCpu, processTicks, requestRows, tableRows, tableWrites } from './warehouse-figures.ts';
 
 export interface WorkerLegOptions {
   scenario: Scenario;
@@ -135,6 +135,10 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
     const cpuMs = workerCpu.reduce((a, b) => a + b, 0);
     const postgresCpuMs = pg0 && pg1 ? cpuDelta(pg0, pg1) : null;
     const simCpuMs = sim1.cpuMs - sim0.cpuMs;
+    const tw0 = performance.now();
+    // The run's start (sync.runs.started_at): every version it closed ends after it.
+    const writes = await tableWrites(warehouse, runId, new Date(Number(run.started_ms)));
+    const tableWritesMs = performance.now() - tw0;
     const phase: PhaseResult = {
       phase: 'full',
       status: run.status,
@@ -148,6 +152,10 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
       cpuMs,
       postgresCpuMs,
       peakRssMb: Math.max(0, ...peaks),
+      tableWrites: writes,
+      tableWritesMs,
+      // Read after the machine's second reading: not in its figure.
+      tableWritesPostgresCpuMs: null,
     };
     return {
       phase,
