@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { BIN, childEnv, runCli, type CliResult } from '../../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../../helpers/embedded.ts';
+import { assertSameAsServed, docExamples, parsePsql, PSQL_ARGS, PSQL_ENV, psqlNotInstalled, Served } from '../../docs/doc-examples.ts';
 
 const run = promisify(execFile);
 const TOKENS = '6';
@@ -160,16 +161,27 @@ describe('real clients through tesync sql', () => {
     await folder?.cleanup();
   });
 
-  it('psql: \\l, \\dt app.*, and every example query of docs/warehouse.md', async () => {
-    const psql = (args: string[]) => run('psql', [server.url, '-X', '-v', 'ON_ERROR_STOP=1', ...args]);
+  it("psql: \\l, \\dt app.*, and every example query of docs/warehouse.md, returning what the demo's upstream served", async () => {
+    const psql = (args: string[]) => run('psql', [server.url, '-X', '-v', 'ON_ERROR_STOP=1', ...args]).catch(psqlNotInstalled);
     expect((await psql(['-c', '\\l'])).stdout).toMatch(/tesync\s+\|/);
     expect((await psql(['-c', '\\dt app.*'])).stdout).toMatch(/app\s+\| metric_history\s+\| table/);
-    const doc = readFileSync(new URL('../../../docs/warehouse.md', import.meta.url), 'utf8');
-    const examples = [...doc.matchAll(/```sql\n-- example: ([\w-]+)\n([\s\S]*?)```/g)];
-    expect(examples.length).toBeGreaterThanOrEqual(4);
-    for (const [, name, text] of examples) {
-      const { stdout } = await psql(['-A', '-t', '-c', text!]);
-      expect(stdout.trim().length, name).toBeGreaterThan(0);
+    // The demo's simulator again (`demo --tokens 4`: 365 days, the default seed): the same data.
+    const sim = await startSimulator({ tokens: 4, historyDays: 365 });
+    try {
+      const answer = async (text: string) =>
+        parsePsql((await run('psql', [server.url, ...PSQL_ARGS, '-c', text], { env: { ...process.env, ...PSQL_ENV }, maxBuffer: 64 << 20 }).catch(psqlNotInstalled)).stdout);
+      const [run0] = (await answer('select started_at, finished_at from sync.runs order by started_at desc limit 1')).rows;
+      const served = new Served().add({ data: sim.data, sources: ['app', 'gateway'] }, { started: run0![0]!, finished: run0![1]! });
+      const examples = docExamples();
+      expect(examples.length).toBeGreaterThanOrEqual(6);
+      for (const e of examples) {
+        const got = await answer(e.text).catch((err: Error) => {
+          throw new Error(`example ${e.name} fails in psql: ${err.message}`);
+        });
+        assertSameAsServed(e.name, 'psql, after `tesync demo --tokens 4`', got, served);
+      }
+    } finally {
+      await sim.close();
     }
   });
 
