@@ -29,16 +29,20 @@ export const DELISTED_COLUMN = 'delisted_at';
 export const delisted = () => tstz(DELISTED_COLUMN);
 
 /**
- * Columns that say when, by which run and from which body a row was written, not what it holds. They are not
- * compared when a row is written again: a write that changes nothing else leaves the row as it
- * is (no new fetch time, no new run, no dead tuple), so an unchanged resync rewrites no row.
+ * Columns that say when, by which run and from which body a row was written, not what it holds.
+ * They are not compared when a row is written again: a write that changes nothing else leaves
+ * the row as it is (no new fetch time, no new run, no dead tuple), so an unchanged resync
+ * rewrites no row. `as_of` is among them: upstream moves its `meta.asOf` whenever any of a
+ * response's data moves (a new day of history), and a point, a catalog entry or a screener
+ * row received again with the same values under a later `asOf` is the same version, not a new
+ * one; the newest `asOf` a resource confirmed is in sync.resource_state.
  */
-export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', 'last_seen_at', 'raw_response_id'];
+export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', 'last_seen_at', 'raw_response_id', 'as_of'];
 
 /** Columns every normalized row carries (contract: the warehouse). */
 export const rowMeta = () => ({
   fetchedAt: tstz('fetched_at').notNull(),
-  /** The data's own timestamp, where upstream gives one. */
+  /** The data's own timestamp, where upstream gives one: the one that came with the row's current values, first. */
   asOf: tstz('as_of'),
   freshness: text('freshness'),
   status: text('status').notNull().default('ok'),

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
 
-const VOLATILE = new Set(['fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'raw_response_id']);
+const VOLATILE = new Set(['fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'raw_response_id', 'as_of']);
 
 export async function warehouseDigest(w: Warehouse, schemas: readonly string[] = ['app', 'gateway']): Promise<Record<string, { rows: number; digest: string }>> {
   const cols = await w.query<{ t: string; c: string }>(
