@@ -9,6 +9,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../../schema/warehouse/index.ts';
 import { WarehouseError } from '../errors.ts';
+import { applyComments } from './comments.ts';
 import { acquireEmbeddedServer } from './embedded-server.ts';
 
 export type WarehouseSchema = typeof schema;
@@ -29,7 +30,10 @@ export interface Warehouse {
   readonly db: Db;
   /** Runs raw SQL and returns plain row objects. */
   query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
-  /** Applies the drizzle migrations; idempotent, and safe when several processes start at once. */
+  /**
+   * Applies the drizzle migrations, then the tables' descriptions (`COMMENT ON`, comments.ts);
+   * idempotent, and safe when several processes start at once.
+   */
   migrate(): Promise<void>;
   /** Closes the pool (and leaves the embedded server: the last process to leave stops it). */
   close(): Promise<void>;
@@ -106,6 +110,8 @@ async function openPostgres(url: string, max: number, location: string): Promise
       try {
         await lock`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
         await migratePostgres(drizzlePostgres({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+        // Descriptions are metadata: kept in step at every migrate, no migration per wording.
+        await applyComments(lock);
       } finally {
         await lock`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`.catch(() => {});
         lock.release();

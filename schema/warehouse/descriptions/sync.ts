@@ -1,0 +1,156 @@
+// The `sync` schema: tesync's bookkeeping (schema/warehouse/sync.ts).
+import type { SchemaDescription } from './index.ts';
+
+export const sync: SchemaDescription = {
+  name: 'sync',
+  title: 'bookkeeping',
+  description:
+    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, and the functions that keep the versions of `app` and `gateway`.',
+  tables: {
+    runs: {
+      summary: 'one row per sync walk',
+      columns: {
+        id: 'the run; every row it writes carries it as `run_id`',
+        started_at: 'when the run started',
+        finished_at: 'when it finished; null while it runs',
+        status: '`running`, `succeeded` (everything fetched), `partial` (some resources failed; they are retried next run), `failed` (nothing could be done)',
+        trigger: 'what started it: `cli` (`tesync sync`), `schedule` (a worker\'s schedule), `manual` (a walk enqueued by hand), `demo`, `test`',
+        sources: '`app`, `gateway`: the sources it synced',
+        options: '`--token`, `--only`, `--full` as given',
+        stats: 'resources done/failed per group, rows written, requests by HTTP status, 429s waited out, first failures',
+        error: 'why a run failed as a whole',
+      },
+    },
+    requests: {
+      summary: 'every upstream attempt',
+      columns: {
+        id: 'the attempt, numbered in the order recorded',
+        run_id: 'the run that made it (`sync.runs.id`)',
+        source: '`app` or `gateway`',
+        bucket: 'the rate budget it counts against: `app-public`, `app-key`, `gateway`',
+        method: 'the HTTP method (`GET`)',
+        path: 'path and query, never the host or a key',
+        http_status: 'the response\'s HTTP status; null when no response arrived (network error, timeout)',
+        attempt: '1, 2, ...: the try of the same request',
+        started_at: 'when the attempt started',
+        duration_ms: 'how long it took, milliseconds',
+        bytes: 'size of the response body, bytes',
+        rate_limit_remaining: 'the response\'s remaining rate budget (`X-RateLimit-Remaining`)',
+        rate_limit_limit: 'the response\'s rate budget (`X-RateLimit-Limit`)',
+        retry_after_ms: 'after a 429, the wait before the next attempt, milliseconds: upstream\'s `Retry-After` (or its rate-limit reset), else tesync\'s backoff',
+        problem_code: 'the RFC 9457 problem `code` of an error response',
+        request_id: 'upstream\'s request id (`X-Request-Id`, or the problem\'s `requestId`)',
+        error: 'what went wrong, when something did: timeout, reset, too large, invalid JSON, ...',
+      },
+    },
+    raw_responses: {
+      summary: 'the archive of bodies',
+      description:
+        'Identical bodies of one path are stored once: `sha256` leaves out `meta.servedAt`, which changes on every call, so unchanged data hashes the same.',
+      columns: {
+        id: 'the body; rows of `app` and `gateway` name it in `raw_response_id`',
+        run_id: 'the run that first received it',
+        source: '`app` or `gateway`',
+        path: 'path and query of the request, never the host or a key',
+        fetched_at: 'when this body was first received',
+        last_seen_at: 'when the same body was last received again',
+        http_status: 'the response\'s HTTP status',
+        content_type: 'the response\'s `Content-Type`',
+        sha256: 'hash of the body without `meta.servedAt`: unchanged data hashes the same',
+        body: 'the body as jsonb, numbers exact',
+        body_text: 'the body as received, when it was not JSON (or not valid JSON)',
+        status: '`ok`, or `invalid` when the body failed validation: it is kept here as received',
+      },
+    },
+    resource_state: {
+      summary: 'where each resource stands',
+      description:
+        'A resource is what one job fetches: `metrics`, `tokens`, `screener`, `token/<slug>/snapshot`, `token/<slug>/history`, `token/<slug>/charts`, `token/<slug>/chart/<key>`, `token/<slug>/bundle`, ...',
+      columns: {
+        source: '`app` or `gateway`',
+        resource: 'the resource, e.g. `tokens`, `screener`, `token/<slug>/history`, `token/<slug>/chart/<key>`',
+        kind: 'the resource group, for status reports: `catalog`, `tokens`, `screener`, `snapshot`, `history`, `charts`, `bundle`, ...',
+        last_attempt_at: 'when tesync last tried it',
+        last_success_at: 'the last fetch written',
+        verified_at: 'the last time it was confirmed current, by a fetch or by an unchanged marker',
+        status:
+          '`ok`, `unchanged`, `partial`, `failed`, `invalid`, `rate_limited`, `skipped`, `unauthorized`, `no_credits`, `missing_scope`, `not_materialized`, `not_found` (upstream answered 404 `token_not_found` / `chart_not_found`; not asked again until its token list or chart catalog says it exists again)',
+        last_error: 'the last failure\'s message, for people (`<error class>: <message>`); count and group failures by `error_type`, `error_code`, `http_status`, never by this text',
+        error_type: 'the last failure\'s error class: `ProblemError`, `UpstreamServerError`, `UpstreamTimeoutError`, `NotUnderstoodError`, ...; null after a success',
+        error_code: 'the last failure\'s upstream problem code: `missing_scope`, `token-not-found`, `service-unavailable`, ...; null after a success',
+        http_status: 'the last failure\'s upstream HTTP status, when an error response arrived; null after a success',
+        bucket: 'the rate budget the job\'s requests go to (`app-public`, `app-key`, `gateway`), kept with a failure; null after a success',
+        last_run_id: 'the run that last fetched it',
+        freshness: 'change marker: the freshness the last successful fetch saw',
+        as_of: 'change marker: the `asOf` the last successful fetch saw',
+        hash: 'change marker: the hash of the body the last successful fetch saw',
+        etag: 'change marker: the `ETag` the last successful fetch saw',
+        row_count: 'rows the last fetch wrote, across the tables it writes',
+        consecutive_failures: 'failures in a row since the last success',
+        details:
+          'per resource: e.g. the last history day seen, the history\'s `form`, counts of unreadable cells, and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
+        active: 'whether tesync tracks the resource (always true in this release)',
+      },
+      notes:
+        'A failure is also kept as data, cleared by the next success: `error_type`, `error_code`, `http_status` and `bucket`; an upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` are in `details->\'problem\'`, for both sources.',
+    },
+    contract_changes: {
+      summary: 'upstream contract drift',
+      description:
+        'One row per change upstream made to what it sends; `change` tells the two kinds apart. `change = \'openapi\'`: the gateway\'s `/openapi-product.json` differs from the previous copy. `change = \'fields\'`: field names appeared on, or disappeared from, a kind of resource (see `sync.resource_fields`).',
+      columns: {
+        id: 'the change, numbered in the order detected',
+        run_id: 'the run that noticed it',
+        source: '`app` or `gateway`',
+        change: '`openapi` or `fields`',
+        path: 'for `openapi`, the document\'s path; for added fields, the response that showed them first (its body is in `sync.raw_responses` under the same `source`, `path`, `sha256`); null for removed fields',
+        detected_at: 'when tesync noticed the change',
+        previous_sha256: 'for `openapi`, the previous copy\'s hash',
+        sha256: 'for `openapi`, the document\'s hash; for added fields, the hash of the response that showed them first; null for removed fields',
+        added_paths: 'for `openapi`, the API paths added',
+        removed_paths: 'for `openapi`, the API paths removed',
+        kind: 'for `fields`, the kind of resource: a route name, e.g. `app.history`, `gateway.screener`',
+        added_fields: 'for `fields`, the field names that appeared',
+        removed_fields: 'for `fields`, the field names that disappeared',
+        details:
+          'for `openapi`: paths whose operations changed, other changed sections, both versions; for removed fields: `absentFromRuns` (the two runs they were missing from) and `responses` (responses of the kind per run, the measure of how much each run fetched)',
+      },
+      notes:
+        'Every such row is also logged once, at warn level, with "drift" in the message. Unknown fields are never an error: they stay in the rows\' `payload`.',
+    },
+    resource_fields: {
+      summary: 'the field names each kind of resource carries',
+      description:
+        'A field is a dotted path of an object member of the response\'s `data` (of each item when `data` is a list), two levels deep: `token.slug`, `row.multiples`; members of array elements are merged under `[]`: `streams[].key`. Objects whose keys are data are listed but not entered: `rows`, `data` (table rows, chart points) and `sections`, objects with a key that is not an identifier of at most 64 characters (`30d`, a date, a slug with `-`), with more than 48 keys, or whose members are all tables (history keyed by stream).',
+      columns: {
+        source: '`app` or `gateway`',
+        kind: 'the route name: `app.tokens`, `app.history`, `gateway.token`, ...',
+        field: 'the dotted path: `row.multiples`, `streams[].key`',
+        first_seen_at: 'when a response first carried it',
+        first_run_id: 'the run that first saw it',
+        last_seen_at: 'when a response last carried it',
+        last_seen_run_id: 'the run that last saw it',
+        removed_at: 'set when the field was missing from every response of the kind in two runs in a row; cleared when it comes back',
+      },
+      notes:
+        'Rules: the first run that receives a kind is its baseline (its fields are not drift). A field first seen in a later run is recorded added. A field is recorded removed when the kind is next received after two consecutive runs that received the kind without it in any response, provided one of those two fetched at least as many distinct responses of the kind (`sync.requests`) as the run that last saw the field, so a `--token` run or a run that skipped unchanged resources does not count as an absence. A field recorded removed that comes back is recorded added again.',
+    },
+    resource_kinds: {
+      summary: 'kinds of resource received',
+      columns: {
+        source: '`app` or `gateway`',
+        kind: 'the route name, e.g. `app.history`, `gateway.screener`',
+        first_seen_at: 'when a response of the kind was first received',
+        baseline_run_id: 'the run whose fields are the baseline: fields first seen in it are not drift',
+        last_seen_at: 'when the newest of `recent_run_ids` first received the kind',
+        recent_run_ids: 'the last three runs that received the kind, newest first: removals are judged on the two before the newest',
+      },
+    },
+  },
+  functions: {
+    'keep_version()':
+      'The trigger function that keeps the versions: after an UPDATE or DELETE on a versioned table `T` of `app` or `gateway`, it copies the old row into `T_history`, held from its `fetched_at` until the new row\'s `fetched_at` (for a removed row, until the writing transaction\'s `tesync.known_at` setting). A version that held for no time is not kept. Not for calling.',
+    'create_as_of(schema_name text, table_name text)':
+      'Creates or replaces the function `table_name_as_of(at timestamptz)` of a versioned table, from its columns in their stored order; run by the migrations.',
+  },
+};

@@ -1,0 +1,429 @@
+// The warehouse describes itself: `COMMENT ON` every schema, table, column, view and function,
+// from the descriptions (schema/warehouse/descriptions/) and the declarations
+// (schema/warehouse/*.ts), which psql's `\d+` and BI tools read. The same catalog gives the
+// per-table reference of docs/warehouse.md (reference-doc.ts).
+//
+// Comments are metadata, not schema: `migrate()` applies them after the drizzle migrations,
+// each time, so a change of wording needs no migration. One query compares them all with
+// what the database holds; only those that differ are written (a second round trip), so a
+// warehouse already in step costs one query and writes nothing.
+import { Column, getTableColumns, is, SQL } from 'drizzle-orm';
+import { getMaterializedViewConfig, getTableConfig, getViewConfig, isPgMaterializedView, isPgView, PgTable, type PgColumn } from 'drizzle-orm/pg-core';
+import type { Sql } from 'postgres';
+import * as declarations from '../../schema/warehouse/index.ts';
+import { DAILY_ARCHIVES, VERSIONED } from '../../schema/warehouse/history.ts';
+import {
+  ARCHIVE_COLUMNS,
+  asOfFunction,
+  asOfView,
+  dailyArchive,
+  EVERY_ROW,
+  HISTORY_COLUMNS,
+  historyTable,
+  SCHEMAS,
+  SHARED_COLUMNS,
+  type RelationDescription,
+  type SchemaDescription,
+  type ViewDescription,
+} from '../../schema/warehouse/descriptions/index.ts';
+import { rulesOf } from './table-rules.ts';
+
+export interface CatalogColumn {
+  name: string;
+  /** The SQL type, where declared (a view created by raw SQL has none here). */
+  type?: string;
+  /** Markdown; undefined when nothing describes it (a test names it). */
+  text?: string;
+  /** Where its text comes from: its table's own line, a shared line, or the rule of a derived table. */
+  from: 'own' | 'every-row' | 'shared' | 'rule' | 'base';
+}
+
+export interface CatalogRelation {
+  kind: 'table' | 'view' | 'materialized view';
+  schema: string;
+  name: string;
+  /** The description, when there is one (derived tables: their rule's text in `comment`). */
+  description?: RelationDescription;
+  /** The columns telling a row apart (primary key, or a view's `key`). */
+  key: string[];
+  columns: CatalogColumn[];
+  /** The relation's comment, Markdown; undefined when nothing describes it. */
+  comment?: string;
+  /** A table derived by rule from another: its earlier versions, or its daily archive. */
+  derived?: { rule: 'history' | 'archive'; base: string; universe?: string };
+  /** It has `name_as_of(at)` (and, a table, `name_history`). */
+  versioned: boolean;
+}
+
+export interface CatalogFunction {
+  schema: string;
+  name: string;
+  /** The arguments as written, names included: `at timestamptz`. */
+  args: string;
+  /** The argument types alone, for `to_regprocedure`: `timestamptz`. */
+  argTypes: string;
+  comment: string;
+  /** `T_as_of`, derived from its table `base`. */
+  base?: string;
+}
+
+export interface CatalogSchema {
+  description: SchemaDescription;
+  relations: CatalogRelation[];
+  functions: CatalogFunction[];
+}
+
+export interface WarehouseCatalog {
+  schemas: CatalogSchema[];
+  /** What is declared but not described, or described but not declared: each names its object. */
+  problems: string[];
+}
+
+const qualified = (schema: string, name: string) => `${schema}.${name}`;
+
+/** `timestamp with time zone` as people write it. */
+function shortType(type: string): string {
+  return type.replace(/^timestamp with time zone/, 'timestamptz').replace(/^timestamp without time zone/, 'timestamp');
+}
+
+/** Declared tables and views of schema/warehouse, by `schema.name`. */
+function declared(): Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }> {
+  const out = new Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }>();
+  for (const value of Object.values(declarations) as unknown[]) {
+    if (is(value, PgTable)) {
+      const { schema, name } = getTableConfig(value);
+      const columns = Object.values(getTableColumns(value) as Record<string, PgColumn>).map((c) => ({ name: c.name, type: shortType(c.getSQLType()) }));
+      out.set(qualified(schema ?? 'public', name), { kind: 'table', columns, table: value });
+    } else if (isPgView(value) || isPgMaterializedView(value)) {
+      const config = isPgView(value) ? getViewConfig(value) : getMaterializedViewConfig(value);
+      const columns = Object.entries(config.selectedFields as Record<string, unknown>).map(([prop, f]) =>
+        is(f, Column) ? { name: f.name, type: shortType(f.getSQLType()) } : { name: is(f, SQL.Aliased) ? f.fieldAlias : prop },
+      );
+      out.set(qualified(config.schema ?? 'public', config.name), { kind: isPgView(value) ? 'view' : 'materialized view', columns });
+    }
+  }
+  return out;
+}
+
+/** The arguments' types of `at timestamptz, n int`: every argument is written `name type`. */
+function argTypes(args: string): string {
+  return args
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean)
+    .map((a) => a.replace(/^("[^"]+"|\S+)\s+/, ''))
+    .join(', ');
+}
+
+const sentence = (summary: string) => `${summary.charAt(0).toUpperCase()}${summary.slice(1)}.`;
+
+/** A described relation's comment: what a row is, then what the reference says before and after its columns. */
+function relationComment(d: RelationDescription): string {
+  return [sentence(d.summary), d.description, d.notes].filter(Boolean).join(' ');
+}
+
+/**
+ * Every schema, relation, column and function the descriptions and declarations say exists,
+ * with its text. Pure: no database.
+ */
+export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEMAS): WarehouseCatalog {
+  const tables = declared();
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const versioned = new Map(VERSIONED.map((t) => [qualified(getTableConfig(t).schema ?? 'public', getTableConfig(t).name), t]));
+  const archives = new Map(
+    DAILY_ARCHIVES.map((a) => {
+      const name = (t: PgTable) => qualified(getTableConfig(t).schema ?? 'public', getTableConfig(t).name);
+      return [name(a.archive), { source: name(a.source), universe: name(a.universe) }];
+    }),
+  );
+  const keyOf = (table: PgTable | undefined) => {
+    if (!table) return [];
+    try {
+      return rulesOf(table).key.map((c) => c.name);
+    } catch {
+      return [];
+    }
+  };
+
+  const schemas = described.map((s): CatalogSchema => {
+    const relations: CatalogRelation[] = [];
+    const functions: CatalogFunction[] = [];
+    const ownText = (d: RelationDescription, column: string): Pick<CatalogColumn, 'text' | 'from'> => {
+      const own = d.columns[column];
+      if (own !== undefined) return { text: own, from: 'own' };
+      if (s.sharedColumns && EVERY_ROW[column] !== undefined) return { text: EVERY_ROW[column], from: 'every-row' };
+      if (s.sharedColumns && SHARED_COLUMNS[column] !== undefined) return { text: SHARED_COLUMNS[column], from: 'shared' };
+      return { from: 'own' };
+    };
+
+    const describe = (name: string, d: RelationDescription | ViewDescription, kind: CatalogRelation['kind']) => {
+      const id = qualified(s.name, name);
+      seen.add(id);
+      const decl = tables.get(id);
+      if (!decl && kind === 'table') problems.push(`${id}: described, but no such table is declared in schema/warehouse`);
+      if (decl && decl.kind !== kind) problems.push(`${id}: described as a ${kind}, declared as a ${decl.kind}`);
+      const columnNames = decl ? decl.columns : Object.keys(d.columns).map((n) => ({ name: n }));
+      for (const c of Object.keys(d.columns)) {
+        if (decl && !decl.columns.some((x) => x.name === c)) problems.push(`${id}.${c}: described, but ${id} declares no such column`);
+      }
+      const columns = columnNames.map((c): CatalogColumn => ({ ...c, ...ownText(d, c.name) }));
+      const view = d as ViewDescription;
+      const isVersioned = versioned.has(id) || (kind !== 'table' && view.hasAsOf === true);
+      const relation: CatalogRelation = {
+        kind,
+        schema: s.name,
+        name,
+        description: d,
+        key: view.key ? [...view.key] : keyOf(decl?.table),
+        columns,
+        comment: relationComment(d),
+        versioned: isVersioned,
+      };
+      relations.push(relation);
+      if (isVersioned && kind !== 'table') {
+        functions.push({ schema: s.name, name: `${name}_as_of`, args: 'at timestamptz', argTypes: 'timestamptz', comment: asOfView(id, d.asOf), base: id });
+      } else if (isVersioned) {
+        const history = tables.get(`${id}_history`);
+        seen.add(`${id}_history`);
+        relations.push({
+          kind: 'table',
+          schema: s.name,
+          name: `${name}_history`,
+          key: [],
+          columns: (history?.columns ?? []).map((c) => {
+            const fromBase = columns.find((b) => b.name === c.name);
+            if (fromBase) return { ...c, text: fromBase.text, from: 'base' };
+            return { ...c, text: HISTORY_COLUMNS[c.name], from: 'rule' };
+          }),
+          comment: historyTable(id, d.summary),
+          derived: { rule: 'history', base: id },
+          versioned: false,
+        });
+        functions.push({ schema: s.name, name: `${name}_as_of`, args: 'at timestamptz', argTypes: 'timestamptz', comment: asOfFunction(id, d.asOf), base: id });
+      }
+      for (const [archive, { source, universe }] of archives) {
+        if (source !== id) continue;
+        const [archiveSchema, archiveName] = archive.split('.') as [string, string];
+        seen.add(archive);
+        const decl = tables.get(archive);
+        relations.push({
+          kind: 'table',
+          schema: archiveSchema,
+          name: archiveName,
+          key: keyOf(decl?.table),
+          columns: (decl?.columns ?? []).map((c) => {
+            const fromBase = columns.find((b) => b.name === c.name);
+            if (fromBase) return { ...c, text: fromBase.text, from: 'base' };
+            return { ...c, text: ARCHIVE_COLUMNS[c.name], from: 'rule' };
+          }),
+          comment: dailyArchive(source, universe),
+          derived: { rule: 'archive', base: source, universe },
+          versioned: false,
+        });
+      }
+    };
+
+    for (const [name, d] of Object.entries(s.tables ?? {})) describe(name, d, 'table');
+    for (const [name, d] of Object.entries(s.views ?? {})) describe(name, d, d.materialized ? 'materialized view' : 'view');
+    for (const [signature, comment] of Object.entries(s.functions ?? {})) {
+      const m = /^([\w$]+)\((.*)\)$/s.exec(signature.trim());
+      if (!m) {
+        problems.push(`${s.name}.${signature}: a function is described as name(arg type, ...)`);
+        continue;
+      }
+      functions.push({ schema: s.name, name: m[1]!, args: m[2]!.trim(), argTypes: argTypes(m[2]!), comment });
+    }
+    // Declared in this schema but described nowhere: listed, without text, so that the tests name them.
+    for (const [id, decl] of tables) {
+      if (!id.startsWith(`${s.name}.`) || seen.has(id)) continue;
+      seen.add(id);
+      problems.push(`${id}: declared in schema/warehouse, but schema/warehouse/descriptions/${s.name}.ts does not describe it`);
+      relations.push({
+        kind: decl.kind,
+        schema: s.name,
+        name: id.slice(s.name.length + 1),
+        key: keyOf(decl.table),
+        columns: decl.columns.map((c) => ({ ...c, from: 'own' })),
+        versioned: false,
+      });
+    }
+    return { description: s, relations, functions };
+  });
+
+  for (const id of tables.keys()) {
+    if (!seen.has(id)) problems.push(`${id}: declared in schema/warehouse, in a schema no SchemaDescription covers (schema/warehouse/descriptions/index.ts SCHEMAS)`);
+  }
+  for (const s of schemas) {
+    if (!s.description.description.trim()) problems.push(`${s.description.name}: the schema has no description`);
+    for (const r of s.relations) {
+      for (const c of r.columns) {
+        if (!c.text?.trim()) problems.push(`${r.schema}.${r.name}.${c.name}: no description (add it to schema/warehouse/descriptions/${r.schema}.ts)`);
+      }
+    }
+  }
+  return { schemas, problems };
+}
+
+// SQL
+
+/** What one `COMMENT ON` is about, and what it says (plain text). */
+export interface CommentTarget {
+  kind: 'schema' | 'table' | 'view' | 'materialized view' | 'column' | 'function';
+  schema: string;
+  /** Table, view or function name. */
+  name?: string;
+  column?: string;
+  /** A function's argument types: `timestamptz`. */
+  argTypes?: string;
+  text: string;
+}
+
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** A SQL string literal (E'' when it holds a backslash), whatever standard_conforming_strings says. */
+export function literal(text: string): string {
+  const body = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
+}
+
+/** Markdown as a comment says it: code spans lose their backticks. */
+export function plainText(markdown: string): string {
+  return markdown.replace(/`([^`]*)`/g, '$1').trim();
+}
+
+/** Every comment the catalog holds (objects without a text are left out: a test names them). */
+export function commentTargets(catalog: WarehouseCatalog = warehouseCatalog()): CommentTarget[] {
+  const out: CommentTarget[] = [];
+  for (const s of catalog.schemas) {
+    const schema = s.description.name;
+    out.push({ kind: 'schema', schema, text: plainText(s.description.description) });
+    for (const r of s.relations) {
+      if (r.comment) out.push({ kind: r.kind, schema: r.schema, name: r.name, text: plainText(r.comment) });
+      for (const c of r.columns) {
+        if (c.text?.trim()) out.push({ kind: 'column', schema: r.schema, name: r.name, column: c.name, text: plainText(c.text) });
+      }
+    }
+    for (const f of s.functions) out.push({ kind: 'function', schema, name: f.name, argTypes: f.argTypes, text: plainText(f.comment) });
+  }
+  return out;
+}
+
+/** The object a target names, as `COMMENT ON` writes it. */
+function objectName(t: CommentTarget): string {
+  switch (t.kind) {
+    case 'schema':
+      return `SCHEMA ${ident(t.schema)}`;
+    case 'column':
+      return `COLUMN ${ident(t.schema)}.${ident(t.name!)}.${ident(t.column!)}`;
+    case 'function':
+      return `FUNCTION ${ident(t.schema)}.${ident(t.name!)}(${t.argTypes})`;
+    default:
+      return `${t.kind.toUpperCase()} ${ident(t.schema)}.${ident(t.name!)}`;
+  }
+}
+
+export const commentStatement = (t: CommentTarget): string => `COMMENT ON ${objectName(t)} IS ${literal(t.text)};`;
+
+/** Every `COMMENT ON` statement, in order: what `migrate()` keeps the database in step with. */
+export function commentStatements(): string[] {
+  return commentTargets().map(commentStatement);
+}
+
+// Each target with the comment the database holds for it now, in one query: the indexes of
+// those that differ, and whether their object exists.
+const COMPARE = `
+with d as (
+  select * from jsonb_to_recordset(cast($1::text as jsonb)) as d(i int, k text, s text, r text, c text, f text, x text)
+), o as (
+  select d.*,
+         case d.k when 'schema' then (select n.oid from pg_namespace n where n.nspname = d.s)
+                  when 'function' then to_regprocedure(d.f)::oid
+                  else to_regclass(format('%I.%I', d.s, d.r))::oid end as oid
+  from d
+), a as (
+  select o.*, att.attnum
+  from o left join pg_attribute att
+    on o.k = 'column' and att.attrelid = o.oid and att.attname = o.c and att.attnum > 0 and not att.attisdropped
+)
+select i, (oid is not null and (k <> 'column' or attnum is not null)) as present
+from a
+where x is distinct from case k when 'schema' then obj_description(oid, 'pg_namespace')
+                                when 'function' then obj_description(oid, 'pg_proc')
+                                when 'column' then col_description(oid, attnum)
+                                else obj_description(oid, 'pg_class') end`;
+
+/** The targets as the compare query's parameter. */
+function compareParameter(targets: readonly CommentTarget[]): string {
+  return JSON.stringify(
+    targets.map((t, i) => ({
+      i,
+      k: t.kind,
+      s: t.schema,
+      r: t.name ?? null,
+      c: t.column ?? null,
+      f: t.kind === 'function' ? `${ident(t.schema)}.${ident(t.name!)}(${t.argTypes})` : null,
+      x: t.text,
+    })),
+  );
+}
+
+// The descriptions do not change while a process runs: built once, at its first migrate.
+let current: { list: readonly CommentTarget[]; json: string } | undefined;
+function currentTargets() {
+  if (!current) {
+    const list = commentTargets();
+    current = { list, json: compareParameter(list) };
+  }
+  return current;
+}
+
+export interface CommentsApplied {
+  /** Comments written (they differed from the database's). */
+  written: number;
+  /** Comments already as described. */
+  unchanged: number;
+  /** Described objects the database does not have (a test keeps this empty). */
+  missing: string[];
+  /** Set when writing was refused for want of privilege (the objects belong to another role): left as they were. */
+  refused?: string;
+  ms: number;
+}
+
+export function targetLabel(t: CommentTarget): string {
+  if (t.kind === 'schema') return `schema ${t.schema}`;
+  if (t.kind === 'column') return `column ${t.schema}.${t.name}.${t.column}`;
+  if (t.kind === 'function') return `function ${t.schema}.${t.name}(${t.argTypes})`;
+  return `${t.kind} ${t.schema}.${t.name}`;
+}
+
+/**
+ * Brings the database's comments in step with the descriptions: one query when they already
+ * are, two when some differ (those are written together, in one implicit transaction).
+ */
+export async function applyComments(sql: Sql, targets?: readonly CommentTarget[]): Promise<CommentsApplied> {
+  const started = performance.now();
+  const { list, json } = targets ? { list: targets, json: compareParameter(targets) } : currentTargets();
+  const stale = await sql.unsafe<{ i: number; present: boolean }[]>(COMPARE, [json]);
+  const missing = stale.filter((r) => !r.present).map((r) => targetLabel(list[r.i]!));
+  const statements = stale.filter((r) => r.present).map((r) => commentStatement(list[r.i]!));
+  let refused: string | undefined;
+  if (statements.length > 0) {
+    try {
+      // No parameters: the simple protocol, every statement in one round trip.
+      await sql.unsafe(statements.join('\n'));
+    } catch (err) {
+      // A role that may write rows but does not own the tables cannot comment on them; the
+      // descriptions are not worth refusing a sync for. The owner's next migrate writes them.
+      if ((err as { code?: string }).code !== '42501') throw err;
+      refused = (err as Error).message;
+    }
+  }
+  return {
+    written: refused ? 0 : statements.length,
+    unchanged: list.length - stale.length,
+    missing,
+    ...(refused ? { refused } : {}),
+    ms: performance.now() - started,
+  };
+}
