@@ -322,7 +322,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           if (plan.retry && error instanceof RateLimitedResponse) {
             logger.info({ path, bucket: route.bucket, attempt: attemptNumber, waitMs: error.waitMs }, 'upstream rate limited (429); waiting for the budget');
           } else if (plan.retry) {
-            logger.warn({ path, attempt: attemptNumber, err: { name: error.name, message: error.message }, delayMs: plan.delayMs }, 'upstream request failed; retrying');
+            logger.warn({ path, attempt: attemptNumber, err: error, delayMs: plan.delayMs }, 'upstream request failed; retrying');
           }
           if (plan.retry && plan.delayMs > 0) await sleep(plan.delayMs, req.signal);
         },

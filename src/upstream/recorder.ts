@@ -166,7 +166,7 @@ export class WarehouseRecorder implements RequestRecorder {
         .where(and(eq(rawResponses.source, source), inArray(rawResponses.path, [...new Set(wanted.map((b) => pgText(b.path)))]), inArray(rawResponses.sha256, [...new Set(wanted.map((b) => b.sha256))])));
       for (const r of rows) if (want.has(bodyKey(r))) out.set(bodyKey(r), r.id);
     } catch (err) {
-      this.logger.warn({ err: { message: (err as Error).message } }, 'could not look up archived bodies; rows keep no link to them');
+      this.logger.warn({ err }, 'could not look up archived bodies; rows keep no link to them');
     }
     return out;
   }
@@ -208,7 +208,7 @@ export class WarehouseRecorder implements RequestRecorder {
       await fn();
       return true;
     } catch (err) {
-      if (what) this.logger.warn({ err: { message: (err as Error).message } }, `could not record ${what}; dropped`);
+      if (what) this.logger.warn({ err }, `could not record ${what}; dropped`);
       return false;
     }
   }
