@@ -77,16 +77,6 @@ export class Served {
   gatewaySyncsOf(slug: string): Synced[] {
     return this.syncs.filter((s) => s.sources.includes('gateway') && (!s.tokens || s.tokens.includes(slug)));
   }
-
-  /** Every token any gateway sync fetched resources of (listed then). */
-  gatewaySlugs(): string[] {
-    const out = new Set<string>();
-    for (const s of this.syncs) {
-      if (!s.sources.includes('gateway')) continue;
-      for (const t of s.data.gatewayTokens()) if (!s.tokens || s.tokens.includes(t.slug)) out.add(t.slug);
-    }
-    return [...out];
-  }
 }
 
 /** A gateway chart timeframe as served in a sync: the dataset's, with that sync's renames. */
@@ -172,6 +162,12 @@ const oneOf = (values: string[]): Matcher => ({ describe: `<one of ${values.join
 
 function listedSlugs(data: SimDataset): Set<string> {
   return new Set(data.appTokens().map((t) => t.slug));
+}
+
+/** The gateway's tokens listed now: its catalog as the last sync of the whole gateway served it. */
+function gatewayListed(s: Served): string[] {
+  const last = s.syncs.findLast((x) => x.sources.includes('gateway') && !x.tokens);
+  return last ? last.data.gatewayTokens().map((t) => t.slug) : [];
 }
 
 /** Listed tokens' screener rows, cheapest first by 30-day P/FCF (positive only). */
@@ -324,47 +320,43 @@ export const EXPECTED: Record<string, (s: Served) => Expected> = {
     };
   },
 
-  // In "gateway schema": every point the mirror keeps, of every token ever listed, renamed
-  // series' old keys included (points are never deleted).
+  // Every listed token's charts as chart-series reads aurora's: the latest fetch of each.
   'gateway-chart-longest': (s) => {
-    const points = new Map<string, ChartPoint>();
-    for (const slug of s.gatewaySlugs()) {
-      for (const sync of s.gatewaySyncsOf(slug)) {
-        for (const p of chartPointsOf(sync, slug)) points.set([p.slug, p.chartKey, p.timeframe, p.ts, p.series].join('\0'), p);
-      }
-    }
+    const points = gatewayListed(s).flatMap((slug) => {
+      const last = s.gatewaySyncsOf(slug).at(-1);
+      return last ? chartPointsOf(last, slug) : [];
+    });
     return {
       columns: ['token_slug', 'chart_key', 'timeframe', 'ts', 'series_key', 'value'],
-      rows: [...points.values()]
-        .sort((a, b) => byText(a.slug, b.slug) || chartOrder(a, b))
-        .map((p) => [p.slug, p.chartKey, p.timeframe, p.ts, p.series, p.value]),
+      rows: points.sort((a, b) => byText(a.slug, b.slug) || chartOrder(a, b)).map((p) => [p.slug, p.chartKey, p.timeframe, p.ts, p.series, p.value]),
     };
   },
 
-  // In "gateway schema": both screeners as last served, delisted tokens' last rows included.
+  // The tokens listed now in either API, each with the screener row the mirror keeps for it
+  // (the last one served: a listed token the latest screener left out keeps its earlier row).
   'app-vs-gateway-screener': (s) => {
     const app = new Map<string, ReturnType<SimDataset['appScreenerRows']>[number]>();
     for (const sync of s.syncs) if (sync.sources.includes('app')) for (const r of sync.data.appScreenerRows()) app.set(r.token.slug, r);
     const gw = new Map<string, ReturnType<SimDataset['gatewayScreenerRows']>[number]>();
     for (const sync of s.syncs) if (sync.sources.includes('gateway') && !sync.tokens) for (const r of sync.data.gatewayScreenerRows()) gw.set(r.slug, r);
-    const slugs = [...new Set([...app.keys(), ...gw.keys()])].sort(byText);
+    const appListed = listedSlugs(s.app);
+    const gwListed = new Set(gatewayListed(s));
+    const slugs = [...new Set([...appListed, ...gwListed])].sort(byText);
     return {
-      columns: ['token_slug', 'app_eff_mcap', 'gw_eff_mcap', 'app_rev', 'gw_rev', 'app_pfcf_30d', 'gw_pfcf_30d', 'eff_mcap_diff'],
+      columns: ['token_slug', 'app_effective_market_cap', 'gw_effective_market_cap', 'app_holder_fcf_annualized', 'gw_holder_fcf_annualized', 'app_pfcf_30d', 'gw_pfcf_30d'],
       rows: slugs.map((slug) => {
-        const a = app.get(slug);
-        const g = gw.get(slug);
-        const aEmc = a?.effectiveMarketCap.value ?? null;
-        const gEmc = g?.effMcap ?? null;
-        return [slug, aEmc, gEmc, a?.annualizedRevenue.value ?? null, g?.revAnnualized ?? null, a?.multiples['30d'].value ?? null, g?.windows['30d'].mult ?? null, aEmc !== null && gEmc !== null ? pgSubtract(gEmc, aEmc) : null];
+        const a = appListed.has(slug) ? app.get(slug) : undefined;
+        const g = gwListed.has(slug) ? gw.get(slug) : undefined;
+        return [slug, a?.effectiveMarketCap.value ?? null, g?.effMcap ?? null, a?.annualizedRevenue.value ?? null, g?.revAnnualized ?? null, a?.multiples['30d'].value ?? null, g?.windows['30d'].mult ?? null];
       }),
     };
   },
 
-  // In "gateway schema": the first token (by slug, then period) with a multAnnualized trend, every
+  // The first listed gateway token (by slug, then period) with a multAnnualized trend, every
   // point the mirror keeps of it (points that slid out of the period stay).
   'gateway-pfcf-trend': (s) => {
     const points = new Map<string, Map<string, string | null>>(); // `${slug}\0${period}` -> date -> value
-    for (const slug of s.gatewaySlugs()) {
+    for (const slug of gatewayListed(s)) {
       for (const sync of s.gatewaySyncsOf(slug)) {
         for (const period of ['365d'] as const) {
           const trend = sync.data.gatewayTrend(slug, period);
@@ -372,14 +364,15 @@ export const EXPECTED: Record<string, (s: Served) => Expected> = {
           if (!trend || !values) continue;
           const key = `${slug}\0${period}`;
           const days = points.get(key) ?? new Map<string, string | null>();
-          trend.times.forEach((t, i) => days.set(t.slice(0, 10), values[i] ?? null));
+          trend.times.forEach((t, i) => days.set(t.slice(0, 10), values[i] ?? null)); // the UTC day
           points.set(key, days);
         }
       }
     }
     const first = [...points.keys()].sort(byText)[0];
+    const slug = first?.split('\0')[0] ?? '';
     const days = first ? [...points.get(first)!].sort((a, b) => byText(a[0], b[0])) : [];
-    return { columns: ['day', 'pfcf'], rows: days };
+    return { columns: ['token_slug', 'day', 'pfcf'], rows: days.map(([day, value]) => [slug, day, value]) };
   },
 
   // In "Time and history": at every instant before the first sync nothing; now, the picks of the

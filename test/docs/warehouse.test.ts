@@ -66,7 +66,7 @@ describe('docs/warehouse.md', () => {
     expect(new Set(examples.map((e) => e.name)).size, 'example names are unique').toBe(examples.length);
     const unchecked = examples.map((e) => e.name).filter((name) => !EXPECTED[name]);
     expect(unchecked, 'examples without expected rows in test/docs/doc-examples.ts').toEqual([]);
-    for (const name of ['latest-screener', 'pfcf-history', 'chart-series']) expect(exampleSection).toContain(`-- example: ${name}\n`);
+    for (const name of ['latest-screener', 'app-vs-gateway-screener', 'pfcf-history', 'gateway-pfcf-trend', 'chart-series', 'gateway-chart-longest']) expect(exampleSection).toContain(`-- example: ${name}\n`);
   });
 
   describe('epoch 0', () => {
