@@ -35,7 +35,15 @@ const httpUrl = z
   // A trailing slash would double up with route prefixes.
   .transform((v) => v.replace(/\/+$/, ''));
 
-const secret = z.string().trim().min(8, 'looks too short to be an API key');
+const MIN_KEY_CHARS = 8;
+const secret = z.string().trim().min(MIN_KEY_CHARS, `looks too short to be an API key (${MIN_KEY_CHARS} characters or more)`);
+
+/** Pure: why tesync would refuse `value` as TE_APP_API_KEY or TE_GATEWAY_API_KEY; undefined when it would not. */
+export function apiKeyProblem(value: string): string | undefined {
+  const r = secret.safeParse(value);
+  return r.success ? undefined : (r.error.issues[0]?.message ?? 'is invalid');
+}
+
 const positiveInt = (max: number) =>
   z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
 const listOf = <T extends readonly [string, ...string[]]>(values: T) =>

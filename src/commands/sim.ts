@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
+import { apiKeyProblem } from '../config.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync sim [options]
@@ -16,8 +17,11 @@ Options:
   --charts N           charts per token (default 3)
   --seed N             data seed (default 42)
   --epoch N            data epoch (default 0)
-  --app-key K          an app API key with scope tokens:read for every token (repeatable)
-  --gateway-key K      a gateway API key (repeatable)
+  --app-key K          an app API key with scope tokens:read for every token (repeatable;
+                       a key tesync accepts: 8 characters or more, no spaces, e.g.
+                       sim_app_key_0001; default: a random one)
+  --gateway-key K      a gateway API key (repeatable; e.g. sim_gw_key_0001; default: a
+                       random one)
   --rate-limit N/MS    budget per bucket, e.g. 60/60000 (default: unlimited)
   --latency MS         added latency per response (default 0)
   --history-all FORM   shape of app history with stream=all: list (default), column,
@@ -53,8 +57,8 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     return 0;
   }
   // Local simulator keys are not secrets; make some up so the key routes can be tried.
-  const appKeys = values['app-key'] ?? [`sim_app_${randomBytes(8).toString('hex')}`];
-  const gatewayKeys = values['gateway-key'] ?? [`sim_gw_${randomBytes(8).toString('hex')}`];
+  const appKeys = (values['app-key'] ?? [`sim_app_${randomBytes(8).toString('hex')}`]).map((k) => usableKey('--app-key', 'TE_APP_API_KEY', k));
+  const gatewayKeys = (values['gateway-key'] ?? [`sim_gw_${randomBytes(8).toString('hex')}`]).map((k) => usableKey('--gateway-key', 'TE_GATEWAY_API_KEY', k));
   const options: SimOptions = {
     host: values.host,
     port: int('--port', values.port, 0, 65535),
@@ -91,6 +95,16 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   logger.info({ signal, requests: sim.requests.length }, 'simulator stopping');
   await sim.close();
   return 0;
+}
+
+/**
+ * A key the banner can hand to tesync: one tesync's own configuration accepts, and one word,
+ * since it travels as `Authorization: Bearer <key>`. Refused otherwise, before anything listens.
+ */
+function usableKey(flag: string, variable: string, key: string): string {
+  const problem = /\s/.test(key) ? 'has a space in it: a key travels as one word after Bearer' : apiKeyProblem(key);
+  if (problem) throw new UsageError(`${flag}: tesync would refuse this key as ${variable}: ${problem}; e.g. ${flag} ${flag === '--app-key' ? 'sim_app_key_0001' : 'sim_gw_key_0001'}`);
+  return key;
 }
 
 function int(flag: string, raw: string, min: number, max: number): number {

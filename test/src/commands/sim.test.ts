@@ -2,6 +2,7 @@
 // accepts, and serves every route of both seeds there until it is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { apiKeyProblem, loadConfig } from '../../../src/config.ts';
 import { BIN, childEnv, runCli } from '../../helpers/cli.ts';
 
 /** resolves with everything printed up to the banner's last line */
@@ -72,6 +73,40 @@ describe('tesync sim', () => {
       child.kill('SIGINT');
       expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
     }
+  });
+
+  it('prints keys that tesync accepts and the simulator serves with', async () => {
+    const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '2'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await bannerOf(child);
+      const line = banner.split('\n').find((l) => l.includes('TE_APP_API_KEY='))!;
+      const env = Object.fromEntries(line.trim().split(/\s+/).map((kv) => kv.split('=') as [string, string]));
+      const config = loadConfig(env);
+      const slug = ((await (await fetch(`${config.app!.url}/api/v1/tokens`)).json()) as { data: { slug: string }[] }).data[0]!.slug;
+      expect((await fetch(`${config.app!.url}/api/v1/tokens/${slug}/full`, { headers: { authorization: `Bearer ${config.app!.apiKey}` } })).status).toBe(200);
+      expect((await fetch(`${config.gateway!.url}/v1/tokens`, { headers: { authorization: `Bearer ${config.gateway!.apiKey}` } })).status).toBe(200);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('refuses, with exit 2, a key tesync would refuse, and its help shows keys tesync accepts', async () => {
+    for (const [flag, key, variable] of [
+      ['--app-key', 'ak-test', 'TE_APP_API_KEY'],
+      ['--gateway-key', 'gw', 'TE_GATEWAY_API_KEY'],
+      ['--gateway-key', 'two words here', 'TE_GATEWAY_API_KEY'],
+    ] as const) {
+      const r = await runCli(['sim', '--port', '0', flag, key], {});
+      expect(r.code, `${flag} ${key}`).toBe(2);
+      expect(r.stderr).toContain(`${flag}: tesync would refuse this key as ${variable}`);
+      expect(r.stdout).not.toContain('listening');
+    }
+    const help = (await runCli(['sim', '--help'], {})).stdout;
+    const examples = [...help.matchAll(/e\.g\.\s+(sim_\w+)/g)].map((m) => m[1]!);
+    expect(examples).toEqual(['sim_app_key_0001', 'sim_gw_key_0001']);
+    for (const k of examples) expect(apiKeyProblem(k)).toBeUndefined();
+    expect(apiKeyProblem('ak-test')).toContain('8 characters');
   });
 
   it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
