@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { runWalk } from '../runner/in-process.ts';
 import { inScope } from '../runner/walk-scope.ts';
-import { emptyStats, runStatus, type WalkStats } from '../runner/stats.ts';
+import { emptyStats, finalRunStatus, type WalkStats } from '../runner/stats.ts';
 import { createUpstream, InProcessBudget, WarehouseRecorder, type BucketStatus, type RateBudget, type RequestRecorder, type RetryPolicy } from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { summarizeRunRequests, type RequestSummary } from '../warehouse/request-summary.ts';
@@ -103,7 +103,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     await recorder.close();
   }
   const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
-  const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
+  const status = finalRunStatus(stats, requests);
   await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: now() });
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');

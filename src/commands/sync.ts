@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { groups } from '../../jobs/index.ts';
 import { openWarehouse } from '../warehouse/connection.ts';
+import { describeKeyRefusal } from '../warehouse/request-summary.ts';
 import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
 import { createProgressDisplay } from './progress.ts';
@@ -58,6 +59,8 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
     }
     process.stdout.write(values.json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
     for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
+    // The text summary says it already; beside JSON, people still get one line.
+    if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
     return outcome.status === 'failed' ? 1 : 0;
   } finally {
     await warehouse.close();
@@ -72,6 +75,8 @@ export function formatSummary(o: SyncOutcome): string {
       .map(([s, n]) => `${s}: ${n}`)
       .join(', ')}); 429s waited out: ${o.requests.rateLimited}`,
   ];
+  // Keys refused everywhere first: the one failure that hides behind statuses like `unauthorized`.
+  for (const r of o.requests.keyRefusals ?? []) lines.push(`  warning: ${describeKeyRefusal(r)}`);
   for (const [group, counts] of Object.entries(o.stats.byGroup).sort()) {
     lines.push(`  ${group.padEnd(18)} ${Object.entries(counts).map(([s, n]) => `${s} ${n}`).join(', ')}`);
   }

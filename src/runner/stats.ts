@@ -1,4 +1,5 @@
 // What a walk did, for the summary, sync.runs.stats and the run's status.
+import type { RequestSummary } from '../warehouse/request-summary.ts';
 import type { RunStatus } from '../warehouse/runs.ts';
 import type { Failure } from './failure.ts';
 
@@ -78,4 +79,16 @@ export function runStatus(stats: WalkStats): RunStatus {
   if (stats.failed === 0 && stats.cancelled === 0 && !someIncomplete) return 'succeeded';
   if (stats.done === 0) return 'failed';
   return 'partial';
+}
+
+/**
+ * The status a run is recorded with, by either runner: `failed` when upstream refused every
+ * request (401); otherwise runStatus, except that a key refused on every request that needs it
+ * (requests.keyRefusals) makes a run that would have `succeeded` `partial`: its other resources
+ * are fine, but what the key fetches was not, and will not be until the key is fixed.
+ */
+export function finalRunStatus(stats: WalkStats, requests: RequestSummary): RunStatus {
+  if (requests.total > 0 && requests.byStatus['401'] === requests.total) return 'failed';
+  const status = runStatus(stats);
+  return status === 'succeeded' && (requests.keyRefusals?.length ?? 0) > 0 ? 'partial' : status;
 }

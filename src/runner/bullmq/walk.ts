@@ -4,13 +4,13 @@ import type { Job } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../../logger.ts';
 import { finishRun, startRun } from '../../warehouse/runs.ts';
-import { runStatus } from '../stats.ts';
+import { finalRunStatus } from '../stats.ts';
 import type { RunnerDeps } from './deps.ts';
 import { finishJobId, runIdFor } from './ids.ts';
 import { finishJobData, walkJobData } from './job-data.ts';
 import { enqueueRequests, type RunScope } from './plan.ts';
 import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
-import { summarizeRunRequests } from '../../warehouse/request-summary.ts';
+import { describeKeyRefusal, summarizeRunRequests } from '../../warehouse/request-summary.ts';
 import { isScheduleId, scheduleGroups } from './schedules.ts';
 
 /** Run keys stay this long after the run is recorded, for late duplicates of its jobs. */
@@ -64,11 +64,12 @@ export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger
   if (!row || row.status !== 'running') return 'recorded already';
   const stats = await deps.tracker.stats(runId);
   const requests = await summarizeRunRequests(deps.warehouse, runId);
-  const status = requests.total > 0 && requests.byStatus['401'] === requests.total ? 'failed' : runStatus(stats);
+  const status = finalRunStatus(stats, requests);
   const at = new Date();
   await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests }, at });
   await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
   const durationMs = at.getTime() - new Date(row.started_at).getTime();
+  for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
   logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
   return status;
 }
