@@ -20,10 +20,14 @@ export interface GenParams {
   tokens: number;
   historyDays: number;
   chartsPerToken: number;
+  /** the last history day at epoch 0 (ANCHOR_DATE when absent) */
+  lastDate?: string;
+  /** every token's freshness verdict (as seeded when absent) */
+  freshness?: 'fresh' | 'stale';
 }
 
 export function genContext(p: GenParams, epoch: number): GenContext {
-  const firstDate = addDays(ANCHOR_DATE, -(p.historyDays - 1));
+  const firstDate = addDays(p.lastDate ?? ANCHOR_DATE, -(p.historyDays - 1));
   const days = p.historyDays + epoch;
   const lastDate = addDays(firstDate, days - 1);
   return {

@@ -102,7 +102,7 @@ export class SimData {
   private changes: EpochChanges | null = null;
 
   constructor(private readonly params: GenParams) {
-    this.universe = tokenUniverse(params.tokens);
+    this.universe = tokenUniverse(params.tokens, params.freshness);
     this.bySlug = new Map(this.universe.map((t) => [t.slug, t]));
   }
 

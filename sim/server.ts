@@ -3,6 +3,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APP_PREFIX, appRouteKind, handleApp, isAppKeyRoute } from './app-routes.ts';
+import { isIsoDate } from './calendar.ts';
 import { SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
@@ -29,6 +30,16 @@ function nonNegativeInt(name: string, value: number | undefined, fallback: numbe
   const v = value ?? fallback;
   if (!Number.isInteger(v) || v < min) throw new RangeError(`simulator option ${name} must be an integer >= ${min}, got ${String(value)}`);
   return v;
+}
+
+function isoDate(name: string, value: string): string {
+  if (!isIsoDate(value)) throw new RangeError(`simulator option ${name} must be a date YYYY-MM-DD, got ${String(value)}`);
+  return value;
+}
+
+function verdict(value: string): 'fresh' | 'stale' {
+  if (value !== 'fresh' && value !== 'stale') throw new RangeError(`simulator option freshness must be 'fresh' or 'stale', got ${String(value)}`);
+  return value;
 }
 
 function classify(path: string): Api {
@@ -85,6 +96,8 @@ class SimServer implements Simulator {
       tokens: nonNegativeInt('tokens', o.tokens, 12),
       historyDays: nonNegativeInt('historyDays', o.historyDays, 120, 1),
       chartsPerToken: nonNegativeInt('chartsPerToken', o.chartsPerToken, 3),
+      ...(o.lastDate !== undefined ? { lastDate: isoDate('lastDate', o.lastDate) } : {}),
+      ...(o.freshness !== undefined ? { freshness: verdict(o.freshness) } : {}),
     });
     this.epoch = nonNegativeInt('epoch', o.epoch, 0);
     this.appKeys = { ...o.appKeys };

@@ -81,9 +81,13 @@ export function tokenDef(index: number): TokenDef {
   return generated(index);
 }
 
-export function tokenUniverse(count: number): TokenDef[] {
+/** `freshness` overrides every token's verdict (tests of data age: all stale, or all fresh). */
+export function tokenUniverse(count: number, freshness?: 'fresh' | 'stale'): TokenDef[] {
   const out: TokenDef[] = [];
-  for (let i = 0; i < count; i++) out.push(tokenDef(i));
+  for (let i = 0; i < count; i++) {
+    const t = tokenDef(i);
+    out.push(freshness ? { ...t, freshness } : t);
+  }
   return out;
 }
 

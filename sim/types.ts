@@ -28,6 +28,14 @@ export interface SimOptions {
   historyDays?: number;
   chartsPerToken?: number;
   epoch?: number;
+  /**
+   * the last history day at epoch 0, 'YYYY-MM-DD' (default ANCHOR_DATE, '2026-06-30'); every
+   * date and `asOf` follows it. Data dates never read the wall clock: a test that wants data
+   * of today (or of months ago) passes the date.
+   */
+  lastDate?: string;
+  /** every token's freshness verdict (app `freshness`, gateway `dataFreshness`); absent: as seeded, 'ferrous' and every 19th generated token 'stale' */
+  freshness?: 'fresh' | 'stale';
   appKeys?: Record<string, KeyGrant>;
   gatewayKeys?: string[];
   /** null/absent = unlimited (headers still sent, with a large budget) */
