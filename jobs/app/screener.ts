@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../shared/rows.ts';
+import { rowMeta, verdictCounts } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
@@ -82,11 +82,12 @@ export const appScreenerJob = defineJob({
       };
     });
     const cells = valid.flatMap((r) => metricValueRows(ctx, r.slug, 'screener', r.cells));
+    const freshness = verdictCounts(latest.map((r) => r.freshness));
     return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
       hash: f.response.sha256,
-      details: invalidItems ? { invalidItems } : null,
+      details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}) } : null,
       cells: tallyCells(valid.flatMap((r) => r.cells)),
       writes: [
         into(screenerRows, latest),

@@ -12,7 +12,7 @@ import {
   gatewayScreenerWindows,
   gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../shared/rows.ts';
+import { rowMeta, verdictCounts } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
@@ -130,6 +130,7 @@ export const gatewayScreenerJob = defineJob({
       duplicates,
       insights: insights.rows.length,
       insightsPresent: insights.present,
+      freshness: verdictCounts(rows.map((r) => r.dataFreshness)),
     };
     const cells = new CellTally();
     for (const r of rows) cells.cell(r.status !== 'invalid');

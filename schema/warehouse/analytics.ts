@@ -182,19 +182,57 @@ full join {app.metrics} m on m.slug = x.app_catalog_slug`,
   },
   {
     name: 'data_age',
-    body: `select g.table_name, g.source, g."group",
-  count(r.resource)::int as resources,
-  count(r.resource) filter (where r.status not in ('ok', 'unchanged', 'not_materialized', 'skipped'))::int as not_ok,
-  max(r.as_of) as data_as_of,
-  max(case when r.details->>'lastTs' ~ '^\\d{4}-' then (r.details->>'lastTs')::timestamptz end) as newest_point_at,
-  max(r.last_success_at) as last_changed_at,
-  max(r.verified_at) as last_confirmed_at,
-  min(r.verified_at) as stalest_confirmed_at,
-  string_agg(distinct r.freshness, ', ' order by r.freshness) as freshness
-from (values
+    // Per resource group (the `g` part), then repeated for every table the group fills; a group
+    // that fills no app or gateway table (the gateway's OpenAPI document, `contract`) has a
+    // row of its own with table_name null. `tesync status` reads the groups from here.
+    // Upstream's verdict of a resource is read from its change marker, which holds upstream's
+    // freshness as JSON with sorted keys (`{"asOf":...,"status":"stale"}`, a chart's
+    // `{"freshness":"stale","rowCount":...}`) or as a bare word; dates and versions are no
+    // verdict. A list (a screener) has none of its own: its rows' verdicts, counted, are in
+    // `details.freshness` (jobs/shared/rows.ts verdictCounts).
+    body: `with r as (
+  select source, coalesce(kind, 'other') as "group", status, as_of, details, last_success_at, verified_at,
+    coalesce(substring(freshness from '"(?:status|freshness)":"([A-Za-z_-]+)"'), substring(freshness from '^([A-Za-z_-]+)$')) as verdict
+  from sync.resource_state
+  where active
+), g as (
+  select source, "group",
+    count(*)::int as resources,
+    count(*) filter (where status not in ('ok', 'unchanged', 'not_materialized', 'skipped'))::int as not_ok,
+    max(as_of) as data_as_of,
+    max(case when details->>'lastTs' ~ '^\\d{4}-' then (details->>'lastTs')::timestamptz end) as newest_point_at,
+    max(last_success_at) as last_changed_at,
+    max(verified_at) as last_confirmed_at,
+    min(verified_at) as stalest_confirmed_at,
+    count(*) filter (where verified_at is null)::int as unconfirmed
+  from r
+  group by source, "group"
+), v as (
+  select source, "group", verdict, 1 as n from r where verdict is not null
+  union all
+  select r.source, r."group", e.key, e.value::int
+  from r cross join lateral jsonb_each_text(case when jsonb_typeof(r.details->'freshness') = 'object' then r.details->'freshness' end) e
+  where e.value ~ '^\\d{1,9}$'
+), f as (
+  select source, "group", string_agg(verdict || ' ' || n, ', ' order by verdict) as freshness
+  from (select source, "group", verdict, sum(n)::int as n from v group by 1, 2, 3) c
+  group by source, "group"
+), t (table_name, source, "group") as (
+  values
     ${tableGroupValues}
-  ) as g(table_name, source, "group")
-left join sync.resource_state r on r.source = g.source and r.kind = g."group" and r.active
-group by g.table_name, g.source, g."group"`,
+)
+select t.table_name, coalesce(t.source, g.source) as source, coalesce(t."group", g."group") as "group",
+  coalesce(g.resources, 0) as resources,
+  coalesce(g.not_ok, 0) as not_ok,
+  g.data_as_of,
+  g.newest_point_at,
+  g.last_changed_at,
+  g.last_confirmed_at,
+  g.stalest_confirmed_at,
+  f.freshness,
+  coalesce(g.unconfirmed, 0) as unconfirmed
+from t
+full join g on g.source = t.source and g."group" = t."group"
+left join f on f.source = g.source and f."group" = g."group"`,
   },
 ];

@@ -1,7 +1,10 @@
-// What `tesync status` reports: per source and resource group, from sync.resource_state,
-// and the last runs from sync.runs.
+// What `tesync status` reports: per source and resource group, how old the data is and when
+// tesync last confirmed it (from the view analytics.data_age, the one place that aggregates
+// it), the statuses and failures (from sync.resource_state), the tables' sizes, and the last
+// runs from sync.runs.
 import { sql } from 'drizzle-orm';
 import type { Warehouse } from './connection.ts';
+import { readTableSizes, type TableSizes } from './table-sizes.ts';
 
 export interface GroupStatus {
   source: string;
@@ -9,11 +12,20 @@ export interface GroupStatus {
   resources: number;
   ok: number;
   failing: number;
-  /** Newest success of any resource in the group. */
-  lastSuccessAt: Date | null;
-  /** The least recently confirmed resource: how stale the group's worst member is. */
-  oldestVerifiedAt: Date | null;
-  rows: number;
+  /** Data time: the newest `asOf` upstream gave for the group's resources. */
+  dataAsOf: Date | null;
+  /** Data time: the newest history point, for history groups. */
+  newestPointAt: Date | null;
+  /** Upstream's freshness verdicts with how many resources carry each (`fresh 5, stale 1`); null where upstream gives none. */
+  freshness: string | null;
+  /** Known time: the last fetch that wrote data. */
+  lastChangedAt: Date | null;
+  /** Known time: when tesync last confirmed the group's most recently confirmed resource. */
+  lastConfirmedAt: Date | null;
+  /** Known time: when tesync confirmed the least recently confirmed resource. */
+  stalestConfirmedAt: Date | null;
+  /** Resources tesync has never confirmed. */
+  unconfirmed: number;
   statuses: Record<string, number>;
   /** Failing resources (failed, invalid, rate_limited) by cause, most first: read from the failure columns, not the text. */
   failures: FailureCount[];
@@ -40,44 +52,52 @@ export interface RunSummary {
 
 const asDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 
-export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[]; runs: RunSummary[] }> {
+export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[]; runs: RunSummary[]; sizes: TableSizes }> {
+  // A group's figures repeat on each table it fills: one row per group.
+  const ages = await w.query<Record<string, unknown>>(sql`
+    select distinct on (source, "group") source, "group" as grp, resources, data_as_of, newest_point_at, freshness,
+           last_changed_at, last_confirmed_at, stalest_confirmed_at, unconfirmed
+    from analytics.data_age
+    where resources > 0
+    order by source, "group"`);
   const aggregates = await w.query<Record<string, unknown>>(sql`
-    select source, coalesce(kind, 'other') as grp, count(*)::int as resources,
+    select source, coalesce(kind, 'other') as grp,
            count(*) filter (where status in ('ok', 'unchanged'))::int as ok,
            count(*) filter (where status in ('failed', 'invalid', 'rate_limited'))::int as failing,
-           max(last_success_at) as last_success_at,
-           min(coalesce(verified_at, last_success_at, 'epoch'::timestamptz)) as oldest_verified_at,
-           coalesce(sum(row_count), 0)::bigint::text as rows,
            (array_agg(last_error order by last_attempt_at desc nulls last) filter (where last_error is not null))[1] as last_error
     from sync.resource_state
-    group by 1, 2
-    order by 1, 2`);
+    where active
+    group by 1, 2`);
   const counts = await w.query<{ source: string; grp: string; status: string; n: number }>(
-    sql`select source, coalesce(kind, 'other') as grp, status, count(*)::int as n from sync.resource_state group by 1, 2, 3`,
+    sql`select source, coalesce(kind, 'other') as grp, status, count(*)::int as n from sync.resource_state where active group by 1, 2, 3`,
   );
   const causes = await w.query<{ source: string; grp: string; status: string; error_type: string | null; error_code: string | null; http_status: number | null; n: number }>(sql`
     select source, coalesce(kind, 'other') as grp, status, error_type, error_code, http_status, count(*)::int as n
     from sync.resource_state
-    where status in ('failed', 'invalid', 'rate_limited')
+    where active and status in ('failed', 'invalid', 'rate_limited')
     group by 1, 2, 3, 4, 5, 6
     order by n desc, 3, 4, 5, 6`);
-  const groups = aggregates.map((r) => {
-    const oldest = asDate(r.oldest_verified_at);
+  const same = (a: Record<string, unknown>, b: Record<string, unknown>) => a.source === b.source && a.grp === b.grp;
+  const groups = ages.map((r): GroupStatus => {
+    const agg = aggregates.find((a) => same(a, r));
     return {
       source: String(r.source),
       group: String(r.grp),
       resources: Number(r.resources),
-      ok: Number(r.ok),
-      failing: Number(r.failing),
-      lastSuccessAt: asDate(r.last_success_at),
-      // 'epoch' stood in for "never confirmed": report it as null.
-      oldestVerifiedAt: oldest && oldest.getTime() > 0 ? oldest : null,
-      rows: Number(r.rows),
-      statuses: Object.fromEntries(counts.filter((c) => c.source === r.source && c.grp === r.grp).map((c) => [c.status, Number(c.n)])),
+      ok: Number(agg?.ok ?? 0),
+      failing: Number(agg?.failing ?? 0),
+      dataAsOf: asDate(r.data_as_of),
+      newestPointAt: asDate(r.newest_point_at),
+      freshness: (r.freshness as string | null) ?? null,
+      lastChangedAt: asDate(r.last_changed_at),
+      lastConfirmedAt: asDate(r.last_confirmed_at),
+      stalestConfirmedAt: asDate(r.stalest_confirmed_at),
+      unconfirmed: Number(r.unconfirmed ?? 0),
+      statuses: Object.fromEntries(counts.filter((c) => same(c, r)).map((c) => [c.status, Number(c.n)])),
       failures: causes
-        .filter((c) => c.source === r.source && c.grp === r.grp)
+        .filter((c) => same(c, r))
         .map((c) => ({ status: c.status, type: c.error_type, code: c.error_code, httpStatus: c.http_status === null ? null : Number(c.http_status), resources: Number(c.n) })),
-      lastError: (r.last_error as string | null) ?? null,
+      lastError: (agg?.last_error as string | null | undefined) ?? null,
     };
   });
   const runs = (await w.query<Record<string, unknown>>(sql`select id, trigger, status, started_at, finished_at from sync.runs order by started_at desc limit 5`)).map((r) => ({
@@ -87,5 +107,5 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
     startedAt: asDate(r.started_at)!,
     finishedAt: asDate(r.finished_at),
   }));
-  return { groups, runs };
+  return { groups, runs, sizes: await readTableSizes(w) };
 }

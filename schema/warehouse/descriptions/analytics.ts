@@ -134,10 +134,10 @@ export const analytics: SchemaDescription = {
     data_age: {
       summary: 'how old the data of each table is',
       description:
-        'One row per app or gateway table and resource group that fills it (`sync.resource_state.kind`). Data time (what the data is about) and known time (when tesync confirmed it) side by side. No as-of form: it reads `sync.resource_state`, which keeps no versions.',
-      key: ['table_name', 'group'],
+        'One row per app or gateway table and resource group that fills it (`sync.resource_state.kind`), and one per group that fills none (`table_name` null: the gateway\'s OpenAPI document, group `contract`); a group\'s figures repeat on each of its tables. Data time (what the data is about) and known time (when tesync confirmed it) side by side; `tesync status` shows the groups. No as-of form: it reads `sync.resource_state`, which keeps no versions.',
+      key: ['table_name', 'source', 'group'],
       columns: {
-        table_name: 'an `app` or `gateway` table',
+        table_name: 'an `app` or `gateway` table; null for a group that fills none',
         source: '`app` or `gateway`',
         group: 'the resource group that fills it (`sync.resource_state.kind`)',
         resources: 'resources of the group tesync tracks',
@@ -146,8 +146,9 @@ export const analytics: SchemaDescription = {
         newest_point_at: 'the newest history point (data time), for history groups',
         last_changed_at: 'the last fetch written (`last_success_at`)',
         last_confirmed_at: 'when tesync last confirmed the newest resource current (`verified_at`, known time)',
-        stalest_confirmed_at: 'when tesync confirmed the least recently confirmed resource (`verified_at`, known time)',
-        freshness: 'upstream\'s freshness verdicts among the resources, distinct, comma-separated',
+        stalest_confirmed_at: 'when tesync confirmed the least recently confirmed resource (`verified_at`, known time); resources never confirmed are counted in `unconfirmed`',
+        freshness: 'upstream\'s freshness verdicts and how many carry each, e.g. `fresh 5, stale 1`: each resource\'s verdict, and for a screener each row\'s; null where upstream gives none (the gateway\'s pages, trends and charts)',
+        unconfirmed: 'resources tesync has never confirmed (never fetched successfully nor found unchanged)',
       },
     },
   },

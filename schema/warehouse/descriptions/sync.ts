@@ -88,7 +88,7 @@ export const sync: SchemaDescription = {
         row_count: 'rows the last fetch wrote, across the tables it writes',
         consecutive_failures: 'failures in a row since the last success',
         details:
-          'per resource: e.g. the last history day seen, the history\'s `form`, counts of unreadable cells, and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
+          'per resource: e.g. the last history day seen (`lastTs`), the history\'s `form`, counts of unreadable cells, a screener\'s rows counted by upstream\'s freshness verdict (`freshness`, e.g. `{"fresh": 11, "stale": 1}`), and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
         active: 'whether tesync tracks the resource (always true in this release)',
       },
       notes:

@@ -142,6 +142,17 @@ describe('analytics views', () => {
     }
     expect(new Date(by.get('app.screener_rows')!.data_as_of!).toISOString()).toBe(new Date(sim.data.asOf).toISOString());
     expect(by.get('app.metric_history')!.newest_point_at?.slice(0, 10)).toBe(sim.data.lastDate);
+    // Upstream's verdicts, counted: each token's (from its marker), and a screener's rows'.
+    const verdicts = await q<{ table_name: string | null; source: string; group: string; freshness: string | null; resources: number }>(
+      `select table_name, source, "group", freshness, resources from analytics.data_age order by 1, 2, 3`,
+    );
+    const verdict = (t: string) => verdicts.find((r) => r.table_name === t)?.freshness;
+    expect(verdict('app.metric_history')).toMatch(/^fresh \d+$/);
+    expect(verdict('app.screener_rows')).toBe(`fresh ${sim.data.appScreenerRows().length}`);
+    expect(verdict('gateway.screener_rows')).toMatch(/^fresh \d+$/);
+    expect(verdict('gateway.token_pages')).toBeNull();
+    // A group that fills no table has a row of its own.
+    expect(verdicts.filter((r) => r.table_name === null)).toEqual([{ table_name: null, source: 'gateway', group: 'contract', freshness: null, resources: 1 }]);
   });
 
   it('every view over versioned tables has its as-of form', async () => {
