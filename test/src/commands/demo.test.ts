@@ -30,7 +30,7 @@ describe('demo, status and sql on the embedded warehouse', () => {
     expect(first.stdout).toContain('Rows per table');
     expect(first.stdout).toMatch(/app\.metric_history\s+\d+\s+\(\+\d+\)/);
     expect(first.stdout).toMatch(/gateway\.trend_points\s+\d+\s+\(\+\d+\)/);
-    expect(first.stdout).toContain('the five cheapest tokens by 30-day P/FCF');
+    expect(first.stdout).toContain('the five listed tokens cheapest by 30-day P/FCF');
     const table = first.stdout.split('(from docs/warehouse.md):')[1]!;
     expect(table.split('\n').filter((l) => /^\S+\s+.+\d/.test(l)).length).toBeGreaterThanOrEqual(5);
   });
