@@ -203,6 +203,12 @@ export const VARIABLES = {
     default: '24',
     example: '6',
   },
+  TE_REQUESTS_RETENTION_DAYS: {
+    schema: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more (0: keep forever)').max(36_500, 'must be at most 36500').default(90),
+    description: 'Days `sync.requests` (one row per upstream attempt) is kept; older rows are removed in batches as runs end. 0: kept forever. The raw archive and the history are never removed.',
+    default: '90',
+    example: '30',
+  },
   TE_QUEUE_PREFIX: {
     schema: z.string().trim().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 letters, digits, `_`, `.`, `-` (or `{}` for a Redis Cluster hash tag)').default('tesync'),
     description: 'Redis key prefix of the worker queues, schedules, rate budgets and run counters; workers sharing it share the work.',
@@ -298,6 +304,8 @@ export interface Config {
   historyFullRefetchDays: number;
   historyFromParam: string;
   markerMaxAgeMs: number;
+  /** Days sync.requests is kept (0: forever); applied as runs end (src/warehouse/retention.ts). */
+  requestsRetentionDays: number;
   /** `tesync worker`: queues, locks, shutdown and metrics. */
   worker: {
     queuePrefix: string;
@@ -349,6 +357,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     historyFullRefetchDays: v.TE_HISTORY_FULL_REFETCH_DAYS,
     historyFromParam: v.TE_HISTORY_FROM_PARAM,
     markerMaxAgeMs: v.TE_MARKER_MAX_AGE_HOURS * 3600_000,
+    requestsRetentionDays: v.TE_REQUESTS_RETENTION_DAYS,
     worker: {
       queuePrefix: v.TE_QUEUE_PREFIX,
       concurrency: v.TE_WORKER_CONCURRENCY,

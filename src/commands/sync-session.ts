@@ -104,7 +104,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   }
   const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
   const status = finalRunStatus(stats, requests);
-  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: now() });
+  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: now() }, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };

@@ -4,6 +4,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { runs } from '../../schema/warehouse/sync.ts';
 import type { Db } from './connection.ts';
 import { fillDailyArchives } from './daily-archive.ts';
+import { applyRetention, type Housekeeping } from './retention.ts';
 import { withReconnect } from './retry.ts';
 
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
@@ -19,8 +20,12 @@ export async function startRun(db: Db, run: { id: string; trigger: string; sourc
   }));
 }
 
-/** Ends a run: the daily archives filled through its day (whatever its status), then its row. */
-export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string; at: Date }): Promise<void> {
+/**
+ * Ends a run: the daily archives filled through its day (whatever its status), then its row;
+ * then, with `housekeeping`, sync.requests past its retention removed (retention.ts: cheap
+ * when there is nothing to remove, bounded when there is much; never fails the run).
+ */
+export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string; at: Date }, housekeeping?: Housekeeping): Promise<void> {
   await withReconnect(() => fillDailyArchives(db, end.at));
   await withReconnect(() =>
     db
@@ -28,6 +33,7 @@ export async function finishRun(db: Db, id: string, end: { status: RunStatus; st
       .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: end.at })
       .where(eq(runs.id, id)),
   );
+  if (housekeeping) await applyRetention(db, housekeeping);
 }
 
 /** Who runs a walk: lets a later run on the same machine tell a killed run from a live one. */

@@ -23,6 +23,8 @@ export const sync: SchemaDescription = {
     },
     requests: {
       summary: 'every upstream attempt',
+      description:
+        'Kept `TE_REQUESTS_RETENTION_DAYS` days (90 by default; 0: forever): older rows are removed, in batches, as runs end. The bodies (`sync.raw_responses`) and the versions are never removed.',
       columns: {
         id: 'the attempt, numbered in the order recorded',
         run_id: 'the run that made it (`sync.runs.id`)',

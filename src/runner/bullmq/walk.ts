@@ -66,7 +66,7 @@ export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger
   const requests = await summarizeRunRequests(deps.warehouse, runId);
   const status = finalRunStatus(stats, requests);
   const at = new Date();
-  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests }, at });
+  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests }, at }, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
   await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
   const durationMs = at.getTime() - new Date(row.started_at).getTime();
   for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
