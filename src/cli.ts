@@ -20,6 +20,8 @@ Commands:
   worker                  run scheduled walks and queued jobs (BullMQ on REDIS_URL) until SIGTERM
   enqueue [--schedule ID | --only GROUP,...] [--wait]
                           queue a walk now for the running workers
+  reset --redis [--dry-run] [--force]
+                          remove every Redis key under TE_QUEUE_PREFIX (queues, budgets, run counters)
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
 Configuration comes from the environment (or a .env file); see the README.`;
@@ -36,6 +38,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
   sim: { load: async () => (await import('./commands/sim.ts')).runSim, needsConfig: false },
   worker: { load: async () => (await import('./commands/worker.ts')).runWorker, needsConfig: true },
   enqueue: { load: async () => (await import('./commands/enqueue.ts')).runEnqueue, needsConfig: true },
+  reset: { load: async () => (await import('./commands/reset.ts')).runReset, needsConfig: true },
 };
 
 export async function main(argv: string[]): Promise<number> {
