@@ -12,7 +12,7 @@ const USAGE = `Usage: tesync <command> [options]
 Commands:
   demo                    sync the bundled simulator into the embedded warehouse and show it
   migrate                 apply the warehouse migrations (idempotent)
-  sync [--source S] [--token SLUG]... [--only GROUP,...] [--full]
+  sync [--source S] [--token SLUG]... [--only GROUP,...] [--full] [--wait]
                           one full walk of the configured sources, in this process
   status [--json] [--max-age HOURS]
                           freshness per source and resource group (exit 1 when stale)

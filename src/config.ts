@@ -127,7 +127,7 @@ export const VARIABLES = {
       .trim()
       .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
       .default('redis://127.0.0.1:6379'),
-    description: 'Redis for `tesync worker` (queues and the shared rate budget).',
+    description: 'Redis for `tesync worker` (queues and the shared rate budget). When set, `tesync sync` paces its requests on that shared budget too (under `TE_QUEUE_PREFIX`).',
     default: 'redis://127.0.0.1:6379',
     example: 'redis://redis:6379',
   },
@@ -292,6 +292,8 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   redisUrl: string;
+  /** REDIS_URL was given (not the default): `tesync sync` then paces on the workers' shared budget. */
+  redisUrlSet: boolean;
   logLevel: Parsed['LOG_LEVEL'];
   concurrency: number;
   requestTimeoutMs: number;
@@ -345,6 +347,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: v.DATABASE_URL,
     dataDir: v.TE_DATA_DIR,
     redisUrl: v.REDIS_URL,
+    redisUrlSet: (env.REDIS_URL ?? '').trim() !== '',
     logLevel: v.LOG_LEVEL,
     concurrency: v.TE_CONCURRENCY,
     requestTimeoutMs: v.TE_REQUEST_TIMEOUT_MS,

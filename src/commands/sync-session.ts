@@ -19,6 +19,8 @@ export interface SyncRequest {
   only?: string[];
   full?: boolean;
   trigger: string;
+  /** The run's id, when the caller needs it before the run starts (the sync lock names it). */
+  runId?: string;
   /** Test knob: shorter retry delays. */
   retry?: Partial<RetryPolicy>;
   budget?: RateBudget;
@@ -72,7 +74,7 @@ export function configuredSources(config: Config): Source[] {
 export async function performSync(config: Config, logger: Logger, warehouse: Warehouse, req: SyncRequest): Promise<SyncOutcome> {
   const started = Date.now();
   const now = req.clock ?? (() => new Date());
-  const runId = randomUUID();
+  const runId = req.runId ?? randomUUID();
   const budget = req.budget ?? new InProcessBudget();
   let requestCount = 0;
   const recorder = counting(new WarehouseRecorder(warehouse, logger), () => requestCount++);

@@ -1,22 +1,31 @@
-// `tesync sync`: one full walk in this process, no Redis needed.
+// `tesync sync`: one full walk in this process, no Redis needed. One sync per source at a
+// time on a warehouse (src/warehouse/source-lock.ts): a source another sync is walking is
+// left to it, or waited for with --wait.
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { groups } from '../../jobs/index.ts';
 import { openWarehouse } from '../warehouse/connection.ts';
 import { describeKeyRefusal } from '../warehouse/request-summary.ts';
+import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../warehouse/source-lock.ts';
 import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
 import { createProgressDisplay } from './progress.ts';
+import { syncBudget } from './sync-budget.ts';
 import { performSync, type SyncOutcome } from './sync-session.ts';
 import { onlyArg, sourcesArg } from './walk-args.ts';
 
-const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--json]
+const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json]
 
 One full walk of the configured sources into the warehouse, in this process.
   --source S    only this source (default: every configured source)
   --token SLUG  only this token's resources (repeatable)
   --only G,...  only these resource groups (${groups().join(', ')})
   --full        ignore change markers: fetch everything again
-  --json        JSON log lines and a JSON summary, even on a terminal`;
+  --wait        when another tesync sync is walking a source, wait for it to finish
+                (default: leave that source to it; with nothing left, exit 0 saying so)
+  --json        JSON log lines and a JSON summary, even on a terminal
+
+With REDIS_URL set, requests are paced on the rate budget the workers share.`;
 
 export async function runSync({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -27,6 +36,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       token: { type: 'string', multiple: true },
       only: { type: 'string', multiple: true },
       full: { type: 'boolean', default: false },
+      wait: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean' },
     },
@@ -37,34 +47,73 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   }
   const sources = sourcesArg(config, values.source);
   const only = onlyArg(values.only);
+  const runId = randomUUID();
 
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await warehouse.migrate();
-    // On a terminal a progress bar shows the walk, and only warnings are logged beside it;
-    // elsewhere (or with --json) the pino lines are the progress.
-    const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
-    let outcome: SyncOutcome;
+    const locks = await lockSources(warehouse, sources, {
+      runId,
+      logger,
+      wait: values.wait,
+      onWait: (holders) => process.stderr.write(`tesync: waiting: ${describeHolders(holders)}\n`),
+    });
     try {
-      outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
-        sources,
-        tokens: values.token ?? [],
-        only,
-        full: values.full,
-        trigger: 'cli',
-        ...(progress ? { onProgress: progress.update } : {}),
-      });
+      if (locks.held.length === 0) {
+        process.stdout.write(values.json ? `${JSON.stringify({ status: 'skipped', skipped: locks.busy })}\n` : `${skippedLine(locks.busy)}\n`);
+        if (values.json) process.stderr.write(`tesync: ${skippedLine(locks.busy)}\n`);
+        return 0;
+      }
+      if (locks.busy.length > 0) {
+        process.stderr.write(`tesync: skipped: ${describeHolders(locks.busy)}; this sync walks ${locks.held.join(' and ')}\n`);
+      }
+      const closed = await closeRunsOfFreeSources(warehouse.db, locks.held, new Date());
+      if (closed > 0) logger.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
+
+      const budget = await syncBudget(config);
+      if (budget.notShared) process.stderr.write(`tesync: warning: ${budget.notShared}\n`);
+      // On a terminal a progress bar shows the walk, and only warnings are logged beside it;
+      // elsewhere (or with --json) the pino lines are the progress.
+      const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+      let outcome: SyncOutcome;
+      try {
+        outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
+          sources: locks.held as typeof sources,
+          tokens: values.token ?? [],
+          only,
+          full: values.full,
+          trigger: 'cli',
+          runId,
+          budget: budget.budget,
+          signal: locks.lost,
+          ...(progress ? { onProgress: progress.update } : {}),
+        });
+      } finally {
+        progress?.stop();
+        await budget.close();
+      }
+      const skipped = locks.busy.length > 0 ? { skipped: locks.busy } : {};
+      process.stdout.write(values.json ? `${JSON.stringify({ ...outcome, ...skipped })}\n` : formatSummary(outcome));
+      for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
+      // The text summary says it already; beside JSON, people still get one line.
+      if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
+      if (locks.lost.aborted) {
+        const reason = locks.lost.reason;
+        process.stderr.write(`tesync: error: ${reason instanceof LockLostError ? reason.message : 'lost the warehouse lock'}: stopped this sync early (the connection holding it dropped); the other sync goes on\n`);
+        return 1;
+      }
+      return outcome.status === 'failed' ? 1 : 0;
     } finally {
-      progress?.stop();
+      await locks.release();
     }
-    process.stdout.write(values.json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
-    for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
-    // The text summary says it already; beside JSON, people still get one line.
-    if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
-    return outcome.status === 'failed' ? 1 : 0;
   } finally {
     await warehouse.close();
   }
+}
+
+/** Pure: the one line of a sync that found every source it was asked for being synced already. */
+export function skippedLine(busy: readonly LockHolder[]): string {
+  return `Sync skipped: ${describeHolders(busy)}; nothing to do (--wait waits for it instead)`;
 }
 
 export function formatSummary(o: SyncOutcome): string {

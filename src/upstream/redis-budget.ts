@@ -24,6 +24,9 @@ export interface RedisBudgetOptions {
 
 const STATE_TTL_MS = 24 * 3600_000;
 
+/** A lease outlives its request's timeout by this much before a dead process's slot is freed. */
+export const LEASE_MARGIN_MS = 1000;
+
 export class RedisBudget extends Budget {
   constructor(options: RedisBudgetOptions) {
     if (!Number.isFinite(options.leaseMs)) throw new RangeError('RedisBudget: leaseMs must be finite (a dead process must not hold its slots forever)');

@@ -39,6 +39,20 @@ export interface Warehouse {
   close(): Promise<void>;
   /** The embedded server's complete URL, password included: for `tesync sql` to print, never a log. */
   readonly embeddedUrl?: string;
+  /**
+   * A connection of its own, outside the pool, for session state that must last (an advisory
+   * lock held for a whole run): never handed to another caller, never closed for its age or
+   * idleness. postgres.js reconnects it lazily when it drops, as a new session: a caller that
+   * holds session state watches `onClose` and checks its backend pid. Close it before close().
+   */
+  session(options: SessionOptions): postgres.Sql;
+}
+
+export interface SessionOptions {
+  /** `application_name`, shown in pg_stat_activity (at most 63 bytes). */
+  name: string;
+  /** Called when the connection closes, whatever closed it. */
+  onClose?: () => void;
 }
 
 export interface WarehouseOptions {
@@ -117,8 +131,22 @@ async function openPostgres(url: string, max: number, location: string): Promise
         lock.release();
       }
     },
+    session: (options) => openSession(url, options),
     close: () => client.end({ timeout: 5 }),
   };
+}
+
+function openSession(url: string, options: SessionOptions): postgres.Sql {
+  return postgres(url, {
+    max: 1,
+    // postgres.js ends a connection after 30-60 min by default, and with it its session (0: never).
+    max_lifetime: 0,
+    idle_timeout: 0,
+    connect_timeout: 10,
+    onnotice: () => {},
+    connection: { application_name: options.name.slice(0, 63) },
+    ...(options.onClose ? { onclose: () => options.onClose?.() } : {}),
+  });
 }
 
 /** The rows of a drizzle `execute` result (postgres.js: the array itself; others: `rows`). */

@@ -35,3 +35,66 @@ export function runCli(args: string[], env: Record<string, string | undefined>, 
     });
   });
 }
+
+export interface CliProcess {
+  child: ReturnType<typeof spawn>;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when the process has ended, whatever ended it. */
+  exited: Promise<CliResult>;
+  /** Resolves once stderr or stdout matches (rejects when the process ends first, or after timeoutMs). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/** Starts `tesync` in a child process and returns at once: a test watches its output while it runs. */
+export function startCli(args: string[], env: Record<string, string | undefined>, options: { timeoutMs?: number } = {}): CliProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const listeners = new Set<() => void>();
+  const changed = () => {
+    for (const l of listeners) l();
+  };
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    changed();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    changed();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+  const exited = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      changed();
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  let ended = false;
+  void exited.then(() => (ended = true));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitFor(pattern, timeoutMs = 60_000) {
+      return new Promise<void>((resolve, reject) => {
+        const done = (err?: Error) => {
+          listeners.delete(look);
+          clearTimeout(t);
+          if (err) reject(err);
+          else resolve();
+        };
+        const look = () => {
+          if (pattern.test(stdout) || pattern.test(stderr)) done();
+          else if (ended || child.exitCode !== null || child.signalCode !== null) done(new Error(`tesync ${args.join(' ')} ended before printing ${pattern}:\n${stdout}\n${stderr}`));
+        };
+        const t = setTimeout(() => done(new Error(`tesync ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);
+        listeners.add(look);
+        look();
+      });
+    },
+  };
+}

@@ -10,7 +10,7 @@ import { createMetrics, jobLabels, type WorkerMetrics } from '../../metrics/metr
 import { startMetricsServer } from '../../metrics/server.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../upstream/recorder.ts';
-import { RedisBudget } from '../../upstream/redis-budget.ts';
+import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../warehouse/connection.ts';
 import type { RunnerDeps, RunnerEvents, WalkPlan } from './deps.ts';
@@ -21,8 +21,6 @@ import { registerSchedulers } from './scheduler.ts';
 import { plannedSchedulers } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
 
-/** A lease outlives its request's timeout by this much before a dead process's slot is freed. */
-const LEASE_MARGIN_MS = 1000;
 /** Any job count within a second passes: the limiter is there so that queue.rateLimit(ms) takes effect. */
 const MANUAL_LIMITER = { max: 1_000_000, duration: 1000 };
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
