@@ -41,6 +41,9 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
   reset: { load: async () => (await import('./commands/reset.ts')).runReset, needsConfig: true },
 };
 
+/** Commands that draw a progress line on a terminal (commands/progress.ts). */
+const SHOWS_PROGRESS = new Set(['sync', 'demo']);
+
 export async function main(argv: string[]): Promise<number> {
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
   const name = positionals[0];
@@ -68,8 +71,13 @@ export async function main(argv: string[]): Promise<number> {
   limitHeapGrowth();
   const logger = createLogger({ level: config.logLevel, secrets: config.secrets });
   const rest = argv.slice(argv.indexOf(name) + 1);
+  // A command that shows progress on a terminal says so while its modules load (a second or
+  // more), then its progress line takes over.
+  const early = SHOWS_PROGRESS.has(name) && process.stderr.isTTY === true && !rest.some((a) => a === '--json' || a === '--help' || a === '-h');
+  if (early) process.stderr.write(`starting tesync ${name}…`);
   try {
-    const run = await command.load();
+    const load = command.load();
+    const run = await (early ? load.finally(() => process.stderr.write('\r\x1b[K')) : load);
     return await run({ config, logger, argv: rest });
   } catch (err) {
     return reportFailure(err, config, logger);

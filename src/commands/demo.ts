@@ -29,6 +29,11 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
+  // The demo is read by a person: a progress line on a terminal from the first moment (starting
+  // an embedded warehouse for the first time takes seconds), and only warnings logged unless
+  // --json asks for every line.
+  const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+  progress?.phase('starting the simulator');
   const tokens = Number(values.tokens);
   const appKey = `demo_app_${randomBytes(8).toString('hex')}`;
   const gatewayKey = `demo_gw_${randomBytes(8).toString('hex')}`;
@@ -40,6 +45,9 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     // A budget like a real upstream's, so the pacing shows.
     rateLimits: { appPublic: { limit: 120, windowMs: 10_000 }, appKey: { limit: 60, windowMs: 10_000 }, gateway: { limit: 120, windowMs: 10_000 } },
     latencyMs: [5, 40],
+  }).catch((err: unknown) => {
+    progress?.stop();
+    throw err;
   });
   // The demo's own configuration: the simulator as upstream, the user's warehouse settings.
   const demoConfig = loadConfig({
@@ -55,14 +63,17 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   const quiet = { ...demoConfig, secrets: [...demoConfig.secrets, ...config.secrets] };
   let warehouse: Warehouse | undefined;
   try {
+    progress?.phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
     warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir });
+    progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
+    progress?.phase('counting the rows already there');
     const before = await tableCounts(warehouse);
     const firstRun = Object.values(before).every((n) => n === 0);
-    process.stdout.write(`tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${firstRun ? '' : 'The warehouse already holds an earlier demo: only what changed is fetched.\n'}\n`);
-    // The demo is read by a person: a progress bar on a terminal, and only warnings
-    // logged unless --json asks for every line.
-    const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${firstRun ? '' : 'The warehouse already holds an earlier demo: only what changed is fetched.\n'}\n`;
+    if (progress) progress.print(banner);
+    else process.stdout.write(banner);
+    progress?.phase('starting the run');
     const outcome = await performSync(quiet, values.json ? logger : logger.child({}, { level: 'warn' }), warehouse, {
       sources: ['app', 'gateway'],
       trigger: 'demo',
@@ -81,6 +92,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
     return outcome.status === 'failed' ? 1 : 0;
   } finally {
+    progress?.stop();
     await warehouse?.close();
     await sim.close();
   }

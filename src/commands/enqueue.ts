@@ -4,11 +4,14 @@ import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { groups } from '../../jobs/index.ts';
 import { enqueueWalk } from '../runner/bullmq/enqueue.ts';
+import { pickedUp, watchRun, type RunView } from '../runner/bullmq/run-watch.ts';
 import { isScheduleId, SCHEDULES } from '../runner/bullmq/schedules.ts';
 import { emptyStats, type WalkStats } from '../runner/stats.ts';
 import { openWarehouse } from '../warehouse/connection.ts';
 import type { RunStatus } from '../warehouse/runs.ts';
 import { UsageError, type CommandContext } from './context.ts';
+import { formatDuration } from './eta.ts';
+import { createProgressDisplay } from './progress.ts';
 import { formatSummary } from './sync.ts';
 import type { RequestSummary } from '../warehouse/request-summary.ts';
 import { onlyArg, sourcesArg } from './walk-args.ts';
@@ -21,11 +24,39 @@ Queues a walk now; running workers (tesync worker) do it, sharing the rate budge
   --source S     only this source (app or gateway)
   --token SLUG   only this token's resources (repeatable)
   --full         ignore change markers: fetch everything again
-  --wait         wait for the run to finish, print its summary; exit 1 if it failed
+  --wait         wait for the run to finish, showing its progress, print its summary;
+                 exit 1 if it failed
   --timeout S    with --wait: give up after S seconds (default 3600; exit 1)
   --json         print JSON instead of text`;
 
 const POLL_MS = 500;
+/** A walk no worker has taken after this long is said to be waiting for one. */
+export const NO_WORKER_MS = 5_000;
+/** Off a terminal, a progress line at most this often. */
+const LOG_EVERY_MS = 10_000;
+
+/** Pure: the warning for a run no worker has started: where the workers should be. */
+export function noWorkerLine(afterMs: number, workers: number | undefined, prefix: string): string {
+  const waited = `no worker has started this run after ${Math.round(afterMs / 1000)} s`;
+  if (workers !== undefined && workers > 0) {
+    return `${waited}: ${workers} worker${workers === 1 ? ' listens' : 's listen'} under TE_QUEUE_PREFIX=${prefix}, busy with other walks; it starts when one is free`;
+  }
+  const none = workers === 0 ? `none listens on this REDIS_URL under TE_QUEUE_PREFIX=${prefix}; ` : '';
+  return `${waited}: ${none}is \`tesync worker\` running with the same REDIS_URL and TE_QUEUE_PREFIX${workers === 0 ? '' : ` (${prefix})`}?`;
+}
+
+/** Pure: the progress of a queued run, one line. */
+export function runLine(view: Pick<RunView, 'stats'> | undefined, started: boolean, elapsedMs: number): string {
+  const took = formatDuration(Math.floor(elapsedMs / 1000) * 1000);
+  if (!started) return `queued, waiting for a worker… ${took}`;
+  if (!view) return `running… ${took}`;
+  const s = view.stats;
+  const parts = [`${s.done + s.failed}/${s.planned} done`];
+  if (s.failed > 0) parts.push(`${s.failed} failed`);
+  if (s.deduplicated > 0) parts.push(`${s.deduplicated} left to another run`);
+  parts.push(took);
+  return `running: ${parts.join(' | ')}`;
+}
 
 export async function runEnqueue({ config, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -66,13 +97,43 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
     return 0;
   }
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
+  const watch = await watchRun(config, runId, jobId).catch(async (err: unknown) => {
+    await warehouse.close();
+    throw err;
+  });
+  // On a terminal the run's progress is one line, redrawn; elsewhere a line now and then
+  // (never with --json: its stdout is the summary alone).
+  const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+  const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
   try {
-    const deadline = Date.now() + timeoutS * 1000;
+    const started = Date.now();
+    const deadline = started + timeoutS * 1000;
+    let warned = false;
+    let logged = { at: started, line: '' };
     for (;;) {
       const [run] = await warehouse.query<{ status: RunStatus; stats: (WalkStats & { requests: RequestSummary }) | null; started_at: string; finished_at: string | null }>(
         sql`select status, stats, started_at::text, finished_at::text from sync.runs where id = ${runId}`,
       );
+      const view = run?.status === 'running' || !run ? await watch.read().catch(() => undefined) : undefined;
+      const picked = run !== undefined || (view !== undefined && pickedUp(view, false));
+      if (!picked && !warned && Date.now() - started >= NO_WORKER_MS) {
+        warned = true;
+        say(`tesync: ${noWorkerLine(Date.now() - started, view?.workers, config.worker.queuePrefix)}\n`);
+      }
+      if (picked && warned) {
+        warned = false;
+        say(`tesync: a worker started the run after ${Math.round((Date.now() - started) / 1000)} s\n`);
+      }
+      if (!run || run.status === 'running') {
+        const line = runLine(view, picked, Date.now() - started);
+        if (progress) progress.show(line);
+        else if (!values.json && Date.now() - logged.at >= LOG_EVERY_MS && line !== logged.line) {
+          process.stderr.write(`tesync: run ${runId}: ${line}\n`);
+          logged = { at: Date.now(), line };
+        }
+      }
       if (run && run.status !== 'running') {
+        progress?.stop();
         const durationMs = new Date(run.finished_at ?? Date.now()).getTime() - new Date(run.started_at).getTime();
         // A run that failed before any job (no source) has no stats.
         const stats = run.stats?.requests ? run.stats : { ...emptyStats(), requests: { total: 0, byStatus: {}, rateLimited: 0, failedAttempts: 0 } };
@@ -81,12 +142,15 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
         return run.status === 'failed' ? 1 : 0;
       }
       if (Date.now() > deadline) {
+        progress?.stop();
         process.stderr.write(`tesync: run ${runId} ${run ? 'has not finished' : 'has not started (is a worker running?)'} after ${timeoutS} s\n`);
         return 1;
       }
       await delay(POLL_MS);
     }
   } finally {
+    progress?.stop();
+    await watch.close();
     await warehouse.close();
   }
 }

@@ -4,10 +4,19 @@ import { randomUUID } from 'node:crypto';
 import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../../jobs/index.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { runWalk } from '../runner/in-process.ts';
+import { emptyPendingWork, runWalk, type PendingWork } from '../runner/in-process.ts';
 import { inScope } from '../runner/walk-scope.ts';
 import { emptyStats, finalRunStatus, type WalkStats } from '../runner/stats.ts';
-import { createUpstream, InProcessBudget, WarehouseRecorder, type BucketStatus, type RateBudget, type RequestRecorder, type RetryPolicy } from '../upstream/index.ts';
+import {
+  createUpstream,
+  InProcessBudget,
+  WarehouseRecorder,
+  type BucketStatus,
+  type RateBudget,
+  type RequestRecord,
+  type RequestRecorder,
+  type RetryPolicy,
+} from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { summarizeRunRequests, type RequestSummary } from '../warehouse/request-summary.ts';
 import { withReconnect } from '../warehouse/retry.ts';
@@ -37,6 +46,17 @@ export interface LiveProgress {
   requests: number;
   buckets: BucketStatus[];
   elapsedMs: number;
+  /** Jobs still queued and running per bucket, and whether the walk may still plan more. */
+  pending: PendingWork;
+  /** Per bucket: attempts answered so far and their total duration (the pace when the budget does not bind). */
+  requestTimes: Record<string, RequestTimes>;
+}
+
+export interface RequestTimes {
+  count: number;
+  ms: number;
+  /** The highest X-RateLimit-Remaining answered: the limit, less one, of a host that does not send its limit. */
+  maxRemaining?: number;
 }
 
 const PROGRESS_INTERVAL_MS = 250;
@@ -77,7 +97,14 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const runId = req.runId ?? randomUUID();
   const budget = req.budget ?? new InProcessBudget();
   let requestCount = 0;
-  const recorder = counting(new WarehouseRecorder(warehouse, logger), () => requestCount++);
+  const requestTimes: Record<string, RequestTimes> = {};
+  const recorder = counting(new WarehouseRecorder(warehouse, logger), (r) => {
+    requestCount++;
+    const t = (requestTimes[r.bucket] ??= { count: 0, ms: 0 });
+    t.count++;
+    t.ms += r.durationMs;
+    if (r.rateLimitRemaining !== undefined && r.rateLimitRemaining > (t.maxRemaining ?? -1)) t.maxRemaining = r.rateLimitRemaining;
+  });
   const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
@@ -87,7 +114,8 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
   const stats = emptyStats();
-  const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started });
+  const pending = emptyPendingWork();
+  const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started, pending, requestTimes });
   const ticker = req.onProgress ? setInterval(report, PROGRESS_INTERVAL_MS) : undefined;
   try {
     await runWalk({
@@ -97,6 +125,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
       concurrency: config.concurrency,
       filter,
       stats,
+      pending,
       ...(req.signal ? { signal: req.signal } : {}),
     });
   } finally {
@@ -113,10 +142,10 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
 }
 
 /** A recorder that also counts attempts, for live progress. */
-function counting(inner: RequestRecorder, onRequest: () => void): RequestRecorder {
+function counting(inner: RequestRecorder, onRequest: (r: RequestRecord) => void): RequestRecorder {
   return {
     request: (r) => {
-      onRequest();
+      onRequest(r);
       inner.request(r);
     },
     response: (r) => inner.response(r),

@@ -49,34 +49,48 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   const only = onlyArg(values.only);
   const runId = randomUUID();
 
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // On a terminal a progress line shows the command from its start (what it does or waits
+  // for, then the walk), and only warnings are logged beside it; elsewhere (or with --json)
+  // the pino lines are the progress.
+  const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+  /** A line on stderr, above the progress line when there is one. */
+  const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
+  progress?.phase('opening the warehouse');
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).catch((err: unknown) => {
+    progress?.stop();
+    throw err;
+  });
   try {
+    progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
+    progress?.phase('checking for another sync');
     const locks = await lockSources(warehouse, sources, {
       runId,
       logger,
       wait: values.wait,
-      onWait: (holders) => process.stderr.write(`tesync: waiting: ${describeHolders(holders)}\n`),
+      onWait: (holders) => {
+        say(`tesync: waiting: ${describeHolders(holders)}\n`);
+        progress?.phase('waiting for the other sync to finish');
+      },
     });
     try {
       if (locks.held.length === 0) {
+        progress?.stop();
         process.stdout.write(values.json ? `${JSON.stringify({ status: 'skipped', skipped: locks.busy })}\n` : `${skippedLine(locks.busy)}\n`);
         if (values.json) process.stderr.write(`tesync: ${skippedLine(locks.busy)}\n`);
         return 0;
       }
       if (locks.busy.length > 0) {
-        process.stderr.write(`tesync: skipped: ${describeHolders(locks.busy)}; this sync walks ${locks.held.join(' and ')}\n`);
+        say(`tesync: skipped: ${describeHolders(locks.busy)}; this sync walks ${locks.held.join(' and ')}\n`);
       }
       const closed = await closeRunsOfFreeSources(warehouse.db, locks.held, new Date());
       if (closed > 0) logger.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
 
       const budget = await syncBudget(config);
-      if (budget.notShared) process.stderr.write(`tesync: warning: ${budget.notShared}\n`);
-      // On a terminal a progress bar shows the walk, and only warnings are logged beside it;
-      // elsewhere (or with --json) the pino lines are the progress.
-      const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+      if (budget.notShared) say(`tesync: warning: ${budget.notShared}\n`);
       let outcome: SyncOutcome;
       try {
+        progress?.phase('starting the run');
         outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
           sources: locks.held as typeof sources,
           tokens: values.token ?? [],
@@ -107,6 +121,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       await locks.release();
     }
   } finally {
+    progress?.stop();
     await warehouse.close();
   }
 }

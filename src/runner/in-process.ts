@@ -10,6 +10,20 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { planJob, runJob, type PlannedJob } from '../../jobs/lifecycle.ts';
 import type { JobContext, JobDefinition, JobRequest } from '../../jobs/types.ts';
 import { emptyStats, MAX_FAILURES, walkFailure, type WalkStats } from './stats.ts';
+import { mayPlan } from './walk-scope.ts';
+
+/** The work a walk still has, for an ETA: per bucket the jobs waiting and running; the planners among them. */
+export interface PendingWork {
+  byBucket: Record<string, { queued: number; active: number }>;
+  /** Jobs queued or running that may plan more (catalogs, token and chart lists): while any is, the total still grows. */
+  planners: number;
+  /** Jobs at once per bucket. */
+  concurrency: number;
+}
+
+export function emptyPendingWork(): PendingWork {
+  return { byBucket: {}, planners: 0, concurrency: 1 };
+}
 
 export interface WalkOptions {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
@@ -25,6 +39,8 @@ export interface WalkOptions {
   signal?: AbortSignal;
   /** Filled in as the walk goes, for live progress; a fresh one when absent. */
   stats?: WalkStats;
+  /** Kept up to date as the walk goes, for live progress. */
+  pending?: PendingWork;
 }
 
 export async function runWalk(options: WalkOptions): Promise<WalkStats> {
@@ -32,6 +48,12 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const stats = options.stats ?? emptyStats();
   const seen = new Set<string>();
   const lanes = new Map<string, { queue: PlannedJob[]; active: number }>();
+  const pending = options.pending ?? emptyPendingWork();
+  pending.concurrency = options.concurrency;
+  const count = (p: PlannedJob, field: 'queued' | 'active', by: number) => {
+    const b = (pending.byBucket[p.bucket] ??= { queued: 0, active: 0 });
+    b[field] += by;
+  };
 
   const plan = (req: JobRequest, isRoot: boolean) => {
     const p = planJob(catalog, req);
@@ -48,6 +70,8 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     let lane = lanes.get(p.bucket);
     if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
     lane.queue.push(p);
+    count(p, 'queued', 1);
+    if (mayPlan(p.job)) pending.planners++;
   };
 
   const execute = async (p: PlannedJob): Promise<void> => {
@@ -88,8 +112,12 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         while (lane.active < options.concurrency && lane.queue.length > 0 && !options.signal?.aborted) {
           const next = lane.queue.shift()!;
           lane.active++;
+          count(next, 'queued', -1);
+          count(next, 'active', 1);
           void execute(next).finally(() => {
             lane.active--;
+            count(next, 'active', -1);
+            if (mayPlan(next.job)) pending.planners--;
             options.onProgress?.(stats);
             pump();
           });

@@ -5,6 +5,15 @@ import type { JobDefinition } from '../../jobs/types.ts';
 /** Groups that plan the others (catalogs, token lists): every walk runs them, whatever its scope. */
 export const PLANNER_GROUPS: readonly string[] = ['catalog', 'tokens'];
 
+/**
+ * Whether a job may plan follow-ups: the planner groups, and list jobs that plan their items
+ * (a token's charts) even when unchanged. While one is queued or running, a walk's total may
+ * still grow (progress shows its ETA as a lower bound).
+ */
+export function mayPlan(job: Pick<JobDefinition<any>, 'group' | 'unchangedFollowUps'>): boolean {
+  return PLANNER_GROUPS.includes(job.group) || job.unchangedFollowUps !== undefined;
+}
+
 export interface WalkScope {
   /** Null: every group. Plain (`screener`) or qualified (`app.screener`) names. */
   groups: readonly string[] | null;

@@ -284,6 +284,48 @@ export interface BucketStatus {
   /** When requests to the bucket may go again, if they are held back now. */
   waitingUntilMs: number | undefined;
   reason: string | undefined;
+  /**
+   * The rate window's length as far as known: `limit` requests per `windowMs`. From a reset
+   * time (its end, counted from the window's first request), a 429 or the bounds learned;
+   * else the common length the budget tries next (windowKnown false). Undefined: nothing yet.
+   */
+  windowMs: number | undefined;
+  /** windowMs was stated by upstream or learned to within the margins, not a guess. */
+  windowKnown: boolean;
+  /** From one window's budget to the next as the budget paces them: the window and the margin it waits past its end. */
+  cycleMs: number | undefined;
+  /** How long until the bucket's budget is whole again (its window's end, a Retry-After's); 0: it may be now. */
+  refillInMs: number | undefined;
+}
+
+/** Pure: how the budget paces a bucket (see BucketStatus), for ETAs and plain-words waits. */
+export function paceOf(s: BucketState, nowMs: number, policy: BudgetPolicy): Pick<BucketStatus, 'windowMs' | 'windowKnown' | 'cycleMs' | 'refillInMs'> {
+  let windowMs: number | undefined;
+  let margin = 0;
+  let windowKnown = false;
+  if (s.resetAtMs !== undefined && s.windowFromMs !== undefined && believable(s.resetAtMs - s.windowFromMs)) {
+    windowMs = s.resetAtMs - s.windowFromMs;
+    margin = policy.resetMarginMs;
+    windowKnown = true;
+  } else if (s.windowHiMs !== undefined) {
+    windowMs = s.windowHiMs;
+    margin = windowMargin(windowMs, policy);
+    windowKnown = s.windowHiMs - (s.windowLoMs ?? 0) <= 2 * policy.resetMarginMs;
+  } else if (s.mode !== 'unmetered') {
+    const lo = s.windowLoMs ?? 0;
+    windowMs = WINDOW_LADDER_MS.find((r) => r > lo) ?? (lo > 0 ? lo : undefined);
+    margin = windowMs === undefined ? 0 : windowMargin(windowMs, policy);
+  }
+  let refillAt: number | undefined;
+  if (nowMs < s.blockedUntilMs) refillAt = s.blockedUntilMs;
+  else if (s.resetAtMs !== undefined) refillAt = s.resetAtMs + policy.resetMarginMs;
+  else if (s.windowFromMs !== undefined && windowMs !== undefined) refillAt = s.windowFromMs + windowMs + margin;
+  return {
+    windowMs,
+    windowKnown,
+    cycleMs: windowMs === undefined ? undefined : windowMs + margin,
+    refillInMs: refillAt === undefined ? undefined : Math.max(0, refillAt - nowMs),
+  };
 }
 
 /** What a progress line shows for a bucket. */
@@ -298,5 +340,6 @@ export function describe(bucket: string, s: BucketState, nowMs: number, policy: 
     waiters,
     waitingUntilMs: d.grant ? undefined : d.untilMs,
     reason: d.grant ? undefined : d.reason,
+    ...paceOf(s, nowMs, policy),
   };
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobContext, JobDefinition } from '../../../jobs/types.ts';
 import { createLogger } from '../../../src/logger.ts';
-import { runWalk } from '../../../src/runner/in-process.ts';
+import { emptyPendingWork, runWalk } from '../../../src/runner/in-process.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 
 const logger = createLogger({ level: 'silent', secrets: [] });
@@ -56,11 +56,16 @@ describe('runWalk', () => {
       }),
     };
     const catalog = new Map<string, JobDefinition<any>>([planner, gateway, app, bundle].map((j) => [j.name, j]));
-    const walk = runWalk({ catalog, roots: [{ name: 'gateway.tokens', payload: {} }], context, concurrency: 2 });
+    const pending = emptyPendingWork();
+    const walk = runWalk({ catalog, roots: [{ name: 'gateway.tokens', payload: {} }], context, concurrency: 2, pending });
     await expect.poll(() => order.filter((o) => o.startsWith('app.')).length).toBe(5);
     expect(order.some((o) => o.startsWith('gateway.page'))).toBe(false);
+    // The work left, as progress reads it for its ETA: the gateway's 4, 2 of them running; the
+    // token list that planned them is done, so nothing more is coming.
+    expect(pending).toEqual({ byBucket: { gateway: { queued: 2, active: 2 }, 'app-public': { queued: 0, active: 0 }, 'app-key': { queued: 0, active: 0 } }, planners: 0, concurrency: 2 });
     release();
     const stats = await walk;
     expect(stats).toMatchObject({ planned: 10, done: 10, failed: 0, cancelled: 0 });
+    expect(pending.byBucket.gateway).toEqual({ queued: 0, active: 0 });
   });
 });
