@@ -1,0 +1,484 @@
+// The soak (`npm run soak -- --minutes 15`; not part of `npm test`): one real `tesync worker`
+// process with every schedule at `* * * * *`, against the simulator in a child process over
+// loopback HTTP with ~10 % faults (500s, 503s, resets, truncated bodies) and tight rate budgets
+// (429s with Retry-After: the simulator's budgets, and every 20 s one scripted 429 per API, see
+// sim-child.ts), on a database and a TE_QUEUE_PREFIX of its own. Every ~15 s it samples
+// the worker's RSS, the Redis keys under the prefix, runs by status and requests; at the end it
+// stops the worker with SIGTERM and checks:
+//   - RSS growth after warm-up < 10 % (median of the 3 minutes after a 2-minute warm-up against
+//     the median of the last 3 minutes);
+//   - Redis keys bounded (max of the last third <= 1.2 x max of the first third);
+//   - 0 runs left `running` once the worker has stopped;
+//   - 0 requests sent inside a Retry-After window: for each 429 with a Retry-After, the window is
+//     [answered, answered + retry_after_ms) where answered = started_at + duration_ms (the moment
+//     tesync had the answer); a request to the same bucket whose started_at (the moment it was
+//     sent) falls inside that window is a violation. Requests sent before the 429's answer
+//     arrived (already in flight) are not.
+// It prints a report, writes test/soak/results/<date>.json and exits 1 when a check fails.
+// Cleanup: worker stopped, database dropped, the prefix's Redis keys removed, simulator closed.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import type { SimOptions } from '../../sim/index.ts';
+import type { SimReply } from '../bench/sim-process.ts';
+import type { SoakSimRequest as SimRequest } from './sim-child.ts';
+import { BIN, childEnv, runCli } from '../helpers/cli.ts';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const APP_KEY = 'soak_app_key_0123456789';
+const GATEWAY_KEY = 'soak_gw_key_0123456789';
+
+const { values: args } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '15' },
+    'sample-seconds': { type: 'string', default: '15' },
+    'warmup-minutes': { type: 'string', default: '2' },
+    'window-minutes': { type: 'string', default: '3' },
+    'epoch-minutes': { type: 'string', default: '2' },
+    'storm-seconds': { type: 'string', default: '20' },
+    out: { type: 'string' },
+  },
+});
+const MINUTES = Number(args.minutes);
+const SAMPLE_MS = Number(args['sample-seconds']) * 1000;
+const WARMUP_MS = Number(args['warmup-minutes']) * 60_000;
+const WINDOW_MS = Number(args['window-minutes']) * 60_000;
+/** The simulator moves to its next epoch this often (a new history day, changed bodies), so walks keep writing. */
+const EPOCH_MS = Number(args['epoch-minutes']) * 60_000;
+/** Every this often, the next request to each API is answered 429 with a Retry-After of 1-4 s (0: never). */
+const STORM_MS = Number(args['storm-seconds']) * 1000;
+if (!(MINUTES > 0) || !(SAMPLE_MS > 0)) throw new Error('--minutes and --sample-seconds must be positive numbers');
+
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase();
+const suffix = randomBytes(3).toString('hex');
+const DB_NAME = `tesync_soak_${stamp}_${suffix}`;
+const PREFIX = `tesync-soak-${stamp}-${suffix}`;
+const dbUrl = (() => {
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${DB_NAME}`;
+  return u.toString();
+})();
+
+/** ~10 % of requests hit by a fault (independent draws: 1 - 0.975 * 0.975 * 0.98 * 0.97 = 9.6 %), plus 429s from the budgets. */
+const SIM_OPTIONS: SimOptions = {
+  tokens: 8,
+  historyDays: 120,
+  chartsPerToken: 2,
+  seed: 2323,
+  latencyMs: [5, 40],
+  appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } },
+  gatewayKeys: [GATEWAY_KEY],
+  rateLimits: {
+    appPublic: { limit: 15, windowMs: 10_000 },
+    appKey: { limit: 4, windowMs: 10_000 },
+    gateway: { limit: 15, windowMs: 10_000 },
+  },
+  faults: { errorRate: 0.025, unavailableRate: 0.025, resetRate: 0.02, truncateRate: 0.03 },
+};
+
+interface Sample {
+  atS: number;
+  rssKb: number | null;
+  redisKeys: number;
+  runs: Record<string, number>;
+  requests: number;
+  http429: number;
+  failedRequests: number;
+  simServed: number;
+  epoch: number;
+}
+
+const log = (line: string) => process.stdout.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function rssKb(pid: number): number | null {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function countKeys(redis: Redis): Promise<number> {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
+    cursor = next;
+    n += keys.length;
+  } while (cursor !== '0');
+  return n;
+}
+
+async function unlinkKeys(redis: Redis): Promise<number> {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) n += await redis.unlink(...keys);
+  } while (cursor !== '0');
+  return n;
+}
+
+function median(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+// --- the simulator, in a child process --------------------------------------------------------
+function startSim(): Promise<{ child: ChildProcess; url: string; ask: (msg: SimRequest) => Promise<SimReply> }> {
+  const child = fork(path.join(HERE, 'sim-child.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting: ((m: SimReply) => void)[] = [];
+  child.on('message', (m: SimReply) => waiting.shift()?.(m));
+  const ask = (msg: SimRequest) =>
+    new Promise<SimReply>((resolve, reject) => {
+      waiting.push((m) => (m.type === 'error' ? reject(new Error(`simulator: ${m.message}`)) : resolve(m)));
+      child.send(msg);
+    });
+  return ask({ type: 'start', options: SIM_OPTIONS, stormEveryMs: STORM_MS }).then((m) => {
+    if (m.type !== 'ready') throw new Error(`simulator answered ${m.type}`);
+    return { child, url: m.url, ask };
+  });
+}
+
+// --- the worker ------------------------------------------------------------------------------
+interface WorkerHandle {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  messages: Record<string, number>;
+  warnings: string[];
+  tail(): string;
+}
+
+function startWorker(env: Record<string, string>): WorkerHandle {
+  const child = spawn(process.execPath, [BIN, 'worker'], { env: childEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
+  const messages: Record<string, number> = {};
+  const warnings: string[] = [];
+  let tail = '';
+  let partial = '';
+  let onReady = () => {};
+  let onFail = (_: Error) => {};
+  const ready = new Promise<void>((res, rej) => {
+    onReady = res;
+    onFail = rej;
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    const text = d.toString();
+    tail = (tail + text).slice(-4000);
+    const parts = (partial + text).split('\n');
+    partial = parts.pop()!;
+    for (const raw of parts) {
+      let line: { level?: number; msg?: string; err?: { message?: string }; job?: string };
+      try {
+        line = raw.startsWith('{') ? JSON.parse(raw) : { level: 50, msg: raw };
+      } catch {
+        line = { level: 50, msg: raw };
+      }
+      const msg = line.msg ?? '';
+      messages[msg] = (messages[msg] ?? 0) + 1;
+      if (msg === 'worker ready') onReady();
+      if ((line.level ?? 0) >= 40 && warnings.length < 30) warnings.push(`${line.level! >= 50 ? 'error' : 'warn'}: ${msg}${line.job ? ` (${line.job})` : ''}${line.err?.message ? `: ${line.err.message}` : ''}`.slice(0, 400));
+    }
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('close', (code, signal) => {
+      onFail(new Error(`the worker exited (${code ?? signal}) before it was ready:\n${tail}`));
+      resolve({ code, signal });
+    });
+  });
+  return { child, ready, exited, messages, warnings, tail: () => tail };
+}
+
+// --- main ------------------------------------------------------------------------------------
+const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false });
+let sim: Awaited<ReturnType<typeof startSim>> | undefined;
+let worker: WorkerHandle | undefined;
+let db: postgres.Sql | undefined;
+let cleaned = false;
+
+async function cleanup(): Promise<{ keysRemoved: number; resetOutput: string; keysLeft: number }> {
+  if (cleaned) return { keysRemoved: 0, resetOutput: '', keysLeft: 0 };
+  cleaned = true;
+  if (worker && worker.child.exitCode === null && worker.child.signalCode === null) {
+    worker.child.kill('SIGTERM');
+    const t = setTimeout(() => worker!.child.kill('SIGKILL'), 60_000);
+    await worker.exited;
+    clearTimeout(t);
+  }
+  await db?.end({ timeout: 5 }).catch(() => {});
+  let resetOutput = '';
+  let keysRemoved = 0;
+  try {
+    const r = await runCli(['reset', '--redis'], { REDIS_URL, TE_QUEUE_PREFIX: PREFIX, LOG_LEVEL: 'warn' }, { timeoutMs: 60_000 });
+    resetOutput = (r.stdout + r.stderr).trim();
+    const m = /Removed (\d+)/.exec(r.stdout);
+    keysRemoved = m ? Number(m[1]) : 0;
+  } catch (err) {
+    resetOutput = `tesync reset --redis failed: ${(err as Error).message}`;
+  }
+  // Whatever reset left (it refuses while a connection still uses the prefix): SCAN + UNLINK.
+  keysRemoved += await unlinkKeys(redis).catch(() => 0);
+  const keysLeft = await countKeys(redis).catch(() => -1);
+  await admin.unsafe(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`).catch((err) => log(`could not drop ${DB_NAME}: ${(err as Error).message}`));
+  await admin.end({ timeout: 5 }).catch(() => {});
+  redis.disconnect();
+  if (sim && sim.child.exitCode === null) {
+    // The simulator process exits on 'close' without answering.
+    const gone = new Promise<void>((r) => sim!.child.once('exit', () => r()));
+    sim.child.send({ type: 'close' } satisfies SimRequest);
+    const t = setTimeout(() => sim?.child.kill('SIGKILL'), 5000);
+    await gone;
+    clearTimeout(t);
+  }
+  return { keysRemoved, resetOutput, keysLeft };
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    log(`${sig}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function main(): Promise<number> {
+  log(`database ${DB_NAME}, Redis prefix ${PREFIX}, ${MINUTES} min, a sample every ${SAMPLE_MS / 1000} s`);
+  await admin.unsafe(`CREATE DATABASE "${DB_NAME}"`);
+  sim = await startSim();
+  log(`simulator at ${sim.url} (pid ${sim.child.pid})`);
+  const env: Record<string, string> = {
+    TE_APP_URL: sim.url,
+    TE_APP_API_KEY: APP_KEY,
+    TE_GATEWAY_URL: sim.url,
+    TE_GATEWAY_API_KEY: GATEWAY_KEY,
+    DATABASE_URL: dbUrl,
+    REDIS_URL,
+    TE_QUEUE_PREFIX: PREFIX,
+    TE_METRICS_PORT: '0',
+    TE_SCHEDULE_CATALOG: '* * * * *',
+    TE_SCHEDULE_SCREENER: '* * * * *',
+    TE_SCHEDULE_TOKEN_DATA: '* * * * *',
+    TE_SCHEDULE_BUNDLES: '* * * * *',
+    TE_GATEWAY_HISTORY_PERIODS: '30d,365d',
+    LOG_LEVEL: 'info',
+  };
+  const started = Date.now();
+  worker = startWorker(env);
+  await worker.ready;
+  const pid = worker.child.pid!;
+  log(`worker ready (pid ${pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  db = postgres(dbUrl, { max: 1, onnotice: () => {} });
+
+  const samples: Sample[] = [];
+  const end = started + MINUTES * 60_000;
+  let workerDied = false;
+  void worker.exited.then(() => (workerDied = true));
+  let next = Date.now();
+  let epoch = 0;
+  while (Date.now() < end && !workerDied) {
+    const runs: Record<string, number> = {};
+    let requests = 0;
+    let http429 = 0;
+    let failedRequests = 0;
+    try {
+      for (const r of await db`select status, count(*)::int as n from sync.runs group by status order by status`) runs[r.status as string] = r.n as number;
+      const [q] = await db`select count(*)::int as n, count(*) filter (where http_status = 429)::int as r429,
+        count(*) filter (where http_status is null or http_status >= 500)::int as failed from sync.requests`;
+      requests = q!.n as number;
+      http429 = q!.r429 as number;
+      failedRequests = q!.failed as number;
+    } catch {
+      /* the schema may not be there in the first second */
+    }
+    const simReply = await sim.ask({ type: 'cpu' });
+    const wantEpoch = EPOCH_MS > 0 ? Math.floor((Date.now() - started) / EPOCH_MS) : 0;
+    if (wantEpoch !== epoch) {
+      await sim.ask({ type: 'epoch', epoch: wantEpoch });
+      epoch = wantEpoch;
+      log(`simulator now at epoch ${epoch}`);
+    }
+    const s: Sample = {
+      atS: Math.round((Date.now() - started) / 1000),
+      rssKb: rssKb(pid),
+      redisKeys: await countKeys(redis),
+      runs,
+      requests,
+      http429,
+      failedRequests,
+      simServed: simReply.type === 'cpu' ? simReply.requests : 0,
+      epoch,
+    };
+    samples.push(s);
+    log(`t=${s.atS}s rss=${s.rssKb === null ? '?' : (s.rssKb / 1024).toFixed(1)}MB redis=${s.redisKeys} runs=${JSON.stringify(runs)} requests=${requests} 429=${http429} failed=${failedRequests}`);
+    next += SAMPLE_MS;
+    await sleep(Math.max(0, next - Date.now()));
+  }
+  const ranMs = Date.now() - started;
+  const diedEarly = workerDied;
+
+  // Graceful stop: SIGTERM, then wait (TE_WORKER_SHUTDOWN_GRACE_MS is 25 s).
+  log('stopping the worker (SIGTERM)');
+  const stopAt = Date.now();
+  worker.child.kill('SIGTERM');
+  const killer = setTimeout(() => worker!.child.kill('SIGKILL'), 60_000);
+  const exit = await worker.exited;
+  clearTimeout(killer);
+  const stopMs = Date.now() - stopAt;
+  log(`worker exited ${exit.code ?? exit.signal} after ${(stopMs / 1000).toFixed(1)} s`);
+
+  const runsFinal: Record<string, number> = {};
+  for (const r of await db`select status, count(*)::int as n from sync.runs group by status order by status`) runsFinal[r.status as string] = r.n as number;
+  const runsByKind = await db`select coalesce(trigger, '') as trigger, status, count(*)::int as n from sync.runs group by 1, 2 order by 1, 2`.catch(() => []);
+  const leftRunning = await db`select id, sources, trigger, started_at, error from sync.runs where status = 'running'`;
+  const requestsByBucket = await db`select coalesce(bucket, '(none)') as bucket, count(*)::int as n,
+      count(*) filter (where http_status = 429)::int as r429,
+      count(*) filter (where http_status = 429 and retry_after_ms is not null)::int as r429_with_retry_after,
+      count(*) filter (where http_status is null)::int as no_answer,
+      count(*) filter (where http_status >= 500)::int as s5xx,
+      count(*) filter (where http_status between 200 and 399)::int as ok
+    from sync.requests group by 1 order by 1`;
+  // The Retry-After check, as defined at the top of this file.
+  const violations = await db`
+    with w as (
+      select id, bucket, started_at + duration_ms * interval '1 millisecond' as answered_at,
+             started_at + (duration_ms + retry_after_ms) * interval '1 millisecond' as ends_at, retry_after_ms
+      from sync.requests where http_status = 429 and retry_after_ms is not null and retry_after_ms > 0 and bucket is not null)
+    select w.id as r429_id, q.id as request_id, w.bucket, w.retry_after_ms,
+           round(extract(epoch from (w.ends_at - q.started_at)) * 1000)::int as early_ms
+    from w join sync.requests q on q.bucket = w.bucket and q.id <> w.id
+     and q.started_at >= w.answered_at and q.started_at < w.ends_at
+    order by early_ms desc limit 50`;
+  const [windows] = await db`
+    select count(*)::int as n, coalesce(max(retry_after_ms), 0)::int as max_ms, coalesce(min(retry_after_ms), 0)::int as min_ms,
+      coalesce(sum(retry_after_ms), 0)::bigint as total_ms
+    from sync.requests where http_status = 429 and retry_after_ms is not null and retry_after_ms > 0`;
+  // The closest any request to the bucket came after a window's end (how tight the wait was).
+  const [closest] = await db`
+    with w as (
+      select id, bucket, started_at + (duration_ms + retry_after_ms) * interval '1 millisecond' as ends_at
+      from sync.requests where http_status = 429 and retry_after_ms > 0 and bucket is not null)
+    select percentile_disc(0.5) within group (order by gap_ms) as median_ms, min(gap_ms) as min_ms from (
+      select w.id, (select round(extract(epoch from (q.started_at - w.ends_at)) * 1000)::int from sync.requests q
+                    where q.bucket = w.bucket and q.started_at >= w.ends_at order by q.started_at limit 1) as gap_ms
+      from w) g where gap_ms is not null`;
+  const [sizes] = await db`select pg_database_size(current_database())::bigint as bytes`;
+
+  // The checks.
+  const rssIn = (from: number, to: number) => samples.filter((s) => s.atS * 1000 >= from && s.atS * 1000 < to && s.rssKb !== null).map((s) => s.rssKb!);
+  const lastS = samples.at(-1)?.atS ?? 0;
+  const early = rssIn(WARMUP_MS, WARMUP_MS + WINDOW_MS);
+  const late = rssIn(lastS * 1000 - WINDOW_MS + 1, lastS * 1000 + 1);
+  const rssEarlyKb = median(early);
+  const rssLateKb = median(late);
+  const rssGrowth = rssLateKb / rssEarlyKb - 1;
+  // Thirds of the samples after the warm-up (the first seconds have only the schedulers' keys).
+  const settled = samples.filter((s) => s.atS * 1000 >= WARMUP_MS);
+  const third = Math.max(1, Math.floor(settled.length / 3));
+  const keysFirstMax = Math.max(...settled.slice(0, third).map((s) => s.redisKeys));
+  const keysLastMax = Math.max(...settled.slice(-third).map((s) => s.redisKeys));
+  const finalRequests = samples.at(-1);
+  const checks = [
+    {
+      name: 'RSS growth after warm-up < 10 %',
+      value: `${(rssGrowth * 100).toFixed(1)} % (median ${(rssEarlyKb / 1024).toFixed(1)} MB at ${WARMUP_MS / 60_000}-${(WARMUP_MS + WINDOW_MS) / 60_000} min, ${(rssLateKb / 1024).toFixed(1)} MB in the last ${WINDOW_MS / 60_000} min)`,
+      met: early.length > 0 && late.length > 0 && rssGrowth < 0.1,
+    },
+    {
+      name: 'Redis keys bounded (after warm-up, last-third max <= 1.2 x first-third max)',
+      value: `${keysLastMax} <= ${Math.floor(keysFirstMax * 1.2)} (first-third max ${keysFirstMax})`,
+      met: keysLastMax <= keysFirstMax * 1.2,
+    },
+    { name: "0 runs left 'running' after a graceful stop", value: String(leftRunning.length), met: leftRunning.length === 0 },
+    { name: '0 requests sent inside a Retry-After window', value: `${violations.length} (of ${windows!.n} windows)`, met: violations.length === 0 },
+    { name: 'the worker exited 0 on SIGTERM', value: String(exit.code ?? exit.signal), met: exit.code === 0 },
+    { name: 'the soak ran its full length', value: `${(ranMs / 60_000).toFixed(1)} min`, met: !diedEarly && ranMs >= MINUTES * 60_000 - SAMPLE_MS },
+  ];
+
+  const cleanupResult = await cleanup();
+  const result = {
+    date: new Date().toISOString(),
+    command: `npm run soak -- --minutes ${MINUTES}`,
+    machine: { node: process.version, cpus: (await import('node:os')).cpus().length, platform: process.platform },
+    settings: {
+      minutes: MINUTES,
+      sampleSeconds: SAMPLE_MS / 1000,
+      epochMinutes: EPOCH_MS / 60_000,
+      stormSeconds: STORM_MS / 1000,
+      warmupMinutes: WARMUP_MS / 60_000,
+      windowMinutes: WINDOW_MS / 60_000,
+      schedules: '* * * * * (catalog, screener, token data, bundles)',
+      simulator: SIM_OPTIONS,
+      workerEnv: Object.fromEntries(Object.entries(env).filter(([k]) => !/KEY|URL/.test(k))),
+    },
+    checks,
+    passed: checks.every((c) => c.met),
+    rss: { earlyMedianKb: rssEarlyKb, lateMedianKb: rssLateKb, growth: rssGrowth, maxKb: Math.max(...samples.map((s) => s.rssKb ?? 0)) },
+    redisKeys: { firstThirdMax: keysFirstMax, lastThirdMax: keysLastMax, max: Math.max(...samples.map((s) => s.redisKeys)), ...cleanupResult },
+    runs: { final: runsFinal, byTrigger: runsByKind, leftRunning },
+    requests: {
+      total: finalRequests?.requests ?? 0,
+      simulatorServed: finalRequests?.simServed ?? 0,
+      byBucket: requestsByBucket,
+      retryAfterWindows: windows,
+      afterWindowEndGapMs: closest,
+      violations,
+    },
+    databaseBytes: Number(sizes!.bytes),
+    worker: { stopMs, exit, messages: worker.messages, warnings: worker.warnings },
+    samples,
+  };
+  const out = args.out ?? path.join(HERE, 'results', `${result.date.slice(0, 10)}.json`);
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+
+  // The report.
+  const lines = [
+    '',
+    `Soak: ${(ranMs / 60_000).toFixed(1)} min, one tesync worker, schedules every minute, ~10 % faults + tight budgets`,
+    '',
+    'RSS over time (MB, one value a minute):',
+    '  ' + samples.filter((_, i) => i % Math.max(1, Math.round(60_000 / SAMPLE_MS)) === 0).map((s) => `${Math.round(s.atS / 60)}m ${((s.rssKb ?? 0) / 1024).toFixed(0)}`).join(', '),
+    'Redis keys over time (one value a minute):',
+    '  ' + samples.filter((_, i) => i % Math.max(1, Math.round(60_000 / SAMPLE_MS)) === 0).map((s) => `${Math.round(s.atS / 60)}m ${s.redisKeys}`).join(', '),
+    `Runs by status after the stop: ${JSON.stringify(runsFinal)}`,
+    `Requests: ${finalRequests?.requests ?? 0} recorded; by bucket:`,
+    ...requestsByBucket.map((b) => `  ${b.bucket}: ${b.n} (ok ${b.ok}, 429 ${b.r429}, 5xx ${b.s5xx}, no answer ${b.no_answer})`),
+    `Retry-After windows: ${windows!.n} (${windows!.min_ms}-${windows!.max_ms} ms); first request after a window's end: median +${closest?.median_ms ?? '?'} ms, min +${closest?.min_ms ?? '?'} ms`,
+    `Worker: stopped in ${(stopMs / 1000).toFixed(1)} s, exit ${exit.code ?? exit.signal}; ${worker.warnings.length} warnings/errors logged (first: ${worker.warnings[0] ?? 'none'})`,
+    `Cleanup: database ${DB_NAME} dropped, ${cleanupResult.keysRemoved} Redis keys removed (${cleanupResult.keysLeft} left): ${cleanupResult.resetOutput.split('\n')[0]}`,
+    '',
+    'Checks:',
+    ...checks.map((c) => `  ${c.met ? 'PASS' : 'FAIL'}  ${c.name}: ${c.value}`),
+    '',
+    `Written: ${path.relative(process.cwd(), out)}`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  return result.passed ? 0 : 1;
+}
+
+// Nothing below may end the process by an empty event loop while a promise is pending.
+const keepAlive = setInterval(() => {}, 1 << 30);
+main().then(
+  (code) => {
+    clearInterval(keepAlive);
+    process.exit(code);
+  },
+  async (err) => {
+    log(`failed: ${(err as Error).stack ?? err}`);
+    if (worker) log(`worker log tail:\n${worker.tail()}`);
+    await cleanup().catch(() => {});
+    process.exit(2);
+  },
+);
