@@ -30,6 +30,15 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
   // A walk job that ran before (it stalled, or failed after planning) continues its run.
   const [existing] = await deps.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
   if (existing && existing.status !== 'running') return { runId, queued: 0 };
+  if (!existing && data.schedule !== undefined) {
+    // A schedule's walk that lasts longer than its period would pile runs (and their jobs in
+    // Redis) up: the tick is skipped while the previous walk of the schedule still has work.
+    const previous = await openRunWithWork(deps, data.schedule, runId);
+    if (previous) {
+      logger.info({ previousRun: previous }, 'scheduled walk skipped: the previous walk of this schedule is still running');
+      return { runId, queued: 0 };
+    }
+  }
   if (!existing) {
     const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id };
     await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options, at: new Date() });
@@ -43,6 +52,14 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
   const queued = await enqueueRequests(deps, scope, deps.plan.walkRoots(sources), { roots: true });
   if ((await deps.tracker.pending(runId)) === 0) await queueFinish(deps, runId);
   return { runId, queued };
+}
+
+/** A run of the schedule other than `runId` still `running` with jobs pending, if any. */
+async function openRunWithWork(deps: RunnerDeps, schedule: string, runId: string): Promise<string | null> {
+  const open = await deps.warehouse.query<{ id: string }>(sql`select id from sync.runs where status = 'running' and options->>'schedule' = ${schedule} and id <> ${runId}`);
+  // A run whose jobs are all gone (Redis emptied, or its finish on the way) does not hold the schedule.
+  for (const r of open) if ((await deps.tracker.pending(r.id)) > 0) return r.id;
+  return null;
 }
 
 export async function queueFinish(deps: Pick<RunnerDeps, 'walkQueue'>, runId: string): Promise<void> {

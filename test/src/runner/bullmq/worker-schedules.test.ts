@@ -161,4 +161,32 @@ describe('worker schedules', () => {
     const paths = new Set(sim.requests.map((r) => r.path.split('?')[0]));
     expect([...paths].sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens']);
   });
+
+  it('a scheduled walk longer than its period is not started again while it runs: ticks are skipped, runs never overlap', async () => {
+    const prefix = uniqueName('tesync_sched');
+    prefixes.push(prefix);
+    // Slow answers: a token-data walk takes seconds, its schedule ticks every second.
+    const slow = await startSimulator({ tokens: 4, historyDays: 5, chartsPerToken: 1, latencyMs: [300, 500] });
+    try {
+      const w = spawnWorker({
+        ...envFor(prefix, { TE_SCHEDULE_TOKEN_DATA: '* * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
+        TE_APP_URL: slow.url,
+      });
+      await w.ready;
+      await waitFor('a tick skipped while the walk runs', () => w.lines().find((l) => l.msg.startsWith('scheduled walk skipped')), 30_000);
+      w.child.kill('SIGTERM');
+      expect((await w.exited).code).toBe(0);
+      const runs = await tw.warehouse.query<{ id: string; from: string; to: string }>(
+        sql`select id, started_at::text as "from", coalesce(finished_at, now())::text as "to" from sync.runs where options->>'schedule' = 'token-data' and options->>'job' like '%' order by started_at`,
+      );
+      expect(runs.length).toBeGreaterThanOrEqual(1);
+      // One walk of the schedule at a time.
+      for (let i = 1; i < runs.length; i++) expect(new Date(runs[i]!.from).getTime(), `run ${i} started before run ${i - 1} ended`).toBeGreaterThanOrEqual(new Date(runs[i - 1]!.to).getTime());
+      const skipped = w.lines().filter((l) => l.msg.startsWith('scheduled walk skipped'));
+      expect(skipped.length).toBeGreaterThanOrEqual(1);
+      expect(runs.map((r) => r.id)).toContain(skipped[0]!.previousRun);
+    } finally {
+      await slow.close();
+    }
+  });
 });
