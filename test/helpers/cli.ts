@@ -88,7 +88,7 @@ export function startCli(args: string[], env: Record<string, string | undefined>
           else resolve();
         };
         const look = () => {
-          if (pattern.test(stdout) || pattern.test(stderr)) done();
+          if (pattern.exec(stdout) !== null || pattern.exec(stderr) !== null) done();
           else if (ended || child.exitCode !== null || child.signalCode !== null) done(new Error(`tesync ${args.join(' ')} ended before printing ${pattern}:\n${stdout}\n${stderr}`));
         };
         const t = setTimeout(() => done(new Error(`tesync ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);

@@ -420,7 +420,7 @@ async function main(): Promise<number> {
       windowMinutes: WINDOW_MS / 60_000,
       schedules: '* * * * * (catalog, screener, token data, bundles)',
       simulator: SIM_OPTIONS,
-      workerEnv: Object.fromEntries(Object.entries(env).filter(([k]) => !/KEY|URL/.test(k))),
+      workerEnv: Object.fromEntries(Object.entries(env).filter(([k]) => /KEY|URL/.exec(k) === null)),
     },
     checks,
     passed: checks.every((c) => c.met),
