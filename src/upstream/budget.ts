@@ -9,6 +9,9 @@
 //   skewed local clock cannot shorten a block.
 // - Waiters wake when the bucket changes here or another holder of the store announces a
 //   change, and poll as well.
+// - A 429 answered here holds this process's requests of the bucket at once, before the store
+//   hears of it: a grant the store made just before (its update was on the way when the 429
+//   arrived) is handed back unsent, so no request leaves inside a Retry-After it knows of.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { RateLimitedError } from '../errors.ts';
@@ -86,6 +89,8 @@ export class Budget implements RateBudget {
   private readonly leases = new Map<string, Lease[]>();
   /** The last state seen per bucket, and store time minus local time then: for snapshot(). */
   private readonly seen = new Map<string, { state: BucketState; offsetMs: number }>();
+  /** Per bucket, the local time until which a 429 answered in this process holds its requests. */
+  private readonly heldUntil = new Map<string, number>();
 
   constructor(
     private readonly store: BudgetStore,
@@ -106,11 +111,15 @@ export class Budget implements RateBudget {
       opts.signal?.throwIfAborted();
       const d = await this.tryAcquire(bucket);
       const waited = this.now() - started;
-      if (d.grant) return { waitedMs: waited };
+      const heldMs = (this.heldUntil.get(bucket) ?? 0) - this.now();
+      if (d.grant && heldMs <= 0) return { waitedMs: waited };
+      // Granted before the store knew of the 429 that arrived since: the slot goes back unsent.
+      if (d.grant) await this.release(bucket, d.leaseId);
       const left = maxWaitMs - waited;
-      const untilIn = d.untilMs === undefined ? undefined : d.untilMs - d.nowMs;
-      if (untilIn !== undefined && untilIn > left) throw new RateLimitedError(bucket, untilIn, d.reason);
-      if (untilIn === undefined && left <= 0) throw new RateLimitedError(bucket, this.policy.pollMs, d.reason);
+      const untilIn = d.grant ? heldMs : d.untilMs === undefined ? undefined : d.untilMs - d.nowMs;
+      const reason = d.grant ? 'retry-after' : d.reason;
+      if (untilIn !== undefined && untilIn > left) throw new RateLimitedError(bucket, untilIn, reason);
+      if (untilIn === undefined && left <= 0) throw new RateLimitedError(bucket, this.policy.pollMs, reason);
       const timed = untilIn !== undefined ? untilIn + jitterFor(untilIn, this.random(), this.policy) : this.policy.pollMs;
       await this.waiters.wait(bucket, Math.min(timed, Math.max(1, left)), opts.signal);
     }
@@ -135,6 +144,8 @@ export class Budget implements RateBudget {
   }
 
   observe(bucket: string, obs: Observation): Promise<void> | void {
+    // Synchronously, before the store's round trip: requests of this process granted meanwhile check it.
+    if (obs.blockedUntilMs !== undefined && obs.blockedUntilMs > (this.heldUntil.get(bucket) ?? 0)) this.heldUntil.set(bucket, obs.blockedUntilMs);
     const lease = obs.granted === false ? undefined : this.takeLease(bucket, obs.sentAtMs);
     const done = this.store.update(
       bucket,
@@ -187,6 +198,18 @@ export class Budget implements RateBudget {
 
   private remember(bucket: string, state: BucketState, clock: StoreClock): void {
     this.seen.set(bucket, { state, offsetMs: clock.nowMs - clock.localMs });
+  }
+
+  /** Gives an unsent grant's slot back: its lease goes, nothing is counted as sent. */
+  private async release(bucket: string, leaseId: string): Promise<void> {
+    const list = this.leases.get(bucket);
+    const i = list?.findIndex((l) => l.id === leaseId) ?? -1;
+    if (i >= 0) list!.splice(i, 1);
+    await this.store.update(bucket, (rec) => {
+      if (!(leaseId in rec.leases)) return { record: rec, result: undefined };
+      const leases = Object.fromEntries(Object.entries(rec.leases).filter(([id]) => id !== leaseId));
+      return { record: { state: rec.state, leases }, result: undefined };
+    });
   }
 
   /** The lease granted closest before the request was sent (requests of one bucket are interchangeable). */

@@ -115,6 +115,71 @@ function skewedStore(now: () => number, skewMs: number): BudgetStore {
   };
 }
 
+/** A store that decides at once but answers only when the gate opens: a round trip to a shared store. */
+function slowStore(now: () => number) {
+  const inner = new MemoryBudgetStore(now);
+  let open!: () => void;
+  let gate: Promise<void> | undefined;
+  const store: BudgetStore = {
+    update: (bucket, fn) => {
+      const result = inner.update(bucket, fn);
+      return gate ? gate.then(() => result) : Promise.resolve(result);
+    },
+    onChange: () => {},
+    close: async () => {},
+  };
+  return {
+    store,
+    hold: () => (gate = new Promise<void>((r) => (open = r))),
+    release: () => {
+      gate = undefined;
+      open();
+    },
+  };
+}
+
+describe('a 429 that arrives while a grant is on its way', () => {
+  // The race the soak found: the store granted a slot, the 429 of another request of the
+  // bucket arrived before the grant reached its caller, and the request went out 1 ms into
+  // the Retry-After window.
+  it('the grant is handed back unsent and the request waits for the window to end', async () => {
+    const clock = fakeTime();
+    const slow = slowStore(clock.now);
+    const budget = new Budget(slow.store, { now: clock.now, sleep: clock.sleep, random: () => 0.5 });
+    const t0 = clock.now();
+    slow.hold();
+    let sentAt: number | undefined;
+    const request = budget.acquire('gateway').then(() => (sentAt = clock.now()));
+    // The store has decided (a grant) but its answer is on the way when the 429 is read.
+    const observed = budget.observe('gateway', { status: 429, blockedUntilMs: t0 + 3000, granted: false });
+    slow.release();
+    await observed;
+    await clock.advanceTo(t0 + 2999);
+    expect(sentAt).toBeUndefined();
+    // The slot went back: nothing of the bucket is in flight while it waits.
+    expect(await budget.readState('gateway')).toMatchObject({ inFlight: 0, blockedUntilMs: t0 + 3000 });
+    await clock.advanceTo(t0 + 10_000);
+    await request;
+    expect(sentAt).toBeGreaterThanOrEqual(t0 + 3000);
+  });
+
+  it('with a shorter wait allowed, the caller gets RateLimitedError for the rest of the window', async () => {
+    const clock = fakeTime();
+    const slow = slowStore(clock.now);
+    const budget = new Budget(slow.store, { now: clock.now, sleep: clock.sleep });
+    const t0 = clock.now();
+    slow.hold();
+    const request = budget.acquire('gateway', { maxWaitMs: 1000 }).catch((e: unknown) => e);
+    const observed = budget.observe('gateway', { status: 429, blockedUntilMs: t0 + 4000, granted: false });
+    slow.release();
+    await observed;
+    const err = await request;
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect(err).toMatchObject({ bucket: 'gateway', waitMs: 4000, reason: 'retry-after' });
+    expect(await budget.readState('gateway')).toMatchObject({ inFlight: 0 });
+  });
+});
+
 describe('Budget on a store of its own clock', () => {
   it('a local Retry-After end becomes store time as a duration; progress shows it on the local clock', async () => {
     for (const skew of [-3600_000, 5000]) {
