@@ -1,7 +1,11 @@
 // `tesync reset --redis`: removes what tesync keeps in Redis under TE_QUEUE_PREFIX, for a
 // deployment that was stopped for good (or to start its queues and budgets afresh). Refuses
 // while tesync processes still use the prefix: their keys would come back half-made.
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { Config } from '../config.ts';
+import { abandonRunsOfPrefix } from '../runner/bullmq/lost-runs.ts';
+import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
 import { countPrefixKeys, prefixClients, prefixPattern, removePrefixKeys } from '../runner/bullmq/prefix-keys.ts';
 import { connectRedis, redisOptions } from '../runner/bullmq/queues.ts';
 import { UsageError, type CommandContext } from './context.ts';
@@ -10,7 +14,9 @@ const HELP = `Usage: tesync reset --redis [--dry-run] [--force]
 
 Removes every Redis key under TE_QUEUE_PREFIX (keys named "<prefix>:..."): the BullMQ queues,
 their jobs and job schedulers, the shared rate budgets and the run counters. Keys of other
-prefixes and the warehouse are left alone. A worker started later registers its schedules again.
+prefixes are left alone. Runs of these workers still "running" in the warehouse lost their jobs
+with the keys: they are closed as failed (nothing else in the warehouse changes). A worker
+started later registers its schedules again.
   --redis    what to reset (required; Redis is the only thing reset removes)
   --dry-run  count the keys, remove nothing
   --force    remove even while tesync processes are connected under the prefix or hold job
@@ -68,9 +74,30 @@ export async function runReset({ config, argv }: CommandContext): Promise<number
         ? `No Redis keys under "${prefix}:" at ${where}; nothing to remove\n`
         : `Removed ${removed} Redis key${removed === 1 ? '' : 's'} under "${prefix}:" at ${where} (queues, job schedulers, rate budgets, run counters)\n`,
     );
+    await closeRunsOfRemovedJobs(config, prefix);
     return 0;
   } finally {
     await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/**
+ * The runs of the prefix's workers still `running` lost their jobs with the keys: they are
+ * closed as failed, so that the warehouse does not show them running for ever. Skipped (one
+ * line) when there is no warehouse yet, or it cannot be reached: a worker started later under
+ * the prefix closes them too.
+ */
+async function closeRunsOfRemovedJobs(config: Config, prefix: string): Promise<void> {
+  if (!config.databaseUrl && !existsSync(config.dataDir)) return;
+  let warehouse: Warehouse | undefined;
+  try {
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
+    const closed = await abandonRunsOfPrefix(warehouse, prefix, new Date());
+    if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among the keys removed\n`);
+  } catch (err) {
+    process.stdout.write(`Runs of these workers still running in the warehouse were not closed (${(err as Error).message}); a worker started under "${prefix}" closes them\n`);
+  } finally {
+    await warehouse?.close();
   }
 }
 

@@ -65,11 +65,19 @@ export async function closeAbandonedRuns(db: Db, at: Date): Promise<number> {
   for (const r of open) {
     const pid = Number((r.options as { owner?: { pid?: unknown } }).owner?.pid);
     if (!Number.isInteger(pid) || alive(pid)) continue;
-    await db
-      .update(runs)
-      .set({ status: 'failed', finishedAt: at, error: `abandoned: process ${pid} on ${host} ended before the run finished` })
-      .where(and(eq(runs.id, r.id), eq(runs.status, 'running')));
-    closed++;
+    if (await abandonRun(db, r.id, `abandoned: process ${pid} on ${host} ended before the run finished`, at)) closed++;
   }
   return closed;
+}
+
+/** Marks a run `failed` with why nobody will finish it, unless it was recorded meanwhile; true when it was still running. */
+export async function abandonRun(db: Db, id: string, error: string, at: Date): Promise<boolean> {
+  const closed = await withReconnect(() =>
+    db
+      .update(runs)
+      .set({ status: 'failed', finishedAt: at, error })
+      .where(and(eq(runs.id, id), eq(runs.status, 'running')))
+      .returning({ id: runs.id }),
+  );
+  return closed.length > 0;
 }

@@ -20,6 +20,7 @@ import { RunTracker } from './run-tracker.ts';
 import { registerSchedulers } from './scheduler.ts';
 import { plannedSchedulers } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
+import { settleLostRuns } from './lost-runs.ts';
 
 /** Any job count within a second passes: the limiter is there so that queue.rateLimit(ms) takes effect. */
 const MANUAL_LIMITER = { max: 1_000_000, duration: 1000 };
@@ -88,6 +89,12 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       shuttingDown: () => shuttingDown,
     };
 
+    // Runs whose work Redis no longer holds would stay `running` for ever (lost-runs.ts).
+    const settleLost = () =>
+      settleLostRuns(deps).then(
+        ({ finishing, lost }) => (finishing + lost > 0 ? logger.info({ finishing, lost }, 'runs left open without work in Redis: finishing or closed') : undefined),
+        (err: unknown) => logger.error({ err }, 'could not look for runs left open without work in Redis'),
+      );
     await registerSchedulers(walkQueue, plannedSchedulers(config), logger);
     // A Redis that restarted without persistence comes back empty: schedulers are registered
     // again on every reconnect (idempotent), so schedules survive it.
@@ -97,6 +104,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
         () => logger.info('Redis reconnected: schedulers registered again'),
         (err: unknown) => logger.error({ err }, 'could not register schedulers after a Redis reconnect'),
       );
+      void settleLost();
     });
 
     // The name lands on every job it takes (processedBy): which host and process ran what.
@@ -137,6 +145,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     });
     closers.push(() => server.close());
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    await settleLost();
 
     let closing: Promise<void> | undefined;
     return {
