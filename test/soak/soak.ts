@@ -30,7 +30,7 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { SimOptions } from '../../sim/index.ts';
 import type { SimReply } from '../bench/sim-process.ts';
-import type { SoakSimRequest as SimRequest } from './sim-child.ts';
+import type { SimRequest } from '../bench/sim-process.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -157,7 +157,7 @@ function median(xs: number[]): number {
 
 // --- the simulator, in a child process --------------------------------------------------------
 function startSim(): Promise<{ child: ChildProcess; url: string; ask: (msg: SimRequest) => Promise<SimReply> }> {
-  const child = fork(path.join(HERE, 'sim-child.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(HERE, '../bench/sim-process.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting: ((m: SimReply) => void)[] = [];
   child.on('message', (m: SimReply) => waiting.shift()?.(m));
   const ask = (msg: SimRequest) =>
