@@ -291,6 +291,11 @@ function portFree(port: number): Promise<boolean> {
 /** A port nothing listens on now: from 5433 up (beside a Postgres on 5432), else any. */
 async function freePort(): Promise<number> {
   for (let port = 5433; port < 5533; port++) if (await portFree(port)) return port;
+  return anyFreePort();
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on now, as the system picks it. */
+export function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

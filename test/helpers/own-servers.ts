@@ -8,12 +8,12 @@
 // its pg_ctl. A binary that is missing fails the test with what to install, never a skip.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { acquireEmbeddedServer } from '../../src/warehouse/embedded-server.ts';
+import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/warehouse/embedded-server.ts';
 import { embeddedFolder, serverPids } from './embedded.ts';
 
 const run = promisify(execFile);
@@ -33,17 +33,12 @@ export function requireBinary(name: string, install: string): string {
   throw new Error(`this test needs \`${name}\`, which is not on PATH: ${install}`);
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * A TCP port on 127.0.0.1 that nothing listens on now, as the system picks it: the embedded
+ * server's, not its `freePort` (that one prefers 5433 and up, where tests running at the same
+ * time would pick the same port).
+ */
+export { freePort };
 
 /** Sends one inline Redis command; resolves with the first reply line, rejects when nothing answers. */
 function redisCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
