@@ -1,8 +1,9 @@
 // Real `tesync worker` processes for tests: spawned like a user would, their pino lines
-// kept, ready when they log so; plus Redis clean-up for a test's queue prefix.
+// kept, ready when they log so; one run queued to a worker with `tesync enqueue --wait`; plus
+// Redis clean-up for a test's queue prefix.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { BIN, childEnv } from './cli.ts';
+import { BIN, childEnv, runCli, type CliResult } from './cli.ts';
 
 export interface LogLine {
   level: number;
@@ -62,6 +63,47 @@ export function startWorker(env: Record<string, string | undefined>, args: strin
 export async function killAll(workers: readonly WorkerProcess[]): Promise<void> {
   for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
   await Promise.all(workers.map((w) => w.exited));
+}
+
+/** Every schedule off: a worker with these runs only what a test queues. */
+export const SCHEDULES_OFF = {
+  TE_SCHEDULE_CATALOG: 'off',
+  TE_SCHEDULE_SCREENER: 'off',
+  TE_SCHEDULE_TOKEN_DATA: 'off',
+  TE_SCHEDULE_BUNDLES: 'off',
+} as const;
+
+export interface WorkerRun {
+  /** The worker, still running while the check runs. */
+  worker: WorkerProcess;
+  /** How `tesync enqueue --wait` ended. */
+  enqueue: CliResult;
+}
+
+/**
+ * One `tesync worker` started with `env` (its REDIS_URL and TE_QUEUE_PREFIX included), and once
+ * it is ready one run queued to it with `tesync enqueue --wait --timeout 90 --only <only>`;
+ * `check` gets both while the worker still runs. The worker is then killed, whatever happened;
+ * with `removeKeys` the Redis keys under the prefix go too (a test that looks at what the worker
+ * left keeps them and removes them itself).
+ */
+export async function withWorkerRun(
+  env: Record<string, string>,
+  only: string,
+  check: (run: WorkerRun) => Promise<void> | void,
+  options: { removeKeys?: boolean } = {},
+): Promise<void> {
+  const { REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix } = env;
+  if (options.removeKeys && !(redisUrl && prefix)) throw new Error('withWorkerRun: removeKeys needs REDIS_URL and TE_QUEUE_PREFIX in env');
+  const worker = startWorker(env);
+  try {
+    await worker.ready;
+    const enqueue = await runCli(['enqueue', '--wait', '--timeout', '90', '--only', only], env, { timeoutMs: 100_000 });
+    await check({ worker, enqueue });
+  } finally {
+    await killAll([worker]);
+    if (options.removeKeys) await deleteRedisKeys(redisUrl!, prefix!);
+  }
 }
 
 /** Removes every Redis key under a test's queue prefix. */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
-import { deleteRedisKeys, killAll, startWorker, type WorkerProcess } from '../../helpers/workers.ts';
+import { SCHEDULES_OFF, withWorkerRun } from '../../helpers/workers.ts';
 
 const goodKey = canaryKey('app_good');
 const wrongKey = canaryKey('app_wrong');
@@ -66,35 +66,22 @@ describe('a key refused on every request that needs it', () => {
   }, 150_000);
 
   it('tesync worker + enqueue --wait: the same status, the same warning, and a warn log line', async () => {
-    const redisUrl = await redisServerUrl();
-    const prefix = uniqueName('tesync_keyref');
-    const workerEnv = {
-      ...env,
-      REDIS_URL: redisUrl,
-      TE_QUEUE_PREFIX: prefix,
-      TE_METRICS_PORT: '0',
-      TE_SCHEDULE_CATALOG: 'off',
-      TE_SCHEDULE_SCREENER: 'off',
-      TE_SCHEDULE_TOKEN_DATA: 'off',
-      TE_SCHEDULE_BUNDLES: 'off',
-      LOG_LEVEL: 'info',
-    };
-    const workers: WorkerProcess[] = [startWorker(workerEnv)];
-    try {
-      await workers[0]!.ready;
-      const r = await runCli(['enqueue', '--wait', '--timeout', '90', '--only', 'tokens,bundle'], workerEnv, { timeoutMs: 100_000 });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/^Sync partial in /);
-      expect(r.stdout).toMatch(WARNING);
-      expect((await lastRun()).status).toBe('partial');
-      const warned = workers[0]!.lines().find((l) => l.variable === 'TE_APP_API_KEY');
-      expect(warned).toMatchObject({ level: 40, refused: 3 });
-      expect(warned!.msg).toMatch(/^the app host refused the key in TE_APP_API_KEY/);
-      expect(workers[0]!.stderr() + r.stdout + r.stderr).not.toContain(wrongKey);
-    } finally {
-      await killAll(workers);
-      await deleteRedisKeys(redisUrl, prefix);
-    }
+    const workerEnv = { ...env, REDIS_URL: await redisServerUrl(), TE_QUEUE_PREFIX: uniqueName('tesync_keyref'), TE_METRICS_PORT: '0', ...SCHEDULES_OFF, LOG_LEVEL: 'info' };
+    await withWorkerRun(
+      workerEnv,
+      'tokens,bundle',
+      async ({ worker, enqueue: r }) => {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toMatch(/^Sync partial in /);
+        expect(r.stdout).toMatch(WARNING);
+        expect((await lastRun()).status).toBe('partial');
+        const warned = worker.lines().find((l) => l.variable === 'TE_APP_API_KEY');
+        expect(warned).toMatchObject({ level: 40, refused: 3 });
+        expect(warned!.msg).toMatch(/^the app host refused the key in TE_APP_API_KEY/);
+        expect(worker.stderr() + r.stdout + r.stderr).not.toContain(wrongKey);
+      },
+      { removeKeys: true },
+    );
   }, 150_000);
 
   // Last: once the right key fetched the bundles, later runs skip them as unchanged.

@@ -8,7 +8,7 @@ import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
-import { deleteRedisKeys, killAll, startWorker, type WorkerProcess } from '../../helpers/workers.ts';
+import { SCHEDULES_OFF, withWorkerRun } from '../../helpers/workers.ts';
 
 const DAY = 86_400_000;
 const gwKey = canaryKey('gw');
@@ -89,30 +89,18 @@ describe('requests retention in both runners', () => {
 
   it('a tesync worker run (enqueue --wait) removes them at its end too', async () => {
     await seed([100, 31]);
-    const redisUrl = await redisServerUrl();
-    const prefix = uniqueName('tesync_retention');
-    const workerEnv = {
-      ...env,
-      REDIS_URL: redisUrl,
-      TE_QUEUE_PREFIX: prefix,
-      TE_METRICS_PORT: '0',
-      TE_SCHEDULE_CATALOG: 'off',
-      TE_SCHEDULE_SCREENER: 'off',
-      TE_SCHEDULE_TOKEN_DATA: 'off',
-      TE_SCHEDULE_BUNDLES: 'off',
-    };
-    const workers: WorkerProcess[] = [startWorker(workerEnv)];
-    try {
-      await workers[0]!.ready;
-      const r = await runCli(['enqueue', '--wait', '--timeout', '90', '--only', 'tokens'], workerEnv, { timeoutMs: 100_000 });
-      expect(r.code, r.stderr).toBe(0);
-      expect(await seededAges()).toEqual([29, 2]);
-      const line = workers[0]!.lines().find((l) => l.table === 'sync.requests');
-      expect(line).toMatchObject({ level: 30, removed: 3, retentionDays: 30 });
-      expect(typeof line?.runId).toBe('string');
-    } finally {
-      await killAll(workers);
-      await deleteRedisKeys(redisUrl, prefix);
-    }
+    const workerEnv = { ...env, REDIS_URL: await redisServerUrl(), TE_QUEUE_PREFIX: uniqueName('tesync_retention'), TE_METRICS_PORT: '0', ...SCHEDULES_OFF };
+    await withWorkerRun(
+      workerEnv,
+      'tokens',
+      async ({ worker, enqueue: r }) => {
+        expect(r.code, r.stderr).toBe(0);
+        expect(await seededAges()).toEqual([29, 2]);
+        const line = worker.lines().find((l) => l.table === 'sync.requests');
+        expect(line).toMatchObject({ level: 30, removed: 3, retentionDays: 30 });
+        expect(typeof line?.runId).toBe('string');
+      },
+      { removeKeys: true },
+    );
   }, 150_000);
 });

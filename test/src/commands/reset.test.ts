@@ -8,7 +8,7 @@ import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { clientsUnder, escapeGlob, prefixPattern } from '../../../src/runner/bullmq/prefix-keys.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
-import { deleteRedisKeys, killAll, startWorker, type WorkerProcess } from '../../helpers/workers.ts';
+import { deleteRedisKeys, withWorkerRun } from '../../helpers/workers.ts';
 
 describe('prefix keys (pure)', () => {
   it('matches only the prefix followed by a colon, with glob characters taken literally', () => {
@@ -178,10 +178,8 @@ describe('tesync reset --redis', () => {
         TE_METRICS_PORT: '0',
         TE_REQUEST_TIMEOUT_MS: '5000',
       };
-      const workers: WorkerProcess[] = [startWorker(env)];
-      try {
-        await workers[0]!.ready;
-        const walk = await runCli(['enqueue', '--wait', '--timeout', '90', '--only', 'tokens'], env, { timeoutMs: 100_000 });
+      // The keys the worker leaves stay when it stops: reset is to remove them.
+      await withWorkerRun(env, 'tokens', async ({ enqueue: walk }) => {
         expect(walk.code, walk.stderr).toBe(0);
         const left = await under(p);
         expect(left).toBeGreaterThan(5);
@@ -192,9 +190,7 @@ describe('tesync reset --redis', () => {
         expect(refused.code).toBe(1);
         expect(refused.stderr).toMatch(/\d+ connections under the prefix \((\d+) from workers\)/);
         expect(await redis.exists(`${p}:marker`)).toBe(1);
-      } finally {
-        await killAll(workers);
-      }
+      });
       const dry = await runCli(['reset', '--redis', '--dry-run'], env);
       const counted = Number(/^(\d+) Redis keys/.exec(dry.stdout)?.[1]);
       const r = await runCli(['reset', '--redis'], env);
