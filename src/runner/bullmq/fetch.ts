@@ -37,6 +37,10 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
     throw new UnrecoverableError(`job data unreadable: ${parsed.error.issues[0]?.message}`);
   }
   const data = parsed.data;
+  // A job the run has settled already (its worker died after settling but before BullMQ
+  // recorded the completion, a stalled job run again), or whose run is recorded and gone from
+  // Redis: its work is done and counted. Fetching and writing again would only repeat it.
+  if (!(await deps.tracker.isPending(data.runId, job.id!))) return skipSettled(deps, job, data);
   const planned = planJob(deps.catalog, { name: data.job, payload: data.payload });
   if ('error' in planned) {
     await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: { job: data.job, resource: '?', error: planned.error } });
@@ -87,7 +91,9 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
     throw new RecordedFailure(r.failure.message);
   }
   // Follow-ups first: the run must not look finished between this job and its children.
-  await enqueueRequests(deps, data, r.followUps, { roots: false });
+  // Not when another attempt settled this job meanwhile: that one queued the follow-ups, and
+  // the run may be recorded, its keys gone, so planning them again would open it anew.
+  if (await deps.tracker.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, r.followUps, { roots: false });
   // The run's request figures are read from sync.requests when it finishes.
   await deps.recorder.flush();
   await settle(deps, job, data, { kind: 'done', rows: r.rows, group, status: r.status });
@@ -114,6 +120,15 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
   );
   await deps.recorder.flush();
   await settle(deps, job, data.data, { kind: 'failed', group: `${def.source}.${def.group}`, status: verdict.status, failure: walkFailure(def, resource, verdict) });
+}
+
+/** A late duplicate: completes without a request or a write. */
+async function skipSettled(deps: RunnerDeps, job: Job, data: FetchJobData): Promise<JobResult> {
+  deps.logger.info({ runId: data.runId, job: data.job, jobId: job.id }, 'job already settled in its run; skipped');
+  // As in settle: the attempt that settled the run's last job may have died before queueing
+  // the finish. A run recorded already makes the finish a no-op.
+  if ((await deps.tracker.pending(data.runId)) === 0) await queueFinish(deps, data.runId);
+  return { status: 'already_settled', rows: 0 };
 }
 
 async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: Parameters<RunnerDeps['tracker']['settle']>[2]): Promise<void> {

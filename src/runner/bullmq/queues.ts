@@ -17,20 +17,27 @@ export const FETCH_QUEUES: readonly { bucket: Bucket; name: string }[] = BUCKETS
 /** Transient failures (database restart) get two more tries; rate-limit waits use none. */
 export const FETCH_ATTEMPTS = 3;
 
-// Completed and failed jobs are kept for inspection, but bounded: a daily walk of a few
-// hundred tokens makes thousands of jobs.
+// Completed jobs are kept only briefly, for a look at what just ran: sync.requests and
+// sync.runs are the record, and nothing reads a completed job later (a job id, a walk's run
+// id, a deduplication id never depends on one lingering). With schedules every minute, a
+// longer retention is what made Redis' key count grow for hours before levelling off.
+// BullMQ trims them as later jobs of the same queue finish. Failed jobs stay longer, for
+// inspection, but bounded per queue.
+export const COMPLETED_JOBS_KEPT = { age: 600, count: 1000 } as const;
+export const FAILED_JOBS_KEPT = { age: 7 * 24 * 3600, count: 1000 } as const;
+
 export const FETCH_JOB_OPTIONS: JobsOptions = {
   attempts: FETCH_ATTEMPTS,
   backoff: { type: 'exponential', delay: 2000 },
-  removeOnComplete: { count: 5000, age: 24 * 3600 },
-  removeOnFail: { count: 5000, age: 7 * 24 * 3600 },
+  removeOnComplete: { ...COMPLETED_JOBS_KEPT },
+  removeOnFail: { ...FAILED_JOBS_KEPT },
 };
 
 export const WALK_JOB_OPTIONS: JobsOptions = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 2000 },
-  removeOnComplete: { count: 500, age: 7 * 24 * 3600 },
-  removeOnFail: { count: 500, age: 30 * 24 * 3600 },
+  removeOnComplete: { ...COMPLETED_JOBS_KEPT },
+  removeOnFail: { ...FAILED_JOBS_KEPT },
 };
 
 /** Connection settings both ioredis and BullMQ accept. */

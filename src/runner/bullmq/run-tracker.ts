@@ -88,6 +88,16 @@ export class RunTracker {
     return this.redis.scard(this.keys(runId).pending);
   }
 
+  /**
+   * Whether the job is still to be settled in its run. False once it settled (another attempt
+   * counted it) and once the run's keys are gone (the run was recorded and its keys expired):
+   * every fetch job is in `pending` before it is queued (plan), so a job not in it is a late
+   * duplicate.
+   */
+  async isPending(runId: string, jobId: string): Promise<boolean> {
+    return (await this.redis.sismember(this.keys(runId).pending, jobId)) === 1;
+  }
+
   async stats(runId: string): Promise<RunStats> {
     const k = this.keys(runId);
     const [hash, failures] = await Promise.all([this.redis.hgetall(k.stats), this.redis.lrange(k.failures, 0, MAX_FAILURES - 1)]);
@@ -106,7 +116,7 @@ export class RunTracker {
     return stats;
   }
 
-  /** After the run is recorded, its keys linger a little for late duplicates, then go. */
+  /** After the run is recorded, its keys linger a little (its last readers), then go. */
   async expire(runId: string, ms: number): Promise<void> {
     const k = this.keys(runId);
     await this.redis.multi().pexpire(k.seen, ms).pexpire(k.pending, ms).pexpire(k.stats, ms).pexpire(k.failures, ms).exec();

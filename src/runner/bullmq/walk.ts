@@ -13,8 +13,13 @@ import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
 import { describeKeyRefusal, summarizeRunRequests } from '../../warehouse/request-summary.ts';
 import { isScheduleId, scheduleGroups } from './schedules.ts';
 
-/** Run keys stay this long after the run is recorded, for late duplicates of its jobs. */
-const FINISHED_RUN_KEYS_MS = 3600_000;
+/**
+ * Run keys stay this long after the run is recorded: a short grace for readers that looked
+ * just before it was (`tesync enqueue --wait` reads the counts while sync.runs says
+ * `running`). Late duplicates of the run's jobs do not need them: a fetch job not in its
+ * run's `pending` set is skipped, keys gone or not (fetch.ts).
+ */
+export const FINISHED_RUN_KEYS_MS = 120_000;
 
 export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued: number }> {
   const data = walkJobData.parse(job.data);
