@@ -1,8 +1,8 @@
-// The soak (`npm run soak -- --minutes 15`; not part of `npm test`): one real `tesync worker`
+// The soak (`npm run soak -- --minutes 25`; not part of `npm test`): one real `tesync worker`
 // process with every schedule at `* * * * *`, against the simulator in a child process over
 // loopback HTTP with ~10 % faults (500s, 503s, resets, truncated bodies) and tight rate budgets
 // (429s with Retry-After: the simulator's budgets, and every 20 s one scripted 429 per API, see
-// sim-child.ts), on a database and a TE_QUEUE_PREFIX of its own. Every ~15 s it samples
+// test/bench/sim-process.ts), on a database and a TE_QUEUE_PREFIX of its own. Every ~15 s it samples
 // the worker's RSS, the Redis keys under the prefix, runs by status and requests; at the end it
 // stops the worker with SIGTERM (the walks in progress hand their jobs back), starts a worker
 // with every schedule off to finish them, stops that one too, and checks:
@@ -29,8 +29,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { SimOptions } from '../../sim/index.ts';
-import type { SimReply } from '../bench/sim-process.ts';
-import type { SimRequest } from '../bench/sim-process.ts';
+import type { SimReply, SimRequest } from '../bench/sim-process.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -39,7 +38,7 @@ const GATEWAY_KEY = 'soak_gw_key_0123456789';
 
 const { values: args } = parseArgs({
   options: {
-    minutes: { type: 'string', default: '15' },
+    minutes: { type: 'string', default: '25' },
     'sample-seconds': { type: 'string', default: '15' },
     'warmup-minutes': { type: 'string', default: '2' },
     'window-minutes': { type: 'string', default: '3' },
