@@ -14,6 +14,7 @@ import { CLOCK_TICK_MS, machineDuring, readCpuTimes, settle, type MachineDuring 
 import { bucketList, syncEnv, type Scenario } from './scenario.ts';
 import type { PhaseResult } from './sync-process.ts';
 import { byBucket, byStatus, cpuDelta, postgresCpu, processTicks, requestRows, tableRows, tableWrites } from './warehouse-figures.ts';
+import { SCHEDULES_OFF } from '../helpers/workers.ts';
 
 export interface WorkerLegOptions {
   scenario: Scenario;
@@ -84,10 +85,7 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
     REDIS_URL: o.redisUrl,
     TE_QUEUE_PREFIX: o.prefix,
     TE_METRICS_PORT: '0',
-    TE_SCHEDULE_CATALOG: 'off',
-    TE_SCHEDULE_SCREENER: 'off',
-    TE_SCHEDULE_TOKEN_DATA: 'off',
-    TE_SCHEDULE_BUNDLES: 'off',
+    ...SCHEDULES_OFF,
     // `worker ready` and the counts of job lines, queue pauses and hand-backs are at info.
     LOG_LEVEL: 'info',
     ...(o.workerConcurrency !== null ? { TE_WORKER_CONCURRENCY: String(o.workerConcurrency) } : {}),

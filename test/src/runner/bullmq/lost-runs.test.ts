@@ -9,7 +9,7 @@ import { startSimulator, type SimOptions, type Simulator } from '../../../../sim
 import { LOST_RUN_ERROR, runFate } from '../../../../src/runner/bullmq/lost-runs.ts';
 import { runCli } from '../../../helpers/cli.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../../helpers/services.ts';
-import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../../../helpers/workers.ts';
+import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../../helpers/workers.ts';
 
 describe('runFate', () => {
   it('jobs pending or a walk still to plan: the run goes on; work counted: only the finish is missing; nothing: lost', () => {
@@ -62,10 +62,7 @@ async function setup(): Promise<{ sim: Simulator; tw: TestWarehouse; env: Record
     TE_WORKER_SHUTDOWN_GRACE_MS: '500',
     TE_WORKER_LOCK_MS: '2000',
     TE_WORKER_STALLED_INTERVAL_MS: '1000',
-    TE_SCHEDULE_CATALOG: 'off',
-    TE_SCHEDULE_SCREENER: 'off',
-    TE_SCHEDULE_TOKEN_DATA: 'off',
-    TE_SCHEDULE_BUNDLES: 'off',
+    ...SCHEDULES_OFF,
     LOG_LEVEL: 'info',
   };
   return { sim, tw, env, redisUrl, prefix, workers };

@@ -13,7 +13,7 @@ import { FINISHED_RUN_KEYS_MS } from '../../../../src/runner/bullmq/walk.ts';
 import { runCli } from '../../../helpers/cli.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../../helpers/services.ts';
 import { warehouseDigest } from '../../../helpers/warehouse-compare.ts';
-import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../../../helpers/workers.ts';
+import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../../helpers/workers.ts';
 
 const appKey = canaryKey('app');
 let redisUrl: string;
@@ -37,10 +37,7 @@ beforeAll(async () => {
     TE_APP_URL: sim.url,
     TE_APP_API_KEY: appKey,
     TE_METRICS_PORT: '0',
-    TE_SCHEDULE_CATALOG: 'off',
-    TE_SCHEDULE_SCREENER: 'off',
-    TE_SCHEDULE_TOKEN_DATA: 'off',
-    TE_SCHEDULE_BUNDLES: 'off',
+    ...SCHEDULES_OFF,
     LOG_LEVEL: 'info',
   };
   const w = startWorker(env);

@@ -12,7 +12,7 @@ import { expectGatewayMirror } from '../../../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../../helpers/services.ts';
 import { syncOnce } from '../../../helpers/sync.ts';
 import { warehouseDigest } from '../../../helpers/warehouse-compare.ts';
-import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../../../helpers/workers.ts';
+import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../../helpers/workers.ts';
 
 const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
@@ -91,10 +91,7 @@ async function scenario(sim: Partial<SimOptions> = {}, env: Record<string, strin
     TE_WORKER_LOCK_MS: '2000',
     TE_WORKER_STALLED_INTERVAL_MS: '1000',
     TE_WORKER_SHUTDOWN_GRACE_MS: String(GRACE_MS),
-    TE_SCHEDULE_CATALOG: 'off',
-    TE_SCHEDULE_SCREENER: 'off',
-    TE_SCHEDULE_TOKEN_DATA: 'off',
-    TE_SCHEDULE_BUNDLES: 'off',
+    ...SCHEDULES_OFF,
     LOG_LEVEL: 'info',
     ...env,
   };
