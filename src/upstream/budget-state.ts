@@ -20,7 +20,7 @@
 // window proves it longer than its request's elapsed time; an answer showing a refill (a
 // count not below the last one, as every request counts; or any answer once the window ran
 // dry) proves it no longer than the time that answer arrived; a 429 that states the window's
-// end gives the length itself. Waiting for that 429 would cost one per bucket, so while the
+// end gives the length itself (one whose X-RateLimit-Remaining says requests are left does not). Waiting for that 429 would cost one per bucket, so while the
 // interval is wider than 2 * resetMarginMs, the last `probeReserve` requests of
 // each window go one at a time at chosen instants: where the next common window length
 // (WINDOW_LADDER_MS) would end, or, once bounded above, the interval's middle. Each is a
@@ -223,6 +223,9 @@ export function observe(s: BucketState, obs: Observation, nowMs: number): Bucket
 
   if (obs.status === 429 || obs.blockedUntilMs !== undefined) {
     const until = Math.max(s.blockedUntilMs, obs.blockedUntilMs ?? nowMs);
+    // A 429 that says requests are left (an overload, a burst limit) is not the window's end:
+    // it holds the bucket for its Retry-After, and the window as known stays.
+    if (obs.remaining !== undefined && obs.remaining > 0) return { ...state, blockedUntilMs: until, blockReason: 'retry-after' };
     // A 429 that says when the window ends, in a window whose opening we saw, measures it.
     const length = obs.resetAtMs !== undefined && s.windowFromMs !== undefined ? obs.resetAtMs - s.windowFromMs : undefined;
     const measured = length !== undefined && believable(length);

@@ -204,6 +204,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           blockedUntilMs: receivedAt + retryAfterMs,
           // Only a wait upstream stated marks the window's end (the budget learns its length).
           resetAtMs: saidMs === null ? undefined : receivedAt + saidMs,
+          remaining: rl.remaining ?? undefined,
           limit: rl.limit ?? undefined,
           sentAtMs: startedAt,
         });

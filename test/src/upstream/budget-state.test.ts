@@ -205,6 +205,25 @@ describe('a window without a reset header', () => {
     expect(held(s, w2 + 10)).toEqual({ untilMs: w2 + 60_000 + 100, reason: 'budget exhausted until the learned window ends' });
   });
 
+  // An overload's 429 (Retry-After 1-4 s while X-RateLimit-Remaining says 15 are left) taken for
+  // a window's end would teach a window of a minute, and each window of a 10 s budget would
+  // then wait a minute.
+  it('a 429 that says requests are left holds the bucket for its Retry-After and teaches no window length', () => {
+    let s = answer(grant(initialBucketState()), T, 10); // a window of ours opens at T
+    s = answer(grant(s, T + 10), T + 10, 9);
+    const before = { mode: s.mode, remaining: s.remaining, windowFromMs: s.windowFromMs, windowLoMs: s.windowLoMs, windowHiMs: s.windowHiMs };
+    s = observe(grant(s, T + 57_000), { status: 429, blockedUntilMs: T + 60_000, resetAtMs: T + 60_000, remaining: 8, sentAtMs: T + 57_000 }, T + 57_005);
+    expect(s).toMatchObject({ ...before, inFlight: 0, blockedUntilMs: T + 60_000, blockReason: 'retry-after' });
+    expect(held(s, T + 59_999)).toEqual({ untilMs: T + 60_000, reason: 'retry-after' });
+    expect(decide(s, T + 60_000, P).grant).toBe(true);
+    // The same 429 with nothing left (or no count at all) is the window's end: it gives the length.
+    for (const remaining of [0, undefined]) {
+      let t = answer(grant(initialBucketState()), T, 10);
+      t = observe(grant(t, T + 57_000), { status: 429, blockedUntilMs: T + 60_000, resetAtMs: T + 60_000, remaining, sentAtMs: T + 57_000 }, T + 57_005);
+      expect(t).toMatchObject({ windowLoMs: 60_000, windowHiMs: 60_000, mode: 'unknown' });
+    }
+  });
+
   it('a 429 whose wait is a backoff guess teaches nothing, and a window longer than an hour is not believed', () => {
     let s = answer(grant(initialBucketState()), T, 0);
     s = observe(grant(s, T + 1100), { status: 429, blockedUntilMs: T + 4000, sentAtMs: T + 1100 }, T + 1105);
