@@ -22,7 +22,7 @@
 // Cleanup: workers stopped, database dropped, the prefix's Redis keys removed, simulator closed.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -45,6 +45,8 @@ const { values: args } = parseArgs({
     'epoch-minutes': { type: 'string', default: '2' },
     'storm-seconds': { type: 'string', default: '20' },
     out: { type: 'string' },
+    /** Keep the database (dropped otherwise) and append the workers' log lines to this file: for a look at what happened. */
+    keep: { type: 'string' },
   },
 });
 const MINUTES = Number(args.minutes);
@@ -193,6 +195,7 @@ function startWorker(env: Record<string, string>): WorkerHandle {
     onFail = rej;
   });
   child.stderr!.on('data', (d: Buffer) => {
+    if (args.keep) appendFileSync(args.keep, d);
     const text = d.toString();
     tail = (tail + text).slice(-4000);
     const parts = (partial + text).split('\n');
@@ -250,7 +253,8 @@ async function cleanup(): Promise<{ keysRemoved: number; resetOutput: string; ke
   // Whatever reset left (it refuses while a connection still uses the prefix): SCAN + UNLINK.
   keysRemoved += await unlinkKeys(redis).catch(() => 0);
   const keysLeft = await countKeys(redis).catch(() => -1);
-  await admin.unsafe(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`).catch((err) => log(`could not drop ${DB_NAME}: ${(err as Error).message}`));
+  if (args.keep) log(`kept: database ${DB_NAME}, the workers' log in ${args.keep}`);
+  else await admin.unsafe(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`).catch((err) => log(`could not drop ${DB_NAME}: ${(err as Error).message}`));
   await admin.end({ timeout: 5 }).catch(() => {});
   redis.disconnect();
   if (sim && sim.child.exitCode === null) {
@@ -512,7 +516,7 @@ async function main(): Promise<number> {
     ...requestsByBucket.map((b) => `  ${b.bucket}: ${b.n} (ok ${b.ok}, 429 ${b.r429}, 5xx ${b.s5xx}, no answer ${b.no_answer})`),
     `Retry-After windows: ${windows!.n} (${windows!.min_ms}-${windows!.max_ms} ms); first request after a window's end: median +${closest?.median_ms ?? '?'} ms, min +${closest?.min_ms ?? '?'} ms`,
     `Worker: stopped in ${(stopMs / 1000).toFixed(1)} s, exit ${exit.code ?? exit.signal}; ${worker.warnings.length} warnings/errors logged (first: ${worker.warnings[0] ?? 'none'})`,
-    `Cleanup: database ${DB_NAME} dropped, ${cleanupResult.keysRemoved} Redis keys removed (${cleanupResult.keysLeft} left): ${cleanupResult.resetOutput.split('\n')[0]}`,
+    `Cleanup: database ${DB_NAME} ${args.keep ? "kept" : "dropped"}, ${cleanupResult.keysRemoved} Redis keys removed (${cleanupResult.keysLeft} left): ${cleanupResult.resetOutput.split('\n')[0]}`,
     '',
     'Checks:',
     ...checks.map((c) => `  ${c.met ? 'PASS' : 'FAIL'}  ${c.name}: ${c.value}`),
