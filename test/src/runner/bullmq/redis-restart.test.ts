@@ -5,6 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOST_RUN_ERROR } from '../../../../src/runner/bullmq/lost-runs.ts';
 import { startSimulator, type Simulator } from '../../../../sim/index.ts';
 import { createTestWarehouse, uniqueName, type TestWarehouse } from '../../../helpers/services.ts';
 import { startOwnRedis, type OwnRedis } from '../../../helpers/own-servers.ts';
@@ -55,6 +56,18 @@ describe('Redis restarted under tesync worker', () => {
     const restartedAt = new Date();
     const after = await waitFor('a scheduled run after the restart', scheduled(restartedAt), 30_000);
     expect(after.status).toBe('succeeded');
+    // A walk in flight at the restart lost its jobs with the keys: closed as failed, never left running.
+    const earlier = await waitFor(
+      'no run from before the restart left running',
+      async () => {
+        const [r] = await tw.warehouse.query<{ running: number; lost: number; total: number }>(
+          sql`select count(*) filter (where status = 'running')::int as running, count(*) filter (where error = ${LOST_RUN_ERROR})::int as lost, count(*)::int as total
+              from sync.runs where started_at < ${restartedAt.toISOString()}::timestamptz`,
+        );
+        return r && r.running === 0 ? r : undefined;
+      },
+      15_000,
+    );
     const u = new URL(redisUrl);
     const q = new Queue('walk', { connection: { host: u.hostname, port: Number(u.port) }, prefix });
     try {
@@ -65,6 +78,6 @@ describe('Redis restarted under tesync worker', () => {
     expect(w.child.exitCode).toBeNull();
     w.child.kill('SIGTERM');
     expect((await w.exited).code).toBe(0);
-    recordFigure('process.redisRestart', { schedulersAfter: 1, scheduledRunAfterRestart: after.status });
+    recordFigure('process.redisRestart', { schedulersAfter: 1, scheduledRunAfterRestart: after.status, runsBeforeRestart: earlier.total, closedAsLost: earlier.lost });
   }, 90_000);
 });
