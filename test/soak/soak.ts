@@ -112,40 +112,37 @@ function rssKb(pid: number): number | null {
   }
 }
 
-async function countKeys(redis: Redis): Promise<number> {
+/** The prefix's keys, a SCAN page at a time. */
+async function* prefixKeyPages(redis: Redis): AsyncGenerator<string[]> {
   let cursor = '0';
-  let n = 0;
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
     cursor = next;
-    n += keys.length;
+    yield keys;
   } while (cursor !== '0');
+}
+
+async function countKeys(redis: Redis): Promise<number> {
+  let n = 0;
+  for await (const keys of prefixKeyPages(redis)) n += keys.length;
   return n;
 }
 
 /** Keys by what they are: the queue or `run` / budget part after the prefix. */
 async function keysByKind(redis: Redis): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
+  for await (const keys of prefixKeyPages(redis)) {
     for (const k of keys) {
       const kind = k.slice(PREFIX.length + 1).split(':')[0]!;
       out[kind] = (out[kind] ?? 0) + 1;
     }
-  } while (cursor !== '0');
+  }
   return out;
 }
 
 async function unlinkKeys(redis: Redis): Promise<number> {
-  let cursor = '0';
   let n = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) n += await redis.unlink(...keys);
-  } while (cursor !== '0');
+  for await (const keys of prefixKeyPages(redis)) if (keys.length > 0) n += await redis.unlink(...keys);
   return n;
 }
 
