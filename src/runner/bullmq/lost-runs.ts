@@ -38,9 +38,7 @@ export function runFate(r: { pending: number; planned: number; walkState: string
 
 /** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish. */
 export async function settleLostRuns(deps: LostRunDeps, at: () => Date = () => new Date()): Promise<{ finishing: number; lost: number }> {
-  const open = await deps.warehouse.query<{ id: string; job: string | null }>(
-    sql`select id, options->>'job' as job from sync.runs where status = 'running' and options->>'queuePrefix' = ${deps.prefix}`,
-  );
+  const open = await runningRunsOf(deps.warehouse, deps.prefix);
   let finishing = 0;
   let lost = 0;
   for (const run of open) {
@@ -63,8 +61,12 @@ export async function settleLostRuns(deps: LostRunDeps, at: () => Date = () => n
 
 /** After `tesync reset --redis`: every run of the prefix still `running` lost its jobs with the keys. */
 export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string, at: Date): Promise<number> {
-  const open = await warehouse.query<{ id: string }>(sql`select id from sync.runs where status = 'running' and options->>'queuePrefix' = ${prefix}`);
   let closed = 0;
-  for (const run of open) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR, at)) closed++;
+  for (const run of await runningRunsOf(warehouse, prefix)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR, at)) closed++;
   return closed;
+}
+
+/** The runs still `running` that workers of this prefix started, with their walk job. */
+function runningRunsOf(warehouse: Warehouse, prefix: string): Promise<{ id: string; job: string | null }[]> {
+  return warehouse.query(sql`select id, options->>'job' as job from sync.runs where status = 'running' and options->>'queuePrefix' = ${prefix}`);
 }

@@ -20,8 +20,8 @@ export const FETCH_ATTEMPTS = 3;
 // Completed jobs are kept only briefly, for a look at what just ran: sync.requests and
 // sync.runs are the record, and nothing reads a completed job later (a job id, a walk's run
 // id, a deduplication id never depends on one lingering), and a short retention is what lets
-// Redis' key count level off soon. BullMQ trims them as later jobs of the same queue finish. Failed jobs stay longer, for
-// inspection, but bounded per queue.
+// Redis' key count level off soon. BullMQ trims them as later jobs of the same queue finish.
+// Failed jobs stay longer, for inspection, but bounded per queue.
 export const COMPLETED_JOBS_KEPT = { age: 600, count: 1000 } as const;
 export const FAILED_JOBS_KEPT = { age: 7 * 24 * 3600, count: 1000 } as const;
 
