@@ -20,9 +20,9 @@
 // window proves it longer than its request's elapsed time; an answer showing a refill (a
 // count not below the last one, as every request counts; or any answer once the window ran
 // dry) proves it no longer than the time that answer arrived; a 429 that states the window's
-// end gives the length itself (one whose X-RateLimit-Remaining says requests are left does not). Waiting for that 429 would cost one per bucket, so while the
-// interval is wider than 2 * resetMarginMs, the last `probeReserve` requests of
-// each window go one at a time at chosen instants: where the next common window length
+// end gives the length itself (one whose X-RateLimit-Remaining says requests are left does
+// not). Waiting for that 429 would cost one per bucket, so while the interval is wider than
+// 2 * resetMarginMs, the last `probeReserve` requests of each window go one at a time at chosen instants: where the next common window length
 // (WINDOW_LADDER_MS) would end, or, once bounded above, the interval's middle. Each is a
 // useful request that either spends budget the window still has (raising the lower bound) or
 // shows the refill (lowering the upper one), so none is sent into a window that ran dry
