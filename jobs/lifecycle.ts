@@ -8,7 +8,7 @@ import { NotUnderstoodError } from '../src/errors.ts';
 import { judgeFailure, type Failure } from '../src/runner/failure.ts';
 import { isRouteName, ROUTES, type Bucket } from '../src/upstream/routes.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../src/warehouse/resource-state.ts';
-import { KNOWN_AT_SETTING } from '../src/warehouse/history-sql.ts';
+import { beginWrite, closingBody } from '../src/warehouse/known-time.ts';
 import { withReconnect } from '../src/warehouse/retry.ts';
 import { prepareUpsert, removeAbsent, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
 import { markerUnchanged } from './shared/change.ts';
@@ -107,7 +107,7 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  */
 async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource: string, marker: string | null, outcome: Outcome): Promise<{ rows: number; written: Outcome }> {
   let o = outcome;
-  let prepared: PreparedUpsert[];
+  let prepared: Prepared;
   try {
     prepared = await prepare(ctx, job.source, o);
   } catch (err) {
@@ -122,15 +122,18 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
   const rows = await guarded(ctx, () =>
     ctx.warehouse.db.transaction(async (t) => {
       const tx = t as unknown as Executor;
-      // Known time of what this transaction removes (src/warehouse/history-sql.ts).
-      await tx.execute(sql`select set_config(${KNOWN_AT_SETTING}, ${ctx.now().toISOString()}, true)`);
+      // Known time: the server's clock, one instant for all this transaction writes.
+      await beginWrite(tx, prepared.bodies[0] ?? null);
       // Rows written: inserted, changed or removed (a row received the same is left as it is).
       let n = 0;
       // One after another: a new key range's savepoint must hold its own statements only.
       for (let i = 0; i < writes.length; i++) {
-        n += await prepared[i]!.run(tx);
+        n += await prepared.upserts[i]!.run(tx);
         const w = writes[i]!;
-        if (w.replace) n += await removeAbsent(tx, w.table, w.rows, w.replace, ctx.now());
+        if (!w.replace) continue;
+        // What leaves is closed by the body that no longer carried it.
+        await closingBody(tx, prepared.bodies[i] ?? null);
+        n += await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId);
       }
       if (o.otherStates && o.otherStates.resources.length > 0) {
         await tx
@@ -148,7 +151,7 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
         freshness: o.freshness !== undefined ? o.freshness : marker,
         asOf: o.asOf ?? null,
         hash: o.hash ?? null,
-        rowCount: o.rowCount !== undefined ? o.rowCount : prepared.reduce((sum, p) => sum + p.rows, 0),
+        rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
         details: details ?? null,
       });
       return n;
@@ -157,14 +160,21 @@ async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource:
   return { rows, written: o };
 }
 
+interface Prepared {
+  /** Per write, in order. */
+  upserts: PreparedUpsert[];
+  /** Per write, the archived body it was read from (null: none archived). */
+  bodies: (number | null)[];
+}
+
 /** Everything before the transaction: the tally judged, rows linked to their bodies, each write deduplicated, ordered and probed. */
-async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<PreparedUpsert[]> {
+async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<Prepared> {
   const refusal = o.cells?.refusal();
   if (refusal) throw await refuse(ctx, refusal);
-  await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
-  const out: PreparedUpsert[] = [];
+  const bodies = await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
+  const upserts: PreparedUpsert[] = [];
   for (const w of (o.writes ?? []) as TableWrite[]) {
-    out.push(await guarded(ctx, () => prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize })));
+    upserts.push(await guarded(ctx, () => prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize })));
   }
-  return out;
+  return { upserts, bodies };
 }

@@ -78,7 +78,7 @@ export const appHistoryJob = defineJob({
       const meta = rowMeta(ctx, { asOf: g.asOf });
       // In place, not `{ ...r, ... }`: V8 gives each spread copy a hidden class of its own, and a
       // token's history has tens of thousands of rows (docs/performance.md).
-      const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { fetchedAt: meta.fetchedAt, runId: meta.runId, asOf: r.asOf ?? g.asOf }));
+      const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
       const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
       return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from })) };
     };

@@ -49,7 +49,6 @@ export function tokenFollowUps(item: TokenItem): JobRequest[] {
 
 function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | null): typeof tokens.$inferInsert {
   const c = item.coverage ?? {};
-  const now = ctx.now();
   return {
     slug: item.slug,
     displayName: item.displayName ?? null,
@@ -61,8 +60,6 @@ function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | n
     coverageTrend: c.trend ?? false,
     coverageCharts: c.charts ?? false,
     coverageBacktests: c.backtests ?? false,
-    firstSeenAt: now,
-    lastSeenAt: now,
     delistedAt: null,
     payload: raw,
     ...rowMeta(ctx, { asOf, freshness: stableMarker(item.freshness) }),

@@ -12,7 +12,7 @@ type InsightInsert = typeof gatewayScreenerInsights.$inferInsert;
 
 export function normalizeInsight(ctx: JobContext, raw: unknown, asOf: Date | null): InsightInsert {
   const p = gatewayInsight.safeParse(isRecord(raw) ? raw : null);
-  if (!p.success) return { id: contentKey(raw), firstSeenAt: ctx.now(), payload: raw, ...rowMeta(ctx, { asOf, status: 'invalid' }) };
+  if (!p.success) return { id: contentKey(raw), payload: raw, ...rowMeta(ctx, { asOf, status: 'invalid' }) };
   const d = p.data;
   const dec = decimalReader();
   return {
@@ -23,7 +23,7 @@ export function normalizeInsight(ctx: JobContext, raw: unknown, asOf: Date | nul
     value: dec.read(d.value, 'value'),
     window: d.window ?? null,
     generatedAt: readTime(d.generatedAt),
-    firstSeenAt: ctx.now(),
+   
     payload: raw,
     ...rowMeta(ctx, { asOf, status: rowStatus(dec) }),
   };

@@ -34,7 +34,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
   // A JSON number parses as a LosslessNumber object: only a plain object is a row.
   const p = gatewayScreenerRow.safeParse(isRecord(raw) ? raw : null);
   if (!p.success) {
-    return { matched: false, unmatched: { rowKey: contentKey(raw), symbol: null, name: null, reason: 'unreadable', firstSeenAt: ctx.now(), payload: raw, ...rowMeta(ctx, { asOf, status: 'invalid' }) } };
+    return { matched: false, unmatched: { rowKey: contentKey(raw), symbol: null, name: null, reason: 'unreadable', payload: raw, ...rowMeta(ctx, { asOf, status: 'invalid' }) } };
   }
   const d = p.data;
   const token = d.token && typeof d.token === 'object' ? d.token : null;
@@ -44,7 +44,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
   const match = matchRowToken(d, known);
   if (match.slug === null) {
     const rowKey = match.symbol ? `symbol:${match.symbol}` : contentKey(raw);
-    return { matched: false, unmatched: { rowKey, symbol, name, reason: match.reason, firstSeenAt: ctx.now(), payload: raw, ...rowMeta(ctx, { asOf, freshness }) } };
+    return { matched: false, unmatched: { rowKey, symbol, name, reason: match.reason, payload: raw, ...rowMeta(ctx, { asOf, freshness }) } };
   }
   const slug = match.slug;
   const dec = decimalReader();

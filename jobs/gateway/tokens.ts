@@ -17,7 +17,6 @@ import { textOrNull } from './cells.ts';
 
 /** Pure: the catalog's rows (name and href are read from the item as sent). */
 export function gatewayTokenRows(ctx: JobContext, list: TokenListRead, asOf: Date | null): (typeof gatewayTokens.$inferInsert)[] {
-  const now = ctx.now();
   return list.items.map(({ item, raw }) => {
     const r = raw as Record<string, unknown>;
     return {
@@ -25,8 +24,6 @@ export function gatewayTokenRows(ctx: JobContext, list: TokenListRead, asOf: Dat
       symbol: item.symbol ?? null,
       name: textOrNull(r.name),
       href: textOrNull(r.href),
-      firstSeenAt: now,
-      lastSeenAt: now,
       delistedAt: null,
       payload: raw,
       ...rowMeta(ctx, { asOf }),

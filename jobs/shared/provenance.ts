@@ -12,17 +12,20 @@ const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
 
 /**
  * Sets `raw_response_id` on the rows of each write: the body the write names (`from`), else
- * the last one the job read. Rows of a body that is not archived keep null.
+ * the last one the job read. Rows of a body that is not archived keep null. Returns each
+ * write's body id: also the body that closes the rows the write removes (null: none).
  */
-export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<void> {
+export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<(number | null)[]> {
   const read = understoodBy(ctx);
   const last = read.at(-1);
-  const linked = writes.filter((w) => w.rows.length > 0 && hasLink(w.table) && (w.from ?? last));
-  if (linked.length === 0) return;
-  const ids = await ctx.upstream.archivedIds(source, [...new Set(linked.map((w) => w.from ?? last!))]);
-  for (const w of linked) {
-    const id = ids.get(bodyKey(w.from ?? last!)) ?? null;
+  const bodies = [...new Set(writes.map((w) => w.from ?? last).filter((b) => b !== undefined))];
+  if (bodies.length === 0) return writes.map(() => null);
+  const ids = await ctx.upstream.archivedIds(source, bodies);
+  return writes.map((w) => {
+    const body = w.from ?? last;
+    const id = body ? (ids.get(bodyKey(body)) ?? null) : null;
     // In place: a token's history is tens of thousands of rows (docs/performance.md).
-    for (const row of w.rows as Record<string, unknown>[]) row.rawResponseId = id;
-  }
+    if (hasLink(w.table)) for (const row of w.rows as Record<string, unknown>[]) row.rawResponseId = id;
+    return id;
+  });
 }

@@ -1,10 +1,12 @@
 // Columns and dates every handler's rows share.
 import type { JobContext } from '../types.ts';
 
-/** Columns every normalized row carries. */
+/**
+ * Columns every normalized row carries. Not `fetched_at`: known time is the warehouse
+ * server's, the column's default (schema/warehouse/columns.ts).
+ */
 export function rowMeta(ctx: JobContext, extra: { asOf?: Date | null; freshness?: string | null; status?: string } = {}) {
   return {
-    fetchedAt: ctx.now(),
     asOf: extra.asOf ?? null,
     freshness: extra.freshness ?? null,
     status: extra.status ?? 'ok',

@@ -1,6 +1,6 @@
 // The app host mirror (`/api/v1`): one table per resource, keyed as in the contract.
 import { boolean, date, index, integer, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
-import { decimal, delisted, firstSeen, payloadJson, rowMeta, tstz } from './columns.ts';
+import { decimal, delisted, firstSeen, knownTime, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const appSchema = pgSchema('app');
 
@@ -25,7 +25,7 @@ export const tokens = appSchema.table('tokens', {
   coverageCharts: boolean('coverage_charts').notNull().default(false),
   coverageBacktests: boolean('coverage_backtests').notNull().default(false),
   firstSeenAt: firstSeen(),
-  lastSeenAt: tstz('last_seen_at').notNull(),
+  lastSeenAt: knownTime('last_seen_at').notNull(),
   /** Set when the token list stops listing the token; cleared if it comes back. */
   delistedAt: delisted(),
   payload: payloadJson('payload').notNull(),

@@ -1,8 +1,20 @@
 // Column helpers shared by the app and gateway mirrors.
+import { sql } from 'drizzle-orm';
 import { bigint, customType, numeric, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { jsonText } from '../../src/json.ts';
 
 export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * Known time: the warehouse server's clock, taken once per writing transaction
+ * (src/warehouse/history-sql.ts). The default of every column that says when tesync knew a
+ * row, and the write path never sends those columns: no process's own clock enters them.
+ */
+export const KNOWN_AT_DEFAULT = sql`"sync"."known_at"()`;
+export const knownTime = (name: string) => tstz(name).default(KNOWN_AT_DEFAULT);
+
+/** Whether a column is one of those (the write path leaves them to their default). */
+export const isKnownTime = (column: { default?: unknown }) => column.default === KNOWN_AT_DEFAULT;
 
 /** Exact decimals: drizzle hands them over as strings, never as JS numbers. */
 export const decimal = (name: string) => numeric(name);
@@ -19,7 +31,7 @@ export const payloadJson = customType<{ data: unknown; driverData: string }>({
 
 /** The column that says when tesync first saw a row: written once, kept by every later write. */
 export const FIRST_SEEN_COLUMN = 'first_seen_at';
-export const firstSeen = () => tstz(FIRST_SEEN_COLUMN).notNull();
+export const firstSeen = () => knownTime(FIRST_SEEN_COLUMN).notNull();
 
 /**
  * The column set when a whole list stops listing a row, cleared when it lists it again: the
@@ -41,7 +53,7 @@ export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', '
 
 /** Columns every normalized row carries (contract: the warehouse). */
 export const rowMeta = () => ({
-  fetchedAt: tstz('fetched_at').notNull(),
+  fetchedAt: knownTime('fetched_at').notNull(),
   /** The data's own timestamp, where upstream gives one: the one that came with the row's current values, first. */
   asOf: tstz('as_of'),
   freshness: text('freshness'),

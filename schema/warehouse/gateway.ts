@@ -1,7 +1,7 @@
 // The gateway mirror (`/v1`): one table per resource, keyed as in the contract. Exported
 // names carry a `gateway` prefix: schema/warehouse/index.ts re-exports the app tables too.
 import { bigint, boolean, date, index, integer, jsonb, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
-import { decimal, delisted, firstSeen, payloadJson, rowMeta, tstz } from './columns.ts';
+import { decimal, delisted, firstSeen, knownTime, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const gatewaySchema = pgSchema('gateway');
 
@@ -12,7 +12,7 @@ export const gatewayTokens = gatewaySchema.table('tokens', {
   /** The token's snapshot path as sent (never followed off the base URL). */
   href: text('href'),
   firstSeenAt: firstSeen(),
-  lastSeenAt: tstz('last_seen_at').notNull(),
+  lastSeenAt: knownTime('last_seen_at').notNull(),
   /** Set when a complete catalog stops listing the token; cleared if it comes back. */
   delistedAt: delisted(),
   payload: payloadJson('payload').notNull(),

@@ -7,7 +7,7 @@
 // The rows get there by a trigger on `T` and are read back by `T_as_of(at)`; both are SQL
 // generated from these declarations (src/warehouse/history-sql.ts).
 import { getTableColumns } from 'drizzle-orm';
-import { customType, getTableConfig, index, type PgColumn, type PgColumnBuilderBase, type PgSchema, type PgTable } from 'drizzle-orm/pg-core';
+import { bigint, customType, getTableConfig, index, type PgColumn, type PgColumnBuilderBase, type PgSchema, type PgTable } from 'drizzle-orm/pg-core';
 import * as app from './app.ts';
 import { keyProps } from '../../src/warehouse/table-rules.ts';
 import { tstz } from './columns.ts';
@@ -36,6 +36,8 @@ function historyOf(table: PgTable) {
       knownFrom: tstz('known_from').notNull(),
       /** When a response replaced or removed it. */
       knownTo: tstz('known_to').notNull(),
+      /** The archived body that replaced or removed it (sync.raw_responses.id). */
+      closingRawResponseId: bigint('closing_raw_response_id', { mode: 'number' }),
     },
     (t) => {
       const cols = t as unknown as Record<string, PgColumn>;

@@ -92,7 +92,7 @@ async function closeRunsOfRemovedJobs(config: Config, prefix: string): Promise<v
   let warehouse: Warehouse | undefined;
   try {
     warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
-    const closed = await abandonRunsOfPrefix(warehouse, prefix, new Date());
+    const closed = await abandonRunsOfPrefix(warehouse, prefix);
     if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among the keys removed\n`);
   } catch (err) {
     process.stdout.write(`Runs of these workers still running in the warehouse were not closed (${(err as Error).message}); a worker started under "${prefix}" closes them\n`);

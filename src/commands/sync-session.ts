@@ -108,9 +108,9 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
-  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db, now()));
+  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db));
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
-  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() }, at: now() });
+  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
   const stats = emptyStats();
@@ -135,7 +135,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   }
   const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
   const status = finalRunStatus(stats, requests);
-  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, at: now() }, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
+  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests } }, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };

@@ -6,6 +6,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rawResponses, requests } from '../../schema/warehouse/sync.ts';
 import type { Logger } from '../logger.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { onServerClock } from '../warehouse/known-time.ts';
 import type { Bucket, Source } from './routes.ts';
 
 export interface RequestRecord {
@@ -214,6 +215,8 @@ export class WarehouseRecorder implements RequestRecorder {
   }
 
   private async insertRequests(rows: RequestRecord[]): Promise<void> {
+    // On the server's clock, as every time in the warehouse (src/warehouse/known-time.ts).
+    const now = Date.now();
     await this.warehouse.db.insert(requests).values(
       rows.map((r) => ({
         runId: uuidOrNull(r.runId),
@@ -223,7 +226,7 @@ export class WarehouseRecorder implements RequestRecorder {
         path: pgText(r.path),
         httpStatus: r.httpStatus,
         attempt: r.attempt,
-        startedAt: r.startedAt,
+        startedAt: onServerClock(r.startedAt, now),
         durationMs: int(r.durationMs) ?? 0,
         bytes: int(r.bytes),
         rateLimitRemaining: int(r.rateLimitRemaining),
@@ -239,6 +242,7 @@ export class WarehouseRecorder implements RequestRecorder {
   /** `asText`: store even a valid JSON body as text (when jsonb refuses it). */
   private async insertResponses(rows: PendingResponse[], asText = false): Promise<void> {
     if (rows.length === 0) return;
+    const now = Date.now();
     await this.warehouse.db
       .insert(rawResponses)
       .values(
@@ -249,8 +253,8 @@ export class WarehouseRecorder implements RequestRecorder {
             runId: uuidOrNull(r.runId),
             source: r.source,
             path: pgText(r.path),
-            fetchedAt: r.fetchedAt,
-            lastSeenAt: r.lastSeenAt,
+            fetchedAt: onServerClock(r.fetchedAt, now),
+            lastSeenAt: onServerClock(r.lastSeenAt, now),
             httpStatus: r.httpStatus,
             contentType: r.contentType ? pgText(r.contentType) : null,
             sha256: r.sha256,

@@ -97,6 +97,10 @@ export function describePostgresUrl(url: string): string {
   }
 }
 
+// Every connection tesync opens works in UTC, whatever the server's or the database's
+// TimeZone: a day is a UTC day, and no DST change moves one.
+const UTC = { TimeZone: 'UTC' };
+
 async function openPostgres(url: string, max: number, location: string): Promise<Warehouse> {
   const client = postgres(url, {
     // migrate() holds one connection for its lock while the migrator runs on another.
@@ -104,6 +108,7 @@ async function openPostgres(url: string, max: number, location: string): Promise
     onnotice: () => {},
     connect_timeout: 10,
     // Nothing but us reads these; keep numeric/bigint exact as strings (the default).
+    connection: UTC,
   });
   try {
     await client`select 1`;
@@ -144,7 +149,7 @@ function openSession(url: string, options: SessionOptions): postgres.Sql {
     idle_timeout: 0,
     connect_timeout: 10,
     onnotice: () => {},
-    connection: { application_name: options.name.slice(0, 63) },
+    connection: { ...UTC, application_name: options.name.slice(0, 63) },
     ...(options.onClose ? { onclose: () => options.onClose?.() } : {}),
   });
 }

@@ -4,10 +4,19 @@
 // the next run; a day's rows that were archived but are no longer what was known at its end
 // (a token delisted later that day) leave. Never earlier than the first version known, so
 // rows archived by an earlier release, before the versions began, stay as they are.
+//
+// A day is final once a fill has run after its end, because a fill first passes the write
+// barrier: every writing transaction holds it (shared) from the moment it takes its known time
+// until it commits, so once the fill holds it alone, every write known before that instant
+// has committed and is seen, a late commit across midnight included, and every later write is
+// known after it. Days are counted in `date`, never in `timestamptz`, so the session's
+// TimeZone cannot drop or double one (a DST change at midnight).
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { DAILY_ARCHIVES, type DailyArchive } from '../../schema/warehouse/history.ts';
 import type { Db } from './connection.ts';
+import { WRITE_BARRIER_LOCK } from './history-sql.ts';
+import { serverClock } from './known-time.ts';
 import { rulesOf } from './table-rules.ts';
 
 const ident = (name: string) => sql.identifier(name);
@@ -39,8 +48,8 @@ with bounds as (
   ) as first, (${iso}::timestamptz at time zone 'UTC')::date as last
 ),
 days as (
-  select d::date as day, least(${iso}::timestamptz, ((d::date + 1)::timestamp at time zone 'UTC') - interval '1 microsecond') as at
-  from bounds, generate_series(bounds.first, bounds.last, interval '1 day') d
+  select d.day, least(${iso}::timestamptz, ((d.day + 1)::timestamp at time zone 'UTC') - interval '1 microsecond') as at
+  from bounds, generate_series(0, bounds.last - bounds.first) i, lateral (select bounds.first + i as day) d
 ),
 filled as (
   select days.day as ${ident(dayColumn)}, ${list(copied, 's')}
@@ -67,7 +76,15 @@ function sourceColumnsByName(table: PgTable): Record<string, true> {
   return Object.fromEntries(Object.values(getTableColumns(table) as Record<string, PgColumn>).map((c) => [c.name, true]));
 }
 
-/** Fills every daily archive through the UTC day of `at` (known time: the clock of the writes). */
-export async function fillDailyArchives(db: Db, at: Date): Promise<void> {
+/**
+ * Fills every daily archive through the server's present day, after the write barrier
+ * (above). Returns the instant the archives hold.
+ */
+export async function fillDailyArchives(db: Db): Promise<Date> {
+  const at = await db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${WRITE_BARRIER_LOCK.toString()}::bigint)`);
+    return serverClock(tx);
+  });
   for (const a of DAILY_ARCHIVES) await db.execute(fillStatement(a, at));
+  return at;
 }

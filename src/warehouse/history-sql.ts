@@ -2,37 +2,118 @@
 // declarations (schema/warehouse/history.ts) into a migration by `npm run db:generate`
 // (scripts/sql-migration.ts); a test checks that the migrations hold what this generates.
 //
-// - `sync.keep_version()`: a trigger after UPDATE or DELETE on `T` copies the old row into
-//   `T_history`, its version held from its `fetched_at` (when tesync received it; a write that
-//   changes nothing leaves the row, so that is the first response that carried it) until the
-//   new row's `fetched_at`, or for a removed row the transaction's `tesync.known_at`.
+// - Known time: `sync.server_clock()`, the warehouse server's clock; `sync.begin_write()`
+//   takes it once per writing transaction, and `sync.known_at()` returns it (the default of
+//   every `fetched_at`). No writer's own clock enters a version.
+// - `sync.keep_version()`: a trigger before UPDATE or DELETE on `T` copies the old row into
+//   `T_history`, its version held from its `fetched_at` until this write's known time, with
+//   the body that replaced or removed it; the new row starts where the old one ends.
+// - An exclusion constraint per `T_history`: versions of one key never overlap.
 // - `T_as_of(at)`: `T`'s rows as tesync knew them at `at`, current and earlier versions together.
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { VERSIONED } from '../../schema/warehouse/history.ts';
+import { rulesOf } from './table-rules.ts';
 
-/** The setting a writing transaction sets to the time its rows were received (known time). */
+/** The setting a writing transaction sets to its known time (`sync.begin_write`). */
 export const KNOWN_AT_SETTING = 'tesync.known_at';
+/** The archived body a writing transaction read: what closes the versions it removes. */
+export const CLOSING_BODY_SETTING = 'tesync.raw_response_id';
+/**
+ * An offset added to the server's clock, for a whole database (or one connection): a test's
+ * way to run syncs days apart. It moves every writer alike, as a server whose clock is off
+ * would; no process's own clock enters known time.
+ */
+export const CLOCK_OFFSET_SETTING = 'tesync.clock_offset';
+/**
+ * The lock every writing transaction holds shared from the moment it takes its known time,
+ * and a daily fill takes alone for an instant: once the fill has it, every write known
+ * before that instant has committed (src/warehouse/daily-archive.ts).
+ */
+export const WRITE_BARRIER_LOCK = 7_281_190_437_355_202n;
 
 const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
-const KEEP_VERSION = `CREATE OR REPLACE FUNCTION "sync"."keep_version"() RETURNS trigger LANGUAGE plpgsql AS $$
+// Known time is the warehouse server's clock, the one clock every writer shares. A writing
+// transaction takes it once (`sync.begin_write`), so that all it writes is known from one
+// instant; outside such a transaction a write is known from the transaction's start.
+const CLOCK = `CREATE OR REPLACE FUNCTION "sync"."server_clock"() RETURNS timestamptz LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
+  SELECT clock_timestamp() + coalesce(nullif(current_setting('${CLOCK_OFFSET_SETTING}', true), '')::interval, interval '0')
+$$;`;
+
+const KNOWN_AT = `CREATE OR REPLACE FUNCTION "sync"."known_at"() RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT coalesce(nullif(current_setting('${KNOWN_AT_SETTING}', true), '')::timestamptz,
+                  now() + coalesce(nullif(current_setting('${CLOCK_OFFSET_SETTING}', true), '')::interval, interval '0'))
+$$;`;
+
+const BEGIN_WRITE = `CREATE OR REPLACE FUNCTION "sync"."begin_write"(closing_body bigint) RETURNS timestamptz LANGUAGE plpgsql AS $$
 DECLARE
-  known_to timestamptz;
+  known timestamptz;
 BEGIN
-  IF TG_OP = 'UPDATE' THEN
-    known_to := NEW.fetched_at;
-  ELSE
-    known_to := coalesce(nullif(current_setting('${KNOWN_AT_SETTING}', true), '')::timestamptz, now());
-  END IF;
-  -- A version that held for no time (written and replaced by one response) is no version.
-  IF known_to <= OLD.fetched_at THEN
-    RETURN NULL;
-  END IF;
-  EXECUTE format('INSERT INTO %I.%I SELECT * FROM jsonb_populate_record(NULL::%I.%I, $1)', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history')
-    USING to_jsonb(OLD) || jsonb_build_object('known_from', OLD.fetched_at, 'known_to', known_to);
-  RETURN NULL;
+  PERFORM pg_advisory_xact_lock_shared(${WRITE_BARRIER_LOCK});
+  known := "sync"."server_clock"();
+  PERFORM set_config('${KNOWN_AT_SETTING}', known::text, true);
+  PERFORM set_config('${CLOSING_BODY_SETTING}', coalesce(closing_body::text, ''), true);
+  RETURN known;
 END
 $$;`;
+
+// Before the row changes: the old row becomes a version held from its `fetched_at` until
+// now (known time), and the new row starts where it ends. A version's end is never before its
+// start: a row stamped later than this write's clock (another writer whose transaction began
+// after this one's and committed first) is followed one microsecond after it, so no version
+// is lost and none overlaps (the exclusion constraint on `T_history` enforces it). A row
+// this very transaction wrote held at no instant anyone could see: it makes no version.
+const KEEP_VERSION = `CREATE OR REPLACE FUNCTION "sync"."keep_version"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  known timestamptz := "sync"."known_at"();
+  ends timestamptz;
+  closing bigint;
+BEGIN
+  IF OLD.fetched_at = known THEN
+    IF TG_OP = 'UPDATE' THEN
+      NEW.fetched_at := known;
+      RETURN NEW;
+    END IF;
+    RETURN OLD;
+  END IF;
+  ends := greatest(known, OLD.fetched_at + interval '1 microsecond');
+  IF TG_OP = 'UPDATE' THEN
+    NEW.fetched_at := ends;
+    closing := NEW.raw_response_id;
+  ELSE
+    closing := nullif(current_setting('${CLOSING_BODY_SETTING}', true), '')::bigint;
+  END IF;
+  EXECUTE format('INSERT INTO %I.%I SELECT * FROM jsonb_populate_record(NULL::%I.%I, $1)', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history')
+    USING to_jsonb(OLD) || jsonb_build_object('known_from', OLD.fetched_at, 'known_to', ends, 'closing_raw_response_id', closing);
+  IF TG_OP = 'UPDATE' THEN
+    RETURN NEW;
+  END IF;
+  RETURN OLD;
+END
+$$;`;
+
+// The database, not the writers, keeps versions of one key apart. Versions written before
+// known time came from the server may overlap (writers whose clocks differed): each is cut
+// where the next begins, and the last where the current row begins (a version cut to
+// nothing stays, held at no instant), before the constraint is added, once.
+const NO_OVERLAP = `CREATE OR REPLACE FUNCTION "sync"."enforce_versions"(schema_name text, table_name text, key_columns text[]) RETURNS void LANGUAGE plpgsql AS $enforce$
+DECLARE
+  h text := format('%I.%I', schema_name, table_name || '_history');
+  t text := format('%I.%I', schema_name, table_name);
+  keys text := (SELECT string_agg(quote_ident(k), ', ') FROM unnest(key_columns) k);
+  same text := (SELECT string_agg(format('h.%1$I = t.%1$I', k), ' AND ') FROM unnest(key_columns) k);
+  name text := table_name || '_history_no_overlap';
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_constraint WHERE conname = name AND connamespace = schema_name::regnamespace) THEN
+    RETURN;
+  END IF;
+  EXECUTE format($q$WITH o AS (SELECT ctid AS id, lead(known_from) OVER (PARTITION BY %s ORDER BY known_from, known_to) AS next_from FROM %s)
+    UPDATE %s h SET known_to = greatest(h.known_from, o.next_from) FROM o WHERE h.ctid = o.id AND o.next_from < h.known_to$q$, keys, h, h);
+  EXECUTE format($q$UPDATE %s h SET known_to = greatest(h.known_from, t.fetched_at) FROM %s t WHERE %s AND t.fetched_at < h.known_to$q$, h, t, same);
+  EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I EXCLUDE USING gist (%s, tstzrange(known_from, known_to) WITH &&)',
+    h, name, (SELECT string_agg(format('%I WITH =', k), ', ') FROM unnest(key_columns) k));
+END
+$enforce$;`;
 
 // `T_as_of` is made by the database from `T`'s columns in their stored order (a column added
 // later stands last there, wherever it is declared), so the function always returns `T`'s row.
@@ -42,26 +123,30 @@ DECLARE
 BEGIN
   SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols FROM pg_attribute
    WHERE attrelid = format('%I.%I', schema_name, table_name)::regclass AND attnum > 0 AND NOT attisdropped;
-  EXECUTE format($f$CREATE OR REPLACE FUNCTION %I.%I("at" timestamptz) RETURNS SETOF %I.%I LANGUAGE sql STABLE AS $b$
+  EXECUTE format($f$CREATE OR REPLACE FUNCTION %I.%I("at" timestamptz) RETURNS SETOF %I.%I LANGUAGE sql STABLE PARALLEL SAFE AS $b$
   SELECT %s FROM %I.%I WHERE "fetched_at" <= "at"
   UNION ALL
-  SELECT %s FROM %I.%I WHERE "known_from" <= "at" AND "at" < "known_to"
+  SELECT %s FROM %I.%I WHERE tstzrange("known_from", "known_to") @> "at"
 $b$$f$, schema_name, table_name || '_as_of', schema_name, table_name, cols, schema_name, table_name, cols, schema_name, table_name || '_history');
 END
 $create$;`;
 
 /**
- * The statements, in order: the two functions, then per table its trigger and its as-of
- * function. Every statement can run again (a later migration repeats them after a change).
+ * The statements, in order: the extension and functions, then per table its trigger, its
+ * exclusion constraint and its as-of function. Every statement can run again (a later
+ * migration repeats them after a change).
  */
 export function historyStatements(tables: readonly PgTable[] = VERSIONED): string[] {
-  const out = [KEEP_VERSION, CREATE_AS_OF];
+  // btree_gist: the key's equality beside the range's overlap in one GiST constraint.
+  const out = ['CREATE EXTENSION IF NOT EXISTS btree_gist;', CLOCK, KNOWN_AT, BEGIN_WRITE, KEEP_VERSION, NO_OVERLAP, CREATE_AS_OF];
   for (const table of tables) {
     const { schema, name } = getTableConfig(table);
     const s = schema ?? 'public';
     const t = `${quote(s)}.${quote(name)}`;
+    const key = rulesOf(table).key.map((c) => `'${c.name}'`).join(', ');
     out.push(`DROP TRIGGER IF EXISTS "keep_version" ON ${t};`);
-    out.push(`CREATE TRIGGER "keep_version" AFTER UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION "sync"."keep_version"();`);
+    out.push(`CREATE TRIGGER "keep_version" BEFORE UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION "sync"."keep_version"();`);
+    out.push(`SELECT "sync"."enforce_versions"('${s}', '${name}', ARRAY[${key}]);`);
     out.push(`SELECT "sync"."create_as_of"('${s}', '${name}');`);
   }
   return out;

@@ -9,13 +9,16 @@ import { withReconnect } from './retry.ts';
 
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
 
-export async function startRun(db: Db, run: { id: string; trigger: string; sources: string[]; options?: unknown; at: Date }): Promise<void> {
+// A run's times are the server's clock, as every time in the warehouse (known-time.ts).
+const SERVER_CLOCK = sql`"sync"."server_clock"()`;
+
+export async function startRun(db: Db, run: { id: string; trigger: string; sources: string[]; options?: unknown }): Promise<void> {
   await withReconnect(() => db.insert(runs).values({
     id: run.id,
     trigger: run.trigger,
     sources: run.sources,
     options: run.options ?? {},
-    startedAt: run.at,
+    startedAt: SERVER_CLOCK,
     status: 'running',
   }));
 }
@@ -25,12 +28,12 @@ export async function startRun(db: Db, run: { id: string; trigger: string; sourc
  * then, with `housekeeping`, sync.requests past its retention removed (retention.ts: cheap
  * when there is nothing to remove, bounded when there is much; never fails the run).
  */
-export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string; at: Date }, housekeeping?: Housekeeping): Promise<void> {
-  await withReconnect(() => fillDailyArchives(db, end.at));
+export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string }, housekeeping?: Housekeeping): Promise<void> {
+  await withReconnect(() => fillDailyArchives(db));
   await withReconnect(() =>
     db
       .update(runs)
-      .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: end.at })
+      .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: SERVER_CLOCK })
       .where(eq(runs.id, id)),
   );
   if (housekeeping) await applyRetention(db, housekeeping);
@@ -55,7 +58,7 @@ function alive(pid: number): boolean {
  * Marks `failed` the runs still `running` that were started on this machine by a process
  * that no longer exists (killed, crashed): nobody is left to finish them.
  */
-export async function closeAbandonedRuns(db: Db, at: Date): Promise<number> {
+export async function closeAbandonedRuns(db: Db): Promise<number> {
   const { host } = runOwner();
   const open = await db
     .select({ id: runs.id, options: runs.options })
@@ -65,17 +68,17 @@ export async function closeAbandonedRuns(db: Db, at: Date): Promise<number> {
   for (const r of open) {
     const pid = Number((r.options as { owner?: { pid?: unknown } }).owner?.pid);
     if (!Number.isInteger(pid) || alive(pid)) continue;
-    if (await abandonRun(db, r.id, `abandoned: process ${pid} on ${host} ended before the run finished`, at)) closed++;
+    if (await abandonRun(db, r.id, `abandoned: process ${pid} on ${host} ended before the run finished`)) closed++;
   }
   return closed;
 }
 
 /** Marks a run `failed` with why nobody will finish it, unless it was recorded meanwhile; true when it was still running. */
-export async function abandonRun(db: Db, id: string, error: string, at: Date): Promise<boolean> {
+export async function abandonRun(db: Db, id: string, error: string): Promise<boolean> {
   const closed = await withReconnect(() =>
     db
       .update(runs)
-      .set({ status: 'failed', finishedAt: at, error })
+      .set({ status: 'failed', finishedAt: SERVER_CLOCK, error })
       .where(and(eq(runs.id, id), eq(runs.status, 'running')))
       .returning({ id: runs.id }),
   );

@@ -16,6 +16,8 @@ import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { NotUnderstoodError } from '../errors.ts';
 import { rowsOf, type Db } from './connection.ts';
+import { isKnownTime } from '../../schema/warehouse/columns.ts';
+import { CLOSING_BODY_SETTING } from './history-sql.ts';
 import { rulesOf } from './table-rules.ts';
 
 /** A transaction or the database itself: both can run statements. */
@@ -65,7 +67,7 @@ export async function prepareUpsert<T extends PgTable>(
   const write: WriteRules = { key: rules.key, keep, compared: rules.compared.filter((c) => !keep.has(shape.byName.get(c.name)?.prop ?? '')) };
   // A key column with one value in the whole batch (the token, most often) tells no rows apart.
   const varying = rules.key.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
-  const unique = inKeyOrder(dedupe(rows, varying, shape.qualified), varying);
+  const unique = inKeyOrder(dedupe(withoutKnownTime(rows, shape), varying, shape.qualified), varying);
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
   const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
@@ -114,10 +116,11 @@ export async function prepareUpsert<T extends PgTable>(
 
 /**
  * Rows of `scope` (column values by property; empty: the whole table) whose key is not among
- * `rows` leave it: deleted, or marked with the time where the table declares a delisting
- * column (and only those not marked yet). Returns how many left.
+ * `rows` leave it: deleted, or marked with the write's known time where the table declares a
+ * delisting column (and only those not marked yet), the mark linked to the body that closed
+ * it and to `runId`. Returns how many left. Call it in a started write (known-time.ts).
  */
-export async function removeAbsent<T extends PgTable>(db: Executor, table: T, rows: readonly T['$inferInsert'][], scope: Partial<T['$inferInsert']>, at: Date): Promise<number> {
+export async function removeAbsent<T extends PgTable>(db: Executor, table: T, rows: readonly T['$inferInsert'][], scope: Partial<T['$inferInsert']>, runId?: string): Promise<number> {
   const shape = shapeOf(table);
   const rules = rulesOf(table);
   const byProp = new Map(shape.columns.map((c) => [c.prop, c]));
@@ -139,12 +142,33 @@ export async function removeAbsent<T extends PgTable>(db: Executor, table: T, ro
   const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
   if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
   const where = conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
-  // The delisted row is a new version, known from `at`.
-  const fetchedAt = byProp.get('fetchedAt');
+  // The delisted row is a new version (its known time set by the history trigger), read from
+  // the body that no longer listed it, by this run.
+  const link = byProp.get('rawResponseId');
+  const run = byProp.get('runId');
+  const sets = [
+    sql.raw(`${delisted?.name} = "sync"."known_at"()`),
+    ...(link ? [sql.raw(`${link.name} = nullif(current_setting('${CLOSING_BODY_SETTING}', true), '')::bigint`)] : []),
+    ...(run && runId ? [sql.join([sql.raw(`${run.name} = `), value(run, runId)])] : []),
+  ];
   const statement = delisted
-    ? sql.join([sql.raw(`update ${shape.qualified} set ${delisted.name} = `), value(delisted, at), ...(fetchedAt ? [sql.raw(`, ${fetchedAt.name} = `), value(fetchedAt, at)] : []), where])
+    ? sql.join([sql.raw(`update ${shape.qualified} set `), sql.join(sets, sql.raw(', ')), where])
     : sql.join([sql.raw(`delete from ${shape.qualified}`), where]);
   return countOf(await db.execute(statement));
+}
+
+/**
+ * The rows without the columns of known time (fetched_at, first/last seen): their default,
+ * the server's clock, is what they hold, whatever a caller set.
+ */
+function withoutKnownTime<R extends Record<string, unknown>>(rows: R[], shape: TableShape): R[] {
+  const props = shape.columns.filter((c) => isKnownTime(c.column)).map((c) => c.prop);
+  if (props.length === 0 || !rows.some((r) => props.some((p) => r[p] !== undefined))) return rows;
+  return rows.map((r) => {
+    const copy = { ...r };
+    for (const p of props) delete copy[p];
+    return copy;
+  });
 }
 
 /** The rows a statement inserted, changed or deleted (an upsert that found a row unchanged does not count it). */

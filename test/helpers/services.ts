@@ -78,6 +78,17 @@ export interface TestWarehouse {
   cleanup(): Promise<void>;
 }
 
+/**
+ * The URL of a connection to the same database whose server clock reads `offset` (an SQL
+ * interval, e.g. '-3 days') away from the real one: known time, on that connection, as a
+ * server whose clock is off would give it (src/warehouse/history-sql.ts). For syncs days apart.
+ */
+export function withServerClockOffset(databaseUrl: string, offset: string): string {
+  const url = new URL(databaseUrl);
+  url.searchParams.set('tesync.clock_offset', offset);
+  return url.toString();
+}
+
 /** A fresh, migrated Postgres warehouse. */
 export async function createTestWarehouse(): Promise<TestWarehouse> {
   const database = await createTestDatabase();

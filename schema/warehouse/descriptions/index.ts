@@ -87,13 +87,14 @@ export const SCHEMAS: readonly SchemaDescription[] = [sync, app, gateway, analyt
 
 /** Columns every `T_history` adds to `T`'s. */
 export const HISTORY_COLUMNS: ColumnDescriptions = {
-  known_from: 'when tesync received the response that carried this version (tesync\'s clock, never upstream\'s `asOf`)',
-  known_to: 'when a response replaced this version, or a response that lists the whole set left its row out',
+  known_from: 'when tesync stored the response that carried this version (known time: the warehouse server\'s clock, which every writer shares; never upstream\'s `asOf`, never a worker\'s own clock)',
+  known_to: 'when a response replaced this version, or a response that lists the whole set left its row out (the same clock); never before `known_from`',
+  closing_raw_response_id: 'the archived body (`sync.raw_responses.id`) that replaced this version or no longer carried its row; null where none was archived',
 };
 
 export const historyTable = (base: string, summary: string): string =>
   `Earlier versions of \`${base}\` (${summary}). The same columns, plus \`known_from\` and \`known_to\`: each row is a version ` +
-  `held from \`known_from\` until \`known_to\`; versions of one key never overlap. Written by a trigger on \`${base}\` when a row ` +
+  `held from \`known_from\` until \`known_to\`; versions of one key never overlap (an exclusion constraint, \`${base.split('.').pop()}_history_no_overlap\`, refuses a write that would). Written by a trigger on \`${base}\` when a row ` +
   `changes or is removed, and by nothing else; \`${base}_as_of(at)\` reads them together with the current rows.`;
 
 export const asOfFunction = (base: string, more?: string): string =>

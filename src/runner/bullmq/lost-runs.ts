@@ -37,7 +37,7 @@ export function runFate(r: { pending: number; planned: number; walkState: string
 }
 
 /** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish. */
-export async function settleLostRuns(deps: LostRunDeps, at: () => Date = () => new Date()): Promise<{ finishing: number; lost: number }> {
+export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: number; lost: number }> {
   const open = await runningRunsOf(deps.warehouse, deps.prefix);
   let finishing = 0;
   let lost = 0;
@@ -51,7 +51,7 @@ export async function settleLostRuns(deps: LostRunDeps, at: () => Date = () => n
     if (fate === 'finish') {
       await queueFinish(deps, run.id);
       finishing++;
-    } else if (fate === 'lost' && (await abandonRun(deps.warehouse.db, run.id, LOST_RUN_ERROR, at()))) {
+    } else if (fate === 'lost' && (await abandonRun(deps.warehouse.db, run.id, LOST_RUN_ERROR))) {
       deps.logger.warn({ runId: run.id }, `run closed as failed: ${LOST_RUN_ERROR}`);
       lost++;
     }
@@ -60,9 +60,9 @@ export async function settleLostRuns(deps: LostRunDeps, at: () => Date = () => n
 }
 
 /** After `tesync reset --redis`: every run of the prefix still `running` lost its jobs with the keys. */
-export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string, at: Date): Promise<number> {
+export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string): Promise<number> {
   let closed = 0;
-  for (const run of await runningRunsOf(warehouse, prefix)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR, at)) closed++;
+  for (const run of await runningRunsOf(warehouse, prefix)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR)) closed++;
   return closed;
 }
 

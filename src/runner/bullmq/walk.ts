@@ -47,11 +47,11 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
   if (!existing) {
     // The prefix and walk job tell a later worker whether Redis still holds the run's work (lost-runs.ts).
     const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix };
-    await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options, at: new Date() });
+    await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
     logger.info({ trigger: data.trigger, sources, groups }, 'run started');
   }
   if (sources.length === 0) {
-    await finishRun(deps.warehouse.db, runId, { status: 'failed', stats: {}, error: 'no source is configured', at: new Date() });
+    await finishRun(deps.warehouse.db, runId, { status: 'failed', stats: {}, error: 'no source is configured' });
     return { runId, queued: 0 };
   }
   const scope: RunScope = { runId, groups, tokens: data.tokens, full: data.full };
@@ -88,10 +88,11 @@ export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger
   const stats = await deps.tracker.stats(runId);
   const requests = await summarizeRunRequests(deps.warehouse, runId);
   const status = finalRunStatus(stats, requests);
-  const at = new Date();
-  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests }, at }, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
+  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests } }, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
   await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
-  const durationMs = at.getTime() - new Date(row.started_at).getTime();
+  // Both ends on the server's clock.
+  const [times] = await deps.warehouse.query<{ ms: number }>(sql`select (extract(epoch from finished_at - started_at) * 1000)::float8 as ms from sync.runs where id = ${runId}`);
+  const durationMs = Math.round(times?.ms ?? 0);
   for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
   logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
   return status;

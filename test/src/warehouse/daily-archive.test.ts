@@ -15,7 +15,7 @@ import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { fillDailyArchives } from '../../../src/warehouse/daily-archive.ts';
 import { openWarehouse } from '../../../src/warehouse/connection.ts';
 import { rulesOf } from '../../../src/warehouse/table-rules.ts';
-import { canaryKey, createTestDatabase, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { canaryKey, createTestDatabase, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -57,8 +57,9 @@ describe('daily archives', () => {
   it('has a row for every listed token on every day between two syncs three days apart, as known at each day end', async () => {
     const secondAt = Date.now();
     const firstAt = secondAt - 3 * DAY;
-    // Two syncs three days apart: the first on tesync's clock three days ago.
-    const first = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY) });
+    // Two syncs three days apart: the first on a server clock three days behind.
+    const past = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '-3 days'), dataDir: '' });
+    const first = await syncOnce(sim, past, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY) }).finally(() => past.close());
     expect(first.status).toBe('succeeded');
     const known1 = await listedRows();
     sim.setEpoch(1);
@@ -94,7 +95,7 @@ describe('daily archives', () => {
       const archives = DAILY_ARCHIVES.map((a) => name(a.archive));
       const contents = async () => Promise.all(archives.map(async (t) => (await tx.execute(sql.raw(`select count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as d from ${t} x`))) as unknown as unknown[]));
       const before = await contents();
-      await fillDailyArchives(tx as unknown as typeof tw.warehouse.db, new Date());
+      await fillDailyArchives(tx as unknown as typeof tw.warehouse.db);
       const mine = await Promise.all(archives.map(async (t) => [t, ((await tx.execute(sql.raw(`select count(*)::int as n from ${t} where xmin::text = (txid_current() % 4294967296)::text`))) as unknown as { n: number }[])[0]!.n] as const));
       expect(mine.filter(([, n]) => n > 0), 'rows a second fill wrote').toEqual([]);
       expect(await contents(), 'rows a second fill removed').toEqual(before);

@@ -63,7 +63,8 @@ describe.each([
   let server: Server;
   let w: Warehouse;
   let cleanup: () => Promise<void>;
-  // tesync's clock: the first syncs ran ten days ago, so the last one is due its whole history fetch.
+  // tesync's clock, which schedules (never stamps): the first syncs ran ten days ago, so the
+  // last one is due its whole history fetch. Known time is the server's.
   let offset = -10 * DAY;
   const clock = () => new Date(Date.now() + offset);
 
@@ -85,14 +86,15 @@ describe.each([
     sim.setEpoch(epoch);
     const r = await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock });
     expect(r.status, `sync at epoch ${epoch}`).toBe('succeeded');
-    const at = clock().toISOString();
+    const at = await serverNow();
     await new Promise((resolve) => setTimeout(resolve, 5));
     return { at, tables: await dump() };
   };
   const one = async <T>(q: ReturnType<typeof sql>) => (await w.query<T & Record<string, unknown>>(q))[0];
+  const serverNow = async () => (await one<{ t: string }>(sql`select "sync"."server_clock"()::text as t`))!.t;
 
   it('every T_as_of returns what was received by each instant; T equals a fresh sync of the latest', async () => {
-    const k0 = clock().toISOString();
+    const k0 = await serverNow();
     const s0 = await sync(0);
     const s1 = await sync(1);
     // The revision epoch, fetched as a resync does: histories from the overlap on.

@@ -52,8 +52,8 @@ describe('sync.requests retention', () => {
     await seed(AGES);
     const log = createTestLogger();
     const runId = randomUUID();
-    await startRun(tw.warehouse.db, { id: runId, trigger: 'schedule', sources: ['app'], at: new Date() });
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {}, at: new Date() }, { requestsRetentionDays: 30, logger: log.logger });
+    await startRun(tw.warehouse.db, { id: runId, trigger: 'schedule', sources: ['app'] });
+    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 30, logger: log.logger });
     expect(await ages()).toEqual([29.99, 10, 0]);
     const line = log.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.table === 'sync.requests');
     expect(line).toMatchObject({ removed: 3, retentionDays: 30, more: false });
@@ -66,11 +66,11 @@ describe('sync.requests retention', () => {
     await seed(AGES);
     const log = createTestLogger();
     const runId = randomUUID();
-    await startRun(tw.warehouse.db, { id: runId, trigger: 'cli', sources: ['app'], at: new Date() });
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {}, at: new Date() }, { requestsRetentionDays: 0, logger: log.logger });
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {}, at: new Date() });
+    await startRun(tw.warehouse.db, { id: runId, trigger: 'cli', sources: ['app'] });
+    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 0, logger: log.logger });
+    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} });
     expect(await ages()).toHaveLength(AGES.length);
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {}, at: new Date() }, { requestsRetentionDays: 1000, logger: log.logger });
+    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 1000, logger: log.logger });
     expect(await ages()).toHaveLength(AGES.length);
     expect(log.lines()).toEqual([]);
   });

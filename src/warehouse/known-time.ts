@@ -1,0 +1,43 @@
+// Known time, from the writers' side: every writing transaction takes the warehouse server's
+// clock once (`sync.begin_write`, src/warehouse/history-sql.ts) and everything it writes is
+// known from that instant. What a process timed on its own clock (a response received, a
+// request sent) is placed on the server's clock by how long ago it happened, never by the
+// process's idea of the date.
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf } from './connection.ts';
+import { CLOSING_BODY_SETTING } from './history-sql.ts';
+
+interface Executes {
+  execute(statement: SQL): Promise<unknown>;
+}
+
+/**
+ * Starts a write: takes the write barrier (shared) and the server's clock as this
+ * transaction's known time, and names the body whose answer closes what it removes.
+ * Call it first in the transaction. Returns the known time.
+ */
+export async function beginWrite(tx: Executes, closingBody: number | null = null): Promise<Date> {
+  const [row] = rowsOf<{ known: string | Date }>(await tx.execute(sql`select "sync"."begin_write"(${closingBody}::bigint) as known`));
+  return new Date(row!.known);
+}
+
+/** Names the body whose answer closes what the next statements remove (in a started write). */
+export async function closingBody(tx: Executes, id: number | null): Promise<void> {
+  await tx.execute(sql`select set_config(${CLOSING_BODY_SETTING}, ${id === null ? '' : String(id)}, true)`);
+}
+
+/** The server's clock now. */
+export async function serverClock(db: Executes): Promise<Date> {
+  const [row] = rowsOf<{ now: string | Date }>(await db.execute(sql`select "sync"."server_clock"() as now`));
+  return new Date(row!.now);
+}
+
+/**
+ * An instant this process measured on its own clock, on the server's: the server's clock
+ * less how long ago it was (both read on this process's clock, so only their difference
+ * counts, whatever the date it believes).
+ */
+export function onServerClock(at: Date, now: number = Date.now()): SQL {
+  const agoMs = Math.max(0, now - at.getTime());
+  return sql`("sync"."server_clock"() - make_interval(secs => ${agoMs / 1000}::double precision))`;
+}
