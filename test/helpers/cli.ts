@@ -16,9 +16,11 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
   return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+/** `wrap`: a command the process runs under, e.g. `['faketime', '-f', '-2h']` (a skewed clock). */
+export function runCli(args: string[], env: Record<string, string | undefined>, options: { cwd?: string; timeoutMs?: number; wrap?: string[] } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
+    const child = spawn(command!, [...prefix, BIN, ...args], {
       cwd: options.cwd,
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
