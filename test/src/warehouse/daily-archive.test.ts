@@ -24,6 +24,7 @@ const testLog = createTestLogger([appKey, gatewayKey]);
 const DAY = 86_400_000;
 const name = (t: Parameters<typeof getTableConfig>[0]) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`;
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
+const serverDay = async (w: { query<T>(s: ReturnType<typeof sql>): Promise<T[]> }) => (await w.query<{ d: string }>(sql`select ("sync"."server_clock"() at time zone 'UTC')::date::text as d`))[0]!.d;
 
 describe('daily archives', () => {
   let sim: Simulator;
@@ -100,6 +101,95 @@ describe('daily archives', () => {
       expect(mine.filter(([, n]) => n > 0), 'rows a second fill wrote').toEqual([]);
       expect(await contents(), 'rows a second fill removed').toEqual(before);
     });
+  });
+
+  /** A server-clock offset that makes the server read `target` now. */
+  const clockAt = (target: Date) => `${target.getTime() - Date.now()} milliseconds`;
+  const archives = async (w: Awaited<ReturnType<typeof openWarehouse>>) => {
+    const out: Record<string, string[]> = {};
+    for (const a of DAILY_ARCHIVES) out[name(a.archive)] = (await w.query<{ r: string }>(sql.raw(`select to_jsonb(x)::text as r from ${name(a.archive)} x order by 1`))).map((x) => x.r);
+    return out;
+  };
+
+  it('archives a write that commits after midnight, known before it, on its day', async () => {
+    const db = await createTestDatabase();
+    const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    await today.migrate();
+    sim.setEpoch(0);
+    expect((await syncOnce(sim, today, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+    await today.close();
+    // From now on the server's clock reads tomorrow, 23:59:59 UTC.
+    const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1));
+    const url = withServerClockOffset(db.databaseUrl, clockAt(new Date(tomorrow.getTime() + DAY - 1000)));
+    const w = await openWarehouse({ databaseUrl: url, dataDir: '' });
+    const writer = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await w.query<{ slug: string }>(sql`select token_slug as slug from app.screener_rows order by 1 limit 1`);
+      // A write known before midnight that has not committed when the day's fill starts.
+      const tx = await writer.reserve();
+      await tx`begin`;
+      const [{ known }] = (await tx`select "sync"."begin_write"(null)::text as known`) as unknown as [{ known: string }];
+      await tx`update app.screener_rows set effective_market_cap = 424242.000001 where token_slug = ${row!.slug}`;
+      while ((await serverDay(w)) === utcDay(tomorrow)) await new Promise((r) => setTimeout(r, 100));
+      const fill = fillDailyArchives(w.db);
+      await new Promise((r) => setTimeout(r, 500));
+      await tx`commit`;
+      tx.release();
+      await fill;
+      expect(known.slice(0, 10)).toBe(utcDay(tomorrow));
+      const [archived] = await w.query<{ v: string }>(sql`select effective_market_cap::text as v from app.screener_daily where snapshot_date = ${utcDay(tomorrow)} and token_slug = ${row!.slug}`);
+      expect(archived!.v).toBe('424242.000001');
+      // And the day equals the as-of view at its end.
+      const end = new Date(tomorrow.getTime() + DAY - 1).toISOString();
+      const asOf = await w.query<{ r: string }>(sql.raw(`select to_jsonb(s)::text as r from app.screener_rows_as_of('${end}') s join app.tokens_as_of('${end}') u on u.slug = s.token_slug and u.delisted_at is null order by 1`));
+      const day = await w.query<{ r: string }>(sql.raw(`select (to_jsonb(a) - 'snapshot_date')::text as r from app.screener_daily a where snapshot_date = '${utcDay(tomorrow)}' order by 1`));
+      expect(day.map((d) => d.r)).toEqual(asOf.map((d) => d.r));
+    } finally {
+      await writer.end();
+      await w.close();
+      await db.drop();
+    }
+  });
+
+  it('fills the same archives under TimeZone America/Santiago as under UTC, across its DST change at midnight', async () => {
+    const db = await createTestDatabase();
+    let santiago: postgres.Sql | undefined;
+    try {
+      // Two syncs on either side of 2026-09-06, when Santiago's clocks skip from 00:00 to 01:00.
+      for (const [epoch, at] of [
+        [0, '2026-09-03T12:00:00Z'],
+        [1, '2026-09-09T12:00:00Z'],
+      ] as const) {
+        const w = await openWarehouse({ databaseUrl: withServerClockOffset(db.databaseUrl, clockAt(new Date(at))), dataDir: '' });
+        try {
+          await w.migrate();
+          sim.setEpoch(epoch);
+          expect((await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+        } finally {
+          await w.close();
+        }
+      }
+      const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+      try {
+        const utc = await archives(w);
+        const days = await w.query<{ d: string }>(sql`select distinct snapshot_date::text as d from app.screener_daily order by 1`);
+        expect(days[0]!.d).toBe('2026-09-03');
+        // Every day from the first sync through the last, none dropped or doubled.
+        expect(days.map((d) => d.d)).toEqual(['03', '04', '05', '06', '07', '08', '09'].map((d) => `2026-09-${d}`));
+        // The same fill on a Santiago session, from nothing, on the same server day.
+        santiago = postgres(withServerClockOffset(db.databaseUrl, clockAt(new Date('2026-09-09T13:00:00Z'))), { max: 1, onnotice: () => {}, connection: { TimeZone: 'America/Santiago' } });
+        for (const a of DAILY_ARCHIVES) await santiago.unsafe(`delete from ${name(a.archive)}`);
+        const [tz] = (await santiago`show timezone`) as unknown as [{ TimeZone: string }];
+        expect(tz.TimeZone).toBe('America/Santiago');
+        await fillDailyArchives(drizzle(santiago) as unknown as typeof w.db);
+        expect(await archives(w)).toEqual(utc);
+      } finally {
+        await w.close();
+      }
+    } finally {
+      await santiago?.end();
+      await db.drop();
+    }
   });
 
   it('keeps the rows a release before the point-in-time history archived, and adds the days after', async () => {
