@@ -83,6 +83,17 @@ $b$$f$, schema_name, table_name || '_as_of', schema_name, table_name, cols, sche
 END
 $create$;
 --> statement-breakpoint
+CREATE OR REPLACE FUNCTION "sync"."keep_bodies"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'sync.raw_responses keeps every body a version was read from or closed by: it is never pruned'
+    USING ERRCODE = 'restrict_violation', HINT = 'sync.requests is the table retention prunes (TE_REQUESTS_RETENTION_DAYS).';
+END
+$$;
+--> statement-breakpoint
+DROP TRIGGER IF EXISTS "keep_bodies" ON "sync"."raw_responses";
+--> statement-breakpoint
+CREATE TRIGGER "keep_bodies" BEFORE DELETE OR TRUNCATE ON "sync"."raw_responses" FOR EACH STATEMENT EXECUTE FUNCTION "sync"."keep_bodies"();
+--> statement-breakpoint
 DROP TRIGGER IF EXISTS "keep_version" ON "app"."metrics";
 --> statement-breakpoint
 CREATE TRIGGER "keep_version" BEFORE UPDATE OR DELETE ON "app"."metrics" FOR EACH ROW EXECUTE FUNCTION "sync"."keep_version"();

@@ -6,7 +6,8 @@ import type { z } from 'zod';
 import type { CellTally } from './shared/understood.ts';
 import type { ResourceStateRow } from '../src/warehouse/resource-state.ts';
 import type { Logger } from '../src/logger.ts';
-import type { Upstream, UpstreamResponse } from '../src/upstream/index.ts';
+import type { Upstream } from '../src/upstream/index.ts';
+import type { ArchivedBody } from '../src/upstream/recorder.ts';
 import type { Warehouse } from '../src/warehouse/connection.ts';
 
 export type Source = 'app' | 'gateway';
@@ -59,8 +60,12 @@ export interface TableWrite<T extends PgTable = PgTable> {
   replace?: Partial<T['$inferInsert']>;
   /** Columns this write leaves as they are on conflict (a refusal keeps the last good body). */
   keep?: (keyof T['$inferInsert'] & string)[];
-  /** The response the rows were read from, when the job read several (default: its last). */
-  from?: UpstreamResponse;
+  /**
+   * The archived body the rows were read from, when the job read several (default: its last);
+   * a refusal's body for rows it refused; null for rows no response carried (a bundle skipped
+   * without a key).
+   */
+  from?: ArchivedBody | null;
 }
 
 /** Typed constructor of a TableWrite (the rows are checked against the table). */

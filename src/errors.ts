@@ -71,6 +71,8 @@ export interface UpstreamProblemFields {
   extensions: Record<string, unknown>;
   /** Path and query of the request (no host, no key). */
   path: string;
+  /** The hash the raw archive keeps a refusal's (4xx) body under, with `path`: what a row refused by it links to. */
+  sha256?: string | undefined;
 }
 
 function problemMessage(p: UpstreamProblemFields): string {
@@ -99,17 +101,18 @@ function withUpstreamProblem<B extends ErrorClass>(Base: B) {
     readonly requestId: string | undefined;
     readonly extensions: Record<string, unknown>;
     readonly path: string;
+    readonly sha256: string | undefined;
     constructor(...args: any[]) {
       const p = args[0] as UpstreamProblemFields;
       super(problemMessage(p));
       ({ status: this.status, code: this.code, type: this.type, title: this.title, detail: this.detail } = p);
-      ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path } = p);
+      ({ instance: this.instance, scope: this.scope, requestId: this.requestId, extensions: this.extensions, path: this.path, sha256: this.sha256 } = p);
     }
 
     /** The fields as one object (what the error was built from). */
     get problem(): UpstreamProblemFields {
-      const { status, code, type, title, detail, instance, scope, requestId, extensions, path } = this;
-      return { status, code, type, title, detail, instance, scope, requestId, extensions, path };
+      const { status, code, type, title, detail, instance, scope, requestId, extensions, path, sha256 } = this;
+      return { status, code, type, title, detail, instance, scope, requestId, extensions, path, sha256 };
     }
   }
   // A mixin's own signature is `...args: any[]`: say what it takes.

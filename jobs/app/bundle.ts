@@ -66,6 +66,7 @@ function refused(ctx: JobContext, slug: string, status: string, err: ProblemErro
     status,
     freshness: null,
     details: refusal,
-    writes: [into(researchBundles, [row], { keep: ['summary', 'payload', 'asOf', 'freshness'] })],
+    // Linked to the refusal's archived body: the answer that refused it.
+    writes: [into(researchBundles, [row], { keep: ['summary', 'payload', 'asOf', 'freshness'], from: err.sha256 ? { path: err.path, sha256: err.sha256 } : null })],
   };
 }

@@ -101,7 +101,8 @@ export const appTokensJob = defineJob({
     const skipBundles = !ctx.settings.appBundles && rows.length > 0;
     if (skipBundles) {
       const skipped = rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) }));
-      writes.push(into(researchBundles, skipped, { keep: ['summary', 'payload', 'asOf', 'freshness', 'missingScope', 'problemCode'] }));
+      // No request was sent for them: no body carried these rows.
+      writes.push(into(researchBundles, skipped, { keep: ['summary', 'payload', 'asOf', 'freshness', 'missingScope', 'problemCode'], from: null }));
     }
     return {
       status,

@@ -13,6 +13,7 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
+import { beginWrite } from '../../src/warehouse/known-time.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
@@ -69,17 +70,24 @@ function chartFollowUps(ctx: JobContext, slug: string, entries: readonly Gateway
 /**
  * The catalog was not fetched (its marker is unchanged), but the configured timeframes may
  * have changed since its rows were written: their record of what is mirrored follows the
- * configuration. Only rows whose record differs are written.
+ * configuration. Only rows whose record differs are written, as a write like any other: a
+ * new version from known time on (the history trigger), by this run.
  */
 async function refreshMirrorColumns(ctx: JobContext, slug: string, rows: readonly StoredChart[]): Promise<void> {
-  for (const r of rows) {
+  const changed = rows.flatMap((r) => {
     const m = mirrorColumns(r, ctx.settings.gatewayChartTimeframes);
-    if (isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions })) continue;
-    await ctx.warehouse.db
-      .update(gatewayCharts)
-      .set(m)
-      .where(and(eq(gatewayCharts.tokenSlug, slug), eq(gatewayCharts.chartKey, r.chartKey)));
-  }
+    return isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions }) ? [] : [{ chartKey: r.chartKey, m }];
+  });
+  if (changed.length === 0) return;
+  await ctx.warehouse.db.transaction(async (tx) => {
+    await beginWrite(tx);
+    for (const { chartKey, m } of changed) {
+      await tx
+        .update(gatewayCharts)
+        .set({ ...m, runId: ctx.runId })
+        .where(and(eq(gatewayCharts.tokenSlug, slug), eq(gatewayCharts.chartKey, chartKey)));
+    }
+  });
 }
 
 interface StoredChart {

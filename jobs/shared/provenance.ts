@@ -18,11 +18,11 @@ const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
 export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<(number | null)[]> {
   const read = understoodBy(ctx);
   const last = read.at(-1);
-  const bodies = [...new Set(writes.map((w) => w.from ?? last).filter((b) => b !== undefined))];
-  if (bodies.length === 0) return writes.map(() => null);
-  const ids = await ctx.upstream.archivedIds(source, bodies);
+  const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
+  const bodies = [...new Set(writes.map(bodyOf).filter((b) => b !== undefined && b !== null))];
+  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.upstream.archivedIds(source, bodies);
   return writes.map((w) => {
-    const body = w.from ?? last;
+    const body = bodyOf(w);
     const id = body ? (ids.get(bodyKey(body)) ?? null) : null;
     // In place: a token's history is tens of thousands of rows (docs/performance.md).
     if (hasLink(w.table)) for (const row of w.rows as Record<string, unknown>[]) row.rawResponseId = id;

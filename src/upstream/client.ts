@@ -249,6 +249,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         return { ...success(res), body, sha256 };
       }
       const problem = parseProblem({ status: res.status, statusText: res.statusText, headers: res.headers, text: res.text, path });
+      // A refusal's body is archived too: what it refused links to it (a bundle's 401/402/403).
+      if (res.status >= 400 && res.status < 500 && res.status !== 429 && res.text !== '') problem.sha256 = archiveRefusal(res, receivedAt);
       // A redirect is never followed: it could carry the key to another host.
       if (res.status >= 300 && res.status < 400) problem.title = `redirect not followed (${problem.title ?? res.status})`;
       recorder.request({ ...record, problemCode: problem.code, requestId: problem.requestId, error: problem.title });
@@ -280,6 +282,20 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         startedAt: new Date(startedAt),
         durationMs: now() - startedAt,
       };
+    }
+
+    /** Archives a 4xx body (as JSON where it parses) and returns its hash. */
+    function archiveRefusal(res: BoundedResponse, receivedAt: number): string {
+      let sha256: string;
+      let status: 'ok' | 'invalid' = 'ok';
+      try {
+        sha256 = jsonBodyHash(parseJson(res.text));
+      } catch {
+        sha256 = textBodyHash(res.text);
+        status = 'invalid';
+      }
+      recorder.response({ ...archive(res, receivedAt), sha256, status });
+      return sha256;
     }
 
     function archive(res: BoundedResponse, receivedAt: number) {

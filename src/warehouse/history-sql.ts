@@ -131,6 +131,18 @@ $b$$f$, schema_name, table_name || '_as_of', schema_name, table_name, cols, sche
 END
 $create$;`;
 
+// Versions link to the bodies they were read from and closed by: the archive is never pruned.
+const KEEP_BODIES = [
+  `CREATE OR REPLACE FUNCTION "sync"."keep_bodies"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'sync.raw_responses keeps every body a version was read from or closed by: it is never pruned'
+    USING ERRCODE = 'restrict_violation', HINT = 'sync.requests is the table retention prunes (TE_REQUESTS_RETENTION_DAYS).';
+END
+$$;`,
+  'DROP TRIGGER IF EXISTS "keep_bodies" ON "sync"."raw_responses";',
+  'CREATE TRIGGER "keep_bodies" BEFORE DELETE OR TRUNCATE ON "sync"."raw_responses" FOR EACH STATEMENT EXECUTE FUNCTION "sync"."keep_bodies"();',
+];
+
 /**
  * The statements, in order: the extension and functions, then per table its trigger, its
  * exclusion constraint and its as-of function. Every statement can run again (a later
@@ -138,7 +150,7 @@ $create$;`;
  */
 export function historyStatements(tables: readonly PgTable[] = VERSIONED): string[] {
   // btree_gist: the key's equality beside the range's overlap in one GiST constraint.
-  const out = ['CREATE EXTENSION IF NOT EXISTS btree_gist;', CLOCK, KNOWN_AT, BEGIN_WRITE, KEEP_VERSION, NO_OVERLAP, CREATE_AS_OF];
+  const out = ['CREATE EXTENSION IF NOT EXISTS btree_gist;', CLOCK, KNOWN_AT, BEGIN_WRITE, KEEP_VERSION, NO_OVERLAP, CREATE_AS_OF, ...KEEP_BODIES];
   for (const table of tables) {
     const { schema, name } = getTableConfig(table);
     const s = schema ?? 'public';
