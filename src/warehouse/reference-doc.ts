@@ -49,7 +49,7 @@ function relationSection(r: CatalogRelation, schema: CatalogSchema): string[] {
   if (also.length > 0) out.push(`Plus ${list(also)}, as on every row (see the conventions at the top).`, '');
   if (r.versioned && r.kind === 'table') {
     out.push(
-      `Point in time: ${code(`${id}_history`)} holds the earlier versions (the same columns, with ${code('known_from')} and ${code('known_to')}); ` +
+      `Point in time: ${code(`${id}_history`)} holds the earlier versions (the same columns, with ${code('known_from')}, ${code('known_to')} and ${code('closing_raw_response_id')}); ` +
         `${code(`${id}_as_of(at)`)} returns the rows as tesync knew them at ${code('at')}.${d?.asOf ? ` ${d.asOf}` : ''}`,
       '',
     );

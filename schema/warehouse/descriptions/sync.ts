@@ -48,14 +48,14 @@ export const sync: SchemaDescription = {
     raw_responses: {
       summary: 'the archive of bodies',
       description:
-        'Identical bodies of one path are stored once: `sha256` leaves out `meta.servedAt`, which changes on every call, so unchanged data hashes the same.',
+        'Every 2xx body, and the body of every refusal (4xx other than 429) that a row may link to. Identical bodies of one path are stored once: `sha256` leaves out `meta.servedAt`, which changes on every call, so unchanged data hashes the same. Never pruned: the table refuses `DELETE` and `TRUNCATE`, since versions link to its rows (`raw_response_id`, `closing_raw_response_id`).',
       columns: {
         id: 'the body; rows of `app` and `gateway` name it in `raw_response_id`',
         run_id: 'the run that first received it',
         source: '`app` or `gateway`',
         path: 'path and query of the request, never the host or a key',
-        fetched_at: 'when this body was first received',
-        last_seen_at: 'when the same body was last received again',
+        fetched_at: 'when this body was first received (the warehouse server\'s clock, as every time in the warehouse)',
+        last_seen_at: 'when the same body was last received again (the same clock)',
         http_status: 'the response\'s HTTP status',
         content_type: 'the response\'s `Content-Type`',
         sha256: 'hash of the body without `meta.servedAt`: unchanged data hashes the same',
@@ -151,7 +151,17 @@ export const sync: SchemaDescription = {
   },
   functions: {
     'keep_version()':
-      'The trigger function that keeps the versions: after an UPDATE or DELETE on a versioned table `T` of `app` or `gateway`, it copies the old row into `T_history`, held from its `fetched_at` until the new row\'s `fetched_at` (for a removed row, until the writing transaction\'s `tesync.known_at` setting). A version that held for no time is not kept. Not for calling.',
+      'The trigger function that keeps the versions: before an UPDATE or DELETE on a versioned table `T` of `app` or `gateway`, it copies the old row into `T_history`, held from its `fetched_at` until the write\'s known time (`known_at()`), never earlier than one microsecond after it begins, with the body that replaced or removed it (`closing_raw_response_id`); the new row starts where the old version ends. A row the same transaction wrote held at no instant and makes no version. Not for calling.',
+    'server_clock()':
+      'Known time\'s clock: the warehouse server\'s `clock_timestamp()`, the one clock every tesync writer shares (plus the `tesync.clock_offset` setting, an interval, which tests set to run syncs days apart).',
+    'known_at()':
+      'The known time of the current write: the instant `begin_write` took for this transaction, else the transaction\'s start on `server_clock`. The default of every `fetched_at`, `first_seen_at` and `last_seen_at`.',
+    'begin_write(closing_body bigint)':
+      'Starts a writing transaction: holds the write barrier (shared) until it ends, takes `server_clock()` as its known time, and names the archived body whose answer closes the rows it removes. Returns the known time. Run first in every transaction tesync writes rows in.',
+    'enforce_versions(schema_name text, table_name text, key_columns text[])':
+      'Adds `T_history`\'s exclusion constraint (`T_history_no_overlap`: one key, no overlapping `[known_from, known_to)`), once, after cutting versions a release before it left overlapping; run by the migrations.',
+    'keep_bodies()':
+      'The trigger function that refuses `DELETE` and `TRUNCATE` on `sync.raw_responses`: versions link to its bodies. Not for calling.',
     'create_as_of(schema_name text, table_name text)':
       'Creates or replaces the function `table_name_as_of(at timestamptz)` of a versioned table, from its columns in their stored order; run by the migrations.',
   },
