@@ -13,6 +13,7 @@ import { toJson } from './json.ts';
 import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { defaultCode, problemBody, type Api } from './problem.ts';
 import { rngFor } from './random.ts';
+import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
 import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
 import type { BucketName, KeyGrant, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimOptions, Simulator } from './types.ts';
@@ -40,6 +41,10 @@ function isoDate(name: string, value: string): string {
 function verdict(value: string): 'fresh' | 'stale' {
   if (value !== 'fresh' && value !== 'stale') throw new RangeError(`simulator option freshness must be 'fresh' or 'stale', got ${String(value)}`);
   return value;
+}
+
+function recomputationOption(value: Recomputation | undefined): Recomputation {
+  return value === 'eachResponse' ? value : nonNegativeInt('recomputation', value, 0);
 }
 
 function classify(path: string): Api {
@@ -80,6 +85,7 @@ class SimServer implements Simulator {
   private readonly resetForm: 'delta' | 'epoch';
   private readonly latency: number | [number, number];
   private epoch: number;
+  private recomputation: Recomputation;
   private faults: SimFaults;
   private forms: FormState;
   private scripts: { prefix: string; queue: ScriptedResponse[] }[] = [];
@@ -100,6 +106,7 @@ class SimServer implements Simulator {
       ...(o.freshness !== undefined ? { freshness: verdict(o.freshness) } : {}),
     });
     this.epoch = nonNegativeInt('epoch', o.epoch, 0);
+    this.recomputation = recomputationOption(o.recomputation);
     this.appKeys = { ...o.appKeys };
     this.gatewayKeys = new Set(o.gatewayKeys ?? []);
     this.limiter = new RateLimiter(o.rateLimits);
@@ -147,6 +154,9 @@ class SimServer implements Simulator {
   }
   setEpoch(epoch: number): void {
     this.epoch = nonNegativeInt('epoch', epoch, 0);
+  }
+  setRecomputation(r: Recomputation): void {
+    this.recomputation = recomputationOption(r);
   }
   setFaults(faults: Partial<SimFaults>): void {
     this.faults = mergeFaults(this.faults, faults);
@@ -334,7 +344,8 @@ class SimServer implements Simulator {
       reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, outcome.surface), 'Content-Type': outcome.contentType }, body: outcome.body };
     } else {
       const data = this.decorate(api, path, segments, outcome.data);
-      const body = toJson({ data, ...outcome.siblings, meta: { servedAt, ...outcome.meta } });
+      const envelope = { data, ...outcome.siblings, meta: { servedAt, ...outcome.meta } };
+      const body = toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq)));
       reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
     }
     reply.headers = { ...reply.headers, ...scriptHeaders };

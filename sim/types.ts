@@ -36,6 +36,13 @@ export interface SimOptions {
   lastDate?: string;
   /** every token's freshness verdict (app `freshness`, gateway `dataFreshness`); absent: as seeded, 'ferrous' and every 19th generated token 'stale' */
   freshness?: 'fresh' | 'stale';
+  /**
+   * upstream recomputing the same data: recomputation N serves every `asOf` and `generatedAt`
+   * (meta, rows, MetricValues, freshness objects, sections, insights) N minutes later, a
+   * date-only one as that day's timestamp; 'eachResponse' moves them on every response (by its
+   * sequence number). Values and data dates stay as they are. Default 0: none.
+   */
+  recomputation?: number | 'eachResponse';
   appKeys?: Record<string, KeyGrant>;
   gatewayKeys?: string[];
   /** null/absent = unlimited (headers still sent, with a large budget) */
@@ -160,6 +167,8 @@ export interface Simulator {
   readonly requests: RecordedRequest[];
   resetRequests(): void;
   setEpoch(epoch: number): void;
+  /** serves recomputation N (or a new one per response) of the current epoch: see SimOptions.recomputation */
+  setRecomputation(r: number | 'eachResponse'): void;
   /** merges into the current faults */
   setFaults(faults: Partial<SimFaults>): void;
   clearFaults(): void;

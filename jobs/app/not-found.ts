@@ -4,8 +4,10 @@
 // routes (snapshot, history, chart catalog, bundle), a token's chart catalog for its charts.
 //
 // Rule: a `not_found` resource is planned again when
-//   - its list entry's marker (a token's `freshness`; a chart's freshness and row count)
-//     differs from the one the entry had when the 404 came: upstream says it changed; or
+//   - its list entry's marker (a token's `freshness`; a chart's freshness and row count, each
+//     without upstream's volatile fields: an `asOf` a recomputation moved says nothing
+//     changed) differs from the one the entry had when the 404 came: upstream says it
+//     changed; or
 //   - a whole list (complete token list, catalog without unreadable items) left it out since
 //     the 404 (for a token route: the token unlisted, or its coverage flag off) and now
 //     plans it again: it went away and came back.

@@ -67,7 +67,8 @@ export const appSnapshotJob = defineJob({
       status: 'ok',
       asOf: n.row.asOf,
       hash: f.response.sha256,
-      details: { freshness: readText(f.data.freshness?.status) ?? null },
+      // The newest generatedAt: the row keeps the one that came with its values (a volatile column).
+      details: { freshness: readText(f.data.freshness?.status) ?? null, generatedAt: n.row.generatedAt?.toISOString() ?? null },
       cells: tallyCells(n.cellsRead),
       writes: [
         into(tokenSnapshots, [n.row]),

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
+import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readTokenList } from '../shared/lists.ts';
@@ -29,9 +30,12 @@ function tokenResourceOf(f: JobRequest): string | null {
   return job && p?.success ? job.resource(p.data) : null;
 }
 
-/** Pure: a token entry's marker for the not-found rule, as app.tokens stores it (`freshness`). */
+/**
+ * Pure: a token entry's marker for the not-found rule, as app.tokens stores it (`freshness`):
+ * its verdict without the volatile fields (an `asOf` moved by a recomputation is no change).
+ */
 export function tokenEntryMarker(item: TokenItem): string | null {
-  return stableMarker(item.freshness);
+  return stableMarker(withoutVolatile(item.freshness));
 }
 
 /** The per-token work the coverage flags call for. */
@@ -62,7 +66,7 @@ function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | n
     coverageBacktests: c.backtests ?? false,
     delistedAt: null,
     payload: raw,
-    ...rowMeta(ctx, { asOf, freshness: stableMarker(item.freshness) }),
+    ...rowMeta(ctx, { asOf, freshness: tokenEntryMarker(item) }),
   };
 }
 

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { gatewayScreenerRow, gatewayStream, gatewayWindow } from '../../schema/upstream/gateway.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
+import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import {
   gatewayScreenerInsights,
   gatewayScreenerRows,
@@ -40,7 +41,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
   const token = d.token && typeof d.token === 'object' ? d.token : null;
   const symbol = textOrNull(d.symbol) ?? textOrNull(token?.symbol);
   const name = textOrNull(d.name) ?? textOrNull(token?.name);
-  const freshness = stableMarker(d.dataFreshness);
+  const freshness = stableMarker(withoutVolatile(d.dataFreshness));
   const match = matchRowToken(d, known);
   if (match.slug === null) {
     const rowKey = match.symbol ? `symbol:${match.symbol}` : contentKey(raw);

@@ -2,6 +2,7 @@
 // read one by one, so one unreadable item never hides the others (it is counted instead).
 import { chartCatalogItem, tokenItem, type ChartCatalogItem, type TokenItem } from '../../schema/upstream/app.ts';
 import { readInt, stableMarker, versionMarker } from '../../schema/upstream/values.ts';
+import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { isSafePathParam } from '../../src/upstream/safe-url.ts';
 
 export interface TokenListRead {
@@ -49,7 +50,8 @@ export function readCatalogItem(raw: unknown): CatalogEntry | null {
   const key = i.key ?? i.chartKey ?? i.id;
   if (!isSafePathParam(key)) return null;
   const rowCount = readInt(i.rowCount ?? i.row_count) ?? null;
-  const freshness = stableMarker(i.freshness);
+  // Stored in a compared column: without the volatile fields (the marker follows what is stored).
+  const freshness = stableMarker(withoutVolatile(i.freshness));
   return {
     key,
     link: i.href ?? i.dataEndpoint ?? i.endpoint ?? i.links?.data ?? null,

@@ -17,6 +17,9 @@ Options:
   --charts N           charts per token (default 3)
   --seed N             data seed (default 42)
   --epoch N            data epoch (default 0)
+  --recomputation N    upstream recomputed the same data: every asOf and generatedAt N
+                       minutes later, values unchanged; eachResponse: moved on every
+                       response (default 0: none)
   --app-key K          an app API key with scope tokens:read for every token (repeatable;
                        a key tesync accepts: 8 characters or more, no spaces, e.g.
                        sim_app_key_0001; default: a random one)
@@ -42,6 +45,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       charts: { type: 'string' },
       seed: { type: 'string' },
       epoch: { type: 'string' },
+      recomputation: { type: 'string' },
       'app-key': { type: 'string', multiple: true },
       'gateway-key': { type: 'string', multiple: true },
       'rate-limit': { type: 'string' },
@@ -70,6 +74,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   if (values.charts !== undefined) options.chartsPerToken = int('--charts', values.charts, 0, 100);
   if (values.seed !== undefined) options.seed = int('--seed', values.seed, 0, 2 ** 31);
   if (values.epoch !== undefined) options.epoch = int('--epoch', values.epoch, 0, 1000);
+  if (values.recomputation !== undefined) options.recomputation = values.recomputation === 'eachResponse' ? 'eachResponse' : int('--recomputation', values.recomputation, 0, 1_000_000);
   if (values.latency !== undefined) options.latencyMs = int('--latency', values.latency, 0, 60_000);
   if (values['rate-limit'] !== undefined) {
     const m = /^(\d+)\/(\d+)$/.exec(values['rate-limit']);

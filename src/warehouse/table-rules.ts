@@ -3,10 +3,10 @@
 // they are (`first_seen_at`), the column that marks a row a whole list stopped listing
 // (`delisted_at`: such a row is kept and marked, not deleted), and the columns whose values
 // decide whether a row written again changed (all but the key, the kept and the bookkeeping
-// ones). The column rules follow schema/warehouse/columns.ts, which declares those columns.
+// and volatile ones). The column rules follow schema/warehouse/columns.ts, which declares those columns.
 import { getTableColumns } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { BOOKKEEPING_COLUMNS, DELISTED_COLUMN, FIRST_SEEN_COLUMN } from '../../schema/warehouse/columns.ts';
+import { BOOKKEEPING_COLUMNS, DELISTED_COLUMN, FIRST_SEEN_COLUMN, VOLATILE_COLUMNS } from '../../schema/warehouse/columns.ts';
 
 export interface TableRules {
   /** The primary key's columns, in its order. */
@@ -15,7 +15,7 @@ export interface TableRules {
   kept: readonly string[];
   /** The property set when a row leaves a whole list (else such a row is deleted). */
   delistedBy: string | undefined;
-  /** The columns whose values decide whether a row written again changed (key, kept and bookkeeping columns aside). */
+  /** The columns whose values decide whether a row written again changed (key, kept, bookkeeping and volatile columns aside). */
   compared: readonly PgColumn[];
 }
 
@@ -35,7 +35,7 @@ export function rulesOf(table: PgTable): TableRules {
     kept,
     delistedBy: columns.find(([, c]) => c.name === DELISTED_COLUMN)?.[0],
     compared: columns
-      .filter(([p, c]) => !key.some((k) => k.name === c.name) && !kept.includes(p) && !BOOKKEEPING_COLUMNS.includes(c.name) && c.generated === undefined && c.generatedIdentity === undefined)
+      .filter(([p, c]) => !key.some((k) => k.name === c.name) && !kept.includes(p) && !BOOKKEEPING_COLUMNS.includes(c.name) && !VOLATILE_COLUMNS.includes(c.name) && c.generated === undefined && c.generatedIdentity === undefined)
       .map(([, c]) => c),
   };
   cache.set(table, rules);

@@ -19,6 +19,7 @@ import { rowsOf, type Db } from './connection.ts';
 import { isKnownTime } from '../../schema/warehouse/columns.ts';
 import { CLOSING_BODY_SETTING } from './history-sql.ts';
 import { rulesOf } from './table-rules.ts';
+import { withoutVolatileSql } from './volatile-sql.ts';
 
 /** A transaction or the database itself: both can run statements. */
 export type Executor = Pick<Db, 'insert' | 'update' | 'delete' | 'select' | 'execute' | 'transaction'>;
@@ -275,17 +276,21 @@ interface WriteRules {
 /**
  * The condition of `do update`: the stored row differs from the incoming one in a compared
  * column. Numerics and jsonb are compared as text, so a decimal's written form (1.50 against
- * 1.5) counts as a change, as it would be one in what is stored.
+ * 1.5) counts as a change, as it would be one in what is stored. A jsonb text that differs is
+ * compared again without upstream's volatile fields (volatile-sql.ts): the regular expressions
+ * run only for rows whose text differs, never on an unchanged resync.
  */
 function changedCondition(shape: TableShape, compared: readonly PgColumn[]): string | null {
   if (compared.length === 0) return null;
-  const side = (prefix: string) =>
-    compared.map((c) => {
-      const type = c.getSQLType();
-      const ref = `${prefix}.${quote(c.name)}`;
-      return type === 'numeric' || type === 'jsonb' ? `${ref}::text` : ref;
-    });
-  return `(${side(shape.qualified).join(', ')}) is distinct from (${side('excluded').join(', ')})`;
+  const ref = (prefix: string, c: PgColumn) => `${prefix}.${quote(c.name)}`;
+  const plain = compared.filter((c) => c.getSQLType() !== 'jsonb');
+  const side = (prefix: string) => plain.map((c) => (c.getSQLType() === 'numeric' ? `${ref(prefix, c)}::text` : ref(prefix, c)));
+  const parts = plain.length > 0 ? [`(${side(shape.qualified).join(', ')}) is distinct from (${side('excluded').join(', ')})`] : [];
+  for (const c of compared.filter((c) => c.getSQLType() === 'jsonb')) {
+    const [stored, incoming] = [`${ref(shape.qualified, c)}::text`, `${ref('excluded', c)}::text`];
+    parts.push(`(${stored} is distinct from ${incoming} and ${withoutVolatileSql(stored)} is distinct from ${withoutVolatileSql(incoming)})`);
+  }
+  return parts.join(' or ');
 }
 
 function unnestStatement(shape: TableShape, rows: readonly Record<string, unknown>[], rules: WriteRules, mode: 'insert' | 'upsert'): SQL {

@@ -81,7 +81,9 @@ describe('app host 404s', () => {
     // Read what to script first: a scripted prefix answers the next request that matches it.
     const list = await get(sim, '/api/v1/tokens');
     const catalog = await get(sim, `/api/v1/tokens/${chart.slug}/charts`);
-    const moved = (t: Record<string, unknown>) => ({ ...t, freshness: { ...(t.freshness as object), asOf: '2031-01-01T00:00:00.000Z' } });
+    // A verdict that changed (an asOf moved alone is a recomputation, no change: volatile-resync.test.ts).
+    const flip = (f: { status?: unknown }) => (f.status === 'stale' ? 'fresh' : 'stale');
+    const moved = (t: Record<string, unknown>) => ({ ...t, freshness: { ...(t.freshness as object), status: flip(t.freshness as { status?: unknown }) } });
     // The chart's token and the history token changed; the catalog token is not listed (a whole list).
     const data = list.data.filter((t) => t.slug !== catalogSlug).map((t) => (t.slug === historySlug || t.slug === chart.slug ? moved(t) : t));
     sim.script('/api/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data, meta: { ...list.meta, count: data.length } }) }]);

@@ -53,7 +53,7 @@ export const app: SchemaDescription = {
         coverage_backtests: 'whether its backtest routes exist',
         delisted_at:
           'set when the token list stops listing it, cleared if it returns; set only from a complete list, never from a failure',
-        freshness: 'upstream\'s freshness marker',
+        freshness: 'upstream\'s freshness marker, e.g. `{"status":"fresh"}`, without its `asOf`: a verdict that changes is a new version, a moved `asOf` is not (the list\'s newest is in `sync.resource_state.as_of`)',
         payload: 'the token list entry as sent',
       },
       asOf: 'The universe of an instant: the tokens listed then (`delisted_at` null as known then), with the coverage flags known then.',
@@ -78,7 +78,7 @@ export const app: SchemaDescription = {
         multiple_365d: multiples('365d', 'row.multiples.365d'),
         sections: 'section name → state',
         generated_at:
-          'when upstream generated the snapshot, its `freshness.generatedAt`: often hours after `as_of`, and not a time the data is about',
+          'when upstream generated the snapshot, its `freshness.generatedAt`: often hours after `as_of`, and not a time the data is about. As it came with the row\'s current values: a later response that confirms them under a later `generatedAt` leaves it (no new version); the newest is in `sync.resource_state.details.generatedAt`',
         as_of: asOfFrom('the data\'s own time: the snapshot\'s `asOf`, else the response\'s `meta.asOf`'),
         freshness: 'the snapshot\'s freshness status',
         payload: 'the snapshot as sent',

@@ -94,7 +94,7 @@ export const gateway: SchemaDescription = {
         token_slug: 'the token it is about; null for market-wide insights',
         value: 'its number (numeric)',
         window: 'the trailing window it is about, as sent',
-        generated_at: 'when upstream generated it',
+        generated_at: 'when upstream generated it, as it came with the row\'s current values: a later `generatedAt` alone leaves the row as it is (no new version)',
         payload: 'the insight as sent',
       },
       notes: 'Insights upstream stops sending stay.',

@@ -168,7 +168,8 @@ describe.each([
       expect(Number(r!.overlaps), `${schema}.${name}`).toBe(0);
       versions += r!.n;
     }
-    expect(versions).toBeGreaterThan(100);
+    // Values, verdicts and rows that left: an asOf or generatedAt moved alone makes none.
+    expect(versions).toBeGreaterThan(50);
   });
 
   it('every version, current or earlier, links to the body it was read from, which holds its value', async () => {
