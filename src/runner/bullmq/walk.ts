@@ -45,6 +45,7 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
     }
   }
   if (!existing) {
+    await deps.plan.checkUpstream?.();
     // The prefix and walk job tell a later worker whether Redis still holds the run's work (lost-runs.ts).
     const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix };
     await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options, at: new Date() });
