@@ -77,11 +77,17 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     await warehouse.migrate();
     // The simulator is one upstream whatever its port: a warehouse of real data is never its.
     progress?.phase('checking the warehouse\'s upstream');
-    await ensureBoundUpstream(warehouse, simulatorUpstreams(['app', 'gateway']), { command: 'demo', force: values.force, logger: quietLogger });
+    const binding = await ensureBoundUpstream(warehouse, simulatorUpstreams(['app', 'gateway']), { command: 'demo', force: values.force, logger: quietLogger });
+    const rebound = binding.some((step) => step.action === 'rebind');
     progress?.phase('counting the rows already there');
     const before = await tableCounts(warehouse);
     const firstRun = Object.values(before).every((n) => n === 0);
-    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${firstRun ? '' : 'The warehouse already holds an earlier demo: only what changed is fetched.\n'}\n`;
+    const note = firstRun
+      ? ''
+      : rebound
+        ? "The warehouse held another upstream's data: rebound to the simulator (--force); the simulator's data is synced over it.\n"
+        : 'The warehouse already holds an earlier demo: only what changed is fetched.\n';
+    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${note}\n`;
     if (progress) progress.print(banner);
     else process.stdout.write(banner);
     progress?.phase('starting the run');
