@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { runCli, type CliResult } from '../../helpers/cli.ts';
 import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from '../../helpers/services.ts';
-import { deleteRedisKeys } from '../../helpers/workers.ts';
+import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../../helpers/workers.ts';
 
 /** Every table of the warehouse: its row count and a hash of every row, history tables and sync.* included. */
 async function snapshot(databaseUrl: string): Promise<Record<string, string>> {
@@ -168,6 +168,27 @@ describe('a warehouse bound to its upstream', () => {
     expect(back.code).toBe(2);
     expect(back.stderr).toContain(`app is bound to ${simB.url}, TE_APP_URL is ${simA.url}`);
   });
+
+  it('a worker started for B refuses walks once another process rebinds the warehouse to A', async () => {
+    const worker = startWorker({ ...envB, ...SCHEDULES_OFF, LOG_LEVEL: 'info' });
+    try {
+      await worker.ready;
+      // `enqueue --force` of A: rebinds to A and queues a walk, which the worker (B) takes.
+      const enqueue = await runCli(['enqueue', '--force', '--json', '--only', 'catalog'], envA, { cwd });
+      expect(enqueue.code, enqueue.stderr).toBe(0);
+      const { runId } = JSON.parse(enqueue.stdout) as { runId: string };
+      const deadline = Date.now() + 30_000;
+      while (!worker.lines().some((l) => l.msg.startsWith('walk refused')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      const refused = worker.lines().find((l) => l.msg.startsWith('walk refused'));
+      expect(refused, worker.stderr()).toBeDefined();
+      expect(String(refused!.reason)).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+      expect(await query(db.databaseUrl, `select id from sync.runs where id = '${runId}'`)).toEqual([]);
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+    } finally {
+      await killAll([worker]);
+    }
+  }, 90_000);
 
   it('a warehouse of an earlier release (data, no binding): the demo refuses it, a sync adopts it', async () => {
     await query(db.databaseUrl, 'truncate sync.upstream_bindings, sync.upstream_binding_log');
