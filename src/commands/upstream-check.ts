@@ -5,7 +5,7 @@ import type { Source } from '../../jobs/index.ts';
 import type { Config } from '../config.ts';
 import { UpstreamMismatchError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { describeUpstream, simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../upstream/identity.ts';
+import { describeUpstream, simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../warehouse/upstream-identity.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
 import { bindUpstreams, changed, type BindingCommand, type BindingStep, type Refusal } from '../warehouse/upstream-binding.ts';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { refusalMessage, refusalVariable } from '../../../src/commands/upstream-check.ts';
-import { simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../../../src/upstream/identity.ts';
+import { simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../../../src/warehouse/upstream-identity.ts';
 import { bindUpstreams, planBinding, type Refusal, type SourceFacts } from '../../../src/warehouse/upstream-binding.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 
