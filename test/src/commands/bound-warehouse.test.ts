@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { runCli, type CliResult } from '../../helpers/cli.ts';
+import { embeddedFolder } from '../../helpers/embedded.ts';
 import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from '../../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../../helpers/workers.ts';
 
@@ -224,4 +225,26 @@ describe('a warehouse bound to its upstream', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('already holds an earlier demo');
   }, 180_000);
+});
+
+describe('the embedded warehouse, bound to a real upstream', () => {
+  it('`tesync demo` in the folder of a `tesync sync` of another upstream: exit 2, its runs unchanged', async () => {
+    const sim = await startSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 43 });
+    const folder = await embeddedFolder('tesync-bind-embedded');
+    try {
+      const synced = await runCli(['sync', '--source', 'app'], { TE_APP_URL: sim.url }, { cwd: folder.dir, timeoutMs: 120_000 });
+      expect(synced.code, synced.stderr).toBe(0);
+      const runs = async () => (JSON.parse((await runCli(['status', '--json'], {}, { cwd: folder.dir, timeoutMs: 120_000 })).stdout) as { runs: unknown[] }).runs;
+      const before = await runs();
+      expect(before).toHaveLength(1);
+      const demo = await runCli(['demo', '--tokens', '2'], {}, { cwd: folder.dir, timeoutMs: 120_000 });
+      expect(demo.code, demo.stderr).toBe(2);
+      expect(demo.stderr).toContain(`app is bound to ${sim.url}`);
+      expect(demo.stderr).toContain('set TE_DATA_DIR to another folder');
+      expect(await runs()).toEqual(before);
+    } finally {
+      await folder.cleanup();
+      await sim.close();
+    }
+  }, 240_000);
 });
