@@ -68,7 +68,9 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
     progress?.phase('checking the warehouse\'s upstream');
-    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger });
+    // Beside a progress line only warnings are logged (a rebinding is one).
+    const bindingLogger = progress ? logger.child({}, { level: 'warn' }) : logger;
+    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: bindingLogger });
     progress?.phase('checking for another sync');
     const locks = await lockSources(warehouse, sources, {
       runId,
