@@ -10,20 +10,22 @@ import { UsageError, type CommandContext } from './commands/context.ts';
 const USAGE = `Usage: tesync <command> [options]
 
 Commands:
-  demo                    sync the bundled simulator into the embedded warehouse and show it
+  demo [--force]          sync the bundled simulator into the embedded warehouse and show it
   migrate                 apply the warehouse migrations (idempotent)
-  sync [--source S] [--token SLUG]... [--only GROUP,...] [--full] [--wait]
+  sync [--source S] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--force]
                           one full walk of the configured sources, in this process
   status [--json] [--max-age HOURS]
                           freshness per source and resource group (exit 1 when stale)
   sql                     keep the embedded warehouse up; print its URL for psql and BI tools
-  worker                  run scheduled walks and queued jobs (BullMQ on REDIS_URL) until SIGTERM
-  enqueue [--schedule ID | --only GROUP,...] [--wait]
+  worker [--force]        run scheduled walks and queued jobs (BullMQ on REDIS_URL) until SIGTERM
+  enqueue [--schedule ID | --only GROUP,...] [--wait] [--force]
                           queue a walk now for the running workers
   reset --redis [--dry-run] [--force]
                           remove every Redis key under TE_QUEUE_PREFIX (queues, budgets, run counters)
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
+--force (demo, sync, worker, enqueue): write into a warehouse bound to another upstream,
+rebinding it to the configured one (recorded in sync.upstream_binding_log).
 Configuration comes from the environment (or a .env file); see the README.`;
 
 type Command = (ctx: CommandContext) => Promise<number>;

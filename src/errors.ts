@@ -1,8 +1,10 @@
 // Small named errors that tell a runner what to do. Runners (in-process and BullMQ)
 // decide by class, never by parsing messages. Messages never carry secrets or bodies.
 
+import { ConfigError } from './config.ts';
+
 /** Configuration is unusable; re-exported here so runners need one import. */
-export { ConfigError } from './config.ts';
+export { ConfigError };
 
 /** Retrying will not help (bad request, not found, validation failure). */
 export class PermanentError extends Error {
@@ -181,5 +183,16 @@ export class UpstreamNetworkError extends TransientError {
     readonly reason: string,
   ) {
     super(`GET ${path}: ${reason}`);
+  }
+}
+
+/**
+ * The warehouse mirrors another upstream than the one configured (sync.upstream_bindings):
+ * bad configuration, exit 2, like any other. The message names both, never a key.
+ */
+export class UpstreamMismatchError extends ConfigError {
+  constructor(variable: string, message: string) {
+    super(variable, message);
+    this.message = message;
   }
 }

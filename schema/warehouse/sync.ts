@@ -185,3 +185,42 @@ export const resourceFields = syncSchema.table(
   },
   (t) => [primaryKey({ columns: [t.source, t.kind, t.field] })],
 );
+
+/**
+ * The upstream each source of this warehouse mirrors, recorded on its first sync: a sync of
+ * another upstream into it is refused unless `--force` rebinds it (src/warehouse/upstream-binding.ts).
+ */
+export const upstreamBindings = syncSchema.table('upstream_bindings', {
+  source: text('source').primaryKey(),
+  /** Canonical text: `https://app.example.com`, `http://127.0.0.1:8080/te`, or `simulator`. */
+  upstream: text('upstream').notNull(),
+  scheme: text('scheme'),
+  host: text('host'),
+  port: integer('port'),
+  path: text('path'),
+  boundAt: tstz('bound_at').notNull().defaultNow(),
+  /** bound | adopted | rebound */
+  event: text('event').notNull(),
+  /** sync | worker | enqueue | demo */
+  command: text('command').notNull(),
+});
+
+/** Append-only: every binding, adoption and rebinding of a source, in order. */
+export const upstreamBindingLog = syncSchema.table(
+  'upstream_binding_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    source: text('source').notNull(),
+    /** bound | adopted | rebound */
+    event: text('event').notNull(),
+    at: tstz('at').notNull().defaultNow(),
+    /** The upstream it was bound to before; null when there was none recorded. */
+    fromUpstream: text('from_upstream'),
+    toUpstream: text('to_upstream').notNull(),
+    /** sync | worker | enqueue | demo */
+    command: text('command').notNull(),
+    /** The machine that did it. */
+    host: text('host'),
+  },
+  (t) => [index('upstream_binding_log_source_at_idx').on(t.source, t.at)],
+);

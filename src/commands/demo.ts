@@ -12,18 +12,25 @@ import { exampleQuery, formatRows } from './examples.ts';
 import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
 import { formatSummary } from './sync.ts';
+import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 
-const HELP = `Usage: tesync demo [--tokens N] [--json]
+const HELP = `Usage: tesync demo [--tokens N] [--json] [--force]
 
 Starts the bundled simulator, syncs both of its APIs into the warehouse (the embedded
 Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example
-query.`;
+query. A warehouse that mirrors another upstream is left alone (exit 2); --force rebinds it
+to the simulator (recorded in sync.upstream_binding_log).`;
 
 export async function runDemo({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: { tokens: { type: 'string', default: '12' }, json: { type: 'boolean', default: false }, help: { type: 'boolean' } },
+    options: {
+      tokens: { type: 'string', default: '12' },
+      json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean' },
+    },
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
@@ -61,20 +68,30 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     TE_CONCURRENCY: String(config.concurrency),
   });
   const quiet = { ...demoConfig, secrets: [...demoConfig.secrets, ...config.secrets] };
+  const quietLogger = values.json ? logger : logger.child({}, { level: 'warn' });
   let warehouse: Warehouse | undefined;
   try {
     progress?.phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
     warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir });
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
+    // The simulator is one upstream whatever its port: a warehouse of real data is never its.
+    progress?.phase('checking the warehouse\'s upstream');
+    const binding = await ensureBoundUpstream(warehouse, simulatorUpstreams(['app', 'gateway']), { command: 'demo', force: values.force, logger: quietLogger });
+    const rebound = binding.some((step) => step.action === 'rebind');
     progress?.phase('counting the rows already there');
     const before = await tableCounts(warehouse);
     const firstRun = Object.values(before).every((n) => n === 0);
-    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${firstRun ? '' : 'The warehouse already holds an earlier demo: only what changed is fetched.\n'}\n`;
+    const note = firstRun
+      ? ''
+      : rebound
+        ? "The warehouse held another upstream's data: rebound to the simulator (--force); the simulator's data is synced over it.\n"
+        : 'The warehouse already holds an earlier demo: only what changed is fetched.\n';
+    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${note}\n`;
     if (progress) progress.print(banner);
     else process.stdout.write(banner);
     progress?.phase('starting the run');
-    const outcome = await performSync(quiet, values.json ? logger : logger.child({}, { level: 'warn' }), warehouse, {
+    const outcome = await performSync(quiet, quietLogger, warehouse, {
       sources: ['app', 'gateway'],
       trigger: 'demo',
       ...(progress ? { onProgress: progress.update } : {}),

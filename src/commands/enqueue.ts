@@ -2,21 +2,23 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
+import type { Config } from '../config.ts';
 import { groups } from '../../jobs/index.ts';
 import { enqueueWalk } from '../runner/bullmq/enqueue.ts';
 import { pickedUp, watchRun, type RunView } from '../runner/bullmq/run-watch.ts';
 import { isScheduleId, SCHEDULES } from '../runner/bullmq/schedules.ts';
 import { emptyStats, type WalkStats } from '../runner/stats.ts';
-import { openWarehouse } from '../warehouse/connection.ts';
+import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
 import type { RunStatus } from '../warehouse/runs.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { formatDuration } from './eta.ts';
 import { createProgressDisplay } from './progress.ts';
 import { formatSummary } from './sync.ts';
 import type { RequestSummary } from '../warehouse/request-summary.ts';
+import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg } from './walk-args.ts';
 
-const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json]
+const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json] [--force]
 
 Queues a walk now; running workers (tesync worker) do it, sharing the rate budget.
   --schedule ID  the walk a schedule makes (${SCHEDULES.map((s) => s.id).join(', ')})
@@ -27,7 +29,9 @@ Queues a walk now; running workers (tesync worker) do it, sharing the rate budge
   --wait         wait for the run to finish, showing its progress, print its summary;
                  exit 1 if it failed
   --timeout S    with --wait: give up after S seconds (default 3600; exit 1)
-  --json         print JSON instead of text`;
+  --json         print JSON instead of text
+  --force        with DATABASE_URL bound to another upstream: rebind it to this one
+                 (recorded in sync.upstream_binding_log; without it: exit 2, nothing queued)`;
 
 const POLL_MS = 500;
 /** A walk no worker has taken after this long is said to be waiting for one. */
@@ -58,7 +62,7 @@ export function runLine(view: Pick<RunView, 'stats'> | undefined, started: boole
   return `running: ${parts.join(' | ')}`;
 }
 
-export async function runEnqueue({ config, argv }: CommandContext): Promise<number> {
+export async function runEnqueue({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -71,6 +75,7 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
       wait: { type: 'boolean', default: false },
       timeout: { type: 'string' },
       json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
       help: { type: 'boolean' },
     },
   });
@@ -86,24 +91,37 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout must be a positive number of seconds');
   if (values.wait && !config.databaseUrl) throw new UsageError('--wait reads the run from the warehouse: set DATABASE_URL');
 
-  const { runId, jobId } = await enqueueWalk(config, {
-    ...(values.schedule !== undefined ? { schedule: values.schedule } : { groups: only.length > 0 ? only : null }),
-    tokens: values.token ?? [],
-    sources,
-    full: values.full,
-  });
-  if (!values.wait) {
-    process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId })}\n` : `Queued walk ${jobId} (run ${runId}); workers will pick it up.\n`);
-    return 0;
+  // The walk's run is written by the workers, who check their own upstream; checking the one
+  // configured here too refuses a walk meant for another warehouse before it is queued.
+  const warehouse = config.databaseUrl ? await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 }) : undefined;
+  try {
+    if (warehouse) {
+      await warehouse.migrate();
+      await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'enqueue', force: values.force, logger });
+    }
+    const { runId, jobId } = await enqueueWalk(config, {
+      ...(values.schedule !== undefined ? { schedule: values.schedule } : { groups: only.length > 0 ? only : null }),
+      tokens: values.token ?? [],
+      sources,
+      full: values.full,
+    });
+    if (!values.wait || !warehouse) {
+      process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId })}\n` : `Queued walk ${jobId} (run ${runId}); workers will pick it up.\n`);
+      return 0;
+    }
+    return await waitForRun(config, warehouse, runId, jobId, { json: values.json, timeoutS });
+  } finally {
+    await warehouse?.close();
   }
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
-  const watch = await watchRun(config, runId, jobId).catch(async (err: unknown) => {
-    await warehouse.close();
-    throw err;
-  });
+}
+
+/** `--wait`: the run's progress until it ends, then its summary. */
+async function waitForRun(config: Config, warehouse: Warehouse, runId: string, jobId: string, options: { json: boolean; timeoutS: number }): Promise<number> {
+  const { json, timeoutS } = options;
+  const watch = await watchRun(config, runId, jobId);
   // On a terminal the run's progress is one line, redrawn; elsewhere a line now and then
   // (never with --json: its stdout is the summary alone).
-  const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+  const progress = process.stderr.isTTY && !json ? createProgressDisplay() : undefined;
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
   try {
     const started = Date.now();
@@ -127,7 +145,7 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
       if (!run || run.status === 'running') {
         const line = runLine(view, picked, Date.now() - started);
         if (progress) progress.show(line);
-        else if (!values.json && Date.now() - logged.at >= LOG_EVERY_MS && line !== logged.line) {
+        else if (!json && Date.now() - logged.at >= LOG_EVERY_MS && line !== logged.line) {
           process.stderr.write(`tesync: run ${runId}: ${line}\n`);
           logged = { at: Date.now(), line };
         }
@@ -138,7 +156,7 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
         // A run that failed before any job (no source) has no stats.
         const stats = run.stats?.requests ? run.stats : { ...emptyStats(), requests: { total: 0, byStatus: {}, rateLimited: 0, failedAttempts: 0 } };
         const outcome = { runId, status: run.status, stats, requests: stats.requests, durationMs };
-        process.stdout.write(values.json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
+        process.stdout.write(json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
         return run.status === 'failed' ? 1 : 0;
       }
       if (Date.now() > deadline) {
@@ -151,6 +169,5 @@ export async function runEnqueue({ config, argv }: CommandContext): Promise<numb
   } finally {
     progress?.stop();
     await watch.close();
-    await warehouse.close();
   }
 }

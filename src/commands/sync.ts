@@ -12,9 +12,10 @@ import { failureHints } from './hints.ts';
 import { createProgressDisplay } from './progress.ts';
 import { syncBudget } from './sync-budget.ts';
 import { performSync, type SyncOutcome } from './sync-session.ts';
+import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg } from './walk-args.ts';
 
-const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json]
+const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json] [--force]
 
 One full walk of the configured sources into the warehouse, in this process.
   --source S    only this source (default: every configured source)
@@ -24,6 +25,8 @@ One full walk of the configured sources into the warehouse, in this process.
   --wait        when another tesync sync is walking a source, wait for it to finish
                 (default: leave that source to it; with nothing left, exit 0 saying so)
   --json        JSON log lines and a JSON summary, even on a terminal
+  --force       sync into a warehouse bound to another upstream: rebind it to this one
+                (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
 
 With REDIS_URL set, requests are paced on the rate budget the workers share.`;
 
@@ -38,6 +41,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       full: { type: 'boolean', default: false },
       wait: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
       help: { type: 'boolean' },
     },
   });
@@ -63,6 +67,10 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   try {
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
+    progress?.phase('checking the warehouse\'s upstream');
+    // Beside a progress line only warnings are logged (a rebinding is one).
+    const bindingLogger = progress ? logger.child({}, { level: 'warn' }) : logger;
+    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: bindingLogger });
     progress?.phase('checking for another sync');
     const locks = await lockSources(warehouse, sources, {
       runId,

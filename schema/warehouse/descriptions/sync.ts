@@ -5,7 +5,7 @@ export const sync: SchemaDescription = {
   name: 'sync',
   title: 'bookkeeping',
   description:
-    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, and the functions that keep the versions of `app` and `gateway`.',
+    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, the upstream the warehouse is bound to, and the functions that keep the versions of `app` and `gateway`.',
   tables: {
     runs: {
       summary: 'one row per sync walk',
@@ -146,6 +146,37 @@ export const sync: SchemaDescription = {
         baseline_run_id: 'the run whose fields are the baseline: fields first seen in it are not drift',
         last_seen_at: 'when the newest of `recent_run_ids` first received the kind',
         recent_run_ids: 'the last three runs that received the kind, newest first: removals are judged on the two before the newest',
+      },
+    },
+    upstream_bindings: {
+      summary: 'the upstream each source mirrors',
+      description:
+        'One row per source, written by the first sync of that source into this warehouse: the base URL it synced, as scheme, host, port and path (never a key, a query or userinfo), or `simulator` for `tesync demo`\'s bundled simulator, whatever port it ran on. `tesync sync`, `worker`, `enqueue` and `demo` compare their configured upstream with it before they write anything, and refuse another one (exit 2, naming both) unless `--force` rebinds the source; every change is kept in `sync.upstream_binding_log`.',
+      columns: {
+        source: '`app` or `gateway`',
+        upstream: 'the upstream, canonical: lower-case scheme and host, the port unless it is the scheme\'s default, the path without trailing slashes (`https://app.example.com`, `http://127.0.0.1:8080/te`); `simulator` for the demo\'s simulator',
+        scheme: '`http` or `https`; null for the simulator',
+        host: 'the host name or address, lower-case; null for the simulator',
+        port: 'the port, the scheme\'s default (80, 443) when the URL gave none; null for the simulator',
+        path: 'the base path without trailing slashes, empty for none; null for the simulator',
+        bound_at: 'when this binding was written, on the warehouse server\'s clock',
+        event: 'how it came to be: `bound` (the first sync of the source), `adopted` (data synced by a release of tesync that did not record upstreams: bound to what the command was configured with), `rebound` (`--force`)',
+        command: 'the command that wrote it: `sync`, `worker`, `enqueue`, `demo`',
+      },
+    },
+    upstream_binding_log: {
+      summary: 'every binding and rebinding of a source',
+      description:
+        'Append-only: a row each time `sync.upstream_bindings` is written, so a rebinding (`--force`) says when it happened, from what and to what.',
+      columns: {
+        id: 'the event, numbered in the order written',
+        source: '`app` or `gateway`',
+        event: '`bound`, `adopted` or `rebound`, as in `sync.upstream_bindings.event`',
+        at: 'when, on the warehouse server\'s clock',
+        from_upstream: 'the upstream the source was bound to before (`simulator` for the demo\'s); null when none was recorded',
+        to_upstream: 'the upstream it is bound to since',
+        command: 'the command that wrote it: `sync`, `worker`, `enqueue`, `demo`',
+        host: 'the machine it ran on (its host name)',
       },
     },
   },

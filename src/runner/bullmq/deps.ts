@@ -28,6 +28,11 @@ export interface WalkPlan {
   sources: readonly Source[];
   /** Handler settings for a walk (`full`: ignore change markers). */
   settings(full: boolean): SyncSettings;
+  /**
+   * Throws when the warehouse no longer mirrors this worker's upstream (rebound since the
+   * worker started): a walk checks it before it opens its run.
+   */
+  checkUpstream?(): Promise<void>;
 }
 
 export interface RunnerDeps extends PlanDeps {

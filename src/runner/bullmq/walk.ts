@@ -1,7 +1,8 @@
 // The orchestration queue's jobs: a walk (scheduled or enqueued) opens a run and queues its
 // roots; a finish job closes the run once its last fetch job settled.
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { sql } from 'drizzle-orm';
+import { ConfigError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { finishRun, startRun } from '../../warehouse/runs.ts';
 import { finalRunStatus } from '../stats.ts';
@@ -45,6 +46,7 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
     }
   }
   if (!existing) {
+    await checkUpstream(deps, logger);
     // The prefix and walk job tell a later worker whether Redis still holds the run's work (lost-runs.ts).
     const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix };
     await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
@@ -58,6 +60,20 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
   const queued = await enqueueRequests(deps, scope, deps.plan.walkRoots(sources), { roots: true });
   if ((await deps.tracker.pending(runId)) === 0) await queueFinish(deps, runId);
   return { runId, queued };
+}
+
+/**
+ * A walk of a warehouse rebound to another upstream since this worker started writes nothing:
+ * said at error level, and not retried (the job fails; the schedule's next tick looks again).
+ */
+async function checkUpstream(deps: RunnerDeps, logger: Logger): Promise<void> {
+  try {
+    await deps.plan.checkUpstream?.();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    logger.error({ reason: err.message }, 'walk refused: the warehouse mirrors another upstream than this worker\'s');
+    throw new UnrecoverableError(err.message);
+  }
 }
 
 /** A run of the schedule other than `runId` still `running` with jobs pending, if any. */

@@ -97,9 +97,10 @@ describe('one embedded server, many commands at once', () => {
       expect(status.code, status.stderr).toBe(0);
     }
 
-    // A sync of the same upstream, killed with SIGKILL while it writes.
+    // A sync of the same data, killed with SIGKILL while it writes. Its simulator is not the
+    // demo's own (a URL, not `simulator`): the warehouse is rebound on purpose, both ways.
     const env = { TE_APP_URL: sim.url, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: 'gw-key-for-the-killed-sync', TE_DATA_DIR: path.join(chaos.dir, '.tesync') };
-    const sync = spawn(process.execPath, [BIN, 'sync', '--full'], { cwd: chaos.dir, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const sync = spawn(process.execPath, [BIN, 'sync', '--full', '--force'], { cwd: chaos.dir, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<void>((resolve) => {
       // Killed once it is writing: a few job lines in (its log goes to stderr).
       let lines = 0;
@@ -114,7 +115,7 @@ describe('one embedded server, many commands at once', () => {
     // Killed in the middle, not after it had finished.
     expect(await exited).toBe('SIGKILL');
 
-    const last = await runCli(['demo', '--tokens', TOKENS], {}, { cwd: chaos.dir, timeoutMs: DEMO_TIMEOUT });
+    const last = await runCli(['demo', '--tokens', TOKENS, '--force'], {}, { cwd: chaos.dir, timeoutMs: DEMO_TIMEOUT });
     expect(last.code, last.stderr).toBe(0);
     const fresh = await runCli(['demo', '--tokens', TOKENS], {}, { cwd: reference.dir, timeoutMs: DEMO_TIMEOUT });
     expect(fresh.code, fresh.stderr).toBe(0);

@@ -40,8 +40,8 @@ function envFor(prefix: string, extra: Record<string, string>): Record<string, s
   };
 }
 
-function spawnWorker(env: Record<string, string>): WorkerProcess {
-  const w = startWorker({ ...env, LOG_LEVEL: 'info' });
+function spawnWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
+  const w = startWorker({ ...env, LOG_LEVEL: 'info' }, args);
   workers.push(w);
   return w;
 }
@@ -168,10 +168,14 @@ describe('worker schedules', () => {
     // Slow answers: a token-data walk takes seconds, its schedule ticks every second.
     const slow = await startSimulator({ tokens: 4, historyDays: 5, chartsPerToken: 1, latencyMs: [300, 500] });
     try {
-      const w = spawnWorker({
-        ...envFor(prefix, { TE_SCHEDULE_TOKEN_DATA: '* * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
-        TE_APP_URL: slow.url,
-      });
+      // Another upstream than the earlier workers' on this warehouse: rebound on purpose.
+      const w = spawnWorker(
+        {
+          ...envFor(prefix, { TE_SCHEDULE_TOKEN_DATA: '* * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
+          TE_APP_URL: slow.url,
+        },
+        ['--force'],
+      );
       await w.ready;
       await waitFor('a tick skipped while the walk runs', () => w.lines().find((l) => l.msg.startsWith('scheduled walk skipped')), 30_000);
       w.child.kill('SIGTERM');
