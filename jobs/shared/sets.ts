@@ -1,0 +1,58 @@
+// Absence is not emptiness (contract: "Forms the seeds leave open"). A stored row leaves its
+// table (deleted, or delisted) only when a response stated the whole set it belongs to: the
+// array present, the list complete, the history fetched whole. A response that leaves a
+// field, array or section out says nothing about what it would have held, and closes nothing.
+//
+// The sets are declared here, one entry per table and set whose rows can leave: the columns that name
+// one set (`scope`: a token's sections are the set of one token), and in words which response
+// states it (for docs and reviewers). A handler says only whether its response stated the set
+// (`wholeSet`); the lifecycle removes what the set no longer carries, after the mass-removal
+// check (removal-check.ts).
+import type { PgTable } from 'drizzle-orm/pg-core';
+import * as app from '../../schema/warehouse/app.ts';
+import * as gw from '../../schema/warehouse/gateway.ts';
+
+export interface SetDeclaration {
+  table: PgTable;
+  /** The columns (by property) whose values name one set; empty: the whole table is one set. */
+  scope: readonly string[];
+  /** Which response states the whole set. */
+  statedBy: string;
+}
+
+export const SETS: readonly SetDeclaration[] = [
+  { table: app.tokens, scope: [], statedBy: 'a complete /api/v1/tokens list (every item readable, as many as meta.count says)' },
+  { table: app.screenerRows, scope: [], statedBy: 'a /api/v1/screener list whose every row names its token' },
+  { table: app.tokenStreams, scope: ['tokenSlug'], statedBy: "a snapshot that carries its `streams` array" },
+  { table: app.metricValues, scope: ['tokenSlug', 'surface'], statedBy: 'a snapshot that carries all of `row`, `combinedRevenue`, `fundamentals` and `streams` (surface `snapshot`)' },
+  { table: app.metricHistory, scope: ['tokenSlug'], statedBy: 'a history fetched whole with `stream=all` (no `from=`)' },
+  { table: app.metricHistory, scope: ['tokenSlug', 'stream'], statedBy: 'one stream fetched whole (no `from=`), when `stream=all` is fetched stream by stream' },
+  { table: app.charts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
+  { table: app.chartPoints, scope: ['tokenSlug', 'chartKey'], statedBy: "a chart's data (its `rows`)" },
+  { table: app.valueDrivers, scope: ['tokenSlug'], statedBy: 'a research bundle that carries `valueDrivers`, `valueDriverEdges` and `tokenFunctions`' },
+  { table: app.valueDriverEdges, scope: ['tokenSlug'], statedBy: 'a research bundle that carries all three arrays' },
+  { table: app.tokenFunctions, scope: ['tokenSlug'], statedBy: 'a research bundle that carries all three arrays' },
+  { table: gw.gatewayTokens, scope: [], statedBy: 'a complete /v1/tokens list' },
+  { table: gw.gatewayScreenerRows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token' },
+  { table: gw.gatewayScreenerWindows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries `windows`' },
+  { table: gw.gatewayScreenerStreams, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries a `streams` array of keyed items' },
+  { table: gw.gatewayTokenSections, scope: ['tokenSlug'], statedBy: 'a token page that carries `sections` (a page without it is refused)' },
+  { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], statedBy: 'a materialized history of the period (`data` not null)' },
+  { table: gw.gatewayCharts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
+  { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey', 'timeframe'], statedBy: "a chart timeframe's `data` array" },
+];
+
+/** Pure: the declaration a write's scope matches, by table and scope columns. */
+export function declarationOf(table: PgTable, scope: Record<string, unknown>): SetDeclaration | undefined {
+  const columns = Object.keys(scope).sort().join(',');
+  return SETS.find((d) => d.table === table && [...d.scope].sort().join(',') === columns);
+}
+
+/**
+ * The write option that makes `rows` the whole set named by `scope`, when the response
+ * stated it; otherwise none (absent is not empty: nothing closes).
+ */
+export function wholeSet<T extends PgTable>(table: T, scope: Partial<T['$inferInsert']>, stated: boolean): { replace?: Partial<T['$inferInsert']> } {
+  if (!declarationOf(table, scope as Record<string, unknown>)) throw new Error(`no set is declared for this table by ${Object.keys(scope).join(', ') || '(the whole table)'}`);
+  return stated ? { replace: scope } : {};
+}
