@@ -161,8 +161,8 @@ export const gatewayChartJob = defineJob({
       writes: [
         into(gatewayChartTimeframes, [r.timeframe]),
         into(gatewayChartSeries, r.seriesRows),
-        // The timeframe's `data` is all its points: one it no longer has is closed.
-        into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true)),
+        // The timeframe's `data` is all its points from its first on: one it no longer has is closed.
+        into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true, r.points)),
       ],
     };
   },

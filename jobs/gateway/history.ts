@@ -87,6 +87,6 @@ export const gatewayHistoryJob = defineJob({
       misaligned: read.misaligned,
       invalidValues: read.invalidValues,
     };
-    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true))] };
+    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
   },
 });

@@ -11,6 +11,7 @@
 import type { PgTable } from 'drizzle-orm/pg-core';
 import * as app from '../../schema/warehouse/app.ts';
 import * as gw from '../../schema/warehouse/gateway.ts';
+import { SET_FROM } from '../../src/warehouse/upsert.ts';
 
 export interface SetDeclaration {
   table: PgTable;
@@ -18,6 +19,11 @@ export interface SetDeclaration {
   scope: readonly string[];
   /** Which response states the whole set. */
   statedBy: string;
+  /**
+   * A window that slides (a trend period, a chart timeframe): the response states the set from
+   * its earliest value of this column on, and nothing about what came before.
+   */
+  from?: string;
 }
 
 export const SETS: readonly SetDeclaration[] = [
@@ -37,9 +43,9 @@ export const SETS: readonly SetDeclaration[] = [
   { table: gw.gatewayScreenerWindows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries `windows`' },
   { table: gw.gatewayScreenerStreams, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries a `streams` array of keyed items' },
   { table: gw.gatewayTokenSections, scope: ['tokenSlug'], statedBy: 'a token page that carries `sections` (a page without it is refused)' },
-  { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], statedBy: 'a materialized history of the period (`data` not null)' },
+  { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], from: 'ts', statedBy: 'a materialized history of the period (`data` not null), from its first time on' },
   { table: gw.gatewayCharts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
-  { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey', 'timeframe'], statedBy: "a chart timeframe's `data` array" },
+  { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey', 'timeframe'], from: 'ts', statedBy: "a chart timeframe's `data` array, from its first time on" },
 ];
 
 /** Pure: the declaration a write's scope matches, by table and scope columns. */
@@ -52,7 +58,21 @@ export function declarationOf(table: PgTable, scope: Record<string, unknown>): S
  * The write option that makes `rows` the whole set named by `scope`, when the response
  * stated it; otherwise none (absent is not empty: nothing closes).
  */
-export function wholeSet<T extends PgTable>(table: T, scope: Partial<T['$inferInsert']>, stated: boolean): { replace?: Partial<T['$inferInsert']> } {
-  if (!declarationOf(table, scope as Record<string, unknown>)) throw new Error(`no set is declared for this table by ${Object.keys(scope).join(', ') || '(the whole table)'}`);
-  return stated ? { replace: scope } : {};
+export function wholeSet<T extends PgTable>(table: T, scope: Partial<T['$inferInsert']>, stated: boolean, rows: readonly T['$inferInsert'][] = []): { replace?: Partial<T['$inferInsert']> } {
+  const d = declarationOf(table, scope as Record<string, unknown>);
+  if (!d) throw new Error(`no set is declared for this table by ${Object.keys(scope).join(', ') || '(the whole table)'}`);
+  if (!stated) return {};
+  if (d.from === undefined) return { replace: scope };
+  // A window without rows says nowhere it starts: it states nothing.
+  const first = earliest(rows.map((r) => (r as Record<string, unknown>)[d.from!]));
+  return first === undefined ? {} : { replace: { ...scope, [SET_FROM]: { [d.from]: first } } };
+}
+
+function earliest(values: readonly unknown[]): unknown {
+  let min: unknown;
+  for (const v of values) {
+    if (v === null || v === undefined) continue;
+    if (min === undefined || (v instanceof Date && min instanceof Date ? v.getTime() < min.getTime() : String(v) < String(min))) min = v;
+  }
+  return min;
 }

@@ -147,6 +147,13 @@ export async function absentKeys<T extends PgTable>(db: Executor, table: T, rows
 }
 
 /**
+ * In a scope, where the set starts (column values by property): stored rows before it are
+ * outside the set (a trend of the last 30 days states nothing about the day before). A symbol,
+ * so that the scope's columns (Object.entries, JSON) stay the columns it fixes.
+ */
+export const SET_FROM: unique symbol = Symbol('set starts at');
+
+/**
  * The ` where ...` of the stored rows of `scope` that `rows` do not carry (those not delisted
  * yet, where the table delists), or null when none can be: the scope fixes the whole key.
  * The rows travel as one array per key column (unnest), so a history of tens of thousands of
@@ -161,6 +168,11 @@ function absentWhere<T extends PgTable>(shape: TableShape, table: T, rows: reado
     const c = byProp.get(prop);
     if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
     conditions.push(v === null || v === undefined ? sql.raw(`${c.name} is null`) : sql`${sql.raw(c.name)} = ${value(c, v)}`);
+  }
+  for (const [prop, v] of Object.entries((scope as { [SET_FROM]?: Record<string, unknown> })[SET_FROM] ?? {})) {
+    const c = byProp.get(prop);
+    if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
+    conditions.push(sql`${sql.raw(c.name)} >= ${value(c, v)}`);
   }
   // The key columns the scope does not fix tell the rows that stay.
   const rest = rules.key.map((k) => shape.byName.get(k.name)!).filter((c) => !(c.prop in scope));
