@@ -177,3 +177,26 @@ describe('partial responses close nothing, and the next sync repairs them', () =
     expect(await count('app.tokens where delisted_at is null')).toBe(listed);
   }, 120_000);
 });
+
+describe('a mass removal is written only when a second response agrees', () => {
+  beforeAll(async () => {
+    await tw?.cleanup();
+    tw = await createTestWarehouse();
+    sim.setLosses({ removed: false, omitted: [] });
+  });
+
+  it('the same short list twice in a row: fetched again at once, then delisted', async () => {
+    expect((await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'])).status).toBe('succeeded');
+    const listed = sim.data.appTokens().length;
+    const body = JSON.parse(await (await fetch(`${sim.url}/api/v1/tokens`)).text()) as { data: unknown[]; meta: Record<string, unknown> };
+    const short = JSON.stringify({ data: body.data.slice(0, 2), meta: { asOf: body.meta.asOf } });
+    const answer = { status: 200, headers: { 'content-type': 'application/json' }, body: short };
+    sim.script('/api/v1/tokens', [answer, answer]);
+    sim.resetRequests();
+    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { tokens: [] });
+    expect(sim.requests.filter((r) => r.path === '/api/v1/tokens')).toHaveLength(2);
+    expect(await state('app', 'tokens')).toMatchObject({ status: 'ok', last_run_id: run.runId });
+    expect(await count('app.tokens where delisted_at is not null')).toBe(listed - 2);
+    expect(await count("sync.raw_responses where status = 'invalid'")).toBe(0);
+  }, 60_000);
+});
