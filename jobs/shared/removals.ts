@@ -6,7 +6,6 @@
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { absentKeys, type Executor } from '../../src/warehouse/upsert.ts';
 import type { TableWrite } from '../types.ts';
-import { declarationOf } from './sets.ts';
 
 /** What one `replace` write would remove. */
 export interface PlannedRemoval {
@@ -27,7 +26,6 @@ export async function plannedRemovals(db: Executor, writes: readonly TableWrite[
   const out: PlannedRemoval[] = [];
   for (const w of writes) {
     if (!w.replace) continue;
-    if (!declarationOf(w.table, w.replace)) throw new Error(`${nameOf(w.table)}: a write replaces a set no declaration names (jobs/shared/sets.ts)`);
     const { members, absent } = await absentKeys(db, w.table, w.rows, w.replace);
     if (absent.length > 0) out.push({ set: `${nameOf(w.table)}${Object.keys(w.replace).length ? ` ${JSON.stringify(w.replace)}` : ''}`, members, absent });
   }

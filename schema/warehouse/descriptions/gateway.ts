@@ -27,7 +27,7 @@ export const gateway: SchemaDescription = {
   name: 'gateway',
   title: 'the gateway API (`/v1`)',
   description:
-    'The gateway API (`/v1`), one table per resource. Money and ratio values arrive as JSON strings and are stored in `numeric` columns exactly as sent (`value::text` gives back the literal, up to Postgres normalizing an exponent or a leading `+`); a value that is not a decimal is null, its row has `status` `invalid`, and the value as sent stays in `payload`. Tokens the catalog stops listing keep every row and get `delisted_at`.',
+    'The gateway API (`/v1`), one table per resource. Money and ratio values arrive as JSON strings and are stored in `numeric` columns exactly as sent (`value::text` gives back the literal, up to Postgres normalizing an exponent or a leading `+`); a value that is not a decimal is null, its row has `status` `invalid`, and the value as sent stays in `payload`. Tokens the catalog stops listing keep their rows and get `delisted_at`; a whole screener without them closes their screener row.',
   sharedColumns: true,
   tables: {
     tokens: {
