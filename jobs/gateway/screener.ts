@@ -148,7 +148,7 @@ export const gatewayScreenerJob = defineJob({
         into(gatewayScreenerRows, rows, wholeSet(gatewayScreenerRows, {}, whole)),
         into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated))),
         into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0))),
-        into(gatewayScreenerUnmatched, unmatched),
+        into(gatewayScreenerUnmatched, unmatched, wholeSet(gatewayScreenerUnmatched, {}, true)),
         into(gatewayScreenerInsights, insights.rows),
       ],
     };

@@ -42,6 +42,7 @@ export const SETS: readonly SetDeclaration[] = [
   { table: gw.gatewayScreenerRows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token' },
   { table: gw.gatewayScreenerWindows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries `windows`' },
   { table: gw.gatewayScreenerStreams, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries a `streams` array of keyed items' },
+  { table: gw.gatewayScreenerUnmatched, scope: [], statedBy: 'a /v1/screener list (its unmatched rows are all it has)' },
   { table: gw.gatewayTokenSections, scope: ['tokenSlug'], statedBy: 'a token page that carries `sections` (a page without it is refused)' },
   { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], from: 'ts', statedBy: 'a materialized history of the period (`data` not null), from its first time on' },
   { table: gw.gatewayCharts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },

@@ -76,7 +76,7 @@ export const gateway: SchemaDescription = {
     screener_unmatched: {
       summary: 'screener rows whose token could not be told',
       description:
-        'Kept, never dropped. `sync.resource_state` of `screener` lists them too, and its status is then `partial`.',
+        'Kept, never dropped, while the screener carries them: a screener without the row closes it (its version stays in `gateway.screener_unmatched_history`). `sync.resource_state` of `screener` lists them too, and its status is then `partial`.',
       columns: {
         row_key: '`symbol:<symbol>`, or `sha256:<hash of the row>` when it has no symbol',
         symbol: 'the row\'s symbol',

@@ -4,6 +4,7 @@ import { SETS, declarationOf, wholeSet } from '../../../jobs/shared/sets.ts';
 import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../../../jobs/shared/removals.ts';
 import { chartPoints, metricHistory, tokens } from '../../../schema/warehouse/app.ts';
 import { gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
+import { VERSIONED } from '../../../schema/warehouse/history.ts';
 import { SET_FROM } from '../../../src/warehouse/upsert.ts';
 import { keyProps } from '../../../src/warehouse/table-rules.ts';
 
@@ -15,6 +16,10 @@ describe('declared sets', () => {
       expect(key.length).toBeGreaterThan(d.scope.length);
       if (d.from) expect(key).toContain(d.from);
     }
+  });
+
+  it('only versioned tables lose rows: a closed row keeps its version', () => {
+    for (const d of SETS) expect(VERSIONED).toContain(d.table);
   });
 
   it('a write replaces only when the response stated the set (absent is not empty)', () => {
