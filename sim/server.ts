@@ -221,9 +221,13 @@ class SimServer implements Simulator {
     return null;
   }
 
+  /** tesync's name for the route a path answers, for what is applied per route */
+  private routeKind(api: Api, path: string, segments: readonly (string | null)[]): DataRouteKind | null {
+    return api === 'app' ? appRouteKind(segments) : api === 'gateway' && path !== OPENAPI_PATH ? gatewayRouteKind(segments) : null;
+  }
+
   /** the addedFields form, in one place for every route: `data` plus the route's extra field */
-  private decorate(api: Api, path: string, segments: readonly (string | null)[], data: unknown): unknown {
-    const kind: DataRouteKind | null = api === 'app' ? appRouteKind(segments) : api === 'gateway' && path !== OPENAPI_PATH ? gatewayRouteKind(segments) : null;
+  private decorate(kind: DataRouteKind | null, data: unknown): unknown {
     return kind === null ? data : withAddedField(data, this.forms.forms.addedFields[kind]);
   }
 
@@ -345,9 +349,9 @@ class SimServer implements Simulator {
     } else if (outcome.kind === 'raw') {
       reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, outcome.surface), 'Content-Type': outcome.contentType }, body: outcome.body };
     } else {
-      const kind = api === 'app' ? appRouteKind(segments) : api === 'gateway' && path !== OPENAPI_PATH ? gatewayRouteKind(segments) : null;
+      const kind = this.routeKind(api, path, segments);
       const answer = omitParts(this.losses.omitted, kind, path, { data: outcome.data, meta: outcome.meta }, this.cutLists);
-      const data = this.decorate(api, path, segments, answer.data);
+      const data = this.decorate(kind, answer.data);
       const body = toJson({ data, ...outcome.siblings, meta: { servedAt, ...answer.meta } });
       reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
     }
