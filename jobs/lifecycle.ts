@@ -12,6 +12,8 @@ import { beginWrite, closingBody } from '../src/warehouse/known-time.ts';
 import { withReconnect } from '../src/warehouse/retry.ts';
 import { prepareUpsert, removeAbsent, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
 import { markerUnchanged } from './shared/change.ts';
+import { invalid, takeReceived } from './shared/fetch.ts';
+import { describeRemovals, massRemovals, plannedRemovals, sameRemovals } from './shared/removals.ts';
 import { linkToBodies } from './shared/provenance.ts';
 import { guarded, refuse } from './shared/understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
@@ -73,7 +75,7 @@ export async function runJob(planned: PlannedJob, ctx: JobContext, attempt: Atte
       }
     }
     const outcome = await job.handle(ctx, payload, state);
-    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome);
+    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, () => job.handle(ctx, payload, state));
     const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
     return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
@@ -104,18 +106,18 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  * The outcome's rows and the resource's state, in one transaction. A tally that shows the
  * response was not understood, or rows that contradict each other, refuse it whole: nothing
  * written, its bodies kept `invalid`; the outcome's fallback, if it has one, is tried instead.
+ * A write that would remove more than a fifth of a set is confirmed first (`again`: the
+ * handler run once more, fetching again at once).
  */
-async function commitOutcome(ctx: JobContext, job: JobDefinition<any>, resource: string, marker: string | null, outcome: Outcome): Promise<{ rows: number; written: Outcome }> {
-  let o = outcome;
-  let prepared: Prepared;
-  try {
-    prepared = await prepare(ctx, job.source, o);
-  } catch (err) {
-    if (!(err instanceof NotUnderstoodError) || !o.fallback) throw err;
-    ctx.logger.info({ reason: err.message }, 'not understood; trying the other way to the same rows');
-    o = await o.fallback(err.message);
-    prepared = await prepare(ctx, job.source, o);
-  }
+async function commitOutcome(
+  ctx: JobContext,
+  job: JobDefinition<any>,
+  resource: string,
+  marker: string | null,
+  outcome: Outcome,
+  again: () => Promise<Outcome>,
+): Promise<{ rows: number; written: Outcome }> {
+  const { o, prepared } = await confirmRemovals(ctx, job.source, await prepareOrFallback(ctx, job.source, outcome), again);
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
   const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
@@ -165,6 +167,39 @@ interface Prepared {
   upserts: PreparedUpsert[];
   /** Per write, the archived body it was read from (null: none archived). */
   bodies: (number | null)[];
+}
+
+async function prepareOrFallback(ctx: JobContext, source: Source, outcome: Outcome): Promise<{ o: Outcome; prepared: Prepared }> {
+  try {
+    return { o: outcome, prepared: await prepare(ctx, source, outcome) };
+  } catch (err) {
+    if (!(err instanceof NotUnderstoodError) || !outcome.fallback) throw err;
+    ctx.logger.info({ reason: err.message }, 'not understood; trying the other way to the same rows');
+    const o = await outcome.fallback(err.message);
+    return { o, prepared: await prepare(ctx, source, o) };
+  }
+}
+
+/**
+ * The mass-removal check (removals.ts): when the outcome would remove more than a fifth of a
+ * set (three or more), the handler runs again and its answer is written only when it removes
+ * exactly the same members; otherwise the first answer's bodies are kept `invalid` and
+ * nothing is written.
+ */
+async function confirmRemovals(ctx: JobContext, source: Source, first: { o: Outcome; prepared: Prepared }, again: () => Promise<Outcome>): Promise<{ o: Outcome; prepared: Prepared }> {
+  const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
+  const mass = massRemovals(planned);
+  if (mass.length === 0) return first;
+  const firstBodies = takeReceived(ctx);
+  ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
+  const second = await prepareOrFallback(ctx, source, await again());
+  if (sameRemovals(planned, await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]))) return second;
+  const reason = `${describeRemovals(mass)}, and a second response fetched at once disagrees: nothing removed`;
+  const last = firstBodies.at(-1);
+  for (const { route, response } of firstBodies.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });
+  if (!last) throw new NotUnderstoodError(reason);
+  const err = await invalid(ctx, last.route, last.response, reason);
+  throw new NotUnderstoodError(err.message, err.rawBody);
 }
 
 /** Everything before the transaction: the tally judged, rows linked to their bodies, each write deduplicated, ordered and probed. */

@@ -55,7 +55,8 @@ export interface TableWrite<T extends PgTable = PgTable> {
   /**
    * The rows are the whole set of this scope (column values; `{}`: the whole table): a stored
    * row of the scope that is not among them leaves (deleted, or delisted where the table
-   * declares it).
+   * declares it). Set it only when the response stated the set: `wholeSet` (shared/sets.ts)
+   * says when. The lifecycle asks again before it removes more than a fifth of a set.
    */
   replace?: Partial<T['$inferInsert']>;
   /** Columns this write leaves as they are on conflict (a refusal keeps the last good body). */

@@ -106,8 +106,10 @@ export class SimData {
     this.bySlug = new Map(this.universe.map((t) => [t.slug, t]));
   }
 
-  view(epoch: number): DatasetView {
-    return memo(this.views, String(epoch), () => new DatasetView(genContext(this.params, epoch), this.universe, this.bySlug, () => this.epochChanges()));
+  /** `View`: a variant of the dataset (losses.ts' RemovedView), kept apart from the plain one. */
+  view(epoch: number, View: typeof DatasetView = DatasetView): DatasetView {
+    const key = View === DatasetView ? String(epoch) : `${epoch}/${View.name}`;
+    return memo(this.views, key, () => new View(genContext(this.params, epoch), this.universe, this.bySlug, () => this.epochChanges()));
   }
 
   epochChanges(): EpochChanges {

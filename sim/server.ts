@@ -4,19 +4,20 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { APP_PREFIX, appRouteKind, handleApp, isAppKeyRoute } from './app-routes.ts';
 import { isIsoDate } from './calendar.ts';
-import { SimData } from './data.ts';
+import { DatasetView, SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
 import { initialForms, mergeForms, withAddedField, type DataRouteKind, type FormState } from './forms.ts';
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
 import { toJson } from './json.ts';
+import { NO_LOSSES, RemovedView, omitParts } from './losses.ts';
 import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { defaultCode, problemBody, type Api } from './problem.ts';
 import { rngFor } from './random.ts';
 import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
 import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
-import type { BucketName, KeyGrant, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimOptions, Simulator } from './types.ts';
+import type { BucketName, KeyGrant, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimLosses, SimOptions, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json';
@@ -88,6 +89,9 @@ class SimServer implements Simulator {
   private recomputation: Recomputation;
   private faults: SimFaults;
   private forms: FormState;
+  private losses: SimLosses;
+  /** The token lists already served cut (losses.ts: once per list). */
+  private readonly cutLists = new Set<string>();
   private scripts: { prefix: string; queue: ScriptedResponse[] }[] = [];
   private seq = 0;
   private closed = false;
@@ -115,6 +119,7 @@ class SimServer implements Simulator {
     this.latency = o.latencyMs ?? 0;
     this.faults = mergeFaults(NO_FAULTS, o.faults ?? {});
     this.forms = initialForms(o.forms);
+    this.losses = { ...NO_LOSSES, ...o.losses };
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => {
         // a bug in the simulator must not hang the client: answer 500 or drop the socket
@@ -146,7 +151,7 @@ class SimServer implements Simulator {
     return this.boundPort;
   }
   get data(): SimDataset {
-    return this.store.view(this.epoch);
+    return this.view();
   }
 
   resetRequests(): void {
@@ -166,6 +171,13 @@ class SimServer implements Simulator {
   }
   setForms(forms: Partial<SimForms>): void {
     this.forms = mergeForms(this.forms, forms);
+  }
+  setLosses(losses: Partial<SimLosses>): void {
+    this.losses = { ...this.losses, ...Object.fromEntries(Object.entries(losses).filter(([, v]) => v !== undefined)) };
+    if (losses.omitted) this.cutLists.clear();
+  }
+  private view(): DatasetView {
+    return this.store.view(this.epoch, this.losses.removed ? RemovedView : DatasetView);
   }
   setRateLimits(r: SimOptions['rateLimits']): void {
     this.limiter.configure(r);
@@ -219,9 +231,13 @@ class SimServer implements Simulator {
     return null;
   }
 
+  /** tesync's name for the route a path answers, for what is applied per route */
+  private routeKind(api: Api, path: string, segments: readonly (string | null)[]): DataRouteKind | null {
+    return api === 'app' ? appRouteKind(segments) : api === 'gateway' && path !== OPENAPI_PATH ? gatewayRouteKind(segments) : null;
+  }
+
   /** the addedFields form, in one place for every route: `data` plus the route's extra field */
-  private decorate(api: Api, path: string, segments: readonly (string | null)[], data: unknown): unknown {
-    const kind: DataRouteKind | null = api === 'app' ? appRouteKind(segments) : api === 'gateway' && path !== OPENAPI_PATH ? gatewayRouteKind(segments) : null;
+  private decorate(kind: DataRouteKind | null, data: unknown): unknown {
     return kind === null ? data : withAddedField(data, this.forms.forms.addedFields[kind]);
   }
 
@@ -330,7 +346,7 @@ class SimServer implements Simulator {
     }
 
     // 5. the route
-    const env: RouteEnv = { view: this.store.view(this.epoch), render: { seed: this.seed, forms: this.forms }, appKeys: this.appKeys, gatewayKeys: this.gatewayKeys };
+    const env: RouteEnv = { view: this.view(), render: { seed: this.seed, forms: this.forms }, appKeys: this.appKeys, gatewayKeys: this.gatewayKeys };
     const routeReq: RouteRequest = { path, segments, query: new URLSearchParams(qi < 0 ? '' : rawUrl.slice(qi + 1)), headers };
     let outcome: Outcome;
     if (api === 'app') outcome = handleApp(routeReq, env);
@@ -343,8 +359,10 @@ class SimServer implements Simulator {
     } else if (outcome.kind === 'raw') {
       reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, outcome.surface), 'Content-Type': outcome.contentType }, body: outcome.body };
     } else {
-      const data = this.decorate(api, path, segments, outcome.data);
-      const envelope = { data, ...outcome.siblings, meta: { servedAt, ...outcome.meta } };
+      const kind = this.routeKind(api, path, segments);
+      const answer = omitParts(this.losses.omitted, kind, path, { data: outcome.data, meta: outcome.meta }, this.cutLists);
+      const data = this.decorate(kind, answer.data);
+      const envelope = { data, ...outcome.siblings, meta: { servedAt, ...answer.meta } };
       const body = toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq)));
       reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
     }

@@ -53,6 +53,28 @@ export interface SimOptions {
   latencyMs?: number | [number, number];
   forms?: Partial<SimForms>;
   faults?: Partial<SimFaults>;
+  losses?: Partial<SimLosses>;
+}
+
+/**
+ * What an answer leaves out (served only while set; `losses.ts`):
+ * - 'sections': the gateway token page without `sections`
+ * - 'bundleArrays': the research bundle without `valueDrivers`, `valueDriverEdges` and `tokenFunctions`
+ * - 'tokenListCut': the app and gateway token lists cut to their first 2 items, without
+ *   `meta.count`; each list once after it is set (a list cut on the way), then whole again
+ */
+export type SimOmission = 'sections' | 'bundleArrays' | 'tokenListCut';
+
+/** Sets that lose members, and answers that leave parts out (`losses.ts`). */
+export interface SimLosses {
+  /**
+   * every set loses one member, in the data itself (`data` shows it): the second day of every
+   * app history (every stream and metric), the second row of every app chart and of every
+   * gateway chart timeframe, the second time of every gateway trend, the page section
+   * 'charts', and the last row of each screener (app and gateway; the token stays listed)
+   */
+  removed: boolean;
+  omitted: SimOmission[];
 }
 
 export type AppNumberForm = 'metricValue' | 'number' | 'string';
@@ -174,6 +196,8 @@ export interface Simulator {
   clearFaults(): void;
   /** merges into the current forms */
   setForms(forms: Partial<SimForms>): void;
+  /** merges into the current losses; setting `omitted` again cuts each token list once more */
+  setLosses(losses: Partial<SimLosses>): void;
   /** replaces every bucket's limit and starts fresh windows */
   setRateLimits(r: SimOptions['rateLimits']): void;
   script(pathPrefix: string, responses: ScriptedResponse[]): void;

@@ -1,20 +1,33 @@
 // /api/v1/tokens/{slug}/full (API key): the research bundle. Its ids are valid only inside
 // one response, so a token's drivers, edges and functions are replaced together, in one
 // transaction, each time; 401/402/403 are recorded as the bundle's status, not failures.
+// A bundle that leaves out one of the three arrays states no graph (absent is not empty):
+// it is refused, its body kept `invalid`, and the stored graph stays as it was.
 import { bundle } from '../../schema/upstream/app.ts';
 import { researchBundles, tokenFunctions, valueDriverEdges, valueDrivers } from '../../schema/warehouse/app.ts';
 import { stringifyJson } from '../../src/json.ts';
 import { ProblemError } from '../../src/errors.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
+import { refuse } from '../shared/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
 import { tokenPayload } from './snapshot.ts';
 import type { z } from 'zod';
 
 const REFUSALS: Record<number, string> = { 401: 'unauthorized', 402: 'no_credits', 403: 'missing_scope' };
 
+/** The graph's arrays a bundle leaves out (its graph can be read only when none is). */
+export function missingGraphArrays(data: z.infer<typeof bundle>): string[] {
+  return GRAPH_ARRAYS.filter((k) => data[k] === undefined);
+}
+
+const GRAPH_ARRAYS = ['valueDrivers', 'valueDriverEdges', 'tokenFunctions'] as const;
+
+type WholeBundle = z.infer<typeof bundle> & Required<Pick<z.infer<typeof bundle>, (typeof GRAPH_ARRAYS)[number]>>;
+
 /** Pure: the bundle's rows; duplicate ids inside one response keep the last. */
-export function normalizeBundle(ctx: JobContext, slug: string, data: z.infer<typeof bundle>) {
+export function normalizeBundle(ctx: JobContext, slug: string, data: WholeBundle) {
   const meta = rowMeta(ctx);
   return {
     summary: data.summary === undefined || data.summary === null ? null : typeof data.summary === 'string' ? data.summary : stringifyJson(data.summary),
@@ -41,7 +54,9 @@ export const appBundleJob = defineJob({
       if (!status || !(err instanceof ProblemError)) throw err;
       return refused(ctx, p.slug, status, err);
     }
-    const n = normalizeBundle(ctx, p.slug, f.data);
+    const missing = missingGraphArrays(f.data);
+    if (missing.length > 0) throw await refuse(ctx, `the bundle leaves out ${missing.join(', ')}: it states no graph`);
+    const n = normalizeBundle(ctx, p.slug, f.data as WholeBundle);
     const scope = { tokenSlug: p.slug };
     return {
       status: 'ok',
@@ -50,9 +65,9 @@ export const appBundleJob = defineJob({
       writes: [
         into(researchBundles, [{ tokenSlug: p.slug, missingScope: null, problemCode: null, summary: n.summary, payload: f.data, ...rowMeta(ctx, { asOf: f.meta.asOf }) }]),
         // Ids are valid inside one response only: a token's graph is replaced whole.
-        into(valueDrivers, n.drivers, { replace: scope }),
-        into(valueDriverEdges, n.edges, { replace: scope }),
-        into(tokenFunctions, n.functions, { replace: scope }),
+        into(valueDrivers, n.drivers, wholeSet(valueDrivers, scope, true)),
+        into(valueDriverEdges, n.edges, wholeSet(valueDriverEdges, scope, true)),
+        into(tokenFunctions, n.functions, wholeSet(tokenFunctions, scope, true)),
       ],
     };
   },

@@ -6,6 +6,7 @@ import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts
 import { chartPoints } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
 import { CellTally } from '../shared/understood.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
@@ -73,7 +74,8 @@ export const appChartJob = defineJob({
       hash: f.response.sha256,
       details: labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null,
       cells,
-      writes: [into(chartPoints, points)],
+      // The chart's rows are all its points: one it no longer has is closed.
+      writes: [into(chartPoints, points, wholeSet(chartPoints, { tokenSlug: p.slug, chartKey: p.chartKey }, true))],
     };
   },
 });

@@ -10,6 +10,7 @@ import { versionMarker } from '../../schema/upstream/values.ts';
 import { charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
@@ -96,7 +97,8 @@ export const appChartsJob = defineJob({
       asOf: f.meta.asOf,
       hash: f.response.sha256,
       details: { charts: valid.length, invalidItems },
-      writes: [into(charts, rows)],
+      // A catalog read whole states the token's charts: one it no longer lists is closed.
+      writes: [into(charts, rows, wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0))],
       followUps: () => screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0),
     };
   },

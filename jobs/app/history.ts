@@ -17,6 +17,7 @@ import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
 import { NotUnderstoodError, ProblemError } from '../../src/errors.ts';
 import { rowMeta, utcDate } from '../shared/rows.ts';
 import { fetchData, type Fetched } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { CellTally, refuse } from '../shared/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
 import type { UpstreamResponse } from '../../src/upstream/index.ts';
@@ -41,8 +42,12 @@ interface HistoryDetails {
 
 /** What the fetches of one job gathered, ready to write. */
 interface Gathered {
-  /** The rows of each response read. */
-  parts: { rows: HistoryRow[]; from: UpstreamResponse }[];
+  /**
+   * The rows of each response read, and the set it stated whole: the token's history
+   * (`stream=all` without `from=`), one stream's (fetched alone without `from=`), or none
+   * (an incremental fetch states only what it carries).
+   */
+  parts: { rows: HistoryRow[]; from: UpstreamResponse; whole: { tokenSlug: string; stream?: string } | null }[];
   cells: CellTally;
   lastTs: Date | null;
   streams: string[];
@@ -80,7 +85,7 @@ export const appHistoryJob = defineJob({
       // token's history has tens of thousands of rows (docs/performance.md).
       const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
       const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
-      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from })) };
+      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from, ...(p.whole ? wholeSet(metricHistory, p.whole, true) : {}) })) };
     };
     const perStream = async (notes: Record<string, unknown>) => outcome(await gatherPerStream(ctx, p.slug, prev, from, known, notes));
 
@@ -104,7 +109,7 @@ async function gatherAll(ctx: JobContext, slug: string, from: string | null, kno
   const { fetched, incremental } = await fetchHistory(ctx, slug, 'all', from);
   const read = readHistory(slug, fetched.data, { stream: 'all', known });
   if (read.ambiguous !== null || read.form === null) throw await refuse(ctx, read.ambiguous ?? 'no MetricHistory');
-  return { parts: [{ rows: read.rows, from: fetched.response }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
+  return { parts: [{ rows: read.rows, from: fetched.response, whole: incremental ? null : { tokenSlug: slug } }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
 }
 
 /**
@@ -120,7 +125,8 @@ async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetai
     const { fetched, incremental } = await fetchHistory(ctx, slug, stream, since);
     const read = readHistory(slug, fetched.data, { stream, known }, cells);
     if (read.ambiguous !== null) throw await refuse(ctx, `stream ${stream ?? '(default)'}: ${read.ambiguous}`);
-    g.parts.push({ rows: read.rows, from: fetched.response });
+    const own = read.streams.length === 1 ? read.streams[0]! : stream;
+    g.parts.push({ rows: read.rows, from: fetched.response, whole: incremental || own === null ? null : { tokenSlug: slug, stream: own } });
     g.incremental ||= incremental;
     for (const s of read.streams) if (!g.streams.includes(s)) g.streams.push(s);
     if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;

@@ -6,6 +6,7 @@ import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
 import { rowMeta, verdictCounts } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
@@ -90,7 +91,9 @@ export const appScreenerJob = defineJob({
       details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}) } : null,
       cells: tallyCells(valid.flatMap((r) => r.cells)),
       writes: [
-        into(screenerRows, latest),
+        // A screener whose every row names its token states the screener's membership: a
+        // token no longer in it leaves (a row that cannot be read could be anyone's).
+        into(screenerRows, latest, wholeSet(screenerRows, {}, invalidItems === 0)),
         into(metricValues, cells),
       ],
     };

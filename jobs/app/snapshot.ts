@@ -5,6 +5,7 @@ import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenStreams } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
@@ -12,9 +13,12 @@ import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
 
+/** The parts of a snapshot its metric cells are read from. */
+const SNAPSHOT_CELL_ROOTS = ['row', 'combinedRevenue', 'fundamentals', 'streams'] as const;
+
 /** Pure: the snapshot's rows. */
 export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null, catalog: MetricCatalog = new Map()) {
-  const cells = enrichFromCatalog(collectMetricCells(raw, ['row', 'combinedRevenue', 'fundamentals', 'streams']), catalog);
+  const cells = enrichFromCatalog(collectMetricCells(raw, SNAPSHOT_CELL_ROOTS), catalog);
   // The data's own time: the snapshot's `asOf` if it has one, else the envelope's. When
   // upstream generated it (often hours later) is another clock, kept apart.
   const asOf = readTime(raw.asOf) ?? metaAsOf;
@@ -72,8 +76,10 @@ export const appSnapshotJob = defineJob({
       cells: tallyCells(n.cellsRead),
       writes: [
         into(tokenSnapshots, [n.row]),
-        into(tokenStreams, n.streams),
-        into(metricValues, n.cells),
+        // Streams close only when the snapshot carries its `streams` array, and the
+        // snapshot's cells only when it carries every part they are read from (absent is not empty).
+        into(tokenStreams, n.streams, wholeSet(tokenStreams, { tokenSlug: p.slug }, Array.isArray(raw.streams))),
+        into(metricValues, n.cells, wholeSet(metricValues, { tokenSlug: p.slug, surface: 'snapshot' }, SNAPSHOT_CELL_ROOTS.every((k) => raw[k] !== undefined && raw[k] !== null))),
       ],
     };
   },

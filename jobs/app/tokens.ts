@@ -12,6 +12,7 @@ import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { readTokenList } from '../shared/lists.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../types.ts';
 import { appBundleJob } from './bundle.ts';
 import { appChartsJob } from './charts.ts';
@@ -97,7 +98,7 @@ export const appTokensJob = defineJob({
     const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
     const writes: TableWrite<any>[] = [
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      into(tokens, rows, list.complete ? { replace: {} } : {}),
+      into(tokens, rows, wholeSet(tokens, {}, list.complete)),
     ];
     // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
     // states say so too: an `ok` left there would let the next run with a key skip them as

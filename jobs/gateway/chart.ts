@@ -15,6 +15,7 @@ import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '
 import { rowMeta } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 
 export const chartPayload = z.object({
@@ -157,7 +158,12 @@ export const gatewayChartJob = defineJob({
       hash: f.response.sha256,
       details: { ...record, ...r.details },
       cells: r.cells,
-      writes: [into(gatewayChartTimeframes, [r.timeframe]), into(gatewayChartSeries, r.seriesRows), into(gatewayChartPoints, r.points)],
+      writes: [
+        into(gatewayChartTimeframes, [r.timeframe]),
+        into(gatewayChartSeries, r.seriesRows),
+        // The timeframe's `data` is all its points from its first on: one it no longer has is closed.
+        into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true, r.points)),
+      ],
     };
   },
 });

@@ -17,6 +17,7 @@ import { beginWrite } from '../../src/warehouse/known-time.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { slugPayload } from './page.ts';
@@ -136,7 +137,8 @@ export const gatewayChartsJob = defineJob({
   unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
   async handle(ctx, p) {
     const f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
-    const items = readList(f.data) ?? [];
+    const listed = readList(f.data);
+    const items = listed ?? [];
     const entries = items.map(readGatewayCatalogItem);
     const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
     const invalidItems = entries.length - valid.length;
@@ -155,7 +157,8 @@ export const gatewayChartsJob = defineJob({
       asOf: f.meta.asOf,
       hash: f.response.sha256,
       details: { charts: valid.length, invalidItems },
-      writes: [into(gatewayCharts, rows)],
+      // A catalog read whole states the token's charts: one it no longer lists is closed.
+      writes: [into(gatewayCharts, rows, wholeSet(gatewayCharts, { tokenSlug: p.slug }, listed !== undefined && invalidItems === 0))],
       followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
     };
   },

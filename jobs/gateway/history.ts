@@ -16,6 +16,7 @@ import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
@@ -86,6 +87,6 @@ export const gatewayHistoryJob = defineJob({
       misaligned: read.misaligned,
       invalidValues: read.invalidValues,
     };
-    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points)] };
+    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
   },
 });

@@ -1,12 +1,15 @@
 // /v1/tokens/{slug}: the token page shell: meta and combined revenue into columns, the
 // sub-shapes the seed does not show (kpis, revenueFunctions, fundamentals, methodology,
-// verification, chartDefs) as jsonb, and one row per section.
+// verification, chartDefs) as jsonb, and one row per section. A page without `sections`
+// (or with `sections: null`) states nothing about them: it is refused, its body kept
+// `invalid`, and the stored page and sections stay as they were.
 import { z } from 'zod';
 import { gatewayPageShell, gatewaySection } from '../../schema/upstream/gateway.ts';
 import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { CellTally } from '../shared/understood.ts';
+import { wholeSet } from '../shared/sets.ts';
+import { CellTally, refuse } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
@@ -73,6 +76,7 @@ export const gatewayPageJob = defineJob({
   notFoundByMarker: true,
   async handle(ctx, p) {
     const f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
+    if (f.data.sections === undefined || f.data.sections === null) throw await refuse(ctx, 'the page carries no `sections`: it states none of them');
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
     const cells = new CellTally();
@@ -86,7 +90,7 @@ export const gatewayPageJob = defineJob({
       writes: [
         into(gatewayTokenPages, [n.page]),
         // Sections belong to the page: one the page no longer has is removed with it.
-        into(gatewayTokenSections, n.sections, { replace: { tokenSlug: p.slug } }),
+        into(gatewayTokenSections, n.sections, wholeSet(gatewayTokenSections, { tokenSlug: p.slug }, true)),
       ],
     };
   },

@@ -16,6 +16,7 @@ import {
 import { rowMeta, verdictCounts } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
 import { fetchData } from '../shared/fetch.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 import { normalizeInsights } from './insights.ts';
@@ -27,7 +28,7 @@ type StreamInsert = typeof gatewayScreenerStreams.$inferInsert;
 type UnmatchedInsert = typeof gatewayScreenerUnmatched.$inferInsert;
 
 export type ScreenerRowRead =
-  | { matched: true; row: RowInsert; windows: WindowInsert[]; streams: StreamInsert[]; unkeyedStreams: number }
+  | { matched: true; row: RowInsert; windows: WindowInsert[]; streams: StreamInsert[]; unkeyedStreams: number; windowsStated: boolean; streamsStated: boolean }
   | { matched: false; unmatched: UnmatchedInsert };
 
 /** Pure: one screener row, matched to its token, with its windows and streams. */
@@ -96,7 +97,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
       ...rowMeta(ctx, { asOf, freshness, status: rowStatus(sd) }),
     });
   }
-  return { matched: true, row, windows, streams, unkeyedStreams };
+  return { matched: true, row, windows, streams, unkeyedStreams, windowsStated: isRecord(d.windows), streamsStated: Array.isArray(d.streams) };
 }
 
 export async function loadKnownTokens(ctx: JobContext): Promise<KnownToken[]> {
@@ -135,6 +136,7 @@ export const gatewayScreenerJob = defineJob({
     };
     const cells = new CellTally();
     for (const r of rows) cells.cell(r.status !== 'invalid');
+    const whole = unmatched.length === 0 && duplicates.length === 0;
     return {
       status,
       asOf: f.meta.asOf,
@@ -142,10 +144,12 @@ export const gatewayScreenerJob = defineJob({
       details,
       cells,
       writes: [
-        into(gatewayScreenerRows, rows),
-        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows)),
-        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams)),
-        into(gatewayScreenerUnmatched, unmatched),
+        // Membership is stated only when every row names a known token (an unmatched row
+        // could be any token's); windows and streams only when every row carries them.
+        into(gatewayScreenerRows, rows, wholeSet(gatewayScreenerRows, {}, whole)),
+        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated))),
+        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0))),
+        into(gatewayScreenerUnmatched, unmatched, wholeSet(gatewayScreenerUnmatched, {}, true)),
         into(gatewayScreenerInsights, insights.rows),
       ],
     };

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { readTokenList, type TokenListRead } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
+import { wholeSet } from '../shared/sets.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { textOrNull } from './cells.ts';
@@ -68,7 +69,7 @@ export const gatewayTokensJob = defineJob({
       hash: f.response.sha256,
       details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.meta.count ?? null },
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      writes: [into(gatewayTokens, rows, list.complete ? { replace: {} } : {})],
+      writes: [into(gatewayTokens, rows, wholeSet(gatewayTokens, {}, list.complete))],
       followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)),
     };
   },

@@ -86,9 +86,11 @@ export const chartData = z.looseObject({
   freshness: z.unknown().optional(),
 });
 
+// The graph's arrays may be left out, but a bundle without one states nothing about it:
+// absent is not empty (jobs/app/bundle.ts refuses such a bundle rather than closing the graph).
 export const bundle = z.looseObject({
   summary: z.unknown().optional(),
-  valueDrivers: z.array(z.looseObject({ id: idLike, type: text, description: text, formula: text })).default([]),
-  valueDriverEdges: z.array(z.looseObject({ fromValueDriverId: idLike, toValueDriverId: idLike })).default([]),
-  tokenFunctions: z.array(z.looseObject({ id: idLike, type: text, description: text, parentId: idLike.nullish() })).default([]),
+  valueDrivers: z.array(z.looseObject({ id: idLike, type: text, description: text, formula: text })).optional(),
+  valueDriverEdges: z.array(z.looseObject({ fromValueDriverId: idLike, toValueDriverId: idLike })).optional(),
+  tokenFunctions: z.array(z.looseObject({ id: idLike, type: text, description: text, parentId: idLike.nullish() })).optional(),
 });

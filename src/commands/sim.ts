@@ -1,7 +1,7 @@
 // `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
+import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
 import { apiKeyProblem } from '../config.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
@@ -31,7 +31,13 @@ Options:
                        columnUntyped, nested, keyed, ambiguous, or mixed (per token)
   --chart-labels       app chart data gets a text 'note' column
   --added-field R=F    adds the field F (value 'added') to each object in the data of
-                       route R, e.g. app.tokens=extra (repeatable)`;
+                       route R, e.g. app.tokens=extra (repeatable)
+  --removed            every set loses one member: a day of each app history, a row of
+                       each chart, a time of each trend, the page section 'charts', the
+                       last row of each screener (sim/README.md, losses)
+  --omit PART          answers leave PART out: sections (token pages), bundleArrays
+                       (research bundles), tokenListCut (token lists cut to 2 items
+                       without a count, once) (repeatable)`;
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -53,6 +59,8 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       'history-all': { type: 'string' },
       'chart-labels': { type: 'boolean' },
       'added-field': { type: 'string', multiple: true },
+      removed: { type: 'boolean' },
+      omit: { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
@@ -83,6 +91,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     options.rateLimits = { appPublic: limit, appKey: limit, gateway: limit };
   }
   options.forms = forms(values);
+  options.losses = { removed: values.removed ?? false, omitted: (values.omit ?? []).map((o) => oneOf('--omit', o, SIM_OMISSIONS)) };
   const sim = await startSimulator(options);
   process.stdout.write(
     [

@@ -126,23 +126,9 @@ export async function removeAbsent<T extends PgTable>(db: Executor, table: T, ro
   const rules = rulesOf(table);
   const byProp = new Map(shape.columns.map((c) => [c.prop, c]));
   const value = (c: ColumnInfo, v: unknown) => typedText(c, textOf(c.column.mapToDriverValue(v)));
-  const conditions: SQL[] = [];
-  for (const [prop, v] of Object.entries(scope)) {
-    const c = byProp.get(prop);
-    if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
-    conditions.push(v === null || v === undefined ? sql.raw(`${c.name} is null`) : sql`${sql.raw(c.name)} = ${value(c, v)}`);
-  }
-  // The key columns the scope does not fix tell the rows that stay.
-  const rest = rules.key.map((k) => shape.byName.get(k.name)!).filter((c) => !(c.prop in scope));
-  if (rows.length > 0 && rest.length > 0) {
-    const tuples = rows.map((r) => sql.join([sql.raw('('), sql.join(rest.map((c) => value(c, (r as Record<string, unknown>)[c.prop])), sql.raw(', ')), sql.raw(')')]));
-    conditions.push(sql.join([sql.raw(`(${rest.map((c) => c.name).join(', ')}) not in (`), sql.join(tuples, sql.raw(', ')), sql.raw(')')]));
-  } else if (rows.length > 0) {
-    return 0;
-  }
+  const where = absentWhere(shape, table, rows, scope);
+  if (where === null) return 0;
   const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
-  if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
-  const where = conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
   // The delisted row is a new version (its known time set by the history trigger), read from
   // the body that no longer listed it, by this run.
   const link = byProp.get('rawResponseId');
@@ -170,6 +156,78 @@ function withoutKnownTime<R extends Record<string, unknown>>(rows: R[], shape: T
     for (const p of props) delete copy[p];
     return copy;
   });
+}
+
+/** What `removeAbsent` would remove, before it does: the set's current members and the keys (JSON arrays) of those that would leave. */
+export async function absentKeys<T extends PgTable>(db: Executor, table: T, rows: readonly T['$inferInsert'][], scope: Partial<T['$inferInsert']>): Promise<{ members: number; absent: string[] }> {
+  const shape = shapeOf(table);
+  const inScope = absentWhere(shape, table, [], scope)!;
+  const [m] = rowsOf<{ n: string }>(await db.execute(sql.join([sql.raw(`select count(*)::text as n from ${shape.qualified}`), inScope])));
+  const members = Number(m?.n ?? 0);
+  const where = absentWhere(shape, table, rows, scope);
+  if (where === null || members === 0) return { members, absent: [] };
+  const key = rulesOf(table).key.map((k) => `${shape.qualified}.${quote(k.name)}`).join(', ');
+  const absent = rowsOf<{ k: string }>(await db.execute(sql.join([sql.raw(`select json_build_array(${key})::text as k from ${shape.qualified}`), where, sql.raw(' order by 1')])));
+  return { members, absent: absent.map((r) => r.k) };
+}
+
+/**
+ * In a scope, where the set starts (column values by property): stored rows before it are
+ * outside the set (a trend of the last 30 days states nothing about the day before). A symbol,
+ * so that the scope's columns (Object.entries, JSON) stay the columns it fixes.
+ */
+export const SET_FROM: unique symbol = Symbol('set starts at');
+
+/**
+ * The ` where ...` of the stored rows of `scope` that `rows` do not carry (those not delisted
+ * yet, where the table delists), or null when none can be: the scope fixes the whole key.
+ * The rows travel as one array per key column (unnest), so a history of tens of thousands of
+ * rows is a few parameters, not one per value.
+ */
+function absentWhere<T extends PgTable>(shape: TableShape, table: T, rows: readonly T['$inferInsert'][], scope: Partial<T['$inferInsert']>): SQL | null {
+  const rules = rulesOf(table);
+  const byProp = new Map(shape.columns.map((c) => [c.prop, c]));
+  const value = (c: ColumnInfo, v: unknown) => typedText(c, textOf(c.column.mapToDriverValue(v)));
+  const conditions: SQL[] = [];
+  for (const [prop, v] of Object.entries(scope)) {
+    const c = byProp.get(prop);
+    if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
+    conditions.push(v === null || v === undefined ? sql.raw(`${c.name} is null`) : sql`${sql.raw(c.name)} = ${value(c, v)}`);
+  }
+  for (const [prop, v] of Object.entries((scope as { [SET_FROM]?: Record<string, unknown> })[SET_FROM] ?? {})) {
+    const c = byProp.get(prop);
+    if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
+    conditions.push(sql`${sql.raw(c.name)} >= ${value(c, v)}`);
+  }
+  // The key columns the scope does not fix tell the rows that stay.
+  const rest = rules.key.map((k) => shape.byName.get(k.name)!).filter((c) => !(c.prop in scope));
+  if (rows.length > 0 && rest.length > 0) conditions.push(notAmong(shape, rest, rows as readonly Record<string, unknown>[]));
+  else if (rows.length > 0) return null;
+  const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
+  if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
+  return conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
+}
+
+/** A stored row's `columns` are those of none of `rows`. */
+function notAmong(shape: TableShape, columns: readonly ColumnInfo[], rows: readonly Record<string, unknown>[]): SQL {
+  const arrays: SQL[] = [];
+  const aliases: string[] = [];
+  const equal: SQL[] = [];
+  for (const c of columns) {
+    const col = encodeColumn(c, rows);
+    const stored = sql.raw(`${shape.qualified}.${c.name}`);
+    if (col.constant) {
+      equal.push(col.value === null ? sql.join([stored, sql.raw(' is null')]) : sql.join([stored, sql.raw(' = '), typedText(c, col.value)]));
+      continue;
+    }
+    if (arrays.length > 0) arrays.push(sql.raw(', '));
+    arrays.push(sql`${col.param}`, sql.raw(col.cast));
+    aliases.push(c.name);
+    equal.push(sql.raw(`${shape.qualified}.${c.name} = u.${c.name}`));
+  }
+  const all = sql.join(equal, sql.raw(' and '));
+  if (aliases.length === 0) return sql.join([sql.raw('not ('), all, sql.raw(')')]);
+  return sql.join([sql.raw('not exists (select 1 from unnest('), ...arrays, sql.raw(`) as u(${aliases.join(', ')}) where `), all, sql.raw(')')]);
 }
 
 /** The rows a statement inserted, changed or deleted (an upsert that found a row unchanged does not count it). */

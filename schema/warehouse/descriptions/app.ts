@@ -62,7 +62,8 @@ export const app: SchemaDescription = {
       summary: 'the latest screener',
       description: 'One row per token the screener lists, as last received.',
       columns: screenerColumns,
-      notes: 'A null value has its reason in `app.metric_values`.',
+      notes:
+        'A null value has its reason in `app.metric_values`. A token the screener no longer carries leaves this table (its version closes, the token stays listed in `app.tokens`), but only when every row of the screener named its token.',
     },
     token_snapshots: {
       summary: 'the latest snapshot of each token',
@@ -100,6 +101,8 @@ export const app: SchemaDescription = {
         reason: 'why the value is null, when upstream says',
         payload: 'the cell as sent',
       },
+      notes:
+        'A snapshot that carries all of `row`, `combinedRevenue`, `fundamentals` and `streams` states its cells: one it no longer has closes. A snapshot without one of them, and the screener, close no cell (absent is not empty).',
     },
     token_streams: {
       summary: 'revenue streams per token',
@@ -111,6 +114,7 @@ export const app: SchemaDescription = {
         annualized_revenue: 'annualized revenue of the stream, USD',
         payload: 'the stream as sent',
       },
+      notes: 'A stream a snapshot with a `streams` array no longer carries closes; a snapshot without the array closes none.',
     },
     metric_history: {
       summary: 'daily history, long format',
@@ -129,7 +133,7 @@ export const app: SchemaDescription = {
         as_of: asOfFrom('the response\'s `meta.asOf`'),
       },
       notes:
-        'Revised values overwrite by key; a value received again unchanged is not rewritten. The overlap (`TE_HISTORY_OVERLAP_DAYS`) catches recent revisions, and a whole fetch every `TE_HISTORY_FULL_REFETCH_DAYS` (7) older ones.',
+        'Revised values overwrite by key; a value received again unchanged is not rewritten. The overlap (`TE_HISTORY_OVERLAP_DAYS`) catches recent revisions, and a whole fetch every `TE_HISTORY_FULL_REFETCH_DAYS` (7) older ones. A whole fetch (no `from=`) states the token\'s history: a day, metric or stream it no longer carries closes (stream by stream, each stream fetched whole states its own). An incremental fetch closes nothing.',
     },
     charts: {
       summary: 'chart catalog of each token',
@@ -142,6 +146,7 @@ export const app: SchemaDescription = {
         data_path: 'the documented route tesync reads its data from; never an off-site link',
         payload: 'the catalog entry as sent',
       },
+      notes: 'A chart a catalog read whole (a list, every item readable) no longer lists closes.',
     },
     chart_points: {
       summary: 'chart data, long format',
@@ -156,7 +161,7 @@ export const app: SchemaDescription = {
         kind: 'the column\'s kind, as sent',
       },
       notes:
-        'A column of text is no series: when it tells apart rows of one `x` (a dimension), its value prefixes the series (`fees/revenue`); otherwise it only labels rows and is not stored here (the chart\'s state lists it in `details.labelColumns`; the body is in `sync.raw_responses`).',
+        'A column of text is no series: when it tells apart rows of one `x` (a dimension), its value prefixes the series (`fees/revenue`); otherwise it only labels rows and is not stored here (the chart\'s state lists it in `details.labelColumns`; the body is in `sync.raw_responses`). A chart\'s data states all its points: one it no longer carries closes.',
     },
     research_bundles: {
       summary: 'the research bundle of each token, from the API key routes',
@@ -182,7 +187,7 @@ export const app: SchemaDescription = {
         payload: 'the driver as sent',
       },
       notes:
-        'Ids are valid only within one token\'s bundle (every key starts with `token_slug`); a token\'s drivers, edges and functions are replaced together, in one transaction, each time its bundle is fetched.',
+        'Ids are valid only within one token\'s bundle (every key starts with `token_slug`); a token\'s drivers, edges and functions are replaced together, in one transaction, each time its bundle is fetched. A bundle that leaves out `valueDrivers`, `valueDriverEdges` or `tokenFunctions` states no graph: it is refused (`invalid`, its body kept) and the stored graph stays.',
     },
     value_driver_edges: {
       summary: 'the edges of a token\'s research graph',

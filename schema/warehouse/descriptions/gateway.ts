@@ -27,7 +27,7 @@ export const gateway: SchemaDescription = {
   name: 'gateway',
   title: 'the gateway API (`/v1`)',
   description:
-    'The gateway API (`/v1`), one table per resource. Money and ratio values arrive as JSON strings and are stored in `numeric` columns exactly as sent (`value::text` gives back the literal, up to Postgres normalizing an exponent or a leading `+`); a value that is not a decimal is null, its row has `status` `invalid`, and the value as sent stays in `payload`. Tokens the catalog stops listing keep every row and get `delisted_at`.',
+    'The gateway API (`/v1`), one table per resource. Money and ratio values arrive as JSON strings and are stored in `numeric` columns exactly as sent (`value::text` gives back the literal, up to Postgres normalizing an exponent or a leading `+`); a value that is not a decimal is null, its row has `status` `invalid`, and the value as sent stays in `payload`. Tokens the catalog stops listing keep their rows and get `delisted_at`; a whole screener without them closes their screener row.',
   sharedColumns: true,
   tables: {
     tokens: {
@@ -47,7 +47,8 @@ export const gateway: SchemaDescription = {
     screener_rows: {
       summary: 'the latest screener',
       columns: screenerColumns,
-      notes: 'A null value means unavailable, unsupported, stale or not meaningful for the token\'s methodology.',
+      notes:
+        'A null value means unavailable, unsupported, stale or not meaningful for the token\'s methodology. A token the screener no longer carries leaves this table (the token stays listed in `gateway.tokens`), but only when every row named a known token; its windows and streams likewise, when every row carries them.',
     },
     screener_windows: {
       summary: 'the screener per trailing window',
@@ -75,7 +76,7 @@ export const gateway: SchemaDescription = {
     screener_unmatched: {
       summary: 'screener rows whose token could not be told',
       description:
-        'Kept, never dropped. `sync.resource_state` of `screener` lists them too, and its status is then `partial`.',
+        'Kept, never dropped, while the screener carries them: a screener without the row closes it (its version stays in `gateway.screener_unmatched_history`). `sync.resource_state` of `screener` lists them too, and its status is then `partial`.',
       columns: {
         row_key: '`symbol:<symbol>`, or `sha256:<hash of the row>` when it has no symbol',
         symbol: 'the row\'s symbol',
@@ -135,7 +136,7 @@ export const gateway: SchemaDescription = {
         as_of: asOfFrom('the section\'s own `asOf`'),
         payload: 'the section as sent',
       },
-      notes: 'A section the page no longer has is removed with it.',
+      notes: 'A section the page no longer has is removed with it. A page without `sections` states none: it is refused (`invalid`, its body kept) and the stored sections stay.',
     },
     trend_points: {
       summary: 'history (TrendData), long format',
@@ -149,7 +150,7 @@ export const gateway: SchemaDescription = {
         payload: 'the cell as sent when it was not a decimal',
       },
       notes:
-        'When upstream answers `data: null` (not materialized for that token and period), `sync.resource_state` (`token/<slug>/history/<period>`) says `not_materialized` and earlier points stay. Like pages and chart catalogs, a period is asked again only when the token catalog\'s `meta.asOf` moves (or after `TE_MARKER_MAX_AGE_HOURS`), whether it was materialized or not. Points that slid out of a period since an earlier sync are kept: select by `ts` for the current window. Trend series and chart series are different series: never join them on key.',
+        'When upstream answers `data: null` (not materialized for that token and period), `sync.resource_state` (`token/<slug>/history/<period>`) says `not_materialized` and earlier points stay. Like pages and chart catalogs, a period is asked again only when the token catalog\'s `meta.asOf` moves (or after `TE_MARKER_MAX_AGE_HOURS`), whether it was materialized or not. A period states its points from its first time on: a point within that range it no longer carries closes; points that slid out of the period since an earlier sync are kept: select by `ts` for the current window. Trend series and chart series are different series: never join them on key.',
     },
     charts: {
       summary: 'chart catalog',
@@ -167,7 +168,7 @@ export const gateway: SchemaDescription = {
         payload: 'the catalog item as sent',
       },
       notes:
-        'A chart is asked only for timeframes its catalog lists. When a configured timeframe is not among them (the default `all` often is not), tesync mirrors the longest one the chart lists instead (7d < 30d < 90d < 180d < 365d = 1y < all; of 365d and 1y, 365d), once even when several configured timeframes come down to it, and stores its points under that real timeframe, never relabelled. A chart listing no timeframe tesync can ask for maps to null (`{"all": null}`) and has no points, which is then on record. The substitution is also in the chart timeframe\'s `sync.resource_state` (`token/<slug>/chart/<key>/<timeframe>`): `details` has `mirrored`, `requested` (the configured timeframes it stands for), `substituted` and `substitutedFor`.',
+        'A chart is asked only for timeframes its catalog lists. When a configured timeframe is not among them (the default `all` often is not), tesync mirrors the longest one the chart lists instead (7d < 30d < 90d < 180d < 365d = 1y < all; of 365d and 1y, 365d), once even when several configured timeframes come down to it, and stores its points under that real timeframe, never relabelled. A chart listing no timeframe tesync can ask for maps to null (`{"all": null}`) and has no points, which is then on record. The substitution is also in the chart timeframe\'s `sync.resource_state` (`token/<slug>/chart/<key>/<timeframe>`): `details` has `mirrored`, `requested` (the configured timeframes it stands for), `substituted` and `substitutedFor`. A chart a catalog read whole (a list, every item readable) no longer lists closes.',
     },
     chart_timeframes: {
       summary: 'each fetched timeframe of a chart',
@@ -208,7 +209,8 @@ export const gateway: SchemaDescription = {
         value: 'the number; null when the row sends a null',
         payload: 'the cell as sent when it was not a decimal',
       },
-      notes: 'A series a row does not mention has no point there; a null it sends is a null `value`.',
+      notes:
+        'A series a row does not mention has no point there; a null it sends is a null `value`. A timeframe\'s `data` states its points from its first time on: a point within that range it no longer carries closes; points that slid out of the timeframe are kept.',
     },
   },
 };

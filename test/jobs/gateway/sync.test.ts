@@ -123,7 +123,9 @@ describe('gateway sync', () => {
     const [delisted] = await q(w, `select delisted_at::text, (select count(*)::text from gateway.trend_points p where p.token_slug = t.slug) as points, (select count(*)::text from gateway.screener_rows s where s.token_slug = t.slug) as rows from gateway.tokens t where slug = '${changes.delistedSlug}'`);
     expect(delisted!.delisted_at).not.toBeNull();
     expect(Number(delisted!.points)).toBeGreaterThan(0);
-    expect(delisted!.rows).toBe('1');
+    // A whole screener without the token closes its row (the version stays in the history).
+    expect(delisted!.rows).toBe('0');
+    expect(await count(w, `gateway.screener_rows_history where token_slug = '${changes.delistedSlug}'`)).toBeGreaterThan(0);
     const [revised] = await q(w, `select eff_mcap::text as v from gateway.screener_rows where token_slug = '${changes.revised!.slug}'`);
     expect(revised!.v).toBe(changes.revised!.gateway.after);
     expect(await count(w, `gateway.trend_points where ts = '${changes.newDate}T00:00:00Z'`)).toBeGreaterThan(0);

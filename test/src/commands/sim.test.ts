@@ -114,10 +114,11 @@ describe('tesync sim', () => {
   it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
     const help = await runCli(['sim', '--help'], {});
     expect(help.code).toBe(0);
-    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--recomputation N']) expect(help.stdout).toContain(flag);
+    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--recomputation N', '--removed', '--omit PART']) expect(help.stdout).toContain(flag);
     for (const [flag, value] of [
       ['--recomputation', 'often'],
       ['--history-all', 'sideways'],
+      ['--omit', 'everything'],
       ['--added-field', 'app.nowhere=extra'],
       ['--added-field', 'app.tokens'],
     ] as const) {

@@ -1,0 +1,79 @@
+// Absence is not emptiness (contract: "Forms the seeds leave open"). A stored row leaves its
+// table (deleted, or delisted) only when a response stated the whole set it belongs to: the
+// array present, the list complete, the history fetched whole. A response that leaves a
+// field, array or section out says nothing about what it would have held, and closes nothing.
+//
+// The sets are declared here, one entry per table and set whose rows can leave: the columns that name
+// one set (`scope`: a token's sections are the set of one token), and in words which response
+// states it (for docs and reviewers). A handler says only whether its response stated the set
+// (`wholeSet`); the lifecycle removes what the set no longer carries, after the mass-removal
+// check (removal-check.ts).
+import type { PgTable } from 'drizzle-orm/pg-core';
+import * as app from '../../schema/warehouse/app.ts';
+import * as gw from '../../schema/warehouse/gateway.ts';
+import { SET_FROM } from '../../src/warehouse/upsert.ts';
+
+export interface SetDeclaration {
+  table: PgTable;
+  /** The columns (by property) whose values name one set; empty: the whole table is one set. */
+  scope: readonly string[];
+  /** Which response states the whole set. */
+  statedBy: string;
+  /**
+   * A window that slides (a trend period, a chart timeframe): the response states the set from
+   * its earliest value of this column on, and nothing about what came before.
+   */
+  from?: string;
+}
+
+export const SETS: readonly SetDeclaration[] = [
+  { table: app.tokens, scope: [], statedBy: 'a complete /api/v1/tokens list (every item readable, as many as meta.count says)' },
+  { table: app.screenerRows, scope: [], statedBy: 'a /api/v1/screener list whose every row names its token' },
+  { table: app.tokenStreams, scope: ['tokenSlug'], statedBy: "a snapshot that carries its `streams` array" },
+  { table: app.metricValues, scope: ['tokenSlug', 'surface'], statedBy: 'a snapshot that carries all of `row`, `combinedRevenue`, `fundamentals` and `streams` (surface `snapshot`)' },
+  { table: app.metricHistory, scope: ['tokenSlug'], statedBy: 'a history fetched whole with `stream=all` (no `from=`)' },
+  { table: app.metricHistory, scope: ['tokenSlug', 'stream'], statedBy: 'one stream fetched whole (no `from=`), when `stream=all` is fetched stream by stream' },
+  { table: app.charts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
+  { table: app.chartPoints, scope: ['tokenSlug', 'chartKey'], statedBy: "a chart's data (its `rows`)" },
+  { table: app.valueDrivers, scope: ['tokenSlug'], statedBy: 'a research bundle that carries `valueDrivers`, `valueDriverEdges` and `tokenFunctions`' },
+  { table: app.valueDriverEdges, scope: ['tokenSlug'], statedBy: 'a research bundle that carries all three arrays' },
+  { table: app.tokenFunctions, scope: ['tokenSlug'], statedBy: 'a research bundle that carries all three arrays' },
+  { table: gw.gatewayTokens, scope: [], statedBy: 'a complete /v1/tokens list' },
+  { table: gw.gatewayScreenerRows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token' },
+  { table: gw.gatewayScreenerWindows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries `windows`' },
+  { table: gw.gatewayScreenerStreams, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries a `streams` array of keyed items' },
+  { table: gw.gatewayScreenerUnmatched, scope: [], statedBy: 'a /v1/screener list (its unmatched rows are all it has)' },
+  { table: gw.gatewayTokenSections, scope: ['tokenSlug'], statedBy: 'a token page that carries `sections` (a page without it is refused)' },
+  { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], from: 'ts', statedBy: 'a materialized history of the period (`data` not null), from its first time on' },
+  { table: gw.gatewayCharts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
+  { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey', 'timeframe'], from: 'ts', statedBy: "a chart timeframe's `data` array, from its first time on" },
+];
+
+/** Pure: the declaration a write's scope matches, by table and scope columns. */
+export function declarationOf(table: PgTable, scope: Record<string, unknown>): SetDeclaration | undefined {
+  const columns = Object.keys(scope).sort().join(',');
+  return SETS.find((d) => d.table === table && [...d.scope].sort().join(',') === columns);
+}
+
+/**
+ * The write option that makes `rows` the whole set named by `scope`, when the response
+ * stated it; otherwise none (absent is not empty: nothing closes).
+ */
+export function wholeSet<T extends PgTable>(table: T, scope: Partial<T['$inferInsert']>, stated: boolean, rows: readonly T['$inferInsert'][] = []): { replace?: Partial<T['$inferInsert']> } {
+  const d = declarationOf(table, scope as Record<string, unknown>);
+  if (!d) throw new Error(`no set is declared for this table by ${Object.keys(scope).join(', ') || '(the whole table)'}`);
+  if (!stated) return {};
+  if (d.from === undefined) return { replace: scope };
+  // A window without rows says nowhere it starts: it states nothing.
+  const first = earliest(rows.map((r) => (r as Record<string, unknown>)[d.from!]));
+  return first === undefined ? {} : { replace: { ...scope, [SET_FROM]: { [d.from]: first } } };
+}
+
+function earliest(values: readonly unknown[]): unknown {
+  let min: unknown;
+  for (const v of values) {
+    if (v === null || v === undefined) continue;
+    if (min === undefined || (v instanceof Date && min instanceof Date ? v.getTime() < min.getTime() : String(v) < String(min))) min = v;
+  }
+  return min;
+}
