@@ -14,6 +14,8 @@ export interface LogLine {
 export interface WorkerProcess {
   child: ChildProcess;
   pid: number;
+  /** Runs in a process group of its own (a wrapped worker). */
+  group?: boolean;
   /** Resolves with the metrics port once the worker logged `worker ready`. */
   ready: Promise<{ metricsPort: number }>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
@@ -21,8 +23,15 @@ export interface WorkerProcess {
   stderr(): string;
 }
 
-export function startWorker(env: Record<string, string | undefined>, args: string[] = []): WorkerProcess {
-  const child = spawn(process.execPath, [BIN, 'worker', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `wrap`: a command the worker runs under, e.g. `['faketime', '-f', '-1h']` (a skewed clock).
+ * Such a command forks the worker: it runs in a process group of its own, which killAll ends
+ * whole.
+ */
+export function startWorker(env: Record<string, string | undefined>, args: string[] = [], options: { wrap?: string[] } = {}): WorkerProcess {
+  const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
+  const group = options.wrap !== undefined;
+  const child = spawn(command!, [...prefix, BIN, 'worker', ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: group });
   let stderr = '';
   const lines: LogLine[] = [];
   let onReady: (v: { metricsPort: number }) => void = () => {};
@@ -56,12 +65,16 @@ export function startWorker(env: Record<string, string | undefined>, args: strin
       resolve({ code, signal, at: Date.now() });
     });
   });
-  return { child, pid: child.pid!, ready, exited, lines: () => lines, stderr: () => stderr };
+  return { child, pid: child.pid!, group, ready, exited, lines: () => lines, stderr: () => stderr };
 }
 
 /** Stops whatever is still running (SIGKILL: a test that got here has failed or is done). */
 export async function killAll(workers: readonly WorkerProcess[]): Promise<void> {
-  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  for (const w of workers) {
+    if (w.child.exitCode !== null || w.child.signalCode !== null) continue;
+    if (w.group) process.kill(-w.pid, 'SIGKILL');
+    else w.child.kill('SIGKILL');
+  }
   await Promise.all(workers.map((w) => w.exited));
 }
 

@@ -1,6 +1,6 @@
 // One clock for every writer (contract: time and history). Writers whose own clocks differ
 // (2 h behind, right, 30 min behind: injected into the sync, and real `tesync sync` processes
-// under faketime) store a past in which every T_as_of at every instant equals what had
+// under faketime; two workers on one queue an hour apart) store a past in which every T_as_of at every instant equals what had
 // arrived by then, nothing is visible before its run began, no version is lost and none
 // overlaps; the database refuses an overlapping version; two writers racing on one row keep
 // their versions in order. On Postgres and on the embedded server.
@@ -15,7 +15,8 @@ import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection
 import { rulesOf } from '../../../src/warehouse/table-rules.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { startOwnPostgres } from '../../helpers/own-servers.ts';
-import { canaryKey, createTestDatabase, createTestLogger } from '../../helpers/services.ts';
+import { canaryKey, createTestDatabase, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
+import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../../helpers/workers.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -169,6 +170,49 @@ describe.each([
       await db.drop();
     }
   });
+
+  it('two workers on one queue, their clocks an hour apart: the same', async () => {
+    expect(faketimeWorks(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBe(true);
+    const db = await server.database();
+    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const prefix = uniqueName('tesync_clock');
+    const redisUrl = await redisServerUrl();
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: redisUrl,
+      TE_QUEUE_PREFIX: prefix,
+      TE_APP_URL: sim.url,
+      TE_APP_API_KEY: appKey,
+      TE_GATEWAY_URL: sim.url,
+      TE_GATEWAY_API_KEY: gatewayKey,
+      TE_METRICS_PORT: '0',
+      TE_WORKER_CONCURRENCY: '3',
+      // Info: a worker says `worker ready` at that level.
+      LOG_LEVEL: 'info',
+      ...SCHEDULES_OFF,
+    };
+    await w.migrate();
+    const workers = [startWorker(env), startWorker(env, [], { wrap: ['faketime', '-f', '-1h'] })];
+    try {
+      await Promise.all(workers.map((x) => x.ready));
+      const states = [];
+      for (const epoch of [0, 1, 2]) {
+        sim.setEpoch(epoch);
+        const r = await runCli(['enqueue', '--wait', '--timeout', '90', '--full'], env, { timeoutMs: 100_000 });
+        expect(r.code, r.stderr.slice(-2000)).toBe(0);
+        states.push({ at: await serverNow(w), tables: await dump(w) });
+      }
+      // Both workers wrote: the skewed one's writes are in the versions checked.
+      const [req] = await w.query<{ n: number }>(sql`select count(distinct run_id)::int as n from sync.requests`);
+      expect(req!.n).toBe(3);
+      await expectPastAsArrived(w, states);
+    } finally {
+      await killAll(workers);
+      await deleteRedisKeys(redisUrl, prefix);
+      await w.close();
+      await db.drop();
+    }
+  }, 180_000);
 
   it('the database refuses an overlapping version: a constraint on every history table', async () => {
     const db = await server.database();
