@@ -2,7 +2,7 @@
 // worker): name the resource, skip it while its marker says nothing changed, run the handler,
 // write what it found (rows and resource state in one transaction), and record a failure as
 // data. The runners only decide when a job runs and how often it may be tried.
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import { NotUnderstoodError } from '../src/errors.ts';
 import { judgeFailure, type Failure } from '../src/runner/failure.ts';

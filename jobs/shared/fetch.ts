@@ -1,7 +1,6 @@
 // Fetch through the upstream client and validate; an unreadable body is recorded as
 // `invalid` with its raw text kept, then the job fails without retry (the run goes on).
 import { createHash } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { envelope, readMeta, type EnvelopeMeta } from '../../schema/upstream/envelope.ts';
 import { rawResponses } from '../../schema/warehouse/sync.ts';
@@ -9,6 +8,7 @@ import { InvalidResponseError } from '../../src/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/index.ts';
 import { ROUTES } from '../../src/upstream/routes.ts';
 import { recordFieldDrift } from '../../src/warehouse/field-drift.ts';
+import { SERVER_CLOCK } from '../../src/warehouse/known-time.ts';
 import type { JobContext } from '../types.ts';
 import { fieldPaths } from './fields.ts';
 
@@ -77,8 +77,8 @@ export async function validate<S extends z.ZodType>(
 export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string, options: { quiet?: boolean } = {}): Promise<InvalidResponseError> {
   const source = ROUTES[route].source;
   const sha256 = createHash('sha256').update(response.text).digest('hex');
-  // The server's clock, as every time in the warehouse (src/warehouse/known-time.ts).
-  const at = sql`"sync"."server_clock"()`;
+  // The server's clock, as every time in the warehouse.
+  const at = SERVER_CLOCK;
   await ctx.warehouse.db
     .insert(rawResponses)
     .values({

@@ -7,6 +7,9 @@ import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf } from './connection.ts';
 import { CLOSING_BODY_SETTING } from './history-sql.ts';
 
+/** The server's clock now, as an SQL value (a time stamped where the statement runs). */
+export const SERVER_CLOCK = sql`"sync"."server_clock"()`;
+
 interface Executes {
   execute(statement: SQL): Promise<unknown>;
 }
@@ -28,7 +31,7 @@ export async function closingBody(tx: Executes, id: number | null): Promise<void
 
 /** The server's clock now. */
 export async function serverClock(db: Executes): Promise<Date> {
-  const [row] = rowsOf<{ now: string | Date }>(await db.execute(sql`select "sync"."server_clock"() as now`));
+  const [row] = rowsOf<{ now: string | Date }>(await db.execute(sql`select ${SERVER_CLOCK} as now`));
   return new Date(row!.now);
 }
 
@@ -39,5 +42,5 @@ export async function serverClock(db: Executes): Promise<Date> {
  */
 export function onServerClock(at: Date, now: number = Date.now()): SQL {
   const agoMs = Math.max(0, now - at.getTime());
-  return sql`("sync"."server_clock"() - make_interval(secs => ${agoMs / 1000}::double precision))`;
+  return sql`(${SERVER_CLOCK} - make_interval(secs => ${agoMs / 1000}::double precision))`;
 }

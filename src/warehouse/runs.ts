@@ -4,13 +4,13 @@ import { and, eq, sql } from 'drizzle-orm';
 import { runs } from '../../schema/warehouse/sync.ts';
 import type { Db } from './connection.ts';
 import { fillDailyArchives } from './daily-archive.ts';
+import { SERVER_CLOCK } from './known-time.ts';
 import { applyRetention, type Housekeeping } from './retention.ts';
 import { withReconnect } from './retry.ts';
 
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
 
-// A run's times are the server's clock, as every time in the warehouse (known-time.ts).
-const SERVER_CLOCK = sql`"sync"."server_clock"()`;
+// A run's times are the server's clock, as every time in the warehouse (SERVER_CLOCK).
 
 export async function startRun(db: Db, run: { id: string; trigger: string; sources: string[]; options?: unknown }): Promise<void> {
   await withReconnect(() => db.insert(runs).values({
