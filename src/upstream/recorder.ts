@@ -6,7 +6,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rawResponses, requests } from '../../schema/warehouse/sync.ts';
 import type { Logger } from '../logger.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
-import { onServerClock } from '../warehouse/known-time.ts';
+import { onServerClock, serverClockOffset } from '../warehouse/known-time.ts';
 import type { Bucket, Source } from './routes.ts';
 
 export interface RequestRecord {
@@ -188,15 +188,18 @@ export class WarehouseRecorder implements RequestRecorder {
   }
 
   private async write(reqs: RequestRecord[], resps: ResponseRecord[]): Promise<void> {
+    // On the server's clock, as every time in the warehouse (src/warehouse/known-time.ts).
+    let offsetMs = 0;
+    if (!(await this.guard('request and response rows', async () => (offsetMs = await serverClockOffset(this.warehouse.db))))) return;
     if (reqs.length > 0) {
-      await this.guard(`${reqs.length} request rows`, () => this.insertRequests(reqs));
+      await this.guard(`${reqs.length} request rows`, () => this.insertRequests(reqs, offsetMs));
     }
     for (const chunk of chunkByChars(dedupe(resps), this.batchBodyChars)) {
-      if (await this.guard(null, () => this.insertResponses(chunk))) continue;
+      if (await this.guard(null, () => this.insertResponses(chunk, offsetMs))) continue;
       // One bad row (a body Postgres' jsonb refuses, say) must not take the batch with it.
       for (const [i, r] of chunk.entries()) {
-        if (await this.guard(null, () => this.insertResponses([r]))) continue;
-        if (await this.guard(`raw response of ${r.path}`, () => this.insertResponses([r], true))) continue;
+        if (await this.guard(null, () => this.insertResponses([r], offsetMs))) continue;
+        if (await this.guard(`raw response of ${r.path}`, () => this.insertResponses([r], offsetMs, true))) continue;
         // Not even as text: the warehouse itself is failing; do not hammer it row by row.
         if (i + 1 < chunk.length) this.logger.warn({ dropped: chunk.length - i - 1 }, 'could not record raw responses; dropped');
         break;
@@ -214,9 +217,7 @@ export class WarehouseRecorder implements RequestRecorder {
     }
   }
 
-  private async insertRequests(rows: RequestRecord[]): Promise<void> {
-    // On the server's clock, as every time in the warehouse (src/warehouse/known-time.ts).
-    const now = Date.now();
+  private async insertRequests(rows: RequestRecord[], offsetMs: number): Promise<void> {
     await this.warehouse.db.insert(requests).values(
       rows.map((r) => ({
         runId: uuidOrNull(r.runId),
@@ -226,7 +227,7 @@ export class WarehouseRecorder implements RequestRecorder {
         path: pgText(r.path),
         httpStatus: r.httpStatus,
         attempt: r.attempt,
-        startedAt: onServerClock(r.startedAt, now),
+        startedAt: onServerClock(r.startedAt, offsetMs),
         durationMs: int(r.durationMs) ?? 0,
         bytes: int(r.bytes),
         rateLimitRemaining: int(r.rateLimitRemaining),
@@ -240,9 +241,8 @@ export class WarehouseRecorder implements RequestRecorder {
   }
 
   /** `asText`: store even a valid JSON body as text (when jsonb refuses it). */
-  private async insertResponses(rows: PendingResponse[], asText = false): Promise<void> {
+  private async insertResponses(rows: PendingResponse[], offsetMs: number, asText = false): Promise<void> {
     if (rows.length === 0) return;
-    const now = Date.now();
     await this.warehouse.db
       .insert(rawResponses)
       .values(
@@ -253,8 +253,8 @@ export class WarehouseRecorder implements RequestRecorder {
             runId: uuidOrNull(r.runId),
             source: r.source,
             path: pgText(r.path),
-            fetchedAt: onServerClock(r.fetchedAt, now),
-            lastSeenAt: onServerClock(r.lastSeenAt, now),
+            fetchedAt: onServerClock(r.fetchedAt, offsetMs),
+            lastSeenAt: onServerClock(r.lastSeenAt, offsetMs),
             httpStatus: r.httpStatus,
             contentType: r.contentType ? pgText(r.contentType) : null,
             sha256: r.sha256,

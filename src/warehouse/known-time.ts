@@ -14,6 +14,10 @@ interface Executes {
   execute(statement: SQL): Promise<unknown>;
 }
 
+interface Transacts {
+  transaction<T>(fn: (tx: Executes) => Promise<T>): Promise<T>;
+}
+
 /**
  * Starts a write: takes the write barrier (shared) and the server's clock as this
  * transaction's known time, and names the body whose answer closes what it removes.
@@ -36,11 +40,24 @@ export async function serverClock(db: Executes): Promise<Date> {
 }
 
 /**
- * An instant this process measured on its own clock, on the server's: the server's clock
- * less how long ago it was (both read on this process's clock, so only their difference
- * counts, whatever the date it believes).
+ * How far the server's clock is ahead of this process's, in milliseconds. Read on a
+ * connection of its own (a transaction), so that waiting for the pool is not counted: the
+ * server read its clock somewhere inside the round trip, whose middle is taken.
  */
-export function onServerClock(at: Date, now: number = Date.now()): SQL {
-  const agoMs = Math.max(0, now - at.getTime());
-  return sql`(${SERVER_CLOCK} - make_interval(secs => ${agoMs / 1000}::double precision))`;
+export async function serverClockOffset(db: Transacts): Promise<number> {
+  return db.transaction(async (tx) => {
+    const sent = Date.now();
+    const server = await serverClock(tx);
+    const received = Date.now();
+    return server.getTime() - (sent + received) / 2;
+  });
+}
+
+/**
+ * An instant this process measured on its own clock, on the server's: moved by the offset
+ * read just before (`serverClockOffset`), so only a difference of this process's clock
+ * counts, whatever the date it believes.
+ */
+export function onServerClock(at: Date, offsetMs: number): Date {
+  return new Date(at.getTime() + offsetMs);
 }

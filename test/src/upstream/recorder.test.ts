@@ -4,8 +4,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, WarehouseRecorder, type Upstream } from '../../../src/upstream/index.ts';
-import type { Warehouse } from '../../../src/warehouse/connection.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection.ts';
+import { canaryKey, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../../helpers/services.ts';
 
 const APP_KEY = canaryKey('app');
 const GW_KEY = canaryKey('gw');
@@ -175,6 +175,28 @@ describe('WarehouseRecorder', () => {
     await byTime.upstream.get({ route: 'app.tokens' });
     await waitFor(async () => (await count()) === 5);
     await byTime.recorder.close();
+  });
+
+  it('places a request on the server clock where it happened, even when the write waits for a connection', async () => {
+    // Every connection of the pool (two) held for 500 ms more when the batch is written, on a
+    // server whose clock is an hour ahead.
+    const busy = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '1 hour'), dataDir: '', maxConnections: 2 });
+    try {
+      const recorder = new WarehouseRecorder(busy, createTestLogger([]).logger, { flushIntervalMs: 60_000 });
+      open.push(recorder);
+      const startedAt = new Date(Date.now() - 2_000);
+      recorder.request({ source: 'app', bucket: 'app-public', path: '/api/v1/metrics', httpStatus: 200, attempt: 1, startedAt, durationMs: 12 });
+      const holding = Promise.all([busy.query(sql`select pg_sleep(0.6)`), busy.query(sql`select pg_sleep(0.6)`)]);
+      await new Promise((r) => setTimeout(r, 100)); // the sleeps have the connections
+      await recorder.flush();
+      await holding;
+      const [row] = await wh.query<{ started_ms: string }>(sql`select (extract(epoch from started_at) * 1000)::bigint::text as started_ms from sync.requests`);
+      const placedMs = Number(row!.started_ms) - (startedAt.getTime() + 3_600_000);
+      // Within a loaded machine's round trip, and not shifted by the 500 ms spent waiting.
+      expect(Math.abs(placedMs)).toBeLessThan(150);
+    } finally {
+      await busy.close();
+    }
   });
 
   it('a failing warehouse is logged and never fails the sync', async () => {
