@@ -24,5 +24,5 @@ export type {
 export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';
 export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
-export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
+export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';

@@ -2,14 +2,15 @@
 //
 // `removed` changes the truth: a view over the dataset whose sets each lose one member (a day
 // of every app history, a point of every chart, a time of every trend, a section of every
-// page, a row of each screener). Full answers no longer carry them; `sim.data` says so.
+// page, a row of each screener, a chart of every catalog of two or more, a timeframe of every
+// gateway chart). Full answers no longer carry them; `sim.data` says so.
 //
 // `omitted` changes only answers: the dataset is as before, but a page leaves out `sections`,
 // a bundle its three graph arrays, and a token list comes cut short without a count (once per
 // list, as a list cut on the way would: the next answer is whole again).
 import { addDays } from './calendar.ts';
 import { DatasetView } from './data.ts';
-import type { AppChartData, AppHistory, AppScreenerRow, GatewayChartItem, GatewayPageShell, GatewayScreenerRow, GatewayTrend, Period, Timeframe } from './dataset-types.ts';
+import type { AppChartCatalogEntry, AppChartData, AppHistory, AppScreenerRow, GatewayChartCatalogEntry, GatewayChartItem, GatewayPageShell, GatewayScreenerRow, GatewayTrend, Period, Timeframe } from './dataset-types.ts';
 import type { DataRouteKind } from './forms.ts';
 import type { SimLosses, SimOmission } from './types.ts';
 
@@ -31,6 +32,9 @@ export function removedHistoryDate(view: { firstDate: string }): string {
 /** Which row of each chart (app rows, gateway data) and time of each trend is removed: the second. */
 export const REMOVED_POINT_INDEX = 1;
 
+/** The timeframe every gateway chart catalog entry stops listing, where it lists another. */
+export const REMOVED_TIMEFRAME: Timeframe = '90d';
+
 const without = <T>(list: readonly T[], i: number): T[] => list.filter((_, j) => j !== i);
 
 /** The dataset with one member of each set removed. */
@@ -44,6 +48,20 @@ export class RemovedView extends DatasetView {
   override appChartData(slug: string, chartKey: string): AppChartData | null {
     const d = super.appChartData(slug, chartKey);
     return d ? { ...d, rows: without(d.rows, REMOVED_POINT_INDEX) } : null;
+  }
+
+  /** A catalog of two charts or more loses its last. */
+  override appCharts(slug: string): readonly AppChartCatalogEntry[] | null {
+    const c = super.appCharts(slug);
+    return c && c.length >= 2 ? c.slice(0, -1) : c;
+  }
+
+  /** As the app's, and every entry stops listing REMOVED_TIMEFRAME where it lists another. */
+  override gatewayCharts(slug: string): readonly GatewayChartCatalogEntry[] | null {
+    const c = super.gatewayCharts(slug);
+    if (!c) return null;
+    const kept = c.length >= 2 ? c.slice(0, -1) : c;
+    return kept.map((e) => (e.timeframes.length >= 2 ? { ...e, timeframes: e.timeframes.filter((t) => t !== REMOVED_TIMEFRAME) } : e));
   }
 
   override appScreenerRows(): readonly AppScreenerRow[] {

@@ -7,10 +7,10 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
-import { charts } from '../../schema/warehouse/app.ts';
+import { chartPoints, charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { wholeSet } from '../shared/sets.ts';
+import { keptMembers, wholeSet } from '../shared/sets.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
@@ -97,8 +97,11 @@ export const appChartsJob = defineJob({
       asOf: f.meta.asOf,
       hash: f.response.sha256,
       details: { charts: valid.length, invalidItems },
-      // A catalog read whole states the token's charts: one it no longer lists is closed.
-      writes: [into(charts, rows, wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0))],
+      // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
+      writes: [
+        into(charts, rows, wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0)),
+        into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0, valid.map((e) => ({ chartKey: e.key })))),
+      ],
       followUps: () => screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0),
     };
   },

@@ -92,9 +92,9 @@ export const appScreenerJob = defineJob({
       cells: tallyCells(valid.flatMap((r) => r.cells)),
       writes: [
         // A screener whose every row names its token states the screener's membership: a
-        // token no longer in it leaves (a row that cannot be read could be anyone's).
+        // token no longer in it leaves, with its cells (a row that cannot be read could be anyone's).
         into(screenerRows, latest, wholeSet(screenerRows, {}, invalidItems === 0)),
-        into(metricValues, cells),
+        into(metricValues, cells, wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0)),
       ],
     };
   },

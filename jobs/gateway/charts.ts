@@ -11,15 +11,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
-import { gatewayCharts } from '../../schema/warehouse/gateway.ts';
+import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { beginWrite } from '../../src/warehouse/known-time.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
-import { wholeSet } from '../shared/sets.ts';
+import { keptMembers, wholeSet } from '../shared/sets.ts';
 import { documentedPath } from '../shared/paths.ts';
-import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
+import { defineJob, into, type JobContext, type JobRequest, type TableWrite } from '../types.ts';
 import { slugPayload } from './page.ts';
 import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
 
@@ -125,6 +125,29 @@ async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobR
   });
 }
 
+/**
+ * A catalog read whole states the token's charts: one it no longer lists is closed, with its
+ * timeframes, series and points; a timeframe a listed chart no longer lists is closed with its
+ * points (a chart that does not say which it has keeps them all).
+ */
+function catalogWrites(slug: string, rows: (typeof gatewayCharts.$inferInsert)[], listed: readonly GatewayCatalogEntry[], whole: boolean): TableWrite<any>[] {
+  const charts = listed.map((e) => ({ chartKey: e.key }));
+  const byTimeframe = listed.filter((e) => e.timeframes !== null);
+  return [
+    into(gatewayCharts, rows, wholeSet(gatewayCharts, { tokenSlug: slug }, whole)),
+    into(gatewayChartTimeframes, [], keptMembers(gatewayChartTimeframes, { tokenSlug: slug }, whole, charts)),
+    into(gatewayChartSeries, [], keptMembers(gatewayChartSeries, { tokenSlug: slug }, whole, charts)),
+    into(gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: slug }, whole, charts)),
+    ...byTimeframe.flatMap((e) => {
+      const timeframes = e.timeframes!.map((timeframe) => ({ timeframe }));
+      return [
+        into(gatewayChartTimeframes, [], keptMembers(gatewayChartTimeframes, { tokenSlug: slug, chartKey: e.key }, whole, timeframes)),
+        into(gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: slug, chartKey: e.key }, whole, timeframes)),
+      ];
+    }),
+  ];
+}
+
 export const gatewayChartsJob = defineJob({
   name: 'gateway.charts',
   source: 'gateway',
@@ -157,8 +180,7 @@ export const gatewayChartsJob = defineJob({
       asOf: f.meta.asOf,
       hash: f.response.sha256,
       details: { charts: valid.length, invalidItems },
-      // A catalog read whole states the token's charts: one it no longer lists is closed.
-      writes: [into(gatewayCharts, rows, wholeSet(gatewayCharts, { tokenSlug: p.slug }, listed !== undefined && invalidItems === 0))],
+      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0),
       followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
     };
   },

@@ -11,7 +11,7 @@
 import type { PgTable } from 'drizzle-orm/pg-core';
 import * as app from '../../schema/warehouse/app.ts';
 import * as gw from '../../schema/warehouse/gateway.ts';
-import { SET_FROM } from '../../src/warehouse/upsert.ts';
+import { SET_FROM, SET_KEEPS } from '../../src/warehouse/upsert.ts';
 
 export interface SetDeclaration {
   table: PgTable;
@@ -24,12 +24,19 @@ export interface SetDeclaration {
    * its earliest value of this column on, and nothing about what came before.
    */
   from?: string;
+  /**
+   * A set stated by a response that lists its members by some key columns only (a catalog
+   * lists charts, not their points): written without rows, the members kept named by these
+   * columns (`keptMembers`).
+   */
+  keptBy?: readonly string[];
 }
 
 export const SETS: readonly SetDeclaration[] = [
   { table: app.tokens, scope: [], statedBy: 'a complete /api/v1/tokens list (every item readable, as many as meta.count says)' },
   { table: app.screenerRows, scope: [], statedBy: 'a /api/v1/screener list whose every row names its token' },
   { table: app.tokenStreams, scope: ['tokenSlug'], statedBy: "a snapshot that carries its `streams` array" },
+  { table: app.metricValues, scope: ['surface'], statedBy: 'a /api/v1/screener list whose every row names its token (surface `screener`): a row states its cells, the list its tokens' },
   { table: app.metricValues, scope: ['tokenSlug', 'surface'], statedBy: 'a snapshot that carries all of `row`, `combinedRevenue`, `fundamentals` and `streams` (surface `snapshot`)' },
   { table: app.metricHistory, scope: ['tokenSlug'], statedBy: 'a history fetched whole with `stream=all` (no `from=`)' },
   { table: app.metricHistory, scope: ['tokenSlug', 'stream'], statedBy: 'one stream fetched whole (no `from=`), when `stream=all` is fetched stream by stream' },
@@ -47,12 +54,20 @@ export const SETS: readonly SetDeclaration[] = [
   { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], from: 'ts', statedBy: 'a materialized history of the period (`data` not null), from its first time on' },
   { table: gw.gatewayCharts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
   { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey', 'timeframe'], from: 'ts', statedBy: "a chart timeframe's `data` array, from its first time on" },
+  // A chart gone from its catalog takes its timeframes, series and points with it; a timeframe
+  // gone from a chart's list of timeframes takes its points.
+  { table: app.chartPoints, scope: ['tokenSlug'], keptBy: ['chartKey'], statedBy: 'a chart catalog that is a list, every item readable (the points of a chart it no longer lists)' },
+  { table: gw.gatewayChartTimeframes, scope: ['tokenSlug'], keptBy: ['chartKey'], statedBy: 'a chart catalog that is a list, every item readable (the timeframes of a chart it no longer lists)' },
+  { table: gw.gatewayChartTimeframes, scope: ['tokenSlug', 'chartKey'], keptBy: ['timeframe'], statedBy: 'such a catalog whose entry lists the chart\'s `timeframes` (a timeframe it no longer lists)' },
+  { table: gw.gatewayChartSeries, scope: ['tokenSlug'], keptBy: ['chartKey'], statedBy: 'a chart catalog that is a list, every item readable (the series of a chart it no longer lists)' },
+  { table: gw.gatewayChartPoints, scope: ['tokenSlug'], keptBy: ['chartKey'], statedBy: 'a chart catalog that is a list, every item readable (the points of a chart it no longer lists)' },
+  { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey'], keptBy: ['timeframe'], statedBy: 'such a catalog whose entry lists the chart\'s `timeframes` (the points of a timeframe it no longer lists)' },
 ];
 
-/** Pure: the declaration a write's scope matches, by table and scope columns. */
-export function declarationOf(table: PgTable, scope: Record<string, unknown>): SetDeclaration | undefined {
+/** Pure: the declaration a write's scope matches, by table and scope columns (`kept`: one kept by some key columns). */
+export function declarationOf(table: PgTable, scope: Record<string, unknown>, kept = false): SetDeclaration | undefined {
   const columns = Object.keys(scope).sort().join(',');
-  return SETS.find((d) => d.table === table && [...d.scope].sort().join(',') === columns);
+  return SETS.find((d) => d.table === table && [...d.scope].sort().join(',') === columns && (d.keptBy !== undefined) === kept);
 }
 
 /**
@@ -67,6 +82,18 @@ export function wholeSet<T extends PgTable>(table: T, scope: Partial<T['$inferIn
   // A window without rows says nowhere it starts: it states nothing.
   const first = earliest(rows.map((r) => (r as Record<string, unknown>)[d.from!]));
   return first === undefined ? {} : { replace: { ...scope, [SET_FROM]: { [d.from]: first } } };
+}
+
+/**
+ * The write option that keeps, of the set named by `scope`, only the members `kept` names (by
+ * the declaration's `keptBy` columns), when the response stated the set; the write has no rows.
+ */
+export function keptMembers<T extends PgTable>(table: T, scope: Partial<T['$inferInsert']>, stated: boolean, kept: readonly Partial<T['$inferInsert']>[]): { replace?: Partial<T['$inferInsert']> } {
+  const d = declarationOf(table, scope as Record<string, unknown>, true);
+  if (!d?.keptBy) throw new Error(`no set kept by some of its key columns is declared for this table by ${Object.keys(scope).join(', ') || '(the whole table)'}`);
+  const columns = [...d.keptBy].sort().join(',');
+  if (kept.some((k) => Object.keys(k).sort().join(',') !== columns)) throw new Error(`the members kept must be named by ${d.keptBy.join(', ')}`);
+  return stated ? { replace: { ...scope, [SET_KEEPS]: kept } } : {};
 }
 
 function earliest(values: readonly unknown[]): unknown {

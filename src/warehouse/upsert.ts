@@ -179,6 +179,13 @@ export async function absentKeys<T extends PgTable>(db: Executor, table: T, rows
 export const SET_FROM: unique symbol = Symbol('set starts at');
 
 /**
+ * In a scope, the members that stay, by some of the key columns (a list of column values by
+ * property, all naming the same columns): a catalog states which charts, and which of their
+ * timeframes, a token has, not their points. A stored row that matches none of them leaves.
+ */
+export const SET_KEEPS: unique symbol = Symbol('set keeps');
+
+/**
  * The ` where ...` of the stored rows of `scope` that `rows` do not carry (those not delisted
  * yet, where the table delists), or null when none can be: the scope fixes the whole key.
  * The rows travel as one array per key column (unnest), so a history of tens of thousands of
@@ -199,6 +206,12 @@ function absentWhere<T extends PgTable>(shape: TableShape, table: T, rows: reado
     if (!c) throw new Error(`${shape.qualified} has no column ${prop}`);
     conditions.push(sql`${sql.raw(c.name)} >= ${value(c, v)}`);
   }
+  const keeps = (scope as { [SET_KEEPS]?: readonly Record<string, unknown>[] })[SET_KEEPS];
+  if (keeps !== undefined) {
+    if (rows.length > 0) throw new Error(`${shape.qualified}: a set stated by the members it keeps is written without rows`);
+    const columns = Object.keys(keeps[0] ?? {}).map((prop) => byProp.get(prop) ?? fail(`${shape.qualified} has no column ${prop}`));
+    if (keeps.length > 0) conditions.push(notAmong(shape, columns, keeps));
+  }
   // The key columns the scope does not fix tell the rows that stay.
   const rest = rules.key.map((k) => shape.byName.get(k.name)!).filter((c) => !(c.prop in scope));
   if (rows.length > 0 && rest.length > 0) conditions.push(notAmong(shape, rest, rows as readonly Record<string, unknown>[]));
@@ -206,6 +219,10 @@ function absentWhere<T extends PgTable>(shape: TableShape, table: T, rows: reado
   const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
   if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
   return conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }
 
 /** A stored row's `columns` are those of none of `rows`. */

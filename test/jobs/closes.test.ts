@@ -6,7 +6,7 @@
 // kept, and the next sync fetches them again and repairs them (never `unchanged`).
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMOVED_POINT_INDEX, REMOVED_SECTION, removedHistoryDate, startSimulator, type Simulator } from '../../sim/index.ts';
+import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, startSimulator, type Simulator } from '../../sim/index.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
@@ -100,6 +100,54 @@ describe('fully fetched sets close what they lost', () => {
     // The tokens stay listed: a screener row leaving is not a delisting.
     expect(await count('app.tokens where delisted_at is not null')).toBe(0);
     expect(await count('gateway.tokens where delisted_at is not null')).toBe(0);
+  }, 120_000);
+});
+
+describe('a catalog closes what hangs from it', () => {
+  // Two charts a token, both timeframes every gateway chart lists mirrored.
+  let sim2: Simulator;
+  beforeAll(async () => {
+    await tw?.cleanup();
+    tw = await createTestWarehouse();
+    sim2 = await startSimulator({ tokens: 6, historyDays: 8, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+  });
+  afterAll(() => sim2?.close());
+  const sync2 = () => syncOnce(sim2, tw.warehouse, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
+
+  it('a chart gone from a catalog, a timeframe gone from a chart, a token gone from the screener: their rows closed', async () => {
+    expect((await sync2()).status).toBe('succeeded');
+    const slug = sim2.data.appTokens().find((t) => (sim2.data.appCharts(t.slug) ?? []).length >= 2)!.slug;
+    const appGone = sim2.data.appCharts(slug)!.at(-1)!.key;
+    const gwSlug = sim2.data.gatewayTokens().find((t) => (sim2.data.gatewayCharts(t.slug) ?? []).length >= 2)!.slug;
+    const [gwKept, gwGone] = sim2.data.gatewayCharts(gwSlug)!.map((c) => c.key);
+    const screenerGone = sim2.data.appScreenerRows().at(-1)!.token.slug;
+    const screenerCells = await count(`app.metric_values where surface = 'screener'`);
+    const goneCells = await count(`app.metric_values where surface = 'screener' and token_slug = '${screenerGone}'`);
+    expect(goneCells).toBeGreaterThan(0);
+    expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`)).toBeGreaterThan(0);
+
+    sim2.setLosses({ removed: true });
+    const run = await sync2();
+    expect(run.status).toBe('succeeded');
+
+    // The app chart no longer listed: its entry and every point.
+    await closedBy('app.charts', `token_slug = '${slug}' and chart_key = '${appGone}'`, run.runId);
+    await closedBy('app.chart_points', `token_slug = '${slug}' and chart_key = '${appGone}'`, run.runId);
+    // The gateway chart no longer listed: its entry, timeframes, series and points.
+    for (const table of ['gateway.charts', 'gateway.chart_timeframes', 'gateway.chart_series', 'gateway.chart_points']) {
+      await closedBy(table, `token_slug = '${gwSlug}' and chart_key = '${gwGone}'`, run.runId);
+    }
+    // The listed chart's timeframe it no longer lists: closed with its points; the other stays.
+    await closedBy('gateway.chart_timeframes', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
+    await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
+    expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d'`)).toBeGreaterThan(0);
+    expect(await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`)).toBeGreaterThan(0);
+    // The token gone from the screener: its cells there, and no other cell.
+    await closedBy('app.metric_values', `surface = 'screener' and token_slug = '${screenerGone}'`, run.runId);
+    expect(await count(`app.metric_values where surface = 'screener'`)).toBe(screenerCells - goneCells);
+    // Nothing of a chart still listed: every app chart listed still has points.
+    const listedWithout = await count(`app.charts c where not exists (select 1 from app.chart_points p where p.token_slug = c.token_slug and p.chart_key = c.chart_key)`);
+    expect(listedWithout).toBe(0);
   }, 120_000);
 });
 

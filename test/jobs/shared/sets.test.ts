@@ -1,11 +1,11 @@
 // The set declarations and the mass-removal rule, without IO.
 import { describe, expect, it } from 'vitest';
-import { SETS, declarationOf, wholeSet } from '../../../jobs/shared/sets.ts';
+import { SETS, declarationOf, keptMembers, wholeSet } from '../../../jobs/shared/sets.ts';
 import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../../../jobs/shared/removals.ts';
 import { chartPoints, metricHistory, tokens } from '../../../schema/warehouse/app.ts';
-import { gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
+import { gatewayChartPoints, gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
-import { SET_FROM } from '../../../src/warehouse/upsert.ts';
+import { SET_FROM, SET_KEEPS } from '../../../src/warehouse/upsert.ts';
 import { keyProps } from '../../../src/warehouse/table-rules.ts';
 
 describe('declared sets', () => {
@@ -15,6 +15,10 @@ describe('declared sets', () => {
       for (const c of d.scope) expect(key, c).toContain(c);
       expect(key.length).toBeGreaterThan(d.scope.length);
       if (d.from) expect(key).toContain(d.from);
+      for (const c of d.keptBy ?? []) {
+        expect(key, c).toContain(c);
+        expect(d.scope).not.toContain(c);
+      }
     }
   });
 
@@ -37,6 +41,17 @@ describe('declared sets', () => {
     expect(Object.fromEntries(Object.entries(w.replace!))).toEqual({ tokenSlug: 'a', period: '7d' });
     expect((w.replace as Record<symbol, unknown>)[SET_FROM]).toEqual({ ts: new Date('2026-06-01') });
     expect(wholeSet(gatewayTrendPoints, { tokenSlug: 'a', period: '7d' }, true, [])).toEqual({});
+  });
+
+  it('a catalog keeps the members it names by some key columns, and writes no rows', () => {
+    const w = keptMembers(gatewayChartPoints, { tokenSlug: 'a' }, true, [{ chartKey: 'c1' }]);
+    expect(Object.fromEntries(Object.entries(w.replace!))).toEqual({ tokenSlug: 'a' });
+    expect((w.replace as Record<symbol, unknown>)[SET_KEEPS]).toEqual([{ chartKey: 'c1' }]);
+    expect(keptMembers(gatewayChartPoints, { tokenSlug: 'a' }, false, [{ chartKey: 'c1' }])).toEqual({});
+    expect(() => keptMembers(gatewayChartPoints, { tokenSlug: 'a' }, true, [{ timeframe: '30d' }])).toThrow(/named by chartKey/);
+    // The two kinds of set are declared apart: a catalog's is never replaced by rows.
+    expect(() => wholeSet(gatewayChartPoints, { tokenSlug: 'a' }, true)).toThrow(/no set is declared/);
+    expect(() => keptMembers(gatewayChartPoints, { tokenSlug: 'a', chartKey: 'c', timeframe: '7d' }, true, [])).toThrow(/no set kept/);
   });
 });
 
