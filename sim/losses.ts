@@ -3,7 +3,7 @@
 // `removed` changes the truth: a view over the dataset whose sets each lose one member (a day
 // of every app history, a point of every chart, a time of every trend, a section of every
 // page, a row of each screener, a chart of every catalog of two or more, a timeframe of every
-// gateway chart). Full answers no longer carry them; `sim.data` says so.
+// gateway chart, a series of every gateway chart of two or more). Full answers no longer carry them; `sim.data` says so.
 //
 // `omitted` changes only answers: the dataset is as before, but a page leaves out `sections`,
 // a bundle its three graph arrays, and a token list comes cut short without a count (once per
@@ -85,9 +85,13 @@ export class RemovedView extends DatasetView {
     return { times: without(t.times, REMOVED_POINT_INDEX), series: t.series.map((s) => ({ ...s, values: without(s.values, REMOVED_POINT_INDEX) })) };
   }
 
+  /** Its second row, and its last series where it has two or more (from its config and every row). */
   override gatewayChartData(slug: string, chartKey: string, timeframe: Timeframe): GatewayChartItem | null {
     const c = super.gatewayChartData(slug, chartKey, timeframe);
-    return c ? { ...c, data: without(c.data, REMOVED_POINT_INDEX) } : null;
+    if (!c) return null;
+    const gone = c.config.series.length >= 2 ? c.config.series.at(-1)!.key : undefined;
+    const data = without(c.data, REMOVED_POINT_INDEX).map((row) => (gone ? (Object.fromEntries(Object.entries(row).filter(([k]) => k !== gone)) as typeof row) : row));
+    return { ...c, config: { ...c.config, series: c.config.series.filter((s) => s.key !== gone) }, data };
   }
 }
 

@@ -160,9 +160,10 @@ export const gatewayChartJob = defineJob({
       cells: r.cells,
       writes: [
         into(gatewayChartTimeframes, [r.timeframe]),
-        into(gatewayChartSeries, r.seriesRows),
         // The timeframe's `data` is all its points from its first on: one it no longer has is closed.
         into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true, r.points)),
+        // After the points: a series neither declared nor in any timeframe's points any more is closed.
+        into(gatewayChartSeries, r.seriesRows, wholeSet(gatewayChartSeries, { tokenSlug: p.slug, chartKey: p.chartKey }, Array.isArray(f.data.config?.series))),
       ],
     };
   },

@@ -8,10 +8,11 @@
 // states it (for docs and reviewers). A handler says only whether its response stated the set
 // (`wholeSet`); the lifecycle removes what the set no longer carries, after the mass-removal
 // check (removal-check.ts).
+import { sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import * as app from '../../schema/warehouse/app.ts';
 import * as gw from '../../schema/warehouse/gateway.ts';
-import { SET_FROM, SET_KEEPS } from '../../src/warehouse/upsert.ts';
+import { SET_FROM, SET_KEEPS, SET_KEPT_WHILE } from '../../src/warehouse/upsert.ts';
 
 export interface SetDeclaration {
   table: PgTable;
@@ -30,6 +31,8 @@ export interface SetDeclaration {
    * columns (`keptMembers`).
    */
   keptBy?: readonly string[];
+  /** A stored member also stays while this holds of it (SQL on the table's qualified name). */
+  keptWhile?: SQL;
 }
 
 export const SETS: readonly SetDeclaration[] = [
@@ -54,6 +57,14 @@ export const SETS: readonly SetDeclaration[] = [
   { table: gw.gatewayTrendPoints, scope: ['tokenSlug', 'period'], from: 'ts', statedBy: 'a materialized history of the period (`data` not null), from its first time on' },
   { table: gw.gatewayCharts, scope: ['tokenSlug'], statedBy: 'a chart catalog that is a list, every item readable' },
   { table: gw.gatewayChartPoints, scope: ['tokenSlug', 'chartKey', 'timeframe'], from: 'ts', statedBy: "a chart timeframe's `data` array, from its first time on" },
+  {
+    table: gw.gatewayChartSeries,
+    scope: ['tokenSlug', 'chartKey'],
+    statedBy: "a chart timeframe that carries `config.series` (with its rows' keys); a series it does not carry stays while another timeframe of the chart has points of it",
+    keptWhile: sql.raw(
+      'exists (select 1 from gateway.chart_points p where p.token_slug = gateway.chart_series.token_slug and p.chart_key = gateway.chart_series.chart_key and p.series_key = gateway.chart_series.series_key)',
+    ),
+  },
   // A chart gone from its catalog takes its timeframes, series and points with it; a timeframe
   // gone from a chart's list of timeframes takes its points.
   { table: app.chartPoints, scope: ['tokenSlug'], keptBy: ['chartKey'], statedBy: 'a chart catalog that is a list, every item readable (the points of a chart it no longer lists)' },
@@ -78,6 +89,7 @@ export function wholeSet<T extends PgTable>(table: T, scope: Partial<T['$inferIn
   const d = declarationOf(table, scope as Record<string, unknown>);
   if (!d) throw new Error(`no set is declared for this table by ${Object.keys(scope).join(', ') || '(the whole table)'}`);
   if (!stated) return {};
+  if (d.keptWhile !== undefined) return { replace: { ...scope, [SET_KEPT_WHILE]: d.keptWhile } };
   if (d.from === undefined) return { replace: scope };
   // A window without rows says nowhere it starts: it states nothing.
   const first = earliest(rows.map((r) => (r as Record<string, unknown>)[d.from!]));

@@ -35,7 +35,8 @@ Options:
   --removed            every set loses one member: a day of each app history, a row of
                        each chart, a time of each trend, the page section 'charts', the
                        last row of each screener, the last chart of each catalog of two or
-                       more, the timeframe 90d of each gateway chart (sim/README.md, losses)
+                       more, the timeframe 90d and the last series of each gateway chart
+                       (sim/README.md, losses)
   --omit PART          answers leave PART out: sections (token pages), bundleArrays
                        (research bundles), tokenListCut (token lists cut to 2 items
                        without a count, once) (repeatable)`;

@@ -186,6 +186,13 @@ export const SET_FROM: unique symbol = Symbol('set starts at');
 export const SET_KEEPS: unique symbol = Symbol('set keeps');
 
 /**
+ * In a scope, a condition on the stored row (SQL naming the table by its qualified name) that
+ * keeps it whatever the rows say: a chart's series stays while any of its timeframes still
+ * has points of it, whichever timeframe's response is being written.
+ */
+export const SET_KEPT_WHILE: unique symbol = Symbol('set keeps while');
+
+/**
  * The ` where ...` of the stored rows of `scope` that `rows` do not carry (those not delisted
  * yet, where the table delists), or null when none can be: the scope fixes the whole key.
  * The rows travel as one array per key column (unnest), so a history of tens of thousands of
@@ -212,6 +219,8 @@ function absentWhere<T extends PgTable>(shape: TableShape, table: T, rows: reado
     const columns = Object.keys(keeps[0] ?? {}).map((prop) => byProp.get(prop) ?? fail(`${shape.qualified} has no column ${prop}`));
     if (keeps.length > 0) conditions.push(notAmong(shape, columns, keeps));
   }
+  const keptWhile = (scope as { [SET_KEPT_WHILE]?: SQL })[SET_KEPT_WHILE];
+  if (keptWhile !== undefined) conditions.push(sql.join([sql.raw('not ('), keptWhile, sql.raw(')')]));
   // The key columns the scope does not fix tell the rows that stay.
   const rest = rules.key.map((k) => shape.byName.get(k.name)!).filter((c) => !(c.prop in scope));
   if (rows.length > 0 && rest.length > 0) conditions.push(notAmong(shape, rest, rows as readonly Record<string, unknown>[]));

@@ -114,12 +114,16 @@ describe('a catalog closes what hangs from it', () => {
   afterAll(() => sim2?.close());
   const sync2 = () => syncOnce(sim2, tw.warehouse, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
 
-  it('a chart gone from a catalog, a timeframe gone from a chart, a token gone from the screener: their rows closed', async () => {
+  it('a chart gone from a catalog, a timeframe or a series gone from a chart, a token gone from the screener: their rows closed', async () => {
     expect((await sync2()).status).toBe('succeeded');
     const slug = sim2.data.appTokens().find((t) => (sim2.data.appCharts(t.slug) ?? []).length >= 2)!.slug;
     const appGone = sim2.data.appCharts(slug)!.at(-1)!.key;
     const gwSlug = sim2.data.gatewayTokens().find((t) => (sim2.data.gatewayCharts(t.slug) ?? []).length >= 2)!.slug;
     const [gwKept, gwGone] = sim2.data.gatewayCharts(gwSlug)!.map((c) => c.key);
+    const series = sim2.data.gatewayChartData(gwSlug, gwKept!, '30d')!.config.series;
+    expect(series.length, 'the chart has two series or more').toBeGreaterThanOrEqual(2);
+    const lostSeries = series.at(-1)!.key;
+    const seriesBefore = await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`);
     const screenerGone = sim2.data.appScreenerRows().at(-1)!.token.slug;
     const screenerCells = await count(`app.metric_values where surface = 'screener'`);
     const goneCells = await count(`app.metric_values where surface = 'screener' and token_slug = '${screenerGone}'`);
@@ -141,7 +145,11 @@ describe('a catalog closes what hangs from it', () => {
     await closedBy('gateway.chart_timeframes', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
     await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
     expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d'`)).toBeGreaterThan(0);
-    expect(await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`)).toBeGreaterThan(0);
+    // A series gone from a listed chart (its config and every row of every timeframe): closed
+    // with its points; the chart's other series stay.
+    await closedBy('gateway.chart_series', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and series_key = '${lostSeries}'`, run.runId);
+    await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d' and series_key = '${lostSeries}'`, run.runId);
+    expect(await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`)).toBe(seriesBefore - 1);
     // The token gone from the screener: its cells there, and no other cell.
     await closedBy('app.metric_values', `surface = 'screener' and token_slug = '${screenerGone}'`, run.runId);
     expect(await count(`app.metric_values where surface = 'screener'`)).toBe(screenerCells - goneCells);

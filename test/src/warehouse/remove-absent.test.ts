@@ -5,7 +5,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricHistory, tokens } from '../../../schema/warehouse/app.ts';
-import { gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
+import { gatewayChartPoints, gatewayChartSeries, gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
+import { keptMembers, wholeSet } from '../../../jobs/shared/sets.ts';
 import type { Warehouse } from '../../../src/warehouse/connection.ts';
 import { SET_FROM, absentKeys, removeAbsent, upsertRows } from '../../../src/warehouse/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
@@ -59,6 +60,23 @@ describe('removeAbsent on Postgres', () => {
     await upsertRows(w.db, gatewayTrendPoints, now);
     expect(await w.db.transaction((t) => removeAbsent(t as never, gatewayTrendPoints, now, scope))).toBe(1);
     expect((await w.query<{ n: number }>(sql`select extract(day from ts)::int as n from gateway.trend_points order by ts`)).map((r) => r.n)).toEqual([2, 3, 4, 6, 7, 8]);
+  });
+
+  it("a catalog keeps what it names by some key columns; a chart's series stays while a timeframe has points of it", async () => {
+    const point = (chartKey: string, timeframe: string, seriesKey: string) => ({ tokenSlug: 'z', chartKey, timeframe, ts: day(1), seriesKey, value: '1', payload: null, ...meta });
+    await upsertRows(w.db, gatewayChartPoints, [point('c1', '30d', 's1'), point('c1', '90d', 's2'), point('c2', '30d', 's1')]);
+    const catalog = keptMembers(gatewayChartPoints, { tokenSlug: 'z' }, true, [{ chartKey: 'c1' }]).replace!;
+    expect((await absentKeys(w.db, gatewayChartPoints, [], catalog)).absent).toEqual(['["z", "c2", "30d", "2026-01-03T00:00:00+00:00", "s1"]']);
+    expect(await w.db.transaction((t) => removeAbsent(t as never, gatewayChartPoints, [], catalog))).toBe(1);
+
+    const series = (seriesKey: string) => ({ tokenSlug: 'z', chartKey: 'c1', seriesKey, label: null, render: null, declared: true, payload: null, ...meta });
+    await upsertRows(w.db, gatewayChartSeries, [series('s1'), series('s2'), series('s3')]);
+    // The 30d response carries s1 only: s2 stays while 90d has points of it, s3 (no points) goes.
+    const stated = wholeSet(gatewayChartSeries, { tokenSlug: 'z', chartKey: 'c1' }, true).replace!;
+    expect((await absentKeys(w.db, gatewayChartSeries, [series('s1')], stated)).absent).toEqual(['["z", "c1", "s3"]']);
+    expect(await w.db.transaction((t) => removeAbsent(t as never, gatewayChartSeries, [series('s1')], stated))).toBe(1);
+    await w.db.transaction((t) => removeAbsent(t as never, gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: 'z', chartKey: 'c1' }, true, [{ timeframe: '30d' }]).replace!));
+    expect((await absentKeys(w.db, gatewayChartSeries, [series('s1')], stated)).absent).toEqual(['["z", "c1", "s2"]']);
   });
 
   it('a delisting table: the members not delisted, and those marked instead of deleted', async () => {
