@@ -16,6 +16,7 @@ export const DEFAULT_FORMS: SimForms = {
   historyAll: 'list',
   chartLabels: false,
   addedFields: {},
+  duplicatedKeys: {},
 };
 
 export interface FormState {
@@ -35,6 +36,7 @@ export function mergeForms(state: FormState, partial: Partial<SimForms>): FormSt
   const forms = { ...state.forms, ...defined };
   // a copy: a caller changing its map afterwards must not change what is served
   forms.addedFields = { ...forms.addedFields };
+  forms.duplicatedKeys = { ...forms.duplicatedKeys };
   return { forms, linkFieldSet };
 }
 
@@ -87,6 +89,17 @@ export function withAddedField(data: unknown, field: string | undefined): unknow
   if (field === undefined || field === '') return data;
   const add = (v: unknown): unknown => (isPlainObject(v) && !Object.hasOwn(v, field) ? { ...v, [field]: ADDED_FIELD_VALUE } : v);
   return Array.isArray(data) ? data.map(add) : add(data);
+}
+
+/**
+ * The body's text with `key` named twice in the first object that has it: `"key":"0",` goes
+ * in just before the member. Text, because no JSON writer writes a key twice.
+ */
+export function withDuplicatedKey(body: string, key: string | undefined): string {
+  if (key === undefined || key === '') return body;
+  const member = `${JSON.stringify(key)}:`;
+  const at = body.indexOf(member);
+  return at < 0 ? body : `${body.slice(0, at)}${member}"0",${body.slice(at)}`;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

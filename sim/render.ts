@@ -205,13 +205,20 @@ export function renderHistoryAll(docs: readonly AppHistory[], q: HistoryQuery, r
     case 'columnUntyped':
       return columnHistory(first, docs, q, r, COMPONENT_DIMENSION);
     case 'nested':
-      return { ...combinedHead(first), streams: docs.map((d) => renderHistory(d, q, r)) };
+      // the interval the head states for all is not said again by the streams that share it
+      return { ...combinedHead(first), streams: docs.map((d) => withoutSharedInterval(renderHistory(d, q, r), first.interval)) };
     case 'keyed':
       // the key names the stream, so the document itself does not
       return Object.fromEntries(docs.map((d) => [d.stream, withoutStream(renderHistory(d, q, r))]));
     case 'ambiguous':
       return ambiguousHistory(first, docs, q, r);
   }
+}
+
+function withoutSharedInterval(doc: Record<string, unknown>, shared: string): Record<string, unknown> {
+  if (doc.interval !== shared) return doc;
+  const { interval: _interval, ...rest } = doc;
+  return rest;
 }
 
 function withoutStream(doc: Record<string, unknown>): Record<string, unknown> {

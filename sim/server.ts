@@ -7,7 +7,7 @@ import { isIsoDate } from './calendar.ts';
 import { DatasetView, SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
-import { initialForms, mergeForms, withAddedField, type DataRouteKind, type FormState } from './forms.ts';
+import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataRouteKind, type FormState } from './forms.ts';
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
 import { toJson } from './json.ts';
 import { NO_LOSSES, RemovedView, omitParts } from './losses.ts';
@@ -363,7 +363,7 @@ class SimServer implements Simulator {
       const answer = omitParts(this.losses.omitted, kind, path, { data: outcome.data, meta: outcome.meta }, this.cutLists);
       const data = this.decorate(kind, answer.data);
       const envelope = { data, ...outcome.siblings, meta: { servedAt, ...answer.meta } };
-      const body = toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq)));
+      const body = withDuplicatedKey(toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq))), kind === null ? undefined : this.forms.forms.duplicatedKeys[kind]);
       reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
     }
     reply.headers = { ...reply.headers, ...scriptHeaders };

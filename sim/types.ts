@@ -92,7 +92,8 @@ export type GatewayRowToken = 'slug' | 'token.slug' | 'symbol';
  *   date, then by the token's stream order
  * - 'columnUntyped': as 'column', but the dimension column is a bare `{ key: 'component' }`
  *   and row objects name the cell `component`
- * - 'nested': `{ token, interval, stream: 'all', streams: MetricHistory[] }`
+ * - 'nested': `{ token, interval, stream: 'all', streams: MetricHistory[] }`, the inner ones
+ *   without the `interval` the head states for all
  * - 'keyed': `{ [streamKey]: MetricHistory }`, each inner one without its `stream` member
  * - 'ambiguous': one MetricHistory (`stream: 'all'`) holding every stream's rows one stream
  *   after another, with nothing telling them apart: a reader must refuse it
@@ -133,6 +134,12 @@ export interface SimForms {
    * member of that name already there is left alone. setForms replaces the whole map.
    */
   addedFields: Record<string, string>;
+  /**
+   * route name -> a key named twice: the first object of that route's body that has the key
+   * gets it once more, before it, with the value "0" (RFC 8259 leaves such a body's meaning
+   * open). setForms replaces the whole map.
+   */
+  duplicatedKeys: Record<string, string>;
   rateLimitResetForm?: never;
 }
 

@@ -5,13 +5,30 @@ import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 export { isLosslessNumber, LosslessNumber };
 
 /**
- * Parses JSON text; every number becomes a LosslessNumber. Throws SyntaxError on invalid JSON.
- * A duplicate key keeps the last value, as JSON.parse and Postgres jsonb do.
+ * An object names the same key twice with two values. RFC 8259 leaves its meaning open
+ * (JSON.parse and jsonb keep the last, other readers the first): such a body is not understood.
+ */
+export class DuplicateKeyError extends SyntaxError {
+  override readonly name: string = 'DuplicateKeyError';
+  constructor(
+    readonly key: string,
+    readonly position: number,
+  ) {
+    super(`the key ${JSON.stringify(key.slice(0, 100))} appears twice in one object (at character ${position})`);
+  }
+}
+
+/**
+ * Parses JSON text; every number becomes a LosslessNumber. Throws SyntaxError on invalid JSON,
+ * and DuplicateKeyError where an object names a key twice with two values (literals compared:
+ * `1` and `1.0` are two). The same value twice has one meaning, whichever a reader keeps.
  */
 export function parseJson(text: string): unknown {
   return parse(text, null, {
     parseNumber: losslessNumber,
-    onDuplicateKey: ({ newValue }) => newValue,
+    onDuplicateKey: ({ key, position }) => {
+      throw new DuplicateKeyError(key, position);
+    },
   });
 }
 

@@ -87,10 +87,16 @@ function partsOf(data: unknown, ask: HistoryAsk): { form: HistoryForm; parts: Pa
   }
   if ('streams' in data && (Array.isArray(data.streams) || isRecord(data.streams))) {
     const inner = Array.isArray(data.streams) ? listParts(data.streams, ask) : keyedParts(data.streams as Record<string, unknown>);
-    return 'ambiguous' in inner ? inner : { form: 'nested', parts: inner };
+    return 'ambiguous' in inner ? inner : { form: 'nested', parts: withHeadInterval(inner, readText(data.interval) ?? null) };
   }
   const keyed = keyedParts(data);
   return 'ambiguous' in keyed ? keyed : { form: 'keyed', parts: keyed };
+}
+
+/** A stream that states no interval of its own has the one the nesting object states for all. */
+function withHeadInterval(parts: Part[], head: string | null): Part[] {
+  if (!head) return parts;
+  return parts.map((p) => (readText(p.doc.interval) ? p : { ...p, doc: { ...p.doc, interval: head } }));
 }
 
 function listParts(items: unknown[], ask: HistoryAsk): Part[] | { ambiguous: string } {

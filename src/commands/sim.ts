@@ -32,6 +32,8 @@ Options:
   --chart-labels       app chart data gets a text 'note' column
   --added-field R=F    adds the field F (value 'added') to each object in the data of
                        route R, e.g. app.tokens=extra (repeatable)
+  --duplicated-key R=K the first object of route R's body that has the key K names it
+                       twice (first with "0"), e.g. app.token=effectiveMarketCap (repeatable)
   --removed            every set loses one member: a day of each app history, a row of
                        each chart, a time of each trend, the page section 'charts', the
                        last row of each screener, the last chart of each catalog of two or
@@ -61,6 +63,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       'history-all': { type: 'string' },
       'chart-labels': { type: 'boolean' },
       'added-field': { type: 'string', multiple: true },
+      'duplicated-key': { type: 'string', multiple: true },
       removed: { type: 'boolean' },
       omit: { type: 'string', multiple: true },
       help: { type: 'boolean' },
@@ -133,6 +136,7 @@ interface FormFlags {
   'history-all'?: string;
   'chart-labels'?: boolean;
   'added-field'?: string[];
+  'duplicated-key'?: string[];
 }
 
 /** the response forms the flags ask for; flags left out keep the simulator's defaults */
@@ -140,7 +144,8 @@ function forms(values: FormFlags): Partial<SimForms> {
   const out: Partial<SimForms> = {};
   if (values['history-all'] !== undefined) out.historyAll = oneOf('--history-all', values['history-all'], [...HISTORY_ALL_FORMS, 'mixed'] as const);
   if (values['chart-labels']) out.chartLabels = true;
-  if (values['added-field'] !== undefined) out.addedFields = Object.fromEntries(values['added-field'].map(addedField));
+  if (values['added-field'] !== undefined) out.addedFields = Object.fromEntries(values['added-field'].map((raw) => routeField('--added-field', raw)));
+  if (values['duplicated-key'] !== undefined) out.duplicatedKeys = Object.fromEntries(values['duplicated-key'].map((raw) => routeField('--duplicated-key', raw)));
   return out;
 }
 
@@ -151,10 +156,10 @@ function oneOf<T extends string>(flag: string, raw: string, allowed: readonly T[
 }
 
 /** ROUTE=FIELD, ROUTE one of tesync's route names that answer with `data` */
-function addedField(raw: string): [string, string] {
+function routeField(flag: string, raw: string): [string, string] {
   const m = /^([a-z]+\.[a-z]+)=([A-Za-z_][A-Za-z0-9_]*)$/.exec(raw);
   const route = m?.[1];
   const field = m?.[2];
-  if (route === undefined || field === undefined) throw new UsageError('--added-field must look like ROUTE=FIELD, e.g. app.tokens=extra');
-  return [oneOf('--added-field ROUTE', route, DATA_ROUTE_KINDS), field];
+  if (route === undefined || field === undefined) throw new UsageError(`${flag} must look like ROUTE=FIELD, e.g. app.tokens=extra`);
+  return [oneOf(`${flag} ROUTE`, route, DATA_ROUTE_KINDS), field];
 }

@@ -9,7 +9,7 @@
 import pRetry from 'p-retry';
 import type { Config } from '../config.ts';
 import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../errors.ts';
-import { parseJson } from '../json.ts';
+import { DuplicateKeyError, parseJson } from '../json.ts';
 import type { Logger } from '../logger.ts';
 import { backoffDelay } from './backoff.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
@@ -241,6 +241,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           const reason = `invalid JSON in a ${res.status} response: ${(err as Error).message}`;
           recorder.request({ ...record, error: reason });
           recorder.response({ ...archive(res, receivedAt), sha256: textBodyHash(res.text), status: 'invalid' });
+          // A key named twice is how the body was written, not a body cut short: asking again would not help.
+          if (err instanceof DuplicateKeyError) throw new InvalidResponseError(`GET ${path}: ${reason}`, res.text);
           throw new InvalidJsonAttempt(`GET ${path}: ${reason}`, res.text);
         }
         const sha256 = jsonBodyHash(body);

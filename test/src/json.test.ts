@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'lossless-json';
-import { isLosslessNumber, jsonText, LosslessNumber, parseJson, stringifyJson, writeJson } from '../../src/json.ts';
+import { DuplicateKeyError, isLosslessNumber, jsonText, LosslessNumber, parseJson, stringifyJson, writeJson } from '../../src/json.ts';
 import { readDecimal } from '../../schema/upstream/values.ts';
 import { Rng } from '../../sim/random.ts';
 
@@ -45,8 +45,15 @@ describe('parseJson / stringifyJson', () => {
     expect(get(v, 'price')).toBe('98765432109876543210.000000001');
   });
 
-  it('keeps the last of duplicate keys, as JSON.parse and jsonb do', () => {
-    expect(stringifyJson(parseJson('{"a":1,"a":2}'))).toBe('{"a":2}');
+  it('refuses a key named twice in one object with two values, at any depth', () => {
+    expect(() => parseJson('{"a":1,"a":2}')).toThrow(DuplicateKeyError);
+    // Two literals of one number are still two readings.
+    expect(() => parseJson('{"a":1,"a":1.0}')).toThrow(DuplicateKeyError);
+    // The same value twice has one meaning whichever a reader keeps.
+    expect(stringifyJson(parseJson('{"a":1,"a":1}'))).toBe('{"a":1}');
+    expect(() => parseJson('{"data":[{"x":{"effectiveMarketCap":"1","effectiveMarketCap":"2"}}]}')).toThrow(/"effectiveMarketCap" appears twice/);
+    // The same key in two objects is no duplicate.
+    expect(stringifyJson(parseJson('[{"a":1},{"a":2}]'))).toBe('[{"a":1},{"a":2}]');
   });
 
   it('does not pollute prototypes', () => {

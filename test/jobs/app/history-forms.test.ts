@@ -22,17 +22,29 @@ async function setUp(seed: number, forms: Partial<SimForms>): Promise<{ sim: Sim
   return { sim, tw };
 }
 
-/** Every stored history value, `slug|stream|metric|day` → value text. */
+/** Every stored history value, `slug|stream|metric|day` → `value|interval|unit|kind`. */
 async function stored(tw: TestWarehouse): Promise<Map<string, string | null>> {
   const rows = await tw.warehouse.query<{ k: string; v: string | null }>(
-    sql`select token_slug || '|' || stream || '|' || metric || '|' || to_char(ts at time zone 'UTC', 'YYYY-MM-DD') as k, value::text as v from app.metric_history`,
+    sql`select token_slug || '|' || stream || '|' || metric || '|' || to_char(ts at time zone 'UTC', 'YYYY-MM-DD') as k,
+               concat_ws('|', coalesce(value::text, 'null'), coalesce(interval, 'null'), coalesce(unit, 'null'), coalesce(kind, 'null')) as v
+        from app.metric_history`,
   );
   return new Map(rows.map((r) => [r.k, r.v]));
 }
 
+/** The dataset's, each value with its own stream's interval and its column's unit and kind. */
 function truth(sim: Simulator): Map<string, string | null> {
   const out = new Map<string, string | null>();
-  for (const t of sim.data.appTokens()) for (const p of sim.data.appHistoryPoints(t.slug) ?? []) out.set(`${t.slug}|${p.stream}|${p.metric}|${p.date}`, p.value);
+  for (const t of sim.data.appTokens()) {
+    for (const doc of sim.data.appHistory(t.slug) ?? []) {
+      for (const row of doc.rows) {
+        for (const [metric, value] of Object.entries(row.values)) {
+          const col = doc.columns.find((c) => c.key === metric);
+          out.set(`${t.slug}|${doc.stream}|${metric}|${row.date}`, [value ?? 'null', doc.interval, col?.unit ?? 'null', col?.kind ?? 'null'].join('|'));
+        }
+      }
+    }
+  }
   return out;
 }
 

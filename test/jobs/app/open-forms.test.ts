@@ -14,6 +14,7 @@ const cols = `[{"key":"date","kind":"time"},${metrics}]`;
 const doc = (stream: string | null, rows: string) => `{${stream === null ? '' : `"stream":"${stream}",`}"interval":"1d","columns":${cols},"rows":${rows}}`;
 const FEES = `[["2026-01-01", 1.5, null],["2026-01-02", "2.5", 3]]`;
 const BURNS = `[{"date": "2026-01-01", "holderFcf": 7, "erm30d": 8},{"date": "2026-01-02", "holderFcf": 9, "erm30d": "10"}]`;
+const COLUMN_ROWS = `[["2026-01-01","fees",1.5,null],["2026-01-01","burns",7,8],["2026-01-02","fees","2.5",3],["2026-01-02","burns",9,"10"]]`;
 const all = (data: string, known: string[] = []) => readHistory('abc', json(data), { stream: 'all', known: new Set(known) });
 
 /** (stream, metric, day, value) of every row, sorted. */
@@ -44,12 +45,30 @@ describe('history forms of stream=all', () => {
     expect([keyed.form, keyed.ambiguous, points(keyed)]).toEqual(['nested', null, EXPECTED]);
   });
 
+  it("each row's unit, kind and interval come from its own stream, in every form", () => {
+    // Burns in other units, weekly: a reader that took one stream's columns or interval for all would show.
+    const burnCols = `[{"key":"date","kind":"time"},{"key":"holderFcf","unit":"EUR","kind":"flow"},{"key":"erm30d","unit":"y","kind":"level"}]`;
+    const burns = (named: boolean, interval: string | null = '1w') => `{${named ? '"stream":"burns",' : ''}${interval ? `"interval":"${interval}",` : ''}"columns":${burnCols},"rows":${BURNS}}`;
+    const fees = (named: boolean, interval: string | null = '1d') => `{${named ? '"stream":"fees",' : ''}${interval ? `"interval":"${interval}",` : ''}"columns":${cols},"rows":${FEES}}`;
+    const meta = (r: HistoryRead) => [...new Set(r.rows.map((x) => `${x.stream}|${x.metric}|${x.unit}|${x.kind}|${x.interval}`))].sort();
+    const OWN = ['burns|erm30d|y|level|1w', 'burns|holderFcf|EUR|flow|1w', 'fees|erm30d|x|ratio|1d', 'fees|holderFcf|USD|rate|1d'];
+    expect(meta(all(`[${fees(true)},${burns(true)}]`))).toEqual(OWN);
+    expect(meta(all(`{"stream":"all","streams":[${fees(true)},${burns(true)}]}`))).toEqual(OWN);
+    expect(meta(all(`{"streams":{"fees":${fees(false)},"burns":${burns(false)}}}`))).toEqual(OWN);
+    expect(meta(all(`{"fees":${fees(false)},"burns":${burns(false)}}`))).toEqual(OWN);
+    // Nested under a head that states the interval for the streams that do not state their own.
+    const hoisted = all(`{"stream":"all","interval":"1d","streams":[${fees(true, null)},${burns(true)}]}`);
+    expect(meta(hoisted)).toEqual(OWN);
+    // One MetricHistory for all streams: its one columns[] and interval are every row's.
+    const declared = `[{"key":"date","kind":"time"},{"key":"stream","type":"dimension"},${metrics}]`;
+    const column = all(`{"stream":"all","interval":"1d","columns":${declared},"rows":${COLUMN_ROWS}}`);
+    expect(meta(column)).toEqual(['burns|erm30d|x|ratio|1d', 'burns|holderFcf|USD|rate|1d', 'fees|erm30d|x|ratio|1d', 'fees|holderFcf|USD|rate|1d']);
+  });
+
   it('keyed by stream key at the top', () => {
     const r = all(`{"fees":${doc(null, FEES)},"burns":${doc('burns', BURNS)}}`);
     expect([r.form, r.ambiguous, points(r)]).toEqual(['keyed', null, EXPECTED]);
   });
-
-  const COLUMN_ROWS = `[["2026-01-01","fees",1.5,null],["2026-01-01","burns",7,8],["2026-01-02","fees","2.5",3],["2026-01-02","burns",9,"10"]]`;
 
   it('one MetricHistory with a declared stream dimension column (arrays or objects)', () => {
     const declared = `[{"key":"date","kind":"time"},{"key":"stream","type":"dimension"},${metrics}]`;
