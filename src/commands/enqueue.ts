@@ -150,6 +150,12 @@ async function waitForRun(config: Config, warehouse: Warehouse, runId: string, j
           logged = { at: Date.now(), line };
         }
       }
+      // Failed for good before its run began (a worker bound elsewhere refused it): nothing to wait for.
+      if (!run && view?.walk === 'failed') {
+        progress?.stop();
+        process.stderr.write(`tesync: the walk of run ${runId} failed before it started: ${view.failedReason}\n`);
+        return 1;
+      }
       if (run && run.status !== 'running') {
         progress?.stop();
         const durationMs = new Date(run.finished_at ?? Date.now()).getTime() - new Date(run.started_at).getTime();

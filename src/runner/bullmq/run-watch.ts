@@ -15,6 +15,8 @@ export interface RunView {
   stats: RunStats;
   /** Jobs of the run not settled yet. */
   pending: number;
+  /** Why the walk job failed, when it did (a worker refused it, or planning failed for good). */
+  failedReason?: string | undefined;
 }
 
 export interface RunWatch {
@@ -35,7 +37,8 @@ export async function watchRun(config: Config, runId: string, jobId: string): Pr
         tracker.stats(runId),
         tracker.pending(runId),
       ]);
-      return { walk, workers, stats, pending };
+      const failedReason = walk === 'failed' ? ((await walkQueue.getJob(jobId))?.failedReason ?? 'no reason recorded') : undefined;
+      return { walk, workers, stats, pending, failedReason };
     },
     async close() {
       await walkQueue.close();

@@ -174,12 +174,14 @@ describe('a warehouse bound to its upstream', () => {
     const worker = startWorker({ ...envB, ...SCHEDULES_OFF, LOG_LEVEL: 'info' });
     try {
       await worker.ready;
-      // `enqueue --force` of A: rebinds to A and queues a walk, which the worker (B) takes.
-      const enqueue = await runCli(['enqueue', '--force', '--json', '--only', 'catalog'], envA, { cwd });
-      expect(enqueue.code, enqueue.stderr).toBe(0);
-      const { runId } = JSON.parse(enqueue.stdout) as { runId: string };
-      const deadline = Date.now() + 30_000;
-      while (!worker.lines().some((l) => l.msg.startsWith('walk refused')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      // `enqueue --force --wait` of A: rebinds to A and queues a walk, which the worker (B) takes
+      // and refuses; the wait ends there, saying why (not at its timeout).
+      const enqueue = await runCli(['enqueue', '--force', '--wait', '--timeout', '60', '--json', '--only', 'catalog'], envA, { cwd, timeoutMs: 80_000 });
+      expect(enqueue.code, enqueue.stderr).toBe(1);
+      const runId = /the walk of run ([0-9a-f-]{36}) failed before it started: .*app is bound to/.exec(enqueue.stderr)?.[1];
+      expect(runId, enqueue.stderr).toBeDefined();
+      expect(enqueue.stderr).toContain(`TE_APP_URL is ${simB.url}`);
+      noSecrets(enqueue);
       const refused = worker.lines().find((l) => l.msg.startsWith('walk refused'));
       expect(refused, worker.stderr()).toBeDefined();
       expect(String(refused!.reason)).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
