@@ -42,7 +42,7 @@ const dataOf = (json: { data: unknown; meta: Record<string, unknown> }) => ({ da
 
 describe('redirects', () => {
   it("'alias': a same-origin 307 (relative Location) to a path serving the same answer, and that path is not redirected again", async () => {
-    const chart = sim.data.appCharts('aurora')[0]!;
+    const chart = sim.data.appCharts('aurora')![0]!;
     const path = `/api/v1/tokens/aurora/charts/${chart.key}?limit=5`;
     const direct = (await get(`${sim.url}${path}`)).json;
     sim.redirect({ from: '/api/v1/tokens/aurora/charts/' });
