@@ -27,7 +27,7 @@ import { parseProblem, problemError } from './problem.ts';
 import { readRateLimitHeaders } from './rate-limit-headers.ts';
 import { NullRecorder, type ArchivedBody, type RequestRecorder } from './recorder.ts';
 import { isRouteName, ROUTES, type Route, type RouteName, type Source } from './routes.ts';
-import { isFollowedRedirect, nextHop, redirectRefused } from './redirects.ts';
+import { isFollowedRedirect, nextHop, redirectRefused, targetHost } from './redirects.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
 export interface RetryPolicy {
@@ -254,7 +254,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const visited = new Set([url.href]);
       for (let hops = 0; ; hops++) {
         const sent = await send(target, targetPath, attemptNumber);
-        if (!isFollowedRedirect(sent.res.status)) return answer(sent);
+        if (!isFollowedRedirect(sent.res.status)) return answer(sent, target);
         const hop = nextHop({ baseUrl: source.url, route, location: sent.res.headers.get('location'), from: target, secrets, visited, hops, maxHops: policy.maxRedirects });
         if (!('url' in hop)) {
           const problem = redirectRefused(sent.res, path, hop);
@@ -271,8 +271,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }
     };
 
-    /** The final response of an attempt: a result, or the error it means. */
-    function answer(sent: Awaited<ReturnType<typeof send>>): UpstreamResponse {
+    /** The final response of an attempt (`from`: the URL that gave it): a result, or the error it means. */
+    function answer(sent: Awaited<ReturnType<typeof send>>, from: URL): UpstreamResponse {
       const { res, receivedAt, record } = sent;
       if (res.status === 304) {
         recorder.request(record);
@@ -297,7 +297,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }
       if (res.status >= 300 && res.status < 400) {
         // A 3xx tesync does not follow (300, 305, ...): refused like one off the route.
-        const problem = redirectRefused(res, path, { host: 'nowhere', reason: `a ${res.status} is not a redirect tesync follows` });
+        const problem = redirectRefused(res, path, { host: targetHost(res.headers.get('location'), from), reason: `a ${res.status} is not a redirect tesync follows` });
         recorder.request({ ...record, requestId: problem.requestId, error: problem.title });
         throw problemError(problem);
       }

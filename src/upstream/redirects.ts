@@ -44,6 +44,17 @@ export function nextHop(h: HopInput): { url: URL } | Refusal {
   return { url: target.url };
 }
 
+/** Pure: the host a Location points at (relative to `from`), for a refusal's message; never more of it. */
+export function targetHost(location: string | null, from: URL): string {
+  if (!location) return 'nowhere';
+  try {
+    const url = new URL(location.trim(), from);
+    return url.host || url.protocol;
+  } catch {
+    return 'unknown';
+  }
+}
+
 /**
  * The problem a refused redirect fails with: its own status and request id; nothing of its
  * body (which usually repeats the Location) and nothing of the target but its host.

@@ -1,6 +1,6 @@
 // Where a redirect may take a request: pure functions, no IO.
 import { describe, expect, it } from 'vitest';
-import { FOLLOWED_REDIRECTS, isFollowedRedirect, nextHop, redirectRefused } from '../../../src/upstream/redirects.ts';
+import { FOLLOWED_REDIRECTS, isFollowedRedirect, nextHop, redirectRefused, targetHost } from '../../../src/upstream/redirects.ts';
 import { ROUTES } from '../../../src/upstream/routes.ts';
 import { resolveRedirect } from '../../../src/upstream/safe-url.ts';
 
@@ -91,6 +91,13 @@ describe('statuses and the refusal', () => {
   it('follows 301, 302, 303, 307, 308 and nothing else', () => {
     expect([...FOLLOWED_REDIRECTS].sort()).toEqual([301, 302, 303, 307, 308]);
     for (const s of [300, 304, 305, 306, 200, 404]) expect(isFollowedRedirect(s)).toBe(false);
+  });
+
+  it('targetHost tells the host only, relative or absolute', () => {
+    expect(targetHost(`http://evil.test:81/x?key=${KEY}`, chartFrom)).toBe('evil.test:81');
+    expect(targetHost('/elsewhere', chartFrom)).toBe('app.test:8080');
+    expect(targetHost(null, chartFrom)).toBe('nowhere');
+    expect(targetHost('http://[::1', chartFrom)).toBe('unknown');
   });
 
   it('the problem carries the status, the request id and the host, nothing of the body or the target path', () => {
