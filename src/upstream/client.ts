@@ -99,7 +99,7 @@ export interface UpstreamResponse {
   /** 2xx, or 304 when `etag` matched. */
   status: number;
   notModified: boolean;
-  /** Path and query as requested (no host). */
+  /** Path and query as requested (no host): the route's own, also when redirects led elsewhere. */
   path: string;
   /** parseJson of the body (numbers as LosslessNumber); undefined on 304. */
   body: unknown;
