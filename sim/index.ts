@@ -5,6 +5,7 @@ export type {
   BucketLimit,
   BucketName,
   KeyGrant,
+  OutageWindow,
   RateLimitOptions,
   RecordedRequest,
   ScriptedResponse,
@@ -13,6 +14,8 @@ export type {
   SimLosses,
   SimOmission,
   SimOptions,
+  SimOutage,
+  SimRedirect,
   Simulator,
   AppNumberForm,
   HistoryRowForm,
@@ -25,4 +28,5 @@ export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';
 export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
 export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
+export { ALIAS_SEGMENT } from './detours.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';

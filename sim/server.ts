@@ -1,11 +1,13 @@
 // The HTTP server: one port serving both APIs. Each request is recorded on arrival, then goes
-// through: latency, scripted answer, method check, rate limit, faults, route, body faults.
+// through: latency, scripted answer, method check, outage, rate limit, redirect, faults,
+// route, body faults.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APP_PREFIX, appRouteKind, handleApp, isAppKeyRoute } from './app-routes.ts';
 import { isIsoDate } from './calendar.ts';
 import { DatasetView, SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
+import { Outages, Redirects, unalias } from './detours.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
 import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataRouteKind, type FormState } from './forms.ts';
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
@@ -17,9 +19,10 @@ import { rngFor } from './random.ts';
 import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
 import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
-import type { BucketName, KeyGrant, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimLosses, SimOptions, Simulator } from './types.ts';
+import type { BucketName, KeyGrant, OutageWindow, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimLosses, SimOptions, SimOutage, SimRedirect, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const API_PREFIXES = [APP_PREFIX, GATEWAY_PREFIX] as const;
 const PROBLEM_TYPE = 'application/problem+json';
 
 export async function startSimulator(options: SimOptions = {}): Promise<Simulator> {
@@ -93,6 +96,8 @@ class SimServer implements Simulator {
   /** The token lists already served cut (losses.ts: once per list). */
   private readonly cutLists = new Set<string>();
   private scripts: { prefix: string; queue: ScriptedResponse[] }[] = [];
+  private readonly redirects = new Redirects();
+  private readonly outage = new Outages();
   private seq = 0;
   private closed = false;
   private readonly sleeping = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
@@ -120,6 +125,8 @@ class SimServer implements Simulator {
     this.faults = mergeFaults(NO_FAULTS, o.faults ?? {});
     this.forms = initialForms(o.forms);
     this.losses = { ...NO_LOSSES, ...o.losses };
+    for (const r of o.redirects ?? []) this.redirects.add(r);
+    if (o.outage) this.outage.set(o.outage);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => {
         // a bug in the simulator must not hang the client: answer 500 or drop the socket
@@ -184,6 +191,18 @@ class SimServer implements Simulator {
   }
   script(pathPrefix: string, responses: ScriptedResponse[]): void {
     this.scripts.push({ prefix: pathPrefix, queue: [...responses] });
+  }
+  redirect(r: SimRedirect): void {
+    this.redirects.add(r);
+  }
+  clearRedirects(): void {
+    this.redirects.clear();
+  }
+  setOutage(o: SimOutage | null): void {
+    this.outage.set(o);
+  }
+  get outages(): readonly OutageWindow[] {
+    return this.outage.windows;
   }
 
   async close(): Promise<void> {
@@ -253,7 +272,8 @@ class SimServer implements Simulator {
     const seq = ++this.seq;
     const rawUrl = req.url ?? '/';
     const qi = rawUrl.indexOf('?');
-    const path = qi < 0 ? rawUrl : rawUrl.slice(0, qi);
+    // An alias (a redirect's target) is served as the path it stands for.
+    const { path, aliased } = unalias(qi < 0 ? rawUrl : rawUrl.slice(0, qi), API_PREFIXES);
     const api = classify(path);
     const segments = api === 'app' ? splitSegments(path.slice(APP_PREFIX.length)) : api === 'gateway' && path !== OPENAPI_PATH ? splitSegments(path.slice(GATEWAY_PREFIX.length)) : [];
     const headers = flattenHeaders(req.headers);
@@ -325,6 +345,13 @@ class SimServer implements Simulator {
       return sendReply(res, problemReply(405, undefined, `${req.method ?? ''} is not allowed; every route is GET.`, null, {}, { Allow: 'GET' }), null, ctl, servedAt);
     }
 
+    // 2b. an announced outage: answered before the budget counts anything
+    const outageEnd = bucket === 'none' ? null : this.outage.hit(bucket, now);
+    if (outageEnd !== null) {
+      const detail = api === 'app' ? 'Scheduled maintenance: the engine is unavailable.' : 'The read plane is down for scheduled maintenance.';
+      return sendReply(res, problemReply(503, undefined, detail, null, {}, { 'Retry-After': retryAfterValue(this.retryAfterForm, outageEnd, now, skew) }), null, ctl, servedAt);
+    }
+
     // 3. the bucket's budget
     let decision: LimitDecision | null = null;
     if (bucket !== 'none') {
@@ -334,6 +361,14 @@ class SimServer implements Simulator {
         const detail = api === 'app' ? 'Rate limit exceeded for this client.' : 'The public IP bucket exceeded its request budget.';
         return sendReply(res, problemReply(429, undefined, detail, decision, {}, { 'Retry-After': retryAfter }), null, ctl, servedAt);
       }
+    }
+
+    // 3b. a route that moved (counted on the budget like any answer)
+    const moved = this.redirects.take(rawUrl, aliased, API_PREFIXES);
+    if (moved) {
+      // The body repeats the Location, as web servers' redirect pages do.
+      const headers = { ...headersFor(decision, moved.status), 'Content-Type': 'text/plain; charset=utf-8', Location: moved.location };
+      return sendReply(res, { status: moved.status, headers, body: `Redirecting to ${moved.location}\n` }, null, ctl, servedAt);
     }
 
     // 4. faults that replace the answer

@@ -54,6 +54,48 @@ export interface SimOptions {
   forms?: Partial<SimForms>;
   faults?: Partial<SimFaults>;
   losses?: Partial<SimLosses>;
+  /** routes answered with a redirect (`detours.ts`); more with `redirect()` */
+  redirects?: SimRedirect[];
+  /** an announced outage of one bucket (`detours.ts`); later with `setOutage()` */
+  outage?: SimOutage;
+}
+
+/**
+ * A route answered with a redirect instead of its data (after the rate limit counted it).
+ * The target of 'alias' is the same path and query with the segment `moved` after the API
+ * prefix (`/api/v1/moved/tokens/...`, `/v1/moved/...`), a relative Location on the same
+ * host, which serves exactly what the path itself serves and is never redirected again.
+ */
+export interface SimRedirect {
+  /** the requests it answers: path and query (as received) starting with this */
+  from: string;
+  /** 301, 302, 303, 307 (default) or 308 */
+  status?: number;
+  /** 'alias' (default), or a base URL (another host, e.g. http://127.0.0.1:9) the Location puts the same path and query on */
+  to?: string;
+  /** answered this many times, then the route serves again; default: every time */
+  times?: number;
+}
+
+/**
+ * An outage announced by `Retry-After`: from its first answer, every request of the bucket
+ * gets 503 (the API's own code) with `Retry-After` counting down to the end, in
+ * `retryAfterForm`, for `seconds`; then the bucket serves again. Requests answered by the
+ * outage do not count on the rate limit. One outage at a time; it happens once.
+ */
+export interface SimOutage {
+  bucket: 'app-public' | 'app-key' | 'gateway';
+  seconds: number;
+  /** requests of the bucket served normally before the outage starts (default 0) */
+  after?: number;
+}
+
+/** An outage that happened: its bucket and when it ran (Date.now() of the simulator). */
+export interface OutageWindow {
+  bucket: SimOutage['bucket'];
+  seconds: number;
+  startedAt: number;
+  endsAt: number;
 }
 
 /**
@@ -208,6 +250,13 @@ export interface Simulator {
   /** replaces every bucket's limit and starts fresh windows */
   setRateLimits(r: SimOptions['rateLimits']): void;
   script(pathPrefix: string, responses: ScriptedResponse[]): void;
+  /** adds a redirect (see SimRedirect); `clearRedirects()` removes every one */
+  redirect(r: SimRedirect): void;
+  clearRedirects(): void;
+  /** arms an outage (replacing one armed or running); null ends it */
+  setOutage(o: SimOutage | null): void;
+  /** the outages that started, in order */
+  readonly outages: readonly OutageWindow[];
   /** the truth for the current epoch */
   readonly data: SimDataset;
   close(): Promise<void>;

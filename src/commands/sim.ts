@@ -1,7 +1,7 @@
 // `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
+import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions, type SimOutage, type SimRedirect } from '../../sim/index.ts';
 import { apiKeyProblem } from '../config.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
@@ -41,7 +41,17 @@ Options:
                        (sim/README.md, losses)
   --omit PART          answers leave PART out: sections (token pages), bundleArrays
                        (research bundles), tokenListCut (token lists cut to 2 items
-                       without a count, once) (repeatable)`;
+                       without a count, once) (repeatable)
+  --redirect P[,S[,U]] requests whose path (and query) starts with P get a redirect with
+                       status S (301, 302, 303, 307 (default) or 308): to the same path
+                       below /api/v1/moved or /v1/moved on this host, which serves the
+                       same answer, or with U (a base URL, e.g. http://127.0.0.1:9) to
+                       the same path on that host (repeatable); e.g.
+                       --redirect /api/v1/tokens/aurora/charts/,307
+  --outage B:N[:A]     after A requests (default 0) of bucket B (app-public, app-key,
+                       gateway), every request of it gets 503 with Retry-After counting
+                       down for N seconds, then it serves again; e.g. --outage gateway:25:40
+  --retry-after-form F Retry-After as seconds (default) or http-date`;
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -66,6 +76,9 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       'duplicated-key': { type: 'string', multiple: true },
       removed: { type: 'boolean' },
       omit: { type: 'string', multiple: true },
+      redirect: { type: 'string', multiple: true },
+      outage: { type: 'string' },
+      'retry-after-form': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -97,6 +110,9 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   }
   options.forms = forms(values);
   options.losses = { removed: values.removed ?? false, omitted: (values.omit ?? []).map((o) => oneOf('--omit', o, SIM_OMISSIONS)) };
+  options.redirects = (values.redirect ?? []).map(redirectFlag);
+  if (values.outage !== undefined) options.outage = outageFlag(values.outage);
+  if (values['retry-after-form'] !== undefined) options.retryAfterForm = oneOf('--retry-after-form', values['retry-after-form'], ['seconds', 'http-date'] as const);
   const sim = await startSimulator(options);
   process.stdout.write(
     [
@@ -162,4 +178,27 @@ function routeField(flag: string, raw: string): [string, string] {
   const field = m?.[2];
   if (route === undefined || field === undefined) throw new UsageError(`${flag} must look like ROUTE=FIELD, e.g. app.tokens=extra`);
   return [oneOf(`${flag} ROUTE`, route, DATA_ROUTE_KINDS), field];
+}
+
+/** PATH[,STATUS[,URL]]: a route answered with a redirect (sim/detours.ts) */
+function redirectFlag(raw: string): SimRedirect {
+  const [from = '', status, to, ...rest] = raw.split(',');
+  if (!from.startsWith('/') || rest.length > 0) throw new UsageError('--redirect must look like PATH[,STATUS[,URL]], e.g. /api/v1/tokens/aurora/charts/,307');
+  const r: SimRedirect = { from, status: Number(oneOf('--redirect STATUS', status ?? '307', ['301', '302', '303', '307', '308'] as const)) };
+  if (to !== undefined) {
+    if (!/^https?:\/\/[^/]+\/?$/.test(to)) throw new UsageError('--redirect URL must be a base URL like http://127.0.0.1:9');
+    r.to = to;
+  }
+  return r;
+}
+
+/** BUCKET:SECONDS[:AFTER]: an announced outage (sim/detours.ts) */
+function outageFlag(raw: string): SimOutage {
+  const [bucket = '', seconds = '', after, ...rest] = raw.split(':');
+  if (rest.length > 0 || seconds === '') throw new UsageError('--outage must look like BUCKET:SECONDS[:AFTER], e.g. gateway:25:40');
+  return {
+    bucket: oneOf('--outage BUCKET', bucket, ['app-public', 'app-key', 'gateway'] as const),
+    seconds: int('--outage SECONDS', seconds, 1, 86_400),
+    ...(after !== undefined ? { after: int('--outage AFTER', after, 0, 1_000_000) } : {}),
+  };
 }

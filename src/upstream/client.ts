@@ -6,6 +6,14 @@
 // caller, and the request is tried again once the budget lets it go, without spending one
 // of `maxAttempts` (p-retry's shouldConsumeRetry). It is bounded by a count, and the time
 // spent waiting for budget is bounded by `maxRateWaitMs` (then RateLimitedError).
+//
+// A `Retry-After` on any other response (a 503 announcing maintenance) blocks the bucket the
+// same way: upstream said when to come back, to every caller. A 5xx that carried one is
+// retried once the block ends, again without spending an attempt; a 5xx without one keeps
+// its backoff.
+//
+// Redirects are followed here, hop by hop, never by fetch (redirects.ts): each hop goes
+// through the budget and is recorded; the response keeps the path of the route asked for.
 import pRetry from 'p-retry';
 import type { Config } from '../config.ts';
 import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../errors.ts';
@@ -19,6 +27,7 @@ import { parseProblem, problemError } from './problem.ts';
 import { readRateLimitHeaders } from './rate-limit-headers.ts';
 import { NullRecorder, type ArchivedBody, type RequestRecorder } from './recorder.ts';
 import { isRouteName, ROUTES, type Route, type RouteName, type Source } from './routes.ts';
+import { isFollowedRedirect, nextHop, redirectRefused, targetHost } from './redirects.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
 export interface RetryPolicy {
@@ -34,6 +43,8 @@ export interface RetryPolicy {
   invalidJsonRetries: number;
   /** Error bodies are read only this far. */
   errorBodyMaxBytes: number;
+  /** Redirects followed per attempt; one more fails the request with the redirect's status. */
+  maxRedirects: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -44,6 +55,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   rateLimitMaxDelayMs: 60_000,
   invalidJsonRetries: 2,
   errorBodyMaxBytes: 64 * 1024,
+  maxRedirects: 5,
 };
 
 /** Delays small enough for end-to-end tests against the simulator (pass as `retry`). */
@@ -87,7 +99,7 @@ export interface UpstreamResponse {
   /** 2xx, or 304 when `etag` matched. */
   status: number;
   notModified: boolean;
-  /** Path and query as requested (no host). */
+  /** Path and query as requested (no host): the route's own, also when redirects led elsewhere. */
   path: string;
   /** parseJson of the body (numbers as LosslessNumber); undefined on 304. */
   body: unknown;
@@ -111,6 +123,9 @@ const SAFE_ETAG = /^[\x21-\x7e](?:[\x20-\x7e]{0,510}[\x21-\x7e])?$/;
 
 /** A 429 response: the budget already knows; retried without spending an attempt. */
 class RateLimitedResponse extends RateLimitedError {}
+
+/** A 5xx that said when to come back (Retry-After): the budget holds the bucket; retried without spending an attempt. */
+class AnnouncedOutage extends UpstreamServerError {}
 
 /** A 200 whose body did not parse: retried a few times, then surfaced as InvalidResponseError. */
 class InvalidJsonAttempt extends InvalidResponseError {}
@@ -161,24 +176,25 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     else if (req.etag) logger.debug({ path }, 'stored ETag is not a valid header value; fetching unconditionally');
 
     const maxRateWaitMs = req.maxRateWaitMs ?? config.maxRateWaitMs;
+    const secrets = [config.app?.apiKey, config.gateway?.apiKey];
     let rateWaitedMs = 0;
     let rateLimitHits = 0;
+    /** Responses whose stated wait the budget held the bucket for (429s and announced outages): bounded together. */
+    let heldHits = 0;
     let spent = 0;
     let invalidJson = 0;
-    let lastRetryAfterMs: number | null = null;
     let plan = { retry: false, consume: true, delayMs: 0 };
 
-    const attempt = async (attemptNumber: number): Promise<UpstreamResponse> => {
+    /** One request on the wire: through the budget, observed by it, returned with its record (not yet written). */
+    async function send(target: URL, targetPath: string, attemptNumber: number) {
       const { waitedMs } = await budget.acquire(route.bucket, { maxWaitMs: Math.max(0, maxRateWaitMs - rateWaitedMs), signal: req.signal });
       rateWaitedMs += waitedMs;
       const startedAt = now();
       let res: BoundedResponse;
-      let retryAfterMs: number | undefined;
-      lastRetryAfterMs = null;
       try {
         res = await boundedGet({
-          url,
-          path,
+          url: target,
+          path: targetPath,
           headers,
           timeoutMs: config.requestTimeoutMs,
           maxBytes: config.maxResponseBytes,
@@ -187,48 +203,77 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         });
       } catch (err) {
         await budget.observe(route.bucket, { status: null, sentAtMs: startedAt });
-        recorder.request({ ...base(attemptNumber, startedAt), httpStatus: null, error: (err as Error).message });
+        recorder.request({ ...base(attemptNumber, startedAt, targetPath), httpStatus: null, error: (err as Error).message });
         throw err;
       }
       const receivedAt = now();
       const rl = readRateLimitHeaders(res.headers, receivedAt);
-      lastRetryAfterMs = rl.retryAfterMs;
-      if (res.status === 429) {
-        rateLimitHits++;
-        // Without a usable Retry-After: the reset of an exhausted window, else backoff.
-        const exhausted = rl.remaining === null || rl.remaining === 0;
-        const saidMs = rl.retryAfterMs ?? (exhausted && rl.resetAtMs !== null && rl.resetAtMs > receivedAt ? rl.resetAtMs - receivedAt : null);
-        retryAfterMs = saidMs ?? backoffDelay(rateLimitHits, { baseDelayMs: policy.rateLimitBaseDelayMs, maxDelayMs: policy.rateLimitMaxDelayMs }, random());
-        await budget.observe(route.bucket, {
-          status: 429,
-          blockedUntilMs: receivedAt + retryAfterMs,
-          // Only a wait upstream stated marks the window's end (the budget learns its length).
-          resetAtMs: saidMs === null ? undefined : receivedAt + saidMs,
-          remaining: rl.remaining ?? undefined,
-          limit: rl.limit ?? undefined,
-          sentAtMs: startedAt,
-        });
-      } else {
-        await budget.observe(route.bucket, {
-          status: res.status,
-          remaining: rl.remaining ?? undefined,
-          limit: rl.limit ?? undefined,
-          resetAtMs: rl.resetAtMs ?? undefined,
-          sentAtMs: startedAt,
-        });
-      }
-
+      const heldMs = await observeResponse(res.status, rl, receivedAt, startedAt);
       const record = {
-        ...base(attemptNumber, startedAt),
+        ...base(attemptNumber, startedAt, targetPath),
         httpStatus: res.status,
         durationMs: receivedAt - startedAt,
         bytes: res.bytes,
         rateLimitRemaining: rl.remaining ?? undefined,
         rateLimitLimit: rl.limit ?? undefined,
-        retryAfterMs: retryAfterMs ?? rl.retryAfterMs ?? undefined,
+        retryAfterMs: heldMs,
         requestId: res.headers.get('x-request-id') ?? undefined,
       };
+      return { res, receivedAt, heldMs, record };
+    }
 
+    /**
+     * Folds a response into the budget. Returns how long it holds the bucket: a 429's wait
+     * (Retry-After, else the reset of an exhausted window, else backoff), or any other
+     * response's Retry-After; undefined when it holds nothing.
+     */
+    async function observeResponse(status: number, rl: ReturnType<typeof readRateLimitHeaders>, receivedAt: number, startedAt: number): Promise<number | undefined> {
+      const counts = { remaining: rl.remaining ?? undefined, limit: rl.limit ?? undefined, sentAtMs: startedAt };
+      if (status === 429) {
+        rateLimitHits++;
+        const exhausted = rl.remaining === null || rl.remaining === 0;
+        const saidMs = rl.retryAfterMs ?? (exhausted && rl.resetAtMs !== null && rl.resetAtMs > receivedAt ? rl.resetAtMs - receivedAt : null);
+        const waitMs = saidMs ?? backoffDelay(rateLimitHits, { baseDelayMs: policy.rateLimitBaseDelayMs, maxDelayMs: policy.rateLimitMaxDelayMs }, random());
+        // Only a wait upstream stated marks the window's end (the budget learns its length).
+        await budget.observe(route.bucket, { status: 429, blockedUntilMs: receivedAt + waitMs, resetAtMs: saidMs === null ? undefined : receivedAt + saidMs, ...counts });
+        return waitMs;
+      }
+      if (rl.retryAfterMs !== null) {
+        // Not a rate window's end (a maintenance window, an overload): it holds the bucket and
+        // says nothing of the window's length, so no reset goes with it.
+        await budget.observe(route.bucket, { status, blockedUntilMs: receivedAt + rl.retryAfterMs, ...counts });
+        return rl.retryAfterMs;
+      }
+      await budget.observe(route.bucket, { status, resetAtMs: rl.resetAtMs ?? undefined, ...counts });
+      return undefined;
+    }
+
+    const attempt = async (attemptNumber: number): Promise<UpstreamResponse> => {
+      let target = url;
+      let targetPath = path;
+      const visited = new Set([url.href]);
+      for (let hops = 0; ; hops++) {
+        const sent = await send(target, targetPath, attemptNumber);
+        if (!isFollowedRedirect(sent.res.status)) return answer(sent, target);
+        const hop = nextHop({ baseUrl: source.url, route, location: sent.res.headers.get('location'), from: target, secrets, visited, hops, maxHops: policy.maxRedirects });
+        if (!('url' in hop)) {
+          const problem = redirectRefused(sent.res, path, hop);
+          recorder.request({ ...sent.record, requestId: problem.requestId, error: problem.title });
+          throw problemError(problem);
+        }
+        const next = hop.url;
+        const nextPath = pathOf(next);
+        recorder.request({ ...sent.record, error: `redirect ${sent.res.status} followed to ${nextPath}` });
+        logger.debug({ path: targetPath, status: sent.res.status, to: nextPath }, 'upstream redirect followed');
+        visited.add(next.href);
+        target = next;
+        targetPath = nextPath;
+      }
+    };
+
+    /** The final response of an attempt (`from`: the URL that gave it): a result, or the error it means. */
+    function answer(sent: Awaited<ReturnType<typeof send>>, from: URL): UpstreamResponse {
+      const { res, receivedAt, record } = sent;
       if (res.status === 304) {
         recorder.request(record);
         return { ...success(res), status: 304, notModified: true, body: undefined, text: '', sha256: '', etag: res.headers.get('etag') ?? req.etag };
@@ -247,20 +292,27 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         }
         const sha256 = jsonBodyHash(body);
         recorder.request(record);
+        // Archived under the path asked for, whatever hops it took: rows read from it, and
+        // their provenance, belong to that route (the hops are in the request log).
         recorder.response({ ...archive(res, receivedAt), sha256, status: 'ok' });
         return { ...success(res), body, sha256 };
+      }
+      if (res.status >= 300 && res.status < 400) {
+        // A 3xx tesync does not follow (300, 305, ...): refused like one off the route.
+        const problem = redirectRefused(res, path, { host: targetHost(res.headers.get('location'), from), reason: `a ${res.status} is not a redirect tesync follows` });
+        recorder.request({ ...record, requestId: problem.requestId, error: problem.title });
+        throw problemError(problem);
       }
       const problem = parseProblem({ status: res.status, statusText: res.statusText, headers: res.headers, text: res.text, path });
       // A refusal's body is archived too: what it refused links to it (a bundle's 401/402/403).
       if (res.status >= 400 && res.status < 500 && res.status !== 429 && res.text !== '') problem.sha256 = archiveRefusal(res, receivedAt);
-      // A redirect is never followed: it could carry the key to another host.
-      if (res.status >= 300 && res.status < 400) problem.title = `redirect not followed (${problem.title ?? res.status})`;
       recorder.request({ ...record, problemCode: problem.code, requestId: problem.requestId, error: problem.title });
       if (res.status === 429) {
-        throw new RateLimitedResponse(route.bucket, retryAfterMs ?? 0, `429${problem.code ? ` ${problem.code}` : ''}`);
+        throw new RateLimitedResponse(route.bucket, sent.heldMs ?? 0, `429${problem.code ? ` ${problem.code}` : ''}`);
       }
+      if (res.status >= 500 && sent.heldMs !== undefined) throw new AnnouncedOutage(problem);
       throw problemError(problem);
-    };
+    }
 
     function success(r: BoundedResponse) {
       return {
@@ -274,12 +326,12 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       };
     }
 
-    function base(attemptNumber: number, startedAt: number) {
+    function base(attemptNumber: number, startedAt: number, targetPath: string) {
       return {
         runId: req.runId,
         source: route.source,
         bucket: route.bucket,
-        path,
+        path: targetPath,
         attempt: attemptNumber,
         startedAt: new Date(startedAt),
         durationMs: now() - startedAt,
@@ -314,17 +366,13 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
     /** What to do after a failed attempt: retry or not, spend an attempt or not, wait how long. */
     function planFor(err: Error): typeof plan {
-      if (err instanceof RateLimitedResponse) {
+      if (err instanceof RateLimitedResponse || err instanceof AnnouncedOutage) {
         // The budget holds every caller back until the block ends: no delay of our own.
-        return { retry: rateLimitHits <= policy.maxRateLimitRetries, consume: false, delayMs: 0 };
+        return { retry: heldHits <= policy.maxRateLimitRetries, consume: false, delayMs: 0 };
       }
       const transient = err instanceof TransientError || (err instanceof InvalidJsonAttempt && invalidJson <= policy.invalidJsonRetries);
       if (!transient) return { retry: false, consume: true, delayMs: 0 };
-      const retry = spent < config.maxAttempts;
-      let delayMs = backoffDelay(spent, policy, random());
-      // A 503 may say when to come back.
-      if (err instanceof UpstreamServerError && lastRetryAfterMs !== null) delayMs = Math.max(delayMs, Math.min(lastRetryAfterMs, policy.maxDelayMs));
-      return { retry, consume: true, delayMs };
+      return { retry: spent < config.maxAttempts, consume: true, delayMs: backoffDelay(spent, policy, random()) };
     }
 
     try {
@@ -335,11 +383,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         minTimeout: 0,
         signal: req.signal,
         onFailedAttempt: async ({ error, attemptNumber }) => {
-          if (!(error instanceof RateLimitedResponse)) spent++;
+          if (error instanceof RateLimitedResponse || error instanceof AnnouncedOutage) heldHits++;
+          else spent++;
           if (error instanceof InvalidJsonAttempt) invalidJson++;
           plan = planFor(error);
           if (plan.retry && error instanceof RateLimitedResponse) {
             logger.info({ path, bucket: route.bucket, attempt: attemptNumber, waitMs: error.waitMs }, 'upstream rate limited (429); waiting for the budget');
+          } else if (plan.retry && error instanceof AnnouncedOutage) {
+            logger.info({ path, bucket: route.bucket, attempt: attemptNumber, status: error.status, code: error.code }, 'upstream announced when to come back (Retry-After); waiting for the budget');
           } else if (plan.retry) {
             logger.warn({ path, attempt: attemptNumber, err: error, delayMs: plan.delayMs }, 'upstream request failed; retrying');
           }

@@ -1,6 +1,7 @@
 // One bounded HTTP GET. Node's fetch defaults allow unlimited bodies and five-minute waits
 // and forward custom headers (our key) on cross-origin redirects, so: one timeout for
-// headers and body together, bytes counted while streaming, redirects never followed.
+// headers and body together, bytes counted while streaming, redirects never followed here
+// (the client follows the safe ones itself, one recorded request per hop: redirects.ts).
 import { ResponseTooLargeError, UnsafeRequestError, UpstreamNetworkError, UpstreamTimeoutError } from '../errors.ts';
 
 export interface BoundedRequest {

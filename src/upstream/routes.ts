@@ -40,6 +40,9 @@ export type RouteName = keyof typeof ROUTES;
 
 export const BUCKETS: readonly Bucket[] = ['app-public', 'app-key', 'gateway'];
 
+/** The path every route of a source lives under: a redirect may move a request only within it. */
+export const API_PREFIXES: Readonly<Record<Source, string>> = { app: '/api/v1/', gateway: '/v1/' };
+
 /** Path prefixes no request may ever carry, whatever the table says. */
 export const FORBIDDEN_PREFIXES: readonly string[] = ['/v1/internal/', '/api/v1/internal/'];
 

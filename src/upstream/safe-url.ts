@@ -2,7 +2,7 @@
 // against an allow-list BEFORE encoding: encodeURIComponent leaves `.` alone, and `..` would
 // collapse the path. The built URL is then checked again for origin and route prefix.
 import { UnsafeRequestError } from '../errors.ts';
-import { FORBIDDEN_PREFIXES, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
+import { API_PREFIXES, FORBIDDEN_PREFIXES, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
 
 /** Starts with a letter or digit (so never `.`, `..`, `-x`), then URL-unreserved characters and `:@+`. */
 const PARAM = /^[A-Za-z0-9][A-Za-z0-9._~:@+-]{0,127}$/;
@@ -136,4 +136,57 @@ export function resolveLink(baseUrl: string, route: Route | RouteName, link: unk
     query[key] = value;
   }
   return { params, query };
+}
+
+export type RedirectTarget =
+  | { follow: true; url: URL }
+  /** `host` is all that may be told of a target not followed: its path or query could carry anything. */
+  | { follow: false; host: string; reason: string };
+
+/**
+ * Where a redirect's `Location` (relative to the URL that answered, RFC 9110) may take a
+ * request of `route`: followed only when it stays on the base URL's origin, below its path
+ * and the route's API prefix (`/api/v1/`, `/v1/`; the OpenAPI document only to itself), is
+ * not private, every path segment is a plain word (the allow-list of path parameters) and
+ * the query is well-formed; and when no key (`secrets`) appears in it, since the path of
+ * every request is recorded. The request keeps its key only because the target is then on
+ * the base URL, where the key is due anyway.
+ */
+export function resolveRedirect(baseUrl: string, route: Route | RouteName, location: string | null | undefined, from: URL, secrets: readonly (string | undefined)[] = []): RedirectTarget {
+  if (typeof location !== 'string' || location.trim() === '') return { follow: false, host: 'nowhere', reason: 'no Location' };
+  if (location.length > MAX_LINK) return { follow: false, host: 'unknown', reason: 'Location too long' };
+  let url: URL;
+  try {
+    url = new URL(location.trim(), from);
+  } catch {
+    return { follow: false, host: 'unknown', reason: 'unreadable Location' };
+  }
+  url.hash = '';
+  const host = url.host || url.protocol;
+  const r = routeOf(route);
+  const { origin, basePath } = parseBase(baseUrl);
+  if (url.origin !== origin) return { follow: false, host, reason: 'off the base URL' };
+  if (url.username || url.password) return { follow: false, host, reason: 'credentials in the Location' };
+  const prefix = r.template.startsWith(API_PREFIXES[r.source]) ? API_PREFIXES[r.source] : r.template;
+  const below = url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : null;
+  const onRoute = below !== null && (prefix.endsWith('/') ? below.startsWith(prefix) : below === prefix);
+  if (!onRoute || isForbidden(below)) return { follow: false, host, reason: 'off the route prefix' };
+  const segments = below.slice(prefix.length).split('/');
+  // A trailing slash is a common canonical form; any other empty or odd segment is not.
+  if (segments.length > 1 && segments.at(-1) === '') segments.pop();
+  if (prefix.endsWith('/') && !segments.every((s) => isSafePathParam(safeDecode(s)))) return { follow: false, host, reason: 'an unsafe path' };
+  for (const [key, value] of url.searchParams) {
+    if (!QUERY_KEY.test(key) || value.length > MAX_QUERY_VALUE) return { follow: false, host, reason: 'an unsafe query' };
+  }
+  const seen = [location, safeDecode(location) ?? '', url.href, safeDecode(url.href) ?? ''];
+  if (secrets.some((k) => k !== undefined && k.length > 0 && seen.some((s) => s.includes(k)))) return { follow: false, host, reason: 'a key in the Location' };
+  return { follow: true, url };
+}
+
+function safeDecode(s: string): string | undefined {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return undefined;
+  }
 }

@@ -54,7 +54,7 @@ describe('hostile upstream', () => {
     recordFigure('hostile.names', { tried: NAMES.length, storedVerbatim: NAMES.length });
   });
 
-  it('a redirect is not followed, and links off the base are not requested', async () => {
+  it('a redirect off the base URL is not followed, and links off the base are not requested', async () => {
     sim.resetRequests();
     const slug = sim.data.appTokens()[0]!.slug;
     sim.script(`/api/v1/tokens/${slug}/charts`, [

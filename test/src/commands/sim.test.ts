@@ -77,6 +77,30 @@ describe('tesync sim', () => {
     }
   });
 
+  it('answers with the redirects and the outage its flags ask for', async () => {
+    const args = ['sim', '--port', '0', '--tokens', '2', '--redirect', '/api/v1/metrics,308', '--redirect', '/api/v1/tokens,302,http://127.0.0.1:9', '--outage', 'gateway:30:1', '--retry-after-form', 'http-date'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await bannerOf(child);
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+      const gwKey = /TE_GATEWAY_API_KEY=(\S+)/.exec(banner)![1]!;
+      const manual = (path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { redirect: 'manual', headers });
+      const moved = await manual('/api/v1/metrics');
+      expect([moved.status, moved.headers.get('location')]).toEqual([308, '/api/v1/moved/metrics']);
+      expect((await manual('/api/v1/moved/metrics')).status).toBe(200);
+      const away = await manual('/api/v1/tokens?x=1');
+      expect([away.status, away.headers.get('location')]).toEqual([302, 'http://127.0.0.1:9/api/v1/tokens?x=1']);
+      const gw = { authorization: `Bearer ${gwKey}` };
+      expect((await manual('/v1/tokens', gw)).status).toBe(200);
+      const down = await manual('/v1/tokens', gw);
+      expect(down.status).toBe(503);
+      expect(Date.parse(down.headers.get('retry-after')!) - Date.parse(down.headers.get('date')!)).toBeGreaterThanOrEqual(29_000);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
   it('prints keys that tesync accepts and the simulator serves with', async () => {
     const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '2'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
@@ -114,13 +138,20 @@ describe('tesync sim', () => {
   it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
     const help = await runCli(['sim', '--help'], {});
     expect(help.code).toBe(0);
-    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--recomputation N', '--removed', '--omit PART']) expect(help.stdout).toContain(flag);
+    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--recomputation N', '--removed', '--omit PART', '--redirect P[,S[,U]]', '--outage B:N[:A]', '--retry-after-form F']) expect(help.stdout).toContain(flag);
     for (const [flag, value] of [
       ['--recomputation', 'often'],
       ['--history-all', 'sideways'],
       ['--omit', 'everything'],
       ['--added-field', 'app.nowhere=extra'],
       ['--added-field', 'app.tokens'],
+      ['--redirect', 'api/v1/tokens'],
+      ['--redirect', '/api/v1/tokens,304'],
+      ['--redirect', '/api/v1/tokens,302,ftp://x'],
+      ['--outage', 'gateway'],
+      ['--outage', 'everything:5'],
+      ['--outage', 'gateway:0'],
+      ['--retry-after-form', 'never'],
     ] as const) {
       const r = await runCli(['sim', '--port', '0', flag, value], {});
       expect(r.code, `${flag} ${value}`).toBe(2);

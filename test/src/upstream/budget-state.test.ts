@@ -75,6 +75,20 @@ describe('budget state', () => {
     expect(decide(s, T + 3000, P).grant).toBe(false); // only one probe
   });
 
+  it('any status with a stated wait (a 503 announcing maintenance) blocks the bucket as a 429 does, and a later success from before it does not lift it', () => {
+    let s = grant(observe(initialBucketState(), { status: 200, remaining: 50, granted: false }, T));
+    s = grant(s, T + 1);
+    s = observe(s, { status: 503, blockedUntilMs: T + 25_000, sentAtMs: T }, T + 10);
+    expect(s).toMatchObject({ blockedUntilMs: T + 25_000, blockReason: 'retry-after', inFlight: 1 });
+    const d = decide(s, T + 24_999, P);
+    expect(d.grant === false && d.untilMs).toBe(T + 25_000);
+    s = observe(s, { status: 200, remaining: 49, sentAtMs: T + 1 }, T + 20);
+    expect(decide(s, T + 24_999, P).grant).toBe(false);
+    expect(decide(s, T + 25_000, P).grant).toBe(true);
+    // A 503 without a stated wait holds nothing.
+    expect(observe(initialBucketState(), { status: 503, granted: false }, T).blockedUntilMs).toBe(0);
+  });
+
   it('a later, shorter 429 never shortens a block', () => {
     let s = observe(initialBucketState(), { status: 429, blockedUntilMs: T + 5000, granted: false }, T);
     s = observe(s, { status: 429, blockedUntilMs: T + 1000, granted: false }, T);

@@ -49,6 +49,8 @@ afterAll(async () => {
 
 beforeEach(() => {
   sim.clearFaults();
+  sim.clearRedirects();
+  sim.setOutage(null);
   sim.setForms({ hostileLinks: false });
   sim.resetRequests();
   evilHits = 0;
@@ -268,14 +270,76 @@ describe('safe URLs', () => {
     const res = await upstream.get({ route: 'app.chart', params: { slug: 'aurora' }, link: '/api/v1/tokens/aurora/charts/buybacks?x=1' });
     expect(res.path).toBe('/api/v1/tokens/aurora/charts/buybacks?x=1');
   });
+});
 
-  it('a redirect is not followed (it could carry the key elsewhere)', async () => {
-    sim.script('/v1/tokens', [{ status: 302, headers: { Location: `${evilUrl}/v1/tokens` } }]);
+describe('redirects', () => {
+  it('a same-origin 307 on chart data is followed: both hops on the budget and in the log, the response under the path asked for', async () => {
+    sim.redirect({ from: '/api/v1/tokens/aurora/charts/buybacks', times: 1 });
+    const { upstream, recorder } = client();
+    const res = await upstream.get({ route: 'app.chart', params: { slug: 'aurora', chartKey: 'buybacks' } });
+    expect(res.status).toBe(200);
+    expect(res.path).toBe('/api/v1/tokens/aurora/charts/buybacks');
+    expect(pathsSeen()).toEqual(['/api/v1/tokens/aurora/charts/buybacks', '/api/v1/moved/tokens/aurora/charts/buybacks']);
+    expect(recorder.requests.map((r) => [r.path, r.httpStatus, r.attempt, r.bucket])).toEqual([
+      ['/api/v1/tokens/aurora/charts/buybacks', 307, 1, 'app-public'],
+      ['/api/v1/moved/tokens/aurora/charts/buybacks', 200, 1, 'app-public'],
+    ]);
+    expect(recorder.requests[0]?.error).toBe('redirect 307 followed to /api/v1/moved/tokens/aurora/charts/buybacks');
+    expect(recorder.responses.map((r) => [r.path, r.httpStatus, r.status])).toEqual([['/api/v1/tokens/aurora/charts/buybacks', 200, 'ok']]);
+  });
+
+  it.each([301, 302, 303, 308])('a same-origin %i on a keyed gateway route is followed, the key sent to the base URL only', async (status) => {
+    sim.redirect({ from: '/v1/tokens/aurora/charts', status, times: 1 });
     const { upstream } = client();
+    const res = await upstream.get({ route: 'gateway.charts', params: { slug: 'aurora' } });
+    expect(res.status).toBe(200);
+    expect(sim.requests.map((r) => [r.path, r.status, r.headers.authorization])).toEqual([
+      ['/v1/tokens/aurora/charts', status, `Bearer ${GW_KEY}`],
+      ['/v1/moved/tokens/aurora/charts', 200, `Bearer ${GW_KEY}`],
+    ]);
+  });
+
+  it('a 302 to another host is never requested: failed with its status and the host only; the key in no record, error or log line', async () => {
+    // The Location even carries the key, as a careless upstream might put it there.
+    sim.script('/v1/tokens', [{ status: 302, headers: { Location: `${evilUrl}/v1/tokens?api_key=${GW_KEY}` }, body: `Redirecting to ${evilUrl}/v1/tokens?api_key=${GW_KEY}` }]);
+    const { upstream, recorder, lines } = client();
     const err = await upstream.get({ route: 'gateway.tokens' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProblemError);
-    expect((err as ProblemError).title).toMatch(/redirect not followed/);
+    const host = new URL(evilUrl).host;
+    expect(err).toMatchObject({ status: 302, path: '/v1/tokens', title: `redirect to ${host} not followed: off the base URL` });
     expect(evilHits).toBe(0);
+    expect(sim.requests).toHaveLength(1);
+    expect(recorder.requests.map((r) => [r.path, r.httpStatus])).toEqual([['/v1/tokens', 302]]);
+    const everything = JSON.stringify([String(err), err, recorder.requests, recorder.responses, lines()]);
+    expect(everything).not.toContain(GW_KEY);
+    expect(everything).not.toContain('api_key');
+  });
+
+  it('an off-route same-origin target (another prefix, /v1/internal/) is not requested', async () => {
+    sim.script('/v1/tokens', [{ status: 307, headers: { Location: '/v1/internal/keys' } }, { status: 301, headers: { Location: '/api/v2/tokens' } }]);
+    const { upstream } = client();
+    await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toMatchObject({ status: 307, title: expect.stringMatching(/not followed: off the route prefix$/) });
+    await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toMatchObject({ status: 301, title: expect.stringMatching(/not followed: off the route prefix$/) });
+    expect(pathsSeen()).toEqual(['/v1/tokens', '/v1/tokens']);
+  });
+
+  it('a loop (A to B to A) is refused at the first repeat, and so is one hop past the bound', async () => {
+    sim.script('/v1/tokens/aurora/charts', [{ status: 307, headers: { Location: '/v1/tokens/aurora/charts?b=1' } }, { status: 307, headers: { Location: '/v1/tokens/aurora/charts' } }]);
+    const { upstream } = client();
+    await expect(upstream.get({ route: 'gateway.charts', params: { slug: 'aurora' } })).rejects.toMatchObject({ status: 307, title: expect.stringMatching(/a redirect loop$/) });
+    expect(pathsSeen()).toEqual(['/v1/tokens/aurora/charts', '/v1/tokens/aurora/charts?b=1']);
+
+    sim.resetRequests();
+    sim.script('/v1/screener', Array.from({ length: 8 }, (_, i) => ({ status: 302, headers: { Location: `/v1/screener?n=${i + 1}` } })));
+    const bounded = client({}, { retry: { ...FAST_RETRY_POLICY, maxRedirects: 3 } });
+    await expect(bounded.upstream.get({ route: 'gateway.screener' })).rejects.toMatchObject({ status: 302, title: expect.stringMatching(/more than 3 redirects$/) });
+    expect(sim.requests).toHaveLength(4);
+  });
+
+  it('a 3xx that is not a redirect tesync follows (300) fails with its status', async () => {
+    sim.script('/v1/tokens', [{ status: 300, headers: { Location: '/v1/tokens?x=1' } }]);
+    const { upstream } = client();
+    await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toMatchObject({ status: 300, title: `redirect to ${new URL(sim.url).host} not followed: a 300 is not a redirect tesync follows` });
     expect(sim.requests).toHaveLength(1);
   });
 });
@@ -402,5 +466,66 @@ describe('429', () => {
     await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toBeInstanceOf(RateLimitedError);
     expect(sim.requests).toHaveLength(1);
     expect(budget.snapshot().find((b) => b.bucket === 'gateway')?.reason).toBe('retry-after');
+  });
+});
+
+describe('Retry-After on any status', () => {
+  /** Requests of the bucket that arrived inside an outage after the answer that began it. */
+  function insideOutage(bucket: string) {
+    const [w] = sim.outages.slice(-1);
+    expect(w?.bucket).toBe(bucket);
+    return sim.requests.filter((r) => r.bucket === bucket && r.at > w!.startedAt && r.at < w!.endsAt);
+  }
+
+  it('a 503 + Retry-After: 2 holds all 8 concurrent callers off the bucket for 2 s, spending no attempt', async () => {
+    sim.setOutage({ bucket: 'gateway', seconds: 2 });
+    const { upstream, recorder, lines } = client({ maxAttempts: 1 });
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => upstream.get({ route: 'gateway.token', params: { slug: i % 2 ? 'aurora' : 'cobalt-dex' } })));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(insideOutage('gateway')).toEqual([]);
+    const outage = recorder.requests.filter((r) => r.httpStatus === 503);
+    expect(outage.length).toBeGreaterThanOrEqual(1);
+    expect(outage[0]).toMatchObject({ problemCode: 'service-unavailable', retryAfterMs: 2000 });
+    // Other buckets go on.
+    await expect(upstream.get({ route: 'app.metrics' })).resolves.toMatchObject({ status: 200 });
+    expect(lines().some((l) => l.includes('announced when to come back'))).toBe(true);
+  });
+
+  it("an HTTP-date Retry-After is read against the response's Date header, not our clock", async () => {
+    // Upstream's clock is a minute behind ours: against our clock the date would be past.
+    const serverNow = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+    sim.script('/v1/screener', [{ status: 503, retryAfter: new Date(serverNow + 2000).toUTCString(), headers: { Date: new Date(serverNow).toUTCString() } }]);
+    const { upstream, recorder } = client({ maxAttempts: 1 });
+    await expect(upstream.get({ route: 'gateway.screener' })).resolves.toMatchObject({ status: 200 });
+    expect(recorder.requests.map((r) => [r.httpStatus, r.retryAfterMs])).toEqual([
+      [503, 2000],
+      [200, undefined],
+    ]);
+    const [first, second] = sim.requests;
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(2000 - 5);
+  });
+
+  it('a 5xx without Retry-After keeps its backoff, spends attempts, and holds no other caller', async () => {
+    sim.script('/v1/screener', [{ status: 503 }, { status: 503 }]);
+    const { upstream, budget } = client({ maxAttempts: 2 });
+    await expect(upstream.get({ route: 'gateway.screener' })).rejects.toBeInstanceOf(UpstreamServerError);
+    expect(budget.snapshot().find((b) => b.bucket === 'gateway')?.reason).toBeUndefined();
+    expect(sim.requests).toHaveLength(2);
+  });
+
+  it('a Retry-After longer than maxRateWaitMs on a 503 fails fast as rate limited, for every caller of the bucket', async () => {
+    sim.script('/v1/screener', [{ status: 503, retryAfter: '3600' }]);
+    const { upstream } = client({ maxRateWaitMs: 5_000 });
+    await expect(upstream.get({ route: 'gateway.screener' })).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toBeInstanceOf(RateLimitedError);
+    expect(sim.requests).toHaveLength(1);
+  });
+
+  it('a Retry-After on a 4xx holds the bucket too, and the 4xx is not retried', async () => {
+    sim.script('/v1/tokens/aurora', [{ status: 403, code: 'forbidden', retryAfter: '3600' }]);
+    const { upstream } = client({ maxRateWaitMs: 5_000 });
+    await expect(upstream.get({ route: 'gateway.token', params: { slug: 'aurora' } })).rejects.toMatchObject({ status: 403 });
+    await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toBeInstanceOf(RateLimitedError);
+    expect(sim.requests).toHaveLength(1);
   });
 });

@@ -184,6 +184,40 @@ describe('Redis budget', () => {
     }
   });
 
+  it("two processes: one's 503 + Retry-After (an announced outage) holds the other off the bucket, and neither spends an attempt", async () => {
+    const key = canaryKey('gw');
+    const sim = await startSimulator({ gatewayKeys: [key], tokens: 4, historyDays: 5, outage: { bucket: 'gateway', seconds: 2, after: 3 }, latencyMs: [0, 10] });
+    try {
+      const logger = createTestLogger([key], 'warn').logger;
+      const clients = [0, 1].map(() =>
+        createUpstream({
+          config: { app: undefined, gateway: { url: sim.url, apiKey: key }, requestTimeoutMs: 5000, maxResponseBytes: 1 << 20, maxAttempts: 1, maxRateWaitMs: 60_000 },
+          budget: budget({ prefix: `${prefix}:outage`, redis: connection() }),
+          recorder: new MemoryRecorder(),
+          logger,
+          retry: FAST_RETRY_POLICY,
+        }),
+      );
+      // Each process asks one request at a time, so the outage's first answer goes to one of them.
+      const results = await Promise.all(
+        [0, 1].map(async (c) => {
+          const statuses: number[] = [];
+          for (let i = 0; i < 8; i++) statuses.push((await clients[c]!.get({ route: 'gateway.tokens' })).status);
+          return statuses;
+        }),
+      );
+      expect(results.flat().every((s) => s === 200)).toBe(true);
+      const [w] = sim.outages;
+      expect(w).toBeDefined();
+      // Only what was on the way as the outage began arrived inside it.
+      expect(sim.requests.filter((r) => r.at > w!.startedAt + 250 && r.at < w!.endsAt)).toEqual([]);
+      expect(sim.requests.filter((r) => r.status === 503).length).toBeLessThanOrEqual(2);
+      expect(sim.requests.filter((r) => r.at >= w!.endsAt).length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('two processes against a host that sends no reset time: zero 429s, the window learned together', async () => {
     const sim = await startSimulator({ rateLimits: { appPublic: { limit: 12, windowMs: 2000 } }, latencyMs: [0, 10] });
     try {

@@ -158,12 +158,12 @@ async function workerRunning(s: Scenario, queueName: string, jobName: string, pa
   }
 }
 
-/** Requests that reached the simulator while a Retry-After the workers had received was running. */
-async function requestsInsideRetryAfter(s: Scenario): Promise<{ limited: number; inside: number }> {
+/** Requests that reached the simulator while a Retry-After the workers had received (a 429's, or any status's: `status`) was running. */
+async function requestsInsideRetryAfter(s: Scenario, status = 429): Promise<{ limited: number; inside: number }> {
   const blocks = await s.tw.warehouse.query<{ bucket: string; from_ms: string; until_ms: string }>(
     sql`select bucket, (extract(epoch from started_at) * 1000 + duration_ms)::bigint::text as from_ms,
                (extract(epoch from started_at) * 1000 + duration_ms + retry_after_ms)::bigint::text as until_ms
-        from sync.requests where http_status = 429 and retry_after_ms is not null`,
+        from sync.requests where http_status = ${status} and retry_after_ms is not null`,
   );
   // Every worker knows of the block one Redis script after the 429 arrived; a request that
   // reaches the simulator more than 250 ms later (a generous bound for a loaded machine's
@@ -233,6 +233,23 @@ describe('tesync worker', () => {
 
     for (const w of s.workers) w.child.kill('SIGTERM');
     for (const w of s.workers) expect((await w.exited).code).toBe(0);
+  });
+
+  it('an outage announced by 503 + Retry-After mid-walk: no worker sends to the bucket inside it, the walk completes, no attempt spent', async () => {
+    // One attempt per request: a 503 that spent one would fail its resource, and the run.
+    const s = await scenario({ outage: { bucket: 'gateway', seconds: 3, after: 15 } }, { TE_MAX_ATTEMPTS: '1' });
+    const { outcome, wallMs } = await enqueueAndWait(s);
+    await expectCompleteMirror(s, outcome);
+    const [w] = s.sim.outages;
+    expect(w).toMatchObject({ bucket: 'gateway', seconds: 3 });
+    const { limited, inside } = await requestsInsideRetryAfter(s, 503);
+    expect(limited).toBeGreaterThanOrEqual(1);
+    expect(inside).toBe(0);
+    // The simulator agrees: only what was on the way as the outage began arrived inside it.
+    expect(s.sim.requests.filter((r) => r.bucket === 'gateway' && r.at > w!.startedAt + 250 && r.at < w!.endsAt)).toEqual([]);
+    const gatewayJobs = await jobsIn(s, 'fetch-gateway');
+    expect(gatewayJobs.every((j) => j.attemptsMade <= 1)).toBe(true);
+    console.info(`outage: walk of ${outcome.stats.done} resources in ${(wallMs / 1000).toFixed(1)} s across 3 workers; 503s answered: ${limited}; requests inside the window: ${inside}`);
   });
 
   it('a worker killed with SIGKILL mid-walk: its jobs are taken over, nothing missing, nothing twice', async () => {

@@ -1,0 +1,91 @@
+// Redirects and announced outages: how a real upstream answers on a day it moves a route or
+// goes down for maintenance. Both are plain state the server consults per request; nothing
+// here touches the dataset.
+import type { LimitedBucket } from './rate-limit.ts';
+import type { OutageWindow, SimOutage, SimRedirect } from './types.ts';
+
+/** The path segment a same-origin redirect ('alias') puts after the API prefix. */
+export const ALIAS_SEGMENT = 'moved';
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * The path the route is served at: an alias (`/api/v1/moved/...`, `/v1/moved/...`) serves
+ * exactly what the path without the segment serves.
+ */
+export function unalias(path: string, prefixes: readonly string[]): { path: string; aliased: boolean } {
+  for (const prefix of prefixes) {
+    const alias = `${prefix}/${ALIAS_SEGMENT}/`;
+    if (path.startsWith(alias)) return { path: `${prefix}/${path.slice(alias.length)}`, aliased: true };
+  }
+  return { path, aliased: false };
+}
+
+function checkRedirect(r: SimRedirect): Required<Pick<SimRedirect, 'from' | 'status' | 'to'>> & { left: number } {
+  const status = r.status ?? 307;
+  if (!REDIRECT_STATUSES.has(status)) throw new RangeError(`simulator redirect status must be 301, 302, 303, 307 or 308, got ${String(r.status)}`);
+  if (typeof r.from !== 'string' || !r.from.startsWith('/')) throw new RangeError(`simulator redirect 'from' must be a path starting with /, got ${String(r.from)}`);
+  const to = r.to ?? 'alias';
+  if (to !== 'alias' && !/^https?:\/\/[^/]+\/?$/.test(to)) throw new RangeError(`simulator redirect 'to' must be 'alias' or a base URL like http://127.0.0.1:8080, got ${String(r.to)}`);
+  const times = r.times ?? Number.POSITIVE_INFINITY;
+  if (!(times > 0)) throw new RangeError(`simulator redirect 'times' must be positive, got ${String(r.times)}`);
+  return { from: r.from, status, to, left: times };
+}
+
+export class Redirects {
+  private list: ReturnType<typeof checkRedirect>[] = [];
+
+  add(r: SimRedirect): void {
+    this.list.push(checkRedirect(r));
+  }
+
+  clear(): void {
+    this.list = [];
+  }
+
+  /**
+   * The redirect a request gets, if any: its status and Location. An alias is never
+   * redirected again (the route moved once).
+   */
+  take(rawUrl: string, aliased: boolean, prefixes: readonly string[]): { status: number; location: string } | null {
+    if (aliased) return null;
+    const r = this.list.find((x) => x.left > 0 && rawUrl.startsWith(x.from));
+    if (!r) return null;
+    r.left--;
+    if (r.to !== 'alias') return { status: r.status, location: `${r.to.replace(/\/$/, '')}${rawUrl}` };
+    const prefix = prefixes.find((p) => rawUrl.startsWith(`${p}/`));
+    // A path outside the APIs has no alias: the redirect then points at itself (a loop).
+    const location = prefix === undefined ? rawUrl : `${prefix}/${ALIAS_SEGMENT}${rawUrl.slice(prefix.length)}`;
+    return { status: r.status, location };
+  }
+}
+
+/** One outage at a time: armed, then running for `seconds` from its first answer, then over. */
+export class Outages {
+  private armed: (SimOutage & { seen: number }) | null = null;
+  private running: OutageWindow | null = null;
+  readonly windows: OutageWindow[] = [];
+
+  set(o: SimOutage | null): void {
+    this.running = null;
+    if (o === null) {
+      this.armed = null;
+      return;
+    }
+    if (!(Number.isFinite(o.seconds) && o.seconds > 0)) throw new RangeError(`simulator outage seconds must be positive, got ${String(o.seconds)}`);
+    if (o.after !== undefined && !(Number.isInteger(o.after) && o.after >= 0)) throw new RangeError(`simulator outage 'after' must be an integer >= 0, got ${String(o.after)}`);
+    this.armed = { ...o, seen: 0 };
+  }
+
+  /** When the request falls in the outage: the instant it ends (its Retry-After counts down to it). */
+  hit(bucket: LimitedBucket | 'none', now: number): number | null {
+    if (this.running && this.running.bucket === bucket && now < this.running.endsAt) return this.running.endsAt;
+    const a = this.armed;
+    if (!a || a.bucket !== bucket) return null;
+    if (a.seen++ < (a.after ?? 0)) return null;
+    this.armed = null;
+    this.running = { bucket: a.bucket, seconds: a.seconds, startedAt: now, endsAt: now + a.seconds * 1000 };
+    this.windows.push(this.running);
+    return this.running.endsAt;
+  }
+}

@@ -1,0 +1,152 @@
+// Upstreams that move a route or go down for announced maintenance, end to end: simulator over
+// real HTTP → tesync (in-process sync) → real Postgres.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
+import { expectAppMirror } from '../helpers/app-mirror.ts';
+import { expectGatewayMirror } from '../helpers/gateway-mirror.ts';
+import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { syncOnce } from '../helpers/sync.ts';
+
+const appKey = canaryKey('app');
+const gwKey = canaryKey('gw');
+const DATA: SimOptions = { tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] };
+
+let sim: Simulator | undefined;
+let tw: TestWarehouse | undefined;
+let other: Server;
+let otherUrl: string;
+let otherHits = 0;
+
+beforeAll(async () => {
+  // Another host: any request reaching it is a leak.
+  other = createServer((_req, res) => {
+    otherHits++;
+    res.end('{"data":{},"meta":{}}');
+  });
+  await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+  otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise((r) => other.close(r));
+});
+afterEach(async () => {
+  await sim?.close();
+  await tw?.cleanup();
+  sim = undefined;
+  tw = undefined;
+  otherHits = 0;
+});
+
+async function setUp(options: Partial<SimOptions> = {}) {
+  sim = await startSimulator({ ...DATA, ...options });
+  tw = await createTestWarehouse();
+  return { sim, tw };
+}
+
+type RequestRow = { path: string; http_status: number | null; attempt: number; error: string | null; bucket: string };
+const requestsOf = (t: TestWarehouse, like: string) =>
+  t.warehouse.query<RequestRow>(sql`select path, http_status, attempt, error, bucket from sync.requests where path like ${like} order by started_at, id`);
+
+describe('redirects', () => {
+  it("a same-origin 307 on a chart's data (app and gateway): its points stored, both hops in sync.requests, the body archived under the route's path", async () => {
+    const { sim, tw } = await setUp();
+    const app = sim.data.appTokens().find((t) => t.coverage.charts)!.slug;
+    const appChart = sim.data.appCharts(app)![0]!.key;
+    const gw = sim.data.gatewayTokens()[0]!.slug;
+    sim.redirect({ from: `/api/v1/tokens/${app}/charts/${appChart}`, status: 307 });
+    sim.redirect({ from: `/v1/tokens/${gw}/charts/`, status: 307 });
+    const log = createTestLogger([appKey, gwKey], 'info');
+    const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey }, ['app', 'gateway']);
+    expect(run.status).toBe('succeeded');
+    expect(run.stats.failed).toBe(0);
+    await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
+    await expectGatewayMirror(tw.warehouse, sim.data);
+
+    const appHops = await requestsOf(tw, `/api/v1/%tokens/${app}/charts/${appChart}%`);
+    expect(appHops.map((r) => [r.path.split('?')[0], r.http_status, r.attempt])).toEqual([
+      [`/api/v1/tokens/${app}/charts/${appChart}`, 307, 1],
+      [`/api/v1/moved/tokens/${app}/charts/${appChart}`, 200, 1],
+    ]);
+    expect(appHops[0]!.error).toMatch(/^redirect 307 followed to \/api\/v1\/moved\//);
+    const gwHops = await requestsOf(tw, `/v1/%tokens/${gw}/charts/%`);
+    expect(gwHops.filter((r) => r.http_status === 307).length).toBeGreaterThan(0);
+    expect(gwHops.filter((r) => r.http_status === 307).length).toBe(gwHops.filter((r) => r.path.startsWith('/v1/moved/')).length);
+    expect(gwHops.every((r) => r.bucket === 'gateway')).toBe(true);
+    // The archive knows the body by the route's own path: the rows' provenance points at it.
+    const linked = await tw.warehouse.query<{ path: string }>(
+      sql`select distinct r.path from app.chart_points p join sync.raw_responses r on r.id = p.raw_response_id where p.token_slug = ${app} and p.chart_key = ${appChart}`,
+    );
+    expect(linked.map((r) => r.path.split('?')[0])).toEqual([`/api/v1/tokens/${app}/charts/${appChart}`]);
+    expect(log.lines().join('\n')).not.toContain(appKey);
+  });
+
+  it("a 302 of a chart's data to another host: nothing reaches it, the chart failed with 302 and the host only, the key in no log line", async () => {
+    const { sim, tw } = await setUp();
+    const gw = sim.data.gatewayTokens()[0]!.slug;
+    sim.redirect({ from: `/v1/tokens/${gw}/charts/`, status: 302, to: otherUrl });
+    const log = createTestLogger([appKey, gwKey], 'debug');
+    const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey }, ['gateway']);
+    expect(otherHits).toBe(0);
+    expect(run.status).toBe('partial');
+    const failed = await tw.warehouse.query<{ resource: string; status: string; http_status: number; last_error: string }>(
+      sql`select resource, status, http_status, last_error from sync.resource_state where status = 'failed' order by resource`,
+    );
+    expect(failed.length).toBeGreaterThan(0);
+    // Exactly the charts redirected away: the token's other resources were mirrored.
+    const redirected = new Set(sim.requests.filter((r) => r.status === 302).map((r) => r.path));
+    expect(failed.length).toBeLessThanOrEqual(redirected.size);
+    const host = new URL(otherUrl).host;
+    for (const f of failed) {
+      expect(f).toMatchObject({ status: 'failed', http_status: 302 });
+      expect(f.resource).toMatch(new RegExp(`^token/${gw}/chart/`));
+      expect(f.last_error).toContain(`redirect to ${host} not followed: off the base URL`);
+      expect(f.last_error).not.toContain('/v1/tokens/' + gw + '/charts/?');
+    }
+    const all = JSON.stringify(await tw.warehouse.query(sql`select * from sync.requests`)) + JSON.stringify(failed) + log.lines().join('\n');
+    expect(all).not.toContain(gwKey);
+    expect(all).not.toContain(`${otherUrl}/`);
+  });
+});
+
+describe('an announced outage', () => {
+  // 4 s here; the 25 s of issue 30 behave the same (docs/reliability.md has the figure).
+  const SECONDS = 4;
+
+  it.each(['gateway', 'app-public'] as const)('503 + Retry-After on %s in the middle of a sync of both sources: 0 requests to it inside the window, every resource mirrored, no attempt spent', async (bucket) => {
+    const { sim, tw } = await setUp({ outage: { bucket, seconds: SECONDS, after: 12 }, latencyMs: [2, 10] });
+    const log = createTestLogger([appKey, gwKey], 'info');
+    // One attempt per request: a 503 that spent one would fail its resource.
+    const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey, env: { TE_MAX_ATTEMPTS: '1' } }, ['app', 'gateway']);
+    const [w] = sim.outages;
+    expect(w).toMatchObject({ bucket, seconds: SECONDS });
+    // As tesync saw it: no request of the bucket was sent from the moment the first 503
+    // arrived until its Retry-After ran out (those answered 503 were already on the way).
+    const sent = await tw.warehouse.query<{ status: number; sent: string; first: string; until: string }>(sql`
+      with first as (select started_at + duration_ms * interval '1 ms' as at, retry_after_ms from sync.requests where http_status = 503 order by started_at, id limit 1)
+      select r.http_status as status, r.started_at::text as sent, f.at::text as first, (f.at + f.retry_after_ms * interval '1 ms')::text as until
+      from sync.requests r, first f
+      where r.bucket = ${bucket === 'app-public' ? 'app-public' : 'gateway'} and r.started_at > f.at and r.started_at < f.at + f.retry_after_ms * interval '1 ms'`);
+    expect(sent).toEqual([]);
+    // As the simulator saw it: nothing arrived inside the window but what was on the way as it began.
+    const ofBucket = sim.requests.filter((r) => r.bucket === bucket);
+    expect(ofBucket.filter((r) => r.at > w!.startedAt + 250 && r.at < w!.endsAt)).toEqual([]);
+    expect(ofBucket.filter((r) => r.at >= w!.endsAt).length).toBeGreaterThan(0);
+    // The outage fell in the middle of the sync: the other source was busy meanwhile.
+    expect(sim.requests.some((r) => r.bucket !== bucket && r.at > w!.startedAt && r.at < w!.endsAt)).toBe(true);
+
+    expect(run.status).toBe('succeeded');
+    expect(run.stats.failed).toBe(0);
+    await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
+    await expectGatewayMirror(tw.warehouse, sim.data);
+    const held = await tw.warehouse.query<{ http_status: number; retry_after_ms: number; problem_code: string }>(
+      sql`select http_status, retry_after_ms, problem_code from sync.requests where http_status = 503 order by started_at, id`,
+    );
+    expect(held.length).toBeGreaterThanOrEqual(1);
+    for (const h of held) expect(h).toMatchObject({ http_status: 503, problem_code: bucket === 'gateway' ? 'service-unavailable' : 'engine_data_unavailable' });
+    expect(held[0]!.retry_after_ms).toBe(SECONDS * 1000);
+    console.info(`outage of ${bucket} for ${SECONDS} s: ${sim.requests.length} requests, ${ofBucket.length} to the bucket, ${held.length} answered 503 (in flight as it began), 0 sent inside the window`);
+  });
+});
