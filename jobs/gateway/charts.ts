@@ -16,7 +16,7 @@ import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { beginWrite } from '../../src/warehouse/known-time.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { keptMembers, wholeSet } from '../shared/sets.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest, type TableWrite } from '../types.ts';
@@ -159,8 +159,8 @@ export const gatewayChartsJob = defineJob({
   notFoundByMarker: true,
   unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
   async handle(ctx, p) {
-    const f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
-    const listed = readList(f.data);
+    const f = await fetchList(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
+    const listed = f.items;
     const items = listed ?? [];
     const entries = items.map(readGatewayCatalogItem);
     const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
@@ -178,7 +178,7 @@ export const gatewayChartsJob = defineJob({
     return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
+      hash: f.sha256,
       details: { charts: valid.length, invalidItems },
       writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0),
       followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),

@@ -15,7 +15,7 @@ import {
 } from '../../schema/warehouse/gateway.ts';
 import { rowMeta, verdictCounts } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
@@ -112,9 +112,9 @@ export const gatewayScreenerJob = defineJob({
   payload: z.object({}),
   resource: () => 'screener',
   async handle(ctx) {
-    const f = await fetchData(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
+    const f = await fetchList(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
     const known = await loadKnownTokens(ctx);
-    const reads = f.data.map((raw) => normalizeScreenerRow(ctx, raw, known, f.meta.asOf));
+    const reads = (f.items ?? []).map((raw) => normalizeScreenerRow(ctx, raw, known, f.meta.asOf));
     const matched = reads.filter((r) => r.matched);
     const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
     const rows = matched.map((r) => r.row);
@@ -140,7 +140,7 @@ export const gatewayScreenerJob = defineJob({
     return {
       status,
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
+      hash: f.sha256,
       details,
       cells,
       writes: [
