@@ -12,6 +12,8 @@ export type {
   SimForms,
   SimLosses,
   SimOmission,
+  SimPaging,
+  PageForm,
   SimOptions,
   Simulator,
   AppNumberForm,
@@ -26,3 +28,4 @@ export { ANCHOR_DATE } from './calendar.ts';
 export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
 export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
+export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';

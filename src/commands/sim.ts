@@ -1,7 +1,7 @@
 // `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
+import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, PAGE_FORMS, PAGE_TOTALS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions } from '../../sim/index.ts';
 import { apiKeyProblem } from '../config.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
@@ -39,7 +39,15 @@ Options:
                        (sim/README.md, losses)
   --omit PART          answers leave PART out: sections (token pages), bundleArrays
                        (research bundles), tokenListCut (token lists cut to 2 items
-                       without a count, once) (repeatable)`;
+                       without a count, once) (repeatable)
+  --page-size N        serve the token lists, screeners and chart catalogs in pages of
+                       N items (default 0: whole)
+  --page-form FORM     how a page names the next: metaNext (meta.next, default),
+                       linksNext (links.next, absolute), linkHeader (RFC 8288 Link
+                       header, relative), cursor (meta.nextCursor, asked as ?cursor=)
+  --page-total T       meta.total on each page: exact (default), none, or larger (one
+                       more than the list holds: a list a reader must refuse)
+  --page-loop          the last page names page 2 again as its next (a loop)`;
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -63,6 +71,10 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       'added-field': { type: 'string', multiple: true },
       removed: { type: 'boolean' },
       omit: { type: 'string', multiple: true },
+      'page-size': { type: 'string' },
+      'page-form': { type: 'string' },
+      'page-total': { type: 'string' },
+      'page-loop': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -94,6 +106,12 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   }
   options.forms = forms(values);
   options.losses = { removed: values.removed ?? false, omitted: (values.omit ?? []).map((o) => oneOf('--omit', o, SIM_OMISSIONS)) };
+  options.paging = {
+    ...(values['page-size'] !== undefined ? { pageSize: int('--page-size', values['page-size'], 0, 100_000) } : {}),
+    ...(values['page-form'] !== undefined ? { form: oneOf('--page-form', values['page-form'], PAGE_FORMS) } : {}),
+    ...(values['page-total'] !== undefined ? { total: oneOf('--page-total', values['page-total'], PAGE_TOTALS) } : {}),
+    ...(values['page-loop'] ? { loop: true } : {}),
+  };
   const sim = await startSimulator(options);
   process.stdout.write(
     [
