@@ -99,7 +99,7 @@ export const appChartsJob = defineJob({
       details: { charts: valid.length, invalidItems },
       // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
       writes: [
-        into(charts, rows, wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0)),
+        into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0), fromEach: items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : [])) }),
         into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0, valid.map((e) => ({ chartKey: e.key })))),
       ],
       followUps: () => screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0),

@@ -93,8 +93,8 @@ export const appScreenerJob = defineJob({
       writes: [
         // A screener whose every row names its token states the screener's membership: a
         // token no longer in it leaves, with its cells (a row that cannot be read could be anyone's).
-        into(screenerRows, latest, wholeSet(screenerRows, {}, invalidItems === 0)),
-        into(metricValues, cells, wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0)),
+        into(screenerRows, latest, { ...wholeSet(screenerRows, {}, invalidItems === 0), fromEach: valid.map((r) => f.pageOf(r.raw)) }),
+        into(metricValues, cells, { ...wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0), fromEach: valid.flatMap((r) => r.cells.map(() => f.pageOf(r.raw))) }),
       ],
     };
   },

@@ -98,7 +98,7 @@ export const appTokensJob = defineJob({
     const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
     const writes: TableWrite<any>[] = [
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      into(tokens, rows, wholeSet(tokens, {}, list.complete)),
+      into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
     ];
     // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
     // states say so too: an `ok` left there would let the next run with a key skip them as

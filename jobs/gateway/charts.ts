@@ -130,11 +130,17 @@ async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobR
  * timeframes, series and points; a timeframe a listed chart no longer lists is closed with its
  * points (a chart that does not say which it has keeps them all).
  */
-function catalogWrites(slug: string, rows: (typeof gatewayCharts.$inferInsert)[], listed: readonly GatewayCatalogEntry[], whole: boolean): TableWrite<any>[] {
+function catalogWrites(
+  slug: string,
+  rows: (typeof gatewayCharts.$inferInsert)[],
+  listed: readonly GatewayCatalogEntry[],
+  whole: boolean,
+  fromEach?: TableWrite['fromEach'],
+): TableWrite<any>[] {
   const charts = listed.map((e) => ({ chartKey: e.key }));
   const byTimeframe = listed.filter((e) => e.timeframes !== null);
   return [
-    into(gatewayCharts, rows, wholeSet(gatewayCharts, { tokenSlug: slug }, whole)),
+    into(gatewayCharts, rows, { ...wholeSet(gatewayCharts, { tokenSlug: slug }, whole), ...(fromEach ? { fromEach } : {}) }),
     into(gatewayChartTimeframes, [], keptMembers(gatewayChartTimeframes, { tokenSlug: slug }, whole, charts)),
     into(gatewayChartSeries, [], keptMembers(gatewayChartSeries, { tokenSlug: slug }, whole, charts)),
     into(gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: slug }, whole, charts)),
@@ -180,7 +186,7 @@ export const gatewayChartsJob = defineJob({
       asOf: f.meta.asOf,
       hash: f.sha256,
       details: { charts: valid.length, invalidItems },
-      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0),
+      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
       followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
     };
   },

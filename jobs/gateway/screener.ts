@@ -137,6 +137,7 @@ export const gatewayScreenerJob = defineJob({
     const cells = new CellTally();
     for (const r of rows) cells.cell(r.status !== 'invalid');
     const whole = unmatched.length === 0 && duplicates.length === 0;
+    const pageOf = (r: { row: { payload?: unknown } }) => f.pageOf(r.row.payload);
     return {
       status,
       asOf: f.meta.asOf,
@@ -146,10 +147,16 @@ export const gatewayScreenerJob = defineJob({
       writes: [
         // Membership is stated only when every row names a known token (an unmatched row
         // could be any token's); windows and streams only when every row carries them.
-        into(gatewayScreenerRows, rows, wholeSet(gatewayScreenerRows, {}, whole)),
-        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated))),
-        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0))),
-        into(gatewayScreenerUnmatched, unmatched, wholeSet(gatewayScreenerUnmatched, {}, true)),
+        into(gatewayScreenerRows, rows, { ...wholeSet(gatewayScreenerRows, {}, whole), fromEach: matched.map(pageOf) }),
+        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), {
+          ...wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated)),
+          fromEach: matched.flatMap((r) => r.windows.map(() => pageOf(r))),
+        }),
+        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), {
+          ...wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0)),
+          fromEach: matched.flatMap((r) => r.streams.map(() => pageOf(r))),
+        }),
+        into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, true), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
         into(gatewayScreenerInsights, insights.rows),
       ],
     };

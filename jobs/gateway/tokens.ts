@@ -69,7 +69,7 @@ export const gatewayTokensJob = defineJob({
       hash: f.sha256,
       details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length },
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      writes: [into(gatewayTokens, rows, wholeSet(gatewayTokens, {}, list.complete))],
+      writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
       followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)),
     };
   },

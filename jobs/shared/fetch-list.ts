@@ -27,6 +27,8 @@ export interface FetchedList {
   sha256: string;
   /** How many items the list says it holds, checked against what was read (undefined: it does not say). */
   count: number | undefined;
+  /** The page an item (as found in `items`) was read from: its rows' provenance (`fromEach`). */
+  pageOf(item: unknown): UpstreamResponse | undefined;
 }
 
 interface Page {
@@ -79,7 +81,7 @@ export async function fetchList<S extends z.ZodType>(
     const items = listOf(f.data);
     if (items === undefined) {
       if (paged) throw await refuse(`page ${pages.length + 1} holds no list`);
-      return { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count };
+      return { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count, pageOf: () => response };
     }
     pages.push({ response, items, meta: f.meta, body: f.body, signals });
     if (next === null) break;
@@ -95,6 +97,8 @@ export async function fetchList<S extends z.ZodType>(
   if (reason) throw await refuse(reason);
   const first = pages[0]!;
   const single = pages.length === 1;
+  const pageByItem = new Map<unknown, UpstreamResponse>();
+  for (const p of pages) for (const item of p.items) if (!pageByItem.has(item)) pageByItem.set(item, p.response);
   return {
     items,
     meta: first.meta,
@@ -102,6 +106,7 @@ export async function fetchList<S extends z.ZodType>(
     pages: pages.map((p) => p.response),
     sha256: single ? first.response.sha256 : createHash('sha256').update(pages.map((p) => p.response.sha256).join('\n')).digest('hex'),
     count: single ? first.meta.count : items.length,
+    pageOf: (item) => pageByItem.get(item),
   };
 }
 

@@ -65,6 +65,18 @@ describe('a list in pages is read whole', () => {
       const [bodies] = await q<{ n: string }>(tw, sql`select count(distinct path)::text as n from sync.raw_responses where path like '/v1/screener%' and status = 'ok'`);
       expect(Number(bodies!.n)).toBe(pagesOf(sim.data.gatewayScreenerRows().length));
       expect(await warehouseDigest(tw.warehouse)).toEqual(whole);
+      // Each row links to the page it was read from: the archived body that carries it.
+      for (const [table, key, field] of [
+        ['app.tokens', 'slug', 'slug'],
+        ['gateway.tokens', 'slug', 'slug'],
+        ['gateway.screener_rows', 'token_slug', 'slug'],
+      ] as const) {
+        const links = await q<{ key: string; carried: boolean }>(
+          tw,
+          sql.raw(`select t.${key} as key, coalesce(r.body->'data' @> jsonb_build_array(jsonb_build_object('${field}', t.${key})), false) as carried from ${table} t left join sync.raw_responses r on r.id = t.raw_response_id`),
+        );
+        expect(links.filter((l) => !l.carried).map((l) => l.key), table).toEqual([]);
+      }
     } finally {
       await tw.cleanup();
       warehouses.splice(warehouses.indexOf(tw), 1);
