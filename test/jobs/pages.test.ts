@@ -4,6 +4,8 @@
 // A list whose `meta.total` says more than its pages hold, or whose next link loops, is
 // refused (`invalid`, every page's body kept) and delists nothing; the complete list that
 // follows delists exactly the one token upstream dropped.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_FORMS, PAGED_ROUTES, startSimulator, type PageForm, type Simulator } from '../../sim/index.ts';
@@ -133,10 +135,37 @@ describe('a list that is not whole is refused and delists nothing', () => {
     expect(kept).toContain('/v1/tokens?page=2');
   });
 
+  it('a next link to another host, another route or a private one is never requested: the list refused', async () => {
+    const hits: string[] = [];
+    const other = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('{"data":[],"meta":{}}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as AddressInfo).port;
+    sim.setPaging({ pageSize: 0, loop: false, total: 'exact' });
+    try {
+      for (const link of [`http://127.0.0.1:${port}/v1/tokens?page=2`, '/v1/screener?page=2', '/v1/internal/tokens?page=2', '//127.0.0.1:1/v1/tokens?page=2']) {
+        sim.resetRequests();
+        sim.script('/v1/tokens', [{ status: 200, headers: { Link: `<${link}>; rel="next"` } }]);
+        await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+        const s = await state('gateway', 'tokens');
+        expect(s?.status, link).toBe('invalid');
+        expect(s?.last_error, link).toMatch(/not followed/);
+        expect(sim.requests.map((r) => r.path).filter((p) => !p.startsWith('/v1/tokens') && p !== '/openapi-product.json'), link).toEqual([]);
+      }
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+    expect(hits).toEqual([]);
+    expect(await delisted('gateway.tokens')).toEqual([]);
+    expect(log.lines().join('\n')).not.toContain(gatewayKey);
+  });
+
   it('a screener whose next link loops is refused and removes no row, while the whole token lists delist', async () => {
     const gone = sim.data.epochChanges.delistedSlug!;
     expect(gone).toBe('cobalt-dex');
-    sim.setPaging({ routes: ['app.screener', 'gateway.screener'], loop: true, total: 'exact', form: 'cursor' });
+    sim.setPaging({ pageSize: 4, routes: ['app.screener', 'gateway.screener'], loop: true, total: 'exact', form: 'cursor' });
     try {
       expect(await screenerSlugs()).toContain(gone);
       await sync(tw);
