@@ -77,7 +77,14 @@ export async function fetchList<S extends z.ZodType>(
     const signals = readPageSignals(response.body, response.headers);
     const next = chooseNext(signals.nexts, response.path);
     const paged = pages.length > 0 || next !== null;
-    const f = await validate(ctx, req.route, response, schema, { pageOfList: paged });
+    let f: Awaited<ReturnType<typeof validate<S>>>;
+    try {
+      f = await validate(ctx, req.route, response, schema, { pageOfList: paged });
+    } catch (err) {
+      // The page is kept `invalid` by validate; the pages before it belong to the same refused list.
+      if (err instanceof InvalidResponseError) for (const r of received.slice(0, -1)) await invalid(ctx, req.route, r, `page ${pages.length + 1} of the list: ${err.message}`, { quiet: true });
+      throw err;
+    }
     const items = listOf(f.data);
     if (items === undefined) {
       if (paged) throw await refuse(`page ${pages.length + 1} holds no list`);

@@ -162,6 +162,21 @@ describe('a list that is not whole is refused and delists nothing', () => {
     expect(log.lines().join('\n')).not.toContain(gatewayKey);
   });
 
+  it('a page that is not understood refuses the whole list, the pages before it kept too', async () => {
+    sim.setPaging({ pageSize: 4, form: 'metaNext', loop: false, total: 'exact' });
+    const before = new Set((await invalidBodies()).map((b) => b.id));
+    sim.script('/v1/tokens?page=2', [{ status: 200, body: '{"data":{"not":"a list"},"meta":{"count":1}}' }]);
+    try {
+      await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+    } finally {
+      sim.setPaging({ pageSize: 0 });
+    }
+    expect((await state('gateway', 'tokens'))?.status).toBe('invalid');
+    const kept = (await invalidBodies()).filter((b) => !before.has(b.id)).map((b) => b.path);
+    expect(kept).toEqual(expect.arrayContaining(['/v1/tokens', '/v1/tokens?page=2']));
+    expect(await delisted('gateway.tokens')).toEqual([]);
+  });
+
   it('a screener whose next link loops is refused and removes no row, while the whole token lists delist', async () => {
     const gone = sim.data.epochChanges.delistedSlug!;
     expect(gone).toBe('cobalt-dex');
