@@ -147,14 +147,23 @@ export function chooseNext(nexts: readonly NextPage[], pagePath: string): Chosen
     }
   }
   const where = nexts.map((n) => n.where).join(', ');
-  if (links.size > 1 || cursors.size > 1) return { conflict: `the page names different next pages (${where})` };
-  const [link] = links;
+  // The same path and query given absolute in one place and relative in another is one page:
+  // the absolute form is kept, so the safe-link check sees its origin.
+  const absolute = [...links].filter((l) => URL.canParse(l));
+  const targets = new Set([...links].map((l) => pathAndQuery(l)));
+  if (targets.size > 1 || new Set(absolute).size > 1 || cursors.size > 1) return { conflict: `the page names different next pages (${where})` };
+  const link = absolute[0] ?? [...links][0];
   const [cursor] = cursors;
   if (link === undefined) return { cursor: cursor! };
   if (cursor !== undefined && ![...new URL(link, 'http://page.invalid').searchParams.values()].includes(cursor)) {
     return { conflict: `the next cursor is not in the next link (${where})` };
   }
   return { link };
+}
+
+function pathAndQuery(ref: string): string {
+  const u = new URL(ref, 'http://page.invalid');
+  return `${u.pathname}${u.search}`;
 }
 
 /**

@@ -60,12 +60,15 @@ describe('next page in the body', () => {
     const n = next({ meta: { next: '?page=2' } }, { link: '</api/v1/tokens?page=2>; rel="next"' });
     expect(n).toEqual({ link: '/api/v1/tokens?page=2' });
     expect(next({ links: { next: '/api/v1/tokens?cursor=abc' }, meta: { nextCursor: 'abc' } })).toEqual({ link: '/api/v1/tokens?cursor=abc' });
+    // Absolute in one place, relative in another: the absolute one, for the origin check.
+    expect(next({ meta: { next: '/api/v1/tokens?page=2' } }, { link: '<https://h.test/api/v1/tokens?page=2>; rel="next"' })).toEqual({ link: 'https://h.test/api/v1/tokens?page=2' });
   });
 
   it('two different next pages are not understood', () => {
     expect(next({ meta: { next: '/api/v1/tokens?page=2' } }, { link: '</api/v1/tokens?page=3>; rel="next"' })).toHaveProperty('conflict');
     expect(next({ meta: { nextCursor: 'a' }, nextCursor: 'b' })).toHaveProperty('conflict');
     expect(next({ links: { next: '/api/v1/tokens?page=2' }, meta: { nextCursor: 'abc' } })).toHaveProperty('conflict');
+    expect(next({ links: { next: 'https://a.test/api/v1/tokens?page=2' } }, { link: '<https://b.test/api/v1/tokens?page=2>; rel="next"' })).toHaveProperty('conflict');
   });
 });
 
