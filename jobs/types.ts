@@ -67,6 +67,11 @@ export interface TableWrite<T extends PgTable = PgTable> {
    * without a key).
    */
   from?: ArchivedBody | null;
+  /**
+   * Per row, the body it was read from, where the rows come from several (the pages of one
+   * list); a row without one links to `from`'s. What the write removes is closed by `from`'s.
+   */
+  fromEach?: readonly (ArchivedBody | undefined)[];
 }
 
 /** Typed constructor of a TableWrite (the rows are checked against the table). */

@@ -13,6 +13,8 @@ export type {
   SimForms,
   SimLosses,
   SimOmission,
+  SimPaging,
+  PageForm,
   SimOptions,
   SimOutage,
   SimRedirect,
@@ -30,3 +32,4 @@ export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
 export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
 export { ALIAS_SEGMENT } from './detours.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
+export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';

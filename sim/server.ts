@@ -13,13 +13,14 @@ import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataR
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
 import { toJson } from './json.ts';
 import { NO_LOSSES, RemovedView, omitParts } from './losses.ts';
+import { NO_PAGING, mergePaging, pageOf } from './paging.ts';
 import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { defaultCode, problemBody, type Api } from './problem.ts';
 import { rngFor } from './random.ts';
 import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
 import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
-import type { BucketName, KeyGrant, OutageWindow, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimLosses, SimOptions, SimOutage, SimRedirect, Simulator } from './types.ts';
+import type { BucketName, KeyGrant, OutageWindow, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const API_PREFIXES = [APP_PREFIX, GATEWAY_PREFIX] as const;
@@ -93,6 +94,7 @@ class SimServer implements Simulator {
   private faults: SimFaults;
   private forms: FormState;
   private losses: SimLosses;
+  private paging: SimPaging;
   /** The token lists already served cut (losses.ts: once per list). */
   private readonly cutLists = new Set<string>();
   private scripts: { prefix: string; queue: ScriptedResponse[] }[] = [];
@@ -127,6 +129,7 @@ class SimServer implements Simulator {
     this.losses = { ...NO_LOSSES, ...o.losses };
     for (const r of o.redirects ?? []) this.redirects.add(r);
     if (o.outage) this.outage.set(o.outage);
+    this.paging = mergePaging(NO_PAGING, o.paging ?? {});
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => {
         // a bug in the simulator must not hang the client: answer 500 or drop the socket
@@ -182,6 +185,9 @@ class SimServer implements Simulator {
   setLosses(losses: Partial<SimLosses>): void {
     this.losses = { ...this.losses, ...Object.fromEntries(Object.entries(losses).filter(([, v]) => v !== undefined)) };
     if (losses.omitted) this.cutLists.clear();
+  }
+  setPaging(paging: Partial<SimPaging>): void {
+    this.paging = mergePaging(this.paging, paging);
   }
   private view(): DatasetView {
     return this.store.view(this.epoch, this.losses.removed ? RemovedView : DatasetView);
@@ -397,9 +403,14 @@ class SimServer implements Simulator {
       const kind = this.routeKind(api, path, segments);
       const answer = omitParts(this.losses.omitted, kind, path, { data: outcome.data, meta: outcome.meta }, this.cutLists);
       const data = this.decorate(kind, answer.data);
-      const envelope = { data, ...outcome.siblings, meta: { servedAt, ...answer.meta } };
-      const body = withDuplicatedKey(toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq))), kind === null ? undefined : this.forms.forms.duplicatedKeys[kind]);
-      reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE }, body };
+      const page = pageOf(this.paging, kind, data, answer.meta, { baseUrl: this.url, path, query: routeReq.query });
+      if (page?.kind === 'bad') {
+        reply = problemReply(400, api === 'app' ? 'invalid_page' : 'invalid-parameter', page.detail, decision, api === 'app' ? {} : { parameter: this.paging.form === 'cursor' ? 'cursor' : 'page' });
+      } else {
+        const envelope = page ? { data: page.data, ...outcome.siblings, ...page.top, meta: { servedAt, ...page.meta } } : { data, ...outcome.siblings, meta: { servedAt, ...answer.meta } };
+        const body = withDuplicatedKey(toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq))), kind === null ? undefined : this.forms.forms.duplicatedKeys[kind]);
+        reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE, ...page?.headers }, body };
+      }
     }
     reply.headers = { ...reply.headers, ...scriptHeaders };
     return sendReply(res, reply, plan, ctl, servedAt);

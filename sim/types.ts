@@ -1,6 +1,7 @@
 // The simulator's public interface. The CLI, the demo and every integration test code
 // against exactly these names: change them only together with their users.
 import type { SimDataset } from './dataset-types.ts';
+import type { DataRouteKind } from './forms.ts';
 
 export interface KeyGrant {
   /** e.g. 'tokens:read' (every token) or 'tokens:read:<slug>' (one token) */
@@ -58,6 +59,8 @@ export interface SimOptions {
   redirects?: SimRedirect[];
   /** an announced outage of one bucket (`detours.ts`); later with `setOutage()` */
   outage?: SimOutage;
+  /** lists served in pages (`paging.ts`); absent: every list whole in one answer */
+  paging?: Partial<SimPaging>;
 }
 
 /**
@@ -96,6 +99,32 @@ export interface OutageWindow {
   seconds: number;
   startedAt: number;
   endsAt: number;
+}
+
+/**
+ * How a paged list names its next page:
+ * - 'metaNext': `meta.next`, a path with query (`/api/v1/tokens?page=2`)
+ * - 'linksNext': top-level `links.next`, an absolute URL on the simulator's own host
+ * - 'linkHeader': an RFC 8288 header `Link: <?page=2>; rel="next"`, relative to the request
+ * - 'cursor': `meta.nextCursor`, an opaque cursor asked back as `?cursor=`
+ */
+export type PageForm = 'metaNext' | 'linksNext' | 'linkHeader' | 'cursor';
+
+/** Lists served in pages (`paging.ts`). */
+export interface SimPaging {
+  /** items per page; 0 (the default) serves every list whole */
+  pageSize: number;
+  /** default 'metaNext' */
+  form: PageForm;
+  /** the routes served in pages; default the token lists, the screeners and the chart catalogs of both APIs */
+  routes: DataRouteKind[];
+  /**
+   * `meta.total` on every page: 'exact' (default) the list's length, 'none' left out,
+   * 'larger' the length plus one (a list that says it holds more than it serves)
+   */
+  total: 'none' | 'exact' | 'larger';
+  /** the last page names an earlier page again as its next (page 2, or page 1 of a one-page list) */
+  loop: boolean;
 }
 
 /**
@@ -247,6 +276,8 @@ export interface Simulator {
   setForms(forms: Partial<SimForms>): void;
   /** merges into the current losses; setting `omitted` again cuts each token list once more */
   setLosses(losses: Partial<SimLosses>): void;
+  /** merges into the current paging (`SimPaging`) */
+  setPaging(paging: Partial<SimPaging>): void;
   /** replaces every bucket's limit and starts fresh windows */
   setRateLimits(r: SimOptions['rateLimits']): void;
   script(pathPrefix: string, responses: ScriptedResponse[]): void;

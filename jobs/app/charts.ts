@@ -9,7 +9,7 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { chartPoints, charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { keptMembers, wholeSet } from '../shared/sets.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { documentedPath } from '../shared/paths.ts';
@@ -73,8 +73,8 @@ export const appChartsJob = defineJob({
     return screenCharts(ctx, p.slug, stored, storedChartFollowUps(p.slug, stored), false);
   },
   async handle(ctx, p) {
-    const f = await fetchData(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown());
-    const list = readList(f.data);
+    const f = await fetchList(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
+    const list = f.items;
     const items = list ?? [];
     const entries = items.map(readCatalogItem);
     const valid = entries.filter((e): e is CatalogEntry => e !== null);
@@ -95,11 +95,11 @@ export const appChartsJob = defineJob({
     return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
+      hash: f.sha256,
       details: { charts: valid.length, invalidItems },
       // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
       writes: [
-        into(charts, rows, wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0)),
+        into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0), fromEach: items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : [])) }),
         into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, list !== undefined && invalidItems === 0, valid.map((e) => ({ chartKey: e.key })))),
       ],
       followUps: () => screenCharts(ctx, p.slug, stored, followUps, list !== undefined && invalidItems === 0),

@@ -17,6 +17,7 @@ import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
 import { NotUnderstoodError, ProblemError } from '../../src/errors.ts';
 import { rowMeta, utcDate } from '../shared/rows.ts';
 import { fetchData, type Fetched } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { CellTally, refuse } from '../shared/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../types.ts';
@@ -185,8 +186,8 @@ async function upstreamStreamKeys(ctx: JobContext, slug: string): Promise<string
   } catch (err) {
     if (!(err instanceof ProblemError)) throw err;
   }
-  const list = await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
-  const row = list.data.map((r) => readScreenerRow(r)).find((r) => r?.slug === slug);
+  const list = await fetchList(ctx, { route: 'app.screener' }, z.array(z.unknown()));
+  const row = (list.items ?? []).map((r) => readScreenerRow(r)).find((r) => r?.slug === slug);
   return row ? keysOf(row.raw.streams) : [];
 }
 

@@ -5,7 +5,7 @@ import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
 import { rowMeta, verdictCounts } from '../shared/rows.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../shared/metric-cells.ts';
 import { loadMetricCatalog } from './catalog.ts';
@@ -68,9 +68,9 @@ export const appScreenerJob = defineJob({
   payload: z.object({}),
   resource: () => 'screener',
   async handle(ctx) {
-    const f = await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
+    const f = await fetchList(ctx, { route: 'app.screener' }, z.array(z.unknown()));
     const catalog = await loadMetricCatalog(ctx);
-    const reads = f.data.map((raw) => readScreenerRow(raw, catalog));
+    const reads = (f.items ?? []).map((raw) => readScreenerRow(raw, catalog));
     const valid = reads.filter((r): r is ScreenerRead => r !== null);
     const invalidItems = reads.length - valid.length;
     const latest = valid.map((r) => {
@@ -87,14 +87,14 @@ export const appScreenerJob = defineJob({
     return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
+      hash: f.sha256,
       details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}) } : null,
       cells: tallyCells(valid.flatMap((r) => r.cells)),
       writes: [
         // A screener whose every row names its token states the screener's membership: a
         // token no longer in it leaves, with its cells (a row that cannot be read could be anyone's).
-        into(screenerRows, latest, wholeSet(screenerRows, {}, invalidItems === 0)),
-        into(metricValues, cells, wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0)),
+        into(screenerRows, latest, { ...wholeSet(screenerRows, {}, invalidItems === 0), fromEach: valid.map((r) => f.pageOf(r.raw)) }),
+        into(metricValues, cells, { ...wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0), fromEach: valid.flatMap((r) => r.cells.map(() => f.pageOf(r.raw))) }),
       ],
     };
   },

@@ -10,7 +10,7 @@ import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { readTokenList } from '../shared/lists.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../types.ts';
@@ -78,8 +78,8 @@ export const appTokensJob = defineJob({
   payload: z.object({}),
   resource: () => 'tokens',
   async handle(ctx) {
-    const f = await fetchData(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
-    const list = readTokenList(f.data, f.meta.count);
+    const f = await fetchList(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
+    const list = readTokenList(f.items ?? [], f.count);
     const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
     const status = list.complete ? 'ok' : 'partial';
     const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }];
@@ -98,7 +98,7 @@ export const appTokensJob = defineJob({
     const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
     const writes: TableWrite<any>[] = [
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      into(tokens, rows, wholeSet(tokens, {}, list.complete)),
+      into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
     ];
     // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
     // states say so too: an `ok` left there would let the next run with a key skip them as
@@ -112,8 +112,8 @@ export const appTokensJob = defineJob({
     return {
       status,
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
-      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete },
+      hash: f.sha256,
+      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length },
       writes,
       ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
       followUps: async () => withoutLeftOut(followUps, await screenNotFound(ctx, notFound, planned, list.complete), tokenResourceOf),

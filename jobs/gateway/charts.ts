@@ -16,7 +16,7 @@ import { GATEWAY_TIMEFRAMES } from '../../src/config.ts';
 import { beginWrite } from '../../src/warehouse/known-time.ts';
 import { readCatalogItem, type CatalogEntry } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { keptMembers, wholeSet } from '../shared/sets.ts';
 import { documentedPath } from '../shared/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest, type TableWrite } from '../types.ts';
@@ -130,11 +130,17 @@ async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobR
  * timeframes, series and points; a timeframe a listed chart no longer lists is closed with its
  * points (a chart that does not say which it has keeps them all).
  */
-function catalogWrites(slug: string, rows: (typeof gatewayCharts.$inferInsert)[], listed: readonly GatewayCatalogEntry[], whole: boolean): TableWrite<any>[] {
+function catalogWrites(
+  slug: string,
+  rows: (typeof gatewayCharts.$inferInsert)[],
+  listed: readonly GatewayCatalogEntry[],
+  whole: boolean,
+  fromEach?: TableWrite['fromEach'],
+): TableWrite<any>[] {
   const charts = listed.map((e) => ({ chartKey: e.key }));
   const byTimeframe = listed.filter((e) => e.timeframes !== null);
   return [
-    into(gatewayCharts, rows, wholeSet(gatewayCharts, { tokenSlug: slug }, whole)),
+    into(gatewayCharts, rows, { ...wholeSet(gatewayCharts, { tokenSlug: slug }, whole), ...(fromEach ? { fromEach } : {}) }),
     into(gatewayChartTimeframes, [], keptMembers(gatewayChartTimeframes, { tokenSlug: slug }, whole, charts)),
     into(gatewayChartSeries, [], keptMembers(gatewayChartSeries, { tokenSlug: slug }, whole, charts)),
     into(gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: slug }, whole, charts)),
@@ -159,8 +165,8 @@ export const gatewayChartsJob = defineJob({
   notFoundByMarker: true,
   unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
   async handle(ctx, p) {
-    const f = await fetchData(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown());
-    const listed = readList(f.data);
+    const f = await fetchList(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
+    const listed = f.items;
     const items = listed ?? [];
     const entries = items.map(readGatewayCatalogItem);
     const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
@@ -178,9 +184,9 @@ export const gatewayChartsJob = defineJob({
     return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
+      hash: f.sha256,
       details: { charts: valid.length, invalidItems },
-      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0),
+      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
       followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
     };
   },

@@ -15,7 +15,7 @@ import {
 } from '../../schema/warehouse/gateway.ts';
 import { rowMeta, verdictCounts } from '../shared/rows.ts';
 import { CellTally } from '../shared/understood.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
@@ -112,9 +112,9 @@ export const gatewayScreenerJob = defineJob({
   payload: z.object({}),
   resource: () => 'screener',
   async handle(ctx) {
-    const f = await fetchData(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
+    const f = await fetchList(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
     const known = await loadKnownTokens(ctx);
-    const reads = f.data.map((raw) => normalizeScreenerRow(ctx, raw, known, f.meta.asOf));
+    const reads = (f.items ?? []).map((raw) => normalizeScreenerRow(ctx, raw, known, f.meta.asOf));
     const matched = reads.filter((r) => r.matched);
     const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
     const rows = matched.map((r) => r.row);
@@ -137,19 +137,26 @@ export const gatewayScreenerJob = defineJob({
     const cells = new CellTally();
     for (const r of rows) cells.cell(r.status !== 'invalid');
     const whole = unmatched.length === 0 && duplicates.length === 0;
+    const pageOf = (r: { row: { payload?: unknown } }) => f.pageOf(r.row.payload);
     return {
       status,
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
+      hash: f.sha256,
       details,
       cells,
       writes: [
         // Membership is stated only when every row names a known token (an unmatched row
         // could be any token's); windows and streams only when every row carries them.
-        into(gatewayScreenerRows, rows, wholeSet(gatewayScreenerRows, {}, whole)),
-        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated))),
-        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0))),
-        into(gatewayScreenerUnmatched, unmatched, wholeSet(gatewayScreenerUnmatched, {}, true)),
+        into(gatewayScreenerRows, rows, { ...wholeSet(gatewayScreenerRows, {}, whole), fromEach: matched.map(pageOf) }),
+        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), {
+          ...wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated)),
+          fromEach: matched.flatMap((r) => r.windows.map(() => pageOf(r))),
+        }),
+        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), {
+          ...wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0)),
+          fromEach: matched.flatMap((r) => r.streams.map(() => pageOf(r))),
+        }),
+        into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, true), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
         into(gatewayScreenerInsights, insights.rows),
       ],
     };

@@ -12,7 +12,7 @@ import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { readTokenList, type TokenListRead } from '../shared/lists.ts';
 import { rowMeta } from '../shared/rows.ts';
 import { wholeSet } from '../shared/sets.ts';
-import { fetchData } from '../shared/fetch.ts';
+import { fetchList } from '../shared/fetch-list.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../types.ts';
 import { textOrNull } from './cells.ts';
 
@@ -59,17 +59,17 @@ export const gatewayTokensJob = defineJob({
   payload: z.object({}),
   resource: () => 'tokens',
   async handle(ctx) {
-    const f = await fetchData(ctx, { route: 'gateway.tokens' }, z.array(z.unknown()));
-    const list = readTokenList(f.data, f.meta.count);
+    const f = await fetchList(ctx, { route: 'gateway.tokens' }, z.array(z.unknown()));
+    const list = readTokenList(f.items ?? [], f.count);
     const rows = gatewayTokenRows(ctx, list, f.meta.asOf);
     const slugs = rows.map((r) => r.slug);
     return {
       status: list.complete ? 'ok' : 'partial',
       asOf: f.meta.asOf,
-      hash: f.response.sha256,
-      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.meta.count ?? null },
+      hash: f.sha256,
+      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length },
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      writes: [into(gatewayTokens, rows, wholeSet(gatewayTokens, {}, list.complete))],
+      writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
       followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)),
     };
   },

@@ -44,18 +44,23 @@ export async function fetchData<S extends z.ZodType>(ctx: JobContext, req: Omit<
   return validate(ctx, req.route, response, schema);
 }
 
+/**
+ * `pageOfList`: the response is one page of a longer list, whose `meta.count` may count the
+ * page or the whole list; the list reader checks it once every page is read (fetch-list.ts).
+ */
 export async function validate<S extends z.ZodType>(
   ctx: JobContext,
   route: UpstreamRequest['route'],
   response: UpstreamResponse,
   schema: S,
+  options: { pageOfList?: boolean } = {},
 ): Promise<Fetched<z.output<S>>> {
   const list = received.get(ctx);
   if (list) list.push({ route, response });
   else received.set(ctx, [{ route, response }]);
   const env = envelope.safeParse(response.body);
   if (!env.success) throw await invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
-  const count = countMismatch(env.data);
+  const count = options.pageOfList ? null : countMismatch(env.data);
   if (count) throw await invalid(ctx, route, response, count);
   const data = schema.safeParse(env.data.data);
   if (!data.success) {

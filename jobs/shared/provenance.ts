@@ -11,21 +11,30 @@ import { understoodBy } from './fetch.ts';
 const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
 
 /**
- * Sets `raw_response_id` on the rows of each write: the body the write names (`from`), else
- * the last one the job read. Rows of a body that is not archived keep null. Returns each
- * write's body id: also the body that closes the rows the write removes (null: none).
+ * Sets `raw_response_id` on the rows of each write: the body the row names (`fromEach`: the
+ * page of a list it was on), else the body the write names (`from`), else the last one the job
+ * read (a paged list's last page: the one that completed it). Rows of a body that is not
+ * archived keep null. Returns each write's body id: also the body that closes the rows the
+ * write removes (null: none).
  */
 export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<(number | null)[]> {
   const read = understoodBy(ctx);
   const last = read.at(-1);
   const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
-  const bodies = [...new Set(writes.map(bodyOf).filter((b) => b !== undefined && b !== null))];
+  const named = writes.flatMap((w) => [bodyOf(w), ...(w.fromEach ?? [])]);
+  const bodies = [...new Map(named.filter((b) => b !== undefined && b !== null).map((b) => [bodyKey(b), b])).values()];
   const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.upstream.archivedIds(source, bodies);
   return writes.map((w) => {
     const body = bodyOf(w);
     const id = body ? (ids.get(bodyKey(body)) ?? null) : null;
     // In place: a token's history is tens of thousands of rows (docs/performance.md).
-    if (hasLink(w.table)) for (const row of w.rows as Record<string, unknown>[]) row.rawResponseId = id;
+    if (hasLink(w.table)) {
+      const rows = w.rows as Record<string, unknown>[];
+      for (let i = 0; i < rows.length; i++) {
+        const own = w.fromEach?.[i];
+        rows[i]!.rawResponseId = own ? (ids.get(bodyKey(own)) ?? null) : id;
+      }
+    }
     return id;
   });
 }

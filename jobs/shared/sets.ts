@@ -36,7 +36,7 @@ export interface SetDeclaration {
 }
 
 export const SETS: readonly SetDeclaration[] = [
-  { table: app.tokens, scope: [], statedBy: 'a complete /api/v1/tokens list (every item readable, as many as meta.count says)' },
+  { table: app.tokens, scope: [], statedBy: 'a complete /api/v1/tokens list (read to its last page, every item readable, every count and total matching: fetch-list.ts)' },
   { table: app.screenerRows, scope: [], statedBy: 'a /api/v1/screener list whose every row names its token' },
   { table: app.tokenStreams, scope: ['tokenSlug'], statedBy: "a snapshot that carries its `streams` array" },
   { table: app.metricValues, scope: ['surface'], statedBy: 'a /api/v1/screener list whose every row names its token (surface `screener`): a row states its cells, the list its tokens' },
@@ -48,7 +48,7 @@ export const SETS: readonly SetDeclaration[] = [
   { table: app.valueDrivers, scope: ['tokenSlug'], statedBy: 'a research bundle that carries `valueDrivers`, `valueDriverEdges` and `tokenFunctions`' },
   { table: app.valueDriverEdges, scope: ['tokenSlug'], statedBy: 'a research bundle that carries all three arrays' },
   { table: app.tokenFunctions, scope: ['tokenSlug'], statedBy: 'a research bundle that carries all three arrays' },
-  { table: gw.gatewayTokens, scope: [], statedBy: 'a complete /v1/tokens list' },
+  { table: gw.gatewayTokens, scope: [], statedBy: 'a complete /v1/tokens list (read to its last page, every item readable, every count and total matching)' },
   { table: gw.gatewayScreenerRows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token' },
   { table: gw.gatewayScreenerWindows, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries `windows`' },
   { table: gw.gatewayScreenerStreams, scope: [], statedBy: 'a /v1/screener list whose every row names a known token and carries a `streams` array of keyed items' },

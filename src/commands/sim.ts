@@ -1,7 +1,7 @@
 // `tesync sim`: the bundled upstream simulator on its own, for trying tesync by hand.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions, type SimOutage, type SimRedirect } from '../../sim/index.ts';
+import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, PAGE_FORMS, PAGE_TOTALS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions, type SimOutage, type SimRedirect } from '../../sim/index.ts';
 import { apiKeyProblem } from '../config.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
@@ -51,7 +51,15 @@ Options:
   --outage B:N[:A]     after A requests (default 0) of bucket B (app-public, app-key,
                        gateway), every request of it gets 503 with Retry-After counting
                        down for N seconds, then it serves again; e.g. --outage gateway:25:40
-  --retry-after-form F Retry-After as seconds (default) or http-date`;
+  --retry-after-form F Retry-After as seconds (default) or http-date
+  --page-size N        serve the token lists, screeners and chart catalogs in pages of
+                       N items (default 0: whole)
+  --page-form FORM     how a page names the next: metaNext (meta.next, default),
+                       linksNext (links.next, absolute), linkHeader (RFC 8288 Link
+                       header, relative), cursor (meta.nextCursor, asked as ?cursor=)
+  --page-total T       meta.total on each page: exact (default), none, or larger (one
+                       more than the list holds: a list a reader must refuse)
+  --page-loop          the last page names page 2 again as its next (a loop)`;
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -79,6 +87,10 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       redirect: { type: 'string', multiple: true },
       outage: { type: 'string' },
       'retry-after-form': { type: 'string' },
+      'page-size': { type: 'string' },
+      'page-form': { type: 'string' },
+      'page-total': { type: 'string' },
+      'page-loop': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -113,6 +125,12 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   options.redirects = (values.redirect ?? []).map(redirectFlag);
   if (values.outage !== undefined) options.outage = outageFlag(values.outage);
   if (values['retry-after-form'] !== undefined) options.retryAfterForm = oneOf('--retry-after-form', values['retry-after-form'], ['seconds', 'http-date'] as const);
+  options.paging = {
+    ...(values['page-size'] !== undefined ? { pageSize: int('--page-size', values['page-size'], 0, 100_000) } : {}),
+    ...(values['page-form'] !== undefined ? { form: oneOf('--page-form', values['page-form'], PAGE_FORMS) } : {}),
+    ...(values['page-total'] !== undefined ? { total: oneOf('--page-total', values['page-total'], PAGE_TOTALS) } : {}),
+    ...(values['page-loop'] ? { loop: true } : {}),
+  };
   const sim = await startSimulator(options);
   process.stdout.write(
     [

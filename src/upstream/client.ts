@@ -87,6 +87,8 @@ export interface UpstreamRequest {
   query?: Query;
   /** A link upstream gave for this resource; used only when it is safe (see resolveLink). */
   link?: string | undefined;
+  /** The link is the request (a list's next page): an unsafe one is refused, never replaced by the documented path. */
+  linkOnly?: boolean;
   /** Sent as If-None-Match; a 304 comes back as `notModified`. */
   etag?: string | undefined;
   runId?: string | undefined;
@@ -154,6 +156,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       if (link) {
         Object.assign(params, link.params);
         query = { ...link.query, ...req.query };
+      } else if (req.linkOnly) {
+        throw new UnsafeRequestError('upstream link not followed: off the base URL or the route');
       } else {
         logger.warn({ route: req.route, link: String(req.link).slice(0, 200) }, 'upstream link not followed (off the base URL or route); using the documented path');
       }

@@ -6,7 +6,8 @@ import { API_PREFIXES, FORBIDDEN_PREFIXES, ROUTES, templateParams, type Route, t
 
 /** Starts with a letter or digit (so never `.`, `..`, `-x`), then URL-unreserved characters and `:@+`. */
 const PARAM = /^[A-Za-z0-9][A-Za-z0-9._~:@+-]{0,127}$/;
-const QUERY_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+// A plain name, or one bracketed member (JSON:API's `page[number]`, `page[cursor]` in next links).
+const QUERY_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,63}(?:\[[A-Za-z0-9_.-]{1,63}\])?$/;
 const MAX_QUERY_VALUE = 1024;
 const MAX_LINK = 2048;
 

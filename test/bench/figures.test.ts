@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { busyShare, machineDuring } from './machine.ts';
-import { rateLimitReport, sumWrites, type RequestRow } from './figures.ts';
+import { SimData } from '../../sim/data.ts';
+import { rateLimitReport, requestsNecessary, sumWrites, type RequestRow } from './figures.ts';
 import { writesLines, type RunFigures } from './run.ts';
 
 const row = (bucket: string, httpStatus: number, startedAtMs: number, rateLimitRemaining: number | null = null): RequestRow => ({ bucket, httpStatus, startedAtMs, durationMs: 10, rateLimitRemaining });
@@ -19,6 +20,20 @@ describe('bench 429 figures', () => {
     expect(report.byBucket['app-public']).toEqual({ total: 3, afterHeaders: 2, afterFirst429: 2 });
     expect(report.byBucket.gateway).toEqual({ total: 1, afterHeaders: 1, afterFirst429: 0 });
     expect([report.total, report.afterHeaders, report.afterFirst429]).toEqual([4, 3, 2]);
+  });
+});
+
+describe('the requests a sync needs', () => {
+  it('counts a request per page where the lists come in pages', () => {
+    const data = new SimData({ seed: 42, tokens: 9, historyDays: 3, chartsPerToken: 2 }).view(0);
+    const s = { gatewayPeriods: ['30d' as const], gatewayTimeframes: ['90d' as const] };
+    const whole = requestsNecessary(data, s);
+    const paged = requestsNecessary(data, { ...s, pageSize: 1 });
+    const appCatalogs = data.appTokens().filter((t) => t.coverage.charts).reduce((a, t) => a + Math.max(1, data.appCharts(t.slug)!.length) - 1, 0);
+    const gatewayCatalogs = data.gatewayTokens().reduce((a, t) => a + Math.max(0, (data.gatewayCharts(t.slug) ?? []).length - 1), 0);
+    expect(paged['app-public'] - whole['app-public']).toBe(data.appTokens().length - 1 + data.appScreenerRows().length - 1 + appCatalogs);
+    expect(paged.gateway - whole.gateway).toBe(data.gatewayTokens().length - 1 + data.gatewayScreenerRows().length - 1 + gatewayCatalogs);
+    expect(requestsNecessary(data, { ...s, pageSize: 100 })).toEqual(whole);
   });
 });
 

@@ -17,22 +17,25 @@ export const total = (b: PerBucket): number => b['app-public'] + b['app-key'] + 
  * gateway trend that is not materialized, a chart catalog of a token without charts, are not
  * necessary even though tesync cannot know that before asking).
  */
-export function requestsNecessary(data: SimDataset, s: Pick<Scenario, 'gatewayPeriods' | 'gatewayTimeframes'>): PerBucket {
+export function requestsNecessary(data: SimDataset, s: Pick<Scenario, 'gatewayPeriods' | 'gatewayTimeframes'> & Partial<Pick<Scenario, 'pageSize'>>): PerBucket {
   const n = emptyBuckets();
-  n['app-public'] += 3; // metrics, tokens, screener
-  n.gateway += 3; // tokens, screener, openapi
+  // A list served in pages is a request per page.
+  const pages = (items: number) => (s.pageSize ? Math.max(1, Math.ceil(items / s.pageSize)) : 1);
+  n['app-public'] += 1 + pages(data.appTokens().length) + pages(data.appScreenerRows().length); // metrics, tokens, screener
+  n.gateway += pages(data.gatewayTokens().length) + pages(data.gatewayScreenerRows().length) + 1; // tokens, screener, openapi
   for (const t of data.appTokens()) {
     const c = t.coverage;
     n['app-key'] += 1;
     if (c.snapshot) n['app-public'] += 1;
     if (c.metricHistory) n['app-public'] += 1;
-    if (c.charts) n['app-public'] += 1 + (data.appCharts(t.slug)?.length ?? 0);
+    const charts = data.appCharts(t.slug)?.length ?? 0;
+    if (c.charts) n['app-public'] += pages(charts) + charts;
   }
   for (const g of data.gatewayTokens()) {
     n.gateway += 1; // page
     for (const p of s.gatewayPeriods) if (data.gatewayTrend(g.slug, p) !== null) n.gateway += 1;
     const charts = data.gatewayCharts(g.slug) ?? [];
-    if (charts.length > 0) n.gateway += 1;
+    if (charts.length > 0) n.gateway += pages(charts.length);
     // As tesync plans them: a configured timeframe a chart does not list is mirrored at its longest.
     for (const c of charts) n.gateway += planTimeframes(c.timeframes, s.gatewayTimeframes, GATEWAY_TIMEFRAMES).fetches.length;
   }

@@ -683,6 +683,8 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     historyDays: num('days', quick ? 365 : base.historyDays),
     chartsPerToken: num('charts', base.chartsPerToken),
     concurrency: num('concurrency', base.concurrency),
+    // --page-size N: the simulator pages its lists; the floor counts every page.
+    pageSize: Math.floor(num('page-size', base.pageSize)),
     latencyMs: typeof args.get('latency') === 'string' ? (String(args.get('latency')).split(',').map(Number) as [number, number]) : base.latencyMs,
     budgets: args.has('unlimited')
       ? { appPublic: null, appKey: null, gateway: null }

@@ -24,6 +24,8 @@ export interface Scenario {
   concurrency: number;
   gatewayPeriods: Period[];
   gatewayTimeframes: Timeframe[];
+  /** The simulator serves its lists (token lists, screeners, chart catalogs) in pages of this many items; 0: whole. */
+  pageSize: number;
 }
 
 /**
@@ -45,6 +47,7 @@ export const DEFAULT_SCENARIO: Scenario = {
   concurrency: 8,
   gatewayPeriods: ['365d'],
   gatewayTimeframes: ['all'],
+  pageSize: 0,
 };
 
 export function simOptions(s: Scenario): SimOptions {
@@ -57,6 +60,7 @@ export function simOptions(s: Scenario): SimOptions {
     appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } },
     gatewayKeys: [GATEWAY_KEY],
     rateLimits: { appPublic: s.budgets.appPublic, appKey: s.budgets.appKey, gateway: s.budgets.gateway },
+    ...(s.pageSize > 0 ? { paging: { pageSize: s.pageSize } } : {}),
   };
 }
 

@@ -57,7 +57,7 @@ describe('tesync sim', () => {
   });
 
   it('serves the response forms its flags ask for', async () => {
-    const args = ['sim', '--port', '0', '--tokens', '4', '--history-all', 'column', '--chart-labels', '--added-field', 'app.tokens=extra', '--added-field', 'gateway.tokens=extra', '--recomputation', '5'];
+    const args = ['sim', '--port', '0', '--tokens', '4', '--history-all', 'column', '--chart-labels', '--added-field', 'app.tokens=extra', '--added-field', 'gateway.tokens=extra', '--recomputation', '5', '--page-size', '3', '--page-form', 'linkHeader'];
     const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(await bannerOf(child))![1]!;
@@ -69,6 +69,9 @@ describe('tesync sim', () => {
       expect((await body(`/api/v1/tokens/aurora/charts/${key}`)).columns.at(-1)).toEqual({ key: 'note', type: 'label', label: 'Note' });
       expect((await body('/api/v1/tokens')).every((t: { extra?: string }) => t.extra === 'added')).toBe(true);
       expect((await body('/api/v1/screener')).some((row: object) => 'extra' in row)).toBe(false);
+      const firstPage = await fetch(`${url}/api/v1/tokens`);
+      expect(firstPage.headers.get('link')).toBe('<?page=2>; rel="next"');
+      expect(((await firstPage.json()) as { data: unknown[]; meta: { count: number; total: number } }).meta).toMatchObject({ count: 3, total: 4 });
       // Recomputation 5: every asOf five minutes after the data's midnight.
       expect((await body('/api/v1/tokens'))[0].freshness.asOf).toMatch(/T00:05:00\.000Z$/);
     } finally {
@@ -138,13 +141,14 @@ describe('tesync sim', () => {
   it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
     const help = await runCli(['sim', '--help'], {});
     expect(help.code).toBe(0);
-    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--recomputation N', '--removed', '--omit PART', '--redirect P[,S[,U]]', '--outage B:N[:A]', '--retry-after-form F']) expect(help.stdout).toContain(flag);
+    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--duplicated-key R=K', '--recomputation N', '--removed', '--omit PART', '--redirect P[,S[,U]]', '--outage B:N[:A]', '--retry-after-form F', '--page-size N', '--page-form FORM', '--page-total T', '--page-loop']) expect(help.stdout).toContain(flag);
     for (const [flag, value] of [
       ['--recomputation', 'often'],
       ['--history-all', 'sideways'],
       ['--omit', 'everything'],
       ['--added-field', 'app.nowhere=extra'],
       ['--added-field', 'app.tokens'],
+      ['--duplicated-key', 'app.tokens'],
       ['--redirect', 'api/v1/tokens'],
       ['--redirect', '/api/v1/tokens,304'],
       ['--redirect', '/api/v1/tokens,302,ftp://x'],
@@ -152,6 +156,9 @@ describe('tesync sim', () => {
       ['--outage', 'everything:5'],
       ['--outage', 'gateway:0'],
       ['--retry-after-form', 'never'],
+      ['--page-size', '-1'],
+      ['--page-form', 'scroll'],
+      ['--page-total', 'some'],
     ] as const) {
       const r = await runCli(['sim', '--port', '0', flag, value], {});
       expect(r.code, `${flag} ${value}`).toBe(2);

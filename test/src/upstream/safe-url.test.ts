@@ -97,6 +97,14 @@ describe('resolveLink', () => {
     expect(resolveLink('https://host.test/prefix', 'gateway.chart', '/prefix/v1/tokens/a/charts/b')).toEqual({ params: { slug: 'a', chartKey: 'b' }, query: {} });
   });
 
+  it("keeps a JSON:API page member in a list's next link, and builds it back encoded", () => {
+    const link = resolveLink(GW, 'gateway.tokens', 'https://gw.test/v1/tokens?page[number]=2&page%5Bsize%5D=7');
+    expect(link).toEqual({ params: {}, query: { 'page[number]': '2', 'page[size]': '7' } });
+    expect(pathOf(buildUrl(GW, 'gateway.tokens', link!.params, link!.query))).toBe('/v1/tokens?page%5Bnumber%5D=2&page%5Bsize%5D=7');
+    expect(resolveLink(GW, 'gateway.tokens', 'https://gw.test/v1/tokens?page[a][b]=2')).toBeNull();
+    expect(resolveLink(GW, 'gateway.tokens', 'https://gw.test/v1/tokens?[x]=2')).toBeNull();
+  });
+
   it.each([
     ['another host', 'https://evil.test/v1/tokens/aave/charts/fees'],
     ['another scheme', 'http://gw.test/v1/tokens/aave/charts/fees'],

@@ -1,0 +1,82 @@
+// Lists served in pages (`SimPaging` in types.ts). A paged route answers one page of its list:
+// `meta.count` counts the page, `meta.total` (unless turned off) the whole list, and the page
+// names the next one in the configured form. The pages are addressed by `?page=N` (1-based) in
+// the link forms and by an opaque `?cursor=` in the cursor form; other query parameters are
+// kept in every next link. Faults for readers to refuse: a `meta.total` larger than the list,
+// and a last page that names an earlier page again (a loop).
+import type { DataRouteKind } from './forms.ts';
+import type { PageForm, SimPaging } from './types.ts';
+
+export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHeader', 'cursor'];
+export const PAGE_TOTALS: readonly SimPaging['total'][] = ['none', 'exact', 'larger'];
+
+/** The lists served in pages unless `routes` says otherwise. */
+export const PAGED_ROUTES: readonly DataRouteKind[] = ['app.tokens', 'gateway.tokens', 'app.screener', 'gateway.screener', 'app.charts', 'gateway.charts'];
+
+export const NO_PAGING: SimPaging = { pageSize: 0, form: 'metaNext', routes: [...PAGED_ROUTES], total: 'exact', loop: false };
+
+export function mergePaging(current: SimPaging, partial: Partial<SimPaging>): SimPaging {
+  const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<SimPaging>;
+  const next = { ...current, ...defined, routes: [...(defined.routes ?? current.routes)] };
+  if (!Number.isInteger(next.pageSize) || next.pageSize < 0) throw new RangeError(`simulator option paging.pageSize must be an integer >= 0, got ${String(next.pageSize)}`);
+  if (!PAGE_FORMS.includes(next.form)) throw new RangeError(`simulator option paging.form must be one of ${PAGE_FORMS.join(', ')}`);
+  if (!PAGE_TOTALS.includes(next.total)) throw new RangeError(`simulator option paging.total must be one of ${PAGE_TOTALS.join(', ')}`);
+  return next;
+}
+
+const encodeCursor = (offset: number) => Buffer.from(`offset:${offset}`).toString('base64url');
+function decodeCursor(cursor: string): number | null {
+  const m = /^offset:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return m ? Number(m[1]) : null;
+}
+
+export interface PageRequest {
+  /** the simulator's own URL, for absolute links */
+  baseUrl: string;
+  /** path without query, as received */
+  path: string;
+  query: URLSearchParams;
+}
+
+export type PagedAnswer =
+  | { kind: 'page'; data: unknown[]; meta: Record<string, unknown>; top: Record<string, unknown>; headers: Record<string, string> }
+  | { kind: 'bad'; detail: string }
+  | null;
+
+/** One page of `list` (null: the route is not paged, and the whole list is served as it is). */
+export function pageOf(p: SimPaging, kind: DataRouteKind | null, list: unknown, meta: Record<string, unknown>, req: PageRequest): PagedAnswer {
+  if (p.pageSize === 0 || kind === null || !p.routes.includes(kind) || !Array.isArray(list)) return null;
+  const size = p.pageSize;
+  const pages = Math.max(1, Math.ceil(list.length / size));
+  let index: number;
+  if (p.form === 'cursor') {
+    const raw = req.query.get('cursor');
+    const offset = raw === null ? 0 : decodeCursor(raw);
+    if (offset === null || offset % size !== 0 || offset / size >= pages) return { kind: 'bad', detail: 'The cursor is not valid.' };
+    index = offset / size;
+  } else {
+    const raw = req.query.get('page');
+    if (raw !== null && !/^[1-9]\d{0,8}$/.test(raw)) return { kind: 'bad', detail: 'page must be a whole number from 1.' };
+    index = raw === null ? 0 : Number(raw) - 1;
+    if (index >= pages) return { kind: 'bad', detail: `page must be at most ${pages}.` };
+  }
+  const items = list.slice(index * size, (index + 1) * size);
+  const last = index === pages - 1;
+  // A loop: the last page names again the page after the first (or the first, of a one-page list).
+  const nextIndex = !last ? index + 1 : p.loop ? Math.min(1, pages - 1) : null;
+  const out: PagedAnswer = { kind: 'page', data: items, meta: { ...meta, count: items.length }, top: {}, headers: {} };
+  if (p.total !== 'none') out.meta.total = list.length + (p.total === 'larger' ? 1 : 0);
+  if (nextIndex === null) return out;
+  const query = new URLSearchParams(req.query);
+  if (p.form === 'cursor') {
+    out.meta.nextCursor = encodeCursor(nextIndex * size);
+    return out;
+  }
+  query.set('page', String(nextIndex + 1));
+  const search = `?${query.toString()}`;
+  if (p.form === 'metaNext') out.meta.next = `${req.path}${search}`;
+  else if (p.form === 'linksNext') out.top.links = { next: `${req.baseUrl}${req.path}${search}` };
+  // Relative to the request: a reader must resolve it against the page (RFC 8288).
+  else out.headers.Link = `<${search}>; rel="next"`;
+  return out;
+}

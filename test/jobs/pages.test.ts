@@ -1,0 +1,208 @@
+// Lists in pages (contract: "Lists may come in pages"; issue 30). Against the simulator serving
+// the token lists, screeners and chart catalogs in pages, in each next-page form and at page
+// sizes 1, 7 and beyond the list, every table equals a sync of the same data served whole.
+// A list whose `meta.total` says more than its pages hold, or whose next link loops, is
+// refused (`invalid`, every page's body kept) and delists nothing; the complete list that
+// follows delists exactly the one token upstream dropped.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGE_FORMS, PAGED_ROUTES, startSimulator, type PageForm, type Simulator } from '../../sim/index.ts';
+import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { syncOnce } from '../helpers/sync.ts';
+import { warehouseDigest } from '../helpers/warehouse-compare.ts';
+
+const appKey = canaryKey('ak');
+const gatewayKey = canaryKey('gk');
+const log = createTestLogger([appKey, gatewayKey], 'warn');
+const TOKENS = 9;
+
+let sim: Simulator;
+const warehouses: TestWarehouse[] = [];
+let whole: Awaited<ReturnType<typeof warehouseDigest>>;
+
+beforeAll(async () => {
+  sim = await startSimulator({ tokens: TOKENS, historyDays: 5, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+  const tw = await fresh();
+  expect((await sync(tw)).status).toBe('succeeded');
+  whole = await warehouseDigest(tw.warehouse);
+  expect(whole['app.tokens']!.rows).toBe(TOKENS);
+  await tw.cleanup();
+  warehouses.splice(warehouses.indexOf(tw), 1);
+});
+afterAll(async () => {
+  await sim?.close();
+  for (const tw of warehouses) await tw.cleanup();
+});
+
+async function fresh(): Promise<TestWarehouse> {
+  const tw = await createTestWarehouse();
+  warehouses.push(tw);
+  return tw;
+}
+const sync = (tw: TestWarehouse) => syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+const q = <T>(tw: TestWarehouse, query: ReturnType<typeof sql>) => tw.warehouse.query<T>(query);
+const requestsTo = (path: string) => sim.requests.filter((r) => r.path.split('?')[0] === path);
+
+describe('a list in pages is read whole', () => {
+  const sizes: [number, PageForm][] = [...PAGE_FORMS.flatMap((form): [number, PageForm][] => [[1, form], [7, form]]), [TOKENS + 1, 'linkHeader']];
+  it.each(sizes)('page size %i, %s: every table as a sync of the whole lists, row for row', async (pageSize, form) => {
+    const tw = await fresh();
+    try {
+      sim.setPaging({ pageSize, form });
+      sim.resetRequests();
+      try {
+        expect((await sync(tw)).status).toBe('succeeded');
+      } finally {
+        sim.setPaging({ pageSize: 0 });
+      }
+      // Every page was asked, each once, and each page is a request of its own on the budget.
+      const pagesOf = (n: number) => Math.max(1, Math.ceil(n / pageSize));
+      const lists = { '/api/v1/tokens': sim.data.appTokens().length, '/v1/tokens': sim.data.gatewayTokens().length, '/api/v1/screener': sim.data.appScreenerRows().length };
+      for (const [path, n] of Object.entries(lists)) expect(requestsTo(path).map((r) => r.status), path).toEqual(Array(pagesOf(n)).fill(200));
+      const [requests] = await q<{ n: string }>(tw, sql`select count(*)::text as n from sync.requests where path like '/api/v1/tokens%' and path not like '/api/v1/tokens/%'`);
+      expect(Number(requests!.n)).toBe(pagesOf(lists['/api/v1/tokens']));
+      // Every page's body archived.
+      const [bodies] = await q<{ n: string }>(tw, sql`select count(distinct path)::text as n from sync.raw_responses where path like '/v1/screener%' and status = 'ok'`);
+      expect(Number(bodies!.n)).toBe(pagesOf(sim.data.gatewayScreenerRows().length));
+      expect(await warehouseDigest(tw.warehouse)).toEqual(whole);
+      // Each row links to the page it was read from: the archived body that carries it.
+      for (const [table, key, field] of [
+        ['app.tokens', 'slug', 'slug'],
+        ['gateway.tokens', 'slug', 'slug'],
+        ['gateway.screener_rows', 'token_slug', 'slug'],
+      ] as const) {
+        const links = await q<{ key: string; carried: boolean }>(
+          tw,
+          sql.raw(`select t.${key} as key, coalesce(r.body->'data' @> jsonb_build_array(jsonb_build_object('${field}', t.${key})), false) as carried from ${table} t left join sync.raw_responses r on r.id = t.raw_response_id`),
+        );
+        expect(links.filter((l) => !l.carried).map((l) => l.key), table).toEqual([]);
+      }
+    } finally {
+      await tw.cleanup();
+      warehouses.splice(warehouses.indexOf(tw), 1);
+    }
+  });
+});
+
+describe('a list that is not whole is refused and delists nothing', () => {
+  let tw: TestWarehouse;
+  const delisted = async (table: string) => (await q<{ slug: string }>(tw, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
+  const state = async (source: string, resource: string) =>
+    (await q<{ status: string; last_error: string | null }>(tw, sql`select status, last_error from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
+
+  const invalidBodies = async () => q<{ id: number; path: string }>(tw, sql`select id, path from sync.raw_responses where status = 'invalid' order by id`);
+  const screenerSlugs = async () =>
+    (await q<{ slug: string }>(tw, sql`select token_slug as slug from app.screener_rows union all select token_slug from gateway.screener_rows`)).map((r) => r.slug);
+
+  beforeAll(async () => {
+    tw = await fresh();
+    sim.setEpoch(0);
+    sim.setPaging({ pageSize: 4, form: 'cursor', total: 'exact', loop: false });
+    expect((await sync(tw)).status).toBe('succeeded');
+    // Upstream drops one token: a complete list would delist it.
+    sim.setEpoch(1);
+  });
+  afterAll(() => {
+    sim.setPaging({ pageSize: 0, total: 'exact', loop: false, form: 'metaNext' });
+    sim.setEpoch(0);
+  });
+
+  it.each([
+    ['a meta.total larger than the pages hold', { total: 'larger', form: 'metaNext' }, /says the list holds (\d+) items, \d+ were read/],
+    ['a next link that loops', { loop: true, form: 'linksNext' }, /loop/],
+  ] as const)('%s: the token lists invalid, every page kept, nothing delisted', async (_what, paging, reason) => {
+    sim.setPaging({ total: 'exact', loop: false, ...paging });
+    const before = await warehouseDigest(tw.warehouse);
+    const keptBefore = await invalidBodies();
+    await sync(tw);
+    for (const source of ['app', 'gateway']) {
+      const s = await state(source, 'tokens');
+      expect(s?.status, source).toBe('invalid');
+      expect(s?.last_error, source).toMatch(reason);
+    }
+    expect(await delisted('app.tokens')).toEqual([]);
+    expect(await delisted('gateway.tokens')).toEqual([]);
+    // Nothing written from a refused list: the tokens and their history as they were.
+    const after = await warehouseDigest(tw.warehouse);
+    for (const t of ['app.tokens', 'gateway.tokens', 'app.tokens_history', 'gateway.tokens_history']) expect(after[t], t).toEqual(before[t]);
+    // Every page's body kept as the answer that was refused: all of both lists' pages.
+    const seen = new Set(keptBefore.map((b) => b.id));
+    const kept = (await invalidBodies()).filter((b) => !seen.has(b.id) && /^\/(api\/)?v1\/tokens(\?|$)/.test(b.path)).map((b) => b.path);
+    expect(kept.length).toBeGreaterThanOrEqual(Math.ceil(sim.data.appTokens().length / 4) + Math.ceil(sim.data.gatewayTokens().length / 4));
+    expect(kept).toContain('/api/v1/tokens');
+    expect(kept).toContain('/v1/tokens?page=2');
+  });
+
+  it('a next link to another host, another route or a private one is never requested: the list refused', async () => {
+    const hits: string[] = [];
+    const other = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('{"data":[],"meta":{}}');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as AddressInfo).port;
+    sim.setPaging({ pageSize: 0, loop: false, total: 'exact' });
+    try {
+      for (const link of [`http://127.0.0.1:${port}/v1/tokens?page=2`, '/v1/screener?page=2', '/v1/internal/tokens?page=2', '//127.0.0.1:1/v1/tokens?page=2']) {
+        sim.resetRequests();
+        sim.script('/v1/tokens', [{ status: 200, headers: { Link: `<${link}>; rel="next"` } }]);
+        await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+        const s = await state('gateway', 'tokens');
+        expect(s?.status, link).toBe('invalid');
+        expect(s?.last_error, link).toMatch(/not followed/);
+        expect(sim.requests.map((r) => r.path).filter((p) => !p.startsWith('/v1/tokens') && p !== '/openapi-product.json'), link).toEqual([]);
+      }
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
+    expect(hits).toEqual([]);
+    expect(await delisted('gateway.tokens')).toEqual([]);
+    expect(log.lines().join('\n')).not.toContain(gatewayKey);
+  });
+
+  it('a page that is not understood refuses the whole list, the pages before it kept too', async () => {
+    sim.setPaging({ pageSize: 4, form: 'metaNext', loop: false, total: 'exact' });
+    const before = new Set((await invalidBodies()).map((b) => b.id));
+    sim.script('/v1/tokens?page=2', [{ status: 200, body: '{"data":{"not":"a list"},"meta":{"count":1}}' }]);
+    try {
+      await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+    } finally {
+      sim.setPaging({ pageSize: 0 });
+    }
+    expect((await state('gateway', 'tokens'))?.status).toBe('invalid');
+    const kept = (await invalidBodies()).filter((b) => !before.has(b.id)).map((b) => b.path);
+    expect(kept).toEqual(expect.arrayContaining(['/v1/tokens', '/v1/tokens?page=2']));
+    expect(await delisted('gateway.tokens')).toEqual([]);
+  });
+
+  it('a screener whose next link loops is refused and removes no row, while the whole token lists delist', async () => {
+    const gone = sim.data.epochChanges.delistedSlug!;
+    expect(gone).toBe('cobalt-dex');
+    sim.setPaging({ pageSize: 4, routes: ['app.screener', 'gateway.screener'], loop: true, total: 'exact', form: 'cursor' });
+    try {
+      expect(await screenerSlugs()).toContain(gone);
+      await sync(tw);
+      expect(await delisted('app.tokens')).toEqual([gone]);
+      expect(await delisted('gateway.tokens')).toEqual([gone]);
+      for (const source of ['app', 'gateway']) expect((await state(source, 'screener'))?.status, source).toBe('invalid');
+      expect(await screenerSlugs()).toContain(gone);
+    } finally {
+      sim.setPaging({ routes: [...PAGED_ROUTES], loop: false });
+    }
+  });
+
+  it('complete pages: exactly the dropped token delisted, its screener rows gone', async () => {
+    sim.setPaging({ pageSize: 1, form: 'linkHeader', total: 'exact', loop: false });
+    expect((await sync(tw)).status).toBe('succeeded');
+    const gone = sim.data.epochChanges.delistedSlug!;
+    expect(await delisted('app.tokens')).toEqual([gone]);
+    expect(await delisted('gateway.tokens')).toEqual([gone]);
+    for (const source of ['app', 'gateway']) {
+      expect((await state(source, 'tokens'))?.status, source).toBe('ok');
+      expect((await state(source, 'screener'))?.status, source).toBe('ok');
+    }
+    expect(await screenerSlugs()).not.toContain(gone);
+  });
+});
