@@ -7,19 +7,20 @@ import { sql } from 'drizzle-orm';
 import { loadConfig } from '../config.ts';
 import { startSimulator } from '../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../warehouse/connection.ts';
-import type { CommandContext } from './context.ts';
+import { UsageError, type CommandContext } from './context.ts';
 import { exampleQuery, formatRows } from './examples.ts';
 import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
 import { formatSummary } from './sync.ts';
 import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 
-const HELP = `Usage: tesync demo [--tokens N] [--json] [--force]
+const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]
 
 Starts the bundled simulator, syncs both of its APIs into the warehouse (the embedded
 Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example
 query. A warehouse that mirrors another upstream is left alone (exit 2); --force rebinds it
-to the simulator (recorded in sync.upstream_binding_log).`;
+to the simulator (recorded in sync.upstream_binding_log). --page-size N has the simulator
+serve its token lists, screeners and chart catalogs in pages of N items, each page a request.`;
 
 export async function runDemo({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -27,6 +28,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     strict: true,
     options: {
       tokens: { type: 'string', default: '12' },
+      'page-size': { type: 'string', default: '0' },
       json: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       help: { type: 'boolean' },
@@ -42,6 +44,11 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
   progress?.phase('starting the simulator');
   const tokens = Number(values.tokens);
+  const pageSize = Number(values['page-size']);
+  if (!Number.isInteger(pageSize) || pageSize < 0) {
+    progress?.stop();
+    throw new UsageError('--page-size must be a whole number of items, 0 for lists whole');
+  }
   const appKey = `demo_app_${randomBytes(8).toString('hex')}`;
   const gatewayKey = `demo_gw_${randomBytes(8).toString('hex')}`;
   const sim = await startSimulator({
@@ -52,6 +59,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     // A budget like a real upstream's, so the pacing shows.
     rateLimits: { appPublic: { limit: 120, windowMs: 10_000 }, appKey: { limit: 60, windowMs: 10_000 }, gateway: { limit: 120, windowMs: 10_000 } },
     latencyMs: [5, 40],
+    paging: { pageSize },
   }).catch((err: unknown) => {
     progress?.stop();
     throw err;

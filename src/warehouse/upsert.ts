@@ -234,26 +234,34 @@ function fail(message: string): never {
   throw new Error(message);
 }
 
-/** A stored row's `columns` are those of none of `rows`. */
+/**
+ * A stored row's `columns` are those of none of `rows`. The rows' tuples are an uncorrelated
+ * `in (select ... from unnest(...))`, which Postgres hashes once (a hashed SubPlan): a `not
+ * exists` over the same unnest was planned as a nested loop that unnested, and parsed, the
+ * arrays again for every stored row of the set (docs/performance.md).
+ */
 function notAmong(shape: TableShape, columns: readonly ColumnInfo[], rows: readonly Record<string, unknown>[]): SQL {
   const arrays: SQL[] = [];
   const aliases: string[] = [];
-  const equal: SQL[] = [];
+  const stored: string[] = [];
+  const among: SQL[] = [];
   for (const c of columns) {
     const col = encodeColumn(c, rows);
-    const stored = sql.raw(`${shape.qualified}.${c.name}`);
+    const name = `${shape.qualified}.${c.name}`;
     if (col.constant) {
-      equal.push(col.value === null ? sql.join([stored, sql.raw(' is null')]) : sql.join([stored, sql.raw(' = '), typedText(c, col.value)]));
+      among.push(col.value === null ? sql.raw(`${name} is null`) : sql.join([sql.raw(`${name} = `), typedText(c, col.value)]));
       continue;
     }
     if (arrays.length > 0) arrays.push(sql.raw(', '));
     arrays.push(sql`${col.param}`, sql.raw(col.cast));
     aliases.push(c.name);
-    equal.push(sql.raw(`${shape.qualified}.${c.name} = u.${c.name}`));
+    stored.push(name);
   }
-  const all = sql.join(equal, sql.raw(' and '));
-  if (aliases.length === 0) return sql.join([sql.raw('not ('), all, sql.raw(')')]);
-  return sql.join([sql.raw('not exists (select 1 from unnest('), ...arrays, sql.raw(`) as u(${aliases.join(', ')}) where `), all, sql.raw(')')]);
+  if (aliases.length > 0) {
+    const tuple = sql.raw(`(${stored.join(', ')}) in (select ${aliases.map((a) => `u.${a}`).join(', ')} from unnest(`);
+    among.push(sql.join([tuple, ...arrays, sql.raw(`) as u(${aliases.join(', ')}))`)]));
+  }
+  return sql.join([sql.raw('not ('), sql.join(among, sql.raw(' and ')), sql.raw(')')]);
 }
 
 /** The rows a statement inserted, changed or deleted (an upsert that found a row unchanged does not count it). */

@@ -5,6 +5,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv, runCli, type CliResult } from '../../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../../helpers/embedded.ts';
+import { createTestDatabase } from '../../helpers/services.ts';
 
 const requestsOf = (out: string) => Number(/requests: (\d+)/.exec(out)?.[1] ?? NaN);
 
@@ -103,4 +104,30 @@ describe('a fresh folder', () => {
       await folder.cleanup();
     }
   });
+});
+
+describe('demo with lists in pages', () => {
+  it('--page-size: every list read page by page, the same warehouse; a bad size is refused', async () => {
+    const bad = await runCli(['demo', '--page-size', 'x'], {}, { timeoutMs: 30_000 });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--page-size');
+    const db = await createTestDatabase();
+    try {
+      const r = await runCli(['demo', '--tokens', '4', '--page-size', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 120_000 });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/Sync succeeded in [\d.]+ s/);
+      const sql = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        // Four tokens in pages of two: each token list read in two pages, all four listed.
+        const pages = await sql<{ path: string }[]>`select distinct path from sync.requests where path like '%/tokens?%page=%' or path like '%/tokens?%cursor=%'`;
+        expect(pages.length).toBeGreaterThanOrEqual(2);
+        const [listed] = await sql<{ app: string; gw: string }[]>`select (select count(*) from app.tokens)::text as app, (select count(*) from gateway.tokens)::text as gw`;
+        expect(listed).toEqual({ app: '4', gw: '4' });
+      } finally {
+        await sql.end();
+      }
+    } finally {
+      await db.drop();
+    }
+  }, 180_000);
 });
