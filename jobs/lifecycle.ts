@@ -10,10 +10,10 @@ import { isRouteName, ROUTES, type Bucket } from '../src/upstream/routes.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../src/warehouse/resource-state.ts';
 import { beginWrite, closingBody } from '../src/warehouse/known-time.ts';
 import { withReconnect } from '../src/warehouse/retry.ts';
-import { prepareUpsert, removeAbsent, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
+import { prepareUpsert, removeAbsent, removeKeys, SET_KEPT_WHILE, type Executor, type PreparedUpsert } from '../src/warehouse/upsert.ts';
 import { markerUnchanged } from './shared/change.ts';
 import { invalid, takeReceived } from './shared/fetch.ts';
-import { describeRemovals, massRemovals, plannedRemovals, sameRemovals } from './shared/removals.ts';
+import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './shared/removals.ts';
 import { linkToBodies } from './shared/provenance.ts';
 import { guarded, refuse } from './shared/understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
@@ -117,7 +117,7 @@ async function commitOutcome(
   outcome: Outcome,
   again: () => Promise<Outcome>,
 ): Promise<{ rows: number; written: Outcome }> {
-  const { o, prepared } = await confirmRemovals(ctx, job.source, await prepareOrFallback(ctx, job.source, outcome), again);
+  const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrFallback(ctx, job.source, outcome), again);
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
   const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
@@ -133,9 +133,14 @@ async function commitOutcome(
         n += await prepared.upserts[i]!.run(tx);
         const w = writes[i]!;
         if (!w.replace) continue;
+        // A set kept while something else holds is judged after this transaction's earlier
+        // writes; any other removes what the check before it found absent (usually nothing).
+        const keptWhile = SET_KEPT_WHILE in w.replace;
+        const absent = planned.find((p) => p.write === i)?.absent ?? [];
+        if (!keptWhile && absent.length === 0) continue;
         // What leaves is closed by the body that no longer carried it.
         await closingBody(tx, prepared.bodies[i] ?? null);
-        n += await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId);
+        n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
       }
       if (o.otherStates && o.otherStates.resources.length > 0) {
         await tx
@@ -186,14 +191,20 @@ async function prepareOrFallback(ctx: JobContext, source: Source, outcome: Outco
  * exactly the same members; otherwise the first answer's bodies are kept `invalid` and
  * nothing is written.
  */
-async function confirmRemovals(ctx: JobContext, source: Source, first: { o: Outcome; prepared: Prepared }, again: () => Promise<Outcome>): Promise<{ o: Outcome; prepared: Prepared }> {
+async function confirmRemovals(
+  ctx: JobContext,
+  source: Source,
+  first: { o: Outcome; prepared: Prepared },
+  again: () => Promise<Outcome>,
+): Promise<{ o: Outcome; prepared: Prepared; planned: PlannedRemoval[] }> {
   const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
   const mass = massRemovals(planned);
-  if (mass.length === 0) return first;
+  if (mass.length === 0) return { ...first, planned };
   const firstBodies = takeReceived(ctx);
   ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
   const second = await prepareOrFallback(ctx, source, await again());
-  if (sameRemovals(planned, await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]))) return second;
+  const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
+  if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
   const reason = `${describeRemovals(mass)}, and a second response fetched at once disagrees: nothing removed`;
   const last = firstBodies.at(-1);
   for (const { route, response } of firstBodies.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });

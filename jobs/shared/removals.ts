@@ -9,6 +9,8 @@ import type { TableWrite } from '../types.ts';
 
 /** What one `replace` write would remove. */
 export interface PlannedRemoval {
+  /** Which of the outcome's writes. */
+  write: number;
   /** The table and the set, e.g. `app.tokens` or `gateway.token_sections {"tokenSlug":"aurora"}`. */
   set: string;
   members: number;
@@ -24,10 +26,10 @@ export function isMassRemoval(members: number, absent: number): boolean {
 /** The removals the outcome's `replace` writes would make, per set (only sets that lose members). */
 export async function plannedRemovals(db: Executor, writes: readonly TableWrite[]): Promise<PlannedRemoval[]> {
   const out: PlannedRemoval[] = [];
-  for (const w of writes) {
+  for (const [i, w] of writes.entries()) {
     if (!w.replace) continue;
     const { members, absent } = await absentKeys(db, w.table, w.rows, w.replace);
-    if (absent.length > 0) out.push({ set: `${nameOf(w.table)}${Object.keys(w.replace).length ? ` ${JSON.stringify(w.replace)}` : ''}`, members, absent });
+    if (absent.length > 0) out.push({ write: i, set: `${nameOf(w.table)}${Object.keys(w.replace).length ? ` ${JSON.stringify(w.replace)}` : ''}`, members, absent });
   }
   return out;
 }

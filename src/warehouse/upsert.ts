@@ -123,11 +123,29 @@ export async function prepareUpsert<T extends PgTable>(
  */
 export async function removeAbsent<T extends PgTable>(db: Executor, table: T, rows: readonly T['$inferInsert'][], scope: Partial<T['$inferInsert']>, runId?: string): Promise<number> {
   const shape = shapeOf(table);
+  const where = absentWhere(shape, table, rows, scope);
+  return where === null ? 0 : removeWhere(db, table, shape, where, runId);
+}
+
+/**
+ * Rows of `scope` whose keys are among `keys` (as `absentKeys` gave them) leave it, as with
+ * `removeAbsent`: what a check before the write found absent, without sending the response's
+ * rows again. Call it in a started write (known-time.ts).
+ */
+export async function removeKeys<T extends PgTable>(db: Executor, table: T, scope: Partial<T['$inferInsert']>, keys: readonly string[], runId?: string): Promise<number> {
+  if (keys.length === 0) return 0;
+  const shape = shapeOf(table);
+  const inScope = absentWhere(shape, table, [], scope)!;
+  // The keys travel as one JSON parameter (a JS array would become one parameter per key).
+  const where = sql.join([inScope, sql.raw(` and json_build_array(${keyList(table, shape)})::text in (select jsonb_array_elements_text(`), sql`${JSON.stringify(keys)}`, sql.raw('::jsonb))')]);
+  return removeWhere(db, table, shape, where, runId);
+}
+
+/** Deletes the rows `where` picks, or marks them delisted where the table delists. */
+async function removeWhere(db: Executor, table: PgTable, shape: TableShape, where: SQL, runId?: string): Promise<number> {
   const rules = rulesOf(table);
   const byProp = new Map(shape.columns.map((c) => [c.prop, c]));
   const value = (c: ColumnInfo, v: unknown) => typedText(c, textOf(c.column.mapToDriverValue(v)));
-  const where = absentWhere(shape, table, rows, scope);
-  if (where === null) return 0;
   const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
   // The delisted row is a new version (its known time set by the history trigger), read from
   // the body that no longer listed it, by this run.
@@ -142,6 +160,11 @@ export async function removeAbsent<T extends PgTable>(db: Executor, table: T, ro
     ? sql.join([sql.raw(`update ${shape.qualified} set `), sql.join(sets, sql.raw(', ')), where])
     : sql.join([sql.raw(`delete from ${shape.qualified}`), where]);
   return countOf(await db.execute(statement));
+}
+
+/** The table's key columns, qualified, for `json_build_array`: the form absentKeys returns keys in. */
+function keyList(table: PgTable, shape: TableShape): string {
+  return rulesOf(table).key.map((k) => `${shape.qualified}.${quote(k.name)}`).join(', ');
 }
 
 /**
@@ -166,8 +189,7 @@ export async function absentKeys<T extends PgTable>(db: Executor, table: T, rows
   const members = Number(m?.n ?? 0);
   const where = absentWhere(shape, table, rows, scope);
   if (where === null || members === 0) return { members, absent: [] };
-  const key = rulesOf(table).key.map((k) => `${shape.qualified}.${quote(k.name)}`).join(', ');
-  const absent = rowsOf<{ k: string }>(await db.execute(sql.join([sql.raw(`select json_build_array(${key})::text as k from ${shape.qualified}`), where, sql.raw(' order by 1')])));
+  const absent = rowsOf<{ k: string }>(await db.execute(sql.join([sql.raw(`select json_build_array(${keyList(table, shape)})::text as k from ${shape.qualified}`), where, sql.raw(' order by 1')])));
   return { members, absent: absent.map((r) => r.k) };
 }
 
@@ -227,7 +249,7 @@ function absentWhere<T extends PgTable>(shape: TableShape, table: T, rows: reado
   else if (rows.length > 0) return null;
   const delisted = rules.delistedBy ? byProp.get(rules.delistedBy) : undefined;
   if (delisted) conditions.push(sql.raw(`${delisted.name} is null`));
-  return conditions.length > 0 ? sql.join([sql.raw(' where '), sql.join(conditions, sql.raw(' and '))]) : sql.raw('');
+  return sql.join([sql.raw(' where '), conditions.length > 0 ? sql.join(conditions, sql.raw(' and ')) : sql.raw('true')]);
 }
 
 function fail(message: string): never {

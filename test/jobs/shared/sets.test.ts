@@ -66,7 +66,7 @@ describe('the mass-removal rule', () => {
   });
 
   it('two responses agree only when they remove the same members of the same sets', () => {
-    const a = [{ set: 'app.tokens', members: 6, absent: ['["c"]', '["d"]', '["e"]', '["f"]'] }];
+    const a = [{ write: 0, set: 'app.tokens', members: 6, absent: ['["c"]', '["d"]', '["e"]', '["f"]'] }];
     expect(massRemovals(a)).toEqual(a);
     expect(sameRemovals(a, [{ ...a[0]!, absent: [...a[0]!.absent] }])).toBe(true);
     expect(sameRemovals(a, [])).toBe(false);

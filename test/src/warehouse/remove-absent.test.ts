@@ -8,7 +8,7 @@ import { metricHistory, tokens } from '../../../schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
 import { keptMembers, wholeSet } from '../../../jobs/shared/sets.ts';
 import type { Warehouse } from '../../../src/warehouse/connection.ts';
-import { SET_FROM, absentKeys, removeAbsent, upsertRows } from '../../../src/warehouse/upsert.ts';
+import { SET_FROM, absentKeys, removeAbsent, removeKeys, upsertRows } from '../../../src/warehouse/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T00:00:00.000Z');
@@ -77,6 +77,18 @@ describe('removeAbsent on Postgres', () => {
     expect(await w.db.transaction((t) => removeAbsent(t as never, gatewayChartSeries, [series('s1')], stated))).toBe(1);
     await w.db.transaction((t) => removeAbsent(t as never, gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: 'z', chartKey: 'c1' }, true, [{ timeframe: '30d' }]).replace!));
     expect((await absentKeys(w.db, gatewayChartSeries, [series('s1')], stated)).absent).toEqual(['["z", "c1", "s2"]']);
+  });
+
+  it('removeKeys removes what absentKeys found, in the scope only, by the keys as it gave them', async () => {
+    const point = (n: number) => ({ tokenSlug: 'k', period: '30d', seriesKey: 's', ts: day(n), value: String(n), payload: null, ...meta });
+    await upsertRows(w.db, gatewayTrendPoints, [0, 1, 2, 3].map(point));
+    const scope = { tokenSlug: 'k', period: '30d' };
+    const { absent } = await absentKeys(w.db, gatewayTrendPoints, [point(0), point(2)], scope);
+    expect(absent).toHaveLength(2);
+    // A key of another scope is not removed even when named.
+    expect(await w.db.transaction((t) => removeKeys(t as never, gatewayTrendPoints, scope, [...absent, '["x", "7d", "s", "2026-01-02T00:00:00+00:00"]']))).toBe(2);
+    expect((await w.query<{ n: number }>(sql`select extract(day from ts)::int as n from gateway.trend_points where token_slug = 'k' order by ts`)).map((r) => r.n)).toEqual([2, 4]);
+    expect(await w.db.transaction((t) => removeKeys(t as never, gatewayTrendPoints, scope, []))).toBe(0);
   });
 
   it('a delisting table: the members not delisted, and those marked instead of deleted', async () => {
