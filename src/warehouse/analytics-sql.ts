@@ -36,7 +36,7 @@ export function analyticsStatements(views: readonly AnalyticsView[] = ANALYTICS_
   for (const v of views) {
     out.push(`CREATE OR REPLACE VIEW ${s}.${quote(v.name)} AS\n${bodyOf(v, false)};`);
     if (hasAsOf(v)) {
-      out.push(`CREATE OR REPLACE FUNCTION ${s}.${quote(`${v.name}_as_of`)}("at" timestamptz) RETURNS SETOF ${s}.${quote(v.name)} LANGUAGE sql STABLE AS $body$\n${bodyOf(v, true)}\n$body$;`);
+      out.push(`CREATE OR REPLACE FUNCTION ${s}.${quote(`${v.name}_as_of`)}("at" timestamptz) RETURNS SETOF ${s}.${quote(v.name)} LANGUAGE sql STABLE PARALLEL SAFE AS $body$\n${bodyOf(v, true)}\n$body$;`);
     }
   }
   return out;

@@ -96,6 +96,11 @@ $$;`;
 // known time came from the server may overlap (writers whose clocks differed): each is cut
 // where the next begins, and the last where the current row begins (a version cut to
 // nothing stays, held at no instant), before the constraint is added, once.
+//
+// The constraint's GiST index is also what `T_as_of(at)` reads the versions through, so the
+// period comes first: "the versions holding at `at`" is then one narrow search, for the whole
+// table or, with the key's columns narrowing the same search, for one key. With the key first
+// (an earlier release's order, rebuilt here), a whole table at an instant scanned most of it.
 const NO_OVERLAP = `CREATE OR REPLACE FUNCTION "sync"."enforce_versions"(schema_name text, table_name text, key_columns text[]) RETURNS void LANGUAGE plpgsql AS $enforce$
 DECLARE
   h text := format('%I.%I', schema_name, table_name || '_history');
@@ -103,20 +108,34 @@ DECLARE
   keys text := (SELECT string_agg(quote_ident(k), ', ') FROM unnest(key_columns) k);
   same text := (SELECT string_agg(format('h.%1$I = t.%1$I', k), ' AND ') FROM unnest(key_columns) k);
   name text := table_name || '_history_no_overlap';
+  existing text := (SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = name AND connamespace = schema_name::regnamespace);
 BEGIN
-  IF EXISTS (SELECT 1 FROM pg_constraint WHERE conname = name AND connamespace = schema_name::regnamespace) THEN
+  IF existing LIKE 'EXCLUDE USING gist (tstzrange(known_from, known_to) WITH &&%' THEN
     RETURN;
   END IF;
-  EXECUTE format($q$WITH o AS (SELECT ctid AS id, lead(known_from) OVER (PARTITION BY %s ORDER BY known_from, known_to) AS next_from FROM %s)
-    UPDATE %s h SET known_to = greatest(h.known_from, o.next_from) FROM o WHERE h.ctid = o.id AND o.next_from < h.known_to$q$, keys, h, h);
-  EXECUTE format($q$UPDATE %s h SET known_to = greatest(h.known_from, t.fetched_at) FROM %s t WHERE %s AND t.fetched_at < h.known_to$q$, h, t, same);
-  EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I EXCLUDE USING gist (%s, tstzrange(known_from, known_to) WITH &&)',
+  IF existing IS NULL THEN
+    EXECUTE format($q$WITH o AS (SELECT ctid AS id, lead(known_from) OVER (PARTITION BY %s ORDER BY known_from, known_to) AS next_from FROM %s)
+      UPDATE %s h SET known_to = greatest(h.known_from, o.next_from) FROM o WHERE h.ctid = o.id AND o.next_from < h.known_to$q$, keys, h, h);
+    EXECUTE format($q$UPDATE %s h SET known_to = greatest(h.known_from, t.fetched_at) FROM %s t WHERE %s AND t.fetched_at < h.known_to$q$, h, t, same);
+  ELSE
+    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', h, name);
+  END IF;
+  EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I EXCLUDE USING gist (tstzrange(known_from, known_to) WITH &&, %s)',
     h, name, (SELECT string_agg(format('%I WITH =', k), ', ') FROM unnest(key_columns) k));
 END
 $enforce$;`;
 
 // `T_as_of` is made by the database from `T`'s columns in their stored order (a column added
 // later stands last there, wherever it is declared), so the function always returns `T`'s row.
+//
+// Its shape is for the planner. A SQL function of one SELECT, stable, is inlined into the query
+// that calls it (unless its argument holds a sub-select: docs/warehouse.md says which form to
+// use). Inside, `T` and `T_history` are a UNION ALL whose two branches have no WHERE of their
+// own: only then does Postgres flatten it into one relation of two members, push the caller's
+// conditions into each, read them in parallel, and merge two ordered index scans (a token's
+// latest point is one backward step). The instant is tested outside: on `T`, `fetched_at <= at`
+// (its period is unbounded, a constant); on `T_history`, the period `@>`, which its GiST
+// index (`T_history_no_overlap`) answers.
 const CREATE_AS_OF = `CREATE OR REPLACE FUNCTION "sync"."create_as_of"(schema_name text, table_name text) RETURNS void LANGUAGE plpgsql AS $create$
 DECLARE
   cols text;
@@ -124,10 +143,12 @@ BEGIN
   SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols FROM pg_attribute
    WHERE attrelid = format('%I.%I', schema_name, table_name)::regclass AND attnum > 0 AND NOT attisdropped;
   EXECUTE format($f$CREATE OR REPLACE FUNCTION %I.%I("at" timestamptz) RETURNS SETOF %I.%I LANGUAGE sql STABLE PARALLEL SAFE AS $b$
-  SELECT %s FROM %I.%I WHERE "fetched_at" <= "at"
-  UNION ALL
-  SELECT %s FROM %I.%I WHERE tstzrange("known_from", "known_to") @> "at"
-$b$$f$, schema_name, table_name || '_as_of', schema_name, table_name, cols, schema_name, table_name, cols, schema_name, table_name || '_history');
+  SELECT %s FROM (
+    SELECT %s, "fetched_at" AS "version_from", tstzrange(NULL, NULL) AS "version_period" FROM %I.%I
+    UNION ALL
+    SELECT %s, '-infinity'::timestamptz, tstzrange("known_from", "known_to") FROM %I.%I
+  ) "versions" WHERE "version_from" <= "at" AND "version_period" @> "at"
+$b$$f$, schema_name, table_name || '_as_of', schema_name, table_name, cols, cols, schema_name, table_name, cols, schema_name, table_name || '_history');
 END
 $create$;`;
 

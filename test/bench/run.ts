@@ -5,12 +5,14 @@
 //   npm run bench -- --tokens 50 --days 365 --no-rss --no-embedded
 //   npm run bench -- --node-flags=--max-old-space-size=192   (runtime settings compared)
 //   npm run bench -- --tokens 50 --no-postgres --no-embedded --no-rss   (the workers leg alone)
+//   npm run bench -- --no-postgres --no-embedded --no-rss --no-workers   (the as-of leg alone)
 //
 // Every sync runs in a child process (its CPU time and peak RSS are its own), against the
 // simulator in another child process (its CPU is reported apart). With the embedded warehouse,
 // the Postgres server tesync starts is sampled from here too (process-memory.ts). The
 // distributed leg runs `tesync worker` processes and `tesync enqueue --wait` as a user does
-// (worker-leg.ts). Figures go to stdout as a table and to test/bench/results/<time>.json. See
+// (worker-leg.ts). The as-of leg reads a warehouse of years of daily versions, plain and as of
+// past instants (as-of-leg.ts). Figures go to stdout as a table and to test/bench/results/<time>.json. See
 // docs/performance.md for the method.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,6 +34,7 @@ import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
 import type { SimReply, SimRequest } from './sim-process.ts';
 import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';
 import { runWorkerLeg, type WorkerLegResult } from './worker-leg.ts';
+import { runAsOfLeg, type AsOfLegResult } from './as-of-leg.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -60,6 +63,11 @@ export interface BenchOptions {
   nodeFlags?: string[];
   /** Longest wait for a quiet machine before each measured sync; 0: no wait. */
   settleMaxMs: number;
+  /**
+   * The as-of leg: a first sync of `seedTokens` tokens with `days` days of history, deepened to
+   * `tokens` tokens and `days` daily versions; null: no such leg.
+   */
+  asOf: { tokens: number; seedTokens: number; days: number; runs: number } | null;
   log: (line: string) => void;
 }
 
@@ -130,6 +138,8 @@ export interface BenchResult {
   runs: RunFigures[];
   /** The distributed leg; null when skipped. */
   workers: WorkersRunFigures | null;
+  /** The as-of leg; null when skipped. */
+  asOf: AsOfLegResult | null;
   write: (WriteFloor & { upsertOverCopy: number | null }) | null;
   rss: { tokens: number; peakRssMb: number; baselineRssMb: number; wallMs: number; requests: number }[];
   rssGrowth: number | null;
@@ -188,6 +198,8 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     }
   }
 
+  const asOf = o.asOf === null ? null : await asOfRun(o, o.asOf);
+
   for (const tokens of o.rssTokens) {
     if (main && tokens === s.tokens) continue;
     const sc = { ...s, tokens };
@@ -207,6 +219,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     scenario: s,
     runs,
     workers,
+    asOf,
     write,
     rss,
     rssGrowth: rssGrowth(rss),
@@ -258,6 +271,16 @@ async function scenarioRun(o: BenchOptions, s: Scenario, target: Target): Promis
       fullOpenMs: full.result.openMs,
     };
     return { figures, serverVersion: full.result.serverVersion };
+  });
+}
+
+/** The as-of leg: a shallow warehouse synced from the simulator, deepened, then read. */
+async function asOfRun(o: BenchOptions, a: NonNullable<BenchOptions['asOf']>): Promise<AsOfLegResult> {
+  const seed: Scenario = { ...o.scenario, tokens: a.seedTokens, historyDays: a.days, budgets: { appPublic: null, appKey: null, gateway: null }, latencyMs: [0, 0], pageSize: 0 };
+  return withDatabase(o.databaseUrl, 'bench_asof', async (url) => {
+    o.log(`as-of: first sync of ${a.seedTokens} tokens with ${a.days} days of history`);
+    await withSim(seed, (sim) => syncChild({ scenario: seed, simUrl: sim.url, target: { kind: 'postgres', url }, phases: ['full'] }, o.nodeFlags ?? []));
+    return runAsOfLeg({ databaseUrl: url, copies: Math.max(1, Math.round(a.tokens / a.seedTokens)), days: a.days, runs: a.runs, log: o.log });
   });
 }
 
@@ -391,6 +414,7 @@ function judge(r: BenchResult): BenchResult['targets'] {
     out.push({ name: `429s after the first budget headers (${at})`, value: String(run.walk.rateLimits.afterHeaders), target: '0', met: run.walk.rateLimits.afterHeaders === 0 });
     out.push({ name: `429s after a bucket's first 429 taught its window (${at})`, value: String(run.walk.rateLimits.afterFirst429), target: '0', met: run.walk.rateLimits.afterFirst429 === 0 });
   }
+  if (r.asOf) out.push(...asOfTargets(r.asOf));
   const u = r.write?.upsertOverCopy ?? null;
   // Into the migrated tables, their history triggers on (as a first sync writes: inserts, which the trigger does not version).
   const triggers = r.write ? ` history trigger on ${r.write.tables.filter((t) => t.historyTrigger).length} of ${r.write.tables.length} tables` : '';
@@ -399,6 +423,57 @@ function judge(r: BenchResult): BenchResult['targets'] {
   if (biggest) out.push({ name: `peak RSS at ${biggest.tokens} tokens (MB)`, value: fmt(biggest.peakRssMb, 0), target: '< 300', met: biggest.peakRssMb < 300 });
   if (biggest) out.push({ name: `peak RSS growth ${r.rss[0]!.tokens} → ${biggest.tokens} tokens`, value: r.rssGrowth === null ? 'n/a' : `${(r.rssGrowth * 100).toFixed(1)}%`, target: '< 20%', met: r.rssGrowth === null ? null : r.rssGrowth < 0.2 });
   return out;
+}
+
+function asOfTargets(a: AsOfLegResult): BenchResult['targets'] {
+  const out: BenchResult['targets'] = [];
+  const whole = a.tables.flatMap((t) => t.whole.asOf);
+  const worstWhole = Math.max(...whole.map((x) => x.ratio));
+  out.push({ name: 'as-of read / plain read, whole tables, worst of every versioned table at three instants', value: worstWhole.toFixed(2), target: '<= 2', met: worstWhole <= 2 });
+  // One key (a row, a few): the read takes about 0.1 ms, most of it planning, and the as-of
+  // read plans two tables: judged by what it adds, as much at three years as at one day.
+  const oneKey = a.tables.flatMap((t) => t.oneKey.asOf.map((x) => ({ plainMs: t.oneKey.plainMs, ...x })));
+  const long = oneKey.filter((x) => x.plainMs >= 1);
+  const worstLong = Math.max(...long.map((x) => x.ratio));
+  out.push({ name: 'as-of read / plain read, one key, reads of 1 ms or more (one token of the point tables)', value: `${worstLong.toFixed(2)} (${long.length} reads)`, target: '<= 2', met: worstLong <= 2 });
+  const added = Math.max(...oneKey.map((x) => x.ms - x.plainMs));
+  const worstShort = Math.max(...oneKey.filter((x) => x.plainMs < 1).map((x) => x.ratio));
+  out.push({ name: 'as-of read - plain read, one key, planned at each read, worst (ms)', value: `${added.toFixed(3)} (${worstShort.toFixed(2)}x under 1 ms)`, target: '<= 0.25', met: added <= 0.25 });
+  // Prepared (planned once), what is left is the reading itself; at tens of microseconds a
+  // ratio is noise, so the worst is judged by what it adds.
+  const prepared = a.tables.flatMap((t) => t.oneKeyPrepared.asOf.map((x) => ({ plainMs: t.oneKeyPrepared.plainMs, ...x })));
+  const worstPrepared = Math.max(...prepared.map((x) => x.ratio));
+  const addedPrepared = Math.max(...prepared.map((x) => x.ms - x.plainMs));
+  const medianPrepared = [...prepared.map((x) => x.ratio)].sort((x, y) => x - y)[Math.floor(prepared.length / 2)]!;
+  out.push({ name: 'as-of read / plain read, one key, prepared statements: median (worst)', value: `${medianPrepared.toFixed(2)} (${worstPrepared.toFixed(2)})`, target: 'median <= 1.5', met: medianPrepared <= 1.5 });
+  out.push({ name: 'as-of read - plain read, one key, prepared statements, worst (ms)', value: addedPrepared.toFixed(3), target: '<= 0.1', met: addedPrepared <= 0.1 });
+  for (const b of a.backtests) {
+    const limit = b.instants === 'last 30 days' ? (b.example === 'backtest-history' ? 1000 : 100) : null;
+    out.push({ name: `docs' ${b.example}, ${b.instants} (ms)`, value: b.ms.toFixed(1), target: limit === null ? '(shown)' : `<= ${limit}`, met: limit === null ? null : b.ms <= limit });
+  }
+  const s = a.atFromSubquery;
+  out.push({ name: "one token's series at the last run's end: literal / lateral / sub-select in the call (ms)", value: `${s.literalMs.toFixed(1)} / ${s.lateralMs.toFixed(1)} / ${s.subSelectMs.toFixed(0)}`, target: 'lateral <= 2x literal', met: s.lateralMs <= 2 * s.literalMs });
+  out.push({ name: `daily fill after a ${a.fill.gapDays}-day gap (ms)`, value: a.fill.afterGapMs.toFixed(0), target: '<= 3000', met: a.fill.afterGapMs <= 3000 });
+  out.push({ name: 'daily fill after an unchanged run (ms)', value: a.fill.unchangedMs.toFixed(0), target: '<= 100', met: a.fill.unchangedMs <= 100 });
+  const mb = (b: number) => (b / 2 ** 20).toFixed(0);
+  const idx = a.indexes.reduce((x, i) => x + i.bytes, 0);
+  const tbl = a.indexes.reduce((x, i) => x + i.tableBytes, 0);
+  out.push({ name: 'GiST (period, key) indexes of the history tables (MB, of their tables)', value: `${mb(idx)} of ${mb(tbl)}`, target: '(shown)', met: null });
+  return out;
+}
+
+/** The as-of leg's table: per versioned table, plain against as of each instant. */
+export function asOfLines(a: AsOfLegResult): string[] {
+  const f = (v: number) => (v >= 10 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toFixed(2));
+  const head = ['table', 'rows', 'versions', 'whole', ...a.instants.map((i) => `as of ${i.label}`), 'one key', ...a.instants.map((i) => `as of ${i.label}`), 'prepared', ...a.instants.map((i) => `as of ${i.label}`)];
+  const pair = (p: { plainMs: number; asOf: { ms: number; ratio: number }[] }) => [`${f(p.plainMs)} ms`, ...p.asOf.map((x) => `${f(x.ms)} (${x.ratio.toFixed(1)}x)`)];
+  const rows = a.tables.map((t) => [t.table, String(t.current), String(t.history), ...pair(t.whole), ...pair(t.oneKey), ...pair(t.oneKeyPrepared)]);
+  const d = a.depth;
+  return [
+    `as-of: ${d.tokens.app} app and ${d.tokens.gateway} gateway tokens, ${d.days} days of versions (built in ${(d.buildMs / 1000).toFixed(0)} s); instants ${a.instants.map((i) => `${i.label} ${i.at.slice(0, 10)}`).join(', ')}; whole: every row fetched, count(*) above 200000 rows`,
+    ...table([head, ...rows]),
+    `as-of: fill of the daily archives from empty ${(a.fill.fromEmptyMs / 1000).toFixed(1)} s (${a.fill.daysFromEmpty} days)`,
+  ];
 }
 
 // ---- child processes ----
@@ -573,6 +648,7 @@ export function formatTable(r: BenchResult): string {
   }
   lines.push(...table(rows), '');
   if (r.workers) lines.push(...workersLines(r.workers), '');
+  if (r.asOf) lines.push(...asOfLines(r.asOf), '');
   for (const run of r.runs) lines.push(...writesLines(run), '');
   for (const run of r.runs) {
     if (run.target !== 'embedded') continue;
@@ -702,6 +778,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     redisUrl: (args.get('redis-url') as string | undefined) ?? env.REDIS_URL ?? env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
     embeddedTokens: embedded,
     rssTokens,
+    asOf: args.has('no-as-of') ? null : { tokens: num('as-of-tokens', quick ? 30 : 300), seedTokens: 10, days: num('as-of-days', quick ? 365 : 1095), runs: quick ? 3 : 5 },
     writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),
     settleMaxMs: args.has('no-settle') ? 0 : 60_000,
     resultsDir: args.has('no-results') ? null : path.join(HERE, 'results'),

@@ -33,6 +33,7 @@ describe('npm run bench, tiny', () => {
       embeddedTokens: 2,
       rssTokens: [2, 3],
       writeRows: 500,
+      asOf: { tokens: 6, seedTokens: 3, days: 40, runs: 1 },
       resultsDir: null,
       // The suite keeps the machine busy: no waiting for it to go quiet.
       settleMaxMs: 0,
@@ -103,6 +104,37 @@ describe('npm run bench, tiny', () => {
     expect(text).toContain('wall/floor');
     expect(text).toContain('revision re-sync (epoch 2)');
     expect(text).toMatch(/postgres 3\s+revision\s+succeeded/);
+  });
+
+  it('builds a deep warehouse and reads every versioned table plain and as of three instants', () => {
+    const a = result.asOf!;
+    expect(a.depth.copies).toBe(2);
+    expect(a.depth.tokens.app).toBeGreaterThan(3);
+    // The daily-changing tables have a version a day, the others one a month.
+    const screener = a.depth.rows['app.screener_rows']!;
+    expect(screener.history).toBe(screener.current * 40);
+    expect(a.depth.rows['app.metrics']!.history).toBe(a.depth.rows['app.metrics']!.current * 2);
+    expect(a.tables).toHaveLength(26);
+    for (const t of a.tables) {
+      expect(t.whole.asOf.map((x) => x.label)).toEqual(['first year', 'middle', 'now']);
+      for (const x of [...t.whole.asOf, ...t.oneKey.asOf]) expect(Number.isFinite(x.ratio), t.table).toBe(true);
+    }
+    // Now, every current row; before, what was known then.
+    const tokens = a.tables.find((t) => t.table === 'app.tokens')!;
+    expect(tokens.whole.asOf.map((x) => x.rows)).toEqual([tokens.current, tokens.current, tokens.current]);
+    expect(a.backtests.map((b) => `${b.example}, ${b.instants}`)).toEqual([
+      'backtest-no-look-ahead, last 30 days',
+      'backtest-no-look-ahead, 30 over the years',
+      'backtest-history, last 30 days',
+      'backtest-history, 30 over the years',
+    ]);
+    for (const b of a.backtests) expect(b.rows, b.example).toBeGreaterThan(0);
+    expect(a.fill.daysFromEmpty).toBeGreaterThan(30);
+    for (const v of [a.fill.fromEmptyMs, a.fill.afterGapMs, a.fill.unchangedMs, a.atFromSubquery.literalMs, a.atFromSubquery.lateralMs, a.atFromSubquery.subSelectMs]) expect(v).toBeGreaterThan(0);
+    expect(a.indexes).toHaveLength(26);
+    expect(result.targets.map((t) => t.name)).toContain('as-of read / plain read, whole tables, worst of every versioned table at three instants');
+    expect(result.targets.map((t) => t.name)).toContain('as-of read - plain read, one key, prepared statements, worst (ms)');
+    expect(formatTable(result)).toContain('as of first year');
   });
 
   it('measures one walk of three workers sharing one budget, and leaves nothing in Redis', async () => {

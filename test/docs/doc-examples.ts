@@ -231,6 +231,24 @@ function backtestPicks(data: SimDataset) {
     .map((r, i) => ({ rank: String(i + 1), slug: r.token.slug, m30: r.multiples['30d'].value!, emc: r.effectiveMarketCap.value }));
 }
 
+/**
+ * The 3 listed tokens cheapest by their latest erm30d point (docs' history backtest): on the
+ * aggregate stream, or a single-stream token's own.
+ */
+function historyBacktestPicks(data: SimDataset) {
+  const picks: { slug: string; ts: string; value: string }[] = [];
+  for (const slug of listedSlugs(data)) {
+    const streams = data.appStreams(slug) ?? [];
+    const stream = streams.length === 1 ? streams[0]! : 'aggregate';
+    const latest = erm30dHistory(data, slug, [stream]).at(-1);
+    if (latest && positive(latest[2])) picks.push({ slug, ts: `${latest[1]} 00:00:00+00`, value: latest[2]! });
+  }
+  return picks
+    .sort((a, b) => compareDecimal(a.value, b.value) || byText(a.slug, b.slug))
+    .slice(0, 3)
+    .map((p, i) => ({ rank: String(i + 1), ...p }));
+}
+
 /** Gateway chart points at the timeframe mirrored for `all`, as the latest fetch of each chart served them. */
 interface ChartPoint {
   slug: string;
@@ -380,6 +398,10 @@ export const EXPECTED: Record<string, (s: Served) => Expected> = {
   'backtest-no-look-ahead': (s) => ({
     columns: ['at', 'rank', 'token_slug', 'multiple_30d', 'effective_market_cap'],
     rows: backtestPicks(s.app).map((p) => [atOrAfter(s.appRun!.finished, 'now'), p.rank, p.slug, p.m30, p.emc]),
+  }),
+  'backtest-history': (s) => ({
+    columns: ['at', 'rank', 'token_slug', 'ts', 'pfcf_30d'],
+    rows: historyBacktestPicks(s.app).map((p) => [atOrAfter(s.appRun!.finished, 'now'), p.rank, p.slug, p.ts, p.value]),
   }),
 };
 

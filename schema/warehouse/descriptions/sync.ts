@@ -190,10 +190,10 @@ export const sync: SchemaDescription = {
     'begin_write(closing_body bigint)':
       'Starts a writing transaction: holds the write barrier (shared) until it ends, takes `server_clock()` as its known time, and names the archived body whose answer closes the rows it removes. Returns the known time. Run first in every transaction tesync writes rows in.',
     'enforce_versions(schema_name text, table_name text, key_columns text[])':
-      'Adds `T_history`\'s exclusion constraint (`T_history_no_overlap`: one key, no overlapping `[known_from, known_to)`), once, after cutting versions a release before it left overlapping; run by the migrations.',
+      'Adds `T_history`\'s exclusion constraint (`T_history_no_overlap`: one key, no overlapping `[known_from, known_to)`), once, after cutting versions a release before it left overlapping; its GiST index holds the period first, then the key, and is what `T_as_of` finds the versions holding at an instant through (an earlier release\'s key-first constraint is rebuilt so). Run by the migrations.',
     'keep_bodies()':
       'The trigger function that refuses `DELETE` and `TRUNCATE` on `sync.raw_responses`: versions link to its bodies. Not for calling.',
     'create_as_of(schema_name text, table_name text)':
-      'Creates or replaces the function `table_name_as_of(at timestamptz)` of a versioned table, from its columns in their stored order; run by the migrations.',
+      'Creates or replaces the function `table_name_as_of(at timestamptz)` of a versioned table, from its columns in their stored order: a SQL function Postgres inlines into the query that calls it, so that an as-of read uses the indexes as a plain read does. Run by the migrations.',
   },
 };

@@ -5,7 +5,12 @@
 // overlaps; the database refuses an overlapping version; two writers racing on one row keep
 // their versions in order. On Postgres and on the embedded server.
 import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +194,9 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
             where k.contype = 'x' and c.relname like '%\_history' order by 1`,
       );
       expect(constraints.map((c) => c.t)).toEqual(NAMES.map((t) => `${t}_history`).sort());
+      // The period first: the index the as-of reads find the versions holding at an instant through.
+      const defs = await w.query<{ def: string }>(sql`select pg_get_constraintdef(k.oid) as def from pg_constraint k join pg_class c on c.oid = k.conrelid where k.contype = 'x' and c.relname like '%\_history'`);
+      for (const d of defs) expect(d.def).toMatch(/^EXCLUDE USING gist \(tstzrange\(known_from, known_to\) WITH &&, /);
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'usd', '{}')`);
       await w.query(sql`update app.metrics set unit = 'eur' where slug = 'm'`);
       const [v] = await w.query<{ from: string; to: string }>(sql`select known_from::text as from, known_to::text as to from app.metrics_history where slug = 'm'`);
@@ -199,6 +207,46 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       });
     } finally {
       await w.close();
+      await db.drop();
+    }
+  });
+
+  it('a warehouse of the release before: its key-first constraints are rebuilt period first, every version kept and still refused to overlap', async () => {
+    const db = await server.database();
+    const folder = mkdtempSync(path.join(tmpdir(), 'tesync-key-first-'));
+    try {
+      // The release before: the migrations up to 0013, whose constraints hold the key first.
+      cpSync(new URL('../../../drizzle/', import.meta.url), folder, { recursive: true });
+      const journalFile = path.join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
+      writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.filter((e) => e.idx <= 13) }));
+      const client = postgres(db.url, { max: 1, onnotice: () => {} });
+      try {
+        await migrate(drizzle(client), { migrationsFolder: folder });
+        const [before] = await client<{ def: string }[]>`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'metrics_history_no_overlap'`;
+        expect(before!.def).toMatch(/^EXCLUDE USING gist \(slug WITH =, tstzrange/);
+        await client`insert into app.metrics (slug, unit, payload) values ('m', 'usd', '{}')`;
+        await client`update app.metrics set unit = 'eur' where slug = 'm'`;
+      } finally {
+        await client.end();
+      }
+      const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+      try {
+        await w.migrate();
+        const [after] = await w.query<{ def: string }>(sql`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'metrics_history_no_overlap'`);
+        expect(after!.def).toBe('EXCLUDE USING gist (tstzrange(known_from, known_to) WITH &&, slug WITH =)');
+        const [v] = await w.query<{ unit: string; from: string; to: string }>(sql`select unit, known_from::text as from, known_to::text as to from app.metrics_history where slug = 'm'`);
+        expect(v!.unit).toBe('usd');
+        const [asOf] = await w.query<{ unit: string }>(sql.raw(`select unit from app.metrics_as_of('${v!.from}') where slug = 'm'`));
+        expect(asOf!.unit).toBe('usd');
+        await expect(w.query(sql.raw(`insert into app.metrics_history (slug, unit, payload, status, fetched_at, known_from, known_to) values ('m', 'x', '{}', 'ok', '${v!.from}', '${v!.from}', '${v!.to}')`))).rejects.toMatchObject({
+          cause: { code: '23P01' },
+        });
+      } finally {
+        await w.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
       await db.drop();
     }
   });
