@@ -1,7 +1,7 @@
 // `npm run bench`: the cost of a sync against its floors, measured in one run.
 //
-//   npm run bench                      500 tokens, 3 years daily, 5 charts (about half an hour)
-//   npm run bench -- --quick           a smoke-sized run (about a minute)
+//   npm run bench                      500 tokens, 3 years daily, 5 charts, the as-of leg (about 35 minutes)
+//   npm run bench -- --quick           a smoke-sized run (about two minutes)
 //   npm run bench -- --tokens 50 --days 365 --no-rss --no-embedded
 //   npm run bench -- --node-flags=--max-old-space-size=192   (runtime settings compared)
 //   npm run bench -- --tokens 50 --no-postgres --no-embedded --no-rss   (the workers leg alone)
@@ -35,6 +35,7 @@ import type { SimReply, SimRequest } from './sim-process.ts';
 import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';
 import { runWorkerLeg, type WorkerLegResult } from './worker-leg.ts';
 import { runAsOfLeg, type AsOfLegResult } from './as-of-leg.ts';
+import type { TableReads } from './as-of-reads.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -370,7 +371,7 @@ function phaseFigures(m: Pick<Measured, 'phase' | 'simCpuMs' | 'machine' | 'with
 /** The target for tesync and the embedded server together, in MB. */
 export const EMBEDDED_MEMORY_TARGET_MB = 400;
 
-function judge(r: BenchResult): BenchResult['targets'] {
+export function judge(r: BenchResult): BenchResult['targets'] {
   const out: BenchResult['targets'] = [];
   const fmt = (v: number | null | undefined, digits = 2) => (v === null || v === undefined ? 'n/a' : v.toFixed(digits));
   for (const run of r.runs) {
@@ -425,28 +426,37 @@ function judge(r: BenchResult): BenchResult['targets'] {
   return out;
 }
 
+/** Reads under this take most of their time being planned: judged by what the as-of read adds. */
+const PLANNED_FLOOR_MS = 1;
+
 function asOfTargets(a: AsOfLegResult): BenchResult['targets'] {
   const out: BenchResult['targets'] = [];
-  const whole = a.tables.flatMap((t) => t.whole.asOf);
-  const worstWhole = Math.max(...whole.map((x) => x.ratio));
-  out.push({ name: 'as-of read / plain read, whole tables, worst of every versioned table at three instants', value: worstWhole.toFixed(2), target: '<= 2', met: worstWhole <= 2 });
-  // One key (a row, a few): the read takes about 0.1 ms, most of it planning, and the as-of
-  // read plans two tables: judged by what it adds, as much at three years as at one day.
-  const oneKey = a.tables.flatMap((t) => t.oneKey.asOf.map((x) => ({ plainMs: t.oneKey.plainMs, ...x })));
-  const long = oneKey.filter((x) => x.plainMs >= 1);
-  const worstLong = Math.max(...long.map((x) => x.ratio));
-  out.push({ name: 'as-of read / plain read, one key, reads of 1 ms or more (one token of the point tables)', value: `${worstLong.toFixed(2)} (${long.length} reads)`, target: '<= 2', met: worstLong <= 2 });
-  const added = Math.max(...oneKey.map((x) => x.ms - x.plainMs));
-  const worstShort = Math.max(...oneKey.filter((x) => x.plainMs < 1).map((x) => x.ratio));
-  out.push({ name: 'as-of read - plain read, one key, planned at each read, worst (ms)', value: `${added.toFixed(3)} (${worstShort.toFixed(2)}x under 1 ms)`, target: '<= 0.25', met: added <= 0.25 });
-  // Prepared (planned once), what is left is the reading itself; at tens of microseconds a
-  // ratio is noise, so the worst is judged by what it adds.
-  const prepared = a.tables.flatMap((t) => t.oneKeyPrepared.asOf.map((x) => ({ plainMs: t.oneKeyPrepared.plainMs, ...x })));
-  const worstPrepared = Math.max(...prepared.map((x) => x.ratio));
-  const addedPrepared = Math.max(...prepared.map((x) => x.ms - x.plainMs));
+  const reads = (pick: (t: TableReads) => TableReads['whole']) => a.tables.flatMap((t) => pick(t).asOf.map((x) => ({ table: t.table, plainMs: pick(t).plainMs, ...x })));
+  const planned = [...reads((t) => t.whole), ...reads((t) => t.oneKey)];
+  const long = planned.filter((x) => x.plainMs >= PLANNED_FLOOR_MS);
+  const worstLong = long.length ? long.reduce((w, x) => (x.ratio > w.ratio ? x : w)) : null;
+  out.push({
+    name: `as-of read / plain read, reads of ${PLANNED_FLOOR_MS} ms or more (whole tables, one token of the point tables), worst`,
+    value: worstLong ? `${worstLong.ratio.toFixed(2)} (${long.length} reads; ${worstLong.table} ${worstLong.label})` : 'n/a (none so long)',
+    target: '<= 2',
+    met: worstLong ? worstLong.ratio <= 2 : null,
+  });
+  // Under a millisecond (a row, a small table) most of a read is planning, and the as-of read
+  // plans two tables: what it adds is the same at three years as at one day.
+  const short = planned.filter((x) => x.plainMs < PLANNED_FLOOR_MS);
+  const worstShort = short.reduce((w, x) => (x.ms - x.plainMs > w.ms - w.plainMs ? x : w), { ms: 0, plainMs: 0 });
+  out.push({
+    name: `as-of read - plain read, reads under ${PLANNED_FLOOR_MS} ms, planned at each read, worst (ms)`,
+    value: `${(worstShort.ms - worstShort.plainMs).toFixed(3)} (${short.length} reads; worst ratio ${Math.max(...short.map((x) => x.ratio)).toFixed(2)})`,
+    target: '<= 0.25',
+    met: worstShort.ms - worstShort.plainMs <= 0.25,
+  });
+  const prepared = reads((t) => t.oneKeyPrepared);
   const medianPrepared = [...prepared.map((x) => x.ratio)].sort((x, y) => x - y)[Math.floor(prepared.length / 2)]!;
-  out.push({ name: 'as-of read / plain read, one key, prepared statements: median (worst)', value: `${medianPrepared.toFixed(2)} (${worstPrepared.toFixed(2)})`, target: 'median <= 1.5', met: medianPrepared <= 1.5 });
-  out.push({ name: 'as-of read - plain read, one key, prepared statements, worst (ms)', value: addedPrepared.toFixed(3), target: '<= 0.1', met: addedPrepared <= 0.1 });
+  out.push({ name: 'as-of read / plain read, one key, prepared statements: median (worst)', value: `${medianPrepared.toFixed(2)} (${Math.max(...prepared.map((x) => x.ratio)).toFixed(2)})`, target: 'median <= 1.5', met: medianPrepared <= 1.5 });
+  const preparedShort = prepared.filter((x) => x.plainMs < PLANNED_FLOOR_MS);
+  const addedPrepared = Math.max(0, ...preparedShort.map((x) => x.ms - x.plainMs));
+  out.push({ name: `as-of read - plain read, one key under ${PLANNED_FLOOR_MS} ms, prepared statements, worst (ms)`, value: addedPrepared.toFixed(3), target: '<= 0.1', met: addedPrepared <= 0.1 });
   for (const b of a.backtests) {
     const limit = b.instants === 'last 30 days' ? (b.example === 'backtest-history' ? 1000 : 100) : null;
     out.push({ name: `docs' ${b.example}, ${b.instants} (ms)`, value: b.ms.toFixed(1), target: limit === null ? '(shown)' : `<= ${limit}`, met: limit === null ? null : b.ms <= limit });
