@@ -5,7 +5,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import { NotUnderstoodError } from '../src/errors.ts';
-import { judgeFailure, type Failure } from '../src/runner/failure.ts';
+import { judgeFailure, type Failure } from '../src/failure.ts';
 import { isRouteName, ROUTES, type Bucket } from '../src/upstream/routes.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../src/warehouse/resource-state.ts';
 import { beginWrite, closingBody } from '../src/warehouse/known-time.ts';

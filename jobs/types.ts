@@ -3,7 +3,7 @@
 // data (an Outcome). One lifecycle (lifecycle.ts) writes it, for either runner.
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { z } from 'zod';
-import type { CellTally } from './shared/understood.ts';
+import type { CellTally } from './shared/cell-tally.ts';
 import type { ResourceStateRow } from '../src/warehouse/resource-state.ts';
 import type { Logger } from '../src/logger.ts';
 import type { Upstream } from '../src/upstream/index.ts';
@@ -47,7 +47,7 @@ export interface JobRequest {
 
 /**
  * Rows for one table. The table's declaration gives the key they are written by and the
- * columns a later write keeps (src/warehouse/table-rules.ts); a handler never names them.
+ * columns a later write keeps (schema/warehouse/table-rules.ts); a handler never names them.
  */
 export interface TableWrite<T extends PgTable = PgTable> {
   table: T;

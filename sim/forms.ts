@@ -48,24 +48,7 @@ export const CHART_LINK_FIELDS: readonly ChartLinkField[] = ['href', 'dataEndpoi
 export const GATEWAY_ROW_TOKENS: readonly GatewayRowToken[] = ['slug', 'token.slug', 'symbol'];
 export const HISTORY_ALL_FORMS: readonly HistoryAllForm[] = ['list', 'column', 'columnUntyped', 'nested', 'keyed', 'ambiguous'];
 
-/** the routes with a `data` envelope, by tesync's route names: the keys addedFields takes */
-export const DATA_ROUTE_KINDS = [
-  'app.metrics',
-  'app.tokens',
-  'app.screener',
-  'app.token',
-  'app.bundle',
-  'app.history',
-  'app.charts',
-  'app.chart',
-  'gateway.tokens',
-  'gateway.screener',
-  'gateway.token',
-  'gateway.history',
-  'gateway.charts',
-  'gateway.chart',
-] as const;
-export type DataRouteKind = (typeof DATA_ROUTE_KINDS)[number];
+export { DATA_ROUTE_KINDS, type DataRouteKind } from './route-kinds.ts';
 
 /** the value of every added field: plainly text, so it cannot pass for a number or a date */
 export const ADDED_FIELD_VALUE = 'added';

@@ -1,7 +1,7 @@
 // The simulator's public interface. The CLI, the demo and every integration test code
 // against exactly these names: change them only together with their users.
 import type { SimDataset } from './dataset-types.ts';
-import type { DataRouteKind } from './forms.ts';
+import type { DataRouteKind } from './route-kinds.ts';
 
 export interface KeyGrant {
   /** e.g. 'tokens:read' (every token) or 'tokens:read:<slug>' (one token) */

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
-import { cronProblem } from './runner/bullmq/cron.ts';
+import { cronProblem } from './cron.ts';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

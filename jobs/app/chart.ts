@@ -8,7 +8,7 @@ import { rowMeta } from '../shared/rows.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
-import { CellTally } from '../shared/understood.ts';
+import { CellTally } from '../shared/cell-tally.ts';
 import { defineJob, into, type JobContext } from '../types.ts';
 
 export const chartPayload = z.object({

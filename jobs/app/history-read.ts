@@ -14,7 +14,7 @@ import { history, type History } from '../../schema/upstream/app.ts';
 import { isRecord, readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import type { metricHistory } from '../../schema/warehouse/app.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../shared/table.ts';
-import { CellTally } from '../shared/understood.ts';
+import { CellTally } from '../shared/cell-tally.ts';
 
 export type HistoryForm = 'list' | 'column' | 'nested' | 'keyed' | 'single';
 

@@ -1,5 +1,5 @@
 // App-host resources a 404 said do not exist (`token_not_found`, `chart_not_found`: recorded
-// `not_found` by the runner, src/runner/failure.ts) are not asked again until the list that
+// `not_found` by the runner, src/failure.ts) are not asked again until the list that
 // plans them says they exist again. The planners keep the rule: the token list for a token's
 // routes (snapshot, history, chart catalog, bundle), a token's chart catalog for its charts.
 //

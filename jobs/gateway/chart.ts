@@ -13,7 +13,7 @@ import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChart
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { CellTally } from '../shared/understood.ts';
+import { CellTally } from '../shared/cell-tally.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

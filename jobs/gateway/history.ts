@@ -14,7 +14,7 @@ import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { rowMeta } from '../shared/rows.ts';
-import { CellTally } from '../shared/understood.ts';
+import { CellTally } from '../shared/cell-tally.ts';
 import { fetchData } from '../shared/fetch.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

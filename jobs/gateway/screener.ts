@@ -14,7 +14,7 @@ import {
   gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
 import { rowMeta, verdictCounts } from '../shared/rows.ts';
-import { CellTally } from '../shared/understood.ts';
+import { CellTally } from '../shared/cell-tally.ts';
 import { fetchList } from '../shared/fetch-list.ts';
 import { wholeSet } from '../shared/sets.ts';
 import { defineJob, into, type JobContext } from '../types.ts';

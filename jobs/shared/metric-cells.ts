@@ -2,7 +2,7 @@
 // path where it sits. Each lands in app.metric_values; the named ones also in columns.
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readText, readTime, isRecord, DECIMAL_RE } from '../../schema/upstream/values.ts';
-import { CellTally } from './understood.ts';
+import { CellTally } from './cell-tally.ts';
 
 export interface MetricCell {
   path: string;

@@ -3,6 +3,8 @@
 // from). A view's body names the tables it reads as `{schema.table}`: the view reads the tables,
 // and where every table it reads is versioned its as-of form `analytics.<view>_as_of(at)` reads
 // `T_as_of(at)` instead, so both come from one definition (src/warehouse/analytics-sql.ts).
+import { getTableConfig } from 'drizzle-orm/pg-core';
+import { VERSIONED } from './history.ts';
 
 export const ANALYTICS_SCHEMA = 'analytics';
 
@@ -236,3 +238,19 @@ full join g on g.source = t.source and g."group" = t."group"
 left join f on f.source = g.source and f."group" = g."group"`,
   },
 ];
+
+/** How a view's body names a table it reads: `{app.tokens}`. */
+export const TABLE_PLACEHOLDER = /\{(app|gateway)\.(\w+)\}/g;
+
+const versioned = new Set(VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`));
+
+/** The tables a view's body reads. Pure. */
+export function tablesOf(view: AnalyticsView): string[] {
+  return [...new Set([...view.body.matchAll(TABLE_PLACEHOLDER)].map((m) => `${m[1]}.${m[2]}`))];
+}
+
+/** Whether the view has an as-of form: every table it reads is versioned. */
+export function hasAsOf(view: AnalyticsView): boolean {
+  const tables = tablesOf(view);
+  return tables.length > 0 && tables.every((t) => versioned.has(t));
+}

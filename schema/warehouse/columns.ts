@@ -35,7 +35,7 @@ export const firstSeen = () => knownTime(FIRST_SEEN_COLUMN).notNull();
 
 /**
  * The column set when a whole list stops listing a row, cleared when it lists it again: the
- * write path marks such rows instead of deleting them (src/warehouse/table-rules.ts).
+ * write path marks such rows instead of deleting them (schema/warehouse/table-rules.ts).
  */
 export const DELISTED_COLUMN = 'delisted_at';
 export const delisted = () => tstz(DELISTED_COLUMN);

@@ -9,7 +9,7 @@
 import { getTableColumns } from 'drizzle-orm';
 import { bigint, customType, getTableConfig, index, type PgColumn, type PgColumnBuilderBase, type PgSchema, type PgTable } from 'drizzle-orm/pg-core';
 import * as app from './app.ts';
-import { keyProps } from '../../src/warehouse/table-rules.ts';
+import { keyProps } from './table-rules.ts';
 import { tstz } from './columns.ts';
 import * as gateway from './gateway.ts';
 

@@ -10,7 +10,6 @@ import { emptyStats, finalRunStatus, type WalkStats } from '../runner/stats.ts';
 import {
   createUpstream,
   InProcessBudget,
-  WarehouseRecorder,
   type BucketStatus,
   type RateBudget,
   type RequestRecord,
@@ -18,6 +17,7 @@ import {
   type RetryPolicy,
 } from '../upstream/index.ts';
 import type { Warehouse } from '../warehouse/connection.ts';
+import { WarehouseRecorder } from '../warehouse/request-log.ts';
 import { summarizeRunRequests, type RequestSummary } from '../warehouse/request-summary.ts';
 import { withReconnect } from '../warehouse/retry.ts';
 import { closeAbandonedRuns, finishRun, runOwner, startRun, type RunStatus } from '../warehouse/runs.ts';

@@ -85,7 +85,7 @@ export function createMetrics(sources: ScrapeSources): WorkerMetrics {
   };
 }
 
-/** What a failed job's labels are read from: judgeFailure's record (src/runner/failure.ts). */
+/** What a failed job's labels are read from: judgeFailure's record (src/failure.ts). */
 export interface FailureLabels {
   type?: string | undefined;
   code?: string | undefined;

@@ -1,7 +1,7 @@
 // What a walk did, for the summary, sync.runs.stats and the run's status.
 import type { RequestSummary } from '../warehouse/request-summary.ts';
 import type { RunStatus } from '../warehouse/runs.ts';
-import type { Failure } from './failure.ts';
+import type { Failure } from '../failure.ts';
 
 /**
  * One failed job of a walk, as data: hints and summaries read the fields, `error` is for

@@ -29,7 +29,7 @@ import {
 } from './budget-state.ts';
 import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreClock } from './budget-store.ts';
 import { BUCKETS } from './routes.ts';
-import { BucketWaiters } from './waiters.ts';
+import { BucketWaiters, type Sleep } from './waiters.ts';
 
 export type { BucketStatus, BudgetPolicy, Observation } from './budget-state.ts';
 export { DEFAULT_BUDGET_POLICY } from './budget-state.ts';
@@ -49,7 +49,7 @@ export interface RateBudget {
   snapshot(): BucketStatus[];
 }
 
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+export type { Sleep } from './waiters.ts';
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts. */
 export const realSleep: Sleep = async (ms, signal) => {

@@ -21,11 +21,9 @@ export { jsonBodyHash, textBodyHash } from './hash.ts';
 export {
   MemoryRecorder,
   NullRecorder,
-  WarehouseRecorder,
   type RequestRecord,
   type RequestRecorder,
   type ResponseRecord,
-  type WarehouseRecorderOptions,
 } from './recorder.ts';
 export {
   createUpstream,

@@ -9,8 +9,8 @@ import { initialBucketState } from './budget-state.ts';
 import { emptyRecord, type BucketRecord, type BucketUpdate, type BudgetStore, type StoreClock, type UpdateOptions } from './budget-store.ts';
 import { luaFile } from './redis/scripts.ts';
 
-const readScript = luaFile('budget-read.lua');
-const writeScript = luaFile('budget-write.lua');
+const readScript = luaFile(new URL('./redis/budget-read.lua', import.meta.url));
+const writeScript = luaFile(new URL('./redis/budget-write.lua', import.meta.url));
 
 export interface RedisBudgetStoreOptions {
   /** Commands go here; a duplicate connection subscribes to change messages. Not closed by the store. */

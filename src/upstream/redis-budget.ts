@@ -6,8 +6,6 @@ import { Budget, type Sleep } from './budget.ts';
 import type { BudgetPolicy } from './budget-state.ts';
 import { RedisBudgetStore } from './redis-budget-store.ts';
 
-export { luaScript } from './redis/scripts.ts';
-
 export interface RedisBudgetOptions {
   /** Commands go here; a duplicate connection subscribes to change messages. Not closed by the budget. */
   redis: Redis;

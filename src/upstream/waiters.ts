@@ -1,6 +1,7 @@
 // Callers waiting for a bucket's budget, woken early when its state changes (a response
 // seen here, or another process's observation announced over Redis).
-import type { Sleep } from './budget.ts';
+/** Waits `ms`, or rejects with the signal's reason when it aborts (a fake one in tests). */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 export class BucketWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();

@@ -26,7 +26,8 @@ import {
   type SchemaDescription,
   type ViewDescription,
 } from '../../schema/warehouse/descriptions/index.ts';
-import { rulesOf } from './table-rules.ts';
+import { rulesOf } from '../../schema/warehouse/table-rules.ts';
+import { quoteIdentifier as ident } from './quote.ts';
 
 export interface CatalogColumn {
   name: string;
@@ -279,7 +280,6 @@ export interface CommentTarget {
   text: string;
 }
 
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** A SQL string literal (E'' when it holds a backslash), whatever standard_conforming_strings says. */
 export function literal(text: string): string {

@@ -22,7 +22,7 @@ import { DAILY_ARCHIVES, type DailyArchive } from '../../schema/warehouse/histor
 import type { Db } from './connection.ts';
 import { WRITE_BARRIER_LOCK } from './history-sql.ts';
 import { serverClock } from './known-time.ts';
-import { rulesOf } from './table-rules.ts';
+import { rulesOf } from '../../schema/warehouse/table-rules.ts';
 
 const ident = (name: string) => sql.identifier(name);
 const qualified = (table: PgTable, suffix = '') => {

@@ -12,7 +12,8 @@
 // - `T_as_of(at)`: `T`'s rows as tesync knew them at `at`, current and earlier versions together.
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { VERSIONED } from '../../schema/warehouse/history.ts';
-import { rulesOf } from './table-rules.ts';
+import { quoteIdentifier as quote } from './quote.ts';
+import { rulesOf } from '../../schema/warehouse/table-rules.ts';
 
 /** The setting a writing transaction sets to its known time (`sync.begin_write`). */
 export const KNOWN_AT_SETTING = 'tesync.known_at';
@@ -30,8 +31,6 @@ export const CLOCK_OFFSET_SETTING = 'tesync.clock_offset';
  * before that instant has committed (src/warehouse/daily-archive.ts).
  */
 export const WRITE_BARRIER_LOCK = 7_281_190_437_355_202n;
-
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 // Known time is the warehouse server's clock, the one clock every writer shares. A writing
 // transaction takes it once (`sync.begin_write`), so that all it writes is known from one

@@ -2,7 +2,7 @@
 // describes, so a crash never leaves rows without state or state without rows.
 import { and, eq, like, sql } from 'drizzle-orm';
 import { resourceState } from '../../schema/warehouse/sync.ts';
-import type { Failure } from '../runner/failure.ts';
+import type { Failure } from '../failure.ts';
 import type { Executor } from './upsert.ts';
 
 export type ResourceStateRow = typeof resourceState.$inferSelect;

@@ -18,7 +18,8 @@ import { NotUnderstoodError } from '../errors.ts';
 import { rowsOf, type Db } from './connection.ts';
 import { isKnownTime } from '../../schema/warehouse/columns.ts';
 import { CLOSING_BODY_SETTING } from './history-sql.ts';
-import { rulesOf } from './table-rules.ts';
+import { rulesOf } from '../../schema/warehouse/table-rules.ts';
+import { quoteIdentifier as quote } from './quote.ts';
 import { withoutVolatileSql } from './volatile-sql.ts';
 
 /** A transaction or the database itself: both can run statements. */
@@ -36,7 +37,7 @@ export interface UpsertOptions<T extends PgTable> {
   batchSize?: number;
 }
 
-/** Writes rows by the table's declared key (table-rules.ts). */
+/** Writes rows by the table's declared key (schema/warehouse/table-rules.ts). */
 export async function upsertRows<T extends PgTable>(db: Executor, table: T, rows: T['$inferInsert'][], options: UpsertOptions<T> = {}): Promise<number> {
   return (await prepareUpsert(db, table, rows, options)).run(db);
 }
@@ -363,10 +364,6 @@ function shapeOf(table: PgTable): TableShape {
   };
   shapes.set(table, shape);
   return shape;
-}
-
-function quote(identifier: string): string {
-  return `"${identifier.replaceAll('"', '""')}"`;
 }
 
 /**

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Sql } from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { VERSIONED } from '../../schema/warehouse/history.ts';
-import { rulesOf } from '../../src/warehouse/table-rules.ts';
+import { rulesOf } from '../../schema/warehouse/table-rules.ts';
 
 /** Tables above this many rows are read whole as `count(*)`, which no client would fetch row by row. */
 export const FETCH_WHOLE_LIMIT = 200_000;

@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { VERSIONED } from '../../schema/warehouse/history.ts';
 import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { rulesOf } from '../../src/warehouse/table-rules.ts';
+import { rulesOf } from '../../schema/warehouse/table-rules.ts';
 import { CLOCK_TICK_MS } from './machine.ts';
 import { emptyBuckets, type PerBucket, type RequestRow, type TableWrites } from './figures.ts';
 import type { BucketName } from './scenario.ts';

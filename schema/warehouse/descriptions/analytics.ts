@@ -1,11 +1,10 @@
 // The `analytics` schema: views over the mirror (schema/warehouse/analytics.ts). Its section of
 // docs/warehouse.md is written by hand; the per-view reference generated from here goes in its
 // own block there (`ownBlock`). A view has an as-of form where the generator makes one.
-import { ANALYTICS_VIEWS, WINDOWS } from '../analytics.ts';
-import { hasAsOf } from '../../../src/warehouse/analytics-sql.ts';
+import { ANALYTICS_VIEWS, hasAsOf, WINDOWS } from '../analytics.ts';
 import { app } from './app.ts';
 import { gateway } from './gateway.ts';
-import type { ColumnDescriptions, SchemaDescription } from './index.ts';
+import type { ColumnDescriptions, SchemaDescription } from './types.ts';
 
 /** Whether the generator gives the view an as-of form (a view described but not declared: a test names it). */
 const asOfForm = (name: string): boolean => {

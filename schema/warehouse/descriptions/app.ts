@@ -1,6 +1,6 @@
 // The `app` schema: the app host API mirror (schema/warehouse/app.ts).
 import { asOfFrom } from './shared.ts';
-import type { ColumnDescriptions, SchemaDescription } from './index.ts';
+import type { ColumnDescriptions, SchemaDescription } from './types.ts';
 
 /** P/FCF of a trailing window, read from `path` of the screener row or snapshot. */
 const multiples = (window: string, path: string): string =>

@@ -1,6 +1,6 @@
 // The `gateway` schema: the gateway API mirror (schema/warehouse/gateway.ts).
 import { asOfFrom } from './shared.ts';
-import type { ColumnDescriptions, SchemaDescription } from './index.ts';
+import type { ColumnDescriptions, SchemaDescription } from './types.ts';
 
 /** The screener row's columns, in `gateway.screener_rows` (and its daily archive). */
 const screenerColumns: ColumnDescriptions = {

@@ -1,6 +1,6 @@
 // Columns many tables of `app` and `gateway` carry, described once (schema/warehouse/columns.ts
 // declares them). A table may say more of one in its own `columns`, which then replaces this line.
-import type { ColumnDescriptions } from './index.ts';
+import type { ColumnDescriptions } from './types.ts';
 
 /**
  * The columns of every row of `app` and `gateway` (rowMeta, and `payload`). The reference lists

@@ -1,5 +1,5 @@
 // The `sync` schema: tesync's bookkeeping (schema/warehouse/sync.ts).
-import type { SchemaDescription } from './index.ts';
+import type { SchemaDescription } from './types.ts';
 
 export const sync: SchemaDescription = {
   name: 'sync',

@@ -5,7 +5,7 @@ import type { Config } from '../../config.ts';
 import type { Upstream } from '../../upstream/client.ts';
 import type { RequestRecorder } from '../../upstream/recorder.ts';
 import type { Warehouse } from '../../warehouse/connection.ts';
-import type { Failure } from '../failure.ts';
+import type { Failure } from '../../failure.ts';
 import type { PlanDeps } from './plan.ts';
 
 /** Hooks for metrics; the runner works without them. */

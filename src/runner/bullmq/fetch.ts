@@ -14,7 +14,7 @@ import type { JobResult } from '../../../jobs/types.ts';
 import { RateLimitedError } from '../../errors.ts';
 import type { Upstream } from '../../upstream/client.ts';
 import { writeFailure } from '../../warehouse/resource-state.ts';
-import { judgeFailure, type Failure } from '../failure.ts';
+import { judgeFailure, type Failure } from '../../failure.ts';
 import { walkFailure } from '../stats.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';

@@ -4,41 +4,13 @@
 // dies after the work but before BullMQ hears of it): a job's outcome is counted only by
 // the call that removes it from `pending`, and the run ends when `pending` is empty.
 import type { Redis } from 'ioredis';
-import { luaScript } from '../../upstream/redis-budget.ts';
+import { luaFile } from '../../upstream/redis/scripts.ts';
 import { emptyStats, MAX_FAILURES, readWalkFailure, type WalkFailure, type WalkStats } from '../stats.ts';
 
 const RUN_TTL_MS = 7 * 24 * 3600_000;
 
-// KEYS seen, pending, stats; ARGV jobId, ttl → 1 new, 2 planned and not settled, 0 settled
-const PLAN = luaScript(`
-local added = redis.call('SADD', KEYS[1], ARGV[1])
-if added == 1 then
-  redis.call('SADD', KEYS[2], ARGV[1])
-  redis.call('HINCRBY', KEYS[3], 'planned', 1)
-end
-for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
-if added == 1 then return 1 end
-return redis.call('SISMEMBER', KEYS[2], ARGV[1]) * 2
-`);
-
-// KEYS pending, stats, failures; ARGV jobId, kind, rows, byField, failureJson, maxFailures, ttl
-// → { counted 0/1, still pending }
-const SETTLE = luaScript(`
-if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return { 0, redis.call('SCARD', KEYS[1]) } end
-if ARGV[2] == 'deduplicated' then
-  redis.call('HINCRBY', KEYS[2], 'planned', -1)
-  redis.call('HINCRBY', KEYS[2], 'deduplicated', 1)
-else
-  redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-  redis.call('HINCRBY', KEYS[2], 'rows', tonumber(ARGV[3]))
-  if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
-end
-if ARGV[5] ~= '' and redis.call('LLEN', KEYS[3]) < tonumber(ARGV[6]) then
-  redis.call('RPUSH', KEYS[3], ARGV[5])
-  redis.call('PEXPIRE', KEYS[3], ARGV[7])
-end
-return { 1, redis.call('SCARD', KEYS[1]) }
-`);
+const PLAN = luaFile(new URL('./run-plan.lua', import.meta.url));
+const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));
 
 export type PlanState = 'new' | 'pending' | 'settled';
 

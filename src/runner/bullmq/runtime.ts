@@ -9,7 +9,7 @@ import { countingBudget, countingRecorder } from '../../metrics/instrument.ts';
 import { createMetrics, jobLabels, type WorkerMetrics } from '../../metrics/metrics.ts';
 import { startMetricsServer } from '../../metrics/server.ts';
 import { createUpstream } from '../../upstream/client.ts';
-import { WarehouseRecorder } from '../../upstream/recorder.ts';
+import { WarehouseRecorder } from '../../warehouse/request-log.ts';
 import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../warehouse/connection.ts';

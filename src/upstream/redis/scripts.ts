@@ -18,11 +18,14 @@ export function luaScript(lua: string): LuaScript {
   };
 }
 
-/** A script kept as a file in this folder (its header says what KEYS and ARGV are); read on first use. */
-export function luaFile(name: string): LuaScript {
+/**
+ * A script kept as a `.lua` file beside the module that runs it (its header says what KEYS and
+ * ARGV are): `luaFile(new URL('./name.lua', import.meta.url))`. Read on first use.
+ */
+export function luaFile(file: URL): LuaScript {
   let script: LuaScript | undefined;
   return (redis, keys, args) => {
-    script ??= luaScript(readFileSync(new URL(`./${name}`, import.meta.url), 'utf8'));
+    script ??= luaScript(readFileSync(file, 'utf8'));
     return script(redis, keys, args);
   };
 }

@@ -4,7 +4,7 @@ import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { readHistory, type HistoryRead } from '../../../jobs/app/history-read.ts';
 import { readChartPoints } from '../../../jobs/app/chart.ts';
-import { CellTally } from '../../../jobs/shared/understood.ts';
+import { CellTally } from '../../../jobs/shared/cell-tally.ts';
 import type { JobContext } from '../../../jobs/types.ts';
 import { chartData } from '../../../schema/upstream/app.ts';
 

@@ -8,7 +8,7 @@ import { matchRowToken, matchSymbol, type KnownToken } from '../../../jobs/gatew
 import { diffContract, fingerprint } from '../../../jobs/gateway/openapi.ts';
 import { normalizePage } from '../../../jobs/gateway/page.ts';
 import { stillNotFound } from '../../../jobs/lifecycle.ts';
-import { isNotFound as isNotCovered, judgeFailure } from '../../../src/runner/failure.ts';
+import { isNotFound as isNotCovered, judgeFailure } from '../../../src/failure.ts';
 import { problemDetails as detailsOf } from '../../../src/warehouse/resource-state.ts';
 
 /** What a failed fetch keeps of its problem in `details.problem`. */

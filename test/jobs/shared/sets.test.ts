@@ -6,7 +6,7 @@ import { chartPoints, metricHistory, tokens } from '../../../schema/warehouse/ap
 import { gatewayChartPoints, gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
 import { SET_FROM, SET_KEEPS } from '../../../src/warehouse/upsert.ts';
-import { keyProps } from '../../../src/warehouse/table-rules.ts';
+import { keyProps } from '../../../schema/warehouse/table-rules.ts';
 
 describe('declared sets', () => {
   it('every scope names key columns of its table, and leaves one to tell members apart', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { failureHints } from '../../../src/commands/hints.ts';
 import type { Config } from '../../../src/config.ts';
 import { ProblemError, UpstreamNetworkError, UpstreamTimeoutError } from '../../../src/errors.ts';
-import { judgeFailure } from '../../../src/runner/failure.ts';
+import { judgeFailure } from '../../../src/failure.ts';
 import { emptyStats, walkFailure, type WalkFailure } from '../../../src/runner/stats.ts';
 
 const config = { app: { url: 'http://app.test', apiKey: undefined }, gateway: { url: 'http://gateway.test', apiKey: 'k' } } as Config;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemError, UpstreamTimeoutError } from '../../../src/errors.ts';
 import { createMetrics, jobLabels } from '../../../src/metrics/metrics.ts';
-import { judgeFailure } from '../../../src/runner/failure.ts';
+import { judgeFailure } from '../../../src/failure.ts';
 
 const job = { source: 'gateway', group: 'charts' };
 const problem = (status: number, code: string | undefined) =>

@@ -1,7 +1,7 @@
 // A walk's failure entries: typed fields from judgeFailure, and older entries still readable.
 import { describe, expect, it } from 'vitest';
 import { ProblemError, RateLimitedError } from '../../../src/errors.ts';
-import { judgeFailure } from '../../../src/runner/failure.ts';
+import { judgeFailure } from '../../../src/failure.ts';
 import { readWalkFailure, walkFailure } from '../../../src/runner/stats.ts';
 
 const job = { name: 'gateway.charts', source: 'gateway' };

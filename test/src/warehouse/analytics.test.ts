@@ -7,7 +7,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_VIEWS, CROSSWALK, TABLE_GROUPS, WINDOWS } from '../../../schema/warehouse/analytics.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
-import { ANALYTICS_MARKER, analyticsMigration, hasAsOf } from '../../../src/warehouse/analytics-sql.ts';
+import { hasAsOf } from '../../../schema/warehouse/analytics.ts';
+import { ANALYTICS_MARKER, analyticsMigration } from '../../../src/warehouse/analytics-sql.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 

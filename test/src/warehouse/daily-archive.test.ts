@@ -14,7 +14,7 @@ import { DAILY_ARCHIVES } from '../../../schema/warehouse/history.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { fillDailyArchives } from '../../../src/warehouse/daily-archive.ts';
 import { openWarehouse } from '../../../src/warehouse/connection.ts';
-import { rulesOf } from '../../../src/warehouse/table-rules.ts';
+import { rulesOf } from '../../../schema/warehouse/table-rules.ts';
 import { canaryKey, createTestDatabase, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection.ts';
-import { rulesOf } from '../../../src/warehouse/table-rules.ts';
+import { rulesOf } from '../../../schema/warehouse/table-rules.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { BOTH_SERVERS, type TestServer } from '../../helpers/servers.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import type { Warehouse } from '../../../src/warehouse/connection.ts';
-import { rulesOf } from '../../../src/warehouse/table-rules.ts';
+import { rulesOf } from '../../../schema/warehouse/table-rules.ts';
 import { BOTH_SERVERS, migratedWarehouse, type TestServer } from '../../helpers/servers.ts';
 import { canaryKey, createTestLogger } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';

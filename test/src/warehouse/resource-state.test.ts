@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProblemError, UpstreamServerError, UpstreamTimeoutError } from '../../../src/errors.ts';
-import { judgeFailure } from '../../../src/runner/failure.ts';
+import { judgeFailure } from '../../../src/failure.ts';
 import type { Warehouse } from '../../../src/warehouse/connection.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged } from '../../../src/warehouse/resource-state.ts';
 import { readStatus } from '../../../src/warehouse/status.ts';

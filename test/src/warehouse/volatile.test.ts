@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokens } from '../../../schema/warehouse/app.ts';
 import { VOLATILE_COLUMNS, withoutVolatile } from '../../../schema/warehouse/columns.ts';
-import { rulesOf } from '../../../src/warehouse/table-rules.ts';
+import { rulesOf } from '../../../schema/warehouse/table-rules.ts';
 import { upsertRows } from '../../../src/warehouse/upsert.ts';
 import { withoutVolatileSql } from '../../../src/warehouse/volatile-sql.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';

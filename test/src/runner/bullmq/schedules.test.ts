@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { catalog, groups } from '../../../../jobs/index.ts';
 import { loadConfig } from '../../../../src/config.ts';
-import { cronProblem } from '../../../../src/runner/bullmq/cron.ts';
+import { cronProblem } from '../../../../src/cron.ts';
 import { plannedSchedulers, scheduleGroups, SCHEDULES } from '../../../../src/runner/bullmq/schedules.ts';
 import { inScope, PLANNER_GROUPS } from '../../../../src/runner/walk-scope.ts';
 

@@ -3,7 +3,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
-import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, WarehouseRecorder, type Upstream } from '../../../src/upstream/index.ts';
+import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, type Upstream } from '../../../src/upstream/index.ts';
+import { WarehouseRecorder } from '../../../src/warehouse/request-log.ts';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../../helpers/services.ts';
 

@@ -11,7 +11,7 @@ import {
   ResponseTooLargeError,
   UpstreamNetworkError,
   UpstreamTimeoutError,
-} from '../errors.ts';
+} from './errors.ts';
 
 export type FailureStatus = 'failed' | 'invalid' | 'rate_limited' | 'not_found';
 

@@ -6,7 +6,7 @@
 // and volatile ones). The column rules follow schema/warehouse/columns.ts, which declares those columns.
 import { getTableColumns } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { BOOKKEEPING_COLUMNS, DELISTED_COLUMN, FIRST_SEEN_COLUMN, VOLATILE_COLUMNS } from '../../schema/warehouse/columns.ts';
+import { BOOKKEEPING_COLUMNS, DELISTED_COLUMN, FIRST_SEEN_COLUMN, VOLATILE_COLUMNS } from './columns.ts';
 
 export interface TableRules {
   /** The primary key's columns, in its order. */

@@ -1,7 +1,7 @@
 // judgeFailure: the one place that says what a failed job means for its resource.
 import { describe, expect, it } from 'vitest';
-import { InvalidResponseError, NotUnderstoodError, ProblemError, RateLimitedError, UpstreamNetworkError, UpstreamServerError, UpstreamTimeoutError } from '../../../src/errors.ts';
-import { judgeFailure } from '../../../src/runner/failure.ts';
+import { InvalidResponseError, NotUnderstoodError, ProblemError, RateLimitedError, UpstreamNetworkError, UpstreamServerError, UpstreamTimeoutError } from '../../src/errors.ts';
+import { judgeFailure } from '../../src/failure.ts';
 
 const problem = (status: number, code: string | undefined) =>
   new ProblemError({ status, code, type: undefined, title: 'Not Found', detail: undefined, instance: undefined, scope: undefined, requestId: undefined, extensions: {}, path: '/x' });

@@ -1,0 +1,123 @@
+// The layers of the design (../shared/spec/design.md), as the folders stand today, and the one
+// rule between them: imports only point down (or stay within a layer), and no module imports
+// itself back through others. `npm test` runs it (test/scripts/check-layers.test.ts); run it
+// alone with `npx tsx scripts/check-layers.ts`, which prints every arrow that breaks the rule.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Lowest first. A file belongs to the first layer one of whose prefixes its path starts with. */
+export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
+  { name: 'lib', paths: ['src/config.ts', 'src/errors.ts', 'src/failure.ts', 'src/cron.ts', 'src/logger.ts', 'src/json.ts', 'src/heap.ts'] },
+  { name: 'schema', paths: ['schema/'] },
+  { name: 'upstream', paths: ['src/upstream/'] },
+  { name: 'store', paths: ['src/warehouse/'] },
+  { name: 'engine', paths: ['jobs/lifecycle.ts', 'jobs/types.ts', 'jobs/shared/'] },
+  { name: 'resources', paths: ['jobs/app/', 'jobs/gateway/', 'jobs/index.ts'] },
+  { name: 'runners', paths: ['src/runner/', 'src/metrics/'] },
+  { name: 'cli', paths: ['src/commands/', 'src/cli.ts'] },
+];
+/** The simulator is a package of its own beside the layers: it may use lib and schema, and only the cli uses it. */
+const SIM = { name: 'sim', paths: ['sim/'], above: ['lib', 'schema'], usedBy: ['cli'] };
+const ROOTS = ['src', 'schema', 'jobs', 'sim'];
+
+export interface Arrow {
+  from: string;
+  to: string;
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(path.join(ROOT, dir))) {
+    const rel = `${dir}/${name}`;
+    if (statSync(path.join(ROOT, rel)).isDirectory()) out.push(...files(rel));
+    else if (rel.endsWith('.ts')) out.push(rel);
+  }
+  return out;
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** Every arrow between the repository's modules, by relative import (types included: they are arrows too). */
+export function arrows(): Arrow[] {
+  const out: Arrow[] = [];
+  for (const root of ROOTS) {
+    for (const file of files(root)) {
+      const text = readFileSync(path.join(ROOT, file), 'utf8');
+      for (const m of text.matchAll(IMPORT)) {
+        const spec = m[1] ?? m[2]!;
+        if (!spec.startsWith('.')) continue;
+        out.push({ from: file, to: path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)) });
+      }
+    }
+  }
+  return out;
+}
+
+export function layerOf(file: string): string | null {
+  for (const l of [...LAYERS, SIM]) if (l.paths.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p))) return l.name;
+  return null;
+}
+
+/** The arrows that point up a layer, into the simulator from outside the cli, or out of the simulator beyond what it may use. */
+export function upward(all: readonly Arrow[]): Arrow[] {
+  const rank = new Map(LAYERS.map((l, i) => [l.name, i]));
+  return all.filter(({ from, to }) => {
+    const a = layerOf(from);
+    const b = layerOf(to);
+    if (a === null || b === null || a === b) return false;
+    if (a === 'sim') return !SIM.above.includes(b);
+    if (b === 'sim') return !SIM.usedBy.includes(a);
+    return rank.get(b)! > rank.get(a)!;
+  });
+}
+
+/** The import cycles between files (strongly connected components of more than one file). */
+export function cycles(all: readonly Arrow[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const a of all) next.set(a.from, [...(next.get(a.from) ?? []), a.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const out: string[][] = [];
+  let i = 0;
+  const visit = (v: string) => {
+    index.set(v, i);
+    low.set(v, i++);
+    stack.push(v);
+    on.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) out.push(scc.sort());
+    }
+  };
+  for (const v of next.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const all = arrows();
+  const up = upward(all);
+  const loops = cycles(all);
+  for (const a of up) console.log(`upward: ${a.from} (${layerOf(a.from)}) -> ${a.to} (${layerOf(a.to)})`);
+  for (const c of loops) console.log(`cycle: ${c.join(' <-> ')}`);
+  const unplaced = [...new Set(all.flatMap((a) => [a.from, a.to]))].filter((f) => layerOf(f) === null);
+  for (const f of unplaced) console.log(`in no layer: ${f}`);
+  console.log(`${all.length} arrows, ${up.length} upward, ${loops.length} cycles, ${unplaced.length} files in no layer`);
+  process.exit(up.length || loops.length || unplaced.length ? 1 : 0);
+}
