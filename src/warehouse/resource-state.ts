@@ -3,7 +3,7 @@
 import { and, eq, like, sql } from 'drizzle-orm';
 import { resourceState } from '../../schema/warehouse/sync.ts';
 import type { Failure } from '../failure.ts';
-import type { Executor } from './upsert.ts';
+import type { Executor } from './table-shape.ts';
 
 export type ResourceStateRow = typeof resourceState.$inferSelect;
 

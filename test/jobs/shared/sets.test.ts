@@ -5,7 +5,7 @@ import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../
 import { chartPoints, metricHistory, tokens } from '../../../schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
 import { VERSIONED } from '../../../schema/warehouse/history.ts';
-import { SET_FROM, SET_KEEPS } from '../../../src/warehouse/upsert.ts';
+import { SET_FROM, SET_KEEPS } from '../../../src/warehouse/set-removal.ts';
 import { keyProps } from '../../../schema/warehouse/table-rules.ts';
 
 describe('declared sets', () => {

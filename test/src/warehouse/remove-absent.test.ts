@@ -8,7 +8,8 @@ import { metricHistory, tokens } from '../../../schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayTrendPoints } from '../../../schema/warehouse/gateway.ts';
 import { keptMembers, wholeSet } from '../../../jobs/shared/sets.ts';
 import type { Warehouse } from '../../../src/warehouse/connection.ts';
-import { SET_FROM, absentKeys, removeAbsent, removeKeys, upsertRows } from '../../../src/warehouse/upsert.ts';
+import { SET_FROM, absentKeys, removeAbsent, removeKeys } from '../../../src/warehouse/set-removal.ts';
+import { upsertRows } from '../../../src/warehouse/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T00:00:00.000Z');

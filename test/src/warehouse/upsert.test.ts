@@ -11,7 +11,8 @@ import { gatewayCharts, gatewayTrendPoints } from '../../../schema/warehouse/gat
 import { NotUnderstoodError } from '../../../src/errors.ts';
 import { parseJson } from '../../../src/json.ts';
 import type { Warehouse } from '../../../src/warehouse/connection.ts';
-import { prepareUpsert, upsertRows, type Executor } from '../../../src/warehouse/upsert.ts';
+import type { Executor } from '../../../src/warehouse/table-shape.ts';
+import { prepareUpsert, upsertRows } from '../../../src/warehouse/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.678Z');
