@@ -3,7 +3,7 @@
 // as written. `--check` writes nothing and exits 1 when the file is not up to date.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { warehouseCatalog } from '../src/warehouse/comments.ts';
+import { warehouseCatalog } from '../src/warehouse/catalog.ts';
 import { renderBlocks, spliceReference } from '../src/warehouse/reference-doc.ts';
 
 const file = fileURLToPath(new URL('../docs/warehouse.md', import.meta.url));

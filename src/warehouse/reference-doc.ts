@@ -1,8 +1,8 @@
 // The per-table reference of docs/warehouse.md, from the same catalog as the comments
-// (comments.ts): a section per schema, a heading per table and view with its key, its
+// (catalog.ts): a section per schema, a heading per table and view with its key, its
 // description, a column table, its caveats. `npm run docs:warehouse` writes it between the
 // markers; a test fails when the file and this differ.
-import { warehouseCatalog, type CatalogRelation, type CatalogSchema, type WarehouseCatalog } from './comments.ts';
+import { warehouseCatalog, type CatalogRelation, type CatalogSchema, type WarehouseCatalog } from './catalog.ts';
 
 export const START_MARKER = '<!-- generated:tables:start -->';
 export const END_MARKER = '<!-- generated:tables:end -->';
