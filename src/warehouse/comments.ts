@@ -6,7 +6,7 @@
 // warehouse already in step costs one query and writes nothing.
 import type { Sql } from 'postgres';
 import { warehouseCatalog, type WarehouseCatalog } from './catalog.ts';
-import { quoteIdentifier as ident } from './quote.ts';
+import { quoteIdentifier as ident, quoteLiteral as literal } from './quote.ts';
 
 /** What one `COMMENT ON` is about, and what it says (plain text). */
 export interface CommentTarget {
@@ -18,12 +18,6 @@ export interface CommentTarget {
   /** A function's argument types: `timestamptz`. */
   argTypes?: string;
   text: string;
-}
-
-/** A SQL string literal (E'' when it holds a backslash), whatever standard_conforming_strings says. */
-export function literal(text: string): string {
-  const body = text.replaceAll("'", "''");
-  return text.includes('\\') ? `E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }
 
 /** Markdown as a comment says it: code spans lose their backticks. */

@@ -9,8 +9,10 @@ import { DAILY_ARCHIVES } from '../../schema/warehouse/history.ts';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { fillDailyArchives } from '../../src/warehouse/daily-archive.ts';
 import { openWarehouse } from '../../src/warehouse/connection.ts';
+import { quoteIdentifier as q } from '../../src/warehouse/quote.ts';
 import { deepen, type DepthFigures } from './depth.ts';
-import { docExample, instants, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';
+import { docExample, withDecisions } from '../docs/doc-examples.ts';
+import { instants, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';
 
 export interface AsOfLegOptions {
   databaseUrl: string;
@@ -34,7 +36,6 @@ export interface AsOfLegResult {
   indexes: { table: string; bytes: number; tableBytes: number }[];
 }
 
-const q = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 const GAP_DAYS = 60;
 
 export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
@@ -101,13 +102,6 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
     await w.close();
     await db.end({ timeout: 5 });
   }
-}
-
-/** The example's SQL with its `decisions` list replaced. */
-export function withDecisions(example: string, decisions: string): string {
-  const pattern = /with decisions as \(\n[\s\S]*?\n\)\n/;
-  if (!pattern.test(example)) throw new Error('the example does not start with a "with decisions as (...)" list');
-  return example.replace(pattern, `with decisions as (\n${decisions}\n)\n`);
 }
 
 function median(values: number[]): number {

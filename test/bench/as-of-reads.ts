@@ -1,14 +1,12 @@
-// The reads of the as-of leg: per versioned table, a plain read of `T` against `T_as_of(at)`
-// at three instants, for the whole table and for one key; the documented backtests; `at`
-// passed from a subquery in the form the docs give and in the form they warn against; the
-// daily fill after a gap and after an unchanged run; and the size of the indexes the as-of
-// reads stand on. Each read is timed as a client sees it (sent, planned, run, every row
-// received): the median of several runs after one to warm the cache.
-import { readFileSync } from 'node:fs';
+// The timed reads of the as-of leg (as-of-leg.ts): per versioned table, a plain read of `T`
+// against `T_as_of(at)` at three instants, for the whole table and for one key. Each read is
+// timed as a client sees it (sent, planned, run, every row received): the median of several
+// runs after one to warm the cache.
 import type { Sql } from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { VERSIONED } from '../../schema/warehouse/history.ts';
 import { rulesOf } from '../../schema/warehouse/table-rules.ts';
+import { quoteIdentifier as q, quoteLiteral as lit } from '../../src/warehouse/quote.ts';
 
 /** Tables above this many rows are read whole as `count(*)`, which no client would fetch row by row. */
 export const FETCH_WHOLE_LIMIT = 200_000;
@@ -37,8 +35,6 @@ export interface TableReads {
   oneKeyPrepared: ReadPair;
 }
 
-const q = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
-const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /**
  * The median time of `runs` runs of `text` (31 when it is quick; after one unmeasured), and the
@@ -115,12 +111,4 @@ export async function tableReads(db: Sql, at: readonly Instant[], runs = 5, log:
     log(`as-of: ${name}: whole ${w.plainMs.toFixed(2)} ms, as of ${w.asOf.map((a) => a.ms.toFixed(2)).join('/')}; one key ${k.plainMs.toFixed(2)} ms, as of ${k.asOf.map((a) => a.ms.toFixed(2)).join('/')}`);
   }
   return out;
-}
-
-/** The ```sql block of docs/warehouse.md marked `-- example: <name>`. */
-export function docExample(name: string): string {
-  const doc = readFileSync(new URL('../../docs/warehouse.md', import.meta.url), 'utf8');
-  const m = new RegExp('```sql\\n(-- example: ' + name + '\\n[\\s\\S]*?)```').exec(doc);
-  if (!m) throw new Error(`docs/warehouse.md has no example ${name}`);
-  return m[1]!;
 }

@@ -15,6 +15,7 @@
 import type { Sql } from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { VERSIONED } from '../../schema/warehouse/history.ts';
+import { quoteIdentifier as q, quoteLiteral as lit } from '../../src/warehouse/quote.ts';
 
 /** The tables that change every day: a version per day (the rest: one per 30 days). */
 export const DAILY_CHANGING = ['app.tokens', 'app.screener_rows', 'app.token_snapshots', 'gateway.tokens', 'gateway.screener_rows', 'gateway.screener_windows'];
@@ -34,7 +35,6 @@ export interface DepthFigures {
   buildMs: number;
 }
 
-const q = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 async function columnsOf(db: Sql, schema: string, table: string): Promise<{ name: string; type: string }[]> {
   const rows = await db<{ name: string; type: string }[]>`
@@ -119,5 +119,3 @@ export async function deepen(db: Sql, o: DepthOptions): Promise<DepthFigures> {
 function revised(token: string): string {
   return `abs(hashtext(${token} || coalesce(ts::text, ''))) % 50 = 0`;
 }
-
-const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;

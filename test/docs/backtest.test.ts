@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareDecimal, startSimulator, type SimDataset, type Simulator } from '../../sim/index.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
+import { withDecisions } from './doc-examples.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = 'examples/backtest.py';
@@ -32,11 +33,8 @@ function backtestSql(): string {
 
 /** The doc's query with its `decisions` list replaced by the given instants. */
 function backtestSqlAt(instants: string[]): string {
-  const text = backtestSql();
-  const decisions = /with decisions as \(\n[\s\S]*?\n\)\n/;
-  expect(text, 'the backtest SQL starts with a "with decisions as (...)" list').toMatch(decisions);
   const list = instants.map((i) => `'${i}'`).join(', ');
-  return text.replace(decisions, `with decisions as (\n  select unnest(array[${list}]::timestamptz[]) as at\n)\n`);
+  return withDecisions(backtestSql(), `  select unnest(array[${list}]::timestamptz[]) as at`);
 }
 
 interface Pick {

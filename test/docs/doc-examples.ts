@@ -25,6 +25,23 @@ export function docExamples(doc = readFileSync(DOC_PATH, 'utf8')): DocExample[] 
   return [...doc.matchAll(/```sql\n-- example: ([\w-]+)\n([\s\S]*?)```/g)].map((m) => ({ name: m[1]!, text: `-- example: ${m[1]}\n${m[2]!}` }));
 }
 
+/** The SQL of the example `name`. */
+export function docExample(name: string, doc?: string): string {
+  const found = docExamples(doc).find((e) => e.name === name);
+  if (!found) throw new Error(`docs/warehouse.md has no example ${name}`);
+  return found.text;
+}
+
+/**
+ * A backtest example with its `with decisions as (...)` list replaced by `decisions` (a select
+ * of the instants, as `at`): the same query at the instants a test or the bench chooses.
+ */
+export function withDecisions(example: string, decisions: string): string {
+  const pattern = /with decisions as \(\n[\s\S]*?\n\)\n/;
+  if (example.search(pattern) < 0) throw new Error('the example does not start with a "with decisions as (...)" list');
+  return example.replace(pattern, `with decisions as (\n${decisions}\n)\n`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // What was served
 

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../../src/warehouse/connection.ts';
 import { startOwnPostgres, type OwnPostgres } from '../../helpers/own-servers.ts';
 import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { docExample, withDecisions } from '../../docs/doc-examples.ts';
 
 const doc = readFileSync(new URL('../../../docs/warehouse.md', import.meta.url), 'utf8');
-const examples = new Map([...doc.matchAll(/```sql\n-- example: ([\w-]+)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!]));
 const shapes = new Map([...doc.matchAll(/```sql\n-- shape: ([\w-]+)\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!.replace(/^--.*\n/gm, '').trim().replace(/;$/, '')]));
 
 /** 60 tokens x 3 streams x 7 metrics x 120 days of history, and every token's last 30 days revised once. */
@@ -47,13 +47,10 @@ async function fill(w: Warehouse): Promise<void> {
   await w.query(sql`analyze`);
 }
 
-/** The docs' example with its `decisions` list replaced by 30 daily instants in the versions' span. */
-function withDecisions(name: string): string {
-  const text = examples.get(name);
-  if (!text) throw new Error(`docs/warehouse.md has no example ${name}`);
-  const decisions = /with decisions as \(\n[\s\S]*?\n\)\n/;
-  expect(text).toMatch(decisions);
-  return text.replace(decisions, "with decisions as (\n  select timestamptz '2026-04-05T00:00:00Z' + i * interval '1 day' as at from generate_series(1, 30) i\n)\n").replace(/;\s*$/, '');
+/** The docs' backtest `name` at 30 daily instants in the versions' span. */
+function atThirtyInstants(name: string): string {
+  const decisions = "  select timestamptz '2026-04-05T00:00:00Z' + i * interval '1 day' as at from generate_series(1, 30) i";
+  return withDecisions(docExample(name, doc), decisions).replace(/;\s*$/, '');
 }
 
 async function plan(w: Warehouse, query: string): Promise<string> {
@@ -151,7 +148,7 @@ describe.each([
 
   it("the docs' backtests at 30 instants read every table through its indexes", async () => {
     for (const name of ['backtest-no-look-ahead', 'backtest-history']) {
-      const q = withDecisions(name);
+      const q = atThirtyInstants(name);
       const p = await plan(w, q);
       expect(p, name).not.toMatch(/Seq Scan on \w+_history|Function Scan on \w+_as_of/);
       expect(p, name).toMatch(/(on|using) tokens_history_no_overlap/);
@@ -159,7 +156,7 @@ describe.each([
       expect(new Set(rows.map((r) => String(r.at))).size, name).toBe(30);
       expect(rows.length, name).toBe(90);
     }
-    const history = await plan(w, withDecisions('backtest-history'));
+    const history = await plan(w, atThirtyInstants('backtest-history'));
     expect(history).toMatch(/Index Scan Backward using metric_history_token_slug_stream_metric_ts_pk/);
   });
 
