@@ -4,7 +4,7 @@ import { defineConfig } from 'drizzle-kit';
 // Migrations are generated, never hand-written (an older timestamp is skipped silently).
 export default defineConfig({
   dialect: 'postgresql',
-  schema: ['./schema/warehouse/sync.ts', './schema/warehouse/app.ts', './schema/warehouse/gateway.ts', './schema/warehouse/history.ts'],
+  schema: ['./src/schema/warehouse/sync.ts', './src/schema/warehouse/app.ts', './src/schema/warehouse/gateway.ts', './src/schema/warehouse/history.ts'],
   out: './drizzle',
   casing: undefined,
 });

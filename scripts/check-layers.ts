@@ -1,4 +1,4 @@
-// The layers of the design (../shared/spec/design.md), as the folders stand today, and the one
+// The layers of the design (../shared/spec/design.md), one folder each under src/, and the one
 // rule between them: imports only point down (or stay within a layer), and no module imports
 // itself back through others. `npm test` runs it (test/scripts/check-layers.test.ts); run it
 // alone with `npx tsx scripts/check-layers.ts`, which prints every arrow that breaks the rule.
@@ -6,20 +6,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Lowest first. A file belongs to the first layer one of whose prefixes its path starts with. */
-export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
-  { name: 'lib', paths: ['src/config.ts', 'src/errors.ts', 'src/failure.ts', 'src/cron.ts', 'src/logger.ts', 'src/json.ts', 'src/heap.ts'] },
-  { name: 'schema', paths: ['schema/'] },
-  { name: 'upstream', paths: ['src/upstream/'] },
-  { name: 'store', paths: ['src/warehouse/'] },
-  { name: 'engine', paths: ['jobs/lifecycle.ts', 'jobs/types.ts', 'jobs/shared/'] },
-  { name: 'resources', paths: ['jobs/app/', 'jobs/gateway/', 'jobs/index.ts'] },
-  { name: 'runners', paths: ['src/runner/', 'src/metrics/'] },
-  { name: 'cli', paths: ['src/commands/', 'src/cli.ts'] },
-];
+/** Lowest first: each layer is the folder `src/<name>/` (design.md's layout). */
+export const LAYERS: readonly string[] = ['lib', 'schema', 'upstream', 'store', 'engine', 'resources', 'runners', 'cli'];
 /** The simulator is a package of its own beside the layers: it may use lib and schema, and only the cli uses it. */
-const SIM = { name: 'sim', paths: ['sim/'], above: ['lib', 'schema'], usedBy: ['cli'] };
-const ROOTS = ['src', 'schema', 'jobs', 'sim'];
+const SIM = { name: 'sim', above: ['lib', 'schema'], usedBy: ['cli'] };
+const ROOTS = ['src', 'sim'];
 
 export interface Arrow {
   from: string;
@@ -40,6 +31,11 @@ function files(dir: string): string[] {
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
+/** Every TypeScript module of the layers and the simulator. */
+export function modules(): string[] {
+  return ROOTS.flatMap(files);
+}
+
 /** Every arrow between the repository's modules, by relative import (types included: they are arrows too). */
 export function arrows(): Arrow[] {
   const out: Arrow[] = [];
@@ -57,13 +53,14 @@ export function arrows(): Arrow[] {
 }
 
 export function layerOf(file: string): string | null {
-  for (const l of [...LAYERS, SIM]) if (l.paths.some((p) => (p.endsWith('/') ? file.startsWith(p) : file === p))) return l.name;
-  return null;
+  if (file.startsWith('sim/')) return SIM.name;
+  const [root, layer, ...rest] = file.split('/');
+  return root === 'src' && rest.length > 0 && LAYERS.includes(layer!) ? layer! : null;
 }
 
 /** The arrows that point up a layer, into the simulator from outside the cli, or out of the simulator beyond what it may use. */
 export function upward(all: readonly Arrow[]): Arrow[] {
-  const rank = new Map(LAYERS.map((l, i) => [l.name, i]));
+  const rank = new Map(LAYERS.map((l, i) => [l, i]));
   return all.filter(({ from, to }) => {
     const a = layerOf(from);
     const b = layerOf(to);
@@ -116,7 +113,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const loops = cycles(all);
   for (const a of up) console.log(`upward: ${a.from} (${layerOf(a.from)}) -> ${a.to} (${layerOf(a.to)})`);
   for (const c of loops) console.log(`cycle: ${c.join(' <-> ')}`);
-  const unplaced = [...new Set(all.flatMap((a) => [a.from, a.to]))].filter((f) => layerOf(f) === null);
+  const unplaced = [...new Set([...modules(), ...all.flatMap((a) => [a.from, a.to])])].filter((f) => layerOf(f) === null);
   for (const f of unplaced) console.log(`in no layer: ${f}`);
   console.log(`${all.length} arrows, ${up.length} upward, ${loops.length} cycles, ${unplaced.length} files in no layer`);
   process.exit(up.length || loops.length || unplaced.length ? 1 : 0);

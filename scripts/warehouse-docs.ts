@@ -1,10 +1,10 @@
 // `npm run docs:warehouse`: writes the per-table reference of docs/warehouse.md (between its
-// generated:tables markers) from schema/warehouse/descriptions/; the rest of the file is left
+// generated:tables markers) from src/schema/warehouse/descriptions/; the rest of the file is left
 // as written. `--check` writes nothing and exits 1 when the file is not up to date.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { warehouseCatalog } from '../src/warehouse/catalog.ts';
-import { renderBlocks, spliceReference } from '../src/warehouse/reference-doc.ts';
+import { warehouseCatalog } from '../src/store/catalog.ts';
+import { renderBlocks, spliceReference } from '../src/store/reference-doc.ts';
 
 const file = fileURLToPath(new URL('../docs/warehouse.md', import.meta.url));
 const catalog = warehouseCatalog();

@@ -14,7 +14,7 @@
 //   arrived) is handed back unsent, so no request leaves inside a Retry-After it knows of.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
-import { RateLimitedError } from '../errors.ts';
+import { RateLimitedError } from '../lib/errors.ts';
 import {
   decide,
   DEFAULT_BUDGET_POLICY,

@@ -15,10 +15,10 @@
 // Redirects are followed here, hop by hop, never by fetch (redirects.ts): each hop goes
 // through the budget and is recorded; the response keeps the path of the route asked for.
 import pRetry from 'p-retry';
-import type { Config } from '../config.ts';
-import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../errors.ts';
-import { DuplicateKeyError, parseJson } from '../json.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from '../lib/config.ts';
+import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../lib/errors.ts';
+import { DuplicateKeyError, parseJson } from '../lib/json.ts';
+import type { Logger } from '../lib/logger.ts';
 import { backoffDelay } from './backoff.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
 import { jsonBodyHash, textBodyHash } from './hash.ts';

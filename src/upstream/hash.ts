@@ -1,7 +1,7 @@
 // The identity of a body for the raw archive: sha256 of its JSON with `meta.servedAt` left
 // out (it changes on every call), so an unchanged resource hashes the same across runs.
 import { createHash } from 'node:crypto';
-import { isLosslessNumber, writeJson } from '../json.ts';
+import { isLosslessNumber, writeJson } from '../lib/json.ts';
 
 function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');

@@ -2,7 +2,7 @@
 // and forward custom headers (our key) on cross-origin redirects, so: one timeout for
 // headers and body together, bytes counted while streaming, redirects never followed here
 // (the client follows the safe ones itself, one recorded request per hop: redirects.ts).
-import { ResponseTooLargeError, UnsafeRequestError, UpstreamNetworkError, UpstreamTimeoutError } from '../errors.ts';
+import { ResponseTooLargeError, UnsafeRequestError, UpstreamNetworkError, UpstreamTimeoutError } from '../lib/errors.ts';
 
 export interface BoundedRequest {
   url: URL;

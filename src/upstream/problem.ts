@@ -1,8 +1,8 @@
 // Error responses into typed errors. Upstream promises RFC 9457 problem documents, but a
 // proxy in front of it may answer with HTML, plain text or nothing: every form ends up as the
 // same fields, so callers decide by `status` and `code` alone.
-import { isLosslessNumber, parseJson } from '../json.ts';
-import { ProblemError, UpstreamServerError, type UpstreamProblemFields } from '../errors.ts';
+import { isLosslessNumber, parseJson } from '../lib/json.ts';
+import { ProblemError, UpstreamServerError, type UpstreamProblemFields } from '../lib/errors.ts';
 
 const KNOWN = new Set(['type', 'title', 'status', 'detail', 'instance', 'code', 'scope', 'requestId', 'request_id']);
 const MAX_TEXT = 500;

@@ -1,7 +1,7 @@
 // What the client tells a recorder of each attempt and each 2xx body: the records, the
 // interface, and recorders that keep nothing or keep them in memory. The one that writes them
 // to the warehouse (sync.requests, sync.raw_responses) is the store's:
-// src/warehouse/request-log.ts.
+// src/store/request-log.ts.
 import type { Bucket, Source } from './routes.ts';
 
 export interface RequestRecord {

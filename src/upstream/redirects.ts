@@ -4,7 +4,7 @@
 // (resolveRedirect in safe-url.ts), not seen before in the same attempt, within a bound on
 // hops. Whatever is refused fails the request with the redirect's own status, telling only
 // the target's host: a Location's path or query could hold anything, a key included.
-import type { UpstreamProblemFields } from '../errors.ts';
+import type { UpstreamProblemFields } from '../lib/errors.ts';
 import type { Route } from './routes.ts';
 import { resolveRedirect } from './safe-url.ts';
 

@@ -1,7 +1,7 @@
 // Safe URLs. Path parameters come from upstream (slugs, chart keys), so they are validated
 // against an allow-list BEFORE encoding: encodeURIComponent leaves `.` alone, and `..` would
 // collapse the path. The built URL is then checked again for origin and route prefix.
-import { UnsafeRequestError } from '../errors.ts';
+import { UnsafeRequestError } from '../lib/errors.ts';
 import { API_PREFIXES, FORBIDDEN_PREFIXES, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
 
 /** Starts with a letter or digit (so never `.`, `..`, `-x`), then URL-unreserved characters and `:@+`. */

@@ -5,11 +5,11 @@
 // 60-day gap and after an unchanged run, and the size of the indexes the as-of reads use.
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { DAILY_ARCHIVES } from '../../schema/warehouse/history.ts';
+import { DAILY_ARCHIVES } from '../../src/schema/warehouse/history.ts';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { fillDailyArchives } from '../../src/warehouse/daily-archive.ts';
-import { openWarehouse } from '../../src/warehouse/connection.ts';
-import { quoteIdentifier as q } from '../../src/warehouse/quote.ts';
+import { fillDailyArchives } from '../../src/store/daily-archive.ts';
+import { openWarehouse } from '../../src/store/connection.ts';
+import { quoteIdentifier as q } from '../../src/store/quote.ts';
 import { deepen, type DepthFigures } from './depth.ts';
 import { docExample, withDecisions } from '../docs/doc-examples.ts';
 import { instants, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';

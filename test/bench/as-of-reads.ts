@@ -4,9 +4,9 @@
 // runs after one to warm the cache.
 import type { Sql } from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { VERSIONED } from '../../schema/warehouse/history.ts';
-import { rulesOf } from '../../schema/warehouse/table-rules.ts';
-import { quoteIdentifier as q, quoteLiteral as lit } from '../../src/warehouse/quote.ts';
+import { VERSIONED } from '../../src/schema/warehouse/history.ts';
+import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
+import { quoteIdentifier as q, quoteLiteral as lit } from '../../src/store/quote.ts';
 
 /** Tables above this many rows are read whole as `count(*)`, which no client would fetch row by row. */
 export const FETCH_WHOLE_LIMIT = 200_000;

@@ -8,10 +8,10 @@
 import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
-import { chartPoints, metricHistory } from '../../schema/warehouse/app.ts';
-import { gatewayChartPoints, gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { upsertRows } from '../../src/warehouse/upsert.ts';
+import { chartPoints, metricHistory } from '../../src/schema/warehouse/app.ts';
+import { gatewayChartPoints, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import { upsertRows } from '../../src/store/upsert.ts';
 
 const TABLES: PgTable[] = [metricHistory, chartPoints, gatewayChartPoints, gatewayTrendPoints];
 

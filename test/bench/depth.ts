@@ -14,8 +14,8 @@
 // them; nothing is written through the trigger (the versions are made, not replaced).
 import type { Sql } from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { VERSIONED } from '../../schema/warehouse/history.ts';
-import { quoteIdentifier as q, quoteLiteral as lit } from '../../src/warehouse/quote.ts';
+import { VERSIONED } from '../../src/schema/warehouse/history.ts';
+import { quoteIdentifier as q, quoteLiteral as lit } from '../../src/store/quote.ts';
 
 /** The tables that change every day: a version per day (the rest: one per 30 days). */
 export const DAILY_CHANGING = ['app.tokens', 'app.screener_rows', 'app.token_snapshots', 'gateway.tokens', 'gateway.screener_rows', 'gateway.screener_windows'];

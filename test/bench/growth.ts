@@ -12,9 +12,9 @@
 import { parseArgs } from 'node:util';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
-import { DAILY_ARCHIVES, VERSIONED } from '../../schema/warehouse/history.ts';
+import { DAILY_ARCHIVES, VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { startSimulator } from '../../sim/index.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
 import { createTestLogger, createTestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { APP_KEY, DEFAULT_SCENARIO, GATEWAY_KEY, simOptions } from './scenario.ts';

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { SimData } from '../../sim/data.ts';
-import { openWarehouse } from '../../src/warehouse/connection.ts';
+import { openWarehouse } from '../../src/store/connection.ts';
 import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
 import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, sumWrites, total, type PerBucket, type TableWrites } from './figures.ts';
 import { machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';

@@ -5,12 +5,12 @@
 // runs in a child process of its own (run.ts syncChild); runSyncPhases is the same code
 // in-process.
 import { sql } from 'drizzle-orm';
-import { performSync } from '../../src/commands/sync-session.ts';
-import { loadConfig } from '../../src/config.ts';
-import { limitHeapGrowth } from '../../src/heap.ts';
-import { createLogger } from '../../src/logger.ts';
+import { performSync } from '../../src/cli/sync-session.ts';
+import { loadConfig } from '../../src/lib/config.ts';
+import { limitHeapGrowth } from '../../src/lib/heap.ts';
+import { createLogger } from '../../src/lib/logger.ts';
 import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
-import { openWarehouse } from '../../src/warehouse/connection.ts';
+import { openWarehouse } from '../../src/store/connection.ts';
 import { rateLimitReport, type PerBucket, type RateLimitReport, type TableWrites } from './figures.ts';
 import { syncEnv, type Scenario } from './scenario.ts';
 import { byBucket, cpuDelta, postgresCpu, requestRows, tableRows, tableWrites } from './warehouse-figures.ts';
@@ -96,7 +96,7 @@ export function jobEnv(job: SyncJob): Record<string, string> {
 export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
   const config = loadConfig(jobEnv(job));
   const logger = createLogger({ level: 'warn', secrets: config.secrets });
-  // As `tesync sync` opens it (src/commands/sync.ts).
+  // As `tesync sync` opens it (src/cli/sync.ts).
   const o0 = Date.now();
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const openMs = Date.now() - o0;
@@ -154,7 +154,7 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
 /** Child-process entry: one `run` message in, one result (or error) out. */
 if (process.send && process.argv[1]?.endsWith('sync-process.ts')) {
   process.once('message', (job: SyncJob) => {
-    // As `tesync sync` does (src/cli.ts).
+    // As `tesync sync` does (src/cli/main.ts).
     limitHeapGrowth();
     runSyncPhases(job).then(
       (result) => process.send!({ type: 'done', result }, () => process.exit(0)),

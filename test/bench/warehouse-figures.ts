@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { VERSIONED } from '../../schema/warehouse/history.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { rulesOf } from '../../schema/warehouse/table-rules.ts';
+import { VERSIONED } from '../../src/schema/warehouse/history.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { CLOCK_TICK_MS } from './machine.ts';
 import { emptyBuckets, type PerBucket, type RequestRow, type TableWrites } from './figures.ts';
 import type { BucketName } from './scenario.ts';
@@ -58,12 +58,12 @@ function versionedShape(table: PgTable): { name: string; qualified: string; hist
   const { schema, name } = getTableConfig(table);
   const s = schema ?? 'public';
   const rules = rulesOf(table);
-  // By name: `T_history` has `T`'s column names (schema/warehouse/history.ts).
+  // By name: `T_history` has `T`'s column names (src/schema/warehouse/history.ts).
   return { name: `${s}.${name}`, qualified: `${quote(s)}.${quote(name)}`, history: `${quote(s)}.${quote(`${name}_history`)}`, key: rules.key.map((c) => c.name), compared: rules.compared.map((c) => c.name) };
 }
 
 /**
- * What run `runId`, started at `since`, wrote to every versioned table (schema/warehouse/history.ts),
+ * What run `runId`, started at `since`, wrote to every versioned table (src/schema/warehouse/history.ts),
  * for the tables where any count is not 0.
  *
  * Cost: `T` has no index on run_id, so `written` is a sequential scan of `T`, one count per

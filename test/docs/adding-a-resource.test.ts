@@ -8,10 +8,10 @@ import { sql } from 'drizzle-orm';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planJob, runJob } from '../../jobs/lifecycle.ts';
-import type { JobDefinition } from '../../jobs/types.ts';
+import { planJob, runJob } from '../../src/engine/lifecycle.ts';
+import type { JobDefinition } from '../../src/engine/types.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { settingsFrom } from '../../src/commands/sync-session.ts';
+import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { InProcessBudget } from '../../src/upstream/budget.ts';
 import { createUpstream, FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
@@ -84,7 +84,7 @@ describe('docs/adding-a-resource.md', () => {
   });
 
   it('has a table declaration and a job file, and both type-check in place', () => {
-    expect([...placed.keys()].map((p) => relative(ROOT, p))).toEqual(['schema/warehouse/app.ts', 'jobs/app/metric-groups.ts']);
+    expect([...placed.keys()].map((p) => relative(ROOT, p))).toEqual(['src/schema/warehouse/app.ts', 'src/resources/app/metric-groups.ts']);
     const config = ts.parseJsonConfigFileContent(ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, ROOT);
     const program = ts.createProgram([...placed.values()], config.options);
     const problems = [...placed.values()].flatMap((f) => {
@@ -95,8 +95,8 @@ describe('docs/adding-a-resource.md', () => {
   });
 
   it('its job mirrors the catalog the simulator served, through the lifecycle', async () => {
-    const table = await import(placed.get(join(ROOT, 'schema/warehouse/app.ts'))!);
-    const { appMetricGroupsJob: job } = (await import(placed.get(join(ROOT, 'jobs/app/metric-groups.ts'))!)) as { appMetricGroupsJob: JobDefinition<any> };
+    const table = await import(placed.get(join(ROOT, 'src/schema/warehouse/app.ts'))!);
+    const { appMetricGroupsJob: job } = (await import(placed.get(join(ROOT, 'src/resources/app/metric-groups.ts'))!)) as { appMetricGroupsJob: JobDefinition<any> };
     // The table, from its declaration, as a generated migration would create it.
     const statements = await generateMigration(generateDrizzleJson({}), generateDrizzleJson({ metricGroups: table.metricGroups }));
     for (const s of statements.filter((s) => !/^CREATE SCHEMA/i.test(s))) await tw.warehouse.query(sql.raw(s));

@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { AppMetricValue, SimDataset } from '../../sim/dataset-types.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
 
 type Row = Record<string, string | null>;
 

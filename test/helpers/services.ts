@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import postgres from 'postgres';
-import { createLogger, type Logger } from '../../src/logger.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
+import { createLogger, type Logger } from '../../src/lib/logger.ts';
+import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 
 const PG_IMAGE = 'postgres:15-alpine';
 const REDIS_IMAGE = 'redis:7-alpine';
@@ -81,7 +81,7 @@ export interface TestWarehouse {
 /**
  * The URL of a connection to the same database whose server clock reads `offset` (an SQL
  * interval, e.g. '-3 days') away from the real one: known time, on that connection, as a
- * server whose clock is off would give it (src/warehouse/history-sql.ts). For syncs days apart.
+ * server whose clock is off would give it (src/store/history-sql.ts). For syncs days apart.
  */
 export function withServerClockOffset(databaseUrl: string, offset: string): string {
   const url = new URL(databaseUrl);

@@ -1,11 +1,11 @@
 // Runs a real in-process sync against a simulator, as `tesync sync` does.
-import { loadConfig } from '../../src/config.ts';
-import { performSync, type SyncOutcome } from '../../src/commands/sync-session.ts';
-import type { Logger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/lib/config.ts';
+import { performSync, type SyncOutcome } from '../../src/cli/sync-session.ts';
+import type { Logger } from '../../src/lib/logger.ts';
 import type { Simulator } from '../../sim/index.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
-import type { Source } from '../../jobs/index.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import type { Source } from '../../src/resources/index.ts';
 
 export interface SyncEnv {
   appKey?: string;

@@ -3,9 +3,9 @@
 // volatile fields (columns, and members of jsonb values): two warehouses synced from the same
 // upstream data, by whatever runner and after whatever recomputations, must come out equal.
 import { sql } from 'drizzle-orm';
-import { VOLATILE_COLUMNS } from '../../schema/warehouse/columns.ts';
-import type { Warehouse } from '../../src/warehouse/connection.ts';
-import { withoutVolatileSql } from '../../src/warehouse/volatile-sql.ts';
+import { VOLATILE_COLUMNS } from '../../src/schema/warehouse/columns.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import { withoutVolatileSql } from '../../src/store/volatile-sql.ts';
 
 const VOLATILE = new Set(['fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'raw_response_id', ...VOLATILE_COLUMNS]);
 

@@ -1,4 +1,4 @@
-// The warehouse describes itself, from one source (schema/warehouse/descriptions/): every
+// The warehouse describes itself, from one source (src/schema/warehouse/descriptions/): every
 // declared column has a description, docs/warehouse.md's reference is what the descriptions
 // make now, and after migrate every schema, table, column, view and function of the tesync
 // schemas has a comment, on Postgres and on the embedded server, which psql shows.
@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVERY_ROW, SCHEMAS, type SchemaDescription } from '../../schema/warehouse/descriptions/index.ts';
-import { warehouseCatalog } from '../../src/warehouse/catalog.ts';
-import { applyComments, commentTargets, plainText } from '../../src/warehouse/comments.ts';
-import { openWarehouse, type Warehouse } from '../../src/warehouse/connection.ts';
-import { blockInDoc, conventionsInDoc, renderBlocks } from '../../src/warehouse/reference-doc.ts';
+import { EVERY_ROW, SCHEMAS, type SchemaDescription } from '../../src/schema/warehouse/descriptions/index.ts';
+import { warehouseCatalog } from '../../src/store/catalog.ts';
+import { applyComments, commentTargets, plainText } from '../../src/store/comments.ts';
+import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { blockInDoc, conventionsInDoc, renderBlocks } from '../../src/store/reference-doc.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { requireBinary } from '../helpers/own-servers.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
@@ -80,8 +80,8 @@ describe('the descriptions', () => {
       tables: { ...app.tables, tokens: { ...app.tables!.tokens!, columns: { ...columns, no_such_column: 'described, never declared' } } },
     };
     const problems = warehouseCatalog(SCHEMAS.map((s) => (s === app ? altered : s))).problems;
-    expect(problems).toContain('app.tokens.symbol: no description (add it to schema/warehouse/descriptions/app.ts)');
-    expect(problems).toContain('app.tokens_history.symbol: no description (add it to schema/warehouse/descriptions/app.ts)');
+    expect(problems).toContain('app.tokens.symbol: no description (add it to src/schema/warehouse/descriptions/app.ts)');
+    expect(problems).toContain('app.tokens_history.symbol: no description (add it to src/schema/warehouse/descriptions/app.ts)');
     expect(problems).toContain('app.tokens.no_such_column: described, but app.tokens declares no such column');
   });
 

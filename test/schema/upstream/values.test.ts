@@ -1,6 +1,6 @@
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { readDecimal, readTime, stableMarker, versionMarker } from '../../../schema/upstream/values.ts';
+import { readDecimal, readTime, stableMarker, versionMarker } from '../../../src/schema/upstream/values.ts';
 
 const num = (literal: string) => (parse(`[${literal}]`) as unknown[])[0];
 

@@ -1,0 +1,136 @@
+// `tesync demo`: the bundled simulator on a free loopback port, synced into the embedded
+// warehouse (or DATABASE_URL), then a summary and one example query. No Redis, no Docker,
+// no configuration. A second run reuses the warehouse and shows how little it fetched.
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { sql } from 'drizzle-orm';
+import { loadConfig } from '../lib/config.ts';
+import { startSimulator } from '../../sim/index.ts';
+import { openWarehouse, type Warehouse } from '../store/connection.ts';
+import { UsageError, type CommandContext } from './context.ts';
+import { exampleQuery, formatRows } from './examples.ts';
+import { createProgressDisplay } from './progress.ts';
+import { performSync } from './sync-session.ts';
+import { formatSummary } from './sync.ts';
+import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
+
+const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]
+
+Starts the bundled simulator, syncs both of its APIs into the warehouse (the embedded
+Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example
+query. A warehouse that mirrors another upstream is left alone (exit 2); --force rebinds it
+to the simulator (recorded in sync.upstream_binding_log). --page-size N has the simulator
+serve its token lists, screeners and chart catalogs in pages of N items, each page a request.`;
+
+export async function runDemo({ config, logger, argv }: CommandContext): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      tokens: { type: 'string', default: '12' },
+      'page-size': { type: 'string', default: '0' },
+      json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  // The demo is read by a person: a progress line on a terminal from the first moment (starting
+  // an embedded warehouse for the first time takes seconds), and only warnings logged unless
+  // --json asks for every line.
+  const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+  progress?.phase('starting the simulator');
+  const tokens = Number(values.tokens);
+  const pageSize = Number(values['page-size']);
+  if (!Number.isInteger(pageSize) || pageSize < 0) {
+    progress?.stop();
+    throw new UsageError('--page-size must be a whole number of items, 0 for lists whole');
+  }
+  const appKey = `demo_app_${randomBytes(8).toString('hex')}`;
+  const gatewayKey = `demo_gw_${randomBytes(8).toString('hex')}`;
+  const sim = await startSimulator({
+    tokens: Number.isInteger(tokens) && tokens > 0 ? tokens : 12,
+    historyDays: 365,
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+    gatewayKeys: [gatewayKey],
+    // A budget like a real upstream's, so the pacing shows.
+    rateLimits: { appPublic: { limit: 120, windowMs: 10_000 }, appKey: { limit: 60, windowMs: 10_000 }, gateway: { limit: 120, windowMs: 10_000 } },
+    latencyMs: [5, 40],
+    paging: { pageSize },
+  }).catch((err: unknown) => {
+    progress?.stop();
+    throw err;
+  });
+  // The demo's own configuration: the simulator as upstream, the user's warehouse settings.
+  const demoConfig = loadConfig({
+    TE_APP_URL: sim.url,
+    TE_APP_API_KEY: appKey,
+    TE_GATEWAY_URL: sim.url,
+    TE_GATEWAY_API_KEY: gatewayKey,
+    ...(config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : {}),
+    TE_DATA_DIR: config.dataDir,
+    LOG_LEVEL: config.logLevel,
+    TE_CONCURRENCY: String(config.concurrency),
+  });
+  const quiet = { ...demoConfig, secrets: [...demoConfig.secrets, ...config.secrets] };
+  const quietLogger = values.json ? logger : logger.child({}, { level: 'warn' });
+  let warehouse: Warehouse | undefined;
+  try {
+    progress?.phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
+    warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir });
+    progress?.phase('updating the warehouse schema');
+    await warehouse.migrate();
+    // The simulator is one upstream whatever its port: a warehouse of real data is never its.
+    progress?.phase('checking the warehouse\'s upstream');
+    const binding = await ensureBoundUpstream(warehouse, simulatorUpstreams(['app', 'gateway']), { command: 'demo', force: values.force, logger: quietLogger });
+    const rebound = binding.some((step) => step.action === 'rebind');
+    progress?.phase('counting the rows already there');
+    const before = await tableCounts(warehouse);
+    const firstRun = Object.values(before).every((n) => n === 0);
+    const note = firstRun
+      ? ''
+      : rebound
+        ? "The warehouse held another upstream's data: rebound to the simulator (--force); the simulator's data is synced over it.\n"
+        : 'The warehouse already holds an earlier demo: only what changed is fetched.\n';
+    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${note}\n`;
+    if (progress) progress.print(banner);
+    else process.stdout.write(banner);
+    progress?.phase('starting the run');
+    const outcome = await performSync(quiet, quietLogger, warehouse, {
+      sources: ['app', 'gateway'],
+      trigger: 'demo',
+      ...(progress ? { onProgress: progress.update } : {}),
+    }).finally(() => progress?.stop());
+    const after = await tableCounts(warehouse);
+    process.stdout.write(`\n${formatSummary(outcome)}`);
+    process.stdout.write(`  tokens: ${sim.data.appTokens().length} (app), ${sim.data.gatewayTokens().length} (gateway)\n\nRows per table (added this run):\n`);
+    for (const [table, n] of Object.entries(after)) {
+      const added = n - (before[table] ?? 0);
+      process.stdout.write(`  ${table.padEnd(30)} ${String(n).padStart(8)}${added ? `  (+${added})` : ''}\n`);
+    }
+    const example = exampleQuery('latest-screener');
+    const rows = await warehouse.query(sql.raw(example.sql));
+    process.stdout.write(`\n${example.title} (from docs/warehouse.md):\n\n${formatRows(rows)}`);
+    process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
+    return outcome.status === 'failed' ? 1 : 0;
+  } finally {
+    progress?.stop();
+    await warehouse?.close();
+    await sim.close();
+  }
+}
+
+async function tableCounts(w: Warehouse): Promise<Record<string, number>> {
+  const tables = await w.query<{ name: string }>(
+    sql`select table_schema || '.' || table_name as name from information_schema.tables where table_schema in ('app', 'gateway') and table_type = 'BASE TABLE' order by 1`,
+  );
+  const out: Record<string, number> = {};
+  for (const { name } of tables) {
+    const [r] = await w.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${name}`));
+    out[name] = Number(r?.n ?? 0);
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+// Turns a run's failures into sentences a person can act on: which source, which
+// variable, where. Keys never appear; URLs are the configured base URLs (no credentials).
+// The hint is chosen by the failure's fields (HTTP status, error class), never by its text:
+// a reworded message keeps its hint.
+import type { Config } from '../lib/config.ts';
+import type { WalkFailure, WalkStats } from '../runners/stats.ts';
+
+const UNREACHABLE = new Set(['UpstreamNetworkError', 'UpstreamTimeoutError']);
+
+export function failureHints(stats: WalkStats, config: Config): string[] {
+  const hints = new Set<string>();
+  for (const f of stats.failures) {
+    const hint = failureHint(f, config);
+    if (hint) hints.add(hint);
+  }
+  return [...hints];
+}
+
+function failureHint(f: WalkFailure, config: Config): string | undefined {
+  // Entries without a source name it in their job (`gateway.screener`).
+  const named = f.source ?? f.job.split('.')[0];
+  const source = named === 'gateway' || named === 'app' ? named : undefined;
+  if (!source) return undefined;
+  const url = source === 'app' ? config.app?.url : config.gateway?.url;
+  const urlVar = source === 'app' ? 'TE_APP_URL' : 'TE_GATEWAY_URL';
+  const keyVar = source === 'app' ? 'TE_APP_API_KEY' : 'TE_GATEWAY_API_KEY';
+  const name = source === 'app' ? 'app host' : 'gateway';
+  if (f.httpStatus === 401) return `The ${name} refused the API key in ${keyVar} (401 unauthorized): check the key.`;
+  if (f.type !== undefined && UNREACHABLE.has(f.type)) return `Could not reach the ${name} at ${url} (${urlVar}): ${withoutType(f)}`;
+  if (f.httpStatus === 404 && (f.resource === 'metrics' || f.resource === 'tokens')) {
+    return `The ${name} at ${url} has no ${f.resource} route: is ${urlVar} the base URL, without the /api/v1 or /v1 prefix?`;
+  }
+  // Only a redirect tesync refused fails a resource: one that left the base URL or prefix.
+  if (f.httpStatus !== undefined && f.httpStatus >= 300 && f.httpStatus < 400) {
+    return `The ${name} at ${url} redirected requests where tesync does not follow (${f.httpStatus}; only redirects on ${urlVar} and its ${source === 'app' ? '/api/v1' : '/v1'} prefix are followed): if the API moved, point ${urlVar} at its new base URL.`;
+  }
+  return undefined;
+}
+
+/** The message for people, without the class name the hint already stands for. */
+function withoutType(f: WalkFailure): string {
+  const prefix = `${f.type}: `;
+  return f.error.startsWith(prefix) ? f.error.slice(prefix.length) : f.error;
+}

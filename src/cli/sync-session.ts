@@ -1,0 +1,156 @@
+// One walk in this process: the wiring shared by `tesync sync` and `tesync demo`.
+// Part of the composition root: the one place that builds clients and hands them to jobs.
+import { randomUUID } from 'node:crypto';
+import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../resources/index.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/logger.ts';
+import { emptyPendingWork, runWalk, type PendingWork } from '../runners/in-process.ts';
+import { inScope } from '../runners/walk-scope.ts';
+import { emptyStats, finalRunStatus, type WalkStats } from '../runners/stats.ts';
+import {
+  createUpstream,
+  InProcessBudget,
+  type BucketStatus,
+  type RateBudget,
+  type RequestRecord,
+  type RequestRecorder,
+  type RetryPolicy,
+} from '../upstream/index.ts';
+import type { Warehouse } from '../store/connection.ts';
+import { WarehouseRecorder } from '../store/request-log.ts';
+import { summarizeRunRequests, type RequestSummary } from '../store/request-summary.ts';
+import { withReconnect } from '../store/retry.ts';
+import { closeAbandonedRuns, finishRun, runOwner, startRun, type RunStatus } from '../store/runs.ts';
+
+export interface SyncRequest {
+  sources: Source[];
+  tokens?: string[];
+  only?: string[];
+  full?: boolean;
+  trigger: string;
+  /** The run's id, when the caller needs it before the run starts (the sync lock names it). */
+  runId?: string;
+  /** Test knob: shorter retry delays. */
+  retry?: Partial<RetryPolicy>;
+  budget?: RateBudget;
+  /** Called a few times a second while the walk runs, and once at its end. */
+  onProgress?: (progress: LiveProgress) => void;
+  signal?: AbortSignal;
+  /** Known time: the clock rows, versions and the run are stamped with (tests move it). */
+  clock?: () => Date;
+}
+
+export interface LiveProgress {
+  stats: WalkStats;
+  /** Upstream attempts so far (retries included). */
+  requests: number;
+  buckets: BucketStatus[];
+  elapsedMs: number;
+  /** Jobs still queued and running per bucket, and whether the walk may still plan more. */
+  pending: PendingWork;
+  /** Per bucket: attempts answered so far and their total duration (the pace when the budget does not bind). */
+  requestTimes: Record<string, RequestTimes>;
+}
+
+export interface RequestTimes {
+  count: number;
+  ms: number;
+  /** The highest X-RateLimit-Remaining answered: the limit, less one, of a host that does not send its limit. */
+  maxRemaining?: number;
+}
+
+const PROGRESS_INTERVAL_MS = 250;
+
+export interface SyncOutcome {
+  runId: string;
+  status: RunStatus;
+  stats: WalkStats;
+  requests: RequestSummary;
+  durationMs: number;
+}
+
+export function settingsFrom(config: Config, full: boolean): SyncSettings {
+  return {
+    full,
+    appBundles: Boolean(config.app?.apiKey),
+    historyOverlapDays: config.historyOverlapDays,
+    historyFullRefetchMs: config.historyFullRefetchDays * 86_400_000,
+    historyFromParam: config.historyFromParam,
+    gatewayHistoryPeriods: config.gatewayHistoryPeriods,
+    gatewayChartTimeframes: config.gatewayChartTimeframes,
+    markerMaxAgeMs: config.markerMaxAgeMs,
+    batchSize: 2000,
+  };
+}
+
+/** The sources a command may walk: those asked for, which must be configured. */
+export function configuredSources(config: Config): Source[] {
+  const out: Source[] = [];
+  if (config.app) out.push('app');
+  if (config.gateway) out.push('gateway');
+  return out;
+}
+
+export async function performSync(config: Config, logger: Logger, warehouse: Warehouse, req: SyncRequest): Promise<SyncOutcome> {
+  const started = Date.now();
+  const now = req.clock ?? (() => new Date());
+  const runId = req.runId ?? randomUUID();
+  const budget = req.budget ?? new InProcessBudget();
+  let requestCount = 0;
+  const requestTimes: Record<string, RequestTimes> = {};
+  const recorder = counting(new WarehouseRecorder(warehouse, logger), (r) => {
+    requestCount++;
+    const t = (requestTimes[r.bucket] ??= { count: 0, ms: 0 });
+    t.count++;
+    t.ms += r.durationMs;
+    if (r.rateLimitRemaining !== undefined && r.rateLimitRemaining > (t.maxRemaining ?? -1)) t.maxRemaining = r.rateLimitRemaining;
+  });
+  const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
+  const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
+  const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
+  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db));
+  if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
+  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
+  const runLogger = logger.child({ runId });
+  runLogger.info({ sources: req.sources }, 'sync started');
+  const stats = emptyStats();
+  const pending = emptyPendingWork();
+  const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started, pending, requestTimes });
+  const ticker = req.onProgress ? setInterval(report, PROGRESS_INTERVAL_MS) : undefined;
+  try {
+    await runWalk({
+      catalog,
+      roots: walkRoots(req.sources),
+      context: { warehouse, upstream, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
+      concurrency: config.concurrency,
+      filter,
+      stats,
+      pending,
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+  } finally {
+    clearInterval(ticker);
+    report();
+    await recorder.close();
+  }
+  const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
+  const status = finalRunStatus(stats, requests);
+  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests } }, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
+  const durationMs = Date.now() - started;
+  runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
+  return { runId, status, stats, requests, durationMs };
+}
+
+/** A recorder that also counts attempts, for live progress. */
+function counting(inner: RequestRecorder, onRequest: (r: RequestRecord) => void): RequestRecorder {
+  return {
+    request: (r) => {
+      onRequest(r);
+      inner.request(r);
+    },
+    response: (r) => inner.response(r),
+    flush: () => inner.flush(),
+    archivedIds: (source, bodies) => inner.archivedIds(source, bodies),
+    close: () => inner.close(),
+  };
+}

@@ -1,0 +1,157 @@
+// `tesync sync`: one full walk in this process, no Redis needed. One sync per source at a
+// time on a warehouse (src/store/source-lock.ts): a source another sync is walking is
+// left to it, or waited for with --wait.
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { groups } from '../resources/index.ts';
+import { openWarehouse } from '../store/connection.ts';
+import { describeKeyRefusal } from '../store/request-summary.ts';
+import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../store/source-lock.ts';
+import type { CommandContext } from './context.ts';
+import { failureHints } from './hints.ts';
+import { createProgressDisplay } from './progress.ts';
+import { syncBudget } from './sync-budget.ts';
+import { performSync, type SyncOutcome } from './sync-session.ts';
+import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
+import { onlyArg, sourcesArg } from './walk-args.ts';
+
+const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json] [--force]
+
+One full walk of the configured sources into the warehouse, in this process.
+  --source S    only this source (default: every configured source)
+  --token SLUG  only this token's resources (repeatable)
+  --only G,...  only these resource groups (${groups().join(', ')})
+  --full        ignore change markers: fetch everything again
+  --wait        when another tesync sync is walking a source, wait for it to finish
+                (default: leave that source to it; with nothing left, exit 0 saying so)
+  --json        JSON log lines and a JSON summary, even on a terminal
+  --force       sync into a warehouse bound to another upstream: rebind it to this one
+                (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
+
+With REDIS_URL set, requests are paced on the rate budget the workers share.`;
+
+export async function runSync({ config, logger, argv }: CommandContext): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      source: { type: 'string', multiple: true },
+      token: { type: 'string', multiple: true },
+      only: { type: 'string', multiple: true },
+      full: { type: 'boolean', default: false },
+      wait: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  const sources = sourcesArg(config, values.source);
+  const only = onlyArg(values.only);
+  const runId = randomUUID();
+
+  // On a terminal a progress line shows the command from its start (what it does or waits
+  // for, then the walk), and only warnings are logged beside it; elsewhere (or with --json)
+  // the pino lines are the progress.
+  const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
+  /** A line on stderr, above the progress line when there is one. */
+  const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
+  progress?.phase('opening the warehouse');
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).catch((err: unknown) => {
+    progress?.stop();
+    throw err;
+  });
+  try {
+    progress?.phase('updating the warehouse schema');
+    await warehouse.migrate();
+    progress?.phase('checking the warehouse\'s upstream');
+    // Beside a progress line only warnings are logged (a rebinding is one).
+    const bindingLogger = progress ? logger.child({}, { level: 'warn' }) : logger;
+    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: bindingLogger });
+    progress?.phase('checking for another sync');
+    const locks = await lockSources(warehouse, sources, {
+      runId,
+      logger,
+      wait: values.wait,
+      onWait: (holders) => {
+        say(`tesync: waiting: ${describeHolders(holders)}\n`);
+        progress?.phase('waiting for the other sync to finish');
+      },
+    });
+    try {
+      if (locks.held.length === 0) {
+        progress?.stop();
+        process.stdout.write(values.json ? `${JSON.stringify({ status: 'skipped', skipped: locks.busy })}\n` : `${skippedLine(locks.busy)}\n`);
+        if (values.json) process.stderr.write(`tesync: ${skippedLine(locks.busy)}\n`);
+        return 0;
+      }
+      if (locks.busy.length > 0) {
+        say(`tesync: skipped: ${describeHolders(locks.busy)}; this sync walks ${locks.held.join(' and ')}\n`);
+      }
+      const closed = await closeRunsOfFreeSources(warehouse.db, locks.held, new Date());
+      if (closed > 0) logger.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
+
+      const budget = await syncBudget(config);
+      if (budget.notShared) say(`tesync: warning: ${budget.notShared}\n`);
+      let outcome: SyncOutcome;
+      try {
+        progress?.phase('starting the run');
+        outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
+          sources: locks.held as typeof sources,
+          tokens: values.token ?? [],
+          only,
+          full: values.full,
+          trigger: 'cli',
+          runId,
+          budget: budget.budget,
+          signal: locks.lost,
+          ...(progress ? { onProgress: progress.update } : {}),
+        });
+      } finally {
+        progress?.stop();
+        await budget.close();
+      }
+      const skipped = locks.busy.length > 0 ? { skipped: locks.busy } : {};
+      process.stdout.write(values.json ? `${JSON.stringify({ ...outcome, ...skipped })}\n` : formatSummary(outcome));
+      for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
+      // The text summary says it already; beside JSON, people still get one line.
+      if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
+      if (locks.lost.aborted) {
+        const reason = locks.lost.reason;
+        process.stderr.write(`tesync: error: ${reason instanceof LockLostError ? reason.message : 'lost the warehouse lock'}: stopped this sync early (the connection holding it dropped); the other sync goes on\n`);
+        return 1;
+      }
+      return outcome.status === 'failed' ? 1 : 0;
+    } finally {
+      await locks.release();
+    }
+  } finally {
+    progress?.stop();
+    await warehouse.close();
+  }
+}
+
+/** Pure: the one line of a sync that found every source it was asked for being synced already. */
+export function skippedLine(busy: readonly LockHolder[]): string {
+  return `Sync skipped: ${describeHolders(busy)}; nothing to do (--wait waits for it instead)`;
+}
+
+export function formatSummary(o: SyncOutcome): string {
+  const lines = [
+    `Sync ${o.status} in ${(o.durationMs / 1000).toFixed(1)} s (run ${o.runId})`,
+    `  resources: ${o.stats.done} done, ${o.stats.failed} failed${o.stats.cancelled ? `, ${o.stats.cancelled} not reached` : ''}; rows written: ${o.stats.rows}`,
+    `  requests: ${o.requests.total} (${Object.entries(o.requests.byStatus)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')}); 429s waited out: ${o.requests.rateLimited}`,
+  ];
+  // Keys refused everywhere first: the one failure that hides behind statuses like `unauthorized`.
+  for (const r of o.requests.keyRefusals ?? []) lines.push(`  warning: ${describeKeyRefusal(r)}`);
+  for (const [group, counts] of Object.entries(o.stats.byGroup).sort()) {
+    lines.push(`  ${group.padEnd(18)} ${Object.entries(counts).map(([s, n]) => `${s} ${n}`).join(', ')}`);
+  }
+  for (const f of o.stats.failures.slice(0, 10)) lines.push(`  failed: ${f.resource} (${f.job}): ${f.error}`);
+  return `${lines.join('\n')}\n`;
+}

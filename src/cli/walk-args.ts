@@ -1,0 +1,25 @@
+// `--source` and `--only`, as `tesync sync` and `tesync enqueue` both take them.
+import { groups, type Source } from '../resources/index.ts';
+import type { Config } from '../lib/config.ts';
+import { UsageError } from './context.ts';
+import { configuredSources } from './sync-session.ts';
+
+/** The sources asked for (default: every configured one); each must be configured. */
+export function sourcesArg(config: Config, asked: string[] | undefined): Source[] {
+  const available = configuredSources(config);
+  const sources = asked ?? available;
+  for (const s of sources) {
+    if (s !== 'app' && s !== 'gateway') throw new UsageError(`--source must be app or gateway, not ${JSON.stringify(s)}`);
+    if (!available.includes(s)) throw new UsageError(`the ${s} source is not configured: set ${s === 'app' ? 'TE_APP_URL' : 'TE_GATEWAY_URL and TE_GATEWAY_API_KEY'}`);
+  }
+  if (sources.length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
+  return sources as Source[];
+}
+
+/** Resource groups from repeated or comma-separated `--only`; each must exist. */
+export function onlyArg(asked: string[] | undefined): string[] {
+  const only = (asked ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter(Boolean);
+  const known = new Set(groups());
+  for (const o of only) if (!known.has(o.replace(/^(app|gateway)\./, ''))) throw new UsageError(`--only: unknown resource group ${JSON.stringify(o)} (known: ${[...known].join(', ')})`);
+  return only;
+}

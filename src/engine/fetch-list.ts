@@ -1,0 +1,133 @@
+// A list that may come in pages (contract: "Lists may come in pages"). Every next page a
+// response names is fetched, each page a request on the rate budget like any other, until a
+// page names none. The list is returned only when it is complete: no page says more items
+// exist, and every count or total agrees with what was read. Anything else refuses it whole:
+// every page's body kept `invalid`, nothing of it written (so nothing delisted or closed).
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
+import { InvalidResponseError, UnsafeRequestError } from '../lib/errors.ts';
+import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
+import type { JobContext } from './types.ts';
+import { invalid, validate } from './fetch.ts';
+import { chooseNext, CURSOR_PARAM, readPageSignals, type PageSignals } from './next-page.ts';
+
+/** Pages read of one list at most: a list longer than this is refused, never cut. */
+export const MAX_PAGES = 1000;
+
+export interface FetchedList {
+  /** The items of every page, in order; undefined when the (single) response holds no list. */
+  items: unknown[] | undefined;
+  /** The first page's meta and whole body (asOf, siblings such as the screener's insights). */
+  meta: EnvelopeMeta;
+  body: Record<string, unknown>;
+  /** Every page's response, in order. */
+  pages: UpstreamResponse[];
+  /** One hash of the whole list: the single page's own, or a hash of every page's. */
+  sha256: string;
+  /** How many items the list says it holds, checked against what was read (undefined: it does not say). */
+  count: number | undefined;
+  /** The page an item (as found in `items`) was read from: its rows' provenance (`fromEach`). */
+  pageOf(item: unknown): UpstreamResponse | undefined;
+}
+
+interface Page {
+  response: UpstreamResponse;
+  items: unknown[];
+  meta: EnvelopeMeta;
+  body: Record<string, unknown>;
+  signals: PageSignals;
+}
+
+/**
+ * Fetches a list and every page after it. `schema` validates each page's `data`; `listOf`
+ * finds the items in it (an array, or an object holding one). Throws InvalidResponseError
+ * after keeping every page's body when the list is not complete or not understood.
+ */
+export async function fetchList<S extends z.ZodType>(
+  ctx: JobContext,
+  req: Omit<UpstreamRequest, 'runId' | 'link' | 'linkOnly'>,
+  schema: S,
+  listOf: (data: z.output<S>) => unknown[] | undefined = (d) => (Array.isArray(d) ? d : undefined),
+): Promise<FetchedList> {
+  const received: UpstreamResponse[] = [];
+  const pages: Page[] = [];
+  const fetchedPaths = new Set<string>();
+  const named = new Set<string>();
+  const refuse = async (reason: string): Promise<InvalidResponseError> => {
+    for (const r of received.slice(0, -1)) await invalid(ctx, req.route, r, reason, { quiet: true });
+    const last = received.at(-1);
+    return last ? invalid(ctx, req.route, last, reason) : new InvalidResponseError(reason, '');
+  };
+
+  let request: Omit<UpstreamRequest, 'runId'> = req;
+  for (;;) {
+    if (pages.length >= MAX_PAGES) throw await refuse(`the list has more than ${MAX_PAGES} pages: not read to its end`);
+    let response: UpstreamResponse;
+    try {
+      response = await ctx.upstream.get({ ...request, runId: ctx.runId });
+    } catch (err) {
+      // A next link off the base URL or the route is never requested: the list cannot be completed.
+      if (pages.length > 0 && err instanceof UnsafeRequestError) throw await refuse(`page ${pages.length + 1}: ${err.message}`);
+      throw err;
+    }
+    received.push(response);
+    if (fetchedPaths.has(response.path)) throw await refuse(`page ${pages.length + 1} is ${response.path} again: the next links loop`);
+    fetchedPaths.add(response.path);
+    const signals = readPageSignals(response.body, response.headers);
+    const next = chooseNext(signals.nexts, response.path);
+    const paged = pages.length > 0 || next !== null;
+    let f: Awaited<ReturnType<typeof validate<S>>>;
+    try {
+      f = await validate(ctx, req.route, response, schema, { pageOfList: paged });
+    } catch (err) {
+      // The page is kept `invalid` by validate; the pages before it belong to the same refused list.
+      if (err instanceof InvalidResponseError) for (const r of received.slice(0, -1)) await invalid(ctx, req.route, r, `page ${pages.length + 1} of the list: ${err.message}`, { quiet: true });
+      throw err;
+    }
+    const items = listOf(f.data);
+    if (items === undefined) {
+      if (paged) throw await refuse(`page ${pages.length + 1} holds no list`);
+      return { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count, pageOf: () => response };
+    }
+    pages.push({ response, items, meta: f.meta, body: f.body, signals });
+    if (next === null) break;
+    if ('conflict' in next) throw await refuse(next.conflict);
+    const key = 'link' in next ? `link:${next.link}` : `cursor:${next.cursor}`;
+    if (named.has(key)) throw await refuse(`page ${pages.length} names a next page named before: the next links loop`);
+    named.add(key);
+    request = 'link' in next ? { route: req.route, params: req.params, link: next.link, linkOnly: true } : { ...req, query: { ...req.query, [CURSOR_PARAM]: next.cursor } };
+  }
+
+  const items = pages.flatMap((p) => p.items);
+  const reason = incompleteness(pages, items.length);
+  if (reason) throw await refuse(reason);
+  const first = pages[0]!;
+  const single = pages.length === 1;
+  const pageByItem = new Map<unknown, UpstreamResponse>();
+  for (const p of pages) for (const item of p.items) if (!pageByItem.has(item)) pageByItem.set(item, p.response);
+  return {
+    items,
+    meta: first.meta,
+    body: first.body,
+    pages: pages.map((p) => p.response),
+    sha256: single ? first.response.sha256 : createHash('sha256').update(pages.map((p) => p.response.sha256).join('\n')).digest('hex'),
+    count: single ? first.meta.count : items.length,
+    pageOf: (item) => pageByItem.get(item),
+  };
+}
+
+/** Pure: why a list read to its last page is still not the whole list (null: it is). */
+export function incompleteness(pages: readonly Pick<Page, 'items' | 'meta' | 'signals'>[], read: number): string | null {
+  for (const [i, p] of pages.entries()) {
+    const n = i + 1;
+    // A page's count may count the page or the whole list; anything else lost or added items.
+    const { count } = p.meta;
+    if (count !== undefined && count !== p.items.length && (pages.length === 1 || count !== read)) {
+      return pages.length === 1 ? `meta.count says ${count} items, the list has ${p.items.length}` : `page ${n}: meta.count says ${count}, the page has ${p.items.length} and the list ${read}`;
+    }
+    if (p.signals.total !== undefined && p.signals.total !== read) return `page ${n} says the list holds ${p.signals.total} items, ${read} were read`;
+  }
+  if (pages.at(-1)?.signals.more) return 'the last page says more items exist but names no next page';
+  return null;
+}

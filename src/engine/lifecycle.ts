@@ -1,0 +1,228 @@
+// The one lifecycle of a job, under either runner (src/runners/in-process.ts, the BullMQ
+// worker): name the resource, skip it while its marker says nothing changed, run the handler,
+// write what it found (rows and resource state in one transaction), and record a failure as
+// data. The runners only decide when a job runs and how often it may be tried.
+import { and, eq, inArray } from 'drizzle-orm';
+import { resourceState } from '../schema/warehouse/sync.ts';
+import { NotUnderstoodError } from '../lib/errors.ts';
+import { judgeFailure, type Failure } from '../lib/failure.ts';
+import { isRouteName, ROUTES, type Bucket } from '../upstream/routes.ts';
+import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
+import { beginWrite, closingBody } from '../store/known-time.ts';
+import { withReconnect } from '../store/retry.ts';
+import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
+import type { Executor } from '../store/table-shape.ts';
+import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
+import { markerUnchanged } from './change.ts';
+import { invalid, takeReceived } from './fetch.ts';
+import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
+import { linkToBodies } from './provenance.ts';
+import { guarded, refuse } from './understood.ts';
+import { isRecord } from '../schema/upstream/values.ts';
+import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, Source, TableWrite } from './types.ts';
+
+/** A job request resolved against the catalog. */
+export interface PlannedJob {
+  job: JobDefinition<any>;
+  payload: unknown;
+  resource: string;
+  bucket: Bucket;
+}
+
+/** Pure: the job a request names, its payload parsed, or why it cannot run. */
+export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: JobRequest): PlannedJob | { error: string } {
+  const job = catalog.get(req.name);
+  if (!job) return { error: `unknown job ${req.name}` };
+  const parsed = job.payload.safeParse(req.payload);
+  if (!parsed.success) return { error: `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
+  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job) };
+}
+
+/** The upstream bucket a job's requests go to (its queue, its lane). */
+export function bucketOf(job: Pick<JobDefinition<any>, 'name' | 'source'>): Bucket {
+  if (isRouteName(job.name)) return ROUTES[job.name].bucket;
+  return job.source === 'app' ? 'app-public' : 'gateway';
+}
+
+export interface Attempt {
+  /** No try is left after this one: a failure is recorded whatever it is. */
+  last: boolean;
+  /** Errors the runner handles itself (a closed bucket in the worker, a shutdown). */
+  passThrough?: (err: unknown) => boolean;
+}
+
+export interface Settled extends JobResult {
+  followUps: JobRequest[];
+  /** Set when the job failed (recorded in its state); absent for upstream's `not_found` answer. */
+  failure?: Failure;
+}
+
+/**
+ * Runs one job to its end. Throws only what the runner must handle: a failure worth another
+ * try while tries are left, and what `passThrough` claims.
+ */
+export async function runJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt): Promise<Settled> {
+  const { job, payload, resource } = planned;
+  const marker = job.marker?.(payload) ?? null;
+  try {
+    const state = await readState(ctx.warehouse.db, { source: job.source, resource });
+    if (!ctx.settings.full && marker) {
+      if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
+        await writeUnchanged(ctx.warehouse.db, { source: job.source, resource, runId: ctx.runId, at: ctx.now() });
+        return { status: 'unchanged', rows: 0, followUps: (await job.unchangedFollowUps?.(ctx, payload)) ?? [] };
+      }
+      if (job.notFoundByMarker && stillNotFound(state, marker)) {
+        ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
+        return { status: 'not_found', rows: 0, followUps: [] };
+      }
+    }
+    const outcome = await job.handle(ctx, payload, state);
+    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, () => job.handle(ctx, payload, state));
+    const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
+    return { status: written.reported ?? committedStatus(written), rows, followUps };
+  } catch (err) {
+    if (attempt.passThrough?.(err)) throw err;
+    const judged = judgeFailure(err);
+    if (judged.retryable && !attempt.last) throw err;
+    const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
+    const details = failure.answered && job.notFoundByMarker ? { notFoundMarker: marker } : undefined;
+    await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
+      (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
+    );
+    return { status: failure.status, rows: 0, followUps: [], ...(failure.answered ? {} : { failure }) };
+  }
+}
+
+/** Pure: whether a resource recorded `not_found` under `marker` is still to be left alone. */
+export function stillNotFound(state: Pick<ResourceStateRow, 'status' | 'details'> | undefined, marker: string | null | undefined): boolean {
+  if (!state || state.status !== 'not_found' || !marker) return false;
+  return isRecord(state.details) && state.details.notFoundMarker === marker;
+}
+
+/** Pure: the status of a written outcome (`partial` when some cells were unreadable). */
+export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
+  return (o.cells?.unreadable ?? 0) > 0 && o.status === 'ok' ? 'partial' : o.status;
+}
+
+/**
+ * The outcome's rows and the resource's state, in one transaction. A tally that shows the
+ * response was not understood, or rows that contradict each other, refuse it whole: nothing
+ * written, its bodies kept `invalid`; the outcome's fallback, if it has one, is tried instead.
+ * A write that would remove more than a fifth of a set is confirmed first (`again`: the
+ * handler run once more, fetching again at once).
+ */
+async function commitOutcome(
+  ctx: JobContext,
+  job: JobDefinition<any>,
+  resource: string,
+  marker: string | null,
+  outcome: Outcome,
+  again: () => Promise<Outcome>,
+): Promise<{ rows: number; written: Outcome }> {
+  const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrFallback(ctx, job.source, outcome), again);
+  const writes = o.writes ?? [];
+  const unreadable = o.cells?.unreadable ?? 0;
+  const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
+  const rows = await guarded(ctx, () =>
+    ctx.warehouse.db.transaction(async (t) => {
+      const tx = t as unknown as Executor;
+      // Known time: the server's clock, one instant for all this transaction writes.
+      await beginWrite(tx, prepared.bodies[0] ?? null);
+      // Rows written: inserted, changed or removed (a row received the same is left as it is).
+      let n = 0;
+      // One after another: a new key range's savepoint must hold its own statements only.
+      for (let i = 0; i < writes.length; i++) {
+        n += await prepared.upserts[i]!.run(tx);
+        const w = writes[i]!;
+        if (!w.replace) continue;
+        // A set kept while something else holds is judged after this transaction's earlier
+        // writes; any other removes what the check before it found absent (usually nothing).
+        const keptWhile = SET_KEPT_WHILE in w.replace;
+        const absent = planned.find((p) => p.write === i)?.absent ?? [];
+        if (!keptWhile && absent.length === 0) continue;
+        // What leaves is closed by the body that no longer carried it.
+        await closingBody(tx, prepared.bodies[i] ?? null);
+        n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
+      }
+      if (o.otherStates && o.otherStates.resources.length > 0) {
+        await tx
+          .update(resourceState)
+          .set({ status: o.otherStates.status, lastRunId: ctx.runId })
+          .where(and(eq(resourceState.source, job.source), inArray(resourceState.resource, o.otherStates.resources)));
+      }
+      await writeSuccess(tx, {
+        source: job.source,
+        resource,
+        kind: job.group,
+        status: committedStatus(o),
+        runId: ctx.runId,
+        at: ctx.now(),
+        freshness: o.freshness !== undefined ? o.freshness : marker,
+        asOf: o.asOf ?? null,
+        hash: o.hash ?? null,
+        rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
+        details: details ?? null,
+      });
+      return n;
+    }),
+  );
+  return { rows, written: o };
+}
+
+interface Prepared {
+  /** Per write, in order. */
+  upserts: PreparedUpsert[];
+  /** Per write, the archived body it was read from (null: none archived). */
+  bodies: (number | null)[];
+}
+
+async function prepareOrFallback(ctx: JobContext, source: Source, outcome: Outcome): Promise<{ o: Outcome; prepared: Prepared }> {
+  try {
+    return { o: outcome, prepared: await prepare(ctx, source, outcome) };
+  } catch (err) {
+    if (!(err instanceof NotUnderstoodError) || !outcome.fallback) throw err;
+    ctx.logger.info({ reason: err.message }, 'not understood; trying the other way to the same rows');
+    const o = await outcome.fallback(err.message);
+    return { o, prepared: await prepare(ctx, source, o) };
+  }
+}
+
+/**
+ * The mass-removal check (removals.ts): when the outcome would remove more than a fifth of a
+ * set (three or more), the handler runs again and its answer is written only when it removes
+ * exactly the same members; otherwise the first answer's bodies are kept `invalid` and
+ * nothing is written.
+ */
+async function confirmRemovals(
+  ctx: JobContext,
+  source: Source,
+  first: { o: Outcome; prepared: Prepared },
+  again: () => Promise<Outcome>,
+): Promise<{ o: Outcome; prepared: Prepared; planned: PlannedRemoval[] }> {
+  const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
+  const mass = massRemovals(planned);
+  if (mass.length === 0) return { ...first, planned };
+  const firstBodies = takeReceived(ctx);
+  ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
+  const second = await prepareOrFallback(ctx, source, await again());
+  const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
+  if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
+  const reason = `${describeRemovals(mass)}, and a second response fetched at once disagrees: nothing removed`;
+  const last = firstBodies.at(-1);
+  for (const { route, response } of firstBodies.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });
+  if (!last) throw new NotUnderstoodError(reason);
+  const err = await invalid(ctx, last.route, last.response, reason);
+  throw new NotUnderstoodError(err.message, err.rawBody);
+}
+
+/** Everything before the transaction: the tally judged, rows linked to their bodies, each write deduplicated, ordered and probed. */
+async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<Prepared> {
+  const refusal = o.cells?.refusal();
+  if (refusal) throw await refuse(ctx, refusal);
+  const bodies = await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
+  const upserts: PreparedUpsert[] = [];
+  for (const w of (o.writes ?? []) as TableWrite[]) {
+    upserts.push(await guarded(ctx, () => prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize })));
+  }
+  return { upserts, bodies };
+}

@@ -1,0 +1,155 @@
+// A job is one resource of one source. Its definition is a catalog entry: name, payload
+// schema, and a handler that fetches, validates and normalizes, and returns what it found as
+// data (an Outcome). One lifecycle (lifecycle.ts) writes it, for either runner.
+import type { PgTable } from 'drizzle-orm/pg-core';
+import type { z } from 'zod';
+import type { CellTally } from './cell-tally.ts';
+import type { ResourceStateRow } from '../store/resource-state.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Upstream } from '../upstream/index.ts';
+import type { ArchivedBody } from '../upstream/recorder.ts';
+import type { Warehouse } from '../store/connection.ts';
+
+export type Source = 'app' | 'gateway';
+
+/** Settings a handler may read; built once by the composition root. */
+export interface SyncSettings {
+  /** Ignore change markers and fetch everything. */
+  full: boolean;
+  /** App key configured: bundles are fetched (else recorded `skipped`). */
+  appBundles: boolean;
+  historyOverlapDays: number;
+  /** How often a token's app history is fetched whole (revisions older than the overlap). */
+  historyFullRefetchMs: number;
+  historyFromParam: string;
+  gatewayHistoryPeriods: readonly string[];
+  gatewayChartTimeframes: readonly string[];
+  /** How long an unchanged marker is trusted before the resource is fetched anyway. */
+  markerMaxAgeMs: number;
+  /** Write batch size for large row sets. */
+  batchSize: number;
+}
+
+export interface JobContext {
+  warehouse: Warehouse;
+  upstream: Upstream;
+  logger: Logger;
+  now: () => Date;
+  runId: string;
+  settings: SyncSettings;
+}
+
+/** Work a handler asks for next; the runner dedupes by resource. */
+export interface JobRequest {
+  name: string;
+  payload: unknown;
+}
+
+/**
+ * Rows for one table. The table's declaration gives the key they are written by and the
+ * columns a later write keeps (src/schema/warehouse/table-rules.ts); a handler never names them.
+ */
+export interface TableWrite<T extends PgTable = PgTable> {
+  table: T;
+  rows: T['$inferInsert'][];
+  /**
+   * The rows are the whole set of this scope (column values; `{}`: the whole table): a stored
+   * row of the scope that is not among them leaves (deleted, or delisted where the table
+   * declares it). Set it only when the response stated the set: `wholeSet` (src/engine/sets.ts)
+   * says when. The lifecycle asks again before it removes more than a fifth of a set.
+   */
+  replace?: Partial<T['$inferInsert']>;
+  /** Columns this write leaves as they are on conflict (a refusal keeps the last good body). */
+  keep?: (keyof T['$inferInsert'] & string)[];
+  /**
+   * The archived body the rows were read from, when the job read several (default: its last);
+   * a refusal's body for rows it refused; null for rows no response carried (a bundle skipped
+   * without a key).
+   */
+  from?: ArchivedBody | null;
+  /**
+   * Per row, the body it was read from, where the rows come from several (the pages of one
+   * list); a row without one links to `from`'s. What the write removes is closed by `from`'s.
+   */
+  fromEach?: readonly (ArchivedBody | undefined)[];
+}
+
+/** Typed constructor of a TableWrite (the rows are checked against the table). */
+export function into<T extends PgTable>(table: T, rows: T['$inferInsert'][], options: Omit<TableWrite<T>, 'table' | 'rows'> = {}): TableWrite<T> {
+  return { table, rows, ...options };
+}
+
+/**
+ * What a handler found: the rows per table, the resource's state and the work it plans. The
+ * job lifecycle (lifecycle.ts) writes it, rows and state in one transaction.
+ */
+export interface Outcome {
+  /** The resource's status: ok | partial | not_materialized | unauthorized | no_credits | missing_scope ... */
+  status: string;
+  /** What the run counts instead, when it differs (`unchanged`: fetched, same as before). */
+  reported?: string;
+  writes?: TableWrite<any>[];
+  /** The upstream marker the state keeps; default: the payload's (`JobDefinition.marker`). */
+  freshness?: string | null;
+  asOf?: Date | null;
+  hash?: string | null;
+  /** Default: the rows written. */
+  rowCount?: number | null;
+  details?: unknown;
+  /** How the response's cells were read: judged before anything is written (understood.ts). */
+  cells?: CellTally;
+  /** Follow-ups; a function runs after the commit (planners that screen against stored states). */
+  followUps?: JobRequest[] | (() => Promise<JobRequest[]>);
+  /** Other resources of the source whose state this outcome sets (a keyless sync skips bundles). */
+  otherStates?: { resources: string[]; status: string };
+  /** Another way to the same rows, tried when these are refused as not understood. */
+  fallback?: (refusal: string) => Promise<Outcome>;
+}
+
+/** What a job settled as, under either runner. */
+export interface JobResult {
+  /** ok | unchanged | skipped | not_materialized | unauthorized | no_credits | missing_scope | partial | not_found ... */
+  status: string;
+  rows: number;
+  followUps?: JobRequest[];
+}
+
+export interface JobDefinition<P = unknown> {
+  name: string;
+  source: Source;
+  /** Resource group: for status reports, schedules and `--only`; the resource state's kind. */
+  group: string;
+  payload: z.ZodType<P>;
+  /** The resource this payload stands for (resource_state key, job id). */
+  resource(payload: P): string;
+  /** The token the job is about, for `--token` filters. */
+  token?(payload: P): string | undefined;
+  /**
+   * The upstream marker that planned the job: while it is the one of the last success (and
+   * not older than TE_MARKER_MAX_AGE_HOURS), the resource is not fetched again.
+   */
+  marker?(payload: P): string | null | undefined;
+  /** Beyond an equal marker, what else must be as before to skip the fetch. */
+  sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
+  /** What a planner skipped as unchanged still plans (from what it stored). */
+  unchangedFollowUps?(ctx: JobContext, payload: P): Promise<JobRequest[]>;
+  /**
+   * A resource upstream said does not exist (a 404 `token-not-found` / `chart-item-not-found`)
+   * is not asked again while the marker that plans it is the one its 404 came under
+   * (`details.notFoundMarker`). The gateway's marker is the token catalog's `meta.asOf` (with
+   * the chart catalog item's own for a chart), which moves whenever the read plane behind the
+   * routes does, so a token or chart that comes back is asked again; without a marker it is
+   * asked every run. The app host's planners keep their own rule (app/not-found.ts).
+   */
+  notFoundByMarker?: boolean;
+  /** Fetch, read and normalize; `state` is the resource's state before this run. */
+  handle(ctx: JobContext, payload: P, state: ResourceStateRow | undefined): Promise<Outcome>;
+}
+
+export function defineJob<P>(definition: JobDefinition<P>): JobDefinition<P> {
+  return definition;
+}
+
+export function request<P>(job: JobDefinition<P>, payload: P): JobRequest {
+  return { name: job.name, payload };
+}

@@ -1,0 +1,38 @@
+// Understood or refused: the checks every resource's rows pass before they are written.
+//
+// A reader records how each cell it read went (`CellTally`, cell-tally.ts); the write path
+// (commit.ts) judges the tally before it writes: a column read as numeric none of whose cells is a number,
+// or a time it could not read, means the response was not understood, and nothing of it is
+// written; single unreadable cells make the resource `partial`. The other sign, two rows for
+// one key with different values, is caught where rows are deduplicated (upsert.ts).
+import { NotUnderstoodError } from '../lib/errors.ts';
+import type { JobContext } from './types.ts';
+import { invalid, takeReceived } from './fetch.ts';
+
+/**
+ * The error that refuses what this job read: its bodies kept as `invalid` (with the reason
+ * logged once), the resource recorded `invalid` by the runner unless the job recovers (the
+ * history's stream-by-stream fallback). A body already kept is only marked seen again.
+ */
+export async function refuse(ctx: JobContext, reason: string): Promise<NotUnderstoodError> {
+  // Those read since the last refusal: what went before was judged already.
+  const list = takeReceived(ctx);
+  const last = list.at(-1);
+  for (const { route, response } of list.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });
+  if (last) {
+    const err = await invalid(ctx, last.route, last.response, `not understood: ${reason}`);
+    return new NotUnderstoodError(err.message, err.rawBody);
+  }
+  ctx.logger.warn({ reason }, 'rows refused: not understood');
+  return new NotUnderstoodError(reason);
+}
+
+/** Runs a step of the write path; a refusal from inside it keeps the job's bodies. */
+export async function guarded<T>(ctx: JobContext, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof NotUnderstoodError && !err.rawBody) throw await refuse(ctx, err.message);
+    throw err;
+  }
+}

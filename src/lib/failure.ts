@@ -1,0 +1,95 @@
+// What a failed job means for its resource: the status recorded, whether running it again
+// in this run could help, and what is known of the failure as data (class, upstream code,
+// HTTP status, bucket). Hints, `tesync status` and metrics read those fields; `message` is
+// for people only, and nothing decides anything by reading it.
+import {
+  InvalidResponseError,
+  isUpstreamProblem,
+  PermanentError,
+  ProblemError,
+  RateLimitedError,
+  ResponseTooLargeError,
+  UpstreamNetworkError,
+  UpstreamTimeoutError,
+} from './errors.ts';
+
+export type FailureStatus = 'failed' | 'invalid' | 'rate_limited' | 'not_found';
+
+export interface Failure {
+  /** resource_state.status */
+  status: FailureStatus;
+  /** Worth another attempt within the same run (e.g. the database restarted). */
+  retryable: boolean;
+  /**
+   * Upstream's answer about the resource rather than a failure (it does not exist): recorded
+   * in its state and counted under its status, but the job is done and the run not partial.
+   */
+  answered?: boolean;
+  /** The error's class name (`ProblemError`, `UpstreamTimeoutError`, `ZodError`, ...); `unknown` for a non-Error. */
+  type: string;
+  /** Upstream's problem code (`token_not_found`, `missing_scope`, `service-unavailable`, ...). */
+  code?: string;
+  /** Upstream's HTTP status, when an error response arrived. */
+  httpStatus?: number;
+  /** The rate budget bucket: RateLimitedError's own; the job lifecycle fills it in for others. */
+  bucket?: string;
+  /** Of an upstream problem: what the gateway kept in `details.problem` before these fields existed. */
+  requestId?: string;
+  instance?: string;
+  detail?: string;
+  /** Path and query of the failed request (no host, no key), for any upstream error that has one. */
+  path?: string;
+  /** `${name}: ${message}`, for people: never parsed. */
+  message: string;
+}
+
+/**
+ * Problem codes saying the token or chart asked for does not exist upstream (app host
+ * snake_case, gateway kebab-case). Not a failure of tesync's: the list or catalog that planned
+ * the request was ahead of (or behind) the route. The planners do not ask such a resource
+ * again until their list says it exists again (src/resources/app/not-found.ts; the gateway's rule: `notFoundByMarker` in src/engine/types.ts).
+ */
+export const NOT_FOUND_CODES: ReadonlySet<string> = new Set(['token_not_found', 'chart_not_found', 'token-not-found', 'chart-item-not-found']);
+
+/**
+ * Pure: whether the error is a problem saying the token or chart does not exist (a 404 on
+ * both hosts; the code decides, as everywhere). A route-level `not_found` / `not-found` is
+ * not one of them: tesync asking for a route that does not exist is a bug to see, not a state.
+ */
+export function isNotFound(err: unknown): err is ProblemError {
+  return err instanceof ProblemError && err.code !== undefined && NOT_FOUND_CODES.has(err.code);
+}
+
+/** Pure: what the failed job means for its resource, and what is known of the failure. */
+export function judgeFailure(err: unknown): Failure {
+  const facts = failureFacts(err);
+  if (isNotFound(err)) return { status: 'not_found', retryable: false, answered: true, ...facts };
+  if (err instanceof InvalidResponseError) return { status: 'invalid', retryable: false, ...facts };
+  if (err instanceof RateLimitedError) return { status: 'rate_limited', retryable: false, ...facts };
+  if (err instanceof PermanentError) return { status: 'failed', retryable: false, ...facts };
+  if (err instanceof Error && err.name === 'ZodError') return { status: 'invalid', retryable: false, ...facts };
+  // Upstream transient failures were already retried by the client; what is left is mostly
+  // the warehouse going away for a moment (restart, failover), which a retry can ride out.
+  return { status: 'failed', retryable: true, ...facts };
+}
+
+type FailureFacts = Omit<Failure, 'status' | 'retryable' | 'answered'>;
+
+/** Pure: the data an error carries, whatever its verdict. */
+function failureFacts(err: unknown): FailureFacts {
+  if (!(err instanceof Error)) return { type: 'unknown', message: String(err) };
+  const facts: FailureFacts = { type: err.name || 'Error', message: `${err.name}: ${err.message}` };
+  if (isUpstreamProblem(err)) {
+    facts.httpStatus = err.status;
+    if (err.code !== undefined) facts.code = err.code;
+    if (err.requestId !== undefined) facts.requestId = err.requestId;
+    if (err.instance !== undefined) facts.instance = err.instance;
+    if (err.detail !== undefined) facts.detail = err.detail;
+    facts.path = err.path;
+  } else if (err instanceof RateLimitedError) {
+    facts.bucket = err.bucket;
+  } else if (err instanceof UpstreamTimeoutError || err instanceof UpstreamNetworkError || err instanceof ResponseTooLargeError) {
+    facts.path = err.path;
+  }
+  return facts;
+}

@@ -1,0 +1,209 @@
+// /api/v1/tokens/{slug}/metrics/history?stream=all: every stream, every metric, every day.
+// The first sync takes everything; later ones ask only from the last day seen minus an
+// overlap (revised values overwrite by key), and fall back to a full fetch when the
+// upstream refuses the date filter. A full fetch is repeated every TE_HISTORY_FULL_REFETCH_DAYS
+// to catch older revisions.
+//
+// `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
+// stream for certain is refused (its body kept `invalid`), and the streams are then fetched
+// one by one, in the same job: the default stream, then each key the token is known to have.
+// The form that worked is remembered per token, so later syncs go straight to it.
+import { createHash } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { snapshot } from '../../schema/upstream/app.ts';
+import { isRecord, readText } from '../../schema/upstream/values.ts';
+import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
+import { NotUnderstoodError, ProblemError } from '../../lib/errors.ts';
+import { rowMeta, utcDate } from '../../engine/rows.ts';
+import { fetchData, type Fetched } from '../../engine/fetch.ts';
+import { fetchList } from '../../engine/fetch-list.ts';
+import { wholeSet } from '../../engine/sets.ts';
+import { CellTally } from '../../engine/cell-tally.ts';
+import { refuse } from '../../engine/understood.ts';
+import { defineJob, into, type JobContext, type Outcome } from '../../engine/types.ts';
+import type { UpstreamResponse } from '../../upstream/index.ts';
+import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
+import { readScreenerRow } from './screener.ts';
+import { tokenPayload } from './snapshot.ts';
+
+const FILTER_REFUSED = new Set(['invalid_date', 'invalid_date_range', 'invalid_limit']);
+
+export { readHistory } from './history-read.ts';
+
+/** How a token's history was fetched: a form of `stream=all`, or stream by stream. */
+export type HistoryMode = HistoryForm | 'per-stream';
+
+interface HistoryDetails {
+  lastTs?: string;
+  lastFullAt?: string;
+  incremental?: boolean;
+  form?: HistoryMode;
+  streams?: string[];
+}
+
+/** What the fetches of one job gathered, ready to write. */
+interface Gathered {
+  /**
+   * The rows of each response read, and the set it stated whole: the token's history
+   * (`stream=all` without `from=`), one stream's (fetched alone without `from=`), or none
+   * (an incremental fetch states only what it carries).
+   */
+  parts: { rows: HistoryRow[]; from: UpstreamResponse; whole: { tokenSlug: string; stream?: string } | null }[];
+  cells: CellTally;
+  lastTs: Date | null;
+  streams: string[];
+  mode: HistoryMode;
+  incremental: boolean;
+  asOf: Date | null;
+  hashes: string[];
+  notes: Record<string, unknown>;
+}
+
+export const appHistoryJob = defineJob({
+  name: 'app.history',
+  source: 'app',
+  group: 'history',
+  payload: tokenPayload,
+  resource: (p) => `token/${p.slug}/history`,
+  token: (p) => p.slug,
+  marker: (p) => p.marker,
+  async handle(ctx, p, state) {
+    const prev = (state?.details ?? {}) as HistoryDetails;
+    const from = incrementalFrom(ctx, prev);
+    const known = await knownStreams(ctx, p.slug);
+    const outcome = (g: Gathered): Outcome => {
+      const lastTs = g.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
+      const details: HistoryDetails & Record<string, unknown> = {
+        lastTs: lastTs?.toISOString(),
+        lastFullAt: g.incremental ? prev.lastFullAt : ctx.now().toISOString(),
+        incremental: g.incremental,
+        form: g.mode,
+        streams: g.streams,
+        ...g.notes,
+      };
+      const meta = rowMeta(ctx, { asOf: g.asOf });
+      // In place, not `{ ...r, ... }`: V8 gives each spread copy a hidden class of its own, and a
+      // token's history has tens of thousands of rows (docs/performance.md).
+      const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
+      const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
+      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from, ...(p.whole ? wholeSet(metricHistory, p.whole, true) : {}) })) };
+    };
+    const perStream = async (notes: Record<string, unknown>) => outcome(await gatherPerStream(ctx, p.slug, prev, from, known, notes));
+
+    // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.
+    if (prev.form === 'per-stream' && !fullFetchDue(ctx, prev)) return perStream({});
+    let all: Gathered;
+    try {
+      all = await gatherAll(ctx, p.slug, from, known);
+    } catch (err) {
+      if (!(err instanceof NotUnderstoodError)) throw err;
+      ctx.logger.info('stream=all was not understood; fetching the streams one by one');
+      return perStream({ refusedAll: err.message });
+    }
+    // Rows of `stream=all` that contradict each other are refused when written: then stream by stream.
+    return { ...outcome(all), fallback: (refusal) => perStream({ refusedAll: refusal }) };
+  },
+});
+
+/** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
+async function gatherAll(ctx: JobContext, slug: string, from: string | null, known: ReadonlySet<string>): Promise<Gathered> {
+  const { fetched, incremental } = await fetchHistory(ctx, slug, 'all', from);
+  const read = readHistory(slug, fetched.data, { stream: 'all', known });
+  if (read.ambiguous !== null || read.form === null) throw await refuse(ctx, read.ambiguous ?? 'no MetricHistory');
+  return { parts: [{ rows: read.rows, from: fetched.response, whole: incremental ? null : { tokenSlug: slug } }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
+}
+
+/**
+ * Stream by stream: the default (which names its own key), then every other key the token is
+ * known to have. A key fetched before continues from the overlap; a new one is fetched whole.
+ */
+async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetails, from: string | null, known: Set<string>, notes: Record<string, unknown>): Promise<Gathered> {
+  const cells = new CellTally();
+  const g: Gathered = { parts: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: { ...notes } };
+  const before = new Set(prev.form === 'per-stream' ? (prev.streams ?? []) : []);
+  const take = async (stream: string | null) => {
+    const since = stream !== null && before.has(stream) ? from : null;
+    const { fetched, incremental } = await fetchHistory(ctx, slug, stream, since);
+    const read = readHistory(slug, fetched.data, { stream, known }, cells);
+    if (read.ambiguous !== null) throw await refuse(ctx, `stream ${stream ?? '(default)'}: ${read.ambiguous}`);
+    const own = read.streams.length === 1 ? read.streams[0]! : stream;
+    g.parts.push({ rows: read.rows, from: fetched.response, whole: incremental || own === null ? null : { tokenSlug: slug, stream: own } });
+    g.incremental ||= incremental;
+    for (const s of read.streams) if (!g.streams.includes(s)) g.streams.push(s);
+    if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;
+    if (fetched.meta.asOf && (!g.asOf || fetched.meta.asOf > g.asOf)) g.asOf = fetched.meta.asOf;
+    g.hashes.push(fetched.response.sha256);
+  };
+  await take(null);
+  if (known.size === 0) for (const k of await upstreamStreamKeys(ctx, slug)) known.add(k);
+  const missing: string[] = [];
+  for (const key of [...known].sort()) {
+    if (g.streams.includes(key)) continue;
+    try {
+      await take(key);
+    } catch (err) {
+      // A key the snapshot lists but the history does not have: nothing to mirror.
+      if (!(err instanceof ProblemError && err.code === 'stream_not_found')) throw err;
+      missing.push(key);
+    }
+  }
+  if (missing.length > 0) g.notes.streamsWithoutHistory = missing;
+  return g;
+}
+
+/** One history request; a refused date filter is asked again without it. */
+async function fetchHistory(ctx: JobContext, slug: string, stream: string | null, from: string | null): Promise<{ fetched: Fetched<unknown>; incremental: boolean }> {
+  const ask = (since: string | null) => fetchData(ctx, { route: 'app.history', params: { slug }, query: historyQuery(ctx, stream, since) }, z.unknown());
+  if (from === null) return { fetched: await ask(null), incremental: false };
+  try {
+    return { fetched: await ask(from), incremental: true };
+  } catch (err) {
+    if (!(err instanceof ProblemError && err.code && FILTER_REFUSED.has(err.code))) throw err;
+    ctx.logger.info({ code: err.code }, 'date filter refused; fetching the whole history');
+    return { fetched: await ask(null), incremental: false };
+  }
+}
+
+/** Stream keys the warehouse knows for a token: its snapshot's streams and its screener row's. */
+async function knownStreams(ctx: JobContext, slug: string): Promise<Set<string>> {
+  const fromSnapshot = await ctx.warehouse.db.select({ key: tokenStreams.streamKey }).from(tokenStreams).where(and(eq(tokenStreams.tokenSlug, slug)));
+  const fromScreener = await ctx.warehouse.query<{ key: string | null }>(
+    sql`select s->>'key' as key from app.screener_rows r, jsonb_array_elements(case when jsonb_typeof(r.payload->'streams') = 'array' then r.payload->'streams' else '[]'::jsonb end) s where r.token_slug = ${slug}`,
+  );
+  return new Set([...fromSnapshot.map((r) => r.key), ...fromScreener.map((r) => r.key).filter((k): k is string => typeof k === 'string' && k !== '')]);
+}
+
+/**
+ * The token's stream keys asked upstream, when the warehouse has none yet (this job ran before
+ * the snapshot's and the screener's): the snapshot's `streams[]`, else the screener row's.
+ */
+async function upstreamStreamKeys(ctx: JobContext, slug: string): Promise<string[]> {
+  const keysOf = (streams: unknown) => (Array.isArray(streams) ? streams.map((s) => (isRecord(s) ? readText(s.key) : null)).filter((k): k is string => !!k) : []);
+  try {
+    const f = await fetchData(ctx, { route: 'app.token', params: { slug } }, snapshot);
+    const keys = keysOf(f.data.streams);
+    if (keys.length > 0) return keys;
+  } catch (err) {
+    if (!(err instanceof ProblemError)) throw err;
+  }
+  const list = await fetchList(ctx, { route: 'app.screener' }, z.array(z.unknown()));
+  const row = (list.items ?? []).map((r) => readScreenerRow(r)).find((r) => r?.slug === slug);
+  return row ? keysOf(row.raw.streams) : [];
+}
+
+function fullFetchDue(ctx: JobContext, prev: HistoryDetails): boolean {
+  return !prev.lastFullAt || ctx.now().getTime() - new Date(prev.lastFullAt).getTime() > ctx.settings.historyFullRefetchMs;
+}
+
+/** The first day to ask for, or null for the whole history. */
+function incrementalFrom(ctx: JobContext, prev: HistoryDetails): string | null {
+  if (ctx.settings.full || !prev.lastTs || fullFetchDue(ctx, prev)) return null;
+  const from = new Date(new Date(prev.lastTs).getTime() - ctx.settings.historyOverlapDays * 86_400_000);
+  return utcDate(from);
+}
+
+function historyQuery(ctx: JobContext, stream: string | null, from: string | null): Record<string, string | undefined> {
+  const q: Record<string, string | undefined> = stream === null ? {} : { stream };
+  return from ? { ...q, [ctx.settings.historyFromParam]: from } : q;
+}

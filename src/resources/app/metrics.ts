@@ -1,0 +1,41 @@
+// /api/v1/metrics: the metric catalog (slugs with units and kinds). Read first.
+import { z } from 'zod';
+import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
+import { metrics } from '../../schema/warehouse/app.ts';
+import { rowMeta } from '../../engine/rows.ts';
+import { fetchData } from '../../engine/fetch.ts';
+import { defineJob, into, type JobContext } from '../../engine/types.ts';
+
+export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date | null) => {
+  const rows: (typeof metrics.$inferInsert)[] = [];
+  let invalidItems = 0;
+  for (const item of items) {
+    const p = metricEntry.safeParse(item);
+    if (!p.success) {
+      invalidItems++;
+      continue;
+    }
+    rows.push({ slug: p.data.slug, unit: p.data.unit ?? null, kind: p.data.kind ?? null, group: p.data.group ?? null, payload: item, ...rowMeta(ctx, { asOf }) });
+  }
+  return { rows, invalidItems };
+};
+
+export const appMetricsJob = defineJob({
+  name: 'app.metrics',
+  source: 'app',
+  group: 'catalog',
+  payload: z.object({}),
+  resource: () => 'metrics',
+  async handle(ctx) {
+    const f = await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
+    const { rows, invalidItems } = normalizeMetrics(ctx, f.data, f.meta.asOf);
+    return {
+      status: invalidItems ? 'partial' : 'ok',
+      asOf: f.meta.asOf,
+      hash: f.response.sha256,
+      details: invalidItems ? { invalidItems } : null,
+      writes: [into(metrics, rows)],
+      followUps: [{ name: 'app.tokens', payload: {} }],
+    };
+  },
+});

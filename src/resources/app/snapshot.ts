@@ -1,0 +1,86 @@
+// /api/v1/tokens/{slug}: a token's snapshot, its streams and every numeric cell.
+import { z } from 'zod';
+import { snapshot } from '../../schema/upstream/app.ts';
+import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
+import { metricValues, tokenSnapshots, tokenStreams } from '../../schema/warehouse/app.ts';
+import { rowMeta } from '../../engine/rows.ts';
+import { fetchData } from '../../engine/fetch.ts';
+import { wholeSet } from '../../engine/sets.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../../engine/metric-cells.ts';
+import { loadMetricCatalog } from './catalog.ts';
+import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { metricValueRows } from './screener.ts';
+
+export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
+
+/** The parts of a snapshot its metric cells are read from. */
+const SNAPSHOT_CELL_ROOTS = ['row', 'combinedRevenue', 'fundamentals', 'streams'] as const;
+
+/** Pure: the snapshot's rows. */
+export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null, catalog: MetricCatalog = new Map()) {
+  const cells = enrichFromCatalog(collectMetricCells(raw, SNAPSHOT_CELL_ROOTS), catalog);
+  // The data's own time: the snapshot's `asOf` if it has one, else the envelope's. When
+  // upstream generated it (often hours later) is another clock, kept apart.
+  const asOf = readTime(raw.asOf) ?? metaAsOf;
+  const generatedAt = readTime(data.freshness?.generatedAt);
+  const freshness = data.freshness?.status ?? null;
+  const bad = cells.some((c) => c.status === 'invalid');
+  const row = {
+    tokenSlug: slug,
+    displayName: data.token?.displayName ?? null,
+    symbol: data.token?.symbol ?? null,
+    effectiveMarketCap: cellValue(cells, 'row.effectiveMarketCap'),
+    annualizedRevenue: cellValue(cells, 'row.annualizedRevenue'),
+    combinedRevenueAnnualized: cellValue(cells, 'combinedRevenue.annualized'),
+    fdvToRevenue: cellValue(cells, 'fundamentals.fdvToRevenue'),
+    multiple30d: cellValue(cells, 'row.multiples.30d'),
+    multiple365d: cellValue(cells, 'row.multiples.365d'),
+    sections: data.sections ?? null,
+    generatedAt,
+    payload: raw,
+    ...rowMeta(ctx, { asOf, freshness, status: bad ? 'invalid' : 'ok' }),
+  };
+  const streams = (data.streams ?? []).map((s) => {
+    const v = fieldValue(s.annualizedRevenue);
+    return {
+      tokenSlug: slug,
+      streamKey: s.key,
+      label: s.label ?? null,
+      mixPercentLabel: s.mixPercentLabel ?? null,
+      annualizedRevenue: v.value,
+      payload: s,
+      ...rowMeta(ctx, { asOf, freshness, status: v.valid ? 'ok' : 'invalid' }),
+    };
+  });
+  return { row, streams, cells: metricValueRows(ctx, slug, 'snapshot', cells), cellsRead: cells };
+}
+
+export const appSnapshotJob = defineJob({
+  name: 'app.snapshot',
+  source: 'app',
+  group: 'snapshot',
+  payload: tokenPayload,
+  resource: (p) => `token/${p.slug}/snapshot`,
+  token: (p) => p.slug,
+  marker: (p) => p.marker,
+  async handle(ctx, p) {
+    const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
+    const raw = isRecord(f.body.data) ? f.body.data : {};
+    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await loadMetricCatalog(ctx));
+    return {
+      status: 'ok',
+      asOf: n.row.asOf,
+      hash: f.response.sha256,
+      // The newest generatedAt: the row keeps the one that came with its values (a volatile column).
+      details: { freshness: readText(f.data.freshness?.status) ?? null, generatedAt: n.row.generatedAt?.toISOString() ?? null },
+      cells: tallyCells(n.cellsRead),
+      writes: [
+        into(tokenSnapshots, [n.row]),
+        // Streams close only when the snapshot carries its `streams` array, and the
+        // snapshot's cells only when it carries every part they are read from (absent is not empty).
+        into(tokenStreams, n.streams, wholeSet(tokenStreams, { tokenSlug: p.slug }, Array.isArray(raw.streams))),
+        into(metricValues, n.cells, wholeSet(metricValues, { tokenSlug: p.slug, surface: 'snapshot' }, SNAPSHOT_CELL_ROOTS.every((k) => raw[k] !== undefined && raw[k] !== null))),
+      ],
+    };
+  },
+});

@@ -1,0 +1,139 @@
+// /api/v1/tokens: the token list. Its coverage flags decide which token routes exist, so
+// it plans the per-token work. Tokens it stops listing get `delisted_at`, but only when
+// the list came back whole: a failed or partial list never delists anything. A token route
+// that answered 404 `token_not_found` is not planned again until the list says the token is
+// back (not-found.ts: its `freshness` changed, or it was unlisted and is listed again).
+import { inArray } from 'drizzle-orm';
+import { z } from 'zod';
+import type { TokenItem } from '../../schema/upstream/app.ts';
+import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
+import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
+import { withoutVolatile } from '../../schema/warehouse/columns.ts';
+import { rowMeta } from '../../engine/rows.ts';
+import { fetchList } from '../../engine/fetch-list.ts';
+import { readTokenList } from '../../engine/lists.ts';
+import { wholeSet } from '../../engine/sets.ts';
+import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../../engine/types.ts';
+import { appBundleJob } from './bundle.ts';
+import { appChartsJob } from './charts.ts';
+import { appHistoryJob } from './history.ts';
+import { readNotFound, screenNotFound, withoutLeftOut, type PlannedEntry } from './not-found.ts';
+import { appSnapshotJob } from './snapshot.ts';
+
+/** The jobs the token list plans, by name (for their resources). */
+const TOKEN_JOBS: ReadonlyMap<string, JobDefinition<{ slug: string; marker?: string | null }>> = new Map(
+  [appSnapshotJob, appHistoryJob, appChartsJob, appBundleJob].map((j) => [j.name, j as JobDefinition<{ slug: string; marker?: string | null }>]),
+);
+
+function tokenResourceOf(f: JobRequest): string | null {
+  const job = TOKEN_JOBS.get(f.name);
+  const p = job?.payload.safeParse(f.payload);
+  return job && p?.success ? job.resource(p.data) : null;
+}
+
+/**
+ * Pure: a token entry's marker for the not-found rule, as app.tokens stores it (`freshness`):
+ * its verdict without the volatile fields (an `asOf` moved by a recomputation is no change).
+ */
+export function tokenEntryMarker(item: TokenItem): string | null {
+  return stableMarker(withoutVolatile(item.freshness));
+}
+
+/** The per-token work the coverage flags call for. */
+export function tokenFollowUps(item: TokenItem): JobRequest[] {
+  const c = item.coverage ?? {};
+  const marker = versionMarker(item.freshness);
+  const payload = { slug: item.slug, marker };
+  const out: JobRequest[] = [];
+  if (c.snapshot) out.push({ name: 'app.snapshot', payload });
+  if (c.metricHistory) out.push({ name: 'app.history', payload });
+  if (c.charts) out.push({ name: 'app.charts', payload });
+  out.push({ name: 'app.bundle', payload });
+  return out;
+}
+
+function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | null): typeof tokens.$inferInsert {
+  const c = item.coverage ?? {};
+  return {
+    slug: item.slug,
+    displayName: item.displayName ?? null,
+    symbol: item.symbol ?? null,
+    imageUrl: item.imageUrl ?? null,
+    coverageScreener: c.screener ?? false,
+    coverageSnapshot: c.snapshot ?? false,
+    coverageMetricHistory: c.metricHistory ?? false,
+    coverageTrend: c.trend ?? false,
+    coverageCharts: c.charts ?? false,
+    coverageBacktests: c.backtests ?? false,
+    delistedAt: null,
+    payload: raw,
+    ...rowMeta(ctx, { asOf, freshness: tokenEntryMarker(item) }),
+  };
+}
+
+export const appTokensJob = defineJob({
+  name: 'app.tokens',
+  source: 'app',
+  group: 'tokens',
+  payload: z.object({}),
+  resource: () => 'tokens',
+  async handle(ctx) {
+    const f = await fetchList(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
+    const list = readTokenList(f.items ?? [], f.count);
+    const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
+    const status = list.complete ? 'ok' : 'partial';
+    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }];
+    const entries = new Map<string, { slug: string; marker: string | null }>();
+    for (const { item } of list.items) {
+      for (const f2 of tokenFollowUps(item)) {
+        if (f2.name !== 'app.bundle' || ctx.settings.appBundles) {
+          followUps.push(f2);
+          entries.set(tokenResourceOf(f2) ?? '', { slug: item.slug, marker: tokenEntryMarker(item) });
+        }
+      }
+    }
+    // Read before this list is written: the entries as the 404s' runs saw them.
+    const kinds = [...TOKEN_JOBS.values()].filter((j) => j.name !== appBundleJob.name || ctx.settings.appBundles).map((j) => j.group);
+    const notFound = await readNotFound(ctx, 'token/', kinds);
+    const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
+    const writes: TableWrite<any>[] = [
+      // A whole list delists the tokens it no longer lists (a failed or partial one never does).
+      into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
+    ];
+    // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
+    // states say so too: an `ok` left there would let the next run with a key skip them as
+    // unchanged, and the rows would stay `skipped`.
+    const skipBundles = !ctx.settings.appBundles && rows.length > 0;
+    if (skipBundles) {
+      const skipped = rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) }));
+      // No request was sent for them: no body carried these rows.
+      writes.push(into(researchBundles, skipped, { keep: ['summary', 'payload', 'asOf', 'freshness', 'missingScope', 'problemCode'], from: null }));
+    }
+    return {
+      status,
+      asOf: f.meta.asOf,
+      hash: f.sha256,
+      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length },
+      writes,
+      ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
+      followUps: async () => withoutLeftOut(followUps, await screenNotFound(ctx, notFound, planned, list.complete), tokenResourceOf),
+    };
+  },
+});
+
+/** The not-found resources the list plans now, with their entry's marker now and as stored before. */
+async function plannedEntries(ctx: JobContext, resources: readonly string[], entries: ReadonlyMap<string, { slug: string; marker: string | null }>): Promise<Map<string, PlannedEntry>> {
+  const out = new Map<string, PlannedEntry>();
+  const wanted = resources.flatMap((r) => {
+    const e = entries.get(r);
+    return e ? [{ resource: r, ...e }] : [];
+  });
+  if (wanted.length === 0) return out;
+  const stored = await ctx.warehouse.db
+    .select({ slug: tokens.slug, freshness: tokens.freshness })
+    .from(tokens)
+    .where(inArray(tokens.slug, [...new Set(wanted.map((w) => w.slug))]));
+  const previous = new Map(stored.map((r) => [r.slug, r.freshness]));
+  for (const w of wanted) out.set(w.resource, { marker: w.marker, previous: previous.get(w.slug) ?? null });
+  return out;
+}

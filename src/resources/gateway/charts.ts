@@ -1,0 +1,193 @@
+// /v1/tokens/{slug}/charts: the chart catalog (key, title, supported timeframes, data link),
+// then one data job per chart and timeframe to mirror: each configured timeframe the chart
+// lists, and for one it does not list the longest it lists instead (timeframes.ts; recorded in
+// the chart's `timeframe_substitutions`, never a chart left without points). The catalog
+// items carry no version; the catalog's meta.asOf (with any freshness or row count an item
+// has) is the marker: a chart timeframe whose marker is as at its last fetch is not fetched again.
+// The catalog itself is skipped while the token catalog's marker is unchanged (see tokens.ts);
+// it then plans the charts it listed last time, each with the marker it had then.
+import { and, eq } from 'drizzle-orm';
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
+import { readList } from '../../schema/upstream/envelope.ts';
+import { versionMarker } from '../../schema/upstream/values.ts';
+import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
+import { GATEWAY_TIMEFRAMES } from '../../lib/config.ts';
+import { beginWrite } from '../../store/known-time.ts';
+import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
+import { rowMeta } from '../../engine/rows.ts';
+import { fetchList } from '../../engine/fetch-list.ts';
+import { keptMembers, wholeSet } from '../../engine/sets.ts';
+import { documentedPath } from '../../engine/paths.ts';
+import { defineJob, into, type JobContext, type JobRequest, type TableWrite } from '../../engine/types.ts';
+import { slugPayload } from './page.ts';
+import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
+
+export interface GatewayCatalogEntry extends CatalogEntry {
+  /** As the catalog lists them; null when it does not say. */
+  timeframes: string[] | null;
+}
+
+/** Pure: a catalog item in any accepted form, with the timeframes it supports. */
+export function readGatewayCatalogItem(raw: unknown): GatewayCatalogEntry | null {
+  const e = readCatalogItem(raw);
+  if (!e) return null;
+  const r = raw as Record<string, unknown>;
+  const listed = r.timeframes ?? r.supportedTimeframes;
+  const timeframes = Array.isArray(listed) ? listed.filter((t): t is string => typeof t === 'string') : null;
+  return { ...e, timeframes };
+}
+
+/** Pure: what to fetch of a chart for the configured timeframes (timeframes.ts). */
+export function chartTimeframePlan(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): TimeframePlan {
+  return planTimeframes(entry.timeframes, configured, GATEWAY_TIMEFRAMES);
+}
+
+/** Pure: the timeframes fetched of a chart (configured ones it lists, and substitutes). */
+export function timeframesToFetch(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): string[] {
+  return mirroredTimeframes(chartTimeframePlan(entry, configured));
+}
+
+/** Pure: the chart row's record of what is mirrored (gateway.charts columns). */
+export function mirrorColumns(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]) {
+  const plan = chartTimeframePlan(entry, configured);
+  return { mirroredTimeframes: mirroredTimeframes(plan), timeframeSubstitutions: plan.substitutions };
+}
+
+/** Pure: what says a chart changed: the catalog's asOf with the item's own markers. */
+export function chartMarker(catalogAsOf: Date | null, entry: Pick<CatalogEntry, 'marker'>): string | null {
+  return versionMarker({ asOf: catalogAsOf?.toISOString() ?? null, item: entry.marker });
+}
+
+function chartFollowUps(ctx: JobContext, slug: string, entries: readonly GatewayCatalogEntry[], catalogAsOf: Date | null): JobRequest[] {
+  return entries.flatMap((e) =>
+    chartTimeframePlan(e, ctx.settings.gatewayChartTimeframes).fetches.map((f) => ({
+      name: 'gateway.chart',
+      payload: { slug, chartKey: e.key, timeframe: f.timeframe, requested: f.requested, link: e.link, marker: chartMarker(catalogAsOf, e) },
+    })),
+  );
+}
+
+/**
+ * The catalog was not fetched (its marker is unchanged), but the configured timeframes may
+ * have changed since its rows were written: their record of what is mirrored follows the
+ * configuration. Only rows whose record differs are written, as a write like any other: a
+ * new version from known time on (the history trigger), by this run.
+ */
+async function refreshMirrorColumns(ctx: JobContext, slug: string, rows: readonly StoredChart[]): Promise<void> {
+  const changed = rows.flatMap((r) => {
+    const m = mirrorColumns(r, ctx.settings.gatewayChartTimeframes);
+    return isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions }) ? [] : [{ chartKey: r.chartKey, m }];
+  });
+  if (changed.length === 0) return;
+  await ctx.warehouse.db.transaction(async (tx) => {
+    await beginWrite(tx);
+    for (const { chartKey, m } of changed) {
+      await tx
+        .update(gatewayCharts)
+        .set({ ...m, runId: ctx.runId })
+        .where(and(eq(gatewayCharts.tokenSlug, slug), eq(gatewayCharts.chartKey, chartKey)));
+    }
+  });
+}
+
+interface StoredChart {
+  chartKey: string;
+  timeframes: string[] | null;
+  mirroredTimeframes: string[] | null;
+  timeframeSubstitutions: Record<string, string | null> | null;
+}
+
+/**
+ * The chart jobs of the catalog as its last fetch stored it (charts it no longer listed keep
+ * their rows, from older runs): a chart whose last fetch failed still heals.
+ */
+async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
+  const rows = await ctx.warehouse.db
+    .select({
+      chartKey: gatewayCharts.chartKey,
+      payload: gatewayCharts.payload,
+      timeframes: gatewayCharts.timeframes,
+      mirroredTimeframes: gatewayCharts.mirroredTimeframes,
+      timeframeSubstitutions: gatewayCharts.timeframeSubstitutions,
+      asOf: gatewayCharts.asOf,
+      runId: gatewayCharts.runId,
+      fetchedAt: gatewayCharts.fetchedAt,
+    })
+    .from(gatewayCharts)
+    .where(eq(gatewayCharts.tokenSlug, slug));
+  const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
+  const listed = rows.filter((r) => r.runId === last?.runId);
+  await refreshMirrorColumns(ctx, slug, listed);
+  return listed.flatMap((r) => {
+    const e = readGatewayCatalogItem(r.payload);
+    return e ? chartFollowUps(ctx, slug, [{ ...e, timeframes: r.timeframes }], r.asOf) : [];
+  });
+}
+
+/**
+ * A catalog read whole states the token's charts: one it no longer lists is closed, with its
+ * timeframes, series and points; a timeframe a listed chart no longer lists is closed with its
+ * points (a chart that does not say which it has keeps them all).
+ */
+function catalogWrites(
+  slug: string,
+  rows: (typeof gatewayCharts.$inferInsert)[],
+  listed: readonly GatewayCatalogEntry[],
+  whole: boolean,
+  fromEach?: TableWrite['fromEach'],
+): TableWrite<any>[] {
+  const charts = listed.map((e) => ({ chartKey: e.key }));
+  const byTimeframe = listed.filter((e) => e.timeframes !== null);
+  return [
+    into(gatewayCharts, rows, { ...wholeSet(gatewayCharts, { tokenSlug: slug }, whole), ...(fromEach ? { fromEach } : {}) }),
+    into(gatewayChartTimeframes, [], keptMembers(gatewayChartTimeframes, { tokenSlug: slug }, whole, charts)),
+    into(gatewayChartSeries, [], keptMembers(gatewayChartSeries, { tokenSlug: slug }, whole, charts)),
+    into(gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: slug }, whole, charts)),
+    ...byTimeframe.flatMap((e) => {
+      const timeframes = e.timeframes!.map((timeframe) => ({ timeframe }));
+      return [
+        into(gatewayChartTimeframes, [], keptMembers(gatewayChartTimeframes, { tokenSlug: slug, chartKey: e.key }, whole, timeframes)),
+        into(gatewayChartPoints, [], keptMembers(gatewayChartPoints, { tokenSlug: slug, chartKey: e.key }, whole, timeframes)),
+      ];
+    }),
+  ];
+}
+
+export const gatewayChartsJob = defineJob({
+  name: 'gateway.charts',
+  source: 'gateway',
+  group: 'charts',
+  payload: slugPayload,
+  resource: (p) => `token/${p.slug}/charts`,
+  token: (p) => p.slug,
+  marker: (p) => p.marker,
+  notFoundByMarker: true,
+  unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
+  async handle(ctx, p) {
+    const f = await fetchList(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
+    const listed = f.items;
+    const items = listed ?? [];
+    const entries = items.map(readGatewayCatalogItem);
+    const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
+    const invalidItems = entries.length - valid.length;
+    const rows = valid.map((e) => ({
+      tokenSlug: p.slug,
+      chartKey: e.key,
+      title: e.title,
+      timeframes: e.timeframes,
+      ...mirrorColumns(e, ctx.settings.gatewayChartTimeframes),
+      dataPath: documentedPath('gateway.chart', { slug: p.slug, chartKey: e.key }),
+      payload: e.raw,
+      ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
+    }));
+    return {
+      status: invalidItems ? 'partial' : 'ok',
+      asOf: f.meta.asOf,
+      hash: f.sha256,
+      details: { charts: valid.length, invalidItems },
+      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
+      followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
+    };
+  },
+});

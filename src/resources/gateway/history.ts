@@ -1,0 +1,92 @@
+// /v1/tokens/{slug}/metrics/history?period=P: TrendData (`times[]`, `series[]` with `key`
+// and `values`) in long format, one job per configured period. `data: null` means the
+// series is not materialized: recorded as such in sync.resource_state, and the points an
+// earlier sync stored are kept.
+//
+// Periods are not substituted as chart timeframes are (timeframes.ts): nothing the gateway
+// serves lists the periods a token supports (the page's `sections.trend` says only whether
+// the trend is supported, the route takes every documented period), so each configured
+// period is asked as is, and one a token lacks is on record as `not_materialized`.
+import { readDecimal } from '../../schema/upstream/values.ts';
+import { z } from 'zod';
+import { GATEWAY_PERIODS } from '../../lib/config.ts';
+import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
+import { readTime } from '../../schema/upstream/values.ts';
+import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
+import { rowMeta } from '../../engine/rows.ts';
+import { CellTally } from '../../engine/cell-tally.ts';
+import { fetchData } from '../../engine/fetch.ts';
+import { wholeSet } from '../../engine/sets.ts';
+import { defineJob, into, type JobContext } from '../../engine/types.ts';
+
+export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
+
+export interface TrendRead {
+  points: (typeof gatewayTrendPoints.$inferInsert)[];
+  series: string[];
+  lastTs: Date | null;
+  /** Times that could not be read (their values are left out). */
+  badTimes: number;
+  /** Values beyond `times`, or series shorter than it. */
+  misaligned: number;
+  invalidValues: number;
+  cells: CellTally;
+}
+
+/** Pure: TrendData in long format (token, period, series, time). */
+export function readTrend(ctx: JobContext, slug: string, period: string, data: GatewayTrendIn, asOf: Date | null): TrendRead {
+  const out: TrendRead = { points: [], series: [], lastTs: null, badTimes: 0, misaligned: 0, invalidValues: 0, cells: new CellTally() };
+  const times = data.times.map(readTime);
+  out.badTimes = times.filter((t) => t === null).length;
+  for (let i = 0; i < out.badTimes; i++) out.cells.badTime();
+  for (const t of times) if (t && (!out.lastTs || t > out.lastTs)) out.lastTs = t;
+  const meta = rowMeta(ctx, { asOf });
+  for (const s of data.series) {
+    out.series.push(s.key);
+    if (s.values.length !== times.length) {
+      out.misaligned += Math.abs(s.values.length - times.length);
+      // Which value belongs to which time cannot be told.
+      out.cells.misread(`series ${s.key} has ${s.values.length} values for ${times.length} times`);
+    }
+    times.forEach((ts, i) => {
+      if (!ts || i >= s.values.length) return;
+      const raw = s.values[i];
+      const d = readDecimal(raw);
+      if (!d.ok) out.invalidValues++;
+      out.cells.column(s.key, d.ok);
+      out.points.push({ tokenSlug: slug, period, seriesKey: s.key, ts, value: d.ok ? d.value : null, payload: d.ok ? null : raw, ...meta, status: d.ok ? 'ok' : 'invalid' });
+    });
+  }
+  return out;
+}
+
+export const gatewayHistoryJob = defineJob({
+  name: 'gateway.history',
+  source: 'gateway',
+  group: 'history',
+  payload: historyPayload,
+  resource: (p) => `token/${p.slug}/history/${p.period}`,
+  token: (p) => p.slug,
+  marker: (p) => p.marker,
+  notFoundByMarker: true,
+  async handle(ctx, p, state) {
+    const f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
+    // Nothing to write, and nothing to delete: earlier points stay.
+    if (f.data === null) return { status: 'not_materialized', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } };
+    // The same body as last time is not written again.
+    if (!ctx.settings.full && (state?.status === 'ok' || state?.status === 'unchanged') && state.hash === f.response.sha256) {
+      return { status: 'ok', reported: 'unchanged', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: state.rowCount, details: state.details };
+    }
+    const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);
+    const details = {
+      period: p.period,
+      materialized: true,
+      series: read.series,
+      lastTs: read.lastTs?.toISOString() ?? null,
+      badTimes: read.badTimes,
+      misaligned: read.misaligned,
+      invalidValues: read.invalidValues,
+    };
+    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
+  },
+});

@@ -1,0 +1,113 @@
+// /openapi-product.json: the gateway's product contract. The client archives every body in
+// sync.raw_responses; this job compares the document with the previous copy and, when it
+// differs, logs the difference and records it in sync.contract_changes (paths added and
+// removed, paths whose operations changed, other top-level sections that changed). The
+// first copy is not a change.
+import { createHash } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { z } from 'zod';
+import { openapiDocument } from '../../schema/upstream/gateway.ts';
+import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
+import { contractChanges, rawResponses } from '../../schema/warehouse/sync.ts';
+import { invalid } from '../../engine/fetch.ts';
+import { documentedPath } from '../../engine/paths.ts';
+import { defineJob, into, type JobContext } from '../../engine/types.ts';
+
+/** What is kept of a document to compare the next one with: a hash per path and per top-level section. */
+export interface ContractFingerprint {
+  version: string | null;
+  paths: Record<string, string>;
+  sections: Record<string, string>;
+}
+
+export interface ContractDiff {
+  added: string[];
+  removed: string[];
+  /** Paths present in both whose operations differ. */
+  changed: string[];
+  /** Top-level members other than `paths` that differ (info, components, ...). */
+  sections: string[];
+}
+
+const shortHash = (v: unknown) => createHash('sha256').update(stableMarker(v) ?? 'null').digest('hex').slice(0, 16);
+
+/** Pure. */
+export function fingerprint(doc: Record<string, unknown>): ContractFingerprint {
+  const paths = isRecord(doc.paths) ? doc.paths : {};
+  const info = isRecord(doc.info) ? doc.info : {};
+  return {
+    version: stableMarker(info.version),
+    paths: Object.fromEntries(Object.keys(paths).sort().map((p) => [p, shortHash(paths[p])])),
+    sections: Object.fromEntries(Object.keys(doc).filter((k) => k !== 'paths').sort().map((k) => [k, shortHash(doc[k])])),
+  };
+}
+
+/** Pure. */
+export function diffContract(prev: ContractFingerprint, next: ContractFingerprint): ContractDiff {
+  const keys = (r: Record<string, string>) => new Set(Object.keys(r));
+  const [pp, np] = [keys(prev.paths), keys(next.paths)];
+  const [ps, ns] = [keys(prev.sections), keys(next.sections)];
+  return {
+    added: [...np].filter((p) => !pp.has(p)).sort(),
+    removed: [...pp].filter((p) => !np.has(p)).sort(),
+    changed: [...np].filter((p) => pp.has(p) && prev.paths[p] !== next.paths[p]).sort(),
+    sections: [...new Set([...ps, ...ns])].filter((k) => prev.sections[k] !== next.sections[k]).sort(),
+  };
+}
+
+const contractFingerprint = z.object({ version: z.string().nullable(), paths: z.record(z.string(), z.string()), sections: z.record(z.string(), z.string()) });
+
+/** The previous copy: its fingerprint from the state's details, else from the archived body with the state's hash. */
+async function previousFingerprint(ctx: JobContext, path: string, details: unknown, hash: string | null): Promise<ContractFingerprint | null> {
+  const kept = contractFingerprint.safeParse(isRecord(details) ? details.fingerprint : undefined);
+  if (kept.success) return kept.data;
+  if (!hash) return null;
+  const rows = await ctx.warehouse.db
+    .select({ body: rawResponses.body })
+    .from(rawResponses)
+    .where(and(eq(rawResponses.source, 'gateway'), eq(rawResponses.path, path), eq(rawResponses.sha256, hash)))
+    .limit(1);
+  const body = rows[0]?.body;
+  return isRecord(body) ? fingerprint(body) : null;
+}
+
+export const gatewayOpenapiJob = defineJob({
+  name: 'gateway.openapi',
+  source: 'gateway',
+  group: 'contract',
+  payload: z.object({}),
+  resource: () => 'openapi',
+  async handle(ctx, _p, state) {
+    const response = await ctx.upstream.get({ route: 'gateway.openapi', runId: ctx.runId });
+    const doc = openapiDocument.safeParse(response.body);
+    if (!doc.success || !isRecord(response.body)) throw await invalid(ctx, 'gateway.openapi', response, 'not an OpenAPI document with `paths`');
+    const path = documentedPath('gateway.openapi', {});
+    const next = fingerprint(response.body);
+    const prevHash = state?.hash ?? null;
+    const differs = prevHash !== null && prevHash !== response.sha256;
+    const prev = differs ? await previousFingerprint(ctx, path, state?.details, prevHash) : null;
+    const diff = differs ? diffContract(prev ?? { version: null, paths: {}, sections: {} }, next) : null;
+    if (diff) {
+      ctx.logger.warn({ path, previousVersion: prev?.version ?? null, version: next.version, added: diff.added, removed: diff.removed, changed: diff.changed, sections: diff.sections }, 'gateway contract changed');
+    }
+    const change = diff && {
+      runId: ctx.runId,
+      source: 'gateway',
+      path,
+      detectedAt: ctx.now(),
+      previousSha256: prevHash,
+      sha256: response.sha256,
+      addedPaths: diff.added,
+      removedPaths: diff.removed,
+      details: { previousVersion: prev?.version ?? null, version: next.version, changedPaths: diff.changed, changedSections: diff.sections, previousKnown: prev !== null },
+    };
+    return {
+      status: 'ok',
+      ...(diff ? { reported: 'changed' } : {}),
+      hash: response.sha256,
+      freshness: next.version,
+      details: { fingerprint: next, paths: Object.keys(next.paths).length },
+      writes: change ? [into(contractChanges, [change])] : [],
+    };
+  },
+});

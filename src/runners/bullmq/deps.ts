@@ -1,0 +1,50 @@
+// What the BullMQ processors need, built once per worker process by the runtime.
+import type { Queue } from 'bullmq';
+import type { JobDefinition, JobRequest, Source, SyncSettings } from '../../engine/types.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Upstream } from '../../upstream/client.ts';
+import type { RequestRecorder } from '../../upstream/recorder.ts';
+import type { Warehouse } from '../../store/connection.ts';
+import type { Failure } from '../../lib/failure.ts';
+import type { PlanDeps } from './plan.ts';
+
+/** Hooks for metrics; the runner works without them. */
+export interface RunnerEvents {
+  /** `failure`: why, for a job that failed (its labels in tesync_jobs_processed_total). */
+  jobSettled(job: JobDefinition<any>, status: string, rows: number, ms: number, failure?: Failure): void;
+  /** A job handed back to its queue because the bucket's wait was longer than a job may hold its slot. */
+  rateLimited(queue: string, waitMs: number): void;
+  handedBack(queue: string): void;
+}
+
+/** What the composition root knows of the job catalog: the runner imports no jobs itself. */
+export interface WalkPlan {
+  catalog: ReadonlyMap<string, JobDefinition<any>>;
+  /** Where a walk of these sources starts. */
+  walkRoots(sources: readonly Source[]): JobRequest[];
+  /** Every resource group of the catalog. */
+  groups: readonly string[];
+  /** The configured sources. */
+  sources: readonly Source[];
+  /** Handler settings for a walk (`full`: ignore change markers). */
+  settings(full: boolean): SyncSettings;
+  /**
+   * Throws when the warehouse no longer mirrors this worker's upstream (rebound since the
+   * worker started): a walk checks it before it opens its run.
+   */
+  checkUpstream?(): Promise<void>;
+}
+
+export interface RunnerDeps extends PlanDeps {
+  plan: WalkPlan;
+  config: Config;
+  warehouse: Warehouse;
+  upstream: Upstream;
+  recorder: RequestRecorder;
+  walkQueue: Queue;
+  /** Redis key prefix (queues, runs, budgets). */
+  prefix: string;
+  events?: RunnerEvents;
+  /** True once SIGTERM/SIGINT arrived: aborted jobs are handed back, not failed. */
+  shuttingDown(): boolean;
+}

@@ -1,0 +1,72 @@
+// Runs of this queue prefix that sync.runs has `running` but whose work Redis no longer
+// holds. A graceful stop is not one of them: it hands its jobs back to the queues, and their
+// runs resume when a worker starts. These are the runs that nothing would ever finish: the
+// finish job was lost, or Redis lost the run's jobs (`tesync reset --redis`, a Redis that
+// restarted empty). A worker looks for them when it starts and after Redis reconnects.
+import type { Queue } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import type { Logger } from '../../lib/logger.ts';
+import type { Warehouse } from '../../store/connection.ts';
+import { abandonRun } from '../../store/runs.ts';
+import type { RunTracker } from './run-tracker.ts';
+import { queueFinish } from './walk.ts';
+
+export interface LostRunDeps {
+  warehouse: Warehouse;
+  tracker: RunTracker;
+  walkQueue: Queue;
+  prefix: string;
+  logger: Logger;
+}
+
+/** Walk job states from which the walk still plans its run. */
+const LIVE_WALK_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+export const LOST_RUN_ERROR = 'abandoned: no job of it is left in Redis (removed by tesync reset --redis, or Redis restarted empty)';
+
+export type RunFate = 'resumes' | 'finish' | 'lost';
+
+/**
+ * Pure: what becomes of a `running` run, from what Redis holds of it. Jobs pending or a walk
+ * still to plan: it goes on. Work settled and counted: only its finish is missing. Nothing:
+ * nobody can finish it.
+ */
+export function runFate(r: { pending: number; planned: number; walkState: string | undefined }): RunFate {
+  if (r.pending > 0 || (r.walkState !== undefined && LIVE_WALK_STATES.has(r.walkState))) return 'resumes';
+  return r.planned > 0 ? 'finish' : 'lost';
+}
+
+/** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish. */
+export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: number; lost: number }> {
+  const open = await runningRunsOf(deps.warehouse, deps.prefix);
+  let finishing = 0;
+  let lost = 0;
+  for (const run of open) {
+    const walk = run.job ? await deps.walkQueue.getJob(run.job) : undefined;
+    const fate = runFate({
+      pending: await deps.tracker.pending(run.id),
+      planned: (await deps.tracker.stats(run.id)).planned,
+      walkState: walk ? await walk.getState() : undefined,
+    });
+    if (fate === 'finish') {
+      await queueFinish(deps, run.id);
+      finishing++;
+    } else if (fate === 'lost' && (await abandonRun(deps.warehouse.db, run.id, LOST_RUN_ERROR))) {
+      deps.logger.warn({ runId: run.id }, `run closed as failed: ${LOST_RUN_ERROR}`);
+      lost++;
+    }
+  }
+  return { finishing, lost };
+}
+
+/** After `tesync reset --redis`: every run of the prefix still `running` lost its jobs with the keys. */
+export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string): Promise<number> {
+  let closed = 0;
+  for (const run of await runningRunsOf(warehouse, prefix)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR)) closed++;
+  return closed;
+}
+
+/** The runs still `running` that workers of this prefix started, with their walk job. */
+function runningRunsOf(warehouse: Warehouse, prefix: string): Promise<{ id: string; job: string | null }[]> {
+  return warehouse.query(sql`select id, options->>'job' as job from sync.runs where status = 'running' and options->>'queuePrefix' = ${prefix}`);
+}

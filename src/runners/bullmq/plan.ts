@@ -1,0 +1,57 @@
+// Turns job requests (a walk's roots, a handler's follow-ups) into fetch jobs: filtered by
+// the run's scope, counted once per run, on the queue of the job's bucket.
+//
+// Ids: the job id is the run and the resource (a run never queues a resource twice); the
+// deduplication id is the resource alone, so that while one run has a resource queued or
+// running, another run does not queue it again. Planners (catalog, token lists) are not
+// deduplicated across runs: each run needs its own to plan its own follow-ups.
+import type { Queue } from 'bullmq';
+import { planJob } from '../../engine/lifecycle.ts';
+import type { JobDefinition, JobRequest } from '../../engine/types.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { Bucket } from '../../upstream/routes.ts';
+import { fetchJobId, resourceKey } from './ids.ts';
+import type { FetchJobData } from './job-data.ts';
+import { FETCH_JOB_OPTIONS } from './queues.ts';
+import type { RunTracker } from './run-tracker.ts';
+import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
+
+export interface PlanDeps {
+  catalog: ReadonlyMap<string, JobDefinition<any>>;
+  fetchQueues: ReadonlyMap<Bucket, Queue>;
+  tracker: RunTracker;
+  logger: Logger;
+}
+
+export type RunScope = Omit<FetchJobData, 'job' | 'payload'>;
+
+/** Queues what is in scope and not planned yet; returns how many new jobs were queued. */
+export async function enqueueRequests(deps: PlanDeps, run: RunScope, requests: readonly JobRequest[], { roots }: { roots: boolean }): Promise<number> {
+  const added = await Promise.all(requests.map((req) => enqueueOne(deps, run, req, roots)));
+  return added.filter(Boolean).length;
+}
+
+async function enqueueOne(deps: PlanDeps, run: RunScope, req: JobRequest, root: boolean): Promise<boolean> {
+  const p = planJob(deps.catalog, req);
+  if ('error' in p) {
+    deps.logger.error({ job: req.name, err: p.error }, 'job cannot run; skipped');
+    if (deps.catalog.has(req.name)) await deps.tracker.noteFailure(run.runId, { job: req.name, resource: '?', error: p.error });
+    return false;
+  }
+  const { job: def, resource } = p;
+  if (!root && !inScope(run, def, p.payload)) return false;
+  const jobId = fetchJobId(run.runId, def.source, resource);
+  // `pending`: planned before, maybe by an attempt that died before queueing it; adding
+  // again with the same id is a no-op when the job exists.
+  if ((await deps.tracker.plan(run.runId, jobId)) === 'settled') return false;
+  const queue = deps.fetchQueues.get(p.bucket)!;
+  const data: FetchJobData = { ...run, job: def.name, payload: req.payload };
+  const dedupe = PLANNER_GROUPS.includes(def.group) ? {} : { deduplication: { id: resourceKey(def.source, resource) } };
+  const job = await queue.add(def.name, data, { ...FETCH_JOB_OPTIONS, jobId, ...dedupe });
+  if (job.id !== jobId) {
+    deps.logger.debug({ job: def.name, resource, queuedAs: job.id }, 'resource already queued by another run; left to it');
+    await deps.tracker.settle(run.runId, jobId, { kind: 'deduplicated' });
+    return false;
+  }
+  return true;
+}

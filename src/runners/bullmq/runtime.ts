@@ -1,0 +1,181 @@
+// One worker process: queues, schedulers, the shared rate budget, the processors, metrics.
+// `tesync worker` starts it and closes it on SIGTERM/SIGINT; tests start several.
+import { hostname } from 'node:os';
+import { Queue, Worker, type WorkerOptions } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import type { Config } from '../../lib/config.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { countingBudget, countingRecorder } from '../metrics/instrument.ts';
+import { createMetrics, jobLabels, type WorkerMetrics } from '../metrics/metrics.ts';
+import { startMetricsServer } from '../metrics/server.ts';
+import { createUpstream } from '../../upstream/client.ts';
+import { WarehouseRecorder } from '../../store/request-log.ts';
+import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
+import type { Bucket } from '../../upstream/routes.ts';
+import type { Warehouse } from '../../store/connection.ts';
+import type { RunnerDeps, RunnerEvents, WalkPlan } from './deps.ts';
+import { onFetchFailed, processFetch } from './fetch.ts';
+import { connectRedis, FETCH_QUEUES, redisOptions, WALK_QUEUE } from './queues.ts';
+import { RunTracker } from './run-tracker.ts';
+import { registerSchedulers } from './scheduler.ts';
+import { plannedSchedulers } from './schedules.ts';
+import { processFinish, processWalk } from './walk.ts';
+import { settleLostRuns } from './lost-runs.ts';
+
+/** Any job count within a second passes: the limiter is there so that queue.rateLimit(ms) takes effect. */
+const MANUAL_LIMITER = { max: 1_000_000, duration: 1000 };
+const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children'] as const;
+
+export interface WorkerRuntimeOptions {
+  config: Config;
+  logger: Logger;
+  warehouse: Warehouse;
+  /** The job catalog and settings, from the composition root. */
+  plan: WalkPlan;
+}
+
+export interface WorkerRuntime {
+  metricsPort: number;
+  /** Stops taking jobs; active ones finish within the grace period or are handed back. */
+  close(): Promise<void>;
+}
+
+export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise<WorkerRuntime> {
+  const { config, logger, warehouse } = options;
+  const w = config.worker;
+  const prefix = w.queuePrefix;
+  const connection = redisOptions(config.redisUrl);
+  // Named like BullMQ's own connections (`<prefix>:...`), so CLIENT LIST shows whose it is.
+  const redis = await connectRedis(connection, config.redisUrl, `${prefix}:tesync`);
+  const closers: (() => Promise<unknown>)[] = [() => redis.quit().catch(() => redis.disconnect())];
+  try {
+    const walkQueue = new Queue(WALK_QUEUE, { connection, prefix });
+    const fetchQueues = new Map<Bucket, Queue>(FETCH_QUEUES.map(({ bucket, name }) => [bucket, new Queue(name, { connection, prefix })]));
+    const queues = [walkQueue, ...fetchQueues.values()];
+    closers.unshift(() => Promise.all(queues.map((q) => q.close())));
+
+    const budget = new RedisBudget({ redis, prefix, leaseMs: config.requestTimeoutMs + LEASE_MARGIN_MS });
+    closers.unshift(() => budget.close());
+    const metrics = createMetrics({
+      queueCounts: () => Promise.all(queues.map(async (q) => ({ queue: q.name, counts: await q.getJobCounts(...JOB_STATES) }))),
+      lastSuccess: async () =>
+        (
+          await warehouse.query<{ source: string; kind: string; s: string | number }>(
+            sql`select source, kind, extract(epoch from max(last_success_at))::float8 as s from sync.resource_state where last_success_at is not null group by 1, 2`,
+          )
+        ).map((r) => ({ source: r.source, group: r.kind, seconds: Number(r.s) })),
+      budgets: () => budget.snapshot().map((b) => ({ bucket: b.bucket, remaining: b.remaining })),
+    });
+    const recorder = countingRecorder(new WarehouseRecorder(warehouse, logger), metrics);
+    closers.unshift(() => recorder.close());
+    // A job holds its worker slot only this long waiting for budget; past that the bucket's
+    // queue is paused and the job handed back (see fetch.ts).
+    const upstream = createUpstream({ config: { ...config, maxRateWaitMs: w.rateWaitMs }, budget: countingBudget(budget, metrics), recorder, logger });
+
+    let shuttingDown = false;
+    const deps: RunnerDeps = {
+      plan: options.plan,
+      catalog: options.plan.catalog,
+      config,
+      warehouse,
+      upstream,
+      recorder,
+      walkQueue,
+      fetchQueues,
+      tracker: new RunTracker(redis, prefix),
+      logger,
+      prefix,
+      events: metricEvents(metrics),
+      shuttingDown: () => shuttingDown,
+    };
+
+    // Runs whose work Redis no longer holds would stay `running` for ever (lost-runs.ts).
+    const settleLost = () =>
+      settleLostRuns(deps).then(
+        ({ finishing, lost }) => (finishing + lost > 0 ? logger.info({ finishing, lost }, 'runs left open without work in Redis: finishing or closed') : undefined),
+        (err: unknown) => logger.error({ err }, 'could not look for runs left open without work in Redis'),
+      );
+    await registerSchedulers(walkQueue, plannedSchedulers(config), logger);
+    // A Redis that restarted without persistence comes back empty: schedulers are registered
+    // again on every reconnect (idempotent), so schedules survive it.
+    redis.on('ready', () => {
+      if (shuttingDown) return;
+      registerSchedulers(walkQueue, plannedSchedulers(config), logger).then(
+        () => logger.info('Redis reconnected: schedulers registered again'),
+        (err: unknown) => logger.error({ err }, 'could not register schedulers after a Redis reconnect'),
+      );
+      void settleLost();
+    });
+
+    // The name lands on every job it takes (processedBy): which host and process ran what.
+    const workerName = `${hostname()}.${process.pid}`;
+    const base: WorkerOptions = { connection, prefix, name: workerName, lockDuration: w.lockMs, stalledInterval: w.stalledIntervalMs, maxStalledCount: 1 };
+    const workers: Worker[] = [
+      new Worker(WALK_QUEUE, async (job) => (job.name === 'finish' ? processFinish(deps, job) : processWalk(deps, job)), { ...base, concurrency: 2 }),
+      ...FETCH_QUEUES.map(
+        ({ name }) =>
+          new Worker(name, (job, token, signal) => processFetch(deps, job, token, signal), { ...base, concurrency: w.concurrency, limiter: MANUAL_LIMITER }),
+      ),
+    ];
+    for (const worker of workers) {
+      worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'queue worker error'));
+      worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, jobId }, 'stalled job (its worker died or hung) moved back to waiting'));
+      if (worker.name !== WALK_QUEUE) {
+        worker.on('failed', (job, err) => void onFetchFailed(deps, job, err).catch((e: unknown) => logger.error({ err: e }, 'could not record a failed job')));
+      }
+    }
+    closers.unshift(async () => {
+      shuttingDown = true;
+      const grace = setTimeout(() => {
+        logger.warn({ graceMs: w.shutdownGraceMs }, 'grace period over: aborting active jobs and handing them back');
+        for (const worker of workers) worker.cancelAllJobs('shutdown');
+      }, w.shutdownGraceMs);
+      try {
+        await Promise.all(workers.map((worker) => worker.close()));
+      } finally {
+        clearTimeout(grace);
+      }
+    });
+
+    const server = await startMetricsServer({
+      port: w.metricsPort,
+      registry: metrics.registry,
+      checks: { redis: async () => void (await redis.ping()), postgres: async () => void (await warehouse.query(sql`select 1`)) },
+      logger,
+    });
+    closers.push(() => server.close());
+    await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    await settleLost();
+
+    let closing: Promise<void> | undefined;
+    return {
+      metricsPort: server.port,
+      close: () => (closing ??= runAll(closers, logger)),
+    };
+  } catch (err) {
+    await runAll(closers, logger);
+    throw err;
+  }
+}
+
+async function runAll(closers: (() => Promise<unknown>)[], logger: Logger): Promise<void> {
+  for (const close of closers) {
+    try {
+      await close();
+    } catch (err) {
+      logger.warn({ err }, 'error while shutting down');
+    }
+  }
+}
+
+function metricEvents(m: WorkerMetrics): RunnerEvents {
+  return {
+    jobSettled(job, status, rows, ms, failure) {
+      m.jobs.inc(jobLabels(job, status, failure));
+      m.jobSeconds.observe({ source: job.source, group: job.group }, ms / 1000);
+      if (rows > 0) m.rows.inc({ source: job.source, group: job.group }, rows);
+    },
+    rateLimited: (queue) => m.queuePauses.inc({ queue }),
+    handedBack: (queue) => m.handedBack.inc({ queue }),
+  };
+}

@@ -1,0 +1,115 @@
+// The orchestration queue's jobs: a walk (scheduled or enqueued) opens a run and queues its
+// roots; a finish job closes the run once its last fetch job settled.
+import { UnrecoverableError, type Job } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import { ConfigError } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { finishRun, startRun } from '../../store/runs.ts';
+import { finalRunStatus } from '../stats.ts';
+import type { RunnerDeps } from './deps.ts';
+import { finishJobId, runIdFor } from './ids.ts';
+import { finishJobData, walkJobData } from './job-data.ts';
+import { enqueueRequests, type RunScope } from './plan.ts';
+import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
+import { describeKeyRefusal, summarizeRunRequests } from '../../store/request-summary.ts';
+import { isScheduleId, scheduleGroups } from './schedules.ts';
+
+/**
+ * Run keys stay this long after the run is recorded: a short grace for readers that looked
+ * just before it was (`tesync enqueue --wait` reads the counts while sync.runs says
+ * `running`). Late duplicates of the run's jobs do not need them: a fetch job not in its
+ * run's `pending` set is skipped, keys gone or not (fetch.ts).
+ */
+export const FINISHED_RUN_KEYS_MS = 120_000;
+
+export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued: number }> {
+  const data = walkJobData.parse(job.data);
+  const runId = data.runId ?? runIdFor(`${deps.prefix}:${WALK_QUEUE}`, job.id!);
+  const logger = deps.logger.child({ runId, schedule: data.schedule });
+  let groups = data.groups ?? null;
+  if (data.schedule !== undefined) {
+    if (!isScheduleId(data.schedule)) throw new Error(`unknown schedule ${JSON.stringify(data.schedule)}`);
+    groups = scheduleGroups(data.schedule, deps.plan.groups);
+  }
+  const sources = deps.plan.sources.filter((s) => !data.sources || data.sources.includes(s));
+
+  // A walk job that ran before (it stalled, or failed after planning) continues its run.
+  const [existing] = await deps.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
+  if (existing && existing.status !== 'running') return { runId, queued: 0 };
+  if (!existing && data.schedule !== undefined) {
+    // A schedule's walk that lasts longer than its period would pile runs (and their jobs in
+    // Redis) up: the tick is skipped while the previous walk of the schedule still has work.
+    const previous = await openRunWithWork(deps, data.schedule, runId);
+    if (previous) {
+      logger.info({ previousRun: previous }, 'scheduled walk skipped: the previous walk of this schedule is still running');
+      return { runId, queued: 0 };
+    }
+  }
+  if (!existing) {
+    await checkUpstream(deps, logger);
+    // The prefix and walk job tell a later worker whether Redis still holds the run's work (lost-runs.ts).
+    const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix };
+    await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
+    logger.info({ trigger: data.trigger, sources, groups }, 'run started');
+  }
+  if (sources.length === 0) {
+    await finishRun(deps.warehouse.db, runId, { status: 'failed', stats: {}, error: 'no source is configured' });
+    return { runId, queued: 0 };
+  }
+  const scope: RunScope = { runId, groups, tokens: data.tokens, full: data.full };
+  const queued = await enqueueRequests(deps, scope, deps.plan.walkRoots(sources), { roots: true });
+  if ((await deps.tracker.pending(runId)) === 0) await queueFinish(deps, runId);
+  return { runId, queued };
+}
+
+/**
+ * A walk of a warehouse rebound to another upstream since this worker started writes nothing:
+ * said at error level, and not retried (the job fails; the schedule's next tick looks again).
+ */
+async function checkUpstream(deps: RunnerDeps, logger: Logger): Promise<void> {
+  try {
+    await deps.plan.checkUpstream?.();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    logger.error({ reason: err.message }, 'walk refused: the warehouse mirrors another upstream than this worker\'s');
+    throw new UnrecoverableError(err.message);
+  }
+}
+
+/** A run of the schedule other than `runId` still `running` with jobs pending, if any. */
+async function openRunWithWork(deps: RunnerDeps, schedule: string, runId: string): Promise<string | null> {
+  const open = await deps.warehouse.query<{ id: string }>(sql`select id from sync.runs where status = 'running' and options->>'schedule' = ${schedule} and id <> ${runId}`);
+  // A run whose jobs are all gone (Redis emptied, or its finish on the way) does not hold the schedule.
+  for (const r of open) if ((await deps.tracker.pending(r.id)) > 0) return r.id;
+  return null;
+}
+
+export async function queueFinish(deps: Pick<RunnerDeps, 'walkQueue'>, runId: string): Promise<void> {
+  // A fixed id: however many jobs see the run empty at once, one finish job is queued. It is
+  // removed when done, so a later add is never swallowed by a finished job of the same id;
+  // finishing a recorded run again changes nothing.
+  await deps.walkQueue.add('finish', { runId }, { ...WALK_JOB_OPTIONS, removeOnComplete: true, jobId: finishJobId(runId) });
+}
+
+export async function processFinish(deps: RunnerDeps, job: Job): Promise<string> {
+  const { runId } = finishJobData.parse(job.data);
+  return finishRunIfSettled(deps, runId, deps.logger.child({ runId }));
+}
+
+/** Records the run's outcome once nothing of it is pending; the statuses and stats of `tesync sync`. */
+export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger: Logger): Promise<string> {
+  if ((await deps.tracker.pending(runId)) > 0) return 'pending';
+  const [row] = await deps.warehouse.query<{ status: string; started_at: string | Date }>(sql`select status, started_at from sync.runs where id = ${runId}`);
+  if (!row || row.status !== 'running') return 'recorded already';
+  const stats = await deps.tracker.stats(runId);
+  const requests = await summarizeRunRequests(deps.warehouse, runId);
+  const status = finalRunStatus(stats, requests);
+  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests } }, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
+  await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
+  // Both ends on the server's clock.
+  const [times] = await deps.warehouse.query<{ ms: number }>(sql`select (extract(epoch from finished_at - started_at) * 1000)::float8 as ms from sync.runs where id = ${runId}`);
+  const durationMs = Math.round(times?.ms ?? 0);
+  for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
+  logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
+  return status;
+}

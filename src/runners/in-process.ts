@@ -1,0 +1,138 @@
+// The runner behind `tesync sync`: a bounded-concurrency loop over the walk. Follow-up
+// jobs are deduplicated by resource; one resource failing never stops the others. What a
+// job does is the one lifecycle both runners share (src/engine/lifecycle.ts).
+//
+// Jobs queue in one lane per upstream bucket, each lane with `concurrency` slots (as the
+// worker has one queue per bucket): a job waiting for its bucket's budget holds a slot of
+// that bucket only. With one shared queue, a bucket out of budget until its reset filled
+// every slot with its waiting jobs and left the other buckets' budget unspent.
+import { setTimeout as delay } from 'node:timers/promises';
+import { planJob, runJob, type PlannedJob } from '../engine/lifecycle.ts';
+import type { JobContext, JobDefinition, JobRequest } from '../engine/types.ts';
+import { emptyStats, MAX_FAILURES, walkFailure, type WalkStats } from './stats.ts';
+import { mayPlan } from './walk-scope.ts';
+
+/** The work a walk still has, for an ETA: per bucket the jobs waiting and running; the planners among them. */
+export interface PendingWork {
+  byBucket: Record<string, { queued: number; active: number }>;
+  /** Jobs queued or running that may plan more (catalogs, token and chart lists): while any is, the total still grows. */
+  planners: number;
+  /** Jobs at once per bucket. */
+  concurrency: number;
+}
+
+export function emptyPendingWork(): PendingWork {
+  return { byBucket: {}, planners: 0, concurrency: 1 };
+}
+
+export interface WalkOptions {
+  catalog: ReadonlyMap<string, JobDefinition<any>>;
+  roots: JobRequest[];
+  context: JobContext;
+  concurrency: number;
+  /** Which follow-ups to run (`--token`, `--only`); roots always run. */
+  filter?: (job: JobDefinition<any>, payload: unknown) => boolean;
+  /** Extra attempts for a job whose failure may pass (database restart). */
+  jobRetries?: number;
+  retryDelayMs?: number;
+  onProgress?: (stats: WalkStats) => void;
+  signal?: AbortSignal;
+  /** Filled in as the walk goes, for live progress; a fresh one when absent. */
+  stats?: WalkStats;
+  /** Kept up to date as the walk goes, for live progress. */
+  pending?: PendingWork;
+}
+
+export async function runWalk(options: WalkOptions): Promise<WalkStats> {
+  const { context, catalog } = options;
+  const stats = options.stats ?? emptyStats();
+  const seen = new Set<string>();
+  const lanes = new Map<string, { queue: PlannedJob[]; active: number }>();
+  const pending = options.pending ?? emptyPendingWork();
+  pending.concurrency = options.concurrency;
+  const count = (p: PlannedJob, field: 'queued' | 'active', by: number) => {
+    const b = (pending.byBucket[p.bucket] ??= { queued: 0, active: 0 });
+    b[field] += by;
+  };
+
+  const plan = (req: JobRequest, isRoot: boolean) => {
+    const p = planJob(catalog, req);
+    if ('error' in p) {
+      context.logger.error({ job: req.name, err: p.error }, 'job cannot run; skipped');
+      if (catalog.has(req.name)) stats.failed++;
+      return;
+    }
+    if (!isRoot && options.filter && !options.filter(p.job, p.payload)) return;
+    const id = `${p.job.source}/${p.resource}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    stats.planned++;
+    let lane = lanes.get(p.bucket);
+    if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
+    lane.queue.push(p);
+    count(p, 'queued', 1);
+    if (mayPlan(p.job)) pending.planners++;
+  };
+
+  const execute = async (p: PlannedJob): Promise<void> => {
+    const logger = context.logger.child({ job: p.job.name, resource: p.resource });
+    const started = Date.now();
+    const attempts = 1 + (options.jobRetries ?? 2);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        logger.debug('job started');
+        const last = attempt >= attempts || options.signal?.aborted === true;
+        const r = await runJob(p, { ...context, logger }, { last });
+        countStatus(stats, p.job, r.status);
+        const ms = Date.now() - started;
+        if (r.failure) {
+          stats.failed++;
+          if (stats.failures.length < MAX_FAILURES) stats.failures.push(walkFailure(p.job, p.resource, r.failure));
+          logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
+          return;
+        }
+        stats.done++;
+        stats.rows += r.rows;
+        logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
+        for (const f of r.followUps) plan(f, false);
+        return;
+      } catch (err) {
+        // Only a failure worth another try comes here (src/engine/lifecycle.ts).
+        logger.warn({ attempt, err }, 'job failed; trying again');
+        await delay((options.retryDelayMs ?? 1000) * attempt);
+      }
+    }
+  };
+
+  for (const r of options.roots) plan(r, true);
+  const queued = () => [...lanes.values()].reduce((n, l) => n + l.queue.length, 0);
+  await new Promise<void>((resolve) => {
+    const pump = () => {
+      for (const lane of lanes.values()) {
+        while (lane.active < options.concurrency && lane.queue.length > 0 && !options.signal?.aborted) {
+          const next = lane.queue.shift()!;
+          lane.active++;
+          count(next, 'queued', -1);
+          count(next, 'active', 1);
+          void execute(next).finally(() => {
+            lane.active--;
+            count(next, 'active', -1);
+            if (mayPlan(next.job)) pending.planners--;
+            options.onProgress?.(stats);
+            pump();
+          });
+        }
+      }
+      const active = [...lanes.values()].some((l) => l.active > 0);
+      if (!active && (queued() === 0 || options.signal?.aborted)) resolve();
+    };
+    pump();
+  });
+  stats.cancelled = queued();
+  return stats;
+}
+
+function countStatus(stats: WalkStats, job: JobDefinition<any>, status: string): void {
+  const group = (stats.byGroup[`${job.source}.${job.group}`] ??= {});
+  group[status] = (group[status] ?? 0) + 1;
+}

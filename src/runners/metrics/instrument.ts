@@ -1,0 +1,32 @@
+// Decorators that count what passes through the budget and the request recorder.
+import type { RateBudget } from '../../upstream/budget.ts';
+import type { RequestRecorder } from '../../upstream/recorder.ts';
+import type { WorkerMetrics } from './metrics.ts';
+
+export function countingBudget(inner: RateBudget, m: WorkerMetrics): RateBudget {
+  return {
+    async acquire(bucket, opts) {
+      const r = await inner.acquire(bucket, opts);
+      if (r.waitedMs > 0) {
+        m.rateWaits.inc({ bucket });
+        m.rateWaitSeconds.inc({ bucket }, r.waitedMs / 1000);
+      }
+      return r;
+    },
+    observe: (bucket, obs) => inner.observe(bucket, obs),
+    snapshot: () => inner.snapshot(),
+  };
+}
+
+export function countingRecorder(inner: RequestRecorder, m: WorkerMetrics): RequestRecorder {
+  return {
+    request(r) {
+      m.requests.inc({ source: r.source, bucket: r.bucket, status: r.httpStatus === null ? 'network' : String(r.httpStatus) });
+      inner.request(r);
+    },
+    response: (r) => inner.response(r),
+    flush: () => inner.flush(),
+    archivedIds: (source, bodies) => inner.archivedIds(source, bodies),
+    close: () => inner.close(),
+  };
+}

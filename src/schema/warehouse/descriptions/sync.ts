@@ -1,0 +1,199 @@
+// The `sync` schema: tesync's bookkeeping (src/schema/warehouse/sync.ts).
+import type { SchemaDescription } from './types.ts';
+
+export const sync: SchemaDescription = {
+  name: 'sync',
+  title: 'bookkeeping',
+  description:
+    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, the upstream the warehouse is bound to, and the functions that keep the versions of `app` and `gateway`.',
+  tables: {
+    runs: {
+      summary: 'one row per sync walk',
+      columns: {
+        id: 'the run; every row it writes carries it as `run_id`',
+        started_at: 'when the run started',
+        finished_at: 'when it finished; null while it runs',
+        status: '`running`, `succeeded` (everything fetched), `partial` (some resources failed, retried next run; or an API key was refused on every request that needs it, see `stats`), `failed` (nothing could be done)',
+        trigger: 'what started it: `cli` (`tesync sync`), `schedule` (a worker\'s schedule), `manual` (a walk enqueued by hand), `demo`, `test`',
+        sources: '`app`, `gateway`: the sources it synced',
+        options: '`--token`, `--only`, `--full` as given; for a worker\'s walk also its `schedule`, walk `job` id and `queuePrefix` (`TE_QUEUE_PREFIX`)',
+        stats: 'resources done/failed per group, rows written, requests by HTTP status, 429s waited out, first failures, keys refused on every request that needs them (`requests.keyRefusals`: the variable, never the key)',
+        error: 'why a run failed as a whole',
+      },
+    },
+    requests: {
+      summary: 'every upstream attempt',
+      description:
+        'Kept `TE_REQUESTS_RETENTION_DAYS` days (90 by default; 0: forever): older rows are removed, in batches, as runs end. The bodies (`sync.raw_responses`) and the versions are never removed.',
+      columns: {
+        id: 'the attempt, numbered in the order recorded',
+        run_id: 'the run that made it (`sync.runs.id`)',
+        source: '`app` or `gateway`',
+        bucket: 'the rate budget it counts against: `app-public`, `app-key`, `gateway`',
+        method: 'the HTTP method (`GET`)',
+        path: 'path and query, never the host or a key',
+        http_status: 'the response\'s HTTP status; null when no response arrived (network error, timeout)',
+        attempt: '1, 2, ...: the try of the same request',
+        started_at: 'when the attempt started',
+        duration_ms: 'how long it took, milliseconds',
+        bytes: 'size of the response body, bytes',
+        rate_limit_remaining: 'the response\'s remaining rate budget (`X-RateLimit-Remaining`)',
+        rate_limit_limit: 'the response\'s rate budget (`X-RateLimit-Limit`)',
+        retry_after_ms: "how long the response held its bucket, milliseconds: any response's `Retry-After` (a 429's, a 503's during announced maintenance, ...); for a 429 without one, its rate-limit reset, else tesync's backoff",
+        problem_code: 'the RFC 9457 problem `code` of an error response',
+        request_id: 'upstream\'s request id (`X-Request-Id`, or the problem\'s `requestId`)',
+        error: 'what went wrong, when something did: timeout, reset, too large, invalid JSON, a redirect not followed (only the target\'s host), ...; on a redirect that was followed, where it led (`redirect 307 followed to <path>`): each hop is a row of its own',
+      },
+    },
+    raw_responses: {
+      summary: 'the archive of bodies',
+      description:
+        'Every 2xx body, and the body of every refusal (4xx other than 429) that a row may link to. Identical bodies of one path are stored once: `sha256` leaves out `meta.servedAt`, which changes on every call, so unchanged data hashes the same. Never pruned: the table refuses `DELETE` and `TRUNCATE`, since versions link to its rows (`raw_response_id`, `closing_raw_response_id`).',
+      columns: {
+        id: 'the body; rows of `app` and `gateway` name it in `raw_response_id`',
+        run_id: 'the run that first received it',
+        source: '`app` or `gateway`',
+        path: 'path and query of the request, never the host or a key; after redirects, still the path of the route asked for (the hops are in `sync.requests`)',
+        fetched_at: 'when this body was first received (the warehouse server\'s clock, as every time in the warehouse)',
+        last_seen_at: 'when the same body was last received again (the same clock)',
+        http_status: 'the response\'s HTTP status',
+        content_type: 'the response\'s `Content-Type`',
+        sha256: 'hash of the body without `meta.servedAt`: unchanged data hashes the same',
+        body: 'the body as jsonb, numbers exact',
+        body_text: 'the body as received, when it was not JSON (or not valid JSON)',
+        status: '`ok`, or `invalid` when the body failed validation: it is kept here as received',
+      },
+    },
+    resource_state: {
+      summary: 'where each resource stands',
+      description:
+        'A resource is what one job fetches: `metrics`, `tokens`, `screener`, `token/<slug>/snapshot`, `token/<slug>/history`, `token/<slug>/charts`, `token/<slug>/chart/<key>`, `token/<slug>/bundle`, ...',
+      columns: {
+        source: '`app` or `gateway`',
+        resource: 'the resource, e.g. `tokens`, `screener`, `token/<slug>/history`, `token/<slug>/chart/<key>`',
+        kind: 'the resource group, for status reports: `catalog`, `tokens`, `screener`, `snapshot`, `history`, `charts`, `bundle`, ...',
+        last_attempt_at: 'when tesync last tried it',
+        last_success_at: 'the last fetch written',
+        verified_at: 'the last time it was confirmed current, by a fetch or by an unchanged marker',
+        status:
+          '`ok`, `unchanged`, `partial`, `failed`, `invalid`, `rate_limited`, `skipped`, `unauthorized`, `no_credits`, `missing_scope`, `not_materialized`, `not_found` (upstream answered 404 `token_not_found` / `chart_not_found`; not asked again until its token list or chart catalog says it exists again)',
+        last_error: 'the last failure\'s message, for people (`<error class>: <message>`); count and group failures by `error_type`, `error_code`, `http_status`, never by this text',
+        error_type: 'the last failure\'s error class: `ProblemError`, `UpstreamServerError`, `UpstreamTimeoutError`, `NotUnderstoodError`, ...; null after a success',
+        error_code: 'the last failure\'s upstream problem code: `missing_scope`, `token-not-found`, `service-unavailable`, ...; null after a success',
+        http_status: 'the last failure\'s upstream HTTP status, when an error response arrived; null after a success',
+        bucket: 'the rate budget the job\'s requests go to (`app-public`, `app-key`, `gateway`), kept with a failure; null after a success',
+        last_run_id: 'the run that last fetched it',
+        freshness: 'change marker: the freshness the last successful fetch saw',
+        as_of: 'change marker: the `asOf` the last successful fetch saw',
+        hash: 'change marker: the hash of the body the last successful fetch saw',
+        etag: 'change marker: the `ETag` the last successful fetch saw',
+        row_count: 'rows the last fetch wrote, across the tables it writes',
+        consecutive_failures: 'failures in a row since the last success',
+        details:
+          'per resource: e.g. the last history day seen (`lastTs`), the history\'s `form`, counts of unreadable cells, a screener\'s rows counted by upstream\'s freshness verdict (`freshness`, e.g. `{"fresh": 11, "stale": 1}`), and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
+        active: 'whether tesync tracks the resource (always true in this release)',
+      },
+      notes:
+        'A failure is also kept as data, cleared by the next success: `error_type`, `error_code`, `http_status` and `bucket`; an upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` are in `details->\'problem\'`, for both sources.',
+    },
+    contract_changes: {
+      summary: 'upstream contract drift',
+      description:
+        'One row per change upstream made to what it sends; `change` tells the two kinds apart. `change = \'openapi\'`: the gateway\'s `/openapi-product.json` differs from the previous copy. `change = \'fields\'`: field names appeared on, or disappeared from, a kind of resource (see `sync.resource_fields`).',
+      columns: {
+        id: 'the change, numbered in the order detected',
+        run_id: 'the run that noticed it',
+        source: '`app` or `gateway`',
+        change: '`openapi` or `fields`',
+        path: 'for `openapi`, the document\'s path; for added fields, the response that showed them first (its body is in `sync.raw_responses` under the same `source`, `path`, `sha256`); null for removed fields',
+        detected_at: 'when tesync noticed the change',
+        previous_sha256: 'for `openapi`, the previous copy\'s hash',
+        sha256: 'for `openapi`, the document\'s hash; for added fields, the hash of the response that showed them first; null for removed fields',
+        added_paths: 'for `openapi`, the API paths added',
+        removed_paths: 'for `openapi`, the API paths removed',
+        kind: 'for `fields`, the kind of resource: a route name, e.g. `app.history`, `gateway.screener`',
+        added_fields: 'for `fields`, the field names that appeared',
+        removed_fields: 'for `fields`, the field names that disappeared',
+        details:
+          'for `openapi`: paths whose operations changed, other changed sections, both versions; for removed fields: `absentFromRuns` (the two runs they were missing from) and `responses` (responses of the kind per run, the measure of how much each run fetched)',
+      },
+      notes:
+        'Every such row is also logged once, at warn level, with "drift" in the message. Unknown fields are never an error: they stay in the rows\' `payload`.',
+    },
+    resource_fields: {
+      summary: 'the field names each kind of resource carries',
+      description:
+        'A field is a dotted path of an object member of the response\'s `data` (of each item when `data` is a list), two levels deep: `token.slug`, `row.multiples`; members of array elements are merged under `[]`: `streams[].key`. Objects whose keys are data are listed but not entered: `rows`, `data` (table rows, chart points) and `sections`, objects with a key that is not an identifier of at most 64 characters (`30d`, a date, a slug with `-`), with more than 48 keys, or whose members are all tables (history keyed by stream).',
+      columns: {
+        source: '`app` or `gateway`',
+        kind: 'the route name: `app.tokens`, `app.history`, `gateway.token`, ...',
+        field: 'the dotted path: `row.multiples`, `streams[].key`',
+        first_seen_at: 'when a response first carried it',
+        first_run_id: 'the run that first saw it',
+        last_seen_at: 'when a response last carried it',
+        last_seen_run_id: 'the run that last saw it',
+        removed_at: 'set when the field was missing from every response of the kind in two runs in a row; cleared when it comes back',
+      },
+      notes:
+        'Rules: the first run that receives a kind is its baseline (its fields are not drift). A field first seen in a later run is recorded added. A field is recorded removed when the kind is next received after two consecutive runs that received the kind without it in any response, provided one of those two fetched at least as many distinct responses of the kind (`sync.requests`) as the run that last saw the field, so a `--token` run or a run that skipped unchanged resources does not count as an absence. A field recorded removed that comes back is recorded added again.',
+    },
+    resource_kinds: {
+      summary: 'kinds of resource received',
+      columns: {
+        source: '`app` or `gateway`',
+        kind: 'the route name, e.g. `app.history`, `gateway.screener`',
+        first_seen_at: 'when a response of the kind was first received',
+        baseline_run_id: 'the run whose fields are the baseline: fields first seen in it are not drift',
+        last_seen_at: 'when the newest of `recent_run_ids` first received the kind',
+        recent_run_ids: 'the last three runs that received the kind, newest first: removals are judged on the two before the newest',
+      },
+    },
+    upstream_bindings: {
+      summary: 'the upstream each source mirrors',
+      description:
+        'One row per source, written by the first sync of that source into this warehouse: the base URL it synced, as scheme, host, port and path (never a key, a query or userinfo), or `simulator` for `tesync demo`\'s bundled simulator, whatever port it ran on. `tesync sync`, `worker`, `enqueue` and `demo` compare their configured upstream with it before they write anything, and refuse another one (exit 2, naming both) unless `--force` rebinds the source; every change is kept in `sync.upstream_binding_log`.',
+      columns: {
+        source: '`app` or `gateway`',
+        upstream: 'the upstream, canonical: lower-case scheme and host, the port unless it is the scheme\'s default, the path without trailing slashes (`https://app.example.com`, `http://127.0.0.1:8080/te`); `simulator` for the demo\'s simulator',
+        scheme: '`http` or `https`; null for the simulator',
+        host: 'the host name or address, lower-case; null for the simulator',
+        port: 'the port, the scheme\'s default (80, 443) when the URL gave none; null for the simulator',
+        path: 'the base path without trailing slashes, empty for none; null for the simulator',
+        bound_at: 'when this binding was written, on the warehouse server\'s clock',
+        event: 'how it came to be: `bound` (the first sync of the source), `adopted` (data synced by a release of tesync that did not record upstreams: bound to what the command was configured with), `rebound` (`--force`)',
+        command: 'the command that wrote it: `sync`, `worker`, `enqueue`, `demo`',
+      },
+    },
+    upstream_binding_log: {
+      summary: 'every binding and rebinding of a source',
+      description:
+        'Append-only: a row each time `sync.upstream_bindings` is written, so a rebinding (`--force`) says when it happened, from what and to what.',
+      columns: {
+        id: 'the event, numbered in the order written',
+        source: '`app` or `gateway`',
+        event: '`bound`, `adopted` or `rebound`, as in `sync.upstream_bindings.event`',
+        at: 'when, on the warehouse server\'s clock',
+        from_upstream: 'the upstream the source was bound to before (`simulator` for the demo\'s); null when none was recorded',
+        to_upstream: 'the upstream it is bound to since',
+        command: 'the command that wrote it: `sync`, `worker`, `enqueue`, `demo`',
+        host: 'the machine it ran on (its host name)',
+      },
+    },
+  },
+  functions: {
+    'keep_version()':
+      'The trigger function that keeps the versions: before an UPDATE or DELETE on a versioned table `T` of `app` or `gateway`, it copies the old row into `T_history`, held from its `fetched_at` until the write\'s known time (`known_at()`), never earlier than one microsecond after it begins, with the body that replaced or removed it (`closing_raw_response_id`); the new row starts where the old version ends. A row the same transaction wrote held at no instant and makes no version. Not for calling.',
+    'server_clock()':
+      'Known time\'s clock: the warehouse server\'s `clock_timestamp()`, the one clock every tesync writer shares (plus the `tesync.clock_offset` setting, an interval, which tests set to run syncs days apart).',
+    'known_at()':
+      'The known time of the current write: the instant `begin_write` took for this transaction, else the transaction\'s start on `server_clock`. The default of every `fetched_at`, `first_seen_at` and `last_seen_at`.',
+    'begin_write(closing_body bigint)':
+      'Starts a writing transaction: holds the write barrier (shared) until it ends, takes `server_clock()` as its known time, and names the archived body whose answer closes the rows it removes. Returns the known time. Run first in every transaction tesync writes rows in.',
+    'enforce_versions(schema_name text, table_name text, key_columns text[])':
+      'Adds `T_history`\'s exclusion constraint (`T_history_no_overlap`: one key, no overlapping `[known_from, known_to)`), once, after cutting versions a release before it left overlapping; its GiST index holds the period first, then the key, and is what `T_as_of` finds the versions holding at an instant through (an earlier release\'s key-first constraint is rebuilt so). Run by the migrations.',
+    'keep_bodies()':
+      'The trigger function that refuses `DELETE` and `TRUNCATE` on `sync.raw_responses`: versions link to its bodies. Not for calling.',
+    'create_as_of(schema_name text, table_name text)':
+      'Creates or replaces the function `table_name_as_of(at timestamptz)` of a versioned table, from its columns in their stored order: a SQL function Postgres inlines into the query that calls it, so that an as-of read uses the indexes as a plain read does. Run by the migrations.',
+  },
+};

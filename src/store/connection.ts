@@ -1,0 +1,169 @@
+// One warehouse interface, one way to reach it: postgres.js, to the user's Postgres when
+// DATABASE_URL is set, otherwise to the embedded Postgres server tesync runs in TE_DATA_DIR
+// (embedded-server.ts), which every command started without DATABASE_URL shares.
+import { fileURLToPath } from 'node:url';
+import type { SQL } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from '../schema/warehouse/index.ts';
+import { WarehouseError } from '../lib/errors.ts';
+import { applyComments } from './comments.ts';
+import { acquireEmbeddedServer } from './embedded-server.ts';
+
+export type WarehouseSchema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+const EMBEDDED_POOL = 4;
+
+// Any fixed 64-bit number: every tesync process migrating the same database takes it.
+const MIGRATION_LOCK = 7_281_190_437_355_201n;
+
+export interface Warehouse {
+  /** `postgres`: the user's own (DATABASE_URL); `embedded`: the server tesync runs in TE_DATA_DIR. */
+  readonly kind: 'postgres' | 'embedded';
+  /** Where it is, for messages: host/port/database or the folder; never a password. */
+  readonly location: string;
+  readonly db: Db;
+  /** Runs raw SQL and returns plain row objects. */
+  query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
+  /**
+   * Applies the drizzle migrations, then the tables' descriptions (`COMMENT ON`, comments.ts);
+   * idempotent, and safe when several processes start at once.
+   */
+  migrate(): Promise<void>;
+  /** Closes the pool (and leaves the embedded server: the last process to leave stops it). */
+  close(): Promise<void>;
+  /** The embedded server's complete URL, password included: for `tesync sql` to print, never a log. */
+  readonly embeddedUrl?: string;
+  /**
+   * A connection of its own, outside the pool, for session state that must last (an advisory
+   * lock held for a whole run): never handed to another caller, never closed for its age or
+   * idleness. postgres.js reconnects it lazily when it drops, as a new session: a caller that
+   * holds session state watches `onClose` and checks its backend pid. Close it before close().
+   */
+  session(options: SessionOptions): postgres.Sql;
+}
+
+export interface SessionOptions {
+  /** `application_name`, shown in pg_stat_activity (at most 63 bytes). */
+  name: string;
+  /** Called when the connection closes, whatever closed it. */
+  onClose?: () => void;
+}
+
+export interface WarehouseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** postgres.js pool size. */
+  maxConnections?: number;
+}
+
+export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10, `Postgres at ${describePostgresUrl(options.databaseUrl)}`);
+  const server = await acquireEmbeddedServer(options.dataDir);
+  try {
+    // Each connection is a server process on the user's machine: fewer than for a Postgres of
+    // one's own, where writes are not what a sync waits for either.
+    const w = await openPostgres(server.url, options.maxConnections ?? EMBEDDED_POOL, server.location);
+    return {
+      ...w,
+      kind: 'embedded',
+      embeddedUrl: server.url,
+      async close() {
+        try {
+          await w.close();
+        } finally {
+          await server.release();
+        }
+      },
+    };
+  } catch (err) {
+    await server.release();
+    throw err;
+  }
+}
+
+/** host:port/database of a Postgres URL, without user or password. */
+export function describePostgresUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'an unparseable DATABASE_URL';
+  }
+}
+
+// Every connection tesync opens works in UTC, whatever the server's or the database's
+// TimeZone: a day is a UTC day, and no DST change moves one.
+const UTC = { TimeZone: 'UTC' };
+
+async function openPostgres(url: string, max: number, location: string): Promise<Warehouse> {
+  const client = postgres(url, {
+    // migrate() holds one connection for its lock while the migrator runs on another.
+    max: Math.max(2, max),
+    onnotice: () => {},
+    connect_timeout: 10,
+    // Nothing but us reads these; keep numeric/bigint exact as strings (the default).
+    connection: UTC,
+  });
+  try {
+    await client`select 1`;
+  } catch (err) {
+    await client.end({ timeout: 1 }).catch(() => {});
+    throw new WarehouseError(`cannot reach ${location}: ${reason(err)}`);
+  }
+  const db = drizzlePostgres({ client, schema }) as unknown as Db;
+  return {
+    kind: 'postgres',
+    location,
+    db,
+    query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
+    async migrate() {
+      // The drizzle migrator takes no lock of its own: hold an advisory lock on one
+      // reserved connection while the migrator runs on the pool.
+      const lock = await client.reserve();
+      try {
+        await lock`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
+        await migratePostgres(drizzlePostgres({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+        // Descriptions are metadata: kept in step at every migrate, no migration per wording.
+        await applyComments(lock);
+      } finally {
+        await lock`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`.catch(() => {});
+        lock.release();
+      }
+    },
+    session: (options) => openSession(url, options),
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+function openSession(url: string, options: SessionOptions): postgres.Sql {
+  return postgres(url, {
+    max: 1,
+    // postgres.js ends a connection after 30-60 min by default, and with it its session (0: never).
+    max_lifetime: 0,
+    idle_timeout: 0,
+    connect_timeout: 10,
+    onnotice: () => {},
+    connection: { ...UTC, application_name: options.name.slice(0, 63) },
+    ...(options.onClose ? { onclose: () => options.onClose?.() } : {}),
+  });
+}
+
+/** The rows of a drizzle `execute` result (postgres.js: the array itself; others: `rows`). */
+export function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}
+
+export function reason(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: string }).code;
+    return code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
+  }
+  return String(err);
+}

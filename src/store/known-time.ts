@@ -1,0 +1,63 @@
+// Known time, from the writers' side: every writing transaction takes the warehouse server's
+// clock once (`sync.begin_write`, src/store/history-sql.ts) and everything it writes is
+// known from that instant. What a process timed on its own clock (a response received, a
+// request sent) is placed on the server's clock by how long ago it happened, never by the
+// process's idea of the date.
+import { sql, type SQL } from 'drizzle-orm';
+import { rowsOf } from './connection.ts';
+import { CLOSING_BODY_SETTING } from './history-sql.ts';
+
+/** The server's clock now, as an SQL value (a time stamped where the statement runs). */
+export const SERVER_CLOCK = sql`"sync"."server_clock"()`;
+
+interface Executes {
+  execute(statement: SQL): Promise<unknown>;
+}
+
+interface Transacts {
+  transaction<T>(fn: (tx: Executes) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Starts a write: takes the write barrier (shared) and the server's clock as this
+ * transaction's known time, and names the body whose answer closes what it removes.
+ * Call it first in the transaction. Returns the known time.
+ */
+export async function beginWrite(tx: Executes, closingBody: number | null = null): Promise<Date> {
+  const [row] = rowsOf<{ known: string | Date }>(await tx.execute(sql`select "sync"."begin_write"(${closingBody}::bigint) as known`));
+  return new Date(row!.known);
+}
+
+/** Names the body whose answer closes what the next statements remove (in a started write). */
+export async function closingBody(tx: Executes, id: number | null): Promise<void> {
+  await tx.execute(sql`select set_config(${CLOSING_BODY_SETTING}, ${id === null ? '' : String(id)}, true)`);
+}
+
+/** The server's clock now. */
+export async function serverClock(db: Executes): Promise<Date> {
+  const [row] = rowsOf<{ now: string | Date }>(await db.execute(sql`select ${SERVER_CLOCK} as now`));
+  return new Date(row!.now);
+}
+
+/**
+ * How far the server's clock is ahead of this process's, in milliseconds. Read on a
+ * connection of its own (a transaction), so that waiting for the pool is not counted: the
+ * server read its clock somewhere inside the round trip, whose middle is taken.
+ */
+export async function serverClockOffset(db: Transacts): Promise<number> {
+  return db.transaction(async (tx) => {
+    const sent = Date.now();
+    const server = await serverClock(tx);
+    const received = Date.now();
+    return server.getTime() - (sent + received) / 2;
+  });
+}
+
+/**
+ * An instant this process measured on its own clock, on the server's: moved by the offset
+ * read just before (`serverClockOffset`), so only a difference of this process's clock
+ * counts, whatever the date it believes.
+ */
+export function onServerClock(at: Date, offsetMs: number): Date {
+  return new Date(at.getTime() + offsetMs);
+}

@@ -1,0 +1,221 @@
+// The request log and raw archive: every attempt goes to sync.requests, every 2xx body to
+// sync.raw_responses (identical bodies once, by hash). Rows are batched so that logging
+// does not slow the sync, and a failed write is logged and dropped: recording must never
+// fail the sync it describes. What a record holds is the upstream client's
+// (src/upstream/recorder.ts).
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { rawResponses, requests } from '../schema/warehouse/sync.ts';
+import type { Logger } from '../lib/logger.ts';
+import { bodyKey, type ArchivedBody, type RequestRecord, type RequestRecorder, type ResponseRecord } from '../upstream/recorder.ts';
+import type { Source } from '../upstream/routes.ts';
+import type { Warehouse } from './connection.ts';
+import { onServerClock, serverClockOffset } from './known-time.ts';
+
+export interface WarehouseRecorderOptions {
+  /** Pending rows that trigger a write. */
+  batchRows?: number;
+  /** Longest a row waits before it is written. */
+  flushIntervalMs?: number;
+  /** Pending body characters that trigger a write (and the most one statement carries). */
+  batchBodyChars?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INT4_MAX = 2_147_483_647;
+
+const int = (v: number | undefined | null): number | null => (v === undefined || v === null || !Number.isFinite(v) ? null : Math.min(INT4_MAX, Math.round(v)));
+const uuidOrNull = (v: string | undefined): string | null => (v && UUID.test(v) ? v : null);
+/** Postgres text cannot hold NUL. */
+const pgText = (v: string): string => (v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v);
+
+export class WarehouseRecorder implements RequestRecorder {
+  private pendingRequests: RequestRecord[] = [];
+  private pendingResponses: ResponseRecord[] = [];
+  private pendingChars = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly batchRows: number;
+  private readonly flushIntervalMs: number;
+  private readonly batchBodyChars: number;
+
+  constructor(
+    private readonly warehouse: Pick<Warehouse, 'db'>,
+    private readonly logger: Logger,
+    options: WarehouseRecorderOptions = {},
+  ) {
+    this.batchRows = options.batchRows ?? 200;
+    this.flushIntervalMs = options.flushIntervalMs ?? 250;
+    this.batchBodyChars = options.batchBodyChars ?? 4 * 1024 * 1024;
+  }
+
+  request(r: RequestRecord): void {
+    this.pendingRequests.push(r);
+    this.scheduled();
+  }
+
+  response(r: ResponseRecord): void {
+    this.pendingResponses.push(r);
+    this.pendingChars += r.text.length;
+    this.scheduled();
+  }
+
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const reqs = this.pendingRequests;
+    const resps = this.pendingResponses;
+    this.pendingRequests = [];
+    this.pendingResponses = [];
+    this.pendingChars = 0;
+    if (reqs.length === 0 && resps.length === 0) return this.writing;
+    // One write at a time, in order; a failure is contained in write().
+    this.writing = this.writing.then(() => this.write(reqs, resps));
+    return this.writing;
+  }
+
+  async archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const wanted = bodies.filter((b) => b.sha256 !== '');
+    if (wanted.length === 0) return out;
+    await this.flush();
+    const want = new Set(wanted.map(bodyKey));
+    try {
+      const rows = await this.warehouse.db
+        .select({ id: rawResponses.id, path: rawResponses.path, sha256: rawResponses.sha256 })
+        .from(rawResponses)
+        .where(and(eq(rawResponses.source, source), inArray(rawResponses.path, [...new Set(wanted.map((b) => pgText(b.path)))]), inArray(rawResponses.sha256, [...new Set(wanted.map((b) => b.sha256))])));
+      for (const r of rows) if (want.has(bodyKey(r))) out.set(bodyKey(r), r.id);
+    } catch (err) {
+      this.logger.warn({ err }, 'could not look up archived bodies; rows keep no link to them');
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+  }
+
+  private scheduled(): void {
+    if (this.pendingRequests.length + this.pendingResponses.length >= this.batchRows || this.pendingChars >= this.batchBodyChars) {
+      void this.flush();
+      return;
+    }
+    if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.flushIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  private async write(reqs: RequestRecord[], resps: ResponseRecord[]): Promise<void> {
+    // On the server's clock, as every time in the warehouse (src/store/known-time.ts).
+    let offsetMs = 0;
+    if (!(await this.guard('request and response rows', async () => (offsetMs = await serverClockOffset(this.warehouse.db))))) return;
+    if (reqs.length > 0) {
+      await this.guard(`${reqs.length} request rows`, () => this.insertRequests(reqs, offsetMs));
+    }
+    for (const chunk of chunkByChars(dedupe(resps), this.batchBodyChars)) {
+      if (await this.guard(null, () => this.insertResponses(chunk, offsetMs))) continue;
+      // One bad row (a body Postgres' jsonb refuses, say) must not take the batch with it.
+      for (const [i, r] of chunk.entries()) {
+        if (await this.guard(null, () => this.insertResponses([r], offsetMs))) continue;
+        if (await this.guard(`raw response of ${r.path}`, () => this.insertResponses([r], offsetMs, true))) continue;
+        // Not even as text: the warehouse itself is failing; do not hammer it row by row.
+        if (i + 1 < chunk.length) this.logger.warn({ dropped: chunk.length - i - 1 }, 'could not record raw responses; dropped');
+        break;
+      }
+    }
+  }
+
+  private async guard(what: string | null, fn: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      if (what) this.logger.warn({ err }, `could not record ${what}; dropped`);
+      return false;
+    }
+  }
+
+  private async insertRequests(rows: RequestRecord[], offsetMs: number): Promise<void> {
+    await this.warehouse.db.insert(requests).values(
+      rows.map((r) => ({
+        runId: uuidOrNull(r.runId),
+        source: r.source,
+        bucket: r.bucket,
+        method: 'GET',
+        path: pgText(r.path),
+        httpStatus: r.httpStatus,
+        attempt: r.attempt,
+        startedAt: onServerClock(r.startedAt, offsetMs),
+        durationMs: int(r.durationMs) ?? 0,
+        bytes: int(r.bytes),
+        rateLimitRemaining: int(r.rateLimitRemaining),
+        rateLimitLimit: int(r.rateLimitLimit),
+        retryAfterMs: int(r.retryAfterMs),
+        problemCode: r.problemCode ? pgText(r.problemCode) : null,
+        requestId: r.requestId ? pgText(r.requestId) : null,
+        error: r.error ? pgText(r.error) : null,
+      })),
+    );
+  }
+
+  /** `asText`: store even a valid JSON body as text (when jsonb refuses it). */
+  private async insertResponses(rows: PendingResponse[], offsetMs: number, asText = false): Promise<void> {
+    if (rows.length === 0) return;
+    await this.warehouse.db
+      .insert(rawResponses)
+      .values(
+        rows.map((r) => {
+          // jsonb refuses \u0000; the text is kept either way.
+          const json = r.status === 'ok' && !asText && !r.text.includes('\\u0000');
+          return {
+            runId: uuidOrNull(r.runId),
+            source: r.source,
+            path: pgText(r.path),
+            fetchedAt: onServerClock(r.fetchedAt, offsetMs),
+            lastSeenAt: onServerClock(r.lastSeenAt, offsetMs),
+            httpStatus: r.httpStatus,
+            contentType: r.contentType ? pgText(r.contentType) : null,
+            sha256: r.sha256,
+            // The text as received is valid JSON with its numbers exactly as upstream wrote them.
+            body: json ? sql`${r.text}::jsonb` : null,
+            bodyText: json ? null : pgText(r.text),
+            status: r.status,
+          };
+        }),
+      )
+      .onConflictDoUpdate({
+        target: [rawResponses.source, rawResponses.path, rawResponses.sha256],
+        set: { lastSeenAt: sql`greatest(${rawResponses.lastSeenAt}, excluded."last_seen_at")` },
+      });
+  }
+}
+
+type PendingResponse = ResponseRecord & { lastSeenAt: Date };
+
+/** Identical bodies of one path once per statement (a statement may not update a row twice). */
+function dedupe(rows: ResponseRecord[]): PendingResponse[] {
+  const byKey = new Map<string, PendingResponse>();
+  for (const r of rows) {
+    const key = `${r.source}\u0000${r.path}\u0000${r.sha256}`;
+    const seen = byKey.get(key);
+    if (!seen) byKey.set(key, { ...r, lastSeenAt: r.fetchedAt });
+    else if (r.fetchedAt > seen.lastSeenAt) seen.lastSeenAt = r.fetchedAt;
+  }
+  return [...byKey.values()];
+}
+
+function* chunkByChars(rows: PendingResponse[], maxChars: number): Generator<PendingResponse[]> {
+  let chunk: PendingResponse[] = [];
+  let chars = 0;
+  for (const r of rows) {
+    if (chunk.length > 0 && (chars + r.text.length > maxChars || chunk.length >= 500)) {
+      yield chunk;
+      chunk = [];
+      chars = 0;
+    }
+    chunk.push(r);
+    chars += r.text.length;
+  }
+  if (chunk.length > 0) yield chunk;
+}

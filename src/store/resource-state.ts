@@ -1,0 +1,159 @@
+// Per-resource bookkeeping. A success is written in the same transaction as the rows it
+// describes, so a crash never leaves rows without state or state without rows.
+import { and, eq, like, sql } from 'drizzle-orm';
+import { resourceState } from '../schema/warehouse/sync.ts';
+import type { Failure } from '../lib/failure.ts';
+import type { Executor } from './table-shape.ts';
+
+export type ResourceStateRow = typeof resourceState.$inferSelect;
+
+/** A success (or a confirmed unchanged marker) clears what the last failure recorded. */
+const NO_FAILURE = { errorType: null, errorCode: null, httpStatus: null, bucket: null } as const;
+
+export interface ResourceKey {
+  source: string;
+  resource: string;
+}
+
+export interface SuccessState extends ResourceKey {
+  kind: string;
+  status: string;
+  runId: string;
+  at: Date;
+  freshness?: string | null;
+  asOf?: Date | null;
+  hash?: string | null;
+  etag?: string | null;
+  rowCount?: number | null;
+  details?: unknown;
+}
+
+export async function readState(db: Executor, key: ResourceKey): Promise<ResourceStateRow | undefined> {
+  const rows = await db
+    .select()
+    .from(resourceState)
+    .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource)))
+    .limit(1);
+  return rows[0];
+}
+
+/** Every state of a source whose resource starts with `prefix`, by resource. */
+export async function readStates(db: Executor, source: string, prefix: string): Promise<Map<string, ResourceStateRow>> {
+  const rows = await db
+    .select()
+    .from(resourceState)
+    .where(and(eq(resourceState.source, source), like(resourceState.resource, `${prefix.replace(/[\\%_]/g, '\\$&')}%`)));
+  return new Map(rows.map((r) => [r.resource, r]));
+}
+
+/** Records a successful fetch; call inside the transaction that wrote the rows. */
+export async function writeSuccess(db: Executor, s: SuccessState): Promise<void> {
+  const values = {
+    source: s.source,
+    resource: s.resource,
+    kind: s.kind,
+    status: s.status,
+    lastAttemptAt: s.at,
+    lastSuccessAt: s.at,
+    verifiedAt: s.at,
+    lastError: null,
+    ...NO_FAILURE,
+    lastRunId: s.runId,
+    freshness: s.freshness ?? null,
+    asOf: s.asOf ?? null,
+    hash: s.hash ?? null,
+    etag: s.etag ?? null,
+    rowCount: s.rowCount ?? null,
+    consecutiveFailures: 0,
+    details: s.details ?? null,
+    active: true,
+  };
+  await db
+    .insert(resourceState)
+    .values(values)
+    .onConflictDoUpdate({ target: [resourceState.source, resourceState.resource], set: values });
+}
+
+/** A failed attempt, as the job lifecycle records it. */
+export interface FailureState extends ResourceKey {
+  kind: string;
+  runId: string;
+  at: Date;
+  /** judgeFailure's record (with `bucket` filled in by the lifecycle). */
+  failure: Failure;
+  /** Merged into `details` beside `problem`, e.g. the gateway's `notFoundMarker`. */
+  details?: Record<string, unknown>;
+}
+
+/** What an upstream problem leaves in `details.problem` (the same for both sources). */
+export interface ProblemDetails {
+  code: string | null;
+  status: number;
+  instance: string | null;
+  requestId: string | null;
+  detail: string | null;
+  path: string | null;
+}
+
+/** Pure: the problem fields kept in `details.problem`, or null when no error response arrived. */
+export function problemDetails(f: Failure): ProblemDetails | null {
+  if (f.httpStatus === undefined) return null;
+  return { code: f.code ?? null, status: f.httpStatus, instance: f.instance ?? null, requestId: f.requestId ?? null, detail: f.detail ?? null, path: f.path ?? null };
+}
+
+const MAX_ERROR_CHARS = 2000;
+
+/**
+ * Records a failed attempt (or upstream's `not_found` answer); the last success and its
+ * markers are kept. The failure's fields go to their columns and, for an upstream problem,
+ * to `details.problem` (merged: the rest of `details` stays; a failure without a problem
+ * drops a previous one). `not_found` is an answer, not a failure: it leaves
+ * consecutive_failures as it was.
+ */
+export async function writeFailure(db: Executor, f: FailureState): Promise<void> {
+  const { failure } = f;
+  const problem = problemDetails(failure);
+  const added: Record<string, unknown> = { ...(problem ? { problem } : {}), ...f.details };
+  const adds = Object.keys(added).length > 0;
+  const kept = problem ? sql`${resourceState.details}` : sql`(${resourceState.details} - 'problem')`;
+  const details = adds ? sql`coalesce(${kept}, '{}'::jsonb) || ${JSON.stringify(added)}::jsonb` : kept;
+  const columns = {
+    kind: f.kind,
+    status: failure.status,
+    lastAttemptAt: f.at,
+    lastError: failure.message.slice(0, MAX_ERROR_CHARS),
+    lastRunId: f.runId,
+    errorType: failure.type ?? null,
+    errorCode: failure.code ?? null,
+    httpStatus: failure.httpStatus ?? null,
+    bucket: failure.bucket ?? null,
+  };
+  await db
+    .insert(resourceState)
+    .values({
+      source: f.source,
+      resource: f.resource,
+      ...columns,
+      consecutiveFailures: failure.answered ? 0 : 1,
+      details: adds ? added : null,
+    })
+    .onConflictDoUpdate({
+      target: [resourceState.source, resourceState.resource],
+      set: {
+        ...columns,
+        consecutiveFailures: failure.answered ? sql`${resourceState.consecutiveFailures}` : sql`${resourceState.consecutiveFailures} + 1`,
+        details,
+      },
+    });
+}
+
+/**
+ * The marker said nothing changed: confirmed current without a fetch; the last fetch's markers
+ * stay, and so does `not_materialized` (upstream's answer still stands).
+ */
+export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date }): Promise<void> {
+  await db
+    .update(resourceState)
+    .set({ status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`, lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0 })
+    .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource)));
+}

@@ -1,0 +1,252 @@
+// A warehouse is bound to its upstream: run as a user would, `tesync sync` from simulator A,
+// then `sync`, `demo`, `enqueue` and `worker` configured for another upstream refuse (exit 2,
+// naming both) without changing one row of any table; `--force` rebinds and is recorded.
+// A second simulator on another port is another upstream to `sync`: only the demo's own
+// simulator is one upstream whatever its port.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { runCli, type CliResult } from '../helpers/cli.ts';
+import { embeddedFolder } from '../helpers/embedded.ts';
+import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../helpers/workers.ts';
+
+/** Every table of the warehouse: its row count and a hash of every row, history tables and sync.* included. */
+async function snapshot(databaseUrl: string): Promise<Record<string, string>> {
+  const c = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const tables = await c<{ name: string }[]>`
+      select format('%I.%I', table_schema, table_name) as name from information_schema.tables
+      where table_schema in ('sync', 'app', 'gateway') and table_type = 'BASE TABLE' order by 1`;
+    const out: Record<string, string> = {};
+    for (const { name } of tables) {
+      const [r] = await c.unsafe<{ n: number; h: string }[]>(`select count(*)::int as n, coalesce(md5(string_agg(t::text, E'\\n' order by t::text)), '') as h from ${name} t`);
+      out[name] = `${r!.n} ${r!.h}`;
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+async function query<T>(databaseUrl: string, text: string): Promise<T[]> {
+  const c = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    return (await c.unsafe(text)) as unknown as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+const rowsOf = (s: Record<string, string>, table: string) => Number(s[table]?.split(' ')[0] ?? NaN);
+
+describe('a warehouse bound to its upstream', () => {
+  let simA: Simulator;
+  let simB: Simulator;
+  let db: TestDatabase;
+  let cwd: string;
+  let redisUrl: string;
+  const prefix = uniqueName('tesync_bind');
+  const appKey = canaryKey('app');
+  const gwKey = canaryKey('gw');
+  let envA: Record<string, string>;
+  let envB: Record<string, string>;
+  let first: CliResult;
+  let before: Record<string, string>;
+
+  beforeAll(async () => {
+    const sim = (seed: number) =>
+      startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
+    [simA, simB, db, redisUrl] = await Promise.all([sim(41), sim(42), createTestDatabase(), redisServerUrl()]);
+    cwd = await mkdtemp(path.join(tmpdir(), 'tesync-bind-'));
+    const common = { TE_APP_API_KEY: appKey, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: db.databaseUrl, REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix, TE_METRICS_PORT: '0' };
+    envA = { ...common, TE_APP_URL: simA.url, TE_GATEWAY_URL: simA.url };
+    envB = { ...common, TE_APP_URL: simB.url, TE_GATEWAY_URL: `${simB.url}/` };
+    first = await runCli(['sync', '--json'], envA, { cwd });
+    before = await snapshot(db.databaseUrl);
+  }, 120_000);
+  afterAll(async () => {
+    await deleteRedisKeys(redisUrl, prefix).catch(() => 0);
+    await Promise.all([simA?.close(), simB?.close()]);
+    await db?.drop();
+    if (cwd) await rm(cwd, { recursive: true, force: true });
+  });
+
+  const unchanged = async () => expect(await snapshot(db.databaseUrl)).toEqual(before);
+  const noSecrets = (r: CliResult) => {
+    for (const key of [appKey, gwKey]) expect(r.stdout + r.stderr).not.toContain(key);
+  };
+
+  it('the first sync records each source\'s upstream', async () => {
+    expect(first.code, first.stderr).toBe(0);
+    const bindings = await query<{ source: string; upstream: string; scheme: string; host: string; port: number; path: string; event: string; command: string }>(
+      db.databaseUrl,
+      'select source, upstream, scheme, host, port, path, event, command from sync.upstream_bindings order by source',
+    );
+    const port = Number(new URL(simA.url).port);
+    expect(bindings).toEqual([
+      { source: 'app', upstream: simA.url, scheme: 'http', host: '127.0.0.1', port, path: '', event: 'bound', command: 'sync' },
+      { source: 'gateway', upstream: simA.url, scheme: 'http', host: '127.0.0.1', port, path: '', event: 'bound', command: 'sync' },
+    ]);
+    // The snapshot below covers real data: runs, requests, bodies, rows and versions.
+    for (const t of ['sync.runs', 'sync.requests', 'sync.raw_responses', 'app.tokens', 'gateway.tokens']) expect(rowsOf(before, t), t).toBeGreaterThan(0);
+    expect(Object.keys(before).filter((t) => t.endsWith('_history')).length).toBeGreaterThan(20);
+  });
+
+  it('`tesync sync` of another upstream: exit 2 naming both, nothing written', async () => {
+    const r = await runCli(['sync'], envB, { cwd });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^tesync: configuration error: this warehouse \(Postgres at 127\.0\.0\.1:\d+\/tesync_test_\w+\) mirrors another upstream/);
+    expect(r.stderr).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+    expect(r.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    expect(r.stderr).toContain('--force');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stdout).toBe('');
+    noSecrets(r);
+    await unchanged();
+  });
+
+  it('only the sources a sync walks are checked', async () => {
+    // A sync of the gateway alone is checked on the gateway alone.
+    const r = await runCli(['sync', '--source', 'gateway'], { ...envB, TE_APP_URL: simA.url }, { cwd });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    expect(r.stderr).not.toContain('app is bound');
+    await unchanged();
+  });
+
+  it('`tesync demo` into it: exit 2 naming both, nothing written', async () => {
+    const r = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { cwd, timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain("mirrors another upstream than tesync demo's bundled simulator");
+    expect(r.stderr).toContain(`app is bound to ${simA.url}; gateway is bound to ${simA.url}`);
+    expect(r.stderr).toContain('unset DATABASE_URL');
+    expect(r.stdout).toBe('');
+    await unchanged();
+  });
+
+  it('`tesync enqueue` and `tesync worker` of another upstream: exit 2, nothing queued or written', async () => {
+    // The syncs' shared rate budget lives under the prefix too: start from nothing.
+    await deleteRedisKeys(redisUrl, prefix);
+    const enqueue = await runCli(['enqueue'], envB, { cwd });
+    expect(enqueue.code, enqueue.stderr).toBe(2);
+    expect(enqueue.stderr).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+    expect(await deleteRedisKeys(redisUrl, prefix)).toBe(0);
+    const worker = await runCli(['worker'], envB, { cwd });
+    expect(worker.code, worker.stderr).toBe(2);
+    expect(worker.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    noSecrets(worker);
+    await unchanged();
+  });
+
+  it('`--force` rebinds, syncs, and the rebinding is recorded', async () => {
+    const r = await runCli(['sync', '--force', '--json'], envB, { cwd });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`rebound the app source of this warehouse (--force): from ${simA.url} to ${simB.url}`);
+    const bindings = await query<{ source: string; upstream: string; event: string }>(db.databaseUrl, 'select source, upstream, event from sync.upstream_bindings order by source');
+    expect(bindings).toEqual([
+      { source: 'app', upstream: simB.url, event: 'rebound' },
+      { source: 'gateway', upstream: simB.url, event: 'rebound' },
+    ]);
+    const log = await query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; t: number }>(
+      db.databaseUrl,
+      'select source, event, from_upstream, to_upstream, command, extract(epoch from at)::float8 as t from sync.upstream_binding_log order by id',
+    );
+    expect(log.map(({ t: _t, ...e }) => e)).toEqual([
+      { source: 'app', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
+      { source: 'gateway', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
+      { source: 'app', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
+      { source: 'gateway', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
+    ]);
+    // When: on the server's clock, after the first binding, within the test's minutes.
+    expect(log[2]!.t).toBeGreaterThan(log[0]!.t);
+    expect(Math.abs(log[2]!.t * 1000 - Date.now())).toBeLessThan(120_000);
+    // Bound to B now: A is the other upstream.
+    const back = await runCli(['sync'], envA, { cwd });
+    expect(back.code).toBe(2);
+    expect(back.stderr).toContain(`app is bound to ${simB.url}, TE_APP_URL is ${simA.url}`);
+  });
+
+  it('a worker started for B refuses walks once another process rebinds the warehouse to A', async () => {
+    const worker = startWorker({ ...envB, ...SCHEDULES_OFF, LOG_LEVEL: 'info' });
+    try {
+      await worker.ready;
+      // `enqueue --force --wait` of A: rebinds to A and queues a walk, which the worker (B) takes
+      // and refuses; the wait ends there, saying why (not at its timeout).
+      const enqueue = await runCli(['enqueue', '--force', '--wait', '--timeout', '60', '--json', '--only', 'catalog'], envA, { cwd, timeoutMs: 80_000 });
+      expect(enqueue.code, enqueue.stderr).toBe(1);
+      const runId = /the walk of run ([0-9a-f-]{36}) failed before it started: .*app is bound to/.exec(enqueue.stderr)?.[1];
+      expect(runId, enqueue.stderr).toBeDefined();
+      expect(enqueue.stderr).toContain(`TE_APP_URL is ${simB.url}`);
+      noSecrets(enqueue);
+      const refused = worker.lines().find((l) => l.msg.startsWith('walk refused'));
+      expect(refused, worker.stderr()).toBeDefined();
+      expect(String(refused!.reason)).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+      expect(await query(db.databaseUrl, `select id from sync.runs where id = '${runId}'`)).toEqual([]);
+      worker.child.kill('SIGTERM');
+      expect((await worker.exited).code).toBe(0);
+    } finally {
+      await killAll([worker]);
+    }
+  }, 90_000);
+
+  it('a warehouse of an earlier release (data, no binding): the demo refuses it, a sync adopts it', async () => {
+    await query(db.databaseUrl, 'truncate sync.upstream_bindings, sync.upstream_binding_log');
+    before = await snapshot(db.databaseUrl);
+    const demo = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { cwd, timeoutMs: 120_000 });
+    expect(demo.code, demo.stderr).toBe(2);
+    expect(demo.stderr).toContain('app holds data of an upstream it did not record (synced by an earlier release of tesync)');
+    await unchanged();
+    const sync = await runCli(['sync', '--source', 'app'], envB, { cwd });
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(await query(db.databaseUrl, 'select source, upstream, event from sync.upstream_bindings')).toEqual([{ source: 'app', upstream: simB.url, event: 'adopted' }]);
+  });
+
+  it('`tesync demo --force` rebinds it to the simulator, which then is one upstream whatever its port', async () => {
+    const forced = await runCli(['demo', '--tokens', '2', '--force'], { DATABASE_URL: db.databaseUrl }, { cwd, timeoutMs: 120_000 });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toContain("rebound to the simulator (--force)");
+    const bindings = await query<{ source: string; upstream: string; port: number | null }>(db.databaseUrl, 'select source, upstream, port from sync.upstream_bindings order by source');
+    expect(bindings).toEqual([
+      { source: 'app', upstream: 'simulator', port: null },
+      { source: 'gateway', upstream: 'simulator', port: null },
+    ]);
+    const log = await query<{ source: string; event: string; from_upstream: string | null; command: string }>(
+      db.databaseUrl,
+      `select source, event, from_upstream, command from sync.upstream_binding_log where to_upstream = 'simulator' order by id`,
+    );
+    expect(log).toEqual([
+      { source: 'app', event: 'rebound', from_upstream: simB.url, command: 'demo' },
+      { source: 'gateway', event: 'rebound', from_upstream: null, command: 'demo' },
+    ]);
+    // Another demo runs its simulator on another port: the same upstream.
+    const again = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { cwd, timeoutMs: 120_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('already holds an earlier demo');
+  }, 180_000);
+});
+
+describe('the embedded warehouse, bound to a real upstream', () => {
+  it('`tesync demo` in the folder of a `tesync sync` of another upstream: exit 2, its runs unchanged', async () => {
+    const sim = await startSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 43 });
+    const folder = await embeddedFolder('tesync-bind-embedded');
+    try {
+      const synced = await runCli(['sync', '--source', 'app'], { TE_APP_URL: sim.url }, { cwd: folder.dir, timeoutMs: 120_000 });
+      expect(synced.code, synced.stderr).toBe(0);
+      const runs = async () => (JSON.parse((await runCli(['status', '--json'], {}, { cwd: folder.dir, timeoutMs: 120_000 })).stdout) as { runs: unknown[] }).runs;
+      const before = await runs();
+      expect(before).toHaveLength(1);
+      const demo = await runCli(['demo', '--tokens', '2'], {}, { cwd: folder.dir, timeoutMs: 120_000 });
+      expect(demo.code, demo.stderr).toBe(2);
+      expect(demo.stderr).toContain(`app is bound to ${sim.url}`);
+      expect(demo.stderr).toContain('set TE_DATA_DIR to another folder');
+      expect(await runs()).toEqual(before);
+    } finally {
+      await folder.cleanup();
+      await sim.close();
+    }
+  }, 240_000);
+});

@@ -1,0 +1,58 @@
+// failureHints: chosen by the failure's fields, never by its text.
+import { describe, expect, it } from 'vitest';
+import { failureHints } from '../../src/cli/hints.ts';
+import type { Config } from '../../src/lib/config.ts';
+import { ProblemError, UpstreamNetworkError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
+import { judgeFailure } from '../../src/lib/failure.ts';
+import { emptyStats, walkFailure, type WalkFailure } from '../../src/runners/stats.ts';
+
+const config = { app: { url: 'http://app.test', apiKey: undefined }, gateway: { url: 'http://gateway.test', apiKey: 'k' } } as Config;
+const hints = (...failures: WalkFailure[]) => failureHints({ ...emptyStats(), failures }, config);
+const entry = (over: Partial<WalkFailure>): WalkFailure => ({ job: 'gateway.screener', resource: 'screener', source: 'gateway', status: 'failed', type: 'ProblemError', error: 'x', ...over });
+
+describe('failureHints', () => {
+  it('a 401 names the key variable, whatever the message says', () => {
+    const expected = ['The gateway refused the API key in TE_GATEWAY_API_KEY (401 unauthorized): check the key.'];
+    expect(hints(entry({ httpStatus: 401, code: 'unauthorized', error: 'ProblemError: GET /v1/screener failed with 401 unauthorized' }))).toEqual(expected);
+    // Reworded (or translated) message: the hint stays; the old regex on "failed with 401" lost it.
+    expect(hints(entry({ httpStatus: 401, error: 'ProblemError: the key was turned away' }))).toEqual(expected);
+    expect(hints(entry({ httpStatus: 401, error: '' }))).toEqual(expected);
+    // And text that looks like a 401 is not one.
+    expect(hints(entry({ httpStatus: 403, error: 'ProblemError: GET /v1/x failed with 401 unauthorized' }))).toEqual([]);
+  });
+
+  it('from the error itself: judgeFailure and walkFailure carry the status through', () => {
+    const err = new ProblemError({ status: 401, code: 'invalid_api_key', type: undefined, title: 'Unauthorized', detail: undefined, instance: undefined, scope: undefined, requestId: undefined, extensions: {}, path: '/api/v1/tokens' });
+    const f = walkFailure({ name: 'app.tokens', source: 'app' }, 'tokens', judgeFailure(err));
+    expect(f).toMatchObject({ source: 'app', status: 'failed', type: 'ProblemError', code: 'invalid_api_key', httpStatus: 401 });
+    expect(hints({ ...f, error: 'reworded' })).toEqual(['The app host refused the API key in TE_APP_API_KEY (401 unauthorized): check the key.']);
+  });
+
+  it('network errors and timeouts by class name, with the reason for people', () => {
+    const net = walkFailure({ name: 'app.tokens', source: 'app' }, 'tokens', judgeFailure(new UpstreamNetworkError('/api/v1/tokens', 'connection refused')));
+    expect(hints(net)).toEqual(['Could not reach the app host at http://app.test (TE_APP_URL): GET /api/v1/tokens: connection refused']);
+    expect(hints({ ...net, error: 'something else entirely' })).toEqual(['Could not reach the app host at http://app.test (TE_APP_URL): something else entirely']);
+    const slow = walkFailure({ name: 'gateway.screener', source: 'gateway' }, 'screener', judgeFailure(new UpstreamTimeoutError('/v1/screener', 1000, 'headers')));
+    expect(hints(slow)[0]).toMatch(/^Could not reach the gateway at http:\/\/gateway\.test \(TE_GATEWAY_URL\): /);
+  });
+
+  it('a 404 on the first routes suggests a base URL with the prefix in it', () => {
+    expect(hints(entry({ resource: 'tokens', httpStatus: 404, error: 'reworded' }))).toEqual([
+      'The gateway at http://gateway.test has no tokens route: is TE_GATEWAY_URL the base URL, without the /api/v1 or /v1 prefix?',
+    ]);
+    expect(hints(entry({ resource: 'token/aave/history', httpStatus: 404 }))).toEqual([]);
+  });
+
+  it('a refused redirect says which URL variable to look at, once for many resources', () => {
+    const expected = [
+      'The gateway at http://gateway.test redirected requests where tesync does not follow (302; only redirects on TE_GATEWAY_URL and its /v1 prefix are followed): if the API moved, point TE_GATEWAY_URL at its new base URL.',
+    ];
+    expect(hints(entry({ resource: 'token/aave/chart/fees/all', httpStatus: 302 }), entry({ resource: 'token/aave/chart/tvl/all', httpStatus: 302 }))).toEqual(expected);
+    expect(hints(entry({ job: 'app.chart', source: 'app', httpStatus: 307 }))[0]).toMatch(/^The app host at http:\/\/app\.test redirected .*\(307; .*TE_APP_URL and its \/api\/v1 prefix/);
+    expect(hints(entry({ httpStatus: 200 }))).toEqual([]);
+  });
+
+  it('entries from before failures were data give no hint but do not break', () => {
+    expect(hints({ job: 'gateway.screener', resource: 'screener', error: 'ProblemError: GET /v1/screener failed with 401 unauthorized' })).toEqual([]);
+  });
+});

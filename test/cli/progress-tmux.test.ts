@@ -1,0 +1,119 @@
+// `tesync sync` on an 80-column terminal, as a person sees it: the real command in a detached
+// tmux session against the simulator with a tight rate limit, the pane captured as it goes.
+// Every line fits (no line wrapped), the progress shows an ETA from early on, and a wait for
+// the rate limit is said in plain words. tmux is a Debian package (.ci/run installs it).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { BIN } from '../helpers/cli.ts';
+import { canaryKey, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+
+const COLUMNS = 80;
+const appKey = canaryKey('app_tmux');
+const gwKey = canaryKey('gw_tmux');
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+describe('progress on an 80-column terminal (tmux)', () => {
+  let sim: Simulator;
+  let db: TestDatabase;
+  let dir: string;
+  const socket = uniqueName('tesync_progress');
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+
+  beforeAll(async () => {
+    if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
+    // Each bucket allows 8 requests per 3 s: the walk (about 50 requests) waits several times.
+    const limit = { limit: 8, windowMs: 3000 };
+    sim = await startSimulator({
+      tokens: 4,
+      historyDays: 30,
+      chartsPerToken: 2,
+      seed: 80,
+      appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+      gatewayKeys: [gwKey],
+      rateLimits: { appPublic: limit, appKey: limit, gateway: limit },
+      latencyMs: [5, 30],
+    });
+    db = await createTestDatabase();
+    dir = mkdtempSync(path.join(tmpdir(), 'tesync-tmux-'));
+  });
+  afterAll(async () => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // Not started, or gone already.
+    }
+    await sim?.close();
+    await db?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the ETA from early on and a wait in plain words, every line within 80 columns', async () => {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? dir,
+      LANG: 'C.UTF-8',
+      TE_APP_URL: sim.url,
+      TE_APP_API_KEY: appKey,
+      TE_GATEWAY_URL: sim.url,
+      TE_GATEWAY_API_KEY: gwKey,
+      DATABASE_URL: db.databaseUrl,
+      TE_CONCURRENCY: '4',
+    };
+    const script = path.join(dir, 'run.sh');
+    writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        `cd ${shellQuote(dir)}`,
+        ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+        `${shellQuote(process.execPath)} ${shellQuote(BIN)} sync`,
+        'echo "tesync exited $?"',
+        'sleep 120',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const started = Date.now();
+    // -u: the pane speaks UTF-8 (the bar and `≥`), whatever the test's locale.
+    execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'sync', '-x', String(COLUMNS), '-y', '40', script]);
+    const captures: { atMs: number; lines: string[] }[] = [];
+    for (;;) {
+      await delay(400);
+      // -J joins a line the terminal wrapped: a line longer than the pane shows as one.
+      const text = tmux('capture-pane', '-p', '-J', '-t', 'sync');
+      captures.push({ atMs: Date.now() - started, lines: text.split('\n').filter((l) => l.trim() !== '') });
+      if (text.includes('tesync exited') || Date.now() - started > 45_000) break;
+    }
+    const screen = (c: { lines: string[] }) => c.lines.join('\n');
+    const last = captures.at(-1)!;
+    expect(screen(last), 'the sync ended').toMatch(/tesync exited 0/);
+    expect(screen(last)).toMatch(/^Sync succeeded in /m);
+
+    // Nothing wrapped, ever.
+    for (const c of captures) for (const line of c.lines) expect([...line].length, `at ${c.atMs} ms: ${line}`).toBeLessThanOrEqual(COLUMNS);
+
+    // Something on screen from the start (the command's own modules take a second or so to load).
+    const firstShown = captures.find((c) => c.lines.length > 0);
+    expect(firstShown?.atMs, 'time to the first output').toBeLessThan(5_000);
+
+    const walk = captures.filter((c) => c.lines.some((l) => /\d+\/\d+ (done )?\| ETA/.test(l)) && !screen(c).includes('Sync succeeded'));
+    expect(walk.length, 'captures of the walk').toBeGreaterThan(3);
+    // An ETA with a figure from early on: within 2 s of the walk's first line.
+    const firstFigure = walk.find((c) => /ETA ≥?\d/.test(screen(c)));
+    expect(firstFigure, 'an ETA with a figure').toBeDefined();
+    expect(firstFigure!.atMs - walk[0]!.atMs).toBeLessThanOrEqual(2_000);
+
+    // A wait, in plain words: how long, which host, its limit.
+    const waits = captures.map(screen).filter((s) => /waiting \d+ s: (app host|app host \(API key\)|gateway) (rate limit|asked us to wait)/.test(s));
+    expect(waits.length, captures.map(screen).join('\n---\n')).toBeGreaterThan(0);
+    expect(captures.map(screen).join('\n')).not.toMatch(/learned window|reserve to time|budget exhausted/);
+    console.log(`an 80-column capture of the walk:\n${waits[0]}`);
+  }, 60_000);
+});

@@ -1,0 +1,33 @@
+// `tesync enqueue` and `tesync worker` against a REDIS_URL where nothing listens, as the real
+// CLI: exit 1 within seconds, saying the connection was refused (not "timed out" after 10 s).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+import { freePort } from '../helpers/own-servers.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+
+/** Process start (tsx) included: well under the 10 s connect timeout. */
+const FAST_MS = 8000;
+
+describe('a Redis that refuses connections', () => {
+  let db: TestDatabase;
+  let redisUrl: string;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    redisUrl = `redis://127.0.0.1:${await freePort()}`;
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  for (const command of [['enqueue'], ['worker']]) {
+    it(`stops tesync ${command[0]} at once, reported as refused`, async () => {
+      const started = Date.now();
+      const r = await runCli(command, { TE_APP_URL: 'http://127.0.0.1:9', DATABASE_URL: db.databaseUrl, REDIS_URL: redisUrl, TE_METRICS_PORT: String(await freePort()) }, { timeoutMs: 30_000 });
+      const elapsed = Date.now() - started;
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/tesync: error: cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): connection refused \(ECONNREFUSED\)/);
+      expect(r.stderr).not.toContain('timed out');
+      expect(elapsed).toBeLessThan(FAST_MS);
+    }, 40_000);
+  }
+});

@@ -1,0 +1,169 @@
+// `npx tesync sim --port 0`, as a user runs it: it prints where it listens and which keys it
+// accepts, and serves every route of both seeds there until it is stopped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { apiKeyProblem, loadConfig } from '../../src/lib/config.ts';
+import { BIN, childEnv, runCli } from '../helpers/cli.ts';
+
+/** resolves with everything printed up to the banner's last line */
+function bannerOf(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Ctrl-C')) resolve(out);
+    });
+    child.on('exit', (code) => reject(new Error(`tesync sim exited ${code}`)));
+  });
+}
+
+describe('tesync sim', () => {
+  it('serves both APIs on the port it prints, and stops cleanly on SIGINT', async () => {
+    const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '4', '--app-key', 'sim_app_key_0001', '--gateway-key', 'sim_gw_key_0001'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await bannerOf(child);
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+      expect(banner).toContain(`TE_APP_URL=${url}`);
+      const slug = ((await (await fetch(`${url}/api/v1/tokens`)).json()) as { data: { slug: string }[] }).data[0]!.slug;
+      const gw = { headers: { authorization: 'Bearer sim_gw_key_0001' } };
+      const routes: [string, RequestInit?][] = [
+        ['/api/v1/metrics'],
+        ['/api/v1/screener'],
+        [`/api/v1/tokens/${slug}`],
+        [`/api/v1/tokens/${slug}/metrics/history?stream=all`],
+        [`/api/v1/tokens/${slug}/charts`],
+        [`/api/v1/tokens/${slug}/full`, { headers: { authorization: 'Bearer sim_app_key_0001' } }],
+        ['/v1/tokens', gw],
+        ['/v1/screener', gw],
+        [`/v1/tokens/${slug}`, gw],
+        [`/v1/tokens/${slug}/metrics/history?period=30d`, gw],
+        [`/v1/tokens/${slug}/charts`, gw],
+        ['/openapi-product.json', gw],
+      ];
+      for (const [path, init] of routes) {
+        const res = await fetch(`${url}${path}`, init);
+        expect(res.status, path).toBe(200);
+      }
+      const chartsRes = (await (await fetch(`${url}/api/v1/tokens/${slug}/charts`)).json()) as { data: { key: string }[] };
+      expect((await fetch(`${url}/api/v1/tokens/${slug}/charts/${chartsRes.data[0]!.key}`)).status).toBe(200);
+      const gwCharts = (await (await fetch(`${url}/v1/tokens/${slug}/charts`, gw)).json()) as { data: { key?: string; id?: string; chartKey?: string }[] };
+      const key = gwCharts.data[0]!.key ?? gwCharts.data[0]!.id ?? gwCharts.data[0]!.chartKey;
+      expect((await fetch(`${url}/v1/tokens/${slug}/charts/${key}`, gw)).status).toBe(200);
+      expect((await fetch(`${url}/v1/tokens`)).status).toBe(401);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('serves the response forms its flags ask for', async () => {
+    const args = ['sim', '--port', '0', '--tokens', '4', '--history-all', 'column', '--chart-labels', '--added-field', 'app.tokens=extra', '--added-field', 'gateway.tokens=extra', '--recomputation', '5', '--page-size', '3', '--page-form', 'linkHeader'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(await bannerOf(child))![1]!;
+      const body = async (path: string) => ((await (await fetch(`${url}${path}`)).json()) as { data: any }).data;
+      const history = await body('/api/v1/tokens/aurora/metrics/history?stream=all&limit=1');
+      expect(history.stream).toBe('all');
+      expect(history.columns[1]).toEqual({ key: 'stream', type: 'dimension', label: 'Stream' });
+      const key = (await body('/api/v1/tokens/aurora/charts'))[0].dataEndpoint.split('/').at(-1);
+      expect((await body(`/api/v1/tokens/aurora/charts/${key}`)).columns.at(-1)).toEqual({ key: 'note', type: 'label', label: 'Note' });
+      expect((await body('/api/v1/tokens')).every((t: { extra?: string }) => t.extra === 'added')).toBe(true);
+      expect((await body('/api/v1/screener')).some((row: object) => 'extra' in row)).toBe(false);
+      const firstPage = await fetch(`${url}/api/v1/tokens`);
+      expect(firstPage.headers.get('link')).toBe('<?page=2>; rel="next"');
+      expect(((await firstPage.json()) as { data: unknown[]; meta: { count: number; total: number } }).meta).toMatchObject({ count: 3, total: 4 });
+      // Recomputation 5: every asOf five minutes after the data's midnight.
+      expect((await body('/api/v1/tokens'))[0].freshness.asOf).toMatch(/T00:05:00\.000Z$/);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('answers with the redirects and the outage its flags ask for', async () => {
+    const args = ['sim', '--port', '0', '--tokens', '2', '--redirect', '/api/v1/metrics,308', '--redirect', '/api/v1/tokens,302,http://127.0.0.1:9', '--outage', 'gateway:30:1', '--retry-after-form', 'http-date'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await bannerOf(child);
+      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+      const gwKey = /TE_GATEWAY_API_KEY=(\S+)/.exec(banner)![1]!;
+      const manual = (path: string, headers: Record<string, string> = {}) => fetch(`${url}${path}`, { redirect: 'manual', headers });
+      const moved = await manual('/api/v1/metrics');
+      expect([moved.status, moved.headers.get('location')]).toEqual([308, '/api/v1/moved/metrics']);
+      expect((await manual('/api/v1/moved/metrics')).status).toBe(200);
+      const away = await manual('/api/v1/tokens?x=1');
+      expect([away.status, away.headers.get('location')]).toEqual([302, 'http://127.0.0.1:9/api/v1/tokens?x=1']);
+      const gw = { authorization: `Bearer ${gwKey}` };
+      expect((await manual('/v1/tokens', gw)).status).toBe(200);
+      const down = await manual('/v1/tokens', gw);
+      expect(down.status).toBe(503);
+      expect(Date.parse(down.headers.get('retry-after')!) - Date.parse(down.headers.get('date')!)).toBeGreaterThanOrEqual(29_000);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('prints keys that tesync accepts and the simulator serves with', async () => {
+    const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '2'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const banner = await bannerOf(child);
+      const line = banner.split('\n').find((l) => l.includes('TE_APP_API_KEY='))!;
+      const env = Object.fromEntries(line.trim().split(/\s+/).map((kv) => kv.split('=') as [string, string]));
+      const config = loadConfig(env);
+      const slug = ((await (await fetch(`${config.app!.url}/api/v1/tokens`)).json()) as { data: { slug: string }[] }).data[0]!.slug;
+      expect((await fetch(`${config.app!.url}/api/v1/tokens/${slug}/full`, { headers: { authorization: `Bearer ${config.app!.apiKey}` } })).status).toBe(200);
+      expect((await fetch(`${config.gateway!.url}/v1/tokens`, { headers: { authorization: `Bearer ${config.gateway!.apiKey}` } })).status).toBe(200);
+    } finally {
+      child.kill('SIGINT');
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    }
+  });
+
+  it('refuses, with exit 2, a key tesync would refuse, and its help shows keys tesync accepts', async () => {
+    for (const [flag, key, variable] of [
+      ['--app-key', 'ak-test', 'TE_APP_API_KEY'],
+      ['--gateway-key', 'gw', 'TE_GATEWAY_API_KEY'],
+      ['--gateway-key', 'two words here', 'TE_GATEWAY_API_KEY'],
+    ] as const) {
+      const r = await runCli(['sim', '--port', '0', flag, key], {});
+      expect(r.code, `${flag} ${key}`).toBe(2);
+      expect(r.stderr).toContain(`${flag}: tesync would refuse this key as ${variable}`);
+      expect(r.stdout).not.toContain('listening');
+    }
+    const help = (await runCli(['sim', '--help'], {})).stdout;
+    const examples = [...help.matchAll(/e\.g\.\s+(sim_\w+)/g)].map((m) => m[1]!);
+    expect(examples).toEqual(['sim_app_key_0001', 'sim_gw_key_0001']);
+    for (const k of examples) expect(apiKeyProblem(k)).toBeUndefined();
+    expect(apiKeyProblem('ak-test')).toContain('8 characters');
+  });
+
+  it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
+    const help = await runCli(['sim', '--help'], {});
+    expect(help.code).toBe(0);
+    for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--duplicated-key R=K', '--recomputation N', '--removed', '--omit PART', '--redirect P[,S[,U]]', '--outage B:N[:A]', '--retry-after-form F', '--page-size N', '--page-form FORM', '--page-total T', '--page-loop']) expect(help.stdout).toContain(flag);
+    for (const [flag, value] of [
+      ['--recomputation', 'often'],
+      ['--history-all', 'sideways'],
+      ['--omit', 'everything'],
+      ['--added-field', 'app.nowhere=extra'],
+      ['--added-field', 'app.tokens'],
+      ['--duplicated-key', 'app.tokens'],
+      ['--redirect', 'api/v1/tokens'],
+      ['--redirect', '/api/v1/tokens,304'],
+      ['--redirect', '/api/v1/tokens,302,ftp://x'],
+      ['--outage', 'gateway'],
+      ['--outage', 'everything:5'],
+      ['--outage', 'gateway:0'],
+      ['--retry-after-form', 'never'],
+      ['--page-size', '-1'],
+      ['--page-form', 'scroll'],
+      ['--page-total', 'some'],
+    ] as const) {
+      const r = await runCli(['sim', '--port', '0', flag, value], {});
+      expect(r.code, `${flag} ${value}`).toBe(2);
+      expect(r.stderr).toContain(flag);
+      expect(r.stdout).not.toContain('listening');
+    }
+  });
+});

@@ -1,0 +1,213 @@
+// `tesync status`: how old the data is by its own clock (upstream's asOf, the newest history
+// point), upstream's verdict, when tesync last confirmed it, the tables' sizes as sizes, and
+// failing resources counted by cause. Run as the real CLI against warehouses synced from the
+// simulator: data months old and marked stale fails `--max-age 24` and says why; data of
+// today passes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatCause, formatSizes, formatStatus, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../../src/cli/status.ts';
+import type { GroupStatus } from '../../src/store/status.ts';
+import { ANCHOR_DATE, startSimulator, type Simulator } from '../../sim/index.ts';
+import { runCli } from '../helpers/cli.ts';
+import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+
+const now = new Date('2026-11-24T12:00:00Z');
+const group = (over: Partial<GroupStatus>): GroupStatus => ({
+  source: 'gateway',
+  group: 'charts',
+  resources: 5,
+  ok: 2,
+  failing: 3,
+  dataAsOf: new Date('2026-11-24T00:00:00Z'),
+  newestPointAt: null,
+  freshness: 'fresh 5',
+  lastChangedAt: new Date('2026-11-24T11:00:00Z'),
+  lastConfirmedAt: new Date('2026-11-24T11:00:00Z'),
+  stalestConfirmedAt: new Date('2026-11-24T10:00:00Z'),
+  unconfirmed: 0,
+  statuses: { ok: 2, failed: 3 },
+  failures: [],
+  lastError: null,
+  ...over,
+});
+
+describe('formatStatus', () => {
+  it('lists each failing group by cause under the table', () => {
+    const g = group({
+      failures: [
+        { status: 'failed', type: 'ProblemError', code: 'missing_scope', httpStatus: 403, resources: 2 },
+        { status: 'failed', type: 'UpstreamTimeoutError', code: null, httpStatus: null, resources: 1 },
+      ],
+      lastError: 'ProblemError: GET /v1/x failed with 403 missing_scope',
+    });
+    const text = formatStatus('postgres://db', [g, group({ source: 'app', group: 'tokens', failing: 0, statuses: { ok: 5 } })], [], now);
+    expect(text).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream says\s+confirmed/);
+    expect(text).toContain('Failing resources by cause:\n  gateway.charts: 2 failed ProblemError 403 missing_scope, 1 failed UpstreamTimeoutError\n');
+    expect(text).not.toContain('app.tokens:');
+  });
+
+  it('says nothing of causes when nothing fails', () => {
+    expect(formatStatus('postgres://db', [group({ failing: 0, statuses: { ok: 5 } })], [], now)).not.toContain('by cause');
+  });
+
+  it('a failure recorded before the columns existed still counts', () => {
+    expect(formatCause({ status: 'invalid', type: null, code: null, httpStatus: null, resources: 4 })).toBe('4 invalid unknown error');
+  });
+
+  it('shows the data time, marking the newest history point, its age, the verdict and the confirmation', () => {
+    const text = formatStatus('postgres://db', [group({ group: 'history', newestPointAt: new Date('2026-06-30T00:00:00Z'), freshness: 'stale 5', unconfirmed: 1 })], [], now);
+    expect(text).toMatch(/^gateway\s+history\s+5\s+2026-06-30 00:00\*\s+147\.5d\s+stale 5\s+2\.0h, 1 never\s+failed 3, ok 2$/m);
+  });
+
+  it('an empty warehouse fails a check, and says so only when one was asked for', () => {
+    expect(formatStatus('postgres://db', [], [], now, { over: [] })).toContain('Nothing synced yet: run `tesync sync`.\n\nOver the limit: nothing was synced.\n');
+    expect(formatStatus('postgres://db', [], [], now)).not.toContain('Over the limit');
+  });
+
+  it('labels row counts that are estimates, and unknown ones', () => {
+    const lines = formatSizes({
+      schemas: [
+        { schema: 'app', tables: 2, rows: 1_500_000, exact: false, unknown: 0, bytes: 300 * 1024 * 1024 },
+        { schema: 'sync', tables: 1, rows: 0, exact: false, unknown: 1, bytes: 20 * 1024 * 1024 },
+      ],
+      tables: [
+        { table: 'app.metric_history', schema: 'app', rows: 1_499_000, exact: false, bytes: 290 * 1024 * 1024 },
+        { table: 'sync.raw_responses', schema: 'sync', rows: null, exact: false, bytes: 20 * 1024 * 1024 },
+        { table: 'app.tokens', schema: 'app', rows: 1000, exact: true, bytes: 10 * 1024 * 1024 },
+      ],
+    });
+    expect(lines[0]).toMatch(/rows: counted, or ~ estimated by Postgres for tables over 8\.0 MB; on disk: with indexes and TOAST/);
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}app\s+2\s+~1,500,000\s+300 MB$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}sync\s+1\s+~0\s+20 MB {2}\(\+ 1 tables not yet analyzed\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}app\.metric_history\s+~1,499,000\s+290 MB$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}sync\.raw_responses\s+\?\s+20 MB$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {4}app\.tokens\s+1,000\s+10 MB$/));
+  });
+});
+
+describe('the checks', () => {
+  it('--max-age judges the data time, not when tesync last confirmed it', () => {
+    const old = group({ group: 'history', newestPointAt: new Date('2026-06-30T00:00:00Z'), dataAsOf: new Date('2026-06-30T06:00:00Z'), freshness: 'stale 5', lastConfirmedAt: new Date('2026-11-24T11:59:00Z') });
+    const [o] = overMaxAge([old, group({})], now, 24);
+    expect(o).toMatchObject({ source: 'gateway', group: 'history', clock: 'newest history point' });
+    expect(o!.reason).toBe(
+      'gateway.history: data 147.5d old by the newest history point, 2026-06-30 00:00 UTC (more than --max-age 24h); upstream says stale 5; tesync last confirmed it 60s ago',
+    );
+    expect(overMaxAge([group({ dataAsOf: new Date('2026-11-22T00:00:00Z'), freshness: null })], now, 24)[0]!.reason).toMatch(
+      /^gateway\.charts: data 2\.5d old by upstream's asOf, 2026-11-22 00:00 UTC \(more than --max-age 24h\); upstream gives no freshness verdict;/,
+    );
+    expect(overMaxAge([group({})], now, 24)).toEqual([]);
+  });
+
+  it('a group upstream gives no data time is judged by when tesync last confirmed it', () => {
+    const contract = group({ group: 'contract', dataAsOf: null, freshness: null });
+    expect(overMaxAge([contract], now, 24)).toEqual([]);
+    const [o] = overMaxAge([{ ...contract, lastConfirmedAt: new Date('2026-11-23T06:00:00Z') }], now, 24);
+    expect(o).toMatchObject({ clock: 'last confirmed', ageHours: 30 });
+    expect(o!.reason).toBe('gateway.contract: upstream gives no data time; judged by when tesync last confirmed it: 30.0h ago (more than --max-age 24h)');
+    expect(overMaxAge([{ ...contract, lastConfirmedAt: null }], now, 24)[0]!.reason).toMatch(/confirmed it: never \(more than/);
+  });
+
+  it('--max-unconfirmed judges tesync\'s clock, and a resource never confirmed', () => {
+    const old = group({ dataAsOf: new Date('2026-01-01T00:00:00Z') });
+    expect(overMaxUnconfirmed([old], now, 24)).toEqual([]);
+    expect(overMaxUnconfirmed([old], now, 1)[0]!.reason).toBe('gateway.charts: the least recently confirmed resource was confirmed by tesync 2.0h ago (more than --max-unconfirmed 1h)');
+    expect(overMaxUnconfirmed([group({ unconfirmed: 2 })], now, 24)[0]!.reason).toBe('gateway.charts: 2 of 5 resources never confirmed by tesync');
+  });
+});
+
+describe('tesync status on warehouses synced from the simulator', () => {
+  const appKey = canaryKey('app');
+  const gatewayKey = canaryKey('gateway');
+  const today = new Date().toISOString().slice(0, 10);
+  let old: { sim: Simulator; db: TestDatabase };
+  let fresh: { sim: Simulator; db: TestDatabase };
+  const envOf = (w: { sim: Simulator; db: TestDatabase }) => ({
+    TE_APP_URL: w.sim.url,
+    TE_APP_API_KEY: appKey,
+    TE_GATEWAY_URL: w.sim.url,
+    TE_GATEWAY_API_KEY: gatewayKey,
+    DATABASE_URL: w.db.databaseUrl,
+    LOG_LEVEL: 'warn',
+  });
+  const synced = async (o: { lastDate?: string; freshness: 'fresh' | 'stale' }) => {
+    const sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, seed: 23, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey], ...o });
+    const w = { sim, db: await createTestDatabase() };
+    const r = await runCli(['sync'], envOf(w));
+    expect(r.code, r.stderr).toBe(0);
+    return w;
+  };
+  beforeAll(async () => {
+    // Upstream's data months old (the simulator's fixed calendar) and marked stale; and data of today.
+    old = await synced({ freshness: 'stale' });
+    fresh = await synced({ lastDate: today, freshness: 'fresh' });
+  }, 180_000);
+  afterAll(async () => {
+    for (const w of [old, fresh]) {
+      await w?.sim.close();
+      await w?.db.drop();
+    }
+  });
+
+  it('data months old and marked stale: --max-age 24 exits 1 and says which group, how old, by which clock', async () => {
+    const r = await runCli(['status', '--max-age', '24'], envOf(old));
+    expect(r.code, r.stderr).toBe(1);
+    const days = (Date.now() - Date.parse(`${ANCHOR_DATE}T00:00:00Z`)) / 86_400_000;
+    expect(days).toBeGreaterThan(30);
+    // The table: data time, its age, upstream's verdict, when tesync confirmed it.
+    expect(r.stdout).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream says\s+confirmed\s+statuses/);
+    expect(r.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${ANCHOR_DATE} 00:00\\*\\s+\\d+\\.\\dd\\s+stale \\d+\\s+\\d+s\\s+ok \\d+`, 'm'));
+    // A screener has no verdict of its own: its rows' verdicts, counted.
+    expect(r.stdout).toMatch(new RegExp(`^gateway\\s+screener\\s+1\\s+${ANCHOR_DATE} 00:00\\s+\\d+\\.\\dd\\s+stale \\d+\\s+\\d+s`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^gateway\\s+page\\s+\\d+\\s+${ANCHOR_DATE} 00:00\\s+\\d+\\.\\dd\\s+-\\s+\\d+s`, 'm'));
+    // The reasons, one per group, with the clock each was judged by.
+    // Every group but the OpenAPI document (no data time; confirmed seconds ago).
+    expect(r.stdout).toMatch(/^Over the limit: 14 of 15 groups$/m);
+    expect(r.stdout).toMatch(
+      new RegExp(`^ {2}app\\.history: data \\d+\\.\\dd old by the newest history point, ${ANCHOR_DATE} 00:00 UTC \\(more than --max-age 24h\\); upstream says stale \\d+; tesync last confirmed it \\d+s ago$`, 'm'),
+    );
+    expect(r.stdout).toMatch(new RegExp(`^ {2}gateway\\.screener: data \\d+\\.\\dd old by upstream's asOf, ${ANCHOR_DATE} 00:00 UTC`, 'm'));
+    expect(r.stdout).not.toMatch(/^ {2}gateway\.contract:/m);
+    // Sizes as sizes, labelled.
+    expect(r.stdout).toContain('Table sizes (rows: counted, or ~ estimated by Postgres for tables over 8.0 MB; on disk: with indexes and TOAST):');
+    expect(r.stdout).toMatch(/^ {2}app\s+\d+\s+[\d,]+\s+\d[\d.]* (kB|MB)$/m);
+    expect(r.stdout).toMatch(/^ {2}sync\s+\d+\s+[\d,]+\s+\d[\d.]* (kB|MB)$/m);
+    expect(r.stdout).not.toContain('rows written');
+    console.info(r.stdout);
+  });
+
+  it('the same data, judged by when tesync confirmed it, passes --max-unconfirmed 24', async () => {
+    const r = await runCli(['status', '--max-unconfirmed', '24'], envOf(old));
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).not.toContain('Over the limit');
+  });
+
+  it('--json gives each group\'s clocks, the sizes and the reasons', async () => {
+    const r = await runCli(['status', '--json', '--max-age', '24'], envOf(old));
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.stdout) as {
+      groups: { source: string; group: string; dataAsOf: string; newestPointAt: string | null; freshness: string | null; lastConfirmedAt: string }[];
+      sizes: { schemas: { schema: string; rows: number; bytes: number }[]; tables: { table: string; rows: number; exact: boolean; bytes: number }[] };
+      overLimit: OverLimit[];
+    };
+    const history = j.groups.find((g) => g.source === 'app' && g.group === 'history')!;
+    expect(history.newestPointAt!.slice(0, 10)).toBe(ANCHOR_DATE);
+    expect(history.freshness).toMatch(/^stale \d+$/);
+    expect(Date.now() - Date.parse(history.lastConfirmedAt)).toBeLessThan(10 * 60_000);
+    const over = j.overLimit.find((o) => o.group === 'history' && o.source === 'app')!;
+    expect(over).toMatchObject({ clock: 'newest history point', at: `${ANCHOR_DATE}T00:00:00.000Z` });
+    expect(over.ageHours).toBeGreaterThan(30 * 24);
+    const metricHistory = j.sizes.tables.find((t) => t.table === 'app.metric_history')!;
+    expect(metricHistory.exact).toBe(true);
+    expect(metricHistory.rows).toBeGreaterThan(100);
+    expect(metricHistory.bytes).toBeGreaterThan(8192);
+    expect(j.sizes.schemas.map((s) => s.schema)).toEqual(['app', 'gateway', 'sync']);
+  });
+
+  it('data of today, marked fresh: --max-age 24 exits 0', async () => {
+    const r = await runCli(['status', '--max-age', '24'], envOf(fresh));
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${today} 00:00\\*\\s+[\\d.]+[smh]\\s+fresh \\d+`, 'm'));
+    expect(r.stdout).not.toContain('Over the limit');
+    console.info(r.stdout);
+  });
+});

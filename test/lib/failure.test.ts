@@ -1,0 +1,61 @@
+// judgeFailure: the one place that says what a failed job means for its resource.
+import { describe, expect, it } from 'vitest';
+import { InvalidResponseError, NotUnderstoodError, ProblemError, RateLimitedError, UpstreamNetworkError, UpstreamServerError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
+import { judgeFailure } from '../../src/lib/failure.ts';
+
+const problem = (status: number, code: string | undefined) =>
+  new ProblemError({ status, code, type: undefined, title: 'Not Found', detail: undefined, instance: undefined, scope: undefined, requestId: undefined, extensions: {}, path: '/x' });
+
+describe('judgeFailure', () => {
+  it('records a token or chart that does not exist as not_found, not retried', () => {
+    for (const code of ['token_not_found', 'chart_not_found', 'token-not-found', 'chart-item-not-found']) {
+      expect(judgeFailure(problem(404, code)), code).toMatchObject({ status: 'not_found', retryable: false });
+    }
+  });
+
+  it('keeps other problems failed: a missing route is a bug to see, not a state', () => {
+    expect(judgeFailure(problem(404, 'not_found'))).toMatchObject({ status: 'failed', retryable: false });
+    expect(judgeFailure(problem(404, 'not-found'))).toMatchObject({ status: 'failed', retryable: false });
+    expect(judgeFailure(problem(400, 'stream_not_found'))).toMatchObject({ status: 'failed', retryable: false });
+    expect(judgeFailure(problem(404, undefined))).toMatchObject({ status: 'failed', retryable: false });
+  });
+
+  it('still tells invalid bodies and retryable errors apart', () => {
+    expect(judgeFailure(new InvalidResponseError('x'))).toMatchObject({ status: 'invalid', retryable: false });
+    const server = new UpstreamServerError({ status: 500, code: 'internal-error', type: undefined, title: undefined, detail: undefined, instance: undefined, scope: undefined, requestId: undefined, extensions: {}, path: '/x' });
+    expect(judgeFailure(server)).toMatchObject({ status: 'failed', retryable: true });
+  });
+});
+
+describe('judgeFailure records the failure as data', () => {
+  const fields = { type: undefined, title: 'Unauthorized', detail: 'key revoked', instance: '/v1/screener#1', scope: undefined, requestId: 'r-1', extensions: {}, path: '/v1/screener' };
+
+  it('an upstream problem: class, code, HTTP status and the problem fields', () => {
+    const f = judgeFailure(new ProblemError({ ...fields, status: 401, code: 'unauthorized' }));
+    expect(f).toEqual({
+      status: 'failed',
+      retryable: false,
+      type: 'ProblemError',
+      code: 'unauthorized',
+      httpStatus: 401,
+      requestId: 'r-1',
+      instance: '/v1/screener#1',
+      detail: 'key revoked',
+      path: '/v1/screener',
+      message: 'ProblemError: GET /v1/screener failed with 401 unauthorized: Unauthorized (request id r-1)',
+    });
+    expect(judgeFailure(new UpstreamServerError({ ...fields, status: 503, code: 'service-unavailable' }))).toMatchObject({ type: 'UpstreamServerError', code: 'service-unavailable', httpStatus: 503, retryable: true });
+    expect(judgeFailure(problem(404, 'token_not_found'))).toMatchObject({ status: 'not_found', answered: true, type: 'ProblemError', code: 'token_not_found', httpStatus: 404 });
+  });
+
+  it('other errors: their class name, the bucket of a rate limit, no HTTP status', () => {
+    expect(judgeFailure(new RateLimitedError('gateway', 1500, 'Retry-After'))).toMatchObject({ status: 'rate_limited', type: 'RateLimitedError', bucket: 'gateway' });
+    const timeout = judgeFailure(new UpstreamTimeoutError('/v1/screener', 1000, 'body'));
+    expect(timeout).toMatchObject({ status: 'failed', retryable: true, type: 'UpstreamTimeoutError', path: '/v1/screener' });
+    expect(timeout.httpStatus).toBeUndefined();
+    expect(judgeFailure(new UpstreamNetworkError('/x', 'reset'))).toMatchObject({ type: 'UpstreamNetworkError' });
+    expect(judgeFailure(new NotUnderstoodError('two rows for one key'))).toMatchObject({ status: 'invalid', type: 'NotUnderstoodError' });
+    expect(judgeFailure(new Error('connection terminated'))).toMatchObject({ status: 'failed', retryable: true, type: 'Error', message: 'Error: connection terminated' });
+    expect(judgeFailure('thrown string')).toMatchObject({ status: 'failed', type: 'unknown', message: 'thrown string' });
+  });
+});

@@ -1,0 +1,55 @@
+// Connecting to Redis at start: a port where nothing listens is reported as refused within the
+// grace period, a server that accepts but never answers as timed out, and a real Redis connects.
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectErrorCode, connectRedis, REDIS_REFUSED_GRACE_MS, redisOptions } from '../../../src/runners/bullmq/queues.ts';
+import { freePort } from '../../helpers/own-servers.ts';
+import { redisServerUrl } from '../../helpers/services.ts';
+
+describe('connectRedis', () => {
+  const servers: Server[] = [];
+  const sockets: Socket[] = [];
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  });
+
+  it('reports a refused connection as refused, within a couple of seconds', async () => {
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const started = Date.now();
+    const err = (await connectRedis(redisOptions(url), url).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Error;
+    const elapsed = Date.now() - started;
+    expect(err.message).toMatch(/^cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): connection refused \(ECONNREFUSED\)/);
+    expect(err.message).not.toContain('timed out');
+    expect(elapsed).toBeGreaterThanOrEqual(REDIS_REFUSED_GRACE_MS - 50);
+    expect(elapsed).toBeLessThan(2500);
+  });
+
+  it('reports a server that never answers as timed out', async () => {
+    const server = createServer((socket) => sockets.push(socket)); // accepts, never replies
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `redis://127.0.0.1:${(server.address() as { port: number }).port}`;
+    await expect(connectRedis(redisOptions(url), url, undefined, { timeoutMs: 700 })).rejects.toThrow(/\(REDIS_URL\): no answer within 1 s \(timed out\)/);
+  });
+
+  it('connects to a Redis that answers', async () => {
+    const url = await redisServerUrl();
+    const redis = await connectRedis(redisOptions(url), url, 'tesync-connect-test');
+    try {
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('reads the code of a refusal, whole or in parts', () => {
+    expect(connectErrorCode(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe('ECONNREFUSED');
+    expect(connectErrorCode(new AggregateError([new Error('a'), Object.assign(new Error('b'), { code: 'ECONNREFUSED' })], ''))).toBe('ECONNREFUSED');
+    expect(connectErrorCode(new Error('no code'))).toBeUndefined();
+    expect(connectErrorCode(null)).toBeUndefined();
+  });
+});

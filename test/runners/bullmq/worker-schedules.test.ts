@@ -1,0 +1,196 @@
+// Job schedulers: registered by every worker at start, exactly one per id however many
+// workers start, crash or restart; a scheduled walk is a run with trigger `schedule` that
+// covers only its schedule's groups.
+import { Queue } from 'bullmq';
+import { sql } from 'drizzle-orm';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../../sim/index.ts';
+import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
+import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+
+let redisUrl: string;
+let sim: Simulator;
+let tw: TestWarehouse;
+const prefixes: string[] = [];
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  redisUrl = await redisServerUrl();
+  sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
+  tw = await createTestWarehouse();
+});
+
+afterAll(async () => {
+  await killAll(workers);
+  await sim?.close();
+  await tw?.cleanup();
+  for (const p of prefixes) await deleteRedisKeys(redisUrl, p);
+});
+
+function envFor(prefix: string, extra: Record<string, string>): Record<string, string> {
+  return {
+    DATABASE_URL: tw.databaseUrl,
+    REDIS_URL: redisUrl,
+    TE_QUEUE_PREFIX: prefix,
+    TE_APP_URL: sim.url,
+    TE_METRICS_PORT: '0',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+function spawnWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
+  const w = startWorker({ ...env, LOG_LEVEL: 'info' }, args);
+  workers.push(w);
+  return w;
+}
+
+function walkQueue(prefix: string): Queue {
+  const u = new URL(redisUrl);
+  return new Queue('walk', { connection: { host: u.hostname, port: Number(u.port || 6379) }, prefix });
+}
+
+/** Scheduler ids, and how many next runs (delayed walk jobs) each has queued. */
+async function schedulerState(prefix: string) {
+  const q = walkQueue(prefix);
+  try {
+    const schedulers = (await q.getJobSchedulers(0, -1)).map((s) => ({ id: s.key, pattern: s.pattern }));
+    const delayed = await q.getJobs(['delayed', 'waiting']);
+    const next: Record<string, number> = {};
+    for (const j of delayed) if (j.repeatJobKey) next[j.repeatJobKey] = (next[j.repeatJobKey] ?? 0) + 1;
+    return { schedulers: schedulers.sort((a, b) => (a.id < b.id ? -1 : 1)), next };
+  } finally {
+    await q.close();
+  }
+}
+
+describe('worker schedules', () => {
+  it('ten worker starts (in pairs, half of them crashing) leave exactly one scheduler per id', async () => {
+    const prefix = uniqueName('tesync_sched');
+    prefixes.push(prefix);
+    // Patterns that cannot come due during the test: only registration is under test here.
+    const env = envFor(prefix, {
+      TE_SCHEDULE_CATALOG: '0 0 1 1 *',
+      TE_SCHEDULE_SCREENER: '5 0 1 1 *',
+      TE_SCHEDULE_TOKEN_DATA: '10 0 1 1 *',
+      TE_SCHEDULE_BUNDLES: '15 0 1 1 *',
+    });
+    for (let round = 0; round < 5; round++) {
+      const pair = [spawnWorker(env), spawnWorker(env)];
+      await Promise.all(pair.map((w) => w.ready));
+      // A crash loop (SIGKILL) and orderly restarts (SIGTERM), alternately.
+      for (const w of pair) w.child.kill(round % 2 === 0 ? 'SIGKILL' : 'SIGTERM');
+      const exits = await Promise.all(pair.map((w) => w.exited));
+      if (round % 2 === 1) expect(exits.map((e) => e.code)).toEqual([0, 0]);
+    }
+    const after = await schedulerState(prefix);
+    expect(after.schedulers).toEqual([
+      { id: 'bundles', pattern: '15 0 1 1 *' },
+      { id: 'catalog', pattern: '0 0 1 1 *' },
+      { id: 'screener', pattern: '5 0 1 1 *' },
+      { id: 'token-data', pattern: '10 0 1 1 *' },
+    ]);
+    expect(after.next).toEqual({ bundles: 1, catalog: 1, screener: 1, 'token-data': 1 });
+
+    // A changed pattern replaces its scheduler; a schedule switched off is removed.
+    const changed = spawnWorker({ ...env, TE_SCHEDULE_SCREENER: '30 0 1 1 *', TE_SCHEDULE_BUNDLES: 'off' });
+    await changed.ready;
+    changed.child.kill('SIGTERM');
+    expect((await changed.exited).code).toBe(0);
+    const final = await schedulerState(prefix);
+    expect(final.schedulers).toEqual([
+      { id: 'catalog', pattern: '0 0 1 1 *' },
+      { id: 'screener', pattern: '30 0 1 1 *' },
+      { id: 'token-data', pattern: '10 0 1 1 *' },
+    ]);
+    expect(final.next).toEqual({ catalog: 1, screener: 1, 'token-data': 1 });
+  });
+
+  it('a scheduled walk is a run with trigger schedule, covering only its groups; schedules survive a Redis reconnect', async () => {
+    const prefix = uniqueName('tesync_sched');
+    prefixes.push(prefix);
+    sim.resetRequests();
+    const w = spawnWorker(
+      envFor(prefix, { TE_SCHEDULE_SCREENER: '*/2 * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_TOKEN_DATA: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
+    );
+    await w.ready;
+    const run = await waitFor(
+      'a scheduled run to finish',
+      async () =>
+        (
+          await tw.warehouse.query<{ status: string; options: { schedule: string }; stats: { done: number; failed: number; byGroup: Record<string, unknown> } }>(
+            sql`select status, options, stats from sync.runs where trigger = 'schedule' and status <> 'running' limit 1`,
+          )
+        )[0],
+      20_000,
+    );
+
+    // Redis drops every connection of the worker: it reconnects, and the schedule goes on.
+    const killedAt = Date.now();
+    const redis = new Redis(redisUrl);
+    try {
+      const clients = (await redis.client('LIST')) as string;
+      const ids = clients
+        .split('\n')
+        .filter((l) => l.includes(` name=${prefix}:`))
+        .map((l) => /^id=(\d+)/.exec(l)![1]!);
+      expect(ids.length).toBeGreaterThanOrEqual(5);
+      for (const id of ids) await redis.client('KILL', 'ID', id);
+    } finally {
+      await redis.quit();
+    }
+    const later = await waitFor(
+      'a scheduled run after the reconnect',
+      async () =>
+        (
+          await tw.warehouse.query<{ status: string }>(
+            sql`select status from sync.runs where trigger = 'schedule' and started_at > ${new Date(killedAt).toISOString()}::timestamptz and status <> 'running' limit 1`,
+          )
+        )[0],
+      20_000,
+    );
+    expect(later.status).toBe('succeeded');
+
+    w.child.kill('SIGTERM');
+    expect((await w.exited).code).toBe(0);
+    expect(run.status).toBe('succeeded');
+    expect(run.options.schedule).toBe('screener');
+    expect(run.stats.failed).toBe(0);
+    expect(Object.keys(run.stats.byGroup).sort()).toEqual(['app.catalog', 'app.screener', 'app.tokens']);
+    const paths = new Set(sim.requests.map((r) => r.path.split('?')[0]));
+    expect([...paths].sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens']);
+  });
+
+  it('a scheduled walk longer than its period is not started again while it runs: ticks are skipped, runs never overlap', async () => {
+    const prefix = uniqueName('tesync_sched');
+    prefixes.push(prefix);
+    // Slow answers: a token-data walk takes seconds, its schedule ticks every second.
+    const slow = await startSimulator({ tokens: 4, historyDays: 5, chartsPerToken: 1, latencyMs: [300, 500] });
+    try {
+      // Another upstream than the earlier workers' on this warehouse: rebound on purpose.
+      const w = spawnWorker(
+        {
+          ...envFor(prefix, { TE_SCHEDULE_TOKEN_DATA: '* * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
+          TE_APP_URL: slow.url,
+        },
+        ['--force'],
+      );
+      await w.ready;
+      await waitFor('a tick skipped while the walk runs', () => w.lines().find((l) => l.msg.startsWith('scheduled walk skipped')), 30_000);
+      w.child.kill('SIGTERM');
+      expect((await w.exited).code).toBe(0);
+      const runs = await tw.warehouse.query<{ id: string; from: string; to: string }>(
+        sql`select id, started_at::text as "from", coalesce(finished_at, now())::text as "to" from sync.runs where options->>'schedule' = 'token-data' and options->>'job' like '%' order by started_at`,
+      );
+      expect(runs.length).toBeGreaterThanOrEqual(1);
+      // One walk of the schedule at a time.
+      for (let i = 1; i < runs.length; i++) expect(new Date(runs[i]!.from).getTime(), `run ${i} started before run ${i - 1} ended`).toBeGreaterThanOrEqual(new Date(runs[i - 1]!.to).getTime());
+      const skipped = w.lines().filter((l) => l.msg.startsWith('scheduled walk skipped'));
+      expect(skipped.length).toBeGreaterThanOrEqual(1);
+      expect(runs.map((r) => r.id)).toContain(skipped[0]!.previousRun);
+    } finally {
+      await slow.close();
+    }
+  });
+});

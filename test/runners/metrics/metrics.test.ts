@@ -1,0 +1,37 @@
+// Job labels: a failure says why with a few bounded values, read from its fields.
+import { describe, expect, it } from 'vitest';
+import { ProblemError, UpstreamTimeoutError } from '../../../src/lib/errors.ts';
+import { createMetrics, jobLabels } from '../../../src/runners/metrics/metrics.ts';
+import { judgeFailure } from '../../../src/lib/failure.ts';
+
+const job = { source: 'gateway', group: 'charts' };
+const problem = (status: number, code: string | undefined) =>
+  new ProblemError({ status, code, type: undefined, title: undefined, detail: undefined, instance: undefined, scope: undefined, requestId: undefined, extensions: {}, path: '/v1/x' });
+
+describe('jobLabels', () => {
+  it('a success: source, group, status only', () => {
+    expect(jobLabels(job, 'ok')).toEqual({ source: 'gateway', group: 'charts', status: 'ok' });
+  });
+
+  it('a failure: error class, upstream code and HTTP status', () => {
+    const f = judgeFailure(problem(403, 'missing_scope'));
+    expect(jobLabels(job, f.status, f)).toEqual({ source: 'gateway', group: 'charts', status: 'failed', type: 'ProblemError', code: 'missing_scope', http_status: '403' });
+    const t = judgeFailure(new UpstreamTimeoutError('/v1/x', 10, 'headers'));
+    expect(jobLabels(job, t.status, t)).toEqual({ source: 'gateway', group: 'charts', status: 'failed', type: 'UpstreamTimeoutError' });
+  });
+
+  it('keeps label values bounded: what does not look like a class name, code or status is `other`', () => {
+    expect(jobLabels(job, 'failed', { type: 'Not a class name!', code: `x${'y'.repeat(100)}`, httpStatus: 1234 })).toMatchObject({ type: 'other', code: 'other', http_status: 'other' });
+    expect(jobLabels(job, 'failed', { type: 'ProblemError', code: 'token/aave is gone' })).toMatchObject({ code: 'other' });
+  });
+
+  it('the job counter takes them, and a success without failure labels', async () => {
+    const m = createMetrics({ queueCounts: async () => [], lastSuccess: async () => [], budgets: () => [] });
+    m.jobs.inc(jobLabels(job, 'ok'));
+    const f = judgeFailure(problem(401, 'unauthorized'));
+    m.jobs.inc(jobLabels(job, f.status, f));
+    const text = await m.registry.getSingleMetricAsString('tesync_jobs_processed_total');
+    expect(text).toContain('tesync_jobs_processed_total{source="gateway",group="charts",status="ok"} 1');
+    expect(text).toContain('tesync_jobs_processed_total{source="gateway",group="charts",status="failed",type="ProblemError",code="unauthorized",http_status="401"} 1');
+  });
+});

@@ -1,0 +1,153 @@
+// Upstream faults: storms, stalls, resets, broken and hostile bodies, odd Retry-After values
+// and clock skew. The run survives each, records what it could not read, and one more sync
+// after the faults clear converges to the complete mirror.
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { expectAppMirror } from '../helpers/app-mirror.ts';
+import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { syncOnce } from '../helpers/sync.ts';
+import { recordFigure } from '../helpers/fault-figures.ts';
+
+const log = createTestLogger([], 'warn');
+
+async function freshMirror(sim: Simulator, tw: TestWarehouse): Promise<void> {
+  sim.clearFaults();
+  const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+  expect(run.status).toBe('succeeded');
+  await expectAppMirror(tw.warehouse, sim.data, { bundles: 'skipped' });
+}
+
+describe('upstream faults (app source)', () => {
+  let sim: Simulator;
+  let tw: TestWarehouse;
+  beforeAll(async () => {
+    sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 2, seed: 101 });
+    tw = await createTestWarehouse();
+  });
+  afterAll(async () => {
+    await sim?.close();
+    await tw?.cleanup();
+  });
+
+  it('a 20% 5xx storm with resets: retried, and the run completes the mirror', async () => {
+    sim.setFaults({ errorRate: 0.1, unavailableRate: 0.1, resetRate: 0.05 });
+    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app']);
+    const injected = sim.requests.filter((r) => r.status >= 500 || r.status === 0).length;
+    expect(injected).toBeGreaterThan(3);
+    recordFigure('upstream.storm', { requests: sim.requests.length, injected5xxOrReset: injected, runStatus: run.status });
+    // Anything the storm beat is recorded, never silently missing; the next run heals it.
+    if (run.status !== 'succeeded') expect(run.stats.failures.length).toBeGreaterThan(0);
+    await freshMirror(sim, tw);
+  });
+
+  it('stalls past the request timeout fail fast and are retried', async () => {
+    sim.resetRequests();
+    sim.setFaults({ stallMs: 3000, pathFilter: '/charts/' });
+    const run = await syncOnce(sim, tw.warehouse, log.logger, { env: { TE_REQUEST_TIMEOUT_MS: '300', TE_MAX_ATTEMPTS: '2' } }, ['app'], { full: true });
+    const [timeouts] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from sync.requests where run_id = ${run.runId} and error like '%no complete response within 300 ms%'`);
+    expect(timeouts!.n).toBeGreaterThan(0);
+    expect(run.status).toBe('partial');
+    await freshMirror(sim, tw);
+  });
+
+  it('truncated, invalid and schema-violating bodies are recorded invalid with the raw body kept', async () => {
+    sim.resetRequests();
+    // Per-token routes only, so the walk gets far enough to meet many of them.
+    sim.setFaults({ invalidJsonRate: 0.2, schemaViolationRate: 0.2, truncateRate: 0.1, pathFilter: '/api/v1/tokens/' });
+    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+    const [invalid] = await tw.warehouse.query<{ n: number; kept: number }>(
+      sql`select count(*)::int as n, count(*) filter (where body_text is not null and length(body_text) > 0)::int as kept from sync.raw_responses where status = 'invalid'`,
+    );
+    expect(invalid!.n, JSON.stringify(run.stats)).toBeGreaterThan(0);
+    expect(invalid!.kept).toBe(invalid!.n);
+    const states = await tw.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where last_run_id = ${run.runId} and status = 'invalid'`);
+    expect(states.length, JSON.stringify(run.stats)).toBeGreaterThan(0);
+    // Every resource recorded invalid has its raw body kept.
+    const [kept] = await tw.warehouse.query<{ n: number }>(sql`select count(distinct path)::int as n from sync.raw_responses where status = 'invalid' and run_id = ${run.runId}`);
+    expect(kept!.n).toBeGreaterThanOrEqual(states.length);
+    recordFigure('upstream.invalidBodies', { invalidKept: invalid!.n, resourcesInvalid: states.length });
+    await freshMirror(sim, tw);
+  });
+
+  it('a 50 MB body and an endless body fail within their bounds', async () => {
+    sim.resetRequests();
+    sim.setFaults({ hugeBodyBytes: 50 * 1024 * 1024, pathFilter: '/api/v1/screener' });
+    const started = Date.now();
+    const huge = await syncOnce(sim, tw.warehouse, log.logger, { env: { TE_MAX_RESPONSE_BYTES: String(8 * 1024 * 1024) } }, ['app'], { full: true });
+    expect(huge.stats.failures.some((f) => f.resource === 'screener' && f.error.includes('exceeds the limit'))).toBe(true);
+    sim.setFaults({ hugeBodyBytes: 0, endlessBody: true, pathFilter: '/api/v1/screener' });
+    const endless = await syncOnce(sim, tw.warehouse, log.logger, { env: { TE_MAX_RESPONSE_BYTES: String(8 * 1024 * 1024) } }, ['app'], { full: true });
+    expect(endless.stats.failures.some((f) => f.resource === 'screener')).toBe(true);
+    expect(Date.now() - started).toBeLessThan(60_000);
+    await freshMirror(sim, tw);
+  });
+
+  it.each([
+    ['0', 'seconds'],
+    ['garbage', 'garbage'],
+    ['Wed, 21 Oct 2015 07:28:00 GMT', 'a past date'],
+  ])('Retry-After %s (%s) falls back to backoff and the work completes', async (value) => {
+    sim.resetRequests();
+    sim.script('/api/v1/screener', [{ status: 429, code: 'rate_limited', retryAfter: value }, { status: 429, code: 'rate_limited', retryAfter: value }]);
+    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+    expect(run.status).toBe('succeeded');
+    expect(sim.requests.filter((r) => r.path.startsWith('/api/v1/screener')).map((r) => r.status)).toEqual([429, 429, 200]);
+  });
+
+  it('Retry-After 3600 ends the run cleanly as partial instead of sleeping for an hour', async () => {
+    sim.resetRequests();
+    sim.script('/api/v1/tokens', [{ status: 429, code: 'rate_limited', retryAfter: '3600' }]);
+    const started = Date.now();
+    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(run.status).toBe('partial');
+    const [state] = await tw.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where source = 'app' and resource = 'tokens'`);
+    expect(state!.status).toBe('rate_limited');
+    // Nothing else was sent to that bucket while it was blocked.
+    const after429 = sim.requests.filter((r) => r.bucket === 'app-public' && r.at > sim.requests.find((x) => x.status === 429)!.at);
+    expect(after429).toHaveLength(0);
+  });
+
+  it.each([30_000, -30_000])('clock skew of %i ms: an HTTP-date Retry-After still means 2 s, no more, no less', async (skew) => {
+    const skewed = await startSimulator({ tokens: 3, historyDays: 10, chartsPerToken: 1, seed: 5, retryAfterForm: 'http-date', faults: { dateSkewMs: skew } });
+    const tw2 = await createTestWarehouse();
+    try {
+      const retryAt = new Date(Date.now() + skew + 2000).toUTCString();
+      skewed.script('/api/v1/metrics', [{ status: 429, code: 'rate_limited', retryAfter: retryAt }]);
+      const run = await syncOnce(skewed, tw2.warehouse, log.logger, {}, ['app']);
+      expect(run.status).toBe('succeeded');
+      const first429 = skewed.requests.find((r) => r.status === 429)!;
+      const next = skewed.requests.find((r) => r.seq > first429.seq && r.bucket === 'app-public')!;
+      // An HTTP-date has whole seconds: the wait is 1-2 s by the server's clock, never 30 s and never 0.
+      expect(next.at - first429.at).toBeGreaterThanOrEqual(900);
+      expect(next.at - first429.at).toBeLessThan(5000);
+      recordFigure(`upstream.skew${skew}`, { waitedMs: next.at - first429.at });
+    } finally {
+      await skewed.close();
+      await tw2.cleanup();
+    }
+  });
+});
+
+describe('upstream faults (gateway source)', () => {
+  it('a 20% 5xx storm with resets and truncations, then one clean sync: the complete mirror', async () => {
+    const { expectGatewayMirror } = await import('../helpers/gateway-mirror.ts');
+    const gatewayKey = 'te_fault_gateway_key_0001';
+    const sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 2, seed: 111, gatewayKeys: [gatewayKey], faults: { errorRate: 0.1, unavailableRate: 0.1, resetRate: 0.03, truncateRate: 0.03 } });
+    const tw = await createTestWarehouse();
+    try {
+      const stormy = await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+      const injected = sim.requests.filter((r) => r.status >= 500 || r.status === 0).length;
+      expect(injected).toBeGreaterThan(3);
+      sim.clearFaults();
+      const clean = await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+      expect(clean.status).toBe('succeeded');
+      await expectGatewayMirror(tw.warehouse, sim.data);
+      recordFigure('upstream.gatewayStorm', { requests: sim.requests.length, injected5xxOrReset: injected, stormyRun: stormy.status, nextRun: clean.status });
+    } finally {
+      await sim.close();
+      await tw.cleanup();
+    }
+  });
+});
