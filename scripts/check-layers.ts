@@ -71,6 +71,17 @@ export function upward(all: readonly Arrow[]): Arrow[] {
   });
 }
 
+/**
+ * Resource files that query the warehouse: a runtime import of drizzle-orm or of the store, or
+ * a reach for the warehouse. What a resource needs to know, it asks `ctx.known` (store/known.ts).
+ */
+export function resourceQueries(): string[] {
+  return files('src/resources').filter((file) => {
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    return /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*)'/m.test(text) || /\.warehouse\b|\bsql`/.test(text);
+  });
+}
+
 /** The import cycles between files (strongly connected components of more than one file). */
 export function cycles(all: readonly Arrow[]): string[][] {
   const next = new Map<string, string[]>();
@@ -115,6 +126,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   for (const c of loops) console.log(`cycle: ${c.join(' <-> ')}`);
   const unplaced = [...new Set([...modules(), ...all.flatMap((a) => [a.from, a.to])])].filter((f) => layerOf(f) === null);
   for (const f of unplaced) console.log(`in no layer: ${f}`);
-  console.log(`${all.length} arrows, ${up.length} upward, ${loops.length} cycles, ${unplaced.length} files in no layer`);
-  process.exit(up.length || loops.length || unplaced.length ? 1 : 0);
+  const queries = resourceQueries();
+  for (const f of queries) console.log(`queries the warehouse: ${f}`);
+  console.log(`${all.length} arrows, ${up.length} upward, ${loops.length} cycles, ${unplaced.length} files in no layer, ${queries.length} resources that query`);
+  process.exit(up.length || loops.length || unplaced.length || queries.length ? 1 : 0);
 }

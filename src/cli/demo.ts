@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../lib/config.ts';
 import { startSimulator } from '../../sim/index.ts';
+import { COMMON_OPTIONS } from './walk-args.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { exampleQuery, formatRows } from './examples.ts';
@@ -29,9 +30,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     options: {
       tokens: { type: 'string', default: '12' },
       'page-size': { type: 'string', default: '0' },
-      json: { type: 'boolean', default: false },
-      force: { type: 'boolean', default: false },
-      help: { type: 'boolean' },
+      ...COMMON_OPTIONS,
     },
   });
   if (values.help) {

@@ -16,7 +16,7 @@ import { createProgressDisplay } from './progress.ts';
 import { formatSummary } from './sync.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
-import { onlyArg, sourcesArg } from './walk-args.ts';
+import { onlyArg, sourcesArg, WALK_OPTIONS } from './walk-args.ts';
 
 const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json] [--force]
 
@@ -66,18 +66,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      schedule: { type: 'string' },
-      only: { type: 'string', multiple: true },
-      source: { type: 'string', multiple: true },
-      token: { type: 'string', multiple: true },
-      full: { type: 'boolean', default: false },
-      wait: { type: 'boolean', default: false },
-      timeout: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      force: { type: 'boolean', default: false },
-      help: { type: 'boolean' },
-    },
+    options: { ...WALK_OPTIONS, schedule: { type: 'string' }, timeout: { type: 'string' } },
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);

@@ -13,7 +13,7 @@ import { createProgressDisplay } from './progress.ts';
 import { syncBudget } from './sync-budget.ts';
 import { performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
-import { onlyArg, sourcesArg } from './walk-args.ts';
+import { onlyArg, sourcesArg, WALK_OPTIONS } from './walk-args.ts';
 
 const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json] [--force]
 
@@ -34,16 +34,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      source: { type: 'string', multiple: true },
-      token: { type: 'string', multiple: true },
-      only: { type: 'string', multiple: true },
-      full: { type: 'boolean', default: false },
-      wait: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      force: { type: 'boolean', default: false },
-      help: { type: 'boolean' },
-    },
+    options: WALK_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);

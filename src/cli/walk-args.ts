@@ -1,8 +1,26 @@
-// `--source` and `--only`, as `tesync sync` and `tesync enqueue` both take them.
+// The options `tesync sync`, `tesync enqueue` and `tesync demo` share, and `--source` and
+// `--only` as sync and enqueue both read them.
 import { groups, type Source } from '../resources/index.ts';
 import type { Config } from '../lib/config.ts';
 import { UsageError } from './context.ts';
 import { configuredSources } from './sync-session.ts';
+
+/** `--json` (every log line, no progress line), `--force` and `--help`, on every command that walks. */
+export const COMMON_OPTIONS = {
+  json: { type: 'boolean', default: false },
+  force: { type: 'boolean', default: false },
+  help: { type: 'boolean' },
+} as const;
+
+/** What a walk is asked to cover, as `tesync sync` and `tesync enqueue` take it. */
+export const WALK_OPTIONS = {
+  source: { type: 'string', multiple: true },
+  token: { type: 'string', multiple: true },
+  only: { type: 'string', multiple: true },
+  full: { type: 'boolean', default: false },
+  wait: { type: 'boolean', default: false },
+  ...COMMON_OPTIONS,
+} as const;
 
 /** The sources asked for (default: every configured one); each must be configured. */
 export function sourcesArg(config: Config, asked: string[] | undefined): Source[] {

@@ -54,25 +54,25 @@ export async function fetchList<S extends z.ZodType>(
   const pages: Page[] = [];
   const fetchedPaths = new Set<string>();
   const named = new Set<string>();
-  const refuse = async (reason: string): Promise<InvalidResponseError> => {
-    for (const r of received.slice(0, -1)) await invalid(ctx, req.route, r, reason, { quiet: true });
+  const refuse = (reason: string): InvalidResponseError => {
+    for (const r of received.slice(0, -1)) invalid(ctx, req.route, r, reason, { quiet: true });
     const last = received.at(-1);
     return last ? invalid(ctx, req.route, last, reason) : new InvalidResponseError(reason, '');
   };
 
   let request: Omit<UpstreamRequest, 'runId'> = req;
   for (;;) {
-    if (pages.length >= MAX_PAGES) throw await refuse(`the list has more than ${MAX_PAGES} pages: not read to its end`);
+    if (pages.length >= MAX_PAGES) throw refuse(`the list has more than ${MAX_PAGES} pages: not read to its end`);
     let response: UpstreamResponse;
     try {
       response = await ctx.upstream.get({ ...request, runId: ctx.runId });
     } catch (err) {
       // A next link off the base URL or the route is never requested: the list cannot be completed.
-      if (pages.length > 0 && err instanceof UnsafeRequestError) throw await refuse(`page ${pages.length + 1}: ${err.message}`);
+      if (pages.length > 0 && err instanceof UnsafeRequestError) throw refuse(`page ${pages.length + 1}: ${err.message}`);
       throw err;
     }
     received.push(response);
-    if (fetchedPaths.has(response.path)) throw await refuse(`page ${pages.length + 1} is ${response.path} again: the next links loop`);
+    if (fetchedPaths.has(response.path)) throw refuse(`page ${pages.length + 1} is ${response.path} again: the next links loop`);
     fetchedPaths.add(response.path);
     const signals = readPageSignals(response.body, response.headers);
     const next = chooseNext(signals.nexts, response.path);
@@ -82,26 +82,26 @@ export async function fetchList<S extends z.ZodType>(
       f = await validate(ctx, req.route, response, schema, { pageOfList: paged });
     } catch (err) {
       // The page is kept `invalid` by validate; the pages before it belong to the same refused list.
-      if (err instanceof InvalidResponseError) for (const r of received.slice(0, -1)) await invalid(ctx, req.route, r, `page ${pages.length + 1} of the list: ${err.message}`, { quiet: true });
+      if (err instanceof InvalidResponseError) for (const r of received.slice(0, -1)) invalid(ctx, req.route, r, `page ${pages.length + 1} of the list: ${err.message}`, { quiet: true });
       throw err;
     }
     const items = listOf(f.data);
     if (items === undefined) {
-      if (paged) throw await refuse(`page ${pages.length + 1} holds no list`);
+      if (paged) throw refuse(`page ${pages.length + 1} holds no list`);
       return { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count, pageOf: () => response };
     }
     pages.push({ response, items, meta: f.meta, body: f.body, signals });
     if (next === null) break;
-    if ('conflict' in next) throw await refuse(next.conflict);
+    if ('conflict' in next) throw refuse(next.conflict);
     const key = 'link' in next ? `link:${next.link}` : `cursor:${next.cursor}`;
-    if (named.has(key)) throw await refuse(`page ${pages.length} names a next page named before: the next links loop`);
+    if (named.has(key)) throw refuse(`page ${pages.length} names a next page named before: the next links loop`);
     named.add(key);
     request = 'link' in next ? { route: req.route, params: req.params, link: next.link, linkOnly: true } : { ...req, query: { ...req.query, [CURSOR_PARAM]: next.cursor } };
   }
 
   const items = pages.flatMap((p) => p.items);
   const reason = incompleteness(pages, items.length);
-  if (reason) throw await refuse(reason);
+  if (reason) throw refuse(reason);
   const first = pages[0]!;
   const single = pages.length === 1;
   const pageByItem = new Map<unknown, UpstreamResponse>();

@@ -1,14 +1,11 @@
-// Fetch through the upstream client and validate; an unreadable body is recorded as
-// `invalid` with its raw text kept, then the job fails without retry (the run goes on).
-import { createHash } from 'node:crypto';
+// Fetch through the upstream client and validate; an unreadable body is refused (kept as
+// `invalid` with its raw text when the job ends), and the job fails without retry (the run
+// goes on). Validating writes nothing: what it saw goes to the job's ledger (ledger.ts).
 import type { z } from 'zod';
 import { envelope, readMeta, type EnvelopeMeta } from '../schema/upstream/envelope.ts';
-import { rawResponses } from '../schema/warehouse/sync.ts';
 import { InvalidResponseError } from '../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import { ROUTES } from '../upstream/routes.ts';
-import { recordFieldDrift } from '../store/field-drift.ts';
-import { SERVER_CLOCK } from '../store/known-time.ts';
 import type { JobContext } from './types.ts';
 import { fieldPaths } from './fields.ts';
 
@@ -18,25 +15,6 @@ export interface Fetched<T> {
   meta: EnvelopeMeta;
   /** The whole body, for payload columns that want more than `data`. */
   body: Record<string, unknown>;
-}
-
-// The responses each job has read (a runner gives every job a context object of its own), so
-// that a refusal found later, while writing, can keep the bodies it came from (understood.ts).
-const received = new WeakMap<JobContext, { route: UpstreamRequest['route']; response: UpstreamResponse }[]>();
-
-// Every response each job has read and understood, in order: the bodies its rows come from.
-const understood = new WeakMap<JobContext, UpstreamResponse[]>();
-
-/** The responses this job has read and understood so far (provenance.ts). */
-export function understoodBy(ctx: JobContext): readonly UpstreamResponse[] {
-  return understood.get(ctx) ?? [];
-}
-
-/** The responses this job has read since the last call. */
-export function takeReceived(ctx: JobContext): { route: UpstreamRequest['route']; response: UpstreamResponse }[] {
-  const list = received.get(ctx) ?? [];
-  received.delete(ctx);
-  return list;
 }
 
 export async function fetchData<S extends z.ZodType>(ctx: JobContext, req: Omit<UpstreamRequest, 'runId'>, schema: S): Promise<Fetched<z.output<S>>> {
@@ -55,52 +33,28 @@ export async function validate<S extends z.ZodType>(
   schema: S,
   options: { pageOfList?: boolean } = {},
 ): Promise<Fetched<z.output<S>>> {
-  const list = received.get(ctx);
-  if (list) list.push({ route, response });
-  else received.set(ctx, [{ route, response }]);
+  ctx.ledger.received({ route, response });
   const env = envelope.safeParse(response.body);
-  if (!env.success) throw await invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
+  if (!env.success) throw invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
   const count = options.pageOfList ? null : countMismatch(env.data);
-  if (count) throw await invalid(ctx, route, response, count);
+  if (count) throw invalid(ctx, route, response, count);
   const data = schema.safeParse(env.data.data);
   if (!data.success) {
     const issue = data.error.issues[0];
-    throw await invalid(ctx, route, response, `data ${issue?.path.join('.') || ''} ${issue?.message ?? 'is invalid'}`.trim());
+    throw invalid(ctx, route, response, `data ${issue?.path.join('.') || ''} ${issue?.message ?? 'is invalid'}`.trim());
   }
-  const read = understood.get(ctx);
-  if (read) read.push(response);
-  else understood.set(ctx, [response]);
-  // Field names first seen on this kind, or gone from it, are recorded as drift (never throws).
-  await recordFieldDrift(ctx.warehouse, ctx.logger, { source: ROUTES[route].source, kind: route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
+  ctx.ledger.understood.push(response);
+  // Field names first seen on this kind, or gone from it, are recorded as drift when the job ends.
+  ctx.ledger.sightings.push({ source: ROUTES[route].source, kind: route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
   return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };
 }
 
 /**
- * Keeps the raw body as `invalid` in sync.raw_responses (Postgres text cannot hold NUL, the
- * one character replaced) and returns the error to throw.
+ * Refuses a response: its raw body is kept as `invalid` when the job ends (the ledger), the
+ * reason logged; returns the error to throw.
  */
-export async function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string, options: { quiet?: boolean } = {}): Promise<InvalidResponseError> {
-  const source = ROUTES[route].source;
-  const sha256 = createHash('sha256').update(response.text).digest('hex');
-  // The server's clock, as every time in the warehouse.
-  const at = SERVER_CLOCK;
-  await ctx.warehouse.db
-    .insert(rawResponses)
-    .values({
-      runId: ctx.runId,
-      source,
-      path: response.path,
-      fetchedAt: at,
-      lastSeenAt: at,
-      httpStatus: response.status,
-      contentType: response.headers['content-type'] ?? null,
-      // Its own hash space: the recorder may store the same bytes as a valid body.
-      sha256: `invalid:${sha256}`,
-      bodyText: response.text.replaceAll('\u0000', '\uFFFD'),
-      status: 'invalid',
-    })
-    .onConflictDoUpdate({ target: [rawResponses.source, rawResponses.path, rawResponses.sha256], set: { lastSeenAt: at, runId: ctx.runId } })
-    .catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
+export function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string, options: { quiet?: boolean } = {}): InvalidResponseError {
+  ctx.ledger.refused.push({ source: ROUTES[route].source, runId: ctx.runId, path: response.path, httpStatus: response.status, contentType: response.headers['content-type'] ?? null, text: response.text });
   if (!options.quiet) ctx.logger.warn({ path: response.path, reason }, 'response failed validation; recorded as invalid');
   return new InvalidResponseError(`${response.path}: ${reason}`, response.text);
 }

@@ -7,6 +7,9 @@ import { resourceState } from '../schema/warehouse/sync.ts';
 import { NotUnderstoodError } from '../lib/errors.ts';
 import { judgeFailure, type Failure } from '../lib/failure.ts';
 import { isRouteName, ROUTES, type Bucket } from '../upstream/routes.ts';
+import { recordFieldDrift } from '../store/field-drift.ts';
+import { knownOf } from '../store/known.ts';
+import { keepInvalidBody } from '../store/request-log.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
 import { beginWrite, closingBody } from '../store/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
@@ -14,12 +17,13 @@ import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.t
 import type { Executor } from '../store/table-shape.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
 import { markerUnchanged } from './change.ts';
-import { invalid, takeReceived } from './fetch.ts';
+import { invalid } from './fetch.ts';
+import { JobLedger } from './ledger.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
 import { linkToBodies } from './provenance.ts';
 import { guarded, refuse } from './understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
-import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, Source, TableWrite } from './types.ts';
+import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, RunContext, Source, TableWrite } from './types.ts';
 
 /** A job request resolved against the catalog. */
 export interface PlannedJob {
@@ -61,7 +65,25 @@ export interface Settled extends JobResult {
  * Runs one job to its end. Throws only what the runner must handle: a failure worth another
  * try while tries are left, and what `passThrough` claims.
  */
-export async function runJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt): Promise<Settled> {
+export async function runJob(planned: PlannedJob, run: RunContext, attempt: Attempt): Promise<Settled> {
+  const ctx: JobContext = { ...run, ledger: new JobLedger(), known: knownOf(run.warehouse) };
+  try {
+    return await settleJob(planned, ctx, attempt);
+  } finally {
+    await keepLedger(ctx);
+  }
+}
+
+/**
+ * What the try read, kept whatever became of it: the fields of each response understood (the
+ * drift record) and every body refused, as `invalid`. Neither may fail the job.
+ */
+async function keepLedger(ctx: JobContext): Promise<void> {
+  for (const s of ctx.ledger.sightings) await recordFieldDrift(ctx.warehouse, ctx.logger, s);
+  for (const b of ctx.ledger.refused) await keepInvalidBody(ctx.warehouse, b).catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
+}
+
+async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt): Promise<Settled> {
   const { job, payload, resource } = planned;
   const marker = job.marker?.(payload) ?? null;
   try {
@@ -202,23 +224,23 @@ async function confirmRemovals(
   const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
   const mass = massRemovals(planned);
   if (mass.length === 0) return { ...first, planned };
-  const firstBodies = takeReceived(ctx);
+  const firstBodies = ctx.ledger.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
   const second = await prepareOrFallback(ctx, source, await again());
   const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
   if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
   const reason = `${describeRemovals(mass)}, and a second response fetched at once disagrees: nothing removed`;
   const last = firstBodies.at(-1);
-  for (const { route, response } of firstBodies.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });
+  for (const { route, response } of firstBodies.slice(0, -1)) invalid(ctx, route, response, reason, { quiet: true });
   if (!last) throw new NotUnderstoodError(reason);
-  const err = await invalid(ctx, last.route, last.response, reason);
+  const err = invalid(ctx, last.route, last.response, reason);
   throw new NotUnderstoodError(err.message, err.rawBody);
 }
 
 /** Everything before the transaction: the tally judged, rows linked to their bodies, each write deduplicated, ordered and probed. */
 async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<Prepared> {
   const refusal = o.cells?.refusal();
-  if (refusal) throw await refuse(ctx, refusal);
+  if (refusal) throw refuse(ctx, refusal);
   const bodies = await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
   const upserts: PreparedUpsert[] = [];
   for (const w of (o.writes ?? []) as TableWrite[]) {

@@ -6,7 +6,6 @@ import { getTableColumns } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { bodyKey } from '../upstream/recorder.ts';
 import type { JobContext, Source, TableWrite } from './types.ts';
-import { understoodBy } from './fetch.ts';
 
 const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
 
@@ -18,7 +17,7 @@ const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
  * write removes (null: none).
  */
 export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<(number | null)[]> {
-  const read = understoodBy(ctx);
+  const read = ctx.ledger.understood;
   const last = read.at(-1);
   const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
   const named = writes.flatMap((w) => [bodyOf(w), ...(w.fromEach ?? [])]);

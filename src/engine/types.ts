@@ -9,6 +9,8 @@ import type { Logger } from '../lib/logger.ts';
 import type { Upstream } from '../upstream/index.ts';
 import type { ArchivedBody } from '../upstream/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
+import type { Known } from '../store/known.ts';
+import type { JobLedger } from './ledger.ts';
 
 export type Source = 'app' | 'gateway';
 
@@ -30,13 +32,23 @@ export interface SyncSettings {
   batchSize: number;
 }
 
-export interface JobContext {
+/** What a runner hands the lifecycle for each job. */
+export interface RunContext {
   warehouse: Warehouse;
   upstream: Upstream;
   logger: Logger;
   now: () => Date;
   runId: string;
   settings: SyncSettings;
+}
+
+/**
+ * What a job's handler and the lifecycle's steps see: the runner's context, this try's ledger,
+ * and what the warehouse knows, asked through `known` (a resource never queries the warehouse).
+ */
+export interface JobContext extends RunContext {
+  ledger: JobLedger;
+  known: Known;
 }
 
 /** Work a handler asks for next; the runner dedupes by resource. */

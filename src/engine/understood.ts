@@ -7,20 +7,20 @@
 // one key with different values, is caught where rows are deduplicated (upsert.ts).
 import { NotUnderstoodError } from '../lib/errors.ts';
 import type { JobContext } from './types.ts';
-import { invalid, takeReceived } from './fetch.ts';
+import { invalid } from './fetch.ts';
 
 /**
  * The error that refuses what this job read: its bodies kept as `invalid` (with the reason
  * logged once), the resource recorded `invalid` by the runner unless the job recovers (the
  * history's stream-by-stream fallback). A body already kept is only marked seen again.
  */
-export async function refuse(ctx: JobContext, reason: string): Promise<NotUnderstoodError> {
+export function refuse(ctx: JobContext, reason: string): NotUnderstoodError {
   // Those read since the last refusal: what went before was judged already.
-  const list = takeReceived(ctx);
+  const list = ctx.ledger.takeReceived();
   const last = list.at(-1);
-  for (const { route, response } of list.slice(0, -1)) await invalid(ctx, route, response, reason, { quiet: true });
+  for (const { route, response } of list.slice(0, -1)) invalid(ctx, route, response, reason, { quiet: true });
   if (last) {
-    const err = await invalid(ctx, last.route, last.response, `not understood: ${reason}`);
+    const err = invalid(ctx, last.route, last.response, `not understood: ${reason}`);
     return new NotUnderstoodError(err.message, err.rawBody);
   }
   ctx.logger.warn({ reason }, 'rows refused: not understood');
@@ -32,7 +32,7 @@ export async function guarded<T>(ctx: JobContext, step: () => Promise<T>): Promi
   try {
     return await step();
   } catch (err) {
-    if (err instanceof NotUnderstoodError && !err.rawBody) throw await refuse(ctx, err.message);
+    if (err instanceof NotUnderstoodError && !err.rawBody) throw refuse(ctx, err.message);
     throw err;
   }
 }

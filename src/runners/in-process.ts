@@ -8,7 +8,7 @@
 // every slot with its waiting jobs and left the other buckets' budget unspent.
 import { setTimeout as delay } from 'node:timers/promises';
 import { planJob, runJob, type PlannedJob } from '../engine/lifecycle.ts';
-import type { JobContext, JobDefinition, JobRequest } from '../engine/types.ts';
+import type { JobDefinition, JobRequest, RunContext } from '../engine/types.ts';
 import { emptyStats, MAX_FAILURES, walkFailure, type WalkStats } from './stats.ts';
 import { mayPlan } from './walk-scope.ts';
 
@@ -28,7 +28,7 @@ export function emptyPendingWork(): PendingWork {
 export interface WalkOptions {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
   roots: JobRequest[];
-  context: JobContext;
+  context: RunContext;
   concurrency: number;
   /** Which follow-ups to run (`--token`, `--only`); roots always run. */
   filter?: (job: JobDefinition<any>, payload: unknown) => boolean;

@@ -1,15 +1,17 @@
-// The request log and raw archive: every attempt goes to sync.requests, every 2xx body to
-// sync.raw_responses (identical bodies once, by hash). Rows are batched so that logging
-// does not slow the sync, and a failed write is logged and dropped: recording must never
-// fail the sync it describes. What a record holds is the upstream client's
+// The request log and raw archive, the one writer of sync.requests and sync.raw_responses:
+// every attempt goes to sync.requests, every 2xx body to sync.raw_responses (identical bodies
+// once, by hash), and so does a body a job refused (keepInvalidBody). Rows are batched so that
+// logging does not slow the sync, and a failed write is logged and dropped: recording must
+// never fail the sync it describes. What a record holds is the upstream client's
 // (src/upstream/recorder.ts).
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rawResponses, requests } from '../schema/warehouse/sync.ts';
 import type { Logger } from '../lib/logger.ts';
 import { bodyKey, type ArchivedBody, type RequestRecord, type RequestRecorder, type ResponseRecord } from '../upstream/recorder.ts';
+import { textBodyHash } from '../upstream/hash.ts';
 import type { Source } from '../upstream/routes.ts';
 import type { Warehouse } from './connection.ts';
-import { onServerClock, serverClockOffset } from './known-time.ts';
+import { onServerClock, SERVER_CLOCK, serverClockOffset } from './known-time.ts';
 
 export interface WarehouseRecorderOptions {
   /** Pending rows that trigger a write. */
@@ -218,4 +220,36 @@ function* chunkByChars(rows: PendingResponse[], maxChars: number): Generator<Pen
     chars += r.text.length;
   }
   if (chunk.length > 0) yield chunk;
+}
+
+/** A response a job read and refused: kept with its raw text, whatever its JSON said. */
+export interface InvalidBody {
+  source: Source;
+  runId: string;
+  path: string;
+  httpStatus: number;
+  contentType: string | null;
+  text: string;
+}
+
+/**
+ * Keeps a refused body as `invalid` in its own hash space (the archive may hold the same bytes
+ * as a valid body), stamped on the server's clock; seen again, it is only marked seen.
+ */
+export async function keepInvalidBody(warehouse: Warehouse, b: InvalidBody): Promise<void> {
+  await warehouse.db
+    .insert(rawResponses)
+    .values({
+      runId: uuidOrNull(b.runId),
+      source: b.source,
+      path: pgText(b.path),
+      fetchedAt: SERVER_CLOCK,
+      lastSeenAt: SERVER_CLOCK,
+      httpStatus: b.httpStatus,
+      contentType: b.contentType ? pgText(b.contentType) : null,
+      sha256: `invalid:${textBodyHash(b.text)}`,
+      bodyText: pgText(b.text),
+      status: 'invalid',
+    })
+    .onConflictDoUpdate({ target: [rawResponses.source, rawResponses.path, rawResponses.sha256], set: { lastSeenAt: SERVER_CLOCK, runId: uuidOrNull(b.runId) } });
 }

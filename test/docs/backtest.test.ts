@@ -2,17 +2,15 @@
 // pick, at each decision instant, what the simulator served before that instant, and nothing
 // later. Two syncs: epoch 0, then epoch 1 (which delists 'cobalt-dex' and revises 'aurora''s
 // effectiveMarketCap); decision instants are the runs' finished_at, read from sync.runs.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareDecimal, startSimulator, type SimDataset, type Simulator } from '../../sim/index.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { withDecisions } from './doc-examples.ts';
+import { pythonWithModules, run } from './python.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = 'examples/backtest.py';
 const doc = readFileSync(new URL('../../docs/warehouse.md', import.meta.url), 'utf8');
 const script = readFileSync(new URL(`../../${SCRIPT}`, import.meta.url), 'utf8');
@@ -81,37 +79,6 @@ function groupByInstant(stdout: string): { at: string; picks: Printed[] }[] {
 const asPrinted = (picks: Pick[]) => picks.map((p, i) => ({ rank: String(i + 1), slug: p.slug, multiple30d: p.multiple30d, emc: p.emc ?? 'null' }));
 const withoutAt = (picks: Printed[]) => picks.map(({ rank, slug, multiple30d, emc }) => ({ rank, slug, multiple30d, emc }));
 const sameInstant = (a: string, b: string) => instantMs(a) === instantMs(b);
-
-function run(cmd: string, args: string[], o: { input?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string; error?: Error }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...o.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', (error) => resolve({ code: null, stdout, stderr, error }));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(o.input ?? '');
-  });
-}
-
-const PY_MODULES = 'pandas, sqlalchemy, psycopg2';
-const DEBIAN_PY = 'python3-pandas python3-sqlalchemy python3-psycopg2';
-
-/**
- * The python3 that has pandas, SQLAlchemy and psycopg2: $PYTHON, else python3 on PATH, else
- * Debian's /usr/bin/python3 (where apt installs them, when PATH's python3 is another one).
- */
-async function pythonWithModules(): Promise<string> {
-  const candidates = [...new Set([process.env.PYTHON, 'python3', '/usr/bin/python3'].filter((c): c is string => !!c))];
-  for (const py of candidates) {
-    if ((await run(py, ['-c', `import ${PY_MODULES}`])).code === 0) return py;
-  }
-  throw new Error(
-    `${SCRIPT} needs python3 with ${PY_MODULES}; none of ${candidates.join(', ')} can import them. ` +
-      `Install Debian's ${DEBIAN_PY} (apt-get install -y --no-install-recommends ${DEBIAN_PY}; .ci/run does), or set PYTHON to an interpreter that has them.`,
-  );
-}
 
 describe('docs/warehouse.md: a backtest without look-ahead', () => {
   let sim: Simulator;
@@ -191,7 +158,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
 
   it("psql runs the docs' SQL: as written (the last instant is now) and at the runs' instants", async () => {
     const env = { PGTZ: 'UTC' };
-    const psql = (input: string) => run('psql', ['-X', '-q', '-A', '-t', '-F', '\t', '-v', 'ON_ERROR_STOP=1', '-d', tw.databaseUrl, '-f', '-'], { input, env });
+    const psql = (input: string) => run('psql', ['-X', '-q', '-A', '-t', '-F', '\t', '-v', 'ON_ERROR_STOP=1', '-d', tw.databaseUrl, '-f', '-'], { input, extraEnv: env });
 
     const asWritten = await psql(backtestSql());
     expect(asWritten.error, 'the psql client is installed (Debian: postgresql-client)').toBeUndefined();
@@ -216,9 +183,9 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
   });
 
   it(`${SCRIPT} prints the same picks, as Decimals equal digit for digit to the stored numerics`, async () => {
-    const python = await pythonWithModules();
+    const python = await pythonWithModules(SCRIPT);
     const env = { DATABASE_URL: tw.databaseUrl };
-    const out = await run(python, [SCRIPT, between, after], { env });
+    const out = await run(python, [SCRIPT, between, after], { extraEnv: env });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     // The frame's numbers are Decimals, not float64: pandas shows them as dtype object.
@@ -240,7 +207,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
     }
 
     // Without instants: the end of each of the last seven UTC days, the last one now.
-    const byDefault = await run(python, [SCRIPT], { env });
+    const byDefault = await run(python, [SCRIPT], { extraEnv: env });
     expect(byDefault.stderr).toBe('');
     expect(byDefault.code).toBe(0);
     checkDefaultInstants(groupByInstant(byDefault.stdout));

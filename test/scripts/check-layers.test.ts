@@ -1,7 +1,7 @@
 // The layers' one rule, kept by `npm test`: imports point down (or stay within a layer), and no
 // module imports itself back through others (scripts/check-layers.ts).
 import { describe, expect, it } from 'vitest';
-import { arrows, cycles, layerOf, modules, upward } from '../../scripts/check-layers.ts';
+import { arrows, cycles, layerOf, modules, resourceQueries, upward } from '../../scripts/check-layers.ts';
 
 describe('scripts/check-layers.ts', () => {
   const all = arrows();
@@ -23,6 +23,10 @@ describe('scripts/check-layers.ts', () => {
 
   it('no import cycle', () => {
     expect(cycles(all)).toEqual([]);
+  });
+
+  it('no resource queries the warehouse: no SQL, no drizzle-orm, no store at run time', () => {
+    expect(resourceQueries()).toEqual([]);
   });
 
   it('would see an upward arrow and a cycle', () => {

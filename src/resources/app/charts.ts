@@ -3,7 +3,6 @@
 // chart that answered 404 `chart_not_found` (or `token_not_found`) is not planned again until
 // the catalog says it is back (not-found.ts: its freshness or row count changed, or a whole
 // catalog left it out and lists it again).
-import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
@@ -14,6 +13,7 @@ import { keptMembers, wholeSet } from '../../engine/sets.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../../engine/types.ts';
+import type { StoredAppChart } from '../../store/known.ts';
 import { appChartJob, chartPayload } from './chart.ts';
 import { readNotFoundOf, screenNotFound, withoutLeftOut, type PlannedEntry } from './not-found.ts';
 import { tokenPayload } from './snapshot.ts';
@@ -21,7 +21,7 @@ import { tokenPayload } from './snapshot.ts';
 /** The stored catalog row's marker, as the catalog entry's (`CatalogEntry.marker`). */
 const storedMarker = (r: { freshness: string | null; rowCount: number | null }) => versionMarker({ freshness: r.freshness, rowCount: r.rowCount });
 
-type StoredChart = { key: string; freshness: string | null; rowCount: number | null };
+type StoredChart = StoredAppChart;
 
 function chartResourceOf(f: JobRequest): string | null {
   const p = chartPayload.safeParse(f.payload);
@@ -30,7 +30,7 @@ function chartResourceOf(f: JobRequest): string | null {
 
 /** The token's charts as stored: before this run's catalog is written, the catalog as the 404s' runs saw it. */
 function storedCharts(ctx: JobContext, slug: string): Promise<StoredChart[]> {
-  return ctx.warehouse.db.select({ key: charts.chartKey, freshness: charts.freshness, rowCount: charts.rowCount }).from(charts).where(eq(charts.tokenSlug, slug));
+  return ctx.known.appCharts(slug);
 }
 
 /** Chart-data jobs for the charts already in the catalog table, with the markers they were stored with. */

@@ -9,11 +9,10 @@
 // one by one, in the same job: the default stream, then each key the token is known to have.
 // The form that worked is remembered per token, so later syncs go straight to it.
 import { createHash } from 'node:crypto';
-import { and, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
-import { metricHistory, tokenStreams } from '../../schema/warehouse/app.ts';
+import { metricHistory } from '../../schema/warehouse/app.ts';
 import { NotUnderstoodError, ProblemError } from '../../lib/errors.ts';
 import { rowMeta, utcDate } from '../../engine/rows.ts';
 import { fetchData, type Fetched } from '../../engine/fetch.ts';
@@ -166,12 +165,8 @@ async function fetchHistory(ctx: JobContext, slug: string, stream: string | null
 }
 
 /** Stream keys the warehouse knows for a token: its snapshot's streams and its screener row's. */
-async function knownStreams(ctx: JobContext, slug: string): Promise<Set<string>> {
-  const fromSnapshot = await ctx.warehouse.db.select({ key: tokenStreams.streamKey }).from(tokenStreams).where(and(eq(tokenStreams.tokenSlug, slug)));
-  const fromScreener = await ctx.warehouse.query<{ key: string | null }>(
-    sql`select s->>'key' as key from app.screener_rows r, jsonb_array_elements(case when jsonb_typeof(r.payload->'streams') = 'array' then r.payload->'streams' else '[]'::jsonb end) s where r.token_slug = ${slug}`,
-  );
-  return new Set([...fromSnapshot.map((r) => r.key), ...fromScreener.map((r) => r.key).filter((k): k is string => typeof k === 'string' && k !== '')]);
+function knownStreams(ctx: JobContext, slug: string): Promise<Set<string>> {
+  return ctx.known.streamKeys(slug);
 }
 
 /**

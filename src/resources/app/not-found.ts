@@ -18,10 +18,9 @@
 // the 404's run was planned from, i.e. the one stored before this run's list is written) and
 // `absent`. Planning consumes nothing: a resource planned again stays `not_found` (and is
 // planned again) until its job runs; a success clears the state, a new 404 a fresh mark.
-import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import { isDeepStrictEqual } from 'node:util';
-import { resourceState } from '../../schema/warehouse/sync.ts';
 import type { JobContext, JobRequest } from '../../engine/types.ts';
+import type { NotFoundState } from '../../store/known.ts';
 
 export interface NotFoundMark {
   at: string;
@@ -29,11 +28,7 @@ export interface NotFoundMark {
   absent: boolean;
 }
 
-export interface NotFoundState {
-  resource: string;
-  lastAttemptAt: Date | null;
-  details: unknown;
-}
+export type { NotFoundState };
 
 /** What the list says now of a resource it plans. */
 export interface PlannedEntry {
@@ -69,34 +64,17 @@ export function judgeNotFound(state: NotFoundState, entry: PlannedEntry | undefi
   return { ask, mark: stored && isDeepStrictEqual(stored, mark) ? null : mark };
 }
 
-const NOT_FOUND_COLUMNS = { resource: resourceState.resource, lastAttemptAt: resourceState.lastAttemptAt, details: resourceState.details };
-
 /**
  * The `not_found` states of app resources under `prefix` of the given kinds (resource groups):
- * for the token list, once a run (a LIKE prefix is a scan where the collation is not C).
+ * for the token list, once a run.
  */
-export async function readNotFound(ctx: JobContext, prefix: string, kinds: readonly string[]): Promise<NotFoundState[]> {
-  if (ctx.settings.full || kinds.length === 0) return [];
-  return ctx.warehouse.db
-    .select(NOT_FOUND_COLUMNS)
-    .from(resourceState)
-    .where(
-      and(
-        eq(resourceState.source, 'app'),
-        eq(resourceState.status, 'not_found'),
-        inArray(resourceState.kind, [...kinds]),
-        like(resourceState.resource, `${prefix.replace(/[\\%_]/g, '\\$&')}%`),
-      ),
-    );
+export function readNotFound(ctx: JobContext, prefix: string, kinds: readonly string[]): Promise<NotFoundState[]> {
+  return ctx.settings.full ? Promise.resolve([]) : ctx.known.notFoundUnder(prefix, kinds);
 }
 
 /** The `not_found` states among the given app resources (by key: for a per-token planner). */
-export async function readNotFoundOf(ctx: JobContext, resources: readonly string[]): Promise<NotFoundState[]> {
-  if (ctx.settings.full || resources.length === 0) return [];
-  return ctx.warehouse.db
-    .select(NOT_FOUND_COLUMNS)
-    .from(resourceState)
-    .where(and(eq(resourceState.source, 'app'), inArray(resourceState.resource, [...new Set(resources)]), eq(resourceState.status, 'not_found')));
+export function readNotFoundOf(ctx: JobContext, resources: readonly string[]): Promise<NotFoundState[]> {
+  return ctx.settings.full ? Promise.resolve([]) : ctx.known.notFoundOf(resources);
 }
 
 /**
@@ -109,12 +87,7 @@ export async function screenNotFound(ctx: JobContext, states: readonly NotFoundS
     const entry = planned.get(s.resource);
     const { ask, mark } = judgeNotFound(s, entry, whole);
     if (entry && !ask) leaveOut.add(s.resource);
-    if (mark) {
-      await ctx.warehouse.db
-        .update(resourceState)
-        .set({ details: sql`coalesce(${resourceState.details}, '{}'::jsonb) || ${JSON.stringify({ notFound: mark })}::jsonb` })
-        .where(and(eq(resourceState.source, 'app'), eq(resourceState.resource, s.resource), eq(resourceState.status, 'not_found')));
-    }
+    if (mark) await ctx.known.markNotFound(s.resource, mark);
   }
   if (leaveOut.size > 0) ctx.logger.info({ resources: leaveOut.size }, 'not asking again for resources upstream said do not exist, until their list says they are back');
   return leaveOut;

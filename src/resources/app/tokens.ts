@@ -3,7 +3,6 @@
 // the list came back whole: a failed or partial list never delists anything. A token route
 // that answered 404 `token_not_found` is not planned again until the list says the token is
 // back (not-found.ts: its `freshness` changed, or it was unlisted and is listed again).
-import { inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
@@ -129,11 +128,7 @@ async function plannedEntries(ctx: JobContext, resources: readonly string[], ent
     return e ? [{ resource: r, ...e }] : [];
   });
   if (wanted.length === 0) return out;
-  const stored = await ctx.warehouse.db
-    .select({ slug: tokens.slug, freshness: tokens.freshness })
-    .from(tokens)
-    .where(inArray(tokens.slug, [...new Set(wanted.map((w) => w.slug))]));
-  const previous = new Map(stored.map((r) => [r.slug, r.freshness]));
+  const previous = await ctx.known.appTokenFreshness(wanted.map((w) => w.slug));
   for (const w of wanted) out.set(w.resource, { marker: w.marker, previous: previous.get(w.slug) ?? null });
   return out;
 }

@@ -6,14 +6,13 @@
 // has) is the marker: a chart timeframe whose marker is as at its last fetch is not fetched again.
 // The catalog itself is skipped while the token catalog's marker is unchanged (see tokens.ts);
 // it then plans the charts it listed last time, each with the marker it had then.
-import { and, eq } from 'drizzle-orm';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../lib/config.ts';
-import { beginWrite } from '../../store/known-time.ts';
+import type { StoredGatewayChart } from '../../store/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
@@ -77,45 +76,19 @@ function chartFollowUps(ctx: JobContext, slug: string, entries: readonly Gateway
 async function refreshMirrorColumns(ctx: JobContext, slug: string, rows: readonly StoredChart[]): Promise<void> {
   const changed = rows.flatMap((r) => {
     const m = mirrorColumns(r, ctx.settings.gatewayChartTimeframes);
-    return isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions }) ? [] : [{ chartKey: r.chartKey, m }];
+    return isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions }) ? [] : [{ chartKey: r.chartKey, mirror: m }];
   });
-  if (changed.length === 0) return;
-  await ctx.warehouse.db.transaction(async (tx) => {
-    await beginWrite(tx);
-    for (const { chartKey, m } of changed) {
-      await tx
-        .update(gatewayCharts)
-        .set({ ...m, runId: ctx.runId })
-        .where(and(eq(gatewayCharts.tokenSlug, slug), eq(gatewayCharts.chartKey, chartKey)));
-    }
-  });
+  await ctx.known.setChartMirrors(slug, ctx.runId, changed);
 }
 
-interface StoredChart {
-  chartKey: string;
-  timeframes: string[] | null;
-  mirroredTimeframes: string[] | null;
-  timeframeSubstitutions: Record<string, string | null> | null;
-}
+type StoredChart = Pick<StoredGatewayChart, 'chartKey' | 'timeframes' | 'mirroredTimeframes' | 'timeframeSubstitutions'>;
 
 /**
  * The chart jobs of the catalog as its last fetch stored it (charts it no longer listed keep
  * their rows, from older runs): a chart whose last fetch failed still heals.
  */
 async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
-  const rows = await ctx.warehouse.db
-    .select({
-      chartKey: gatewayCharts.chartKey,
-      payload: gatewayCharts.payload,
-      timeframes: gatewayCharts.timeframes,
-      mirroredTimeframes: gatewayCharts.mirroredTimeframes,
-      timeframeSubstitutions: gatewayCharts.timeframeSubstitutions,
-      asOf: gatewayCharts.asOf,
-      runId: gatewayCharts.runId,
-      fetchedAt: gatewayCharts.fetchedAt,
-    })
-    .from(gatewayCharts)
-    .where(eq(gatewayCharts.tokenSlug, slug));
+  const rows = await ctx.known.gatewayCharts(slug);
   const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
   const listed = rows.filter((r) => r.runId === last?.runId);
   await refreshMirrorColumns(ctx, slug, listed);

@@ -4,11 +4,10 @@
 // removed, paths whose operations changed, other top-level sections that changed). The
 // first copy is not a change.
 import { createHash } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { openapiDocument } from '../../schema/upstream/gateway.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
-import { contractChanges, rawResponses } from '../../schema/warehouse/sync.ts';
+import { contractChanges } from '../../schema/warehouse/sync.ts';
 import { invalid } from '../../engine/fetch.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
@@ -62,12 +61,7 @@ async function previousFingerprint(ctx: JobContext, path: string, details: unkno
   const kept = contractFingerprint.safeParse(isRecord(details) ? details.fingerprint : undefined);
   if (kept.success) return kept.data;
   if (!hash) return null;
-  const rows = await ctx.warehouse.db
-    .select({ body: rawResponses.body })
-    .from(rawResponses)
-    .where(and(eq(rawResponses.source, 'gateway'), eq(rawResponses.path, path), eq(rawResponses.sha256, hash)))
-    .limit(1);
-  const body = rows[0]?.body;
+  const body = await ctx.known.archivedBody('gateway', path, hash);
   return isRecord(body) ? fingerprint(body) : null;
 }
 
@@ -80,7 +74,7 @@ export const gatewayOpenapiJob = defineJob({
   async handle(ctx, _p, state) {
     const response = await ctx.upstream.get({ route: 'gateway.openapi', runId: ctx.runId });
     const doc = openapiDocument.safeParse(response.body);
-    if (!doc.success || !isRecord(response.body)) throw await invalid(ctx, 'gateway.openapi', response, 'not an OpenAPI document with `paths`');
+    if (!doc.success || !isRecord(response.body)) throw invalid(ctx, 'gateway.openapi', response, 'not an OpenAPI document with `paths`');
     const path = documentedPath('gateway.openapi', {});
     const next = fingerprint(response.body);
     const prevHash = state?.hash ?? null;

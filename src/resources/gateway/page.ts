@@ -77,7 +77,7 @@ export const gatewayPageJob = defineJob({
   notFoundByMarker: true,
   async handle(ctx, p) {
     const f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
-    if (f.data.sections === undefined || f.data.sections === null) throw await refuse(ctx, 'the page carries no `sections`: it states none of them');
+    if (f.data.sections === undefined || f.data.sections === null) throw refuse(ctx, 'the page carries no `sections`: it states none of them');
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
     const cells = new CellTally();

@@ -11,7 +11,6 @@ import {
   gatewayScreenerStreams,
   gatewayScreenerUnmatched,
   gatewayScreenerWindows,
-  gatewayTokens,
 } from '../../schema/warehouse/gateway.ts';
 import { rowMeta, verdictCounts } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
@@ -100,9 +99,8 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
   return { matched: true, row, windows, streams, unkeyedStreams, windowsStated: isRecord(d.windows), streamsStated: Array.isArray(d.streams) };
 }
 
-export async function loadKnownTokens(ctx: JobContext): Promise<KnownToken[]> {
-  const rows = await ctx.warehouse.db.select({ slug: gatewayTokens.slug, symbol: gatewayTokens.symbol, delistedAt: gatewayTokens.delistedAt }).from(gatewayTokens);
-  return rows.map((r) => ({ slug: r.slug, symbol: r.symbol, delisted: r.delistedAt !== null }));
+export function loadKnownTokens(ctx: JobContext): Promise<KnownToken[]> {
+  return ctx.known.gatewayTokens();
 }
 
 export const gatewayScreenerJob = defineJob({
