@@ -8,6 +8,7 @@
 // every slot with its waiting jobs and left the other buckets' budget unspent.
 import { setTimeout as delay } from 'node:timers/promises';
 import { planJob, runJob, type PlannedJob } from '../engine/lifecycle.ts';
+import { JOB_RETRY, retryDelayMs } from '../engine/retry.ts';
 import type { JobDefinition, JobRequest, RunContext } from '../engine/types.ts';
 import { emptyStats, MAX_FAILURES, walkFailure, type WalkStats } from './stats.ts';
 import { mayPlan } from './walk-scope.ts';
@@ -33,8 +34,6 @@ export interface WalkOptions {
   /** Which follow-ups to run (`--token`, `--only`); roots always run. */
   filter?: (job: JobDefinition<any>, payload: unknown) => boolean;
   /** Extra attempts for a job whose failure may pass (database restart). */
-  jobRetries?: number;
-  retryDelayMs?: number;
   onProgress?: (stats: WalkStats) => void;
   signal?: AbortSignal;
   /** Filled in as the walk goes, for live progress; a fresh one when absent. */
@@ -77,11 +76,10 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const execute = async (p: PlannedJob): Promise<void> => {
     const logger = context.logger.child({ job: p.job.name, resource: p.resource });
     const started = Date.now();
-    const attempts = 1 + (options.jobRetries ?? 2);
     for (let attempt = 1; ; attempt++) {
       try {
         logger.debug('job started');
-        const last = attempt >= attempts || options.signal?.aborted === true;
+        const last = attempt >= JOB_RETRY.attempts || options.signal?.aborted === true;
         const r = await runJob(p, { ...context, logger }, { last });
         countStatus(stats, p.job, r.status);
         const ms = Date.now() - started;
@@ -99,7 +97,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
       } catch (err) {
         // Only a failure worth another try comes here (src/engine/lifecycle.ts).
         logger.warn({ attempt, err }, 'job failed; trying again');
-        await delay((options.retryDelayMs ?? 1000) * attempt);
+        await delay(retryDelayMs(attempt));
       }
     }
   };

@@ -19,7 +19,7 @@ import { walkFailure } from '../stats.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
 import { enqueueRequests } from './plan.ts';
-import { FETCH_ATTEMPTS } from './queues.ts';
+import { JOB_RETRY } from '../../engine/retry.ts';
 import { queueFinish } from './walk.ts';
 
 /** The failure is recorded and counted: BullMQ's `failed` event must not do it again. */
@@ -61,7 +61,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   let r;
   try {
     logger.debug({ attempt: job.attemptsMade + 1 }, 'job started');
-    const last = job.attemptsMade + 1 >= (job.opts.attempts ?? FETCH_ATTEMPTS);
+    const last = job.attemptsMade + 1 >= (job.opts.attempts ?? JOB_RETRY.attempts);
     r = await runJob(planned, context, { last, passThrough: (err) => err instanceof RateLimitedError || shutdown() });
   } catch (err) {
     if (shutdown()) {

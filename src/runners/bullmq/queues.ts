@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import type { JobsOptions } from 'bullmq';
 import { BUCKETS, type Bucket } from '../../upstream/routes.ts';
+import { JOB_RETRY } from '../../engine/retry.ts';
 
 export const WALK_QUEUE = 'walk';
 
@@ -15,7 +16,6 @@ export function fetchQueueName(bucket: Bucket): string {
 export const FETCH_QUEUES: readonly { bucket: Bucket; name: string }[] = BUCKETS.map((bucket) => ({ bucket, name: fetchQueueName(bucket) }));
 
 /** Transient failures (database restart) get two more tries; rate-limit waits use none. */
-export const FETCH_ATTEMPTS = 3;
 
 // Completed jobs are kept only briefly, for a look at what just ran: sync.requests and
 // sync.runs are the record, and nothing reads a completed job later (a job id, a walk's run
@@ -25,9 +25,10 @@ export const FETCH_ATTEMPTS = 3;
 export const COMPLETED_JOBS_KEPT = { age: 600, count: 1000 } as const;
 export const FAILED_JOBS_KEPT = { age: 7 * 24 * 3600, count: 1000 } as const;
 
+/** The engine's retry policy (src/engine/retry.ts), as BullMQ's attempts and exponential backoff. */
 export const FETCH_JOB_OPTIONS: JobsOptions = {
-  attempts: FETCH_ATTEMPTS,
-  backoff: { type: 'exponential', delay: 2000 },
+  attempts: JOB_RETRY.attempts,
+  backoff: { type: 'exponential', delay: JOB_RETRY.firstDelayMs },
   removeOnComplete: { ...COMPLETED_JOBS_KEPT },
   removeOnFail: { ...FAILED_JOBS_KEPT },
 };
