@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, PAGE_FORMS, PAGE_TOTALS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions, type SimOutage, type SimRedirect } from '../../sim/index.ts';
-import { apiKeyProblem } from '../lib/config.ts';
+import { apiKeyProblem } from '../lib/variables.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync sim [options]

@@ -63,9 +63,8 @@ const CHUNK_CHARS = 16_384;
  * Streams a value's JSON text, exactly as lossless-json's stringify writes it (no spacing),
  * to `sink` in pieces of about `chunkChars`; false when the value has no JSON form.
  *
- * Why not stringify: it builds its output by `+=`, a rope of one piece per token, all of it
- * live while the text is hashed, so a big body (a whole screener) is held many times over
- * (docs/performance.md). Here the pieces never outlive a chunk.
+ * Why not stringify: its whole output stays live while the text is hashed, many times the
+ * body's size for a big one (docs/performance.md); here the pieces never outlive a chunk.
  */
 export function writeJson(value: unknown, sink: (chunk: string) => void, chunkChars = CHUNK_CHARS): boolean {
   let buf = '';

@@ -98,8 +98,8 @@ export async function fillDailyArchives(db: Db): Promise<Date> {
   });
   for (const a of DAILY_ARCHIVES) {
     await db.transaction(async (tx) => {
-      // The planner cannot count the days from the archive's bounds (it assumes a thousand), and
-      // with a JIT compiler on a fill of one or two days spent 0.6 s compiling, 30 ms running.
+      // The planner cannot count the days from the archive's bounds and would compile a fill
+      // of one or two days as if it were large (docs/performance.md, "JIT").
       await tx.execute(sql`set local jit = off`);
       await tx.execute(fillStatement(a, at));
     });

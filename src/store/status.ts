@@ -35,7 +35,7 @@ export interface GroupStatus {
 
 export interface FailureCount {
   status: string;
-  /** Error class; null for a failure recorded before these columns existed. */
+  /** Error class; null for a failure an earlier release recorded. */
   type: string | null;
   code: string | null;
   httpStatus: number | null;

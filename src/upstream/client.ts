@@ -20,6 +20,7 @@ import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestEr
 import { DuplicateKeyError, parseJson } from '../lib/json.ts';
 import type { Logger } from '../lib/logger.ts';
 import { backoffDelay } from './backoff.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
 import { jsonBodyHash, textBodyHash } from './hash.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
@@ -29,42 +30,6 @@ import { NullRecorder, type ArchivedBody, type RequestRecorder } from './recorde
 import { isRouteName, ROUTES, type Route, type RouteName, type Source } from './routes.ts';
 import { isFollowedRedirect, nextHop, redirectRefused, targetHost } from './redirects.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
-
-export interface RetryPolicy {
-  /** First backoff step for transient failures; doubles per attempt, with jitter. */
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** 429s re-tried per request without spending an attempt. */
-  maxRateLimitRetries: number;
-  /** How long a 429 without a usable Retry-After (or reset) blocks the bucket; doubles. */
-  rateLimitBaseDelayMs: number;
-  rateLimitMaxDelayMs: number;
-  /** A 200 whose body is not JSON is usually truncated: re-tried this often (within maxAttempts). */
-  invalidJsonRetries: number;
-  /** Error bodies are read only this far. */
-  errorBodyMaxBytes: number;
-  /** Redirects followed per attempt; one more fails the request with the redirect's status. */
-  maxRedirects: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  baseDelayMs: 500,
-  maxDelayMs: 30_000,
-  maxRateLimitRetries: 10,
-  rateLimitBaseDelayMs: 1_000,
-  rateLimitMaxDelayMs: 60_000,
-  invalidJsonRetries: 2,
-  errorBodyMaxBytes: 64 * 1024,
-  maxRedirects: 5,
-};
-
-/** Delays small enough for end-to-end tests against the simulator (pass as `retry`). */
-export const FAST_RETRY_POLICY: Partial<RetryPolicy> = {
-  baseDelayMs: 10,
-  maxDelayMs: 50,
-  rateLimitBaseDelayMs: 50,
-  rateLimitMaxDelayMs: 200,
-};
 
 export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
 

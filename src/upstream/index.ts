@@ -25,11 +25,9 @@ export {
   type RequestRecorder,
   type ResponseRecord,
 } from './recorder.ts';
+export { DEFAULT_RETRY_POLICY, FAST_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 export {
   createUpstream,
-  DEFAULT_RETRY_POLICY,
-  FAST_RETRY_POLICY,
-  type RetryPolicy,
   type Upstream,
   type UpstreamConfig,
   type UpstreamOptions,

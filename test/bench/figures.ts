@@ -1,7 +1,7 @@
 // Pure arithmetic of the bench: what a sync must request, the floor the rate budget sets,
 // what the request log says about 429s, and what a run wrote to the versioned tables. No IO here, so the smoke test can check it.
 import { planTimeframes } from '../../src/resources/gateway/timeframes.ts';
-import { GATEWAY_TIMEFRAMES } from '../../src/lib/config.ts';
+import { GATEWAY_TIMEFRAMES } from '../../src/lib/variables.ts';
 import type { SimDataset } from '../../sim/dataset-types.ts';
 import type { BucketName, Scenario } from './scenario.ts';
 

@@ -2,7 +2,8 @@
 // accepts, and serves every route of both seeds there until it is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { apiKeyProblem, loadConfig } from '../../src/lib/config.ts';
+import { loadConfig } from '../../src/lib/config.ts';
+import { apiKeyProblem } from '../../src/lib/variables.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 
 /** resolves with everything printed up to the banner's last line */

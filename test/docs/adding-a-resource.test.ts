@@ -13,7 +13,8 @@ import type { JobDefinition } from '../../src/engine/types.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { InProcessBudget } from '../../src/upstream/budget.ts';
-import { createUpstream, FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
+import { createUpstream } from '../../src/upstream/client.ts';
+import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { simConfig } from '../helpers/sync.ts';
 

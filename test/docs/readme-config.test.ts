@@ -2,7 +2,7 @@
 // the variables the config schema reads, with the same defaults.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { VARIABLES } from '../../src/lib/config.ts';
+import { VARIABLES } from '../../src/lib/variables.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/lib/config.ts';
 import { performSync, type SyncOutcome } from '../../src/cli/sync-session.ts';
 import type { Logger } from '../../src/lib/logger.ts';
 import type { Simulator } from '../../sim/index.ts';
-import { FAST_RETRY_POLICY } from '../../src/upstream/client.ts';
+import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import type { Source } from '../../src/resources/index.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, VARIABLES } from '../../src/lib/config.ts';
+import { ConfigError, loadConfig } from '../../src/lib/config.ts';
+import { VARIABLES } from '../../src/lib/variables.ts';
 
 function errorOf(env: Record<string, string>): ConfigError {
   try {

@@ -82,8 +82,8 @@ export const appHistoryJob = defineJob({
         ...g.notes,
       };
       const meta = rowMeta(ctx, { asOf: g.asOf });
-      // In place, not `{ ...r, ... }`: V8 gives each spread copy a hidden class of its own, and a
-      // token's history has tens of thousands of rows (docs/performance.md).
+      // In place: a token's history is tens of thousands of rows, and a copy of each costs
+      // memory the sync does not need (docs/performance.md, "One hidden class per history row").
       const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
       const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
       return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from, ...(p.whole ? wholeSet(metricHistory, p.whole, true) : {}) })) };

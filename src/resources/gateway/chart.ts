@@ -8,7 +8,7 @@
 // resource state's details then say so (`mirrored`, `requested`, `substituted`, `substitutedFor`).
 import { readDecimal } from '../../schema/upstream/values.ts';
 import { z } from 'zod';
-import { GATEWAY_TIMEFRAMES } from '../../lib/config.ts';
+import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';

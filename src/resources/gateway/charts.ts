@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { GATEWAY_TIMEFRAMES } from '../../lib/config.ts';
+import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import type { StoredGatewayChart } from '../../store/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { rowMeta } from '../../engine/rows.ts';

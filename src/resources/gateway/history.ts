@@ -9,7 +9,7 @@
 // period is asked as is, and one a token lacks is on record as `not_materialized`.
 import { readDecimal } from '../../schema/upstream/values.ts';
 import { z } from 'zod';
-import { GATEWAY_PERIODS } from '../../lib/config.ts';
+import { GATEWAY_PERIODS } from '../../lib/variables.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';

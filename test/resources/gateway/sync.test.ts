@@ -4,7 +4,7 @@ import { loadConfig } from '../../../src/lib/config.ts';
 import { performSync, type SyncOutcome } from '../../../src/cli/sync-session.ts';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import type { Period, Timeframe } from '../../../sim/dataset-types.ts';
-import { FAST_RETRY_POLICY } from '../../../src/upstream/client.ts';
+import { FAST_RETRY_POLICY } from '../../../src/upstream/retry-policy.ts';
 import type { Warehouse } from '../../../src/store/connection.ts';
 import { contentDigest, expectAppMirror } from '../../helpers/app-mirror.ts';
 import { byKey, count, expectGatewayMirror, GATEWAY_TABLES, gatewayCounts, q } from '../../helpers/gateway-mirror.ts';

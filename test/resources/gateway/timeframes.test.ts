@@ -2,7 +2,7 @@
 // it lists in place of one it does not.
 import { describe, expect, it } from 'vitest';
 import { longestListed, mirroredTimeframes, planTimeframes } from '../../../src/resources/gateway/timeframes.ts';
-import { GATEWAY_PERIODS, GATEWAY_TIMEFRAMES } from '../../../src/lib/config.ts';
+import { GATEWAY_PERIODS, GATEWAY_TIMEFRAMES } from '../../../src/lib/variables.ts';
 
 const plan = (listed: string[] | null, configured: string[]) => planTimeframes(listed, configured, GATEWAY_TIMEFRAMES);
 

@@ -1,0 +1,270 @@
+// Every environment variable tesync reads, declared once: its parser and its documentation.
+// src/lib/config.ts reads them; the README's configuration table is checked against this list.
+import { z } from 'zod';
+import { cronProblem } from './cron.ts';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const GATEWAY_PERIODS = ['7d', '30d', '90d', '180d', '365d', '1y'] as const;
+export const GATEWAY_TIMEFRAMES = ['7d', '30d', '90d', '180d', '365d', '1y', 'all'] as const;
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL without credentials')
+  // A trailing slash would double up with route prefixes.
+  .transform((v) => v.replace(/\/+$/, ''));
+
+const MIN_KEY_CHARS = 8;
+const secret = z.string().trim().min(MIN_KEY_CHARS, `looks too short to be an API key (${MIN_KEY_CHARS} characters or more)`);
+
+/** Pure: why tesync would refuse `value` as TE_APP_API_KEY or TE_GATEWAY_API_KEY; undefined when it would not. */
+export function apiKeyProblem(value: string): string | undefined {
+  const r = secret.safeParse(value);
+  return r.success ? undefined : (r.error.issues[0]?.message ?? 'is invalid');
+}
+
+const positiveInt = (max: number) =>
+  z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+const listOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(values), { error: `must be a comma-separated list of ${values.join(', ')}` }).min(1))
+    .transform((v) => [...new Set(v)]);
+
+/** A cron pattern, or `off` (parsed as null) to switch the schedule off. */
+const schedule = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .superRefine((v, ctx) => {
+      const problem = v.toLowerCase() === 'off' ? undefined : cronProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: `must be a cron pattern or off: ${problem}` });
+    })
+    .transform((v): string | null => (v.toLowerCase() === 'off' ? null : v.split(/\s+/).join(' ')))
+    .default(fallback);
+
+const timeZone = z
+  .string()
+  .trim()
+  .refine((v) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: v });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be an IANA time zone such as UTC or Europe/Berlin');
+
+export interface VariableDoc {
+  schema: z.ZodType;
+  description: string;
+  default?: string;
+  example: string;
+}
+
+/** Every environment variable tesync reads, with its documentation. */
+export const VARIABLES = {
+  TE_APP_URL: {
+    schema: httpUrl.optional(),
+    description: 'App host base URL (without `/api/v1`). Unset: the app source is off.',
+    example: 'https://app.example.com',
+  },
+  TE_APP_API_KEY: {
+    schema: secret.optional(),
+    description: 'Bearer key for `/api/v1/tokens/{slug}/full`. Unset: research bundles are recorded as `skipped`.',
+    example: 'te_live_xxxxxxxxxxxx',
+  },
+  TE_GATEWAY_URL: {
+    schema: httpUrl.optional(),
+    description: 'Gateway base URL (without `/v1`). Unset: the gateway source is off.',
+    example: 'https://gateway.example.com',
+  },
+  TE_GATEWAY_API_KEY: {
+    schema: secret.optional(),
+    description: 'Bearer key for every gateway route. Required when `TE_GATEWAY_URL` is set.',
+    example: 'te_live_xxxxxxxxxxxx',
+  },
+  DATABASE_URL: {
+    schema: z
+      .string()
+      .trim()
+      .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    description: 'Postgres connection URL. Unset: the embedded Postgres server tesync runs in `TE_DATA_DIR`.',
+    example: 'postgres://user:pass@localhost:5432/tesync',
+  },
+  TE_DATA_DIR: {
+    schema: z.string().trim().min(1).default('./.tesync'),
+    description: "Folder for embedded data: the embedded Postgres server's cluster, password, port and log under `postgres/`.",
+    default: './.tesync',
+    example: '/var/lib/tesync',
+  },
+  REDIS_URL: {
+    schema: z
+      .string()
+      .trim()
+      .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+      .default('redis://127.0.0.1:6379'),
+    description: 'Redis for `tesync worker` (queues and the shared rate budget). When set, `tesync sync` paces its requests on that shared budget too (under `TE_QUEUE_PREFIX`).',
+    default: 'redis://127.0.0.1:6379',
+    example: 'redis://redis:6379',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    description: 'pino log level. `debug` also prints stack traces.',
+    default: 'info',
+    example: 'debug',
+  },
+  TE_CONCURRENCY: {
+    schema: positiveInt(256).default(8),
+    description: 'Resources fetched at once per upstream bucket by `tesync sync` (the rate budget still paces them).',
+    default: '8',
+    example: '16',
+  },
+  TE_REQUEST_TIMEOUT_MS: {
+    schema: positiveInt(600_000).default(30_000),
+    description: 'Timeout of one upstream request, headers and body, in milliseconds.',
+    default: '30000',
+    example: '10000',
+  },
+  TE_MAX_RESPONSE_BYTES: {
+    schema: positiveInt(2 ** 31).default(32 * 1024 * 1024),
+    description: 'Largest upstream response body accepted, counted while streaming.',
+    default: '33554432',
+    example: '67108864',
+  },
+  TE_MAX_ATTEMPTS: {
+    schema: positiveInt(20).default(5),
+    description: 'Attempts per request for transient failures (network errors, timeouts, 5xx).',
+    default: '5',
+    example: '3',
+  },
+  TE_MAX_RATE_WAIT_MS: {
+    schema: positiveInt(24 * 3600_000).default(120_000),
+    description: 'Longest wait for rate budget a sync sits through; a longer `Retry-After` fails that resource (retried next run).',
+    default: '120000',
+    example: '600000',
+  },
+  TE_GATEWAY_HISTORY_PERIODS: {
+    schema: listOf(GATEWAY_PERIODS).default(['365d']),
+    description: `Gateway history periods to mirror, comma-separated (${GATEWAY_PERIODS.join(', ')}).`,
+    default: '365d',
+    example: '30d,365d',
+  },
+  TE_GATEWAY_CHART_TIMEFRAMES: {
+    schema: listOf(GATEWAY_TIMEFRAMES).default(['all']),
+    description: `Gateway chart timeframes to mirror, comma-separated (${GATEWAY_TIMEFRAMES.join(', ')}); a chart is asked only for those its catalog lists; where it lists none of them, its longest one is mirrored instead and the substitution recorded.`,
+    default: 'all',
+    example: 'all,30d',
+  },
+  TE_HISTORY_OVERLAP_DAYS: {
+    schema: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more').max(365, 'must be at most 365').default(3),
+    description: 'Days of app history fetched again before the last day seen, so revised values are picked up.',
+    default: '3',
+    example: '7',
+  },
+  TE_HISTORY_FULL_REFETCH_DAYS: {
+    schema: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(365, 'must be at most 365').default(7),
+    description: 'Every this many days a token\'s app history is fetched whole instead of from the overlap, so revisions older than the overlap are picked up too.',
+    default: '7',
+    example: '1',
+  },
+  TE_HISTORY_FROM_PARAM: {
+    schema: z.string().trim().regex(/^[A-Za-z][A-Za-z0-9_]{0,39}$/, 'must be a query parameter name').default('from'),
+    description: 'Name of the app history "from" date filter (ISO date); an upstream that refuses it gets full fetches.',
+    default: 'from',
+    example: 'start',
+  },
+  TE_MARKER_MAX_AGE_HOURS: {
+    schema: positiveInt(24 * 365).default(24),
+    description: 'Hours an unchanged freshness marker is trusted; older resources are fetched again anyway.',
+    default: '24',
+    example: '6',
+  },
+  TE_REQUESTS_RETENTION_DAYS: {
+    schema: z.coerce.number().int('must be a whole number').min(0, 'must be 0 or more (0: keep forever)').max(36_500, 'must be at most 36500').default(90),
+    description: 'Days `sync.requests` (one row per upstream attempt) is kept; older rows are removed in batches as runs end. 0: kept forever. The raw archive and the history are never removed.',
+    default: '90',
+    example: '30',
+  },
+  TE_QUEUE_PREFIX: {
+    schema: z.string().trim().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 letters, digits, `_`, `.`, `-` (or `{}` for a Redis Cluster hash tag)').default('tesync'),
+    description: 'Redis key prefix of the worker queues, schedules, rate budgets and run counters; workers sharing it share the work.',
+    default: 'tesync',
+    example: 'tesync-staging',
+  },
+  TE_WORKER_CONCURRENCY: {
+    schema: positiveInt(256).default(4),
+    description: 'Jobs one `tesync worker` runs at once per upstream bucket queue (the shared rate budget still paces requests).',
+    default: '4',
+    example: '8',
+  },
+  TE_WORKER_RATE_WAIT_MS: {
+    schema: positiveInt(24 * 3600_000).default(10_000),
+    description: 'Longest a worker job waits for rate budget while holding its slot; a longer wait pauses that bucket\'s queue and hands the job back (no attempt used).',
+    default: '10000',
+    example: '30000',
+  },
+  TE_WORKER_LOCK_MS: {
+    schema: positiveInt(3600_000).default(30_000),
+    description: 'Job lock of `tesync worker`, renewed while the job runs; a worker that dies loses its jobs to the others after this.',
+    default: '30000',
+    example: '60000',
+  },
+  TE_WORKER_STALLED_INTERVAL_MS: {
+    schema: positiveInt(3600_000).default(30_000),
+    description: 'How often workers look for stalled jobs (locks of dead workers) and hand them to another worker.',
+    default: '30000',
+    example: '15000',
+  },
+  TE_WORKER_SHUTDOWN_GRACE_MS: {
+    schema: positiveInt(3600_000).default(25_000),
+    description: 'On SIGTERM/SIGINT, how long active jobs may finish; then they are aborted and handed back to the queue. Keep it under the container stop timeout.',
+    default: '25000',
+    example: '50000',
+  },
+  TE_METRICS_PORT: {
+    schema: z.coerce.number().int('must be a whole number').min(0, 'must be 0-65535').max(65535, 'must be 0-65535').default(9464),
+    description: '`tesync worker` serves `/healthz` and Prometheus `/metrics` on this port (0: any free port, logged at start).',
+    default: '9464',
+    example: '9100',
+  },
+  TE_SCHEDULE_CATALOG: {
+    schema: schedule('0 */6 * * *'),
+    description: 'Cron pattern of the walk of metric catalog, token lists and the gateway contract; `off` removes the schedule.',
+    default: '0 */6 * * *',
+    example: '0 */3 * * *',
+  },
+  TE_SCHEDULE_SCREENER: {
+    schema: schedule('5 * * * *'),
+    description: 'Cron pattern of the screener walk (app and gateway screeners, daily archives).',
+    default: '5 * * * *',
+    example: '*/30 * * * *',
+  },
+  TE_SCHEDULE_TOKEN_DATA: {
+    schema: schedule('30 2 * * *'),
+    description: 'Cron pattern of the per-token walk: snapshots, history, charts and gateway pages.',
+    default: '30 2 * * *',
+    example: '0 3 * * *',
+  },
+  TE_SCHEDULE_BUNDLES: {
+    schema: schedule('30 4 * * *'),
+    description: 'Cron pattern of the research bundle walk (needs `TE_APP_API_KEY`).',
+    default: '30 4 * * *',
+    example: 'off',
+  },
+  TE_SCHEDULE_TZ: {
+    schema: timeZone.default('UTC'),
+    description: 'Time zone of the `TE_SCHEDULE_*` patterns.',
+    default: 'UTC',
+    example: 'Europe/Berlin',
+  },
+} as const satisfies Record<string, VariableDoc>;
