@@ -7,7 +7,7 @@ import { groups } from '../resources/index.ts';
 import { enqueueWalk } from '../runners/bullmq/enqueue.ts';
 import { pickedUp, watchRun, type RunView } from '../runners/bullmq/run-watch.ts';
 import { isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
-import { emptyStats, type WalkStats } from '../runners/stats.ts';
+import { emptyStats, type WalkStats } from '../engine/run-stats.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import type { RunStatus } from '../store/runs.ts';
 import { UsageError, type CommandContext } from './context.ts';

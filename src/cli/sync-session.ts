@@ -6,7 +6,8 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { emptyPendingWork, runWalk, type PendingWork } from '../runners/in-process.ts';
 import { inScope } from '../runners/walk-scope.ts';
-import { emptyStats, finalRunStatus, type WalkStats } from '../runners/stats.ts';
+import type { WalkStats } from '../engine/run-stats.ts';
+import { closeRun, MemoryRunLedger, openRun } from '../engine/run.ts';
 import {
   createUpstream,
   InProcessBudget,
@@ -18,9 +19,9 @@ import {
 } from '../upstream/index.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/request-log.ts';
-import { summarizeRunRequests, type RequestSummary } from '../store/request-summary.ts';
+import type { RequestSummary } from '../store/request-summary.ts';
 import { withReconnect } from '../store/retry.ts';
-import { closeAbandonedRuns, finishRun, runOwner, startRun, type RunStatus } from '../store/runs.ts';
+import { closeAbandonedRuns, runOwner, type RunStatus } from '../store/runs.ts';
 
 export interface SyncRequest {
   sources: Source[];
@@ -110,10 +111,11 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
   const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db));
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
-  await startRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
+  await openRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
-  const stats = emptyStats();
+  const ledger = new MemoryRunLedger();
+  const stats = ledger.live(runId);
   const pending = emptyPendingWork();
   const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started, pending, requestTimes });
   const ticker = req.onProgress ? setInterval(report, PROGRESS_INTERVAL_MS) : undefined;
@@ -124,7 +126,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
       context: { warehouse, upstream, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
       concurrency: config.concurrency,
       filter,
-      stats,
+      ledger,
       pending,
       ...(req.signal ? { signal: req.signal } : {}),
     });
@@ -133,9 +135,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     report();
     await recorder.close();
   }
-  const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
-  const status = finalRunStatus(stats, requests);
-  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests } }, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
+  const { status, requests } = await closeRun(warehouse, runId, stats, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };

@@ -10,7 +10,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { planJob, runJob, type PlannedJob } from '../engine/lifecycle.ts';
 import { JOB_RETRY, retryDelayMs } from '../engine/retry.ts';
 import type { JobDefinition, JobRequest, RunContext } from '../engine/types.ts';
-import { emptyStats, MAX_FAILURES, walkFailure, type WalkStats } from './stats.ts';
+import { walkFailure, type WalkStats } from '../engine/run-stats.ts';
+import { MemoryRunLedger } from '../engine/run.ts';
 import { mayPlan } from './walk-scope.ts';
 
 /** The work a walk still has, for an ETA: per bucket the jobs waiting and running; the planners among them. */
@@ -36,16 +37,17 @@ export interface WalkOptions {
   /** Extra attempts for a job whose failure may pass (database restart). */
   onProgress?: (stats: WalkStats) => void;
   signal?: AbortSignal;
-  /** Filled in as the walk goes, for live progress; a fresh one when absent. */
-  stats?: WalkStats;
+  /** The run's ledger (src/engine/run.ts); its live stats are the progress. A fresh one when absent. */
+  ledger?: MemoryRunLedger;
   /** Kept up to date as the walk goes, for live progress. */
   pending?: PendingWork;
 }
 
 export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const { context, catalog } = options;
-  const stats = options.stats ?? emptyStats();
-  const seen = new Set<string>();
+  const runId = context.runId;
+  const ledger = options.ledger ?? new MemoryRunLedger();
+  const stats = ledger.live(runId);
   const lanes = new Map<string, { queue: PlannedJob[]; active: number }>();
   const pending = options.pending ?? emptyPendingWork();
   pending.concurrency = options.concurrency;
@@ -54,18 +56,15 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     b[field] += by;
   };
 
-  const plan = (req: JobRequest, isRoot: boolean) => {
+  const plan = async (req: JobRequest, isRoot: boolean) => {
     const p = planJob(catalog, req);
     if ('error' in p) {
       context.logger.error({ job: req.name, err: p.error }, 'job cannot run; skipped');
-      if (catalog.has(req.name)) stats.failed++;
+      if (catalog.has(req.name)) await ledger.noteFailure(runId, { job: req.name, resource: '?', error: p.error });
       return;
     }
     if (!isRoot && options.filter && !options.filter(p.job, p.payload)) return;
-    const id = `${p.job.source}/${p.resource}`;
-    if (seen.has(id)) return;
-    seen.add(id);
-    stats.planned++;
+    if ((await ledger.plan(runId, jobId(p))) !== 'new') return;
     let lane = lanes.get(p.bucket);
     if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
     lane.queue.push(p);
@@ -81,18 +80,16 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         logger.debug('job started');
         const last = attempt >= JOB_RETRY.attempts || options.signal?.aborted === true;
         const r = await runJob(p, { ...context, logger }, { last });
-        countStatus(stats, p.job, r.status);
         const ms = Date.now() - started;
+        const group = `${p.job.source}.${p.job.group}`;
         if (r.failure) {
-          stats.failed++;
-          if (stats.failures.length < MAX_FAILURES) stats.failures.push(walkFailure(p.job, p.resource, r.failure));
+          await ledger.settle(runId, jobId(p), { kind: 'failed', group, status: r.status, failure: walkFailure(p.job, p.resource, r.failure) });
           logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
           return;
         }
-        stats.done++;
-        stats.rows += r.rows;
+        await ledger.settle(runId, jobId(p), { kind: 'done', rows: r.rows, group, status: r.status });
         logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
-        for (const f of r.followUps) plan(f, false);
+        for (const f of r.followUps) await plan(f, false);
         return;
       } catch (err) {
         // Only a failure worth another try comes here (src/engine/lifecycle.ts).
@@ -102,7 +99,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     }
   };
 
-  for (const r of options.roots) plan(r, true);
+  for (const r of options.roots) await plan(r, true);
   const queued = () => [...lanes.values()].reduce((n, l) => n + l.queue.length, 0);
   await new Promise<void>((resolve) => {
     const pump = () => {
@@ -130,7 +127,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   return stats;
 }
 
-function countStatus(stats: WalkStats, job: JobDefinition<any>, status: string): void {
-  const group = (stats.byGroup[`${job.source}.${job.group}`] ??= {});
-  group[status] = (group[status] ?? 0) + 1;
+/** A job's id in its run: one resource of one source, planned once. */
+function jobId(p: PlannedJob): string {
+  return `${p.job.source}/${p.resource}`;
 }

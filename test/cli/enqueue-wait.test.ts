@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noWorkerLine, runLine } from '../../src/cli/enqueue.ts';
-import { emptyStats } from '../../src/runners/stats.ts';
+import { emptyStats } from '../../src/engine/run-stats.ts';
 import { BIN, childEnv } from '../helpers/cli.ts';
 import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';

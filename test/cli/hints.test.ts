@@ -4,7 +4,7 @@ import { failureHints } from '../../src/cli/hints.ts';
 import type { Config } from '../../src/lib/config.ts';
 import { ProblemError, UpstreamNetworkError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
-import { emptyStats, walkFailure, type WalkFailure } from '../../src/runners/stats.ts';
+import { emptyStats, walkFailure, type WalkFailure } from '../../src/engine/run-stats.ts';
 
 const config = { app: { url: 'http://app.test', apiKey: undefined }, gateway: { url: 'http://gateway.test', apiKey: 'k' } } as Config;
 const hints = (...failures: WalkFailure[]) => failureHints({ ...emptyStats(), failures }, config);

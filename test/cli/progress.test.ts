@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createProgressDisplay, describeWait, formatRate, phaseLine, progressEta, progressLine, withLearnedLimits, type ProgressView } from '../../src/cli/progress.ts';
 import type { LiveProgress } from '../../src/cli/sync-session.ts';
-import { emptyStats } from '../../src/runners/stats.ts';
+import { emptyStats } from '../../src/engine/run-stats.ts';
 import { RESERVE_REASON } from '../../src/upstream/budget-state.ts';
 import type { BucketStatus } from '../../src/upstream/index.ts';
 

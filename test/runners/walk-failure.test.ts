@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemError, RateLimitedError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
-import { readWalkFailure, walkFailure } from '../../src/runners/stats.ts';
+import { readWalkFailure, walkFailure } from '../../src/engine/run-stats.ts';
 
 const job = { name: 'gateway.charts', source: 'gateway' };
 

@@ -30,7 +30,7 @@ describe('scripts/check-layers.ts', () => {
   });
 
   it('would see an upward arrow and a cycle', () => {
-    const up = { from: 'src/store/upsert.ts', to: 'src/runners/stats.ts' };
+    const up = { from: 'src/store/upsert.ts', to: 'src/runners/in-process.ts' };
     expect(upward([...all, up])).toEqual([up]);
     expect(upward([{ from: 'src/engine/lifecycle.ts', to: 'sim/index.ts' }])).toHaveLength(1);
     expect(upward([{ from: 'src/cli/sim.ts', to: 'sim/index.ts' }])).toEqual([]);

@@ -15,7 +15,7 @@ import { RateLimitedError } from '../../lib/errors.ts';
 import type { Upstream } from '../../upstream/client.ts';
 import { writeFailure } from '../../store/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
-import { walkFailure } from '../stats.ts';
+import { walkFailure } from '../../engine/run-stats.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
 import { enqueueRequests } from './plan.ts';

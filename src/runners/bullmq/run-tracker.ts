@@ -1,35 +1,19 @@
 // A walk spread over many jobs and processes is one run: Redis keeps, per run, the jobs it
 // planned (`seen`), those not settled yet (`pending`) and the counts of the summary. Each
-// step is one script, and every one is idempotent, because a job may run twice (a worker
-// dies after the work but before BullMQ hears of it): a job's outcome is counted only by
-// the call that removes it from `pending`, and the run ends when `pending` is empty.
+// step is one script (run-plan.lua, run-settle.lua), idempotent as the run ledger's contract
+// asks (src/engine/run.ts).
 import type { Redis } from 'ioredis';
 import { luaFile } from '../../upstream/redis/scripts.ts';
-import { emptyStats, MAX_FAILURES, readWalkFailure, type WalkFailure, type WalkStats } from '../stats.ts';
+import { emptyStats, MAX_FAILURES, readWalkFailure, type WalkFailure } from '../../engine/run-stats.ts';
+import type { PlanState, RunLedger, RunStats, SettledJob } from '../../engine/run.ts';
 
 const RUN_TTL_MS = 7 * 24 * 3600_000;
 
 const PLAN = luaFile(new URL('./run-plan.lua', import.meta.url));
 const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));
 
-export type PlanState = 'new' | 'pending' | 'settled';
-
-export interface Outcome {
-  kind: 'done' | 'failed' | 'deduplicated';
-  rows?: number;
-  /** `source.group` and the resource status, for the per-group counts. */
-  group?: string;
-  status?: string;
-  /** Kept as JSON in Redis (the first MAX_FAILURES of a run); see walkFailure. */
-  failure?: WalkFailure;
-}
-
-export interface RunStats extends WalkStats {
-  /** Resources another run had queued already: that run fetches them. */
-  deduplicated: number;
-}
-
-export class RunTracker {
+/** The run ledger of workers (src/engine/run.ts), in Redis: shared by every process of the prefix. */
+export class RunTracker implements RunLedger {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
@@ -42,7 +26,7 @@ export class RunTracker {
   }
 
   /** Counts a job's outcome once; returns how many jobs of the run are still pending. */
-  async settle(runId: string, jobId: string, o: Outcome): Promise<{ counted: boolean; pending: number }> {
+  async settle(runId: string, jobId: string, o: SettledJob): Promise<{ counted: boolean; pending: number }> {
     const k = this.keys(runId);
     const by = o.group && o.status ? `by|${o.group}|${o.status}` : '';
     const args = [jobId, o.kind, o.rows ?? 0, by, o.failure ? JSON.stringify(o.failure) : '', MAX_FAILURES, RUN_TTL_MS];

@@ -5,7 +5,8 @@ import { Queue, type JobState } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../lib/config.ts';
 import { connectRedis, redisOptions, WALK_QUEUE } from './queues.ts';
-import { RunTracker, type RunStats } from './run-tracker.ts';
+import type { RunStats } from '../../engine/run.ts';
+import { RunTracker } from './run-tracker.ts';
 
 export interface RunView {
   /** The walk job's state: `waiting`/`delayed`/`prioritized` until a worker takes it. */

@@ -4,14 +4,14 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { finishRun, startRun } from '../../store/runs.ts';
-import { finalRunStatus } from '../stats.ts';
+import { finishRun } from '../../store/runs.ts';
+import { closeRun, openRun } from '../../engine/run.ts';
 import type { RunnerDeps } from './deps.ts';
 import { finishJobId, runIdFor } from './ids.ts';
 import { finishJobData, walkJobData } from './job-data.ts';
 import { enqueueRequests, type RunScope } from './plan.ts';
 import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
-import { describeKeyRefusal, summarizeRunRequests } from '../../store/request-summary.ts';
+import { describeKeyRefusal } from '../../store/request-summary.ts';
 import { isScheduleId, scheduleGroups } from './schedules.ts';
 
 /**
@@ -49,7 +49,7 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
     await checkUpstream(deps, logger);
     // The prefix and walk job tell a later worker whether Redis still holds the run's work (lost-runs.ts).
     const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix };
-    await startRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
+    await openRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
     logger.info({ trigger: data.trigger, sources, groups }, 'run started');
   }
   if (sources.length === 0) {
@@ -102,9 +102,7 @@ export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger
   const [row] = await deps.warehouse.query<{ status: string; started_at: string | Date }>(sql`select status, started_at from sync.runs where id = ${runId}`);
   if (!row || row.status !== 'running') return 'recorded already';
   const stats = await deps.tracker.stats(runId);
-  const requests = await summarizeRunRequests(deps.warehouse, runId);
-  const status = finalRunStatus(stats, requests);
-  await finishRun(deps.warehouse.db, runId, { status, stats: { ...stats, requests } }, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
+  const { status, requests } = await closeRun(deps.warehouse, runId, stats, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
   await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
   // Both ends on the server's clock.
   const [times] = await deps.warehouse.query<{ ms: number }>(sql`select (extract(epoch from finished_at - started_at) * 1000)::float8 as ms from sync.runs where id = ${runId}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyStats, runStatus } from '../../src/runners/stats.ts';
+import { emptyStats, runStatus } from '../../src/engine/run-stats.ts';
 
 describe('runStatus', () => {
   it('is partial when a resource was written with cells it could not read, not only when one failed', () => {
