@@ -31,6 +31,8 @@ export interface PlannedJob {
   payload: unknown;
   resource: string;
   bucket: Bucket;
+  /** The jobs that declare this one plans them (`plannedBy`), to follow it when it settles well. */
+  children: JobRequest[];
 }
 
 /** Pure: the job a request names, its payload parsed, or why it cannot run. */
@@ -39,7 +41,8 @@ export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: J
   if (!job) return { error: `unknown job ${req.name}` };
   const parsed = job.payload.safeParse(req.payload);
   if (!parsed.success) return { error: `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
-  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job) };
+  const children = [...catalog.values()].filter((j) => j.plannedBy === job.name).map((j) => ({ name: j.name, payload: {} }));
+  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children };
 }
 
 /** The upstream bucket a job's requests go to (its queue, its lane). */
@@ -91,7 +94,7 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     if (!ctx.settings.full && marker) {
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
         await writeUnchanged(ctx.warehouse.db, { source: job.source, resource, runId: ctx.runId, at: ctx.now() });
-        return { status: 'unchanged', rows: 0, followUps: (await job.unchangedFollowUps?.(ctx, payload)) ?? [] };
+        return { status: 'unchanged', rows: 0, followUps: [...((await job.unchangedFollowUps?.(ctx, payload)) ?? []), ...planned.children] };
       }
       if (job.notFoundByMarker && stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
@@ -101,7 +104,7 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     const outcome = await job.handle(ctx, payload, state);
     const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, () => job.handle(ctx, payload, state));
     const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
-    return { status: written.reported ?? committedStatus(written), rows, followUps };
+    return { status: written.reported ?? committedStatus(written), rows, followUps: [...followUps, ...planned.children] };
   } catch (err) {
     if (attempt.passThrough?.(err)) throw err;
     const judged = judgeFailure(err);

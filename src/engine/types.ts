@@ -134,6 +134,14 @@ export interface JobDefinition<P = unknown> {
   payload: z.ZodType<P>;
   /** The resource this payload stands for (resource_state key, job id). */
   resource(payload: P): string;
+  /** A walk of the source starts here (its catalog): every other job is planned by another. */
+  root?: boolean;
+  /**
+   * The job that plans this one, by name, when there is nothing to fan out over (the payload
+   * is empty): each time that job is written or found unchanged, this one follows. A job that fans out (one per
+   * token, per chart) is planned by its parent's `followUps` instead.
+   */
+  plannedBy?: string;
   /** The token the job is about, for `--token` filters. */
   token?(payload: P): string | undefined;
   /**

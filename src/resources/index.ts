@@ -1,37 +1,52 @@
-// The job catalog: name → definition. Both runners look jobs up here.
-import { appBundleJob } from './app/bundle.ts';
-import { appChartJob } from './app/chart.ts';
-import { appChartsJob } from './app/charts.ts';
-import { appHistoryJob } from './app/history.ts';
-import { appMetricsJob } from './app/metrics.ts';
-import { appScreenerJob } from './app/screener.ts';
-import { appSnapshotJob } from './app/snapshot.ts';
-import { appTokensJob } from './app/tokens.ts';
-import { gatewayChartJob } from './gateway/chart.ts';
-import { gatewayChartsJob } from './gateway/charts.ts';
-import { gatewayHistoryJob } from './gateway/history.ts';
-import { gatewayOpenapiJob } from './gateway/openapi.ts';
-import { gatewayPageJob } from './gateway/page.ts';
-import { gatewayScreenerJob } from './gateway/screener.ts';
-import { gatewayTokensJob } from './gateway/tokens.ts';
+// The job catalog: every job definition a file of ./app/ or ./gateway/ exports, found when this
+// module loads. A resource is its file: it declares where a walk starts (`root`) or which job
+// plans it (`plannedBy`, or its parent's follow-ups), and nothing is listed here.
+import { readdirSync } from 'node:fs';
 import type { JobDefinition, JobRequest, Source } from '../engine/types.ts';
 
-const ALL: JobDefinition<any>[] = [appMetricsJob, appTokensJob, appScreenerJob, appSnapshotJob, appHistoryJob, appChartsJob, appChartJob, appBundleJob,
-  gatewayTokensJob, gatewayScreenerJob, gatewayOpenapiJob, gatewayPageJob, gatewayHistoryJob, gatewayChartsJob, gatewayChartJob];
+const SOURCES: readonly Source[] = ['app', 'gateway'];
 
-export const catalog: ReadonlyMap<string, JobDefinition<any>> = new Map(ALL.map((j) => [j.name, j]));
-
-/** Where a walk of a source starts; everything else is a follow-up. */
-export function walkRoots(sources: readonly Source[]): JobRequest[] {
-  const roots: JobRequest[] = [];
-  if (sources.includes('app')) roots.push({ name: 'app.metrics', payload: {} });
-  if (sources.includes('gateway')) roots.push({ name: 'gateway.tokens', payload: {} });
-  return roots;
+function isJobDefinition(v: unknown): v is JobDefinition<unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Partial<JobDefinition<unknown>>;
+  return typeof d.name === 'string' && typeof d.handle === 'function' && typeof d.resource === 'function' && (d.source === 'app' || d.source === 'gateway');
 }
 
-/** Resource groups, for `--only`. */
+/** Pure: the catalog of the definitions found, by name; one name, one definition. */
+export function catalogOf(found: readonly unknown[]): Map<string, JobDefinition<any>> {
+  const out = new Map<string, JobDefinition<any>>();
+  for (const d of found) {
+    if (!isJobDefinition(d)) continue;
+    const seen = out.get(d.name);
+    if (seen && seen !== d) throw new Error(`two jobs are named ${d.name}`);
+    out.set(d.name, d);
+  }
+  for (const d of out.values()) if (d.plannedBy !== undefined && !out.has(d.plannedBy)) throw new Error(`${d.name} is planned by ${d.plannedBy}, which is no job`);
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Every export of every resource file under `root` (src/resources, or a copy of it). */
+export async function resourceExports(root: URL): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const source of SOURCES) {
+    const dir = new URL(`${source}/`, root);
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')).sort()) {
+      out.push(...Object.values((await import(new URL(file, dir).href)) as Record<string, unknown>));
+    }
+  }
+  return out;
+}
+
+export const catalog: ReadonlyMap<string, JobDefinition<any>> = catalogOf(await resourceExports(new URL('./', import.meta.url)));
+
+/** Where a walk of the sources starts (the jobs declared `root`); everything else is a follow-up. */
+export function walkRoots(sources: readonly Source[]): JobRequest[] {
+  return [...catalog.values()].filter((j) => j.root && sources.includes(j.source)).map((j) => ({ name: j.name, payload: {} }));
+}
+
+/** Resource groups, for `--only`, in alphabetical order. */
 export function groups(): string[] {
-  return [...new Set(ALL.map((j) => j.group))];
+  return [...new Set([...catalog.values()].map((j) => j.group))].sort();
 }
 
 export type { JobContext, JobDefinition, JobRequest, JobResult, Source, SyncSettings } from '../engine/types.ts';

@@ -10,6 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planJob, runJob } from '../../src/engine/lifecycle.ts';
 import type { JobDefinition } from '../../src/engine/types.ts';
+import { catalogOf, resourceExports } from '../../src/resources/index.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { InProcessBudget } from '../../src/upstream/budget.ts';
@@ -106,7 +107,11 @@ describe('docs/adding-a-resource.md', () => {
     const { logger } = createTestLogger();
     const upstream = createUpstream({ config, budget: new InProcessBudget(), logger, retry: FAST_RETRY_POLICY });
     const context = { warehouse: tw.warehouse, upstream, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
-    const planned = planJob(new Map([[job.name, job]]), { name: job.name, payload: {} });
+    // In place, the catalog would find the file and the metric catalog would plan the job.
+    const withIt = catalogOf([...(await resourceExports(new URL('../../src/resources/', import.meta.url))), job]);
+    const metrics = planJob(withIt, { name: 'app.metrics', payload: {} });
+    expect('error' in metrics ? metrics.error : metrics.children).toEqual([{ name: 'app.metric_groups', payload: {} }]);
+    const planned = planJob(withIt, { name: job.name, payload: {} });
     if ('error' in planned) throw new Error(planned.error);
     const result = await runJob(planned, context, { last: true });
     expect(result).toMatchObject({ status: 'ok' });

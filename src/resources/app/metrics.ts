@@ -22,6 +22,7 @@ export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date |
 
 export const appMetricsJob = defineJob({
   name: 'app.metrics',
+  root: true,
   source: 'app',
   group: 'catalog',
   payload: z.object({}),

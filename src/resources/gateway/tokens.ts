@@ -54,6 +54,7 @@ export function gatewayFollowUps(slugs: readonly string[], periods: readonly str
 
 export const gatewayTokensJob = defineJob({
   name: 'gateway.tokens',
+  root: true,
   source: 'gateway',
   group: 'tokens',
   payload: z.object({}),
