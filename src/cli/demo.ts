@@ -79,7 +79,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   let warehouse: Warehouse | undefined;
   try {
     progress?.phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
-    warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir });
+    warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir, databasePool: quiet.databasePool });
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
     // The simulator is one upstream whatever its port: a warehouse of real data is never its.

@@ -2,7 +2,7 @@ import type { CommandContext } from './context.ts';
 import { openWarehouse } from '../store/connection.ts';
 
 export async function runMigrate({ config, logger }: CommandContext): Promise<number> {
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     const started = Date.now();
     await warehouse.migrate();

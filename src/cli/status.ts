@@ -53,7 +53,7 @@ export async function runStatus({ config, argv }: CommandContext): Promise<numbe
   }
   const maxAgeHours = hoursOption('--max-age', values['max-age']);
   const maxUnconfirmedHours = hoursOption('--max-unconfirmed', values['max-unconfirmed']);
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     await warehouse.migrate();
     const { groups, runs, sizes } = await readStatus(warehouse);

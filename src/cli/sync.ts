@@ -51,7 +51,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   /** A line on stderr, above the progress line when there is one. */
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
   progress?.phase('opening the warehouse');
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }).catch((err: unknown) => {
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool }).catch((err: unknown) => {
     progress?.stop();
     throw err;
   });

@@ -30,7 +30,7 @@ export async function runWorker({ config, logger, argv }: CommandContext): Promi
   if (!config.databaseUrl) throw new ConfigError('DATABASE_URL', 'is required by tesync worker (workers share one Postgres warehouse)', 'postgres://user:pass@localhost:5432/tesync');
   if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
 
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     await warehouse.migrate();
     // Before the runtime starts: it settles lost runs, a write.

@@ -25,6 +25,8 @@ export interface Config {
   app: { url: string; apiKey: string | undefined } | undefined;
   gateway: { url: string; apiKey: string } | undefined;
   databaseUrl: string | undefined;
+  /** Connections to DATABASE_URL per process, at most. */
+  databasePool: number;
   dataDir: string;
   redisUrl: string;
   /** REDIS_URL was given (not the default): `tesync sync` then paces on the workers' shared budget. */
@@ -80,6 +82,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     app: v.TE_APP_URL ? { url: v.TE_APP_URL, apiKey: v.TE_APP_API_KEY } : undefined,
     gateway: v.TE_GATEWAY_URL && v.TE_GATEWAY_API_KEY ? { url: v.TE_GATEWAY_URL, apiKey: v.TE_GATEWAY_API_KEY } : undefined,
     databaseUrl: v.DATABASE_URL,
+    databasePool: v.TE_DATABASE_POOL,
     dataDir: v.TE_DATA_DIR,
     redisUrl: v.REDIS_URL,
     redisUrlSet: (env.REDIS_URL ?? '').trim() !== '',

@@ -101,6 +101,12 @@ export const VARIABLES = {
     description: 'Postgres connection URL. Unset: the embedded Postgres server tesync runs in `TE_DATA_DIR`.',
     example: 'postgres://user:pass@localhost:5432/tesync',
   },
+  TE_DATABASE_POOL: {
+    schema: positiveInt(1000).default(10),
+    description: 'Connections each tesync process opens to `DATABASE_URL` at most. Workers × this stays under the server\'s `max_connections`.',
+    default: '10',
+    example: '4',
+  },
   TE_DATA_DIR: {
     schema: z.string().trim().min(1).default('./.tesync'),
     description: "Folder for embedded data: the embedded Postgres server's cluster, password, port and log under `postgres/`.",

@@ -58,12 +58,14 @@ export interface SessionOptions {
 export interface WarehouseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
-  /** postgres.js pool size. */
+  /** postgres.js pool size, whichever the Postgres. */
   maxConnections?: number;
+  /** The pool size for `databaseUrl` (TE_DATABASE_POOL); the embedded server keeps its own. */
+  databasePool?: number;
 }
 
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? 10, `Postgres at ${describePostgresUrl(options.databaseUrl)}`);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? options.databasePool ?? 10, `Postgres at ${describePostgresUrl(options.databaseUrl)}`);
   const server = await acquireEmbeddedServer(options.dataDir);
   try {
     // Each connection is a server process on the user's machine: fewer than for a Postgres of

@@ -11,9 +11,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Environment for a child: only what the test passes, plus PATH/HOME (no ambient TE_* or DATABASE_URL). */
+/**
+ * Environment for a child: only what the test passes, plus PATH/HOME (no ambient TE_* or
+ * DATABASE_URL). Its pool is 4 connections unless the test says otherwise: test files run
+ * side by side on one Postgres of 100 connections.
+ */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
+  return { PATH: process.env.PATH, HOME: process.env.HOME, TE_DATABASE_POOL: '4', ...env };
 }
 
 /** `wrap`: a command the process runs under, e.g. `['faketime', '-f', '-2h']` (a skewed clock). */

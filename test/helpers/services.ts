@@ -92,7 +92,8 @@ export function withServerClockOffset(databaseUrl: string, offset: string): stri
 /** A fresh, migrated Postgres warehouse. */
 export async function createTestWarehouse(): Promise<TestWarehouse> {
   const database = await createTestDatabase();
-  const warehouse = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '' });
+  // Test files run side by side on one Postgres: a smaller pool than a process's default.
+  const warehouse = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 5 });
   await warehouse.migrate();
   return {
     warehouse,
