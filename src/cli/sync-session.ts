@@ -123,7 +123,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     await runWalk({
       catalog,
       roots: walkRoots(req.sources),
-      context: { warehouse, upstream, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
+      context: { warehouse, upstream, archive: recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
       concurrency: config.concurrency,
       filter,
       ledger,

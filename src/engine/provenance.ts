@@ -22,7 +22,7 @@ export async function linkToBodies(ctx: JobContext, source: Source, writes: read
   const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
   const named = writes.flatMap((w) => [bodyOf(w), ...(w.fromEach ?? [])]);
   const bodies = [...new Map(named.filter((b) => b !== undefined && b !== null).map((b) => [bodyKey(b), b])).values()];
-  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.upstream.archivedIds(source, bodies);
+  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.archive.archivedIds(source, bodies);
   return writes.map((w) => {
     const body = bodyOf(w);
     const id = body ? (ids.get(bodyKey(body)) ?? null) : null;

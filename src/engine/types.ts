@@ -7,7 +7,7 @@ import type { CellTally } from './cell-tally.ts';
 import type { ResourceStateRow } from '../store/resource-state.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Upstream } from '../upstream/index.ts';
-import type { ArchivedBody } from '../upstream/recorder.ts';
+import type { ArchivedBody, RequestRecorder } from '../upstream/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
 import type { Known } from '../store/known.ts';
 import type { JobLedger } from './ledger.ts';
@@ -36,6 +36,8 @@ export interface SyncSettings {
 export interface RunContext {
   warehouse: Warehouse;
   upstream: Upstream;
+  /** The raw archive the upstream client records to: the ids of the bodies rows link to. */
+  archive: Pick<RequestRecorder, 'archivedIds'>;
   logger: Logger;
   now: () => Date;
   runId: string;

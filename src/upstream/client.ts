@@ -26,8 +26,8 @@ import { jsonBodyHash, textBodyHash } from './hash.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { parseProblem, problemError } from './problem.ts';
 import { readRateLimitHeaders } from './rate-limit-headers.ts';
-import { NullRecorder, type ArchivedBody, type RequestRecorder } from './recorder.ts';
-import { isRouteName, ROUTES, type Route, type RouteName, type Source } from './routes.ts';
+import { NullRecorder, type RequestRecorder } from './recorder.ts';
+import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
 import { isFollowedRedirect, nextHop, redirectRefused, targetHost } from './redirects.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
@@ -81,8 +81,6 @@ export interface UpstreamResponse {
 
 export interface Upstream {
   get(req: UpstreamRequest): Promise<UpstreamResponse>;
-  /** The archive ids of bodies this upstream received (provenance of the rows read from them). */
-  archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>>;
 }
 
 /** Visible ASCII (inner spaces allowed), as a header value must be; an ETag came from upstream. */
@@ -377,5 +375,5 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     }
   }
 
-  return { get, archivedIds: (source, bodies) => recorder.archivedIds(source, bodies) };
+  return { get };
 }

@@ -15,6 +15,7 @@ import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { InProcessBudget } from '../../src/upstream/budget.ts';
 import { createUpstream } from '../../src/upstream/client.ts';
+import { WarehouseRecorder } from '../../src/store/request-log.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { simConfig } from '../helpers/sync.ts';
@@ -105,8 +106,9 @@ describe('docs/adding-a-resource.md', () => {
 
     const config = simConfig(sim, {}, ['app']);
     const { logger } = createTestLogger();
-    const upstream = createUpstream({ config, budget: new InProcessBudget(), logger, retry: FAST_RETRY_POLICY });
-    const context = { warehouse: tw.warehouse, upstream, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
+    const recorder = new WarehouseRecorder(tw.warehouse, logger);
+    const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger, retry: FAST_RETRY_POLICY });
+    const context = { warehouse: tw.warehouse, upstream, archive: recorder, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
     // In place, the catalog would find the file and the metric catalog would plan the job.
     const withIt = catalogOf([...(await resourceExports(new URL('../../src/resources/', import.meta.url))), job]);
     const metrics = planJob(withIt, { name: 'app.metrics', payload: {} });
@@ -114,6 +116,7 @@ describe('docs/adding-a-resource.md', () => {
     const planned = planJob(withIt, { name: job.name, payload: {} });
     if ('error' in planned) throw new Error(planned.error);
     const result = await runJob(planned, context, { last: true });
+    await recorder.close();
     expect(result).toMatchObject({ status: 'ok' });
 
     const served = ((await (await fetch(`${sim.url}/api/v1/metrics`)).json()) as { data: { group?: string | null; unit?: string | null }[] }).data;
@@ -128,6 +131,9 @@ describe('docs/adding-a-resource.md', () => {
     const rows = await tw.warehouse.query<{ group: string; metrics: number; units: string }>(sql`select "group", metrics, units from app.metric_groups order by "group"`);
     expect(rows).toEqual([...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([group, g]) => ({ group, metrics: g.metrics, units: [...g.units].sort().join(',') })));
     expect(result.rows).toBe(rows.length);
+    // Each row links to the archived body it was read from.
+    const [links] = await tw.warehouse.query<{ unlinked: number }>(sql`select count(*) filter (where raw_response_id is null)::int as unlinked from app.metric_groups`);
+    expect(links!.unlinked).toBe(0);
     const state = await tw.warehouse.query<{ kind: string; status: string }>(sql`select kind, status from sync.resource_state where source = 'app' and resource = 'metric-groups'`);
     expect(state).toEqual([{ kind: 'catalog', status: 'ok' }]);
   });

@@ -52,6 +52,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   const context = {
     warehouse: deps.warehouse,
     upstream: signal ? withSignal(deps.upstream, signal) : deps.upstream,
+    archive: deps.recorder,
     logger,
     now: () => new Date(),
     runId: data.runId,
