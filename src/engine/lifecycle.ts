@@ -21,7 +21,7 @@ import { invalid } from './fetch.ts';
 import { JobLedger } from './ledger.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
 import { linkToBodies } from './provenance.ts';
-import { guarded, refuse } from './understood.ts';
+import { refuse } from './understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
 import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, RunContext, Source, TableWrite } from './types.ts';
 
@@ -148,49 +148,47 @@ async function commitOutcome(
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
   const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
-  const rows = await guarded(ctx, () =>
-    ctx.warehouse.db.transaction(async (t) => {
-      const tx = t as unknown as Executor;
-      // Known time: the server's clock, one instant for all this transaction writes.
-      await beginWrite(tx, prepared.bodies[0] ?? null);
-      // Rows written: inserted, changed or removed (a row received the same is left as it is).
-      let n = 0;
-      // One after another: a new key range's savepoint must hold its own statements only.
-      for (let i = 0; i < writes.length; i++) {
-        n += await prepared.upserts[i]!.run(tx);
-        const w = writes[i]!;
-        if (!w.replace) continue;
-        // A set kept while something else holds is judged after this transaction's earlier
-        // writes; any other removes what the check before it found absent (usually nothing).
-        const keptWhile = SET_KEPT_WHILE in w.replace;
-        const absent = planned.find((p) => p.write === i)?.absent ?? [];
-        if (!keptWhile && absent.length === 0) continue;
-        // What leaves is closed by the body that no longer carried it.
-        await closingBody(tx, prepared.bodies[i] ?? null);
-        n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
-      }
-      if (o.otherStates && o.otherStates.resources.length > 0) {
-        await tx
-          .update(resourceState)
-          .set({ status: o.otherStates.status, lastRunId: ctx.runId })
-          .where(and(eq(resourceState.source, job.source), inArray(resourceState.resource, o.otherStates.resources)));
-      }
-      await writeSuccess(tx, {
-        source: job.source,
-        resource,
-        kind: job.group,
-        status: committedStatus(o),
-        runId: ctx.runId,
-        at: ctx.now(),
-        freshness: o.freshness !== undefined ? o.freshness : marker,
-        asOf: o.asOf ?? null,
-        hash: o.hash ?? null,
-        rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
-        details: details ?? null,
-      });
-      return n;
-    }),
-  );
+  const rows = await ctx.warehouse.db.transaction(async (t) => {
+    const tx = t as unknown as Executor;
+    // Known time: the server's clock, one instant for all this transaction writes.
+    await beginWrite(tx, prepared.bodies[0] ?? null);
+    // Rows written: inserted, changed or removed (a row received the same is left as it is).
+    let n = 0;
+    // One after another: a new key range's savepoint must hold its own statements only.
+    for (let i = 0; i < writes.length; i++) {
+      n += await prepared.upserts[i]!.run(tx);
+      const w = writes[i]!;
+      if (!w.replace) continue;
+      // A set kept while something else holds is judged after this transaction's earlier
+      // writes; any other removes what the check before it found absent (usually nothing).
+      const keptWhile = SET_KEPT_WHILE in w.replace;
+      const absent = planned.find((p) => p.write === i)?.absent ?? [];
+      if (!keptWhile && absent.length === 0) continue;
+      // What leaves is closed by the body that no longer carried it.
+      await closingBody(tx, prepared.bodies[i] ?? null);
+      n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
+    }
+    if (o.otherStates && o.otherStates.resources.length > 0) {
+      await tx
+        .update(resourceState)
+        .set({ status: o.otherStates.status, lastRunId: ctx.runId })
+        .where(and(eq(resourceState.source, job.source), inArray(resourceState.resource, o.otherStates.resources)));
+    }
+    await writeSuccess(tx, {
+      source: job.source,
+      resource,
+      kind: job.group,
+      status: committedStatus(o),
+      runId: ctx.runId,
+      at: ctx.now(),
+      freshness: o.freshness !== undefined ? o.freshness : marker,
+      asOf: o.asOf ?? null,
+      hash: o.hash ?? null,
+      rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
+      details: details ?? null,
+    });
+    return n;
+  });
   return { rows, written: o };
 }
 
@@ -247,7 +245,10 @@ async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<Pre
   const bodies = await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
   const upserts: PreparedUpsert[] = [];
   for (const w of (o.writes ?? []) as TableWrite[]) {
-    upserts.push(await guarded(ctx, () => prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize })));
+    const prepared = await prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize });
+    // Rows that contradict each other: the response was read wrongly, so none of it is written.
+    if ('refused' in prepared) throw refuse(ctx, prepared.refused);
+    upserts.push(prepared);
   }
   return { upserts, bodies };
 }

@@ -1,10 +1,11 @@
 // Understood or refused: the checks every resource's rows pass before they are written.
 //
-// A reader records how each cell it read went (`CellTally`, cell-tally.ts); the write path
-// (commit.ts) judges the tally before it writes: a column read as numeric none of whose cells is a number,
+// A reader records how each cell it read went (`CellTally`, cell-tally.ts); the lifecycle
+// judges the tally before it writes: a column read as numeric none of whose cells is a number,
 // or a time it could not read, means the response was not understood, and nothing of it is
 // written; single unreadable cells make the resource `partial`. The other sign, two rows for
-// one key with different values, is caught where rows are deduplicated (upsert.ts).
+// one key with different values, is what the write preparation returns as a refusal
+// (prepareUpsert in src/store/upsert.ts), a value, never an error thrown up to here.
 import { NotUnderstoodError } from '../lib/errors.ts';
 import type { JobContext } from './types.ts';
 import { invalid } from './fetch.ts';
@@ -25,14 +26,4 @@ export function refuse(ctx: JobContext, reason: string): NotUnderstoodError {
   }
   ctx.logger.warn({ reason }, 'rows refused: not understood');
   return new NotUnderstoodError(reason);
-}
-
-/** Runs a step of the write path; a refusal from inside it keeps the job's bodies. */
-export async function guarded<T>(ctx: JobContext, step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (err) {
-    if (err instanceof NotUnderstoodError && !err.rawBody) throw refuse(ctx, err.message);
-    throw err;
-  }
 }

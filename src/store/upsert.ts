@@ -39,8 +39,16 @@ export interface UpsertOptions<T extends PgTable> {
 }
 
 /** Writes rows by the table's declared key (src/schema/warehouse/table-rules.ts). */
+/** Prepares and writes in one step, outside the lifecycle (tests, the bench): a refusal is thrown. */
 export async function upsertRows<T extends PgTable>(db: Executor, table: T, rows: T['$inferInsert'][], options: UpsertOptions<T> = {}): Promise<number> {
-  return (await prepareUpsert(db, table, rows, options)).run(db);
+  const prepared = await prepareUpsert(db, table, rows, options);
+  if ('refused' in prepared) throw new NotUnderstoodError(prepared.refused);
+  return prepared.run(db);
+}
+
+/** Rows that contradict each other: the write is refused, and why; nothing of it is written. */
+export interface RefusedWrite {
+  readonly refused: string;
 }
 
 /** Rows made ready to write: deduplicated, in key order, their key range probed. */
@@ -62,7 +70,7 @@ export async function prepareUpsert<T extends PgTable>(
   table: T,
   rows: T['$inferInsert'][],
   options: UpsertOptions<T> = {},
-): Promise<PreparedUpsert> {
+): Promise<PreparedUpsert | RefusedWrite> {
   if (rows.length === 0) return { rows: 0, run: async () => 0 };
   const shape = shapeOf(table);
   const rules = rulesOf(table);
@@ -70,7 +78,9 @@ export async function prepareUpsert<T extends PgTable>(
   const write: WriteRules = { key: rules.key, keep, compared: rules.compared.filter((c) => !keep.has(shape.byName.get(c.name)?.prop ?? '')) };
   // A key column with one value in the whole batch (the token, most often) tells no rows apart.
   const varying = rules.key.map((c) => shape.byName.get(c.name)?.prop ?? c.name).filter((p) => !sameInAll(rows, p));
-  const unique = inKeyOrder(dedupe(withoutKnownTime(rows, shape), varying, shape.qualified), varying);
+  const deduped = dedupe(withoutKnownTime(rows, shape), varying, shape.qualified);
+  if ('refused' in deduped) return deduped;
+  const unique = inKeyOrder(deduped, varying);
   const unnest = shape.unnestable && !undefinedBesideDefaults(unique, shape.columns);
   const perRow = shape.columns.length;
   const size = Math.max(1, unnest ? (options.batchSize ?? 2000) : Math.min(options.batchSize ?? 2000, Math.floor(MAX_PARAMS / perRow)));
@@ -258,7 +268,7 @@ async function valuesUpsert<T extends PgTable>(db: Executor, table: T, batch: T[
  * different values they are the sign of a response read wrongly (streams folded into one, a
  * dimension taken for a metric): which one is true cannot be told, so nothing is written.
  */
-function dedupe<R extends Record<string, unknown>>(rows: R[], props: readonly string[], table: string): R[] {
+function dedupe<R extends Record<string, unknown>>(rows: R[], props: readonly string[], table: string): R[] | RefusedWrite {
   const seen = new Map<string, R>();
   let duplicates = false;
   for (const row of rows) {
@@ -267,7 +277,7 @@ function dedupe<R extends Record<string, unknown>>(rows: R[], props: readonly st
     for (let i = 1; i < props.length; i++) key += `\u0000${keyPart(row[props[i]!])}`;
     const before = seen.get(key);
     if (before !== undefined) {
-      if (!sameRow(before, row)) throw new NotUnderstoodError(`${table}: two rows for the key ${describeKey(row, props)} with different values`);
+      if (!sameRow(before, row)) return { refused: `${table}: two rows for the key ${describeKey(row, props)} with different values` };
       duplicates = true;
       continue;
     }

@@ -60,6 +60,8 @@ describe('upsertRows on Postgres', () => {
       await expect(upsertRows(w.db, metricHistory, rows)).rejects.toThrow(NotUnderstoodError);
     }
     await expect(upsertRows(w.db, metricHistory, [row('4'), row('5')])).rejects.toThrow(/metric_history.*two rows for the key .*with different values/);
+    // To the lifecycle the preparation returns the refusal as a value.
+    expect(await prepareUpsert(w.db, metricHistory, [row('4'), row('5')])).toEqual({ refused: expect.stringMatching(/metric_history.*two rows for the key .*with different values/) });
     expect(await stored()).toEqual([{ v: '3' }]);
   });
 
@@ -143,6 +145,7 @@ describe('upsertRows on Postgres', () => {
     const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: slug, stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
     // Prepared (and probed) before the transaction, as the sync's handlers do.
     const prepared = await prepareUpsert(w.db, metricHistory, rows, { batchSize: 200 });
+    if ('refused' in prepared) throw new Error(prepared.refused);
     expect(prepared.rows).toBe(600);
     await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }]);
     const written = await w.db.transaction(async (tx) => {

@@ -82,10 +82,8 @@ async function duplicate(queue: Queue, job: Job): Promise<Job> {
   expect(again.id).toBe(job.id);
   return waitFor(
     `the duplicate of ${job.id} to complete`,
-    async () => {
-      const j = await queue.getJob(job.id!);
-      return j && (await j.getState()) === 'completed' ? j : undefined;
-    },
+    // The state first, then the job: a job read just before it completed has no return value yet.
+    async () => ((await queue.getJobState(job.id!)) === 'completed' ? queue.getJob(job.id!) : undefined),
     10_000,
     50,
   );
