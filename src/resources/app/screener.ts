@@ -8,7 +8,6 @@ import { rowMeta, verdictCounts } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../../engine/metric-cells.ts';
-import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
@@ -69,7 +68,7 @@ export const appScreenerJob = defineJob({
   resource: () => 'screener',
   async handle(ctx) {
     const f = await fetchList(ctx, { route: 'app.screener' }, z.array(z.unknown()));
-    const catalog = await loadMetricCatalog(ctx);
+    const catalog = await ctx.known.metricCatalog();
     const reads = (f.items ?? []).map((raw) => readScreenerRow(raw, catalog));
     const valid = reads.filter((r): r is ScreenerRead => r !== null);
     const invalidItems = reads.length - valid.length;

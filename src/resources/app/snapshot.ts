@@ -7,7 +7,6 @@ import { rowMeta } from '../../engine/rows.ts';
 import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../../engine/metric-cells.ts';
-import { loadMetricCatalog } from './catalog.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 import { metricValueRows } from './screener.ts';
 
@@ -66,7 +65,7 @@ export const appSnapshotJob = defineJob({
   async handle(ctx, p) {
     const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
     const raw = isRecord(f.body.data) ? f.body.data : {};
-    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await loadMetricCatalog(ctx));
+    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await ctx.known.metricCatalog());
     return {
       status: 'ok',
       asOf: n.row.asOf,

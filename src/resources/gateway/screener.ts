@@ -99,10 +99,6 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
   return { matched: true, row, windows, streams, unkeyedStreams, windowsStated: isRecord(d.windows), streamsStated: Array.isArray(d.streams) };
 }
 
-export function loadKnownTokens(ctx: JobContext): Promise<KnownToken[]> {
-  return ctx.known.gatewayTokens();
-}
-
 export const gatewayScreenerJob = defineJob({
   name: 'gateway.screener',
   source: 'gateway',
@@ -111,7 +107,7 @@ export const gatewayScreenerJob = defineJob({
   resource: () => 'screener',
   async handle(ctx) {
     const f = await fetchList(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
-    const known = await loadKnownTokens(ctx);
+    const known = await ctx.known.gatewayTokens();
     const reads = (f.items ?? []).map((raw) => normalizeScreenerRow(ctx, raw, known, f.meta.asOf));
     const matched = reads.filter((r) => r.matched);
     const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
