@@ -127,7 +127,7 @@ export function knownOf(warehouse: Warehouse): Known {
           fetchedAt: gatewayCharts.fetchedAt,
         })
         .from(gatewayCharts)
-        .where(eq(gatewayCharts.tokenSlug, slug)) as Promise<StoredGatewayChart[]>;
+        .where(eq(gatewayCharts.tokenSlug, slug));
     },
     async setChartMirrors(slug, runId, changed) {
       if (changed.length === 0) return;
