@@ -34,7 +34,7 @@ export interface WalkOptions {
   concurrency: number;
   /** Which follow-ups to run (`--token`, `--only`); roots always run. */
   filter?: (job: JobDefinition<any>, payload: unknown) => boolean;
-  /** Extra attempts for a job whose failure may pass (database restart). */
+  /** Called as each job ends, with the run's live stats. */
   onProgress?: (stats: WalkStats) => void;
   signal?: AbortSignal;
   /** The run's ledger (src/engine/run.ts); its live stats are the progress. A fresh one when absent. */
