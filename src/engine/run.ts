@@ -106,16 +106,8 @@ export class MemoryRunLedger implements RunLedger {
   }
 }
 
-export interface OpenedRun {
-  id: string;
-  trigger: string;
-  sources: string[];
-  /** Kept in sync.runs.options: the scope, and what tells a later process who owns the run. */
-  options?: unknown;
-}
-
-/** Opens a run: `running` in sync.runs from now (the server's clock). */
-export function openRun(db: Db, run: OpenedRun): Promise<void> {
+/** Opens a run: `running` in sync.runs from now (the server's clock); `options` keeps its scope and owner. */
+export function openRun(db: Db, run: Parameters<typeof startRun>[1]): Promise<void> {
   return startRun(db, run);
 }
 

@@ -1,5 +1,6 @@
 // The layers' one rule, kept by `npm test`: imports point down (or stay within a layer), and no
 // module imports itself back through others (scripts/check-layers.ts).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { arrows, cycles, layerOf, modules, resourceQueries, upward } from '../../scripts/check-layers.ts';
 
@@ -27,6 +28,14 @@ describe('scripts/check-layers.ts', () => {
 
   it('no resource queries the warehouse: no SQL, no drizzle-orm, no store at run time', () => {
     expect(resourceQueries()).toEqual([]);
+  });
+
+  it('no module of the layers is over 400 lines (the simulator aside)', () => {
+    const long = modules()
+      .filter((f) => f.startsWith('src/'))
+      .map((f) => ({ f, lines: readFileSync(new URL(`../../${f}`, import.meta.url), 'utf8').split('\n').length }))
+      .filter((m) => m.lines > 400);
+    expect(long).toEqual([]);
   });
 
   it('would see an upward arrow and a cycle', () => {
