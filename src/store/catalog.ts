@@ -80,6 +80,9 @@ function shortType(type: string): string {
   return type.replace(/^timestamp with time zone/, 'timestamptz').replace(/^timestamp without time zone/, 'timestamp');
 }
 
+/** The columns every `T_history` adds to `T`'s, with their types (src/store/sql/history.sql). */
+const HISTORY_COLUMN_TYPES: Record<string, string> = { known_from: 'timestamptz', known_to: 'timestamptz', closing_raw_response_id: 'bigint' };
+
 /** Declared tables and views of src/schema/warehouse, by `schema.name`. */
 function declared(): Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }> {
   const out = new Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }>();
@@ -178,18 +181,16 @@ export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEM
       if (isVersioned && kind !== 'table') {
         functions.push({ schema: s.name, name: `${name}_as_of`, args: 'at timestamptz', argTypes: 'timestamptz', comment: asOfView(id, d.asOf), base: id });
       } else if (isVersioned) {
-        const history = tables.get(`${id}_history`);
-        seen.add(`${id}_history`);
+        // The database makes `T_history` from `T` (src/store/sql/history.sql): `T`'s columns, then the version's.
         relations.push({
           kind: 'table',
           schema: s.name,
           name: `${name}_history`,
           key: [],
-          columns: (history?.columns ?? []).map((c) => {
-            const fromBase = columns.find((b) => b.name === c.name);
-            if (fromBase) return { ...c, text: fromBase.text, from: 'base' };
-            return { ...c, text: HISTORY_COLUMNS[c.name], from: 'rule' };
-          }),
+          columns: [
+            ...columns.map((c): CatalogColumn => ({ ...c, from: 'base' })),
+            ...Object.entries(HISTORY_COLUMN_TYPES).map(([c, type]): CatalogColumn => ({ name: c, type, text: HISTORY_COLUMNS[c], from: 'rule' })),
+          ],
           comment: historyTable(id, d.summary),
           derived: { rule: 'history', base: id },
           versioned: false,

@@ -1,6 +1,7 @@
 // One warehouse interface, one way to reach it: postgres.js, to the user's Postgres when
 // DATABASE_URL is set, otherwise to the embedded Postgres server tesync runs in TE_DATA_DIR
 // (embedded-server.ts), which every command started without DATABASE_URL shares.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -11,6 +12,7 @@ import * as schema from '../schema/warehouse/index.ts';
 import { WarehouseError } from '../lib/errors.ts';
 import { applyComments } from './comments.ts';
 import { acquireEmbeddedServer } from './embedded-server.ts';
+import { applySqlFiles } from './sql-files.ts';
 
 export type WarehouseSchema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
@@ -31,8 +33,9 @@ export interface Warehouse {
   /** Runs raw SQL and returns plain row objects. */
   query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
   /**
-   * Applies the drizzle migrations, then the tables' descriptions (`COMMENT ON`, comments.ts);
-   * idempotent, and safe when several processes start at once.
+   * Applies the drizzle migrations, then the SQL files that changed (sql-files.ts), then the
+   * tables' descriptions (`COMMENT ON`, comments.ts); idempotent, and safe when several
+   * processes start at once.
    */
   migrate(): Promise<void>;
   /** Closes the pool (and leaves the embedded server: the last process to leave stops it). */
@@ -89,6 +92,12 @@ export async function openWarehouse(options: WarehouseOptions): Promise<Warehous
   }
 }
 
+/** The tag of the last drizzle migration: the schema state the SQL files stand on. */
+function lastMigration(): string {
+  const journal = JSON.parse(readFileSync(`${MIGRATIONS_FOLDER}/meta/_journal.json`, 'utf8')) as { entries: { tag: string }[] };
+  return journal.entries.at(-1)?.tag ?? '';
+}
+
 /** host:port/database of a Postgres URL, without user or password. */
 export function describePostgresUrl(url: string): string {
   try {
@@ -131,6 +140,7 @@ async function openPostgres(url: string, max: number, location: string): Promise
       try {
         await lock`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
         await migratePostgres(drizzlePostgres({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+        await applySqlFiles(lock, lastMigration());
         // Descriptions are metadata: kept in step at every migrate, no migration per wording.
         await applyComments(lock);
       } finally {

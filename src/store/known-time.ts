@@ -1,11 +1,10 @@
 // Known time, from the writers' side: every writing transaction takes the warehouse server's
-// clock once (`sync.begin_write`, src/store/history-sql.ts) and everything it writes is
+// clock once (`sync.begin_write`, src/store/sql/history.sql) and everything it writes is
 // known from that instant. What a process timed on its own clock (a response received, a
 // request sent) is placed on the server's clock by how long ago it happened, never by the
 // process's idea of the date.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf } from './connection.ts';
-import { CLOSING_BODY_SETTING } from './history-sql.ts';
 
 /** The server's clock now, as an SQL value (a time stamped where the statement runs). */
 export const SERVER_CLOCK = sql`"sync"."server_clock"()`;
@@ -30,7 +29,7 @@ export async function beginWrite(tx: Executes, closingBody: number | null = null
 
 /** Names the body whose answer closes what the next statements remove (in a started write). */
 export async function closingBody(tx: Executes, id: number | null): Promise<void> {
-  await tx.execute(sql`select set_config(${CLOSING_BODY_SETTING}, ${id === null ? '' : String(id)}, true)`);
+  await tx.execute(sql`select "sync"."set_closing_body"(${id}::bigint)`);
 }
 
 /** The server's clock now. */

@@ -8,7 +8,6 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { rulesOf } from '../schema/warehouse/table-rules.ts';
 import { encodeColumn, textOf, typedText } from './array-params.ts';
 import { rowsOf } from './connection.ts';
-import { CLOSING_BODY_SETTING } from './history-sql.ts';
 import { quoteIdentifier as quote } from './quote.ts';
 import { countOf, shapeOf, type ColumnInfo, type Executor, type TableShape } from './table-shape.ts';
 
@@ -50,7 +49,7 @@ async function removeWhere(db: Executor, table: PgTable, shape: TableShape, wher
   const run = byProp.get('runId');
   const sets = [
     sql.raw(`${delisted?.name} = "sync"."known_at"()`),
-    ...(link ? [sql.raw(`${link.name} = nullif(current_setting('${CLOSING_BODY_SETTING}', true), '')::bigint`)] : []),
+    ...(link ? [sql.raw(`${link.name} = "sync"."closing_body"()`)] : []),
     ...(run && runId ? [sql.join([sql.raw(`${run.name} = `), value(run, runId)])] : []),
   ];
   const statement = delisted

@@ -1,6 +1,7 @@
 // docs/adding-a-resource.md stays true: its table declaration and its job type-check as if
 // they were in place, the table is created from the declaration, and the job, run through
-// the one lifecycle against the simulator, mirrors the catalog the simulator served.
+// the one lifecycle against the simulator, mirrors the catalog the simulator served; the table
+// is versioned as it stands, by the SQL files migrate() applies, with no other edit.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,6 +18,11 @@ import { InProcessBudget } from '../../src/upstream/budget.ts';
 import { createUpstream } from '../../src/upstream/client.ts';
 import { WarehouseRecorder } from '../../src/store/request-log.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
+import * as gateway from '../../src/schema/warehouse/gateway.ts';
+import { versionedTables } from '../../src/schema/warehouse/history.ts';
+import { applySqlFiles, SQL_FILES } from '../../src/store/sql-files.ts';
+import postgres from 'postgres';
+import { getTableConfig } from 'drizzle-orm/pg-core';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { simConfig } from '../helpers/sync.ts';
 
@@ -103,6 +109,16 @@ describe('docs/adding-a-resource.md', () => {
     // The table, from its declaration, as a generated migration would create it.
     const statements = await generateMigration(generateDrizzleJson({}), generateDrizzleJson({ metricGroups: table.metricGroups }));
     for (const s of statements.filter((s) => !/^CREATE SCHEMA/i.test(s))) await tw.warehouse.query(sql.raw(s));
+    // Versioned as migrate() would make it: the declarations, with the new one, are what VERSIONED is made of.
+    const versioned = versionedTables(table, gateway);
+    expect(versioned).toContain(table.metricGroups);
+    const conn = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const history = SQL_FILES.filter((f) => f.name === 'history.sql').map((f) => ({ ...f, perObject: () => versioned.map((t) => ['sync.keep_history', getTableConfig(t).schema!, getTableConfig(t).name]) }));
+      expect(await applySqlFiles(conn, 'with metric_groups', history)).toEqual(['history.sql']);
+    } finally {
+      await conn.end();
+    }
 
     const config = simConfig(sim, {}, ['app']);
     const { logger } = createTestLogger();
@@ -136,5 +152,10 @@ describe('docs/adding-a-resource.md', () => {
     expect(links!.unlinked).toBe(0);
     const state = await tw.warehouse.query<{ kind: string; status: string }>(sql`select kind, status from sync.resource_state where source = 'app' and resource = 'metric-groups'`);
     expect(state).toEqual([{ kind: 'catalog', status: 'ok' }]);
+    const [asOf] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_as_of(now())`);
+    expect(asOf!.n).toBe(rows.length);
+    await tw.warehouse.query(sql`delete from app.metric_groups`);
+    const [kept] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_history`);
+    expect(kept!.n).toBe(rows.length);
   });
 });

@@ -81,7 +81,7 @@ export interface TestWarehouse {
 /**
  * The URL of a connection to the same database whose server clock reads `offset` (an SQL
  * interval, e.g. '-3 days') away from the real one: known time, on that connection, as a
- * server whose clock is off would give it (src/store/history-sql.ts). For syncs days apart.
+ * server whose clock is off would give it (src/store/sql/history.sql). For syncs days apart.
  */
 export function withServerClockOffset(databaseUrl: string, offset: string): string {
   const url = new URL(databaseUrl);

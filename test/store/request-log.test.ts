@@ -35,7 +35,7 @@ afterEach(async () => {
 beforeEach(async () => {
   sim.clearFaults();
   sim.resetRequests();
-  // The archive refuses to be emptied (src/store/history-sql.ts): a test's reset goes around its guard.
+  // The archive refuses to be emptied (src/store/sql/history.sql): a test's reset goes around its guard.
   await wh.db.transaction(async (tx) => {
     await tx.execute(sql`set local session_replication_role = replica`);
     await tx.execute(sql`truncate sync.requests, sync.raw_responses`);

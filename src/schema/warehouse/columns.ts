@@ -7,7 +7,7 @@ export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode
 
 /**
  * Known time: the warehouse server's clock, taken once per writing transaction
- * (src/store/history-sql.ts). The default of every column that says when tesync knew a
+ * (src/store/sql/history.sql). The default of every column that says when tesync knew a
  * row, and the write path never sends those columns: no process's own clock enters them.
  */
 export const KNOWN_AT_DEFAULT = sql`"sync"."known_at"()`;

@@ -189,6 +189,18 @@ export const sync: SchemaDescription = {
       'The known time of the current write: the instant `begin_write` took for this transaction, else the transaction\'s start on `server_clock`. The default of every `fetched_at`, `first_seen_at` and `last_seen_at`.',
     'begin_write(closing_body bigint)':
       'Starts a writing transaction: holds the write barrier (shared) until it ends, takes `server_clock()` as its known time, and names the archived body whose answer closes the rows it removes. Returns the known time. Run first in every transaction tesync writes rows in.',
+    'set_closing_body(closing_body bigint)':
+      'Names the archived body (`sync.raw_responses.id`) whose answer closes the rows the next statements of this transaction remove; null for none. `begin_write` calls it.',
+    'closing_body()':
+      'The archived body the current transaction named with `set_closing_body` (or `begin_write`), or null: what a removed row\'s version links to as `closing_raw_response_id`.',
+    'pass_write_barrier()':
+      'Takes the write barrier alone for the rest of the transaction, which waits until every write holding it (every `begin_write` transaction) has committed, and returns `server_clock()`: every write known before that instant is then visible. The daily archives\' fill runs after it.',
+    'primary_key(t regclass)':
+      'A table\'s primary key columns, in the key\'s order: what the versions and the daily archives take a table\'s key from.',
+    'fill_daily_archive(archive regclass, source regclass, universe regclass, at timestamptz)':
+      'Fills a daily archive (`app.screener_daily`, `app.token_snapshots_daily`, `gateway.screener_daily`) for each UTC day from the last one archived through the day of `at`: `source`\'s rows of each token `universe` listed at the day\'s end, as known then (`source_as_of`); archived rows no longer known at their day\'s end leave. Run by tesync after each run, after `pass_write_barrier()`.',
+    'keep_history(schema_name text, table_name text)':
+      'Makes a table versioned, from the table itself: creates `T_history` with `T`\'s columns and the version\'s (`known_from`, `known_to`, `closing_raw_response_id`) if it is missing, adds a column `T` gained (nullable) and follows a changed type or a dropped NOT NULL, adds the key-and-time index and one beside each of `T`\'s indexes, then the trigger (`keep_version`), the constraint (`enforce_versions`) and `T_as_of` (`create_as_of`). Run by the migrations for every versioned table.',
     'enforce_versions(schema_name text, table_name text, key_columns text[])':
       'Adds `T_history`\'s exclusion constraint (`T_history_no_overlap`: one key, no overlapping `[known_from, known_to)`), once, after cutting versions a release before it left overlapping; its GiST index holds the period first, then the key, and is what `T_as_of` finds the versions holding at an instant through (an earlier release\'s key-first constraint is rebuilt so). Run by the migrations.',
     'keep_bodies()':

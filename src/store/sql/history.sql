@@ -1,0 +1,238 @@
+-- Point in time: how every versioned table `T` keeps and gives back its earlier versions.
+-- A repeatable migration (src/store/sql-files.ts): applied after the drizzle migrations when
+-- this file or the schema changed, then `sync.keep_history(schema, table)` for every
+-- versioned table (src/schema/warehouse/history.ts). Every statement can run again.
+--
+-- - Known time: `sync.server_clock()`, the warehouse server's clock; `sync.begin_write()`
+--   takes it once per writing transaction, and `sync.known_at()` returns it (the default of
+--   every `fetched_at`). No writer's own clock enters a version.
+-- - `sync.keep_version()`: a trigger before UPDATE or DELETE on `T` copies the old row into
+--   `T_history`, its version held from its `fetched_at` until this write's known time, with
+--   the body that replaced or removed it; the new row starts where the old one ends.
+-- - An exclusion constraint per `T_history`: versions of one key never overlap.
+-- - `T_as_of(at)`: `T`'s rows as tesync knew them at `at`, current and earlier versions together.
+--
+-- Three names live here and only here: the settings `tesync.known_at` (a writing
+-- transaction's known time), `tesync.raw_response_id` (the body whose answer closes what it
+-- removes) and `tesync.clock_offset` (an interval added to the server's clock, for a whole
+-- database or one connection: a test's way to run syncs days apart; it moves every writer
+-- alike, as a server whose clock is off would), and the write barrier's lock number.
+
+-- btree_gist: the key's equality beside the range's overlap in one GiST constraint.
+CREATE EXTENSION IF NOT EXISTS btree_gist;
+
+-- Known time is the warehouse server's clock, the one clock every writer shares. A writing
+-- transaction takes it once (`sync.begin_write`), so that all it writes is known from one
+-- instant; outside such a transaction a write is known from the transaction's start.
+CREATE OR REPLACE FUNCTION "sync"."server_clock"() RETURNS timestamptz LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
+  SELECT clock_timestamp() + coalesce(nullif(current_setting('tesync.clock_offset', true), '')::interval, interval '0')
+$$;
+
+CREATE OR REPLACE FUNCTION "sync"."known_at"() RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT coalesce(nullif(current_setting('tesync.known_at', true), '')::timestamptz,
+                  now() + coalesce(nullif(current_setting('tesync.clock_offset', true), '')::interval, interval '0'))
+$$;
+
+-- The body whose answer closes what the next statements of this transaction remove.
+CREATE OR REPLACE FUNCTION "sync"."set_closing_body"(closing_body bigint) RETURNS void LANGUAGE sql AS $$
+  SELECT set_config('tesync.raw_response_id', coalesce(closing_body::text, ''), true);
+$$;
+
+CREATE OR REPLACE FUNCTION "sync"."closing_body"() RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT nullif(current_setting('tesync.raw_response_id', true), '')::bigint
+$$;
+
+-- The write barrier: every writing transaction holds it shared from the moment it takes its
+-- known time; a daily fill takes it alone for an instant (`sync.pass_write_barrier`), after
+-- which every write known before that instant has committed (src/store/daily-archive.ts).
+CREATE OR REPLACE FUNCTION "sync"."begin_write"(closing_body bigint) RETURNS timestamptz LANGUAGE plpgsql AS $$
+DECLARE
+  known timestamptz;
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(7281190437355202);
+  known := "sync"."server_clock"();
+  PERFORM set_config('tesync.known_at', known::text, true);
+  PERFORM "sync"."set_closing_body"(closing_body);
+  RETURN known;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION "sync"."pass_write_barrier"() RETURNS timestamptz LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7281190437355202);
+  RETURN "sync"."server_clock"();
+END
+$$;
+
+-- Before the row changes: the old row becomes a version held from its `fetched_at` until
+-- now (known time), and the new row starts where it ends. A version's end is never before its
+-- start: a row stamped later than this write's clock (another writer whose transaction began
+-- after this one's and committed first) is followed one microsecond after it, so no version
+-- is lost and none overlaps (the exclusion constraint on `T_history` enforces it). A row
+-- this very transaction wrote held at no instant anyone could see: it makes no version.
+CREATE OR REPLACE FUNCTION "sync"."keep_version"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  known timestamptz := "sync"."known_at"();
+  ends timestamptz;
+  closing bigint;
+BEGIN
+  IF OLD.fetched_at = known THEN
+    IF TG_OP = 'UPDATE' THEN
+      NEW.fetched_at := known;
+      RETURN NEW;
+    END IF;
+    RETURN OLD;
+  END IF;
+  ends := greatest(known, OLD.fetched_at + interval '1 microsecond');
+  IF TG_OP = 'UPDATE' THEN
+    NEW.fetched_at := ends;
+    closing := NEW.raw_response_id;
+  ELSE
+    closing := "sync"."closing_body"();
+  END IF;
+  EXECUTE format('INSERT INTO %I.%I SELECT * FROM jsonb_populate_record(NULL::%I.%I, $1)', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history')
+    USING to_jsonb(OLD) || jsonb_build_object('known_from', OLD.fetched_at, 'known_to', ends, 'closing_raw_response_id', closing);
+  IF TG_OP = 'UPDATE' THEN
+    RETURN NEW;
+  END IF;
+  RETURN OLD;
+END
+$$;
+
+-- The database, not the writers, keeps versions of one key apart. Versions written before
+-- known time came from the server may overlap (writers whose clocks differed): each is cut
+-- where the next begins, and the last where the current row begins (a version cut to
+-- nothing stays, held at no instant), before the constraint is added, once.
+--
+-- The constraint's GiST index is also what `T_as_of(at)` reads the versions through, so the
+-- period comes first: "the versions holding at `at`" is then one narrow search, for the whole
+-- table or, with the key's columns narrowing the same search, for one key.
+CREATE OR REPLACE FUNCTION "sync"."enforce_versions"(schema_name text, table_name text, key_columns text[]) RETURNS void LANGUAGE plpgsql AS $enforce$
+DECLARE
+  h text := format('%I.%I', schema_name, table_name || '_history');
+  t text := format('%I.%I', schema_name, table_name);
+  keys text := (SELECT string_agg(quote_ident(k), ', ') FROM unnest(key_columns) k);
+  same text := (SELECT string_agg(format('h.%1$I = t.%1$I', k), ' AND ') FROM unnest(key_columns) k);
+  name text := table_name || '_history_no_overlap';
+  existing text := (SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = name AND connamespace = schema_name::regnamespace);
+BEGIN
+  IF existing LIKE 'EXCLUDE USING gist (tstzrange(known_from, known_to) WITH &&%' THEN
+    RETURN;
+  END IF;
+  IF existing IS NULL THEN
+    EXECUTE format($q$WITH o AS (SELECT ctid AS id, lead(known_from) OVER (PARTITION BY %s ORDER BY known_from, known_to) AS next_from FROM %s)
+      UPDATE %s h SET known_to = greatest(h.known_from, o.next_from) FROM o WHERE h.ctid = o.id AND o.next_from < h.known_to$q$, keys, h, h);
+    EXECUTE format($q$UPDATE %s h SET known_to = greatest(h.known_from, t.fetched_at) FROM %s t WHERE %s AND t.fetched_at < h.known_to$q$, h, t, same);
+  ELSE
+    EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', h, name);
+  END IF;
+  EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I EXCLUDE USING gist (tstzrange(known_from, known_to) WITH &&, %s)',
+    h, name, (SELECT string_agg(format('%I WITH =', k), ', ') FROM unnest(key_columns) k));
+END
+$enforce$;
+
+-- `T_as_of` is made by the database from `T`'s columns in their stored order (a column added
+-- later stands last there, wherever it is declared), so the function always returns `T`'s row.
+--
+-- Its shape is for the planner. A SQL function of one SELECT, stable, is inlined into the query
+-- that calls it (unless its argument holds a sub-select: docs/warehouse.md says which form to
+-- use). Inside, `T` and `T_history` are a UNION ALL whose two branches have no WHERE of their
+-- own: only then does Postgres flatten it into one relation of two members, push the caller's
+-- conditions into each, read them in parallel, and merge two ordered index scans (a token's
+-- latest point is one backward step). The instant is tested outside: on `T`, `fetched_at <= at`
+-- (its period is unbounded, a constant); on `T_history`, the period `@>`, which its GiST
+-- index (`T_history_no_overlap`) answers.
+CREATE OR REPLACE FUNCTION "sync"."create_as_of"(schema_name text, table_name text) RETURNS void LANGUAGE plpgsql AS $create$
+DECLARE
+  cols text;
+BEGIN
+  SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO cols FROM pg_attribute
+   WHERE attrelid = format('%I.%I', schema_name, table_name)::regclass AND attnum > 0 AND NOT attisdropped;
+  EXECUTE format($f$CREATE OR REPLACE FUNCTION %I.%I("at" timestamptz) RETURNS SETOF %I.%I LANGUAGE sql STABLE PARALLEL SAFE AS $b$
+  SELECT %s FROM (
+    SELECT %s, "fetched_at" AS "version_from", tstzrange(NULL, NULL) AS "version_period" FROM %I.%I
+    UNION ALL
+    SELECT %s, '-infinity'::timestamptz, tstzrange("known_from", "known_to") FROM %I.%I
+  ) "versions" WHERE "version_from" <= "at" AND "version_period" @> "at"
+$b$$f$, schema_name, table_name || '_as_of', schema_name, table_name, cols, cols, schema_name, table_name, cols, schema_name, table_name || '_history');
+END
+$create$;
+
+-- A table's primary key columns, in the key's order.
+CREATE OR REPLACE FUNCTION "sync"."primary_key"(t regclass) RETURNS text[] LANGUAGE sql STABLE AS $$
+  SELECT array_agg(a.attname::text ORDER BY k.ord)
+    FROM pg_index x CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
+    JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+   WHERE x.indrelid = t AND x.indisprimary
+$$;
+
+-- `T_history` from `T`: `T`'s columns (nullable as they are, no defaults) and the version's
+-- times, an index by key and time and one beside each of `T`'s indexes (they serve the same
+-- query shapes through `T_as_of`, which reads both). A column `T` gains later is added
+-- nullable (the versions before it had none), one whose type changes changes with it, and one
+-- `T` lets be null may be null here too. Then the trigger, the constraint and the as-of function.
+CREATE OR REPLACE FUNCTION "sync"."keep_history"(schema_name text, table_name text) RETURNS void LANGUAGE plpgsql AS $keep$
+DECLARE
+  t regclass := format('%I.%I', schema_name, table_name)::regclass;
+  history_name text := table_name || '_history';
+  h text := format('%I.%I', schema_name, history_name);
+  key_columns text[] := "sync"."primary_key"(t);
+  c record;
+  i record;
+BEGIN
+  IF key_columns IS NULL THEN
+    RAISE EXCEPTION '%: a versioned table needs a primary key', t;
+  END IF;
+
+  IF to_regclass(h) IS NULL THEN
+    EXECUTE format('CREATE TABLE %s (%s, "known_from" timestamptz NOT NULL, "known_to" timestamptz NOT NULL, "closing_raw_response_id" bigint)', h,
+      (SELECT string_agg(format('%I %s%s', attname, format_type(atttypid, atttypmod), CASE WHEN attnotnull THEN ' NOT NULL' ELSE '' END), ', ' ORDER BY attnum)
+         FROM pg_attribute WHERE attrelid = t AND attnum > 0 AND NOT attisdropped));
+  END IF;
+  FOR c IN
+    SELECT s.attname, format_type(s.atttypid, s.atttypmod) AS type, s.attnotnull, hc.attname IS NOT NULL AS present,
+           format_type(hc.atttypid, hc.atttypmod) AS history_type, hc.attnotnull AS history_notnull
+      FROM pg_attribute s
+      LEFT JOIN pg_attribute hc ON hc.attrelid = h::regclass AND hc.attname = s.attname AND hc.attnum > 0 AND NOT hc.attisdropped
+     WHERE s.attrelid = t AND s.attnum > 0 AND NOT s.attisdropped ORDER BY s.attnum
+  LOOP
+    IF NOT c.present THEN
+      EXECUTE format('ALTER TABLE %s ADD COLUMN %I %s', h, c.attname, c.type);
+    ELSE
+      IF c.type <> c.history_type THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE %s USING %I::%s', h, c.attname, c.type, c.attname, c.type);
+      END IF;
+      IF c.history_notnull AND NOT c.attnotnull THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP NOT NULL', h, c.attname);
+      END IF;
+    END IF;
+  END LOOP;
+
+  EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s USING btree (%s, "known_from")', history_name || '_key_idx', h,
+    (SELECT string_agg(quote_ident(k), ', ') FROM unnest(key_columns) k));
+  FOR i IN
+    SELECT ic.relname AS name,
+           (SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY k.ord)
+              FROM unnest(x.indkey) WITH ORDINALITY k(attnum, ord) JOIN pg_attribute a ON a.attrelid = t AND a.attnum = k.attnum) AS columns
+      FROM pg_index x JOIN pg_class ic ON ic.oid = x.indexrelid
+     WHERE x.indrelid = t AND NOT x.indisprimary AND NOT (0 = ANY (x.indkey::int2[])) AND x.indexprs IS NULL
+  LOOP
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON %s USING btree (%s)',
+      history_name || CASE WHEN starts_with(i.name, table_name) THEN substr(i.name, length(table_name) + 1) ELSE '_' || i.name END, h, i.columns);
+  END LOOP;
+
+  EXECUTE format('CREATE OR REPLACE TRIGGER "keep_version" BEFORE UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION "sync"."keep_version"()', t);
+  PERFORM "sync"."enforce_versions"(schema_name, table_name, key_columns);
+  PERFORM "sync"."create_as_of"(schema_name, table_name);
+END
+$keep$;
+
+-- Versions link to the bodies they were read from and closed by: the archive is never pruned.
+CREATE OR REPLACE FUNCTION "sync"."keep_bodies"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'sync.raw_responses keeps every body a version was read from or closed by: it is never pruned'
+    USING ERRCODE = 'restrict_violation', HINT = 'sync.requests is the table retention prunes (TE_REQUESTS_RETENTION_DAYS).';
+END
+$$;
+
+CREATE OR REPLACE TRIGGER "keep_bodies" BEFORE DELETE OR TRUNCATE ON "sync"."raw_responses" FOR EACH STATEMENT EXECUTE FUNCTION "sync"."keep_bodies"();
