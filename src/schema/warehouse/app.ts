@@ -1,6 +1,6 @@
 // The app host mirror (`/api/v1`): one table per resource, keyed as in the contract.
-import { boolean, date, index, integer, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
-import { decimal, delisted, firstSeen, knownTime, payloadJson, rowMeta, tstz } from './columns.ts';
+import { boolean, index, integer, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
+import { dailyArchiveTable, decimal, delisted, firstSeen, knownTime, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const appSchema = pgSchema('app');
 
@@ -53,15 +53,7 @@ export const screenerRows = appSchema.table('screener_rows', {
   ...screenerValues(),
 });
 
-export const screenerDaily = appSchema.table(
-  'screener_daily',
-  {
-    snapshotDate: date('snapshot_date', { mode: 'string' }).notNull(),
-    tokenSlug: text('token_slug').notNull(),
-    ...screenerValues(),
-  },
-  (t) => [primaryKey({ columns: [t.snapshotDate, t.tokenSlug] })],
-);
+export const screenerDaily = dailyArchiveTable(appSchema, 'screener_daily', screenerValues);
 
 const snapshotValues = () => ({
   displayName: text('display_name'),
@@ -84,15 +76,7 @@ export const tokenSnapshots = appSchema.table('token_snapshots', {
   ...snapshotValues(),
 });
 
-export const tokenSnapshotsDaily = appSchema.table(
-  'token_snapshots_daily',
-  {
-    snapshotDate: date('snapshot_date', { mode: 'string' }).notNull(),
-    tokenSlug: text('token_slug').notNull(),
-    ...snapshotValues(),
-  },
-  (t) => [primaryKey({ columns: [t.snapshotDate, t.tokenSlug] })],
-);
+export const tokenSnapshotsDaily = dailyArchiveTable(appSchema, 'token_snapshots_daily', snapshotValues);
 
 /** Every MetricValue / numeric cell of screener rows and snapshots, one row per place. */
 export const metricValues = appSchema.table(

@@ -1,6 +1,6 @@
 // Column helpers shared by the app and gateway mirrors.
 import { sql } from 'drizzle-orm';
-import { bigint, customType, numeric, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, customType, date, numeric, primaryKey, text, timestamp, uuid, type PgColumnBuilderBase, type PgSchema } from 'drizzle-orm/pg-core';
 import { jsonText } from '../../lib/json.ts';
 
 export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -101,3 +101,19 @@ export const rowMeta = () => ({
    */
   rawResponseId: bigint('raw_response_id', { mode: 'number' }),
 });
+
+/**
+ * A daily archive of a table keyed by token: one row per UTC day (`snapshot_date`) and token,
+ * with the table's own values (src/schema/warehouse/history.ts, DAILY_ARCHIVES).
+ */
+export function dailyArchiveTable<T extends Record<string, PgColumnBuilderBase>>(schema: PgSchema, name: string, values: () => T) {
+  return schema.table(
+    name,
+    {
+      snapshotDate: date('snapshot_date', { mode: 'string' }).notNull(),
+      tokenSlug: text('token_slug').notNull(),
+      ...values(),
+    },
+    (t) => [primaryKey({ columns: [t.snapshotDate, t.tokenSlug] })],
+  );
+}

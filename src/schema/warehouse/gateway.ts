@@ -1,7 +1,7 @@
 // The gateway mirror (`/v1`): one table per resource, keyed as in the contract. Exported
 // names carry a `gateway` prefix: src/schema/warehouse/index.ts re-exports the app tables too.
-import { bigint, boolean, date, index, integer, jsonb, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
-import { decimal, delisted, firstSeen, knownTime, payloadJson, rowMeta, tstz } from './columns.ts';
+import { bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text } from 'drizzle-orm/pg-core';
+import { dailyArchiveTable, decimal, delisted, firstSeen, knownTime, payloadJson, rowMeta, tstz } from './columns.ts';
 
 export const gatewaySchema = pgSchema('gateway');
 
@@ -42,15 +42,7 @@ export const gatewayScreenerRows = gatewaySchema.table('screener_rows', {
   ...screenerValues(),
 });
 
-export const gatewayScreenerDaily = gatewaySchema.table(
-  'screener_daily',
-  {
-    snapshotDate: date('snapshot_date', { mode: 'string' }).notNull(),
-    tokenSlug: text('token_slug').notNull(),
-    ...screenerValues(),
-  },
-  (t) => [primaryKey({ columns: [t.snapshotDate, t.tokenSlug] })],
-);
+export const gatewayScreenerDaily = dailyArchiveTable(gatewaySchema, 'screener_daily', screenerValues);
 
 /** Per trailing window: annualized holder FCF (`rev`) and P/FCF (`mult`). */
 export const gatewayScreenerWindows = gatewaySchema.table(
