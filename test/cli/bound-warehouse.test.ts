@@ -60,7 +60,7 @@ describe('a warehouse bound to its upstream', () => {
   beforeAll(async () => {
     const sim = (seed: number) =>
       startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
-    [simA, simB, db, redisUrl] = await Promise.all([sim(41), sim(42), createTestDatabase(), redisServerUrl()]);
+    [simA, simB, db, redisUrl] = await Promise.all([sim(41), sim(42), createTestDatabase({ migrated: true }), redisServerUrl()]);
     cwd = await mkdtemp(path.join(tmpdir(), 'tesync-bind-'));
     const common = { TE_APP_API_KEY: appKey, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: db.databaseUrl, REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix, TE_METRICS_PORT: '0' };
     envA = { ...common, TE_APP_URL: simA.url, TE_GATEWAY_URL: simA.url };

@@ -111,7 +111,7 @@ describe('demo with lists in pages', () => {
     const bad = await runCli(['demo', '--page-size', 'x'], {}, { timeoutMs: 30_000 });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--page-size');
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     try {
       const r = await runCli(['demo', '--tokens', '4', '--page-size', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 120_000 });
       expect(r.code, r.stderr).toBe(0);

@@ -41,7 +41,7 @@ describe('progress on an 80-column terminal (tmux)', () => {
       rateLimits: { appPublic: limit, appKey: limit, gateway: limit },
       latencyMs: [5, 30],
     });
-    db = await createTestDatabase();
+    db = await createTestDatabase({ migrated: true });
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-tmux-'));
   });
   afterAll(async () => {

@@ -24,7 +24,7 @@ describe('secrets', () => {
       gatewayKeys: [gatewayKey],
       faults: { errorRate: 0.1, unavailableRate: 0.05 },
     });
-    db = await createTestDatabase();
+    db = await createTestDatabase({ migrated: true });
   });
   afterAll(async () => {
     await sim?.close();

@@ -131,7 +131,7 @@ describe('tesync status on warehouses synced from the simulator', () => {
   });
   const synced = async (o: { lastDate?: string; freshness: 'fresh' | 'stale' }) => {
     const sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, seed: 23, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey], ...o });
-    const w = { sim, db: await createTestDatabase() };
+    const w = { sim, db: await createTestDatabase({ migrated: true }) };
     const r = await runCli(['sync'], envOf(w));
     expect(r.code, r.stderr).toBe(0);
     return w;

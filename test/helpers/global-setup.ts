@@ -5,6 +5,7 @@
 // touch the ones it was given.
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
+import { TEMPLATE_PREFIX } from './services.ts';
 
 interface Servers {
   /** pg_postmaster_start_time(): changes when the server restarts. */
@@ -48,9 +49,21 @@ async function servers(): Promise<Servers> {
   return out;
 }
 
+/** Drops the migrated templates the test databases were copied from (services.ts). */
+async function dropTemplates(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    const templates = await sql<{ datname: string }[]>`select datname from pg_database where datname like ${`${TEMPLATE_PREFIX}%`}`;
+    for (const t of templates) await sql.unsafe(`drop database if exists "${t.datname}" with (force)`);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
 export default async function setup(): Promise<() => Promise<void>> {
   const before = await servers();
   return async () => {
+    if (process.env.TEST_DATABASE_URL) await dropTemplates(process.env.TEST_DATABASE_URL);
     const after = await servers();
     const changed: string[] = [];
     if (before.postgres !== after.postgres) changed.push(`Postgres at TEST_DATABASE_URL restarted (started ${before.postgres}, now ${after.postgres})`);

@@ -1,7 +1,9 @@
 // Real services for tests: TEST_DATABASE_URL / TEST_REDIS_URL when set (CI and this
 // machine), otherwise containers through testcontainers (a laptop with Docker).
 // Each caller gets its own database / key prefix and removes it afterwards.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
@@ -46,13 +48,79 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, empty database on the test server; `drop()` removes it. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const serverUrl = await postgresServerUrl();
-  const name = uniqueName('tesync_test');
+/** The databases copied from a migrated template start with this (global-setup.ts drops the templates). */
+export const TEMPLATE_PREFIX = 'tesync_tpl_';
+
+// Any fixed 64-bit number: the test processes making the template take it in turn.
+const TEMPLATE_LOCK = 7_281_190_437_355_299n;
+
+/** Every file under `dir`, recursively, in a stable order. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((f) => (statSync(join(dir, f)).isDirectory() ? filesUnder(join(dir, f)) : [join(dir, f)]));
+}
+
+/** The template for the code as it is: named by what a migration reads (migrations, SQL files, declarations). */
+function templateName(): string {
+  const root = new URL('../../', import.meta.url).pathname;
+  const hash = createHash('sha256');
+  for (const dir of ['drizzle', 'src/store/sql', 'src/schema/warehouse']) for (const f of filesUnder(join(root, dir))) hash.update(f).update(readFileSync(f));
+  return `${TEMPLATE_PREFIX}${hash.digest('hex').slice(0, 16)}`;
+}
+
+const isCode = (err: unknown, code: string) => (err as { code?: string }).code === code;
+
+/**
+ * Makes the migrated template once per code state, for every test process (the first one
+ * to take the lock migrates it; the others find it). Migrating a database costs about a
+ * second; copying the template a tenth of that.
+ */
+async function ensureTemplate(serverUrl: string, name: string): Promise<void> {
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
+    await admin`select pg_advisory_lock(${TEMPLATE_LOCK.toString()}::bigint)`;
+    const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (exists) return;
     await admin.unsafe(`create database "${name}"`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    const warehouse = await openWarehouse({ databaseUrl: url.toString(), dataDir: '', maxConnections: 2 });
+    try {
+      await warehouse.migrate();
+    } finally {
+      await warehouse.close();
+    }
+  } finally {
+    await admin`select pg_advisory_unlock(${TEMPLATE_LOCK.toString()}::bigint)`.catch(() => {});
+    await admin.end();
+  }
+}
+
+/**
+ * A new database on the test server; `drop()` removes it. Empty, or (`migrated`) a copy of
+ * a database tesync has migrated, as `migrate()` leaves it.
+ */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  const serverUrl = await postgresServerUrl();
+  const name = uniqueName('tesync_test');
+  const template = options.migrated ? templateName() : null;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    if (!template) await admin.unsafe(`create database "${name}"`);
+    else {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await ensureTemplate(serverUrl, template);
+          await admin.unsafe(`create database "${name}" template "${template}"`);
+          break;
+        } catch (err) {
+          // The template's maker has not quite left it (55006), or another run dropped it (3D000).
+          if (attempt >= 20 || !(isCode(err, '55006') || isCode(err, '3D000'))) throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
   } finally {
     await admin.end();
   }
@@ -89,9 +157,9 @@ export function withServerClockOffset(databaseUrl: string, offset: string): stri
   return url.toString();
 }
 
-/** A fresh, migrated Postgres warehouse. */
+/** A fresh, migrated Postgres warehouse (a copy of the template; `migrate()` finds it in step). */
 export async function createTestWarehouse(): Promise<TestWarehouse> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   // Test files run side by side on one Postgres: a smaller pool than a process's default.
   const warehouse = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 5 });
   await warehouse.migrate();

@@ -45,7 +45,7 @@ describe('sync killed with SIGKILL at random points', () => {
   beforeAll(async () => {
     // Latency spreads a walk over a couple of seconds so the kills land all along it.
     sim = await startSimulator({ tokens: 5, historyDays: 40, chartsPerToken: 2, seed: 202, latencyMs: [20, 80] });
-    db = await createTestDatabase();
+    db = await createTestDatabase({ migrated: true });
   });
   afterAll(async () => {
     await sim?.close();

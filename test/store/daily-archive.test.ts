@@ -112,7 +112,7 @@ describe('daily archives', () => {
   };
 
   it('archives a write that commits after midnight, known before it, on its day', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     await today.migrate();
     sim.setEpoch(0);
@@ -152,7 +152,7 @@ describe('daily archives', () => {
   });
 
   it('fills the same archives under TimeZone America/Santiago as under UTC, across its DST change at midnight', async () => {
-    const db = await createTestDatabase();
+    const db = await createTestDatabase({ migrated: true });
     let santiago: postgres.Sql | undefined;
     try {
       // Two syncs on either side of 2026-09-06, when Santiago's clocks skip from 00:00 to 01:00.
