@@ -191,6 +191,24 @@ async function keepAlive(session: postgres.Sql): Promise<void> {
   }
 }
 
+// A holder takes its locks, then records its run: a moment (longer on a busy machine) in
+// which the lock names a run not yet written.
+const RUN_ROW_TRIES = 15;
+const RUN_ROW_WAIT_MS = 200;
+
+/** The rows of these runs, waiting a little for those their holders are about to record. */
+async function runRows(warehouse: Warehouse, runIds: readonly string[]) {
+  type RunRow = { id: string; started_at: string | Date; owner: { host?: unknown; pid?: unknown } | null };
+  const byRun = new Map<string, RunRow>();
+  for (let attempt = 1; runIds.length > 0; attempt++) {
+    const rows = await warehouse.query<RunRow>(sql`select id::text, started_at, options->'owner' as owner from sync.runs where id::text in (${sql.join(runIds.map((r) => sql`${r}`), sql`, `)})`);
+    for (const r of rows) byRun.set(r.id, r);
+    if (byRun.size === runIds.length || attempt >= RUN_ROW_TRIES) break;
+    await new Promise((resolve) => setTimeout(resolve, RUN_ROW_WAIT_MS));
+  }
+  return byRun;
+}
+
 /** Who holds the locks of these sources: the session's run id, then that run's row. */
 async function lockHolders(warehouse: Warehouse, session: postgres.Sql, ids: { source: string; id: number }[]): Promise<LockHolder[]> {
   const rows = await session<{ id: number; name: string | null }[]>`
@@ -200,13 +218,7 @@ async function lockHolders(warehouse: Warehouse, session: postgres.Sql, ids: { s
        and l.pid <> pg_backend_pid()`;
   const runOf = new Map(rows.map((r) => [Number(r.id), runIdOfSession(r.name)]));
   const runIds = [...new Set([...runOf.values()].filter((r): r is string => r !== undefined))];
-  const runs =
-    runIds.length === 0
-      ? []
-      : await warehouse.query<{ id: string; started_at: string | Date; owner: { host?: unknown; pid?: unknown } | null }>(
-          sql`select id::text, started_at, options->'owner' as owner from sync.runs where id::text in (${sql.join(runIds.map((r) => sql`${r}`), sql`, `)})`,
-        );
-  const byRun = new Map(runs.map((r) => [r.id, r]));
+  const byRun = await runRows(warehouse, runIds);
   return ids.map(({ source, id }) => {
     const runId = runOf.get(id);
     const run = runId ? byRun.get(runId) : undefined;
