@@ -10,7 +10,7 @@ import { isRouteName, ROUTES, type Bucket } from '../upstream/routes.ts';
 import { recordFieldDrift } from '../store/field-drift.ts';
 import { knownOf } from '../store/known.ts';
 import { keepInvalidBody } from '../store/request-log.ts';
-import { readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
+import { forgetNotFound, readState, writeFailure, writeSuccess, writeUnchanged } from '../store/resource-state.ts';
 import { beginWrite, closingBody } from '../store/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
@@ -19,6 +19,7 @@ import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
 import { markerUnchanged } from './change.ts';
 import { invalid } from './fetch.ts';
 import { JobLedger } from './ledger.ts';
+import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
 import { linkToBodies } from './provenance.ts';
 import { refuse } from './understood.ts';
@@ -96,7 +97,7 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
         await writeUnchanged(ctx.warehouse.db, { source: job.source, resource, runId: ctx.runId, at: ctx.now() });
         return { status: 'unchanged', rows: 0, followUps: [...((await job.unchangedFollowUps?.(ctx, payload)) ?? []), ...planned.children] };
       }
-      if (job.notFoundByMarker && stillNotFound(state, marker)) {
+      if (stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
         return { status: 'not_found', rows: 0, followUps: [] };
       }
@@ -110,18 +111,12 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     const judged = judgeFailure(err);
     if (judged.retryable && !attempt.last) throw err;
     const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
-    const details = failure.answered && job.notFoundByMarker ? { notFoundMarker: marker } : undefined;
+    const details = failure.answered ? notFoundDetails(marker) : undefined;
     await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
       (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
     );
     return { status: failure.status, rows: 0, followUps: [], ...(failure.answered ? {} : { failure }) };
   }
-}
-
-/** Pure: whether a resource recorded `not_found` under `marker` is still to be left alone. */
-export function stillNotFound(state: Pick<ResourceStateRow, 'status' | 'details'> | undefined, marker: string | null | undefined): boolean {
-  if (!state || state.status !== 'not_found' || !marker) return false;
-  return isRecord(state.details) && state.details.notFoundMarker === marker;
 }
 
 /** Pure: the status of a written outcome (`partial` when some cells were unreadable). */
@@ -168,6 +163,7 @@ async function commitOutcome(
       await closingBody(tx, prepared.bodies[i] ?? null);
       n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
     }
+    if (o.wholeList) await forgetNotFound(tx, job.source, o.wholeList);
     if (o.otherStates && o.otherStates.resources.length > 0) {
       await tx
         .update(resourceState)

@@ -97,6 +97,19 @@ export function into<T extends PgTable>(table: T, rows: T['$inferInsert'][], opt
  * What a handler found: the rows per table, the resource's state and the work it plans. The
  * job lifecycle (lifecycle.ts) writes it, rows and state in one transaction.
  */
+/**
+ * What a list read whole says of the resources it plans: every resource of these kinds under
+ * this prefix that exists now is among `planned`; the 404s of the others are forgotten
+ * (the one 404 rule: not-found.ts).
+ */
+export interface WholeList {
+  /** A resource prefix (`token/`, `token/<slug>/chart/`). */
+  under: string;
+  /** The resource kinds (job groups) the list plans. */
+  kinds: readonly string[];
+  planned: readonly string[];
+}
+
 export interface Outcome {
   /** The resource's status: ok | partial | not_materialized | unauthorized | no_credits | missing_scope ... */
   status: string;
@@ -114,6 +127,8 @@ export interface Outcome {
   cells?: CellTally;
   /** Follow-ups; a function runs after the commit (planners that screen against stored states). */
   followUps?: JobRequest[] | (() => Promise<JobRequest[]>);
+  /** A list read whole: the 404s of the resources it no longer plans are forgotten (not-found.ts). */
+  wholeList?: WholeList;
   /** Other resources of the source whose state this outcome sets (a keyless sync skips bundles). */
   otherStates?: { resources: string[]; status: string };
   /** Another way to the same rows, tried when these are refused as not understood. */
@@ -148,22 +163,14 @@ export interface JobDefinition<P = unknown> {
   token?(payload: P): string | undefined;
   /**
    * The upstream marker that planned the job: while it is the one of the last success (and
-   * not older than TE_MARKER_MAX_AGE_HOURS), the resource is not fetched again.
+   * not older than TE_MARKER_MAX_AGE_HOURS), the resource is not fetched again; while it is the
+   * one a 404 came under, neither (the one 404 rule: not-found.ts).
    */
   marker?(payload: P): string | null | undefined;
   /** Beyond an equal marker, what else must be as before to skip the fetch. */
   sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
   /** What a planner skipped as unchanged still plans (from what it stored). */
   unchangedFollowUps?(ctx: JobContext, payload: P): Promise<JobRequest[]>;
-  /**
-   * A resource upstream said does not exist (a 404 `token-not-found` / `chart-item-not-found`)
-   * is not asked again while the marker that plans it is the one its 404 came under
-   * (`details.notFoundMarker`). The gateway's marker is the token catalog's `meta.asOf` (with
-   * the chart catalog item's own for a chart), which moves whenever the read plane behind the
-   * routes does, so a token or chart that comes back is asked again; without a marker it is
-   * asked every run. The app host's planners keep their own rule (app/not-found.ts).
-   */
-  notFoundByMarker?: boolean;
   /** Fetch, read and normalize; `state` is the resource's state before this run. */
   handle(ctx: JobContext, payload: P, state: ResourceStateRow | undefined): Promise<Outcome>;
 }

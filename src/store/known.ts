@@ -1,21 +1,14 @@
 // What the resources know of the warehouse, read for them: a resource never queries the
 // warehouse itself (its file holds no SQL). The lifecycle hands each job a `Known` over the
 // warehouse; each method is one question a resource asks (what a planner stored before this
-// run's list is written, the streams a token is known to have), and two marks on what is
-// stored that a planner keeps (a 404's mark, a chart's mirror columns).
-import { and, eq, inArray, like, sql } from 'drizzle-orm';
-import { charts, metrics, tokens, tokenStreams } from '../schema/warehouse/app.ts';
+// run's list is written, the streams a token is known to have), and one mark on what is
+// stored that a planner keeps (a chart's mirror columns).
+import { and, eq, sql } from 'drizzle-orm';
+import { charts, metrics, tokenStreams } from '../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTokens } from '../schema/warehouse/gateway.ts';
-import { rawResponses, resourceState } from '../schema/warehouse/sync.ts';
+import { rawResponses } from '../schema/warehouse/sync.ts';
 import type { Warehouse } from './connection.ts';
 import { beginWrite } from './known-time.ts';
-
-/** A resource recorded `not_found`, with the mark its planner keeps in `details.notFound`. */
-export interface NotFoundState {
-  resource: string;
-  lastAttemptAt: Date | null;
-  details: unknown;
-}
 
 export interface StoredAppChart {
   key: string;
@@ -48,18 +41,10 @@ export interface ChartMirror {
 export interface Known {
   /** The app's metric catalog (units and kinds by slug), for cells that came without units. */
   metricCatalog(): Promise<Map<string, { unit: string | null; kind: string | null }>>;
-  /** Each listed token's `freshness` as stored (before this run's list is written). */
-  appTokenFreshness(slugs: readonly string[]): Promise<Map<string, string | null>>;
   /** A token's app chart catalog as stored. */
   appCharts(slug: string): Promise<StoredAppChart[]>;
   /** The stream keys known for a token: its snapshot's streams and its screener row's. */
   streamKeys(slug: string): Promise<Set<string>>;
-  /** The `not_found` app resources under a key prefix, of the given kinds. */
-  notFoundUnder(prefix: string, kinds: readonly string[]): Promise<NotFoundState[]>;
-  /** The `not_found` app resources among these. */
-  notFoundOf(resources: readonly string[]): Promise<NotFoundState[]>;
-  /** Keeps a planner's mark on a `not_found` app resource (merged into `details`). */
-  markNotFound(resource: string, mark: unknown): Promise<void>;
   /** A token's gateway chart catalog as stored. */
   gatewayCharts(slug: string): Promise<StoredGatewayChart[]>;
   /** Sets the mirror columns of a token's stored gateway charts, as a write of this run. */
@@ -72,16 +57,10 @@ export interface Known {
 
 export function knownOf(warehouse: Warehouse): Known {
   const db = warehouse.db;
-  const notFound = { resource: resourceState.resource, lastAttemptAt: resourceState.lastAttemptAt, details: resourceState.details };
   return {
     async metricCatalog() {
       const rows = await db.select({ slug: metrics.slug, unit: metrics.unit, kind: metrics.kind }).from(metrics);
       return new Map(rows.map((r) => [r.slug, { unit: r.unit, kind: r.kind }]));
-    },
-    async appTokenFreshness(slugs) {
-      if (slugs.length === 0) return new Map();
-      const rows = await db.select({ slug: tokens.slug, freshness: tokens.freshness }).from(tokens).where(inArray(tokens.slug, [...new Set(slugs)]));
-      return new Map(rows.map((r) => [r.slug, r.freshness]));
     },
     appCharts(slug) {
       return db.select({ key: charts.chartKey, freshness: charts.freshness, rowCount: charts.rowCount }).from(charts).where(eq(charts.tokenSlug, slug));
@@ -92,27 +71,6 @@ export function knownOf(warehouse: Warehouse): Known {
         sql`select s->>'key' as key from app.screener_rows r, jsonb_array_elements(case when jsonb_typeof(r.payload->'streams') = 'array' then r.payload->'streams' else '[]'::jsonb end) s where r.token_slug = ${slug}`,
       );
       return new Set([...fromSnapshot.map((r) => r.key), ...fromScreener.map((r) => r.key).filter((k): k is string => typeof k === 'string' && k !== '')]);
-    },
-    notFoundUnder(prefix, kinds) {
-      if (kinds.length === 0) return Promise.resolve([]);
-      // A LIKE prefix is a scan where the collation is not C: asked once a run, by the token list.
-      return db
-        .select(notFound)
-        .from(resourceState)
-        .where(and(eq(resourceState.source, 'app'), eq(resourceState.status, 'not_found'), inArray(resourceState.kind, [...kinds]), like(resourceState.resource, `${prefix.replace(/[\\%_]/g, '\\$&')}%`)));
-    },
-    notFoundOf(resources) {
-      if (resources.length === 0) return Promise.resolve([]);
-      return db
-        .select(notFound)
-        .from(resourceState)
-        .where(and(eq(resourceState.source, 'app'), inArray(resourceState.resource, [...new Set(resources)]), eq(resourceState.status, 'not_found')));
-    },
-    async markNotFound(resource, mark) {
-      await db
-        .update(resourceState)
-        .set({ details: sql`coalesce(${resourceState.details}, '{}'::jsonb) || ${JSON.stringify({ notFound: mark })}::jsonb` })
-        .where(and(eq(resourceState.source, 'app'), eq(resourceState.resource, resource), eq(resourceState.status, 'not_found')));
     },
     gatewayCharts(slug) {
       return db

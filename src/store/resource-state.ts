@@ -1,6 +1,6 @@
 // Per-resource bookkeeping. A success is written in the same transaction as the rows it
 // describes, so a crash never leaves rows without state or state without rows.
-import { and, eq, like, sql } from 'drizzle-orm';
+import { and, eq, inArray, like, notInArray, sql } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import type { Failure } from '../lib/failure.ts';
 import type { Executor } from './table-shape.ts';
@@ -37,13 +37,38 @@ export async function readState(db: Executor, key: ResourceKey): Promise<Resourc
   return rows[0];
 }
 
+/** The resources that start with `prefix` (LIKE, its wildcards escaped). */
+const resourceUnder = (prefix: string) => like(resourceState.resource, `${prefix.replace(/[\\%_]/g, '\\$&')}%`);
+
 /** Every state of a source whose resource starts with `prefix`, by resource. */
 export async function readStates(db: Executor, source: string, prefix: string): Promise<Map<string, ResourceStateRow>> {
   const rows = await db
     .select()
     .from(resourceState)
-    .where(and(eq(resourceState.source, source), like(resourceState.resource, `${prefix.replace(/[\\%_]/g, '\\$&')}%`)));
+    .where(and(eq(resourceState.source, source), resourceUnder(prefix)));
   return new Map(rows.map((r) => [r.resource, r]));
+}
+
+/**
+ * Forgets the 404s of the resources of these kinds under `prefix` that a whole list no longer
+ * plans (src/engine/not-found.ts): once listed again, they are asked again. Call inside the
+ * list's own transaction.
+ */
+export async function forgetNotFound(db: Executor, source: string, list: { under: string; kinds: readonly string[]; planned: readonly string[] }): Promise<void> {
+  if (list.kinds.length === 0) return;
+  await db
+    .update(resourceState)
+    .set({ details: sql`${resourceState.details} - 'notFoundMarker'` })
+    .where(
+      and(
+        eq(resourceState.source, source),
+        eq(resourceState.status, 'not_found'),
+        inArray(resourceState.kind, [...list.kinds]),
+        resourceUnder(list.under),
+        sql`${resourceState.details} ? 'notFoundMarker'`,
+        ...(list.planned.length > 0 ? [notInArray(resourceState.resource, [...list.planned])] : []),
+      ),
+    );
 }
 
 /** Records a successful fetch; call inside the transaction that wrote the rows. */

@@ -1,8 +1,11 @@
 // No silent gaps, no endless asking: a token or chart that upstream says does not exist (404
 // `token_not_found` / `chart_not_found` on the app host, `chart-item-not-found` on the gateway)
 // is recorded `not_found`, is not asked again on later syncs, and is asked again once its
-// list or catalog says it is back (its marker moved, or it was left out and is listed again).
+// list or catalog says it is back (its marker moved, or it was left out and is listed again):
+// one rule for both hosts (src/engine/not-found.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stillNotFound, wholeListOf } from '../../src/engine/not-found.ts';
+import { appChartJob } from '../../src/resources/app/chart.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { json, q } from '../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
@@ -21,6 +24,30 @@ async function stateOf(tw: TestWarehouse, source: string, resource: string) {
   const [s] = await q(tw.warehouse, `select status, details::text as d from sync.resource_state where source = '${source}' and resource = '${resource}'`);
   return s ? { status: s.status, details: json(s.d) } : undefined;
 }
+
+describe('the rule', () => {
+  it('leaves a not_found resource alone while it is planned with the marker its 404 came under', () => {
+    const state = { status: 'not_found', details: { problem: {}, notFoundMarker: 'm1' } };
+    expect(stillNotFound(state, 'm1')).toBe(true);
+    expect(stillNotFound(state, 'm2')).toBe(false);
+    // No marker: nothing tells it unchanged.
+    expect(stillNotFound(state, null)).toBe(false);
+    expect(stillNotFound({ status: 'not_found', details: { notFoundMarker: null } }, 'm1')).toBe(false);
+    // Forgotten by a whole list that left it out.
+    expect(stillNotFound({ status: 'not_found', details: { problem: {} } }, 'm1')).toBe(false);
+    expect(stillNotFound({ ...state, status: 'ok' }, 'm1')).toBe(false);
+    expect(stillNotFound(undefined, 'm1')).toBe(false);
+  });
+
+  it('a whole list names the resources it plans, of the jobs it plans them with', () => {
+    const followUps = [
+      { name: 'app.chart', payload: { slug: 'a', chartKey: 'k1', link: null, marker: 'x' } },
+      { name: 'app.chart', payload: { slug: 'a', chartKey: 'k2', link: null, marker: null } },
+      { name: 'app.screener', payload: {} },
+    ];
+    expect(wholeListOf('token/a/chart/', [appChartJob], followUps)).toEqual({ under: 'token/a/chart/', kinds: ['chart'], planned: ['token/a/chart/k1', 'token/a/chart/k2'] });
+  });
+});
 
 describe('app host 404s', () => {
   let sim: Simulator;
@@ -71,7 +98,8 @@ describe('app host 404s', () => {
     sim.resetRequests();
     await sync();
     expect([asked(chart.path), asked(`/api/v1/tokens/${historySlug}/metrics/history`), catalogAsked(catalogSlug)]).toEqual([0, 0, 0]);
-    expect((await stateOf(tw, 'app', `token/${historySlug}/history`))!.details.notFound).toMatchObject({ absent: false });
+    // Kept: the marker the 404 came under.
+    expect(typeof (await stateOf(tw, 'app', `token/${historySlug}/history`))!.details.notFoundMarker).toBe('string');
     for (const r of [`token/${chart.slug}/chart/${chart.key}`, `token/${historySlug}/history`, `token/${catalogSlug}/charts`]) {
       expect((await stateOf(tw, 'app', r))?.status, r).toBe('not_found');
     }
@@ -97,8 +125,12 @@ describe('app host 404s', () => {
     expect(asked(`/api/v1/tokens/${historySlug}/metrics/history`)).toBeGreaterThan(0);
     expect((await stateOf(tw, 'app', `token/${historySlug}/history`))?.status).toBe('ok');
     expect(catalogAsked(catalogSlug)).toBe(0);
-    expect((await stateOf(tw, 'app', `token/${catalogSlug}/charts`))!.details.notFound).toMatchObject({ absent: true });
-    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))!.details.notFound).toMatchObject({ absent: true });
+    // Left out by a whole list: the 404 is forgotten (still not_found, and asked once listed again).
+    for (const r of [`token/${catalogSlug}/charts`, `token/${chart.slug}/chart/${chart.key}`]) {
+      const s = await stateOf(tw, 'app', r);
+      expect(s?.status, r).toBe('not_found');
+      expect(s!.details, r).not.toHaveProperty('notFoundMarker');
+    }
   });
 
   it('asks a chart and a token again once they are listed again, with the same markers as at the 404', async () => {
@@ -164,6 +196,36 @@ describe('gateway 404s', () => {
     run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
     expect(run.stats.failures).toEqual([]);
     expect(sim.requests.filter((r) => r.path === path)).toHaveLength(1);
+    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('ok');
+  });
+
+  it('the same rule on the gateway: a token route left alone until the whole token list leaves the token out and lists it again, the read plane unmoved', async () => {
+    const env = { TE_GATEWAY_CHART_TIMEFRAMES: '30d', TE_GATEWAY_HISTORY_PERIODS: '30d' };
+    const sync = (full = false) => syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway'], { full });
+    const list = await get(sim, '/v1/tokens', { authorization: `Bearer ${gatewayKey}` });
+    const slug = String(list.data[0]!.slug);
+    // A prefix only the token's history matches (a scripted prefix answers the next request that matches it).
+    const history = `/v1/tokens/${slug}/metrics/history`;
+    const resource = `token/${slug}/history/30d`;
+    const askedHistory = () => sim.requests.filter((r) => r.path.startsWith(history)).length;
+    // A full sync, so that it is asked whatever the markers say.
+    sim.script(history, [{ status: 404, code: 'token-not-found' }]);
+    await sync(true);
+    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('not_found');
+
+    // The read plane has not moved: left alone.
+    sim.resetRequests();
+    await sync();
+    expect(askedHistory()).toBe(0);
+
+    // A whole list without it (the same asOf), then the list as it was.
+    const without = list.data.filter((t) => t.slug !== slug);
+    sim.script('/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data: without, meta: { ...list.meta, count: without.length } }) }]);
+    await sync();
+    expect((await stateOf(tw, 'gateway', resource))!.details).not.toHaveProperty('notFoundMarker');
+    sim.resetRequests();
+    await sync();
+    expect(askedHistory()).toBe(1);
     expect((await stateOf(tw, 'gateway', resource))?.status).toBe('ok');
   });
 });

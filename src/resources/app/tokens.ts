@@ -1,8 +1,9 @@
 // /api/v1/tokens: the token list. Its coverage flags decide which token routes exist, so
 // it plans the per-token work. Tokens it stops listing get `delisted_at`, but only when
 // the list came back whole: a failed or partial list never delists anything. A token route
-// that answered 404 `token_not_found` is not planned again until the list says the token is
-// back (not-found.ts: its `freshness` changed, or it was unlisted and is listed again).
+// that answered 404 `token_not_found` is not asked again until the list says the token is
+// back: its `freshness` changed, or it was unlisted and is listed again (the one 404 rule,
+// src/engine/not-found.ts).
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
@@ -12,27 +13,19 @@ import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
 import { readTokenList } from '../../engine/lists.ts';
 import { wholeSet } from '../../engine/sets.ts';
+import { wholeListOf } from '../../engine/not-found.ts';
 import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../../engine/types.ts';
 import { appBundleJob } from './bundle.ts';
 import { appChartsJob } from './charts.ts';
 import { appHistoryJob } from './history.ts';
-import { readNotFound, screenNotFound, withoutLeftOut, type PlannedEntry } from './not-found.ts';
 import { appSnapshotJob } from './snapshot.ts';
 
-/** The jobs the token list plans, by name (for their resources). */
-const TOKEN_JOBS: ReadonlyMap<string, JobDefinition<{ slug: string; marker?: string | null }>> = new Map(
-  [appSnapshotJob, appHistoryJob, appChartsJob, appBundleJob].map((j) => [j.name, j as JobDefinition<{ slug: string; marker?: string | null }>]),
-);
-
-function tokenResourceOf(f: JobRequest): string | null {
-  const job = TOKEN_JOBS.get(f.name);
-  const p = job?.payload.safeParse(f.payload);
-  return job && p?.success ? job.resource(p.data) : null;
-}
+/** The per-token jobs the token list plans. */
+const TOKEN_JOBS: readonly JobDefinition<any>[] = [appSnapshotJob, appHistoryJob, appChartsJob, appBundleJob];
 
 /**
- * Pure: a token entry's marker for the not-found rule, as app.tokens stores it (`freshness`):
- * its verdict without the volatile fields (an `asOf` moved by a recomputation is no change).
+ * Pure: a token entry's marker as app.tokens stores it (`freshness`): its verdict without the
+ * volatile fields (an `asOf` moved by a recomputation is no change).
  */
 export function tokenEntryMarker(item: TokenItem): string | null {
   return stableMarker(withoutVolatile(item.freshness));
@@ -81,20 +74,9 @@ export const appTokensJob = defineJob({
     const list = readTokenList(f.items ?? [], f.count);
     const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
     const status = list.complete ? 'ok' : 'partial';
-    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }];
-    const entries = new Map<string, { slug: string; marker: string | null }>();
-    for (const { item } of list.items) {
-      for (const f2 of tokenFollowUps(item)) {
-        if (f2.name !== 'app.bundle' || ctx.settings.appBundles) {
-          followUps.push(f2);
-          entries.set(tokenResourceOf(f2) ?? '', { slug: item.slug, marker: tokenEntryMarker(item) });
-        }
-      }
-    }
-    // Read before this list is written: the entries as the 404s' runs saw them.
-    const kinds = [...TOKEN_JOBS.values()].filter((j) => j.name !== appBundleJob.name || ctx.settings.appBundles).map((j) => j.group);
-    const notFound = await readNotFound(ctx, 'token/', kinds);
-    const planned = await plannedEntries(ctx, notFound.map((s) => s.resource), entries);
+    const perToken = list.items.flatMap(({ item }) => tokenFollowUps(item)).filter((f2) => f2.name !== appBundleJob.name || ctx.settings.appBundles);
+    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }, ...perToken];
+    const planning = TOKEN_JOBS.filter((j) => j.name !== appBundleJob.name || ctx.settings.appBundles);
     const writes: TableWrite<any>[] = [
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
       into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
@@ -115,20 +97,9 @@ export const appTokensJob = defineJob({
       details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length },
       writes,
       ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
-      followUps: async () => withoutLeftOut(followUps, await screenNotFound(ctx, notFound, planned, list.complete), tokenResourceOf),
+      // A whole list plans every token route that exists: one it leaves out is gone.
+      ...(list.complete ? { wholeList: wholeListOf('token/', planning, perToken) } : {}),
+      followUps,
     };
   },
 });
-
-/** The not-found resources the list plans now, with their entry's marker now and as stored before. */
-async function plannedEntries(ctx: JobContext, resources: readonly string[], entries: ReadonlyMap<string, { slug: string; marker: string | null }>): Promise<Map<string, PlannedEntry>> {
-  const out = new Map<string, PlannedEntry>();
-  const wanted = resources.flatMap((r) => {
-    const e = entries.get(r);
-    return e ? [{ resource: r, ...e }] : [];
-  });
-  if (wanted.length === 0) return out;
-  const previous = await ctx.known.appTokenFreshness(wanted.map((w) => w.slug));
-  for (const w of wanted) out.set(w.resource, { marker: w.marker, previous: previous.get(w.slug) ?? null });
-  return out;
-}

@@ -143,7 +143,6 @@ export const gatewayChartJob = defineJob({
   // Unchanged only while it stands for the same configured timeframes (else its details
   // would say the wrong thing about what it replaces).
   sameAsBefore: (state, p) => sameRequest(state.details, timeframeRecord(p)),
-  notFoundByMarker: true,
   async handle(ctx, p) {
     const record = timeframeRecord(p);
     const req = { route: 'gateway.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) };

@@ -135,7 +135,6 @@ export const gatewayChartsJob = defineJob({
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  notFoundByMarker: true,
   unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
   async handle(ctx, p) {
     const f = await fetchList(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));

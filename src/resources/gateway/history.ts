@@ -68,7 +68,6 @@ export const gatewayHistoryJob = defineJob({
   resource: (p) => `token/${p.slug}/history/${p.period}`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  notFoundByMarker: true,
   async handle(ctx, p, state) {
     const f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
     // Nothing to write, and nothing to delete: earlier points stay.

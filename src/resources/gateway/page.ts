@@ -74,7 +74,6 @@ export const gatewayPageJob = defineJob({
   resource: (p) => `token/${p.slug}/page`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  notFoundByMarker: true,
   async handle(ctx, p) {
     const f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
     if (f.data.sections === undefined || f.data.sections === null) throw refuse(ctx, 'the page carries no `sections`: it states none of them');

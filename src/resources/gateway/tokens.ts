@@ -13,8 +13,12 @@ import { readTokenList, type TokenListRead } from '../../engine/lists.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
+import { wholeListOf } from '../../engine/not-found.ts';
 import { defineJob, into, type JobContext, type JobRequest } from '../../engine/types.ts';
 import { textOrNull } from './cells.ts';
+import { gatewayChartsJob } from './charts.ts';
+import { gatewayHistoryJob } from './history.ts';
+import { gatewayPageJob } from './page.ts';
 
 /** Pure: the catalog's rows (name and href are read from the item as sent). */
 export function gatewayTokenRows(ctx: JobContext, list: TokenListRead, asOf: Date | null): (typeof gatewayTokens.$inferInsert)[] {
@@ -64,6 +68,7 @@ export const gatewayTokensJob = defineJob({
     const list = readTokenList(f.items ?? [], f.count);
     const rows = gatewayTokenRows(ctx, list, f.meta.asOf);
     const slugs = rows.map((r) => r.slug);
+    const followUps = gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf));
     return {
       status: list.complete ? 'ok' : 'partial',
       asOf: f.meta.asOf,
@@ -71,7 +76,9 @@ export const gatewayTokensJob = defineJob({
       details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length },
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
       writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
-      followUps: gatewayFollowUps(slugs, ctx.settings.gatewayHistoryPeriods, catalogMarker(f.meta.asOf)),
+      followUps,
+      // A whole list plans every token route that exists: one it leaves out is gone.
+      ...(list.complete ? { wholeList: wholeListOf('token/', [gatewayPageJob, gatewayHistoryJob, gatewayChartsJob], followUps) } : {}),
     };
   },
 });

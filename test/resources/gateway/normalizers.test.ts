@@ -7,7 +7,6 @@ import { normalizeInsight, normalizeInsights } from '../../../src/resources/gate
 import { matchRowToken, matchSymbol, type KnownToken } from '../../../src/resources/gateway/match.ts';
 import { diffContract, fingerprint } from '../../../src/resources/gateway/openapi.ts';
 import { normalizePage } from '../../../src/resources/gateway/page.ts';
-import { stillNotFound } from '../../../src/engine/lifecycle.ts';
 import { isNotFound as isNotCovered, judgeFailure } from '../../../src/lib/failure.ts';
 import { problemDetails as detailsOf } from '../../../src/store/resource-state.ts';
 
@@ -275,13 +274,4 @@ describe('walk and problems', () => {
     expect(isNotCovered(new ProblemError({ ...fields, status: 404, code: 'not-found', instance: undefined, requestId: undefined }))).toBe(false);
   });
 
-  it('leaves a not-covered resource alone while the marker that planned it is the one it had at the 404', () => {
-    const state = { status: 'not_found', details: { problem: {}, notFoundMarker: 'm1' } };
-    expect(stillNotFound(state, 'm1')).toBe(true);
-    expect(stillNotFound(state, 'm2')).toBe(false);
-    expect(stillNotFound(state, null)).toBe(false);
-    expect(stillNotFound({ ...state, status: 'ok' }, 'm1')).toBe(false);
-    expect(stillNotFound({ status: 'not_found', details: { notFoundMarker: null } }, 'm1')).toBe(false);
-    expect(stillNotFound(undefined, 'm1')).toBe(false);
-  });
 });
