@@ -1,7 +1,12 @@
-// Change detection: a resource whose upstream marker (freshness, asOf, row count) is the
-// same as at its last successful fetch is not fetched again. A marker is trusted for a
-// bounded time only, so a marker that failed to move cannot hide changes for ever.
+// Change detection, the one skip rule, on two kinds of evidence:
+// - before the fetch, the upstream marker (freshness, asOf, row count): a resource whose marker
+//   is the same as at its last successful fetch is not fetched again. A marker is trusted for a
+//   bounded time only, so a marker that failed to move cannot hide changes for ever.
+// - after the fetch, the body: for a job whose rows come from its body alone
+//   (`JobDefinition.rowsFromBodyAlone`), a body byte for byte as last written is not written
+//   again; the fetch still counts as a success, so its new marker is kept for the next run.
 import type { ResourceStateRow } from '../store/resource-state.ts';
+import type { Outcome } from './types.ts';
 
 /** Statuses a marker vouches for: a success, and upstream's answer that there is nothing yet. */
 const TRUSTED: ReadonlySet<string> = new Set(['ok', 'unchanged', 'not_materialized']);
@@ -10,4 +15,16 @@ export function markerUnchanged(state: ResourceStateRow | undefined, marker: str
   if (!state || !marker || state.freshness !== marker) return false;
   if (!TRUSTED.has(state.status)) return false;
   return state.lastSuccessAt !== null && now.getTime() - state.lastSuccessAt.getTime() < maxAgeMs;
+}
+
+/** Statuses whose stored hash is of a body that was written. */
+const WRITTEN: ReadonlySet<string> = new Set(['ok', 'unchanged']);
+
+/**
+ * Pure: the outcome to commit instead of `outcome` when its body is the one last written (the
+ * stored rows, row count and details stand), or null when it must be written.
+ */
+export function sameBodyAsWritten(state: ResourceStateRow | undefined, outcome: Outcome): Outcome | null {
+  if (!state || !outcome.hash || state.hash !== outcome.hash || !WRITTEN.has(state.status) || outcome.status !== 'ok') return null;
+  return { status: 'ok', reported: 'unchanged', asOf: outcome.asOf ?? null, hash: outcome.hash, rowCount: state.rowCount, details: state.details };
 }

@@ -16,7 +16,7 @@ import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
 import type { Executor } from '../store/table-shape.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
-import { markerUnchanged } from './change.ts';
+import { markerUnchanged, sameBodyAsWritten } from './change.ts';
 import { invalid } from './fetch.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
@@ -102,7 +102,8 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
         return { status: 'not_found', rows: 0, followUps: [] };
       }
     }
-    const outcome = await job.handle(ctx, payload, state);
+    const handled = await job.handle(ctx, payload, state);
+    const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
     const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, () => job.handle(ctx, payload, state));
     const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
     return { status: written.reported ?? committedStatus(written), rows, followUps: [...followUps, ...planned.children] };

@@ -167,6 +167,11 @@ export interface JobDefinition<P = unknown> {
    * one a 404 came under, neither (the one 404 rule: not-found.ts).
    */
   marker?(payload: P): string | null | undefined;
+  /**
+   * Its rows come from its body alone (no stored state, no setting shapes them): a body as last
+   * written is not read into rows again (change.ts).
+   */
+  rowsFromBodyAlone?: boolean;
   /** Beyond an equal marker, what else must be as before to skip the fetch. */
   sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
   /** What a planner skipped as unchanged still plans (from what it stored). */

@@ -68,14 +68,11 @@ export const gatewayHistoryJob = defineJob({
   resource: (p) => `token/${p.slug}/history/${p.period}`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async handle(ctx, p, state) {
+  rowsFromBodyAlone: true,
+  async handle(ctx, p) {
     const f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
     // Nothing to write, and nothing to delete: earlier points stay.
     if (f.data === null) return { status: 'not_materialized', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } };
-    // The same body as last time is not written again.
-    if (!ctx.settings.full && (state?.status === 'ok' || state?.status === 'unchanged') && state.hash === f.response.sha256) {
-      return { status: 'ok', reported: 'unchanged', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: state.rowCount, details: state.details };
-    }
     const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);
     const details = {
       period: p.period,
