@@ -89,6 +89,9 @@ describe('overlapping tesync sync runs on one warehouse', () => {
   }, 240_000);
 
   it('a source another sync walks is left to it; the rest is walked', async () => {
+    // The gateway's walk lasts, however long the second process takes to start on a busy
+    // machine: its screener answers 429 with Retry-After 8 once, holding the gateway's bucket.
+    sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '8' }]);
     const gateway = startCli(['sync', '--source', 'gateway', '--full'], envFor(tw));
     await gateway.waitFor(/"msg":"sync started"/);
     const r = await runCli(['sync', '--only', 'tokens'], envFor(tw), { timeoutMs: 120_000 });
