@@ -102,9 +102,10 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
         return { status: 'not_found', rows: 0, followUps: [] };
       }
     }
-    const handled = await job.handle(ctx, payload, state);
+    const way = new Way(ctx, job, payload, state);
+    const handled = await way.read();
     const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
-    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, () => job.handle(ctx, payload, state));
+    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, way);
     const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
     return { status: written.reported ?? committedStatus(written), rows, followUps: [...followUps, ...planned.children] };
   } catch (err) {
@@ -128,9 +129,9 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
 /**
  * The outcome's rows and the resource's state, in one transaction. A tally that shows the
  * response was not understood, or rows that contradict each other, refuse it whole: nothing
- * written, its bodies kept `invalid`; the outcome's fallback, if it has one, is tried instead.
- * A write that would remove more than a fifth of a set is confirmed first (`again`: the
- * handler run once more, fetching again at once).
+ * written, its bodies kept `invalid`; the job's alternative, if it has one, is tried instead.
+ * A write that would remove more than a fifth of a set is confirmed first (the way read once
+ * more, fetching again at once).
  */
 async function commitOutcome(
   ctx: JobContext,
@@ -138,9 +139,9 @@ async function commitOutcome(
   resource: string,
   marker: string | null,
   outcome: Outcome,
-  again: () => Promise<Outcome>,
+  way: Way,
 ): Promise<{ rows: number; written: Outcome }> {
-  const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrFallback(ctx, job.source, outcome), again);
+  const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrAlternative(ctx, job.source, outcome, way), way);
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
   const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
@@ -196,13 +197,50 @@ interface Prepared {
   bodies: (number | null)[];
 }
 
-async function prepareOrFallback(ctx: JobContext, source: Source, outcome: Outcome): Promise<{ o: Outcome; prepared: Prepared }> {
+/**
+ * The way a job reads its resource: its handler, or once what that read is refused as not
+ * understood, its declared alternative (`JobDefinition.alternative`), which then stays the
+ * way (a confirming read takes it again).
+ */
+class Way {
+  private refusal: string | null = null;
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly job: JobDefinition<any>,
+    private readonly payload: unknown,
+    private readonly state: Awaited<ReturnType<typeof readState>>,
+  ) {}
+
+  /** Whether the alternative is still there to take. */
+  get canTurn(): boolean {
+    return this.job.alternative !== undefined && this.refusal === null;
+  }
+
+  /** Reads with the way taken; a refusal on the handler's way turns to the alternative. */
+  async read(): Promise<Outcome> {
+    if (this.refusal !== null) return this.job.alternative!(this.ctx, this.payload, this.state, this.refusal);
+    try {
+      return await this.job.handle(this.ctx, this.payload, this.state);
+    } catch (err) {
+      if (!(err instanceof NotUnderstoodError) || !this.canTurn) throw err;
+      return this.turn(err.message);
+    }
+  }
+
+  /** Takes the alternative, for good. */
+  turn(refusal: string): Promise<Outcome> {
+    this.refusal = refusal;
+    this.ctx.logger.info({ reason: refusal }, 'not understood; trying the other way to the same rows');
+    return this.read();
+  }
+}
+
+async function prepareOrAlternative(ctx: JobContext, source: Source, outcome: Outcome, way: Way): Promise<{ o: Outcome; prepared: Prepared }> {
   try {
     return { o: outcome, prepared: await prepare(ctx, source, outcome) };
   } catch (err) {
-    if (!(err instanceof NotUnderstoodError) || !outcome.fallback) throw err;
-    ctx.logger.info({ reason: err.message }, 'not understood; trying the other way to the same rows');
-    const o = await outcome.fallback(err.message);
+    if (!(err instanceof NotUnderstoodError) || !way.canTurn) throw err;
+    const o = await way.turn(err.message);
     return { o, prepared: await prepare(ctx, source, o) };
   }
 }
@@ -217,14 +255,14 @@ async function confirmRemovals(
   ctx: JobContext,
   source: Source,
   first: { o: Outcome; prepared: Prepared },
-  again: () => Promise<Outcome>,
+  way: Way,
 ): Promise<{ o: Outcome; prepared: Prepared; planned: PlannedRemoval[] }> {
   const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
   const mass = massRemovals(planned);
   if (mass.length === 0) return { ...first, planned };
   const firstBodies = ctx.ledger.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
-  const second = await prepareOrFallback(ctx, source, await again());
+  const second = await prepareOrAlternative(ctx, source, await way.read(), way);
   const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
   if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
   const reason = `${describeRemovals(mass)}, and a second response fetched at once disagrees: nothing removed`;

@@ -131,8 +131,6 @@ export interface Outcome {
   wholeList?: WholeList;
   /** Other resources of the source whose state this outcome sets (a keyless sync skips bundles). */
   otherStates?: { resources: string[]; status: string };
-  /** Another way to the same rows, tried when these are refused as not understood. */
-  fallback?: (refusal: string) => Promise<Outcome>;
 }
 
 /** What a job settled as, under either runner. */
@@ -176,6 +174,12 @@ export interface JobDefinition<P = unknown> {
   sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
   /** What a planner skipped as unchanged still plans (from what it stored). */
   unchangedFollowUps?(ctx: JobContext, payload: P): Promise<JobRequest[]>;
+  /**
+   * Another way to the same rows (the app's history stream by stream), tried once when what
+   * `handle` read is refused as not understood, whether on reading or when its rows are
+   * prepared for writing; `refusal` says why.
+   */
+  alternative?(ctx: JobContext, payload: P, state: ResourceStateRow | undefined, refusal: string): Promise<Outcome>;
   /** Fetch, read and normalize; `state` is the resource's state before this run. */
   handle(ctx: JobContext, payload: P, state: ResourceStateRow | undefined): Promise<Outcome>;
 }

@@ -6,14 +6,15 @@
 //
 // `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
 // stream for certain is refused (its body kept `invalid`), and the streams are then fetched
-// one by one, in the same job: the default stream, then each key the token is known to have.
+// one by one, the job's declared alternative: the default stream, then each key the token is
+// known to have.
 // The form that worked is remembered per token, so later syncs go straight to it.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory } from '../../schema/warehouse/app.ts';
-import { NotUnderstoodError, ProblemError } from '../../lib/errors.ts';
+import { ProblemError } from '../../lib/errors.ts';
 import { rowMeta, utcDate } from '../../engine/rows.ts';
 import { fetchData, type Fetched } from '../../engine/fetch.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
@@ -21,6 +22,7 @@ import { wholeSet } from '../../engine/sets.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
 import { refuse } from '../../engine/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../../engine/types.ts';
+import type { ResourceStateRow } from '../../store/resource-state.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
@@ -68,42 +70,43 @@ export const appHistoryJob = defineJob({
   token: (p) => p.slug,
   marker: (p) => p.marker,
   async handle(ctx, p, state) {
-    const prev = (state?.details ?? {}) as HistoryDetails;
-    const from = incrementalFrom(ctx, prev);
-    const known = await knownStreams(ctx, p.slug);
-    const outcome = (g: Gathered): Outcome => {
-      const lastTs = g.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
-      const details: HistoryDetails & Record<string, unknown> = {
-        lastTs: lastTs?.toISOString(),
-        lastFullAt: g.incremental ? prev.lastFullAt : ctx.now().toISOString(),
-        incremental: g.incremental,
-        form: g.mode,
-        streams: g.streams,
-        ...g.notes,
-      };
-      const meta = rowMeta(ctx, { asOf: g.asOf });
-      // In place: a token's history is tens of thousands of rows, and a copy of each costs
-      // memory the sync does not need (docs/performance.md, "One hidden class per history row").
-      const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
-      const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
-      return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from, ...(p.whole ? wholeSet(metricHistory, p.whole, true) : {}) })) };
-    };
-    const perStream = async (notes: Record<string, unknown>) => outcome(await gatherPerStream(ctx, p.slug, prev, from, known, notes));
-
+    const prev = previousOf(state);
     // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.
-    if (prev.form === 'per-stream' && !fullFetchDue(ctx, prev)) return perStream({});
-    let all: Gathered;
-    try {
-      all = await gatherAll(ctx, p.slug, from, known);
-    } catch (err) {
-      if (!(err instanceof NotUnderstoodError)) throw err;
-      ctx.logger.info('stream=all was not understood; fetching the streams one by one');
-      return perStream({ refusedAll: err.message });
-    }
-    // Rows of `stream=all` that contradict each other are refused when written: then stream by stream.
-    return { ...outcome(all), fallback: (refusal) => perStream({ refusedAll: refusal }) };
+    if (prev.form === 'per-stream' && !fullFetchDue(ctx, prev)) return perStream(ctx, p.slug, state, {});
+    const known = await knownStreams(ctx, p.slug);
+    // Refused (on reading, or rows that contradict each other when written): the alternative.
+    return outcomeOf(ctx, prev, await gatherAll(ctx, p.slug, incrementalFrom(ctx, prev), known));
   },
+  // `stream=all` not understood: stream by stream.
+  alternative: (ctx, p, state, refusal) => perStream(ctx, p.slug, state, { refusedAll: refusal }),
 });
+
+const previousOf = (state: ResourceStateRow | undefined) => (state?.details ?? {}) as HistoryDetails;
+
+async function perStream(ctx: JobContext, slug: string, state: ResourceStateRow | undefined, notes: Record<string, unknown>): Promise<Outcome> {
+  const prev = previousOf(state);
+  const known = await knownStreams(ctx, slug);
+  return outcomeOf(ctx, prev, await gatherPerStream(ctx, slug, prev, incrementalFrom(ctx, prev), known, notes));
+}
+
+/** The outcome of what was gathered, either way. */
+function outcomeOf(ctx: JobContext, prev: HistoryDetails, g: Gathered): Outcome {
+  const lastTs = g.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
+  const details: HistoryDetails & Record<string, unknown> = {
+    lastTs: lastTs?.toISOString(),
+    lastFullAt: g.incremental ? prev.lastFullAt : ctx.now().toISOString(),
+    incremental: g.incremental,
+    form: g.mode,
+    streams: g.streams,
+    ...g.notes,
+  };
+  const meta = rowMeta(ctx, { asOf: g.asOf });
+  // In place: a token's history is tens of thousands of rows, and a copy of each costs
+  // memory the sync does not need (docs/performance.md, "One hidden class per history row").
+  const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
+  const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
+  return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from, ...(p.whole ? wholeSet(metricHistory, p.whole, true) : {}) })) };
+}
 
 /** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
 async function gatherAll(ctx: JobContext, slug: string, from: string | null, known: ReadonlySet<string>): Promise<Gathered> {
