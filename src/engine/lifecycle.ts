@@ -10,7 +10,7 @@ import { isRouteName, ROUTES, type Bucket } from '../upstream/routes.ts';
 import { recordFieldDrift } from '../store/field-drift.ts';
 import { knownOf } from '../store/known.ts';
 import { keepInvalidBody } from '../store/request-log.ts';
-import { forgetNotFound, readState, writeFailure, writeSuccess, writeUnchanged } from '../store/resource-state.ts';
+import { forgetNotFound, readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
 import { beginWrite, closingBody } from '../store/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
@@ -208,7 +208,7 @@ class Way {
     private readonly ctx: JobContext,
     private readonly job: JobDefinition<any>,
     private readonly payload: unknown,
-    private readonly state: Awaited<ReturnType<typeof readState>>,
+    private readonly state: ResourceStateRow | undefined,
   ) {}
 
   /** Whether the alternative is still there to take. */
