@@ -94,8 +94,9 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     const state = await readState(ctx.warehouse.db, { source: job.source, resource });
     if (!ctx.settings.full && marker) {
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
-        await writeUnchanged(ctx.warehouse.db, { source: job.source, resource, runId: ctx.runId, at: ctx.now() });
-        return { status: 'unchanged', rows: 0, followUps: [...((await job.unchangedFollowUps?.(ctx, payload)) ?? []), ...planned.children] };
+        const unchanged = (await job.unchanged?.(ctx, payload)) ?? {};
+        const rows = await commitUnchanged(ctx, job, resource, unchanged.writes ?? []);
+        return { status: 'unchanged', rows, followUps: [...(unchanged.followUps ?? []), ...planned.children] };
       }
       if (stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
@@ -119,6 +120,24 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     );
     return { status: failure.status, rows: 0, followUps: [], ...(failure.answered ? {} : { failure }) };
   }
+}
+
+/** A job found unchanged: its state says so, with what it still writes (no body read), in one transaction. */
+async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[]): Promise<number> {
+  const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now() };
+  if (writes.length === 0) {
+    await writeUnchanged(ctx.warehouse.db, key);
+    return 0;
+  }
+  const prepared = await prepare(ctx, job.source, { status: 'unchanged', writes });
+  return ctx.warehouse.db.transaction(async (t) => {
+    const tx = t as unknown as Executor;
+    await beginWrite(tx, null);
+    let n = 0;
+    for (const p of prepared.upserts) n += await p.run(tx);
+    await writeUnchanged(tx, key);
+    return n;
+  });
 }
 
 /** Pure: the status of a written outcome (`partial` when some cells were unreadable). */

@@ -110,6 +110,12 @@ export interface WholeList {
   planned: readonly string[];
 }
 
+/** What a job skipped as unchanged still does (`JobDefinition.unchanged`). */
+export interface Unchanged {
+  followUps?: JobRequest[];
+  writes?: TableWrite<any>[];
+}
+
 export interface Outcome {
   /** The resource's status: ok | partial | not_materialized | unauthorized | no_credits | missing_scope ... */
   status: string;
@@ -172,8 +178,11 @@ export interface JobDefinition<P = unknown> {
   rowsFromBodyAlone?: boolean;
   /** Beyond an equal marker, what else must be as before to skip the fetch. */
   sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
-  /** What a planner skipped as unchanged still plans (from what it stored). */
-  unchangedFollowUps?(ctx: JobContext, payload: P): Promise<JobRequest[]>;
+  /**
+   * What a job skipped as unchanged still does, from what it stored: the jobs it plans, and
+   * writes (written with its unchanged state, in one transaction).
+   */
+  unchanged?(ctx: JobContext, payload: P): Promise<Unchanged>;
   /**
    * Another way to the same rows (the app's history stream by stream), tried once when what
    * `handle` read is refused as not understood, whether on reading or when its rows are

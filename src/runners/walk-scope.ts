@@ -10,8 +10,8 @@ export const PLANNER_GROUPS: readonly string[] = ['catalog', 'tokens'];
  * (a token's charts) even when unchanged. While one is queued or running, a walk's total may
  * still grow (progress shows its ETA as a lower bound).
  */
-export function mayPlan(job: Pick<JobDefinition<any>, 'group' | 'unchangedFollowUps'>): boolean {
-  return PLANNER_GROUPS.includes(job.group) || job.unchangedFollowUps !== undefined;
+export function mayPlan(job: Pick<JobDefinition<any>, 'group' | 'unchanged'>): boolean {
+  return PLANNER_GROUPS.includes(job.group) || job.unchanged !== undefined;
 }
 
 export interface WalkScope {

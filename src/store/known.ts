@@ -1,14 +1,13 @@
 // What the resources know of the warehouse, read for them: a resource never queries the
 // warehouse itself (its file holds no SQL). The lifecycle hands each job a `Known` over the
 // warehouse; each method is one question a resource asks (what a planner stored before this
-// run's list is written, the streams a token is known to have), and one mark on what is
-// stored that a planner keeps (a chart's mirror columns).
+// run's list is written, the streams a token is known to have). It writes nothing: what a
+// resource writes goes through the lifecycle, in its job's transaction.
 import { and, eq, sql } from 'drizzle-orm';
 import { charts, metrics, tokenStreams } from '../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTokens } from '../schema/warehouse/gateway.ts';
 import { rawResponses } from '../schema/warehouse/sync.ts';
 import type { Warehouse } from './connection.ts';
-import { beginWrite } from './known-time.ts';
 
 export interface StoredAppChart {
   key: string;
@@ -16,26 +15,13 @@ export interface StoredAppChart {
   rowCount: number | null;
 }
 
-export interface StoredGatewayChart {
-  chartKey: string;
-  payload: unknown;
-  timeframes: string[] | null;
-  mirroredTimeframes: string[] | null;
-  timeframeSubstitutions: Record<string, string | null> | null;
-  asOf: Date | null;
-  runId: string | null;
-  fetchedAt: Date;
-}
+/** A token's gateway chart as stored: its whole row. */
+export type StoredGatewayChart = typeof gatewayCharts.$inferSelect;
 
 export interface StoredGatewayToken {
   slug: string;
   symbol: string | null;
   delisted: boolean;
-}
-
-export interface ChartMirror {
-  mirroredTimeframes: string[];
-  timeframeSubstitutions: Record<string, string | null>;
 }
 
 export interface Known {
@@ -47,8 +33,6 @@ export interface Known {
   streamKeys(slug: string): Promise<Set<string>>;
   /** A token's gateway chart catalog as stored. */
   gatewayCharts(slug: string): Promise<StoredGatewayChart[]>;
-  /** Sets the mirror columns of a token's stored gateway charts, as a write of this run. */
-  setChartMirrors(slug: string, runId: string, changed: readonly { chartKey: string; mirror: ChartMirror }[]): Promise<void>;
   /** The gateway's tokens as stored, delisted ones included. */
   gatewayTokens(): Promise<StoredGatewayToken[]>;
   /** An archived body by its hash (undefined: not archived, or kept as text). */
@@ -74,31 +58,9 @@ export function knownOf(warehouse: Warehouse): Known {
     },
     gatewayCharts(slug) {
       return db
-        .select({
-          chartKey: gatewayCharts.chartKey,
-          payload: gatewayCharts.payload,
-          timeframes: gatewayCharts.timeframes,
-          mirroredTimeframes: gatewayCharts.mirroredTimeframes,
-          timeframeSubstitutions: gatewayCharts.timeframeSubstitutions,
-          asOf: gatewayCharts.asOf,
-          runId: gatewayCharts.runId,
-          fetchedAt: gatewayCharts.fetchedAt,
-        })
+        .select()
         .from(gatewayCharts)
         .where(eq(gatewayCharts.tokenSlug, slug));
-    },
-    async setChartMirrors(slug, runId, changed) {
-      if (changed.length === 0) return;
-      // A new version from known time on (the history trigger), by this run.
-      await db.transaction(async (tx) => {
-        await beginWrite(tx);
-        for (const { chartKey, mirror } of changed) {
-          await tx
-            .update(gatewayCharts)
-            .set({ ...mirror, runId })
-            .where(and(eq(gatewayCharts.tokenSlug, slug), eq(gatewayCharts.chartKey, chartKey)));
-        }
-      });
     },
     async gatewayTokens() {
       const rows = await db.select({ slug: gatewayTokens.slug, symbol: gatewayTokens.symbol, delistedAt: gatewayTokens.delistedAt }).from(gatewayTokens);

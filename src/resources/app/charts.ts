@@ -34,11 +34,11 @@ export const appChartsJob = defineJob({
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async unchangedFollowUps(ctx, p) {
+  async unchanged(ctx, p) {
     // The catalog is as before, but a chart whose last fetch failed must still be healed:
     // plan every known chart again; each skips itself when its own marker matches. The
     // stored rows are not a whole catalog (they keep charts it stopped listing).
-    return storedChartFollowUps(p.slug, await ctx.known.appCharts(p.slug));
+    return { followUps: storedChartFollowUps(p.slug, await ctx.known.appCharts(p.slug)) };
   },
   async handle(ctx, p) {
     const f = await fetchList(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));

@@ -18,7 +18,7 @@ import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
 import { keptMembers, wholeSet } from '../../engine/sets.ts';
 import { documentedPath } from '../../engine/paths.ts';
-import { defineJob, into, type JobContext, type JobRequest, type TableWrite } from '../../engine/types.ts';
+import { defineJob, into, type JobContext, type JobRequest, type TableWrite, type Unchanged } from '../../engine/types.ts';
 import { slugPayload } from './page.ts';
 import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
 
@@ -70,32 +70,31 @@ function chartFollowUps(ctx: JobContext, slug: string, entries: readonly Gateway
 /**
  * The catalog was not fetched (its marker is unchanged), but the configured timeframes may
  * have changed since its rows were written: their record of what is mirrored follows the
- * configuration. Only rows whose record differs are written, as a write like any other: a
- * new version from known time on (the history trigger), by this run.
+ * configuration. Only rows whose record differs are written, as a write like any other (the
+ * lifecycle writes it with the unchanged state): a new version from known time on, by this
+ * run, still linked to the body the row was read from. Pure.
  */
-async function refreshMirrorColumns(ctx: JobContext, slug: string, rows: readonly StoredChart[]): Promise<void> {
+export function mirrorRefresh(rows: readonly StoredGatewayChart[], configured: readonly string[], runId: string): TableWrite<any>[] {
   const changed = rows.flatMap((r) => {
-    const m = mirrorColumns(r, ctx.settings.gatewayChartTimeframes);
-    return isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions }) ? [] : [{ chartKey: r.chartKey, mirror: m }];
+    const m = mirrorColumns(r, configured);
+    return isDeepStrictEqual(m, { mirroredTimeframes: r.mirroredTimeframes, timeframeSubstitutions: r.timeframeSubstitutions }) ? [] : [{ ...r, ...m, runId }];
   });
-  await ctx.known.setChartMirrors(slug, ctx.runId, changed);
+  return changed.length === 0 ? [] : [into(gatewayCharts, changed, { from: null, keep: ['rawResponseId'] })];
 }
-
-type StoredChart = Pick<StoredGatewayChart, 'chartKey' | 'timeframes' | 'mirroredTimeframes' | 'timeframeSubstitutions'>;
 
 /**
  * The chart jobs of the catalog as its last fetch stored it (charts it no longer listed keep
  * their rows, from older runs): a chart whose last fetch failed still heals.
  */
-async function storedChartFollowUps(ctx: JobContext, slug: string): Promise<JobRequest[]> {
+async function whenUnchanged(ctx: JobContext, slug: string): Promise<Unchanged> {
   const rows = await ctx.known.gatewayCharts(slug);
   const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
   const listed = rows.filter((r) => r.runId === last?.runId);
-  await refreshMirrorColumns(ctx, slug, listed);
-  return listed.flatMap((r) => {
+  const followUps = listed.flatMap((r) => {
     const e = readGatewayCatalogItem(r.payload);
     return e ? chartFollowUps(ctx, slug, [{ ...e, timeframes: r.timeframes }], r.asOf) : [];
   });
+  return { followUps, writes: mirrorRefresh(listed, ctx.settings.gatewayChartTimeframes, ctx.runId) };
 }
 
 /**
@@ -135,7 +134,7 @@ export const gatewayChartsJob = defineJob({
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  unchangedFollowUps: (ctx, p) => storedChartFollowUps(ctx, p.slug),
+  unchanged: (ctx, p) => whenUnchanged(ctx, p.slug),
   async handle(ctx, p) {
     const f = await fetchList(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
     const listed = f.items;

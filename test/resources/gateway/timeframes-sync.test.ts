@@ -95,5 +95,11 @@ describe('gateway chart timeframes (defaults)', () => {
     expect(new Set(paths).size).toBe(paths.length);
     const twoInOne = charts().filter((c) => [...expectedTimeframes(c.timeframes, configured).requested.values()].some((r) => r.length > 1));
     expect(twoInOne.length).toBeGreaterThan(0);
+    // The catalogs were not fetched again: their rows' record of what is mirrored was written
+    // as any write is, a version each, the rows still linked to the bodies they were read from.
+    const [latest] = await q(tw.warehouse, `select id::text as id from sync.runs order by started_at desc limit 1`);
+    expect(await count(tw.warehouse, `gateway.charts where run_id = '${latest!.id}'`)).toBeGreaterThan(0);
+    expect(await count(tw.warehouse, `gateway.charts where raw_response_id is null`)).toBe(0);
+    expect(await count(tw.warehouse, `gateway.charts_history h join gateway.charts c using (token_slug, chart_key) where h.known_to = c.fetched_at and h.mirrored_timeframes is distinct from c.mirrored_timeframes`)).toBeGreaterThan(0);
   });
 });
