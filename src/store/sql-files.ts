@@ -1,7 +1,7 @@
 // SQL that drizzle does not generate lives in src/store/sql/ as plain files, applied as
 // repeatable migrations: after the drizzle migrations, a file runs again whenever its text or
 // the schema it stands on changed (the last drizzle migration, the versioned tables), and is
-// skipped otherwise, so a warehouse in step pays one query. Each file can run again; what it
+// skipped otherwise, so a warehouse in step pays one read. Each file can run again; what it
 // replaces is never re-emitted as a numbered migration. Their state is kept beside drizzle's
 // own (`drizzle.__tesync_sql_files`).
 import { createHash } from 'node:crypto';
