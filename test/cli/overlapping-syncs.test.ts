@@ -115,6 +115,8 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     await tw.warehouse.query(
       sql`insert into sync.runs (id, trigger, sources, status, options, started_at) values (${elsewhere}, 'cli', array['app','gateway']::text[], 'running', ${JSON.stringify({ owner: { host: 'elsewhere.invalid', pid: 4242 } })}::jsonb, now() - interval '1 hour')`,
     );
+    // The holder's walk lasts until it is killed, however long the waiter takes to start.
+    sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '30' }]);
     const first = startCli(['sync', '--full'], envFor(tw));
     await first.waitFor(/"msg":"sync started"/);
     const [held] = await tw.warehouse.query<{ id: string }>(sql`select id::text from sync.runs where status = 'running' and id <> ${elsewhere} order by started_at desc limit 1`);
