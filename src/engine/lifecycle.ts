@@ -6,7 +6,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import { NotUnderstoodError } from '../lib/errors.ts';
 import { judgeFailure, type Failure } from '../lib/failure.ts';
-import { isRouteName, ROUTES, type Bucket } from '../upstream/routes.ts';
+import { ROUTES, type Bucket } from '../upstream/routes.ts';
 import { recordFieldDrift } from '../store/field-drift.ts';
 import { knownOf } from '../store/known.ts';
 import { keepInvalidBody } from '../store/request-log.ts';
@@ -18,6 +18,7 @@ import type { Executor } from '../store/table-shape.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
 import { markerUnchanged, sameBodyAsWritten } from './change.ts';
 import { invalid } from './fetch.ts';
+import { childrenOf, fanOut } from './fan-out.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
@@ -32,8 +33,8 @@ export interface PlannedJob {
   payload: unknown;
   resource: string;
   bucket: Bucket;
-  /** The jobs that declare this one plans them (`plannedBy`), to follow it when it settles well. */
-  children: JobRequest[];
+  /** The jobs that declare this one their parent (`plannedBy`), to follow it when it settles well. */
+  children: JobDefinition<any>[];
 }
 
 /** Pure: the job a request names, its payload parsed, or why it cannot run. */
@@ -42,14 +43,12 @@ export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: J
   if (!job) return { error: `unknown job ${req.name}` };
   const parsed = job.payload.safeParse(req.payload);
   if (!parsed.success) return { error: `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
-  const children = [...catalog.values()].filter((j) => j.plannedBy === job.name).map((j) => ({ name: j.name, payload: {} }));
-  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children };
+  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children: childrenOf(catalog, job.name) };
 }
 
 /** The upstream bucket a job's requests go to (its queue, its lane). */
-export function bucketOf(job: Pick<JobDefinition<any>, 'name' | 'source'>): Bucket {
-  if (isRouteName(job.name)) return ROUTES[job.name].bucket;
-  return job.source === 'app' ? 'app-public' : 'gateway';
+export function bucketOf(job: Pick<JobDefinition<any>, 'route'>): Bucket {
+  return ROUTES[job.route].bucket;
 }
 
 export interface Attempt {
@@ -96,7 +95,8 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
         const unchanged = (await job.unchanged?.(ctx, payload)) ?? {};
         const rows = await commitUnchanged(ctx, job, resource, unchanged.writes ?? []);
-        return { status: 'unchanged', rows, followUps: [...(unchanged.followUps ?? []), ...planned.children] };
+        const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
+        return { status: 'unchanged', rows, followUps };
       }
       if (stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
@@ -106,9 +106,8 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     const way = new Way(ctx, job, payload, state);
     const handled = await way.read();
     const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
-    const { rows, written } = await commitOutcome(ctx, job, resource, marker, outcome, way);
-    const followUps = typeof written.followUps === 'function' ? await written.followUps() : (written.followUps ?? []);
-    return { status: written.reported ?? committedStatus(written), rows, followUps: [...followUps, ...planned.children] };
+    const { rows, written, followUps } = await commitOutcome(ctx, planned, marker, outcome, way);
+    return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
     if (attempt.passThrough?.(err)) throw err;
     const judged = judgeFailure(err);
@@ -154,13 +153,13 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  */
 async function commitOutcome(
   ctx: JobContext,
-  job: JobDefinition<any>,
-  resource: string,
+  { job, resource, children }: PlannedJob,
   marker: string | null,
   outcome: Outcome,
   way: Way,
-): Promise<{ rows: number; written: Outcome }> {
+): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] }> {
   const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrAlternative(ctx, job.source, outcome, way), way);
+  const { followUps, wholeList } = fanOut(children, o.listed, ctx.settings);
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
   const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
@@ -184,7 +183,7 @@ async function commitOutcome(
       await closingBody(tx, prepared.bodies[i] ?? null);
       n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
     }
-    if (o.wholeList) await forgetNotFound(tx, job.source, o.wholeList);
+    if (wholeList) await forgetNotFound(tx, job.source, wholeList);
     if (o.otherStates && o.otherStates.resources.length > 0) {
       await tx
         .update(resourceState)
@@ -206,7 +205,7 @@ async function commitOutcome(
     });
     return n;
   });
-  return { rows, written: o };
+  return { rows, written: o, followUps };
 }
 
 interface Prepared {

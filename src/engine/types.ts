@@ -7,6 +7,7 @@ import type { CellTally } from './cell-tally.ts';
 import type { ResourceStateRow } from '../store/resource-state.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Upstream } from '../upstream/index.ts';
+import type { RouteName } from '../upstream/routes.ts';
 import type { ArchivedBody, RequestRecorder } from '../upstream/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
 import type { Known } from '../store/known.ts';
@@ -94,10 +95,6 @@ export function into<T extends PgTable>(table: T, rows: T['$inferInsert'][], opt
 }
 
 /**
- * What a handler found: the rows per table, the resource's state and the work it plans. The
- * job lifecycle (lifecycle.ts) writes it, rows and state in one transaction.
- */
-/**
  * What a list read whole says of the resources it plans: every resource of these kinds under
  * this prefix that exists now is among `planned`; the 404s of the others are forgotten
  * (the one 404 rule: not-found.ts).
@@ -110,12 +107,32 @@ export interface WholeList {
   planned: readonly string[];
 }
 
+/**
+ * The items a job listed, which the jobs it plans fan out over (`JobDefinition.each`): a token
+ * list's tokens, a chart catalog's charts.
+ */
+export interface Listed {
+  items: readonly unknown[];
+  /**
+   * Set when the list was read whole: the resource prefix its children live under
+   * (`token/`, `token/<slug>/chart/`). Every child that exists is then among those planned,
+   * and the 404s of the others are forgotten (the one 404 rule: not-found.ts).
+   */
+  wholeUnder?: string;
+}
+
 /** What a job skipped as unchanged still does (`JobDefinition.unchanged`). */
 export interface Unchanged {
-  followUps?: JobRequest[];
+  /** The items its children fan out over, as last stored (never a whole list). */
+  items?: readonly unknown[];
   writes?: TableWrite<any>[];
 }
 
+/**
+ * What a handler found: the rows per table, the resource's state and what it listed. The job
+ * lifecycle (lifecycle.ts) writes it, rows and state in one transaction, and plans the jobs
+ * that declare this one their parent.
+ */
 export interface Outcome {
   /** The resource's status: ok | partial | not_materialized | unauthorized | no_credits | missing_scope ... */
   status: string;
@@ -131,10 +148,8 @@ export interface Outcome {
   details?: unknown;
   /** How the response's cells were read: judged before anything is written (understood.ts). */
   cells?: CellTally;
-  /** Follow-ups; a function runs after the commit (planners that screen against stored states). */
-  followUps?: JobRequest[] | (() => Promise<JobRequest[]>);
-  /** A list read whole: the 404s of the resources it no longer plans are forgotten (not-found.ts). */
-  wholeList?: WholeList;
+  /** What the job listed, for the jobs that fan out over it. */
+  listed?: Listed;
   /** Other resources of the source whose state this outcome sets (a keyless sync skips bundles). */
   otherStates?: { resources: string[]; status: string };
 }
@@ -152,17 +167,28 @@ export interface JobDefinition<P = unknown> {
   source: Source;
   /** Resource group: for status reports, schedules and `--only`; the resource state's kind. */
   group: string;
+  /**
+   * The upstream route the job mirrors (src/upstream/routes.ts): its requests' bucket, and
+   * among the jobs one list plans, their order (the API's own).
+   */
+  route: RouteName;
   payload: z.ZodType<P>;
   /** The resource this payload stands for (resource_state key, job id). */
   resource(payload: P): string;
   /** A walk of the source starts here (its catalog): every other job is planned by another. */
   root?: boolean;
   /**
-   * The job that plans this one, by name, when there is nothing to fan out over (the payload
-   * is empty): each time that job is written or found unchanged, this one follows. A job that fans out (one per
-   * token, per chart) is planned by its parent's `followUps` instead.
+   * The job that plans this one, by name: each time that job is written or found unchanged,
+   * this one follows, once (payload `{}`), or with `each`, once per item its parent listed.
    */
   plannedBy?: string;
+  /**
+   * The payloads one item of the parent's list plans (none: the item does not have this
+   * resource): one job per token, per chart, per configured period.
+   */
+  each?(item: any, settings: SyncSettings): P[];
+  /** Whether the job runs under these settings at all (bundles need an app key); default yes. */
+  enabled?(settings: SyncSettings): boolean;
   /** The token the job is about, for `--token` filters. */
   token?(payload: P): string | undefined;
   /**

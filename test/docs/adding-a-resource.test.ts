@@ -128,7 +128,7 @@ describe('docs/adding-a-resource.md', () => {
     // In place, the catalog would find the file and the metric catalog would plan the job.
     const withIt = catalogOf([...(await resourceExports(new URL('../../src/resources/', import.meta.url))), job]);
     const metrics = planJob(withIt, { name: 'app.metrics', payload: {} });
-    expect('error' in metrics ? metrics.error : metrics.children).toEqual([{ name: 'app.metric_groups', payload: {} }]);
+    expect('error' in metrics ? metrics.error : metrics.children.map((j) => j.name)).toEqual(['app.metric_groups', 'app.tokens']);
     const planned = planJob(withIt, { name: job.name, payload: {} });
     if ('error' in planned) throw new Error(planned.error);
     const result = await runJob(planned, context, { last: true });

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobContext, JobDefinition } from '../../src/engine/types.ts';
+import type { RouteName } from '../../src/upstream/routes.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { emptyPendingWork, runWalk } from '../../src/runners/in-process.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
@@ -23,10 +24,14 @@ describe('runWalk', () => {
     let release!: () => void;
     const budgetBack = new Promise<void>((r) => (release = r));
     const order: string[] = [];
-    const job = (name: string, source: 'app' | 'gateway', handle: (p: { n: number }) => Promise<void>): JobDefinition<{ n: number }> => ({
+    type Item = { job: string; n: number };
+    const job = (name: string, source: 'app' | 'gateway', route: RouteName, handle: (p: { n: number }) => Promise<void>): JobDefinition<{ n: number }> => ({
       name,
       source,
       group: 'x',
+      route,
+      plannedBy: 'gateway.tokens',
+      each: (i: Item) => (i.job === name ? [{ n: i.n }] : []),
       payload: z.object({ n: z.number() }),
       resource: (p) => `${name}/${p.n}`,
       handle: async (_ctx, p) => {
@@ -36,23 +41,26 @@ describe('runWalk', () => {
       },
     });
     // Gateway jobs wait as a bucket out of budget makes them wait; app jobs just finish.
-    const gateway = job('gateway.page', 'gateway', () => budgetBack);
-    const app = job('app.snapshot', 'app', async () => {});
-    const bundle = job('app.bundle', 'app', async () => {});
+    const gateway = job('gateway.page', 'gateway', 'gateway.token', () => budgetBack);
+    const app = job('app.snapshot', 'app', 'app.token', async () => {});
+    const bundle = job('app.bundle', 'app', 'app.bundle', async () => {});
     const planner: JobDefinition<Record<string, never>> = {
       name: 'gateway.tokens',
       source: 'gateway',
       group: 'tokens',
+      route: 'gateway.tokens',
       payload: z.object({}),
       resource: () => 'tokens',
       handle: async () => ({
         status: 'ok',
         // The waiting jobs are planned first, as a catalog of one source can be.
-        followUps: [
-          ...[1, 2, 3, 4].map((n) => ({ name: gateway.name, payload: { n } })),
-          ...[1, 2, 3].map((n) => ({ name: app.name, payload: { n } })),
-          ...[1, 2].map((n) => ({ name: bundle.name, payload: { n } })),
-        ],
+        listed: {
+          items: [
+            ...[1, 2, 3, 4].map((n): Item => ({ job: gateway.name, n })),
+            ...[1, 2, 3].map((n): Item => ({ job: app.name, n })),
+            ...[1, 2].map((n): Item => ({ job: bundle.name, n })),
+          ],
+        },
       }),
     };
     const catalog = new Map<string, JobDefinition<any>>([planner, gateway, app, bundle].map((j) => [j.name, j]));

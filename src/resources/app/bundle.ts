@@ -12,7 +12,7 @@ import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { refuse } from '../../engine/understood.ts';
 import { defineJob, into, type JobContext, type Outcome } from '../../engine/types.ts';
-import { tokenPayload } from './snapshot.ts';
+import { tokenPayload, tokenRoute } from './snapshot.ts';
 import type { z } from 'zod';
 
 const REFUSALS: Record<number, string> = { 401: 'unauthorized', 402: 'no_credits', 403: 'missing_scope' };
@@ -39,8 +39,13 @@ export function normalizeBundle(ctx: JobContext, slug: string, data: WholeBundle
 
 export const appBundleJob = defineJob({
   name: 'app.bundle',
+  route: 'app.bundle',
   source: 'app',
   group: 'bundle',
+  plannedBy: 'app.tokens',
+  each: tokenRoute(),
+  // Without an app key bundles are not asked: the token list records them `skipped`.
+  enabled: (s) => s.appBundles,
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/bundle`,
   token: (p) => p.slug,

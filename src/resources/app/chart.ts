@@ -58,8 +58,12 @@ function xText(cell: unknown): string | null {
 
 export const appChartJob = defineJob({
   name: 'app.chart',
+  route: 'app.chart',
   source: 'app',
   group: 'chart',
+  // The chart catalog lists the charts' payloads as they are (app.charts).
+  plannedBy: 'app.charts',
+  each: (item: z.infer<typeof chartPayload>) => [item],
   payload: chartPayload,
   resource: (p) => `token/${p.slug}/chart/${p.chartKey}`,
   token: (p) => p.slug,

@@ -12,24 +12,28 @@ import { fetchList } from '../../engine/fetch-list.ts';
 import { keptMembers, wholeSet } from '../../engine/sets.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { documentedPath } from '../../engine/paths.ts';
-import { wholeListOf } from '../../engine/not-found.ts';
-import { defineJob, into, type JobRequest } from '../../engine/types.ts';
+import { defineJob, into } from '../../engine/types.ts';
 import type { StoredAppChart } from '../../store/known.ts';
-import { appChartJob } from './chart.ts';
-import { tokenPayload } from './snapshot.ts';
+import type { chartPayload } from './chart.ts';
+import { tokenPayload, tokenRoute } from './snapshot.ts';
 
 /** The stored catalog row's marker, as the catalog entry's (`CatalogEntry.marker`). */
 const storedMarker = (r: { freshness: string | null; rowCount: number | null }) => versionMarker({ freshness: r.freshness, rowCount: r.rowCount });
 
-/** Chart-data jobs for the charts already in the catalog table, with the markers they were stored with. */
-function storedChartFollowUps(slug: string, rows: readonly StoredAppChart[]): JobRequest[] {
-  return rows.map((r) => ({ name: 'app.chart', payload: { slug, chartKey: r.key, link: null, marker: storedMarker(r) } }));
+type ChartItem = z.infer<typeof chartPayload>;
+
+/** The charts already in the catalog table, with the markers they were stored with. */
+function storedCharts(slug: string, rows: readonly StoredAppChart[]): ChartItem[] {
+  return rows.map((r) => ({ slug, chartKey: r.key, link: null, marker: storedMarker(r) }));
 }
 
 export const appChartsJob = defineJob({
   name: 'app.charts',
+  route: 'app.charts',
   source: 'app',
   group: 'charts',
+  plannedBy: 'app.tokens',
+  each: tokenRoute('charts'),
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
@@ -38,7 +42,7 @@ export const appChartsJob = defineJob({
     // The catalog is as before, but a chart whose last fetch failed must still be healed:
     // plan every known chart again; each skips itself when its own marker matches. The
     // stored rows are not a whole catalog (they keep charts it stopped listing).
-    return { followUps: storedChartFollowUps(p.slug, await ctx.known.appCharts(p.slug)) };
+    return { items: storedCharts(p.slug, await ctx.known.appCharts(p.slug)) };
   },
   async handle(ctx, p) {
     const f = await fetchList(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
@@ -57,7 +61,7 @@ export const appChartsJob = defineJob({
       payload: e.raw,
       ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
     }));
-    const followUps: JobRequest[] = valid.map((e) => ({ name: 'app.chart', payload: { slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker } }));
+    const listed: ChartItem[] = valid.map((e) => ({ slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker }));
     const whole = list !== undefined && invalidItems === 0;
     return {
       status: invalidItems ? 'partial' : 'ok',
@@ -70,8 +74,7 @@ export const appChartsJob = defineJob({
         into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, whole, valid.map((e) => ({ chartKey: e.key })))),
       ],
       // A catalog read whole plans every chart that exists: one it leaves out is gone.
-      ...(whole ? { wholeList: wholeListOf(`token/${p.slug}/chart/`, [appChartJob], followUps) } : {}),
-      followUps,
+      listed: { items: listed, ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
     };
   },
 });

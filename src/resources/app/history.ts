@@ -26,7 +26,7 @@ import type { ResourceStateRow } from '../../store/resource-state.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
-import { tokenPayload } from './snapshot.ts';
+import { tokenPayload, tokenRoute } from './snapshot.ts';
 
 const FILTER_REFUSED = new Set(['invalid_date', 'invalid_date_range', 'invalid_limit']);
 
@@ -63,8 +63,11 @@ interface Gathered {
 
 export const appHistoryJob = defineJob({
   name: 'app.history',
+  route: 'app.history',
   source: 'app',
   group: 'history',
+  plannedBy: 'app.tokens',
+  each: tokenRoute('metricHistory'),
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/history`,
   token: (p) => p.slug,

@@ -22,6 +22,7 @@ export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date |
 
 export const appMetricsJob = defineJob({
   name: 'app.metrics',
+  route: 'app.metrics',
   root: true,
   source: 'app',
   group: 'catalog',
@@ -36,7 +37,6 @@ export const appMetricsJob = defineJob({
       hash: f.response.sha256,
       details: invalidItems ? { invalidItems } : null,
       writes: [into(metrics, rows)],
-      followUps: [{ name: 'app.tokens', payload: {} }],
     };
   },
 });

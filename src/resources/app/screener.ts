@@ -62,8 +62,10 @@ export function metricValueRows(ctx: JobContext, slug: string, surface: 'screene
 
 export const appScreenerJob = defineJob({
   name: 'app.screener',
+  route: 'app.screener',
   source: 'app',
   group: 'screener',
+  plannedBy: 'app.tokens',
   payload: z.object({}),
   resource: () => 'screener',
   async handle(ctx) {

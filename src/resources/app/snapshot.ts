@@ -1,7 +1,7 @@
 // /api/v1/tokens/{slug}: a token's snapshot, its streams and every numeric cell.
 import { z } from 'zod';
-import { snapshot } from '../../schema/upstream/app.ts';
-import { isRecord, readText, readTime } from '../../schema/upstream/values.ts';
+import { snapshot, type TokenItem } from '../../schema/upstream/app.ts';
+import { isRecord, readText, readTime, versionMarker } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenStreams } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { fetchData } from '../../engine/fetch.ts';
@@ -11,6 +11,15 @@ import { defineJob, into, type JobContext } from '../../engine/types.ts';
 import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
+
+/**
+ * Pure: the payload of a token route's job, from the token list's entry (app.tokens): its
+ * `freshness` as sent is the marker (an `asOf` moved by a recomputation is a change here).
+ * `coverage` picks the entries that have the route; none: every entry.
+ */
+export function tokenRoute(coverage?: keyof NonNullable<TokenItem['coverage']>) {
+  return (item: TokenItem): z.infer<typeof tokenPayload>[] => (coverage && !item.coverage?.[coverage] ? [] : [{ slug: item.slug, marker: versionMarker(item.freshness) }]);
+}
 
 /** The parts of a snapshot its metric cells are read from. */
 const SNAPSHOT_CELL_ROOTS = ['row', 'combinedRevenue', 'fundamentals', 'streams'] as const;
@@ -56,8 +65,11 @@ export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<t
 
 export const appSnapshotJob = defineJob({
   name: 'app.snapshot',
+  route: 'app.token',
   source: 'app',
   group: 'snapshot',
+  plannedBy: 'app.tokens',
+  each: tokenRoute('snapshot'),
   payload: tokenPayload,
   resource: (p) => `token/${p.slug}/snapshot`,
   token: (p) => p.slug,

@@ -1,27 +1,20 @@
 // /api/v1/tokens: the token list. Its coverage flags decide which token routes exist, so
-// it plans the per-token work. Tokens it stops listing get `delisted_at`, but only when
+// it is the list the per-token jobs fan out over (each declares which tokens it needs). Tokens it stops listing get `delisted_at`, but only when
 // the list came back whole: a failed or partial list never delists anything. A token route
 // that answered 404 `token_not_found` is not asked again until the list says the token is
 // back: its `freshness` changed, or it was unlisted and is listed again (the one 404 rule,
 // src/engine/not-found.ts).
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
-import { stableMarker, versionMarker } from '../../schema/upstream/values.ts';
+import { stableMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
 import { readTokenList } from '../../engine/lists.ts';
 import { wholeSet } from '../../engine/sets.ts';
-import { wholeListOf } from '../../engine/not-found.ts';
-import { defineJob, into, type JobContext, type JobDefinition, type JobRequest, type TableWrite } from '../../engine/types.ts';
+import { defineJob, into, type JobContext, type TableWrite } from '../../engine/types.ts';
 import { appBundleJob } from './bundle.ts';
-import { appChartsJob } from './charts.ts';
-import { appHistoryJob } from './history.ts';
-import { appSnapshotJob } from './snapshot.ts';
-
-/** The per-token jobs the token list plans. */
-const TOKEN_JOBS: readonly JobDefinition<any>[] = [appSnapshotJob, appHistoryJob, appChartsJob, appBundleJob];
 
 /**
  * Pure: a token entry's marker as app.tokens stores it (`freshness`): its verdict without the
@@ -29,19 +22,6 @@ const TOKEN_JOBS: readonly JobDefinition<any>[] = [appSnapshotJob, appHistoryJob
  */
 export function tokenEntryMarker(item: TokenItem): string | null {
   return stableMarker(withoutVolatile(item.freshness));
-}
-
-/** The per-token work the coverage flags call for. */
-export function tokenFollowUps(item: TokenItem): JobRequest[] {
-  const c = item.coverage ?? {};
-  const marker = versionMarker(item.freshness);
-  const payload = { slug: item.slug, marker };
-  const out: JobRequest[] = [];
-  if (c.snapshot) out.push({ name: 'app.snapshot', payload });
-  if (c.metricHistory) out.push({ name: 'app.history', payload });
-  if (c.charts) out.push({ name: 'app.charts', payload });
-  out.push({ name: 'app.bundle', payload });
-  return out;
 }
 
 function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | null): typeof tokens.$inferInsert {
@@ -65,8 +45,10 @@ function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | n
 
 export const appTokensJob = defineJob({
   name: 'app.tokens',
+  route: 'app.tokens',
   source: 'app',
   group: 'tokens',
+  plannedBy: 'app.metrics',
   payload: z.object({}),
   resource: () => 'tokens',
   async handle(ctx) {
@@ -74,9 +56,6 @@ export const appTokensJob = defineJob({
     const list = readTokenList(f.items ?? [], f.count);
     const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
     const status = list.complete ? 'ok' : 'partial';
-    const perToken = list.items.flatMap(({ item }) => tokenFollowUps(item)).filter((f2) => f2.name !== appBundleJob.name || ctx.settings.appBundles);
-    const followUps: JobRequest[] = [{ name: 'app.screener', payload: {} }, ...perToken];
-    const planning = TOKEN_JOBS.filter((j) => j.name !== appBundleJob.name || ctx.settings.appBundles);
     const writes: TableWrite<any>[] = [
       // A whole list delists the tokens it no longer lists (a failed or partial one never does).
       into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
@@ -98,8 +77,7 @@ export const appTokensJob = defineJob({
       writes,
       ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
       // A whole list plans every token route that exists: one it leaves out is gone.
-      ...(list.complete ? { wholeList: wholeListOf('token/', planning, perToken) } : {}),
-      followUps,
+      listed: { items: list.items.map((i) => i.item), ...(list.complete ? { wholeUnder: 'token/' } : {}) },
     };
   },
 });

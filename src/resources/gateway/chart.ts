@@ -17,6 +17,7 @@ import { CellTally } from '../../engine/cell-tally.ts';
 import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { chartMarker, chartTimeframePlan, type GatewayChartItem } from './charts.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
@@ -134,8 +135,20 @@ export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; 
 
 export const gatewayChartJob = defineJob({
   name: 'gateway.chart',
+  route: 'gateway.chart',
   source: 'gateway',
   group: 'chart',
+  // One per timeframe to mirror: each configured one the chart lists, or its substitute.
+  plannedBy: 'gateway.charts',
+  each: (c: GatewayChartItem, s) =>
+    chartTimeframePlan(c.entry, s.gatewayChartTimeframes).fetches.map((f) => ({
+      slug: c.slug,
+      chartKey: c.entry.key,
+      timeframe: f.timeframe as (typeof GATEWAY_TIMEFRAMES)[number],
+      requested: f.requested,
+      link: c.entry.link,
+      marker: chartMarker(c.catalogAsOf, c.entry),
+    })),
   payload: chartPayload,
   resource: (p) => `token/${p.slug}/chart/${p.chartKey}/${p.timeframe}`,
   token: (p) => p.slug,

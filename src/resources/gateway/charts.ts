@@ -20,6 +20,7 @@ import { keptMembers, wholeSet } from '../../engine/sets.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into, type JobContext, type JobRequest, type TableWrite, type Unchanged } from '../../engine/types.ts';
 import { slugPayload } from './page.ts';
+import type { GatewayTokenItem } from './tokens.ts';
 import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
 
 export interface GatewayCatalogEntry extends CatalogEntry {
@@ -58,13 +59,12 @@ export function chartMarker(catalogAsOf: Date | null, entry: Pick<CatalogEntry, 
   return versionMarker({ asOf: catalogAsOf?.toISOString() ?? null, item: entry.marker });
 }
 
-function chartFollowUps(ctx: JobContext, slug: string, entries: readonly GatewayCatalogEntry[], catalogAsOf: Date | null): JobRequest[] {
-  return entries.flatMap((e) =>
-    chartTimeframePlan(e, ctx.settings.gatewayChartTimeframes).fetches.map((f) => ({
-      name: 'gateway.chart',
-      payload: { slug, chartKey: e.key, timeframe: f.timeframe, requested: f.requested, link: e.link, marker: chartMarker(catalogAsOf, e) },
-    })),
-  );
+/** A listed chart, as its timeframe jobs fan out over it (gateway.chart). */
+export interface GatewayChartItem {
+  slug: string;
+  entry: GatewayCatalogEntry;
+  /** The catalog's as-of, part of the chart's marker. */
+  catalogAsOf: Date | null;
 }
 
 /**
@@ -90,11 +90,11 @@ async function whenUnchanged(ctx: JobContext, slug: string): Promise<Unchanged> 
   const rows = await ctx.known.gatewayCharts(slug);
   const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
   const listed = rows.filter((r) => r.runId === last?.runId);
-  const followUps = listed.flatMap((r) => {
+  const items = listed.flatMap((r): GatewayChartItem[] => {
     const e = readGatewayCatalogItem(r.payload);
-    return e ? chartFollowUps(ctx, slug, [{ ...e, timeframes: r.timeframes }], r.asOf) : [];
+    return e ? [{ slug, entry: { ...e, timeframes: r.timeframes }, catalogAsOf: r.asOf }] : [];
   });
-  return { followUps, writes: mirrorRefresh(listed, ctx.settings.gatewayChartTimeframes, ctx.runId) };
+  return { items, writes: mirrorRefresh(listed, ctx.settings.gatewayChartTimeframes, ctx.runId) };
 }
 
 /**
@@ -128,8 +128,11 @@ function catalogWrites(
 
 export const gatewayChartsJob = defineJob({
   name: 'gateway.charts',
+  route: 'gateway.charts',
   source: 'gateway',
   group: 'charts',
+  plannedBy: 'gateway.tokens',
+  each: (t: GatewayTokenItem) => [t],
   payload: slugPayload,
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
@@ -152,13 +155,15 @@ export const gatewayChartsJob = defineJob({
       payload: e.raw,
       ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
     }));
+    const whole = listed !== undefined && invalidItems === 0;
     return {
       status: invalidItems ? 'partial' : 'ok',
       asOf: f.meta.asOf,
       hash: f.sha256,
       details: { charts: valid.length, invalidItems },
-      writes: catalogWrites(p.slug, rows, valid, listed !== undefined && invalidItems === 0, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
-      followUps: chartFollowUps(ctx, p.slug, valid, f.meta.asOf),
+      writes: catalogWrites(p.slug, rows, valid, whole, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
+      // A catalog read whole plans every chart that exists: one it leaves out is gone.
+      listed: { items: valid.map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
     };
   },
 });

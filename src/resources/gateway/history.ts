@@ -18,6 +18,7 @@ import { CellTally } from '../../engine/cell-tally.ts';
 import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import type { GatewayTokenItem } from './tokens.ts';
 
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
 
@@ -62,8 +63,12 @@ export function readTrend(ctx: JobContext, slug: string, period: string, data: G
 
 export const gatewayHistoryJob = defineJob({
   name: 'gateway.history',
+  route: 'gateway.history',
   source: 'gateway',
   group: 'history',
+  plannedBy: 'gateway.tokens',
+  // One per configured period.
+  each: (t: GatewayTokenItem, s) => s.gatewayHistoryPeriods.map((period) => ({ ...t, period: period as (typeof GATEWAY_PERIODS)[number] })),
   payload: historyPayload,
   resource: (p) => `token/${p.slug}/history/${p.period}`,
   token: (p) => p.slug,

@@ -67,8 +67,10 @@ async function previousFingerprint(ctx: JobContext, path: string, details: unkno
 
 export const gatewayOpenapiJob = defineJob({
   name: 'gateway.openapi',
+  route: 'gateway.openapi',
   source: 'gateway',
   group: 'contract',
+  plannedBy: 'gateway.tokens',
   payload: z.object({}),
   resource: () => 'openapi',
   async handle(ctx, _p, state) {

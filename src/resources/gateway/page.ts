@@ -14,6 +14,7 @@ import { refuse } from '../../engine/understood.ts';
 import { fetchData } from '../../engine/fetch.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
+import type { GatewayTokenItem } from './tokens.ts';
 
 /** `marker`: what says the token's routes changed (see tokens.ts); absent, they are fetched. */
 export const slugPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
@@ -68,8 +69,11 @@ export function normalizePage(ctx: JobContext, slug: string, data: z.infer<typeo
 
 export const gatewayPageJob = defineJob({
   name: 'gateway.page',
+  route: 'gateway.token',
   source: 'gateway',
   group: 'page',
+  plannedBy: 'gateway.tokens',
+  each: (t: GatewayTokenItem) => [t],
   payload: slugPayload,
   resource: (p) => `token/${p.slug}/page`,
   token: (p) => p.slug,

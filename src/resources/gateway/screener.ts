@@ -101,8 +101,10 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
 
 export const gatewayScreenerJob = defineJob({
   name: 'gateway.screener',
+  route: 'gateway.screener',
   source: 'gateway',
   group: 'screener',
+  plannedBy: 'gateway.tokens',
   payload: z.object({}),
   resource: () => 'screener',
   async handle(ctx) {

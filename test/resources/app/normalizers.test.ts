@@ -2,7 +2,6 @@ import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../../src/resources/app/history.ts';
 import { readScreenerRow, screenerValues } from '../../../src/resources/app/screener.ts';
-import { tokenFollowUps } from '../../../src/resources/app/tokens.ts';
 import { readCatalogItem, readTokenList } from '../../../src/engine/lists.ts';
 import { collectMetricCells } from '../../../src/engine/metric-cells.ts';
 import { history } from '../../../src/schema/upstream/app.ts';
@@ -51,11 +50,6 @@ describe('token list', () => {
     expect(readTokenList([item('a'), { nope: 1 }], undefined).complete).toBe(false);
     expect(readTokenList([item('a'), item('../etc')], undefined)).toMatchObject({ complete: false, invalidItems: 1 });
     expect(readTokenList([], 0).complete).toBe(false);
-  });
-
-  it('plans only the routes the coverage flags say exist', () => {
-    const names = tokenFollowUps(readTokenList([item('a', { snapshot: true, charts: true })], 1).items[0]!.item).map((f) => f.name);
-    expect(names).toEqual(['app.snapshot', 'app.charts', 'app.bundle']);
   });
 });
 

@@ -13,7 +13,6 @@ import { problemDetails as detailsOf } from '../../../src/store/resource-state.t
 /** What a failed fetch keeps of its problem in `details.problem`. */
 const problemDetails = (err: unknown) => detailsOf(judgeFailure(err));
 import { normalizeScreenerRow } from '../../../src/resources/gateway/screener.ts';
-import { gatewayFollowUps } from '../../../src/resources/gateway/tokens.ts';
 import type { JobContext } from '../../../src/engine/types.ts';
 import { gatewayChartItem, gatewayPageShell, gatewayTrend } from '../../../src/schema/upstream/gateway.ts';
 import { ProblemError, UpstreamServerError } from '../../../src/lib/errors.ts';
@@ -249,17 +248,6 @@ describe('contract drift', () => {
 });
 
 describe('walk and problems', () => {
-  it('plans screener, contract and per-token work for every configured period', () => {
-    expect(gatewayFollowUps(['a'], ['30d', '365d']).map((f) => `${f.name} ${JSON.stringify(f.payload)}`)).toEqual([
-      'gateway.screener {}',
-      'gateway.openapi {}',
-      'gateway.page {"slug":"a"}',
-      'gateway.history {"slug":"a","period":"30d"}',
-      'gateway.history {"slug":"a","period":"365d"}',
-      'gateway.charts {"slug":"a"}',
-    ]);
-  });
-
   it('keeps code, instance and request id; only not-covered codes are outcomes', () => {
     const fields = { type: undefined, title: 'Not Found', detail: 'd', scope: undefined, extensions: {}, path: '/v1/tokens/x' };
     const notFound = new ProblemError({ ...fields, status: 404, code: 'token-not-found', instance: '/v1/tokens/x', requestId: 'r1' });
