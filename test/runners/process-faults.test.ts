@@ -55,38 +55,39 @@ describe('sync killed with SIGKILL at random points', () => {
   it(`${KILL_RUNS} killed runs, then one more run: the complete mirror, nothing duplicated or half-written`, async () => {
     const random = seeded(20261121);
     const env = childEnv({ TE_APP_URL: sim.url, DATABASE_URL: db.databaseUrl, LOG_LEVEL: 'warn', TE_CONCURRENCY: '4' });
-    // How long a whole run takes here, start-up included: the kills are drawn inside it.
-    // The first run also migrates, so the second one is the measure.
-    let fullRunMs = 0;
-    let startupMs = 0;
+    // How long a walk takes here, from its first request to its end: the kills are drawn
+    // inside it, counted from the walk's own first request, so that a start-up slowed by the
+    // machine's load moves the kill with it. The first run also migrates; the second measures.
+    let walkMs = 0;
     for (let i = 0; i < 2; i++) {
-      const t0 = Date.now();
       sim.resetRequests();
       await new Promise((resolve) => spawn(process.execPath, [BIN, 'sync', '--full'], { env, stdio: 'ignore' }).on('exit', resolve));
-      fullRunMs = Date.now() - t0;
-      // Kills before the first request only stop a process that has not started its walk.
-      startupMs = sim.requests[0]!.at - t0;
+      walkMs = Date.now() - sim.requests[0]!.at;
     }
     const killedAt: number[] = [];
     let finishedBeforeKill = 0;
     // Until KILL_RUNS runs were really killed mid-walk (a run may finish before its kill point).
     for (let i = 0; killedAt.length < KILL_RUNS && i < KILL_RUNS * 3; i++) {
+      sim.resetRequests();
       // Most runs fetch everything (--full) so the kills land inside big writes; every
       // fourth is an ordinary incremental run.
       const child = spawn(process.execPath, [BIN, 'sync', ...(i % 4 === 3 ? [] : ['--full'])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      const killAfter = Math.round(startupMs + random() * Math.max(100, fullRunMs * 0.9 - startupMs));
-      const startedAt = Date.now();
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      const outcome = await Promise.race([exited.then(() => 'exited' as const), delay(killAfter).then(() => 'timer' as const)]);
+      let done = false;
+      void exited.then(() => (done = true));
+      // The walk has started once the simulator sees its first request.
+      while (!done && sim.requests.length === 0) await delay(5);
+      const killAfter = Math.round(random() * Math.max(50, walkMs * 0.9));
+      const outcome = done ? ('exited' as const) : await Promise.race([exited.then(() => 'exited' as const), delay(killAfter).then(() => 'timer' as const)]);
       if (outcome === 'timer') {
         child.kill('SIGKILL');
         killedAt.push(killAfter);
       } else {
         finishedBeforeKill++;
-        // Runs vary with the machine's load: draw later kills inside the shortest run seen.
-        fullRunMs = Math.min(fullRunMs, Date.now() - startedAt);
+        // Walks vary with the machine's load: draw later kills inside the shortest walk seen.
+        if (sim.requests.length > 0) walkMs = Math.min(walkMs, Date.now() - sim.requests[0]!.at);
         // A run that ends on its own must have ended well.
         expect(await exited, stderr).toBe(0);
       }
@@ -105,7 +106,7 @@ describe('sync killed with SIGKILL at random points', () => {
       expect(open!.n).toBe(0);
       const [abandoned] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.runs where error like 'abandoned:%'`);
       expect(abandoned!.n).toBeGreaterThan(0);
-      recordFigure('process.sigkill', { runs: KILL_RUNS, fullRunMs, startupMs, killed: killedAt.length, finishedBeforeKill, killPointsMs: killedAt, rowsLost: 0, abandonedRunsClosed: abandoned!.n });
+      recordFigure('process.sigkill', { runs: KILL_RUNS, walkMs, killed: killedAt.length, finishedBeforeKill, killPointsMs: killedAt, rowsLost: 0, abandonedRunsClosed: abandoned!.n });
     } finally {
       await w.close();
     }
