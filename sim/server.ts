@@ -87,6 +87,7 @@ class SimServer implements Simulator {
   private readonly gatewayKeys: ReadonlySet<string>;
   private readonly limiter: RateLimiter;
   private readonly retryAfterForm: 'seconds' | 'http-date';
+  private readonly now: () => number;
   private readonly resetForm: 'delta' | 'epoch';
   private readonly latency: number | [number, number];
   private epoch: number;
@@ -122,6 +123,7 @@ class SimServer implements Simulator {
     this.gatewayKeys = new Set(o.gatewayKeys ?? []);
     this.limiter = new RateLimiter(o.rateLimits);
     this.retryAfterForm = o.retryAfterForm ?? 'seconds';
+    this.now = o.now ?? Date.now;
     this.resetForm = o.resetForm ?? 'delta';
     this.latency = o.latencyMs ?? 0;
     this.faults = mergeFaults(NO_FAULTS, o.faults ?? {});
@@ -284,13 +286,13 @@ class SimServer implements Simulator {
     const segments = api === 'app' ? splitSegments(path.slice(APP_PREFIX.length)) : api === 'gateway' && path !== OPENAPI_PATH ? splitSegments(path.slice(GATEWAY_PREFIX.length)) : [];
     const headers = flattenHeaders(req.headers);
     const bucket: BucketName = api === 'app' ? (isAppKeyRoute(segments) ? 'app-key' : 'app-public') : api === 'gateway' ? 'gateway' : 'none';
-    const record: RecordedRequest = { seq, at: Date.now(), method: req.method ?? 'GET', path: rawUrl, headers, remoteAddress: req.socket.remoteAddress ?? '', bucket, status: 0 };
+    const record: RecordedRequest = { seq, at: this.now(), method: req.method ?? 'GET', path: rawUrl, headers, remoteAddress: req.socket.remoteAddress ?? '', bucket, status: 0 };
     this.requests.push(record);
 
     await this.sleep(this.latencyFor(seq));
     if (this.closed) return;
 
-    const now = Date.now();
+    const now = this.now();
     const skew = this.faults.dateSkewMs;
     const servedAt = new Date(now + skew).toISOString();
     const requestId = `sim-${this.seed}-${seq}`;

@@ -52,6 +52,11 @@ export interface SimOptions {
   /** gateway X-RateLimit-Reset: seconds until reset, or the reset instant in epoch seconds */
   resetForm?: 'delta' | 'epoch';
   latencyMs?: number | [number, number];
+  /**
+   * The simulator's clock (default `Date.now`): its rate windows, outages, `Date` headers and
+   * request times. A test that waits on rate windows runs it fast, with the client's.
+   */
+  now?: () => number;
   forms?: Partial<SimForms>;
   faults?: Partial<SimFaults>;
   losses?: Partial<SimLosses>;
@@ -93,7 +98,7 @@ export interface SimOutage {
   after?: number;
 }
 
-/** An outage that happened: its bucket and when it ran (Date.now() of the simulator). */
+/** An outage that happened: its bucket and when it ran (on the simulator's clock). */
 export interface OutageWindow {
   bucket: SimOutage['bucket'];
   seconds: number;
@@ -247,7 +252,7 @@ export type BucketName = 'app-public' | 'app-key' | 'gateway' | 'none';
 
 export interface RecordedRequest {
   seq: number;
-  /** Date.now() on arrival */
+  /** On arrival, on the simulator's clock (`SimulatorOptions.now`) */
   at: number;
   method: string;
   /** path and query exactly as received */
