@@ -2,10 +2,10 @@
 // both runners, as real processes, end the run `partial` with a warning that names the
 // variable and counts the refusals, and never print the key.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { SCHEDULES_OFF, withWorkerRun } from '../helpers/workers.ts';
 
 const goodKey = canaryKey('app_good');
@@ -14,21 +14,14 @@ const gwKey = canaryKey('gw');
 const WARNING = /warning: the app host refused the key in TE_APP_API_KEY on every request that needs it \((\d+) requests; 401 unauthorized: (\d+)\): research bundles were not fetched; check the key/;
 
 describe('a key refused on every request that needs it', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 23, appKeys: { [goodKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
   let env: Record<string, string>;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 23, appKeys: { [goodKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
-    tw = await createTestWarehouse();
-    env = { TE_APP_URL: sim.url, TE_APP_API_KEY: wrongKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: tw.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000' };
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
+  beforeAll(() => {
+    env = { TE_APP_URL: fx.sim.url, TE_APP_API_KEY: wrongKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: fx.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000' };
   });
 
-  const bundleRequests = () => sim.requests.filter((r) => r.path.endsWith('/full')).length;
-  const lastRun = async () => (await tw.warehouse.query<{ status: string; stats: any }>(sql`select status, stats from sync.runs order by started_at desc limit 1`))[0]!;
+  const bundleRequests = () => fx.sim.requests.filter((r) => r.path.endsWith('/full')).length;
+  const lastRun = async () => (await fx.warehouse.query<{ status: string; stats: any }>(sql`select status, stats from sync.runs order by started_at desc limit 1`))[0]!;
 
   it('tesync sync: "Sync partial", a warning line with the variable and the count, exit 0', async () => {
     const before = bundleRequests();

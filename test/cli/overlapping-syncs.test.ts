@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { SYNC_LOCK_NAMESPACE, SOURCE_LOCK_IDS } from '../../src/store/source-lock.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 
@@ -19,13 +19,21 @@ const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const SKIPPED = new RegExp(`^Sync skipped: another tesync sync is walking app and gateway \\(run (${UUID}), started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC, pid (\\d+) on [^)]+\\); nothing to do \\(--wait waits for it instead\\)\\n$`);
 
 describe('overlapping tesync sync runs on one warehouse', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({
+    tokens: 4,
+    historyDays: 10,
+    chartsPerToken: 1,
+    seed: 231,
+    latencyMs: [150, 250],
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+    gatewayKeys: [gwKey],
+  });
+  // A second warehouse, for what one sync alone leaves.
   let base: TestWarehouse;
   const envFor = (w: TestWarehouse, extra: Record<string, string> = {}) => ({
-    TE_APP_URL: sim.url,
+    TE_APP_URL: fx.sim.url,
     TE_APP_API_KEY: appKey,
-    TE_GATEWAY_URL: sim.url,
+    TE_GATEWAY_URL: fx.sim.url,
     TE_GATEWAY_API_KEY: gwKey,
     DATABASE_URL: w.databaseUrl,
     TE_REQUEST_TIMEOUT_MS: '5000',
@@ -37,37 +45,27 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     w.warehouse.query<{ id: string; status: string; trigger: string; started_at: Date; finished_at: Date | null; error: string | null }>(
       sql`select id::text, status, trigger, started_at, finished_at, error from sync.runs order by started_at`,
     );
-  const paths = () => sim.requests.map((r) => r.path);
+  const paths = () => fx.sim.requests.map((r) => r.path);
 
   beforeAll(async () => {
-    sim = await startSimulator({
-      tokens: 4,
-      historyDays: 10,
-      chartsPerToken: 1,
-      seed: 231,
-      latencyMs: [150, 250],
-      appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
-      gatewayKeys: [gwKey],
-    });
-    [tw, base] = await Promise.all([createTestWarehouse(), createTestWarehouse()]);
+    base = await createTestWarehouse();
   });
   afterAll(async () => {
-    await sim?.close();
-    await Promise.all([tw?.cleanup(), base?.cleanup()]);
+    await base?.cleanup();
   });
 
   let single: string[] = [];
 
   it('two started together: one walks, the other exits 0 with one line; the warehouse as one sync leaves it; no path asked twice', async () => {
     // What one sync alone asks, into a warehouse of its own.
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const alone = await runCli(['sync'], envFor(base), { timeoutMs: 120_000 });
     expect(alone.code, alone.stderr).toBe(0);
     single = paths();
     expect(new Set(single).size, 'one sync alone asks each path once').toBe(single.length);
 
-    sim.resetRequests();
-    const both = await Promise.all([runCli(['sync'], envFor(tw), { timeoutMs: 120_000 }), runCli(['sync'], envFor(tw), { timeoutMs: 120_000 })]);
+    fx.sim.resetRequests();
+    const both = await Promise.all([runCli(['sync'], envFor(fx.tw), { timeoutMs: 120_000 }), runCli(['sync'], envFor(fx.tw), { timeoutMs: 120_000 })]);
     for (const r of both) expect(r.code, r.stderr).toBe(0);
     const walked = both.filter((r) => r.stdout.startsWith('Sync succeeded in '));
     const skipped = both.filter((r) => r.stdout.startsWith('Sync skipped: '));
@@ -76,7 +74,7 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     const m = SKIPPED.exec(skipped[0]!.stdout);
     expect(m, skipped[0]!.stdout).not.toBeNull();
 
-    const recorded = await runs(tw);
+    const recorded = await runs(fx.tw);
     expect(recorded.map((r) => [r.status, r.trigger])).toEqual([['succeeded', 'cli']]);
     expect(m![1]).toBe(recorded[0]!.id);
     expect(walked[0]!.stdout).toContain(`(run ${recorded[0]!.id})`);
@@ -85,24 +83,24 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     const asked = paths();
     expect(new Set(asked).size).toBe(asked.length);
     expect([...asked].sort()).toEqual([...single].sort());
-    expect(await warehouseDigest(tw.warehouse)).toEqual(await warehouseDigest(base.warehouse));
+    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base.warehouse));
   }, 240_000);
 
   it('a source another sync walks is left to it; the rest is walked', async () => {
     // The gateway's walk lasts, however long the second process takes to start on a busy
     // machine: its screener answers 429 with Retry-After 8 once, holding the gateway's bucket.
-    sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '8' }]);
-    const gateway = startCli(['sync', '--source', 'gateway', '--full'], envFor(tw));
+    fx.sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '8' }]);
+    const gateway = startCli(['sync', '--source', 'gateway', '--full'], envFor(fx.tw));
     await gateway.waitFor(/"msg":"sync started"/);
-    const r = await runCli(['sync', '--only', 'tokens'], envFor(tw), { timeoutMs: 120_000 });
+    const r = await runCli(['sync', '--only', 'tokens'], envFor(fx.tw), { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`tesync: skipped: another tesync sync is walking gateway \\(run ${UUID}, started [^)]+\\); this sync walks app\\n`));
     expect(r.stdout).toMatch(/^Sync succeeded in /);
     const g = await gateway.exited;
     expect(g.code, g.stderr).toBe(0);
-    const recorded = await runs(tw);
+    const recorded = await runs(fx.tw);
     const [appRun, gatewayRun] = await Promise.all(
-      ['app', 'gateway'].map(async (s) => (await tw.warehouse.query<{ status: string }>(sql`select status from sync.runs where sources = array[${s}]::text[] order by started_at desc limit 1`))[0]),
+      ['app', 'gateway'].map(async (s) => (await fx.warehouse.query<{ status: string }>(sql`select status from sync.runs where sources = array[${s}]::text[] order by started_at desc limit 1`))[0]),
     );
     expect(appRun?.status).toBe('succeeded');
     expect(gatewayRun?.status).toBe('succeeded');
@@ -112,18 +110,18 @@ describe('overlapping tesync sync runs on one warehouse', () => {
   it('--wait waits for the holder; a holder killed outright (SIGKILL) frees the lock and the waiter proceeds', async () => {
     // A run some other machine started and lost: the next sync that holds its sources closes it.
     const elsewhere = randomUUID();
-    await tw.warehouse.query(
+    await fx.warehouse.query(
       sql`insert into sync.runs (id, trigger, sources, status, options, started_at) values (${elsewhere}, 'cli', array['app','gateway']::text[], 'running', ${JSON.stringify({ owner: { host: 'elsewhere.invalid', pid: 4242 } })}::jsonb, now() - interval '1 hour')`,
     );
     // The holder's walk lasts until it is killed, however long the waiter takes to start.
-    sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '30' }]);
-    const first = startCli(['sync', '--full'], envFor(tw));
+    fx.sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '30' }]);
+    const first = startCli(['sync', '--full'], envFor(fx.tw));
     await first.waitFor(/"msg":"sync started"/);
-    const [held] = await tw.warehouse.query<{ id: string }>(sql`select id::text from sync.runs where status = 'running' and id <> ${elsewhere} order by started_at desc limit 1`);
+    const [held] = await fx.warehouse.query<{ id: string }>(sql`select id::text from sync.runs where status = 'running' and id <> ${elsewhere} order by started_at desc limit 1`);
     expect(held).toBeDefined();
-    expect((await tw.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${elsewhere}`))[0]?.status).toBe('failed');
+    expect((await fx.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${elsewhere}`))[0]?.status).toBe('failed');
 
-    const second = startCli(['sync', '--wait'], envFor(tw));
+    const second = startCli(['sync', '--wait'], envFor(fx.tw));
     await second.waitFor(new RegExp(`tesync: waiting: another tesync sync is walking app and gateway \\(run ${held!.id}, started [^)]+, pid ${first.child.pid} on `));
     first.child.kill('SIGKILL');
     const killed = await first.exited;
@@ -132,7 +130,7 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     const r = await second.exited;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Sync succeeded in /);
-    const after = await runs(tw);
+    const after = await runs(fx.tw);
     const dead = after.find((x) => x.id === held!.id)!;
     expect(dead.status).toBe('failed');
     expect(dead.error).toMatch(/^abandoned: /);
@@ -141,13 +139,13 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     // The waiter walked after the kill, and the warehouse is whole again.
     const waiterRun = after.at(-1)!;
     expect(waiterRun.status).toBe('succeeded');
-    expect(await warehouseDigest(tw.warehouse)).toEqual(await warehouseDigest(base.warehouse));
+    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base.warehouse));
   }, 240_000);
 
   it('a holder whose lock connection drops takes the lock again when it is free, and goes on', async () => {
-    const admin = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    const admin = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const p = startCli(['sync', '--full'], envFor(tw));
+      const p = startCli(['sync', '--full'], envFor(fx.tw));
       await p.waitFor(/"msg":"sync started"/);
       const [t] = await admin<{ n: number }[]>`select count(pg_terminate_backend(pid, 5000))::int as n from pg_stat_activity where application_name like 'tesync sync %' and datname = current_database()`;
       expect(t!.n).toBe(1);
@@ -161,10 +159,10 @@ describe('overlapping tesync sync runs on one warehouse', () => {
   }, 240_000);
 
   it('a holder whose lock another sync took while its connection was down stops early, exit 1, saying so', async () => {
-    const admin = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
-    const rival = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    const admin = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
+    const rival = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const p = startCli(['sync', '--full'], envFor(tw));
+      const p = startCli(['sync', '--full'], envFor(fx.tw));
       await p.waitFor(/"msg":"sync started"/);
       // The rival queues for the locks first: the moment the holder's session ends, they are its.
       const rivalLocks = rival`select pg_advisory_lock(${SYNC_LOCK_NAMESPACE}::int, ${SOURCE_LOCK_IDS.app!}::int), pg_advisory_lock(${SYNC_LOCK_NAMESPACE}::int, ${SOURCE_LOCK_IDS.gateway!}::int)`.execute();
@@ -174,7 +172,7 @@ describe('overlapping tesync sync runs on one warehouse', () => {
       const r = await p.exited;
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stderr).toMatch(/tesync: error: lost the warehouse lock of app(, gateway)? to another tesync sync: stopped this sync early/);
-      const [last] = await tw.warehouse.query<{ status: string }>(sql`select status from sync.runs order by started_at desc limit 1`);
+      const [last] = await fx.warehouse.query<{ status: string }>(sql`select status from sync.runs order by started_at desc limit 1`);
       expect(last!.status).not.toBe('running');
     } finally {
       await rival.end();

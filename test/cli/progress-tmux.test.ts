@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { BIN } from '../helpers/cli.ts';
-import { canaryKey, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, uniqueName } from '../helpers/services.ts';
 
 const COLUMNS = 80;
 const appKey = canaryKey('app_tmux');
@@ -21,37 +21,33 @@ function shellQuote(s: string): string {
 }
 
 describe('progress on an 80-column terminal (tmux)', () => {
-  let sim: Simulator;
-  let db: TestDatabase;
+  // Each bucket allows 8 requests per 3 s: the walk (about 50 requests) waits several times.
+  const limit = { limit: 8, windowMs: 3000 };
+  const fx = useSimAndWarehouse({
+    tokens: 4,
+    historyDays: 30,
+    chartsPerToken: 2,
+    seed: 80,
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+    gatewayKeys: [gwKey],
+    rateLimits: { appPublic: limit, appKey: limit, gateway: limit },
+    latencyMs: [5, 30],
+  });
   let dir: string;
   const socket = uniqueName('tesync_progress');
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
 
-  beforeAll(async () => {
+  beforeAll(() => {
     if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
-    // Each bucket allows 8 requests per 3 s: the walk (about 50 requests) waits several times.
-    const limit = { limit: 8, windowMs: 3000 };
-    sim = await startSimulator({
-      tokens: 4,
-      historyDays: 30,
-      chartsPerToken: 2,
-      seed: 80,
-      appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
-      gatewayKeys: [gwKey],
-      rateLimits: { appPublic: limit, appKey: limit, gateway: limit },
-      latencyMs: [5, 30],
-    });
-    db = await createTestDatabase({ migrated: true });
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-tmux-'));
   });
-  afterAll(async () => {
+  // Runs before the fixture's teardown: the tesync in the pane goes before its simulator.
+  afterAll(() => {
     try {
       tmux('kill-server');
     } catch {
       // Not started, or gone already.
     }
-    await sim?.close();
-    await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -60,11 +56,11 @@ describe('progress on an 80-column terminal (tmux)', () => {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? dir,
       LANG: 'C.UTF-8',
-      TE_APP_URL: sim.url,
+      TE_APP_URL: fx.sim.url,
       TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: sim.url,
+      TE_GATEWAY_URL: fx.sim.url,
       TE_GATEWAY_API_KEY: gwKey,
-      DATABASE_URL: db.databaseUrl,
+      DATABASE_URL: fx.databaseUrl,
       TE_CONCURRENCY: '4',
     };
     const script = path.join(dir, 'run.sh');

@@ -3,11 +3,11 @@
 // the setting, and only those, and log how many; a bad value stops start-up naming it.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/lib/config.ts';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { SCHEDULES_OFF, withWorkerRun } from '../helpers/workers.ts';
 
 const DAY = 86_400_000;
@@ -38,30 +38,23 @@ describe('TE_REQUESTS_RETENTION_DAYS', () => {
 });
 
 describe('requests retention in both runners', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 6, gatewayKeys: [gwKey] });
   let env: Record<string, string>;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 6, gatewayKeys: [gwKey] });
-    tw = await createTestWarehouse();
-    env = { TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: tw.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000', TE_REQUESTS_RETENTION_DAYS: '30', LOG_LEVEL: 'info' };
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
+  beforeAll(() => {
+    env = { TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: fx.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000', TE_REQUESTS_RETENTION_DAYS: '30', LOG_LEVEL: 'info' };
   });
 
   /** Requests of earlier runs, at these ages in days; marked by their path. */
   async function seed(ages: readonly number[]): Promise<void> {
     for (const age of ages) {
-      await tw.warehouse.query(sql`
+      await fx.warehouse.query(sql`
         insert into sync.requests (run_id, source, bucket, path, http_status, attempt, started_at, duration_ms)
         values (${randomUUID()}::uuid, 'gateway', 'gateway', ${`/${SEEDED}/${age}`}, 200, 1, ${new Date(Date.now() - age * DAY).toISOString()}::timestamptz, 5)`);
     }
   }
   const seededAges = async () =>
-    (await tw.warehouse.query<{ path: string }>(sql`select path from sync.requests where path like ${`/${SEEDED}/%`} order by started_at`)).map((r) => Number(r.path.split('/').pop()));
-  const runRequests = async (runId: string) => Number((await tw.warehouse.query<{ n: string }>(sql`select count(*)::text as n from sync.requests where run_id = ${runId}`))[0]?.n);
+    (await fx.warehouse.query<{ path: string }>(sql`select path from sync.requests where path like ${`/${SEEDED}/%`} order by started_at`)).map((r) => Number(r.path.split('/').pop()));
+  const runRequests = async (runId: string) => Number((await fx.warehouse.query<{ n: string }>(sql`select count(*)::text as n from sync.requests where run_id = ${runId}`))[0]?.n);
 
   it('tesync sync removes requests older than the setting, keeps the rest and its own, and logs the count', async () => {
     await seed([365, 45, 31, 29, 2]);

@@ -4,10 +4,10 @@
 // is connected or a job lock is held, unless --force. Never flushes anything.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { clientsUnder, escapeGlob, prefixPattern } from '../../src/runners/bullmq/prefix-keys.ts';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, withWorkerRun } from '../helpers/workers.ts';
 
 describe('prefix keys (pure)', () => {
@@ -154,17 +154,8 @@ describe('tesync reset --redis', () => {
   });
 
   describe('after a real worker', () => {
-    let sim: Simulator;
-    let tw: TestWarehouse;
     const gwKey = canaryKey('gw');
-    beforeAll(async () => {
-      sim = await startSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 9, gatewayKeys: [gwKey] });
-      tw = await createTestWarehouse();
-    });
-    afterAll(async () => {
-      await sim?.close();
-      await tw?.cleanup();
-    });
+    const fx = useSimAndWarehouse({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 9, gatewayKeys: [gwKey] });
 
     it('is refused while it runs, and removes every key it left once it stopped', async () => {
       const { p, others } = prefixes();
@@ -172,8 +163,8 @@ describe('tesync reset --redis', () => {
       const env = {
         REDIS_URL: redisUrl,
         TE_QUEUE_PREFIX: p,
-        DATABASE_URL: tw.databaseUrl,
-        TE_GATEWAY_URL: sim.url,
+        DATABASE_URL: fx.databaseUrl,
+        TE_GATEWAY_URL: fx.sim.url,
         TE_GATEWAY_API_KEY: gwKey,
         TE_METRICS_PORT: '0',
         TE_REQUEST_TIMEOUT_MS: '5000',

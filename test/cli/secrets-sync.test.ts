@@ -2,37 +2,28 @@
 // CLI: they must appear nowhere in what the process printed or logged, nowhere in the
 // database (pg_dump of every table), and never on a public route's request.
 import { execFileSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
 
 describe('secrets', () => {
-  let sim: Simulator;
-  let db: TestDatabase;
   const appKey = canaryKey('app');
   const gatewayKey = canaryKey('gateway');
   const wrongKey = canaryKey('wrong');
-  beforeAll(async () => {
-    sim = await startSimulator({
-      tokens: 5,
-      historyDays: 10,
-      chartsPerToken: 1,
-      seed: 606,
-      appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
-      gatewayKeys: [gatewayKey],
-      faults: { errorRate: 0.1, unavailableRate: 0.05 },
-    });
-    db = await createTestDatabase({ migrated: true });
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await db?.drop();
+  const fx = useSimAndWarehouse({
+    tokens: 5,
+    historyDays: 10,
+    chartsPerToken: 1,
+    seed: 606,
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+    gatewayKeys: [gatewayKey],
+    faults: { errorRate: 0.1, unavailableRate: 0.05 },
   });
 
   it('appear in no output, no log line, no table, and on no public route', async () => {
-    const env = { TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, DATABASE_URL: db.databaseUrl, LOG_LEVEL: 'trace' };
+    const env = { TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gatewayKey, DATABASE_URL: fx.databaseUrl, LOG_LEVEL: 'trace' };
     const runs = [
       await runCli(['sync', '--json'], env),
       await runCli(['sync', '--json', '--full'], env),
@@ -43,16 +34,16 @@ describe('secrets', () => {
     expect(runs.map((r) => r.code)).toEqual([0, 0, 1, 0]);
     const printed = runs.map((r) => r.stdout + r.stderr).join('\n');
     expect(printed.split('\n').length).toBeGreaterThan(200);
-    const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', db.databaseUrl], { maxBuffer: 512 * 1024 * 1024 }).toString();
+    const dump = execFileSync('pg_dump', ['--data-only', '--no-owner', fx.databaseUrl], { maxBuffer: 512 * 1024 * 1024 }).toString();
     expect(dump.length).toBeGreaterThan(10_000);
     for (const key of [appKey, gatewayKey, wrongKey]) {
       expect(printed).not.toContain(key);
       expect(dump).not.toContain(key);
     }
-    const publicRoutes = sim.requests.filter((r) => r.path.startsWith('/api/v1/') && !r.path.endsWith('/full'));
+    const publicRoutes = fx.sim.requests.filter((r) => r.path.startsWith('/api/v1/') && !r.path.endsWith('/full'));
     expect(publicRoutes.length).toBeGreaterThan(20);
     expect(publicRoutes.filter((r) => r.headers.authorization !== undefined)).toEqual([]);
-    expect(sim.requests.filter((r) => r.path.includes('?') && (r.path.includes(appKey) || r.path.includes(gatewayKey)))).toEqual([]);
-    recordFigure('secrets', { logLines: printed.split('\n').length, dumpBytes: dump.length, requestsChecked: sim.requests.length, secretsFound: 0 });
+    expect(fx.sim.requests.filter((r) => r.path.includes('?') && (r.path.includes(appKey) || r.path.includes(gatewayKey)))).toEqual([]);
+    recordFigure('secrets', { logLines: printed.split('\n').length, dumpBytes: dump.length, requestsChecked: fx.sim.requests.length, secretsFound: 0 });
   }, 120_000);
 });

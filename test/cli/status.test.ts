@@ -3,12 +3,13 @@
 // failing resources counted by cause. Run as the real CLI against warehouses synced from the
 // simulator: data months old and marked stale fails `--max-age 24` and says why; data of
 // today passes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { formatCause, formatSizes, formatStatus, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../../src/cli/status.ts';
 import type { GroupStatus } from '../../src/store/status.ts';
-import { ANCHOR_DATE, startSimulator, type Simulator } from '../../sim/index.ts';
+import { ANCHOR_DATE } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 
 const now = new Date('2026-11-24T12:00:00Z');
 const group = (over: Partial<GroupStatus>): GroupStatus => ({
@@ -119,34 +120,25 @@ describe('tesync status on warehouses synced from the simulator', () => {
   const appKey = canaryKey('app');
   const gatewayKey = canaryKey('gateway');
   const today = new Date().toISOString().slice(0, 10);
-  let old: { sim: Simulator; db: TestDatabase };
-  let fresh: { sim: Simulator; db: TestDatabase };
-  const envOf = (w: { sim: Simulator; db: TestDatabase }) => ({
+  const upstream = (o: { lastDate?: string; freshness: 'fresh' | 'stale' }) =>
+    useSimAndWarehouse({ tokens: 4, historyDays: 10, chartsPerToken: 1, seed: 23, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey], ...o });
+  // Upstream's data months old (the simulator's fixed calendar) and marked stale; and data of today.
+  const old = upstream({ freshness: 'stale' });
+  const fresh = upstream({ lastDate: today, freshness: 'fresh' });
+  const envOf = (w: SimAndWarehouse) => ({
     TE_APP_URL: w.sim.url,
     TE_APP_API_KEY: appKey,
     TE_GATEWAY_URL: w.sim.url,
     TE_GATEWAY_API_KEY: gatewayKey,
-    DATABASE_URL: w.db.databaseUrl,
+    DATABASE_URL: w.databaseUrl,
     LOG_LEVEL: 'warn',
   });
-  const synced = async (o: { lastDate?: string; freshness: 'fresh' | 'stale' }) => {
-    const sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, seed: 23, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey], ...o });
-    const w = { sim, db: await createTestDatabase({ migrated: true }) };
-    const r = await runCli(['sync'], envOf(w));
-    expect(r.code, r.stderr).toBe(0);
-    return w;
-  };
   beforeAll(async () => {
-    // Upstream's data months old (the simulator's fixed calendar) and marked stale; and data of today.
-    old = await synced({ freshness: 'stale' });
-    fresh = await synced({ lastDate: today, freshness: 'fresh' });
-  }, 180_000);
-  afterAll(async () => {
     for (const w of [old, fresh]) {
-      await w?.sim.close();
-      await w?.db.drop();
+      const r = await runCli(['sync'], envOf(w));
+      expect(r.code, r.stderr).toBe(0);
     }
-  });
+  }, 180_000);
 
   it('data months old and marked stale: --max-age 24 exits 1 and says which group, how old, by which clock', async () => {
     const r = await runCli(['status', '--max-age', '24'], envOf(old));

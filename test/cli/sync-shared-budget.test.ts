@@ -4,20 +4,19 @@
 // REDIS_URL nothing answers on, it says so once and still syncs.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { RateLimitedError } from '../../src/lib/errors.ts';
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { freePort } from '../helpers/own-servers.ts';
-import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
+import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
 
 const appKey = canaryKey('app');
 const NOT_SHARED = /tesync: warning: cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): connection refused \(ECONNREFUSED\)[^\n]*; this sync paces on a rate budget of its own, not the one the workers share\n/g;
 
 describe('tesync sync and the shared rate budget', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 2, historyDays: 5, chartsPerToken: 1, seed: 232, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } } });
   let redisUrl: string;
   let redis: Redis;
   const prefix = uniqueName('tesync_syncbudget');
@@ -27,24 +26,20 @@ describe('tesync sync and the shared rate budget', () => {
   let worker: RedisBudget;
 
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 2, historyDays: 5, chartsPerToken: 1, seed: 232, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } } });
-    tw = await createTestWarehouse();
     redisUrl = await redisServerUrl();
     redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
     worker = new RedisBudget({ redis: redis.duplicate(), prefix, leaseMs: 10_000 });
     closers.push(() => worker.close());
-    env = { TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, DATABASE_URL: tw.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000' };
+    env = { TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, DATABASE_URL: fx.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000' };
   });
   afterAll(async () => {
     for (const close of closers) await close().catch(() => undefined);
     await deleteRedisKeys(redisUrl, prefix);
     await redis?.quit();
-    await sim?.close();
-    await tw?.cleanup();
   });
 
   const shared = () => ({ ...env, REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix });
-  const firstAppPublic = () => sim.requests.find((r) => r.bucket === 'app-public');
+  const firstAppPublic = () => fx.sim.requests.find((r) => r.bucket === 'app-public');
 
   /** A 429 a worker was given: nothing to app-public before `ms` from now, in every process. */
   async function workerGets429(ms: number): Promise<number> {
@@ -56,7 +51,7 @@ describe('tesync sync and the shared rate budget', () => {
 
   it("without REDIS_URL: the sync paces on its own budget, blind to the workers' Retry-After", async () => {
     const until = await workerGets429(8000);
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const r = await runCli(['sync', '--only', 'catalog'], env, { timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/rate budget of its own/);
@@ -67,7 +62,7 @@ describe('tesync sync and the shared rate budget', () => {
 
   it('with REDIS_URL: a Retry-After a worker was given holds the sync back until it has passed', async () => {
     const until = await workerGets429(5000);
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const r = await runCli(['sync', '--only', 'catalog'], shared(), { timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Sync succeeded in /);
@@ -78,15 +73,15 @@ describe('tesync sync and the shared rate budget', () => {
   }, 90_000);
 
   it('with REDIS_URL: a Retry-After the sync was given holds the workers back', async () => {
-    sim.resetRequests();
-    sim.script('/api/v1/metrics', [{ status: 429, code: 'rate_limited', retryAfter: '4' }]);
+    fx.sim.resetRequests();
+    fx.sim.script('/api/v1/metrics', [{ status: 429, code: 'rate_limited', retryAfter: '4' }]);
     const p = startCli(['sync', '--only', 'catalog'], shared());
     const key = `${prefix}:budget:app-public:record`;
     // Wait for the 429 to be answered and the sync to record it in the shared budget.
     let blockedUntilMs: number | undefined;
     const deadline = Date.now() + 30_000;
     while (blockedUntilMs === undefined && Date.now() < deadline) {
-      const answered = sim.requests.some((x) => x.status === 429);
+      const answered = fx.sim.requests.some((x) => x.status === 429);
       const raw = answered ? await redis.hget(key, 's') : null;
       const b = raw ? (JSON.parse(raw) as { state?: { blockedUntilMs?: number } }).state?.blockedUntilMs : undefined;
       // A block still to come: the record may hold an earlier test's, long past, until the sync writes its own.
@@ -107,7 +102,7 @@ describe('tesync sync and the shared rate budget', () => {
     const r = await p.exited;
     expect(r.code, r.stderr).toBe(0);
     // The sync itself waited it out: its retry went after the Retry-After.
-    const [refused, retried] = sim.requests.filter((x) => x.path.startsWith('/api/v1/metrics'));
+    const [refused, retried] = fx.sim.requests.filter((x) => x.path.startsWith('/api/v1/metrics'));
     expect(refused!.status).toBe(429);
     expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(3900);
   }, 90_000);

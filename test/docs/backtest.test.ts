@@ -4,10 +4,10 @@
 // effectiveMarketCap); decision instants are the runs' finished_at, read from sync.runs.
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareDecimal, startSimulator, type SimDataset, type Simulator } from '../../sim/index.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compareDecimal, type SimDataset } from '../../sim/index.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 import { withDecisions } from './doc-examples.ts';
 import { pythonWithModules, run } from './python.ts';
 
@@ -81,8 +81,7 @@ const withoutAt = (picks: Printed[]) => picks.map(({ rank, slug, multiple30d, em
 const sameInstant = (a: string, b: string) => instantMs(a) === instantMs(b);
 
 describe('docs/warehouse.md: a backtest without look-ahead', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 5, historyDays: 5, chartsPerToken: 1, seed: 42 });
   let epoch0: SimDataset;
   let epoch1: SimDataset;
   /** after the epoch-0 run finished, before the epoch-1 run started */
@@ -114,14 +113,13 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
   }
 
   beforeAll(async () => {
-    [sim, tw] = await Promise.all([startSimulator({ tokens: 5, historyDays: 5, chartsPerToken: 1, seed: 42 }), createTestWarehouse()]);
     const { logger } = createTestLogger();
-    epoch0 = sim.data;
-    expect((await syncOnce(sim, tw.warehouse, logger, {}, ['app'])).status).toBe('succeeded');
-    sim.setEpoch(1);
-    epoch1 = sim.data;
-    expect((await syncOnce(sim, tw.warehouse, logger, {}, ['app'])).status).toBe('succeeded');
-    const runs = await tw.warehouse.query<{ started: string; finished: string }>(
+    epoch0 = fx.sim.data;
+    expect((await fx.sync(logger, {}, ['app'])).status).toBe('succeeded');
+    fx.sim.setEpoch(1);
+    epoch1 = fx.sim.data;
+    expect((await fx.sync(logger, {}, ['app'])).status).toBe('succeeded');
+    const runs = await fx.warehouse.query<{ started: string; finished: string }>(
       sql`select to_json(started_at) #>> '{}' as started, to_json(finished_at) #>> '{}' as finished from sync.runs order by started_at`,
     );
     expect(runs).toHaveLength(2);
@@ -129,10 +127,6 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
     after = runs[1]!.finished;
     secondStarted = runs[1]!.started;
     expect(Date.parse(between)).toBeLessThanOrEqual(Date.parse(runs[1]!.started));
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
   });
 
   it('tells the epochs apart: the picks lose the delisted token, and aurora is revised', () => {
@@ -146,7 +140,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
 
   it("the docs' SQL picks, at each instant, what was served before it", async () => {
     const text = backtestSqlAt([between, after]).trim().replace(/;$/, '');
-    const rows = await tw.warehouse.query<{ at: string; rank: string; token_slug: string; m: string; emc: string | null }>(
+    const rows = await fx.warehouse.query<{ at: string; rank: string; token_slug: string; m: string; emc: string | null }>(
       sql.raw(`select to_json(at) #>> '{}' as at, rank::text, token_slug, multiple_30d::text as m, effective_market_cap::text as emc from (${text}) q order by q.at, q.rank`),
     );
     const at = (instant: string) =>
@@ -158,7 +152,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
 
   it("psql runs the docs' SQL: as written (the last instant is now) and at the runs' instants", async () => {
     const env = { PGTZ: 'UTC' };
-    const psql = (input: string) => run('psql', ['-X', '-q', '-A', '-t', '-F', '\t', '-v', 'ON_ERROR_STOP=1', '-d', tw.databaseUrl, '-f', '-'], { input, extraEnv: env });
+    const psql = (input: string) => run('psql', ['-X', '-q', '-A', '-t', '-F', '\t', '-v', 'ON_ERROR_STOP=1', '-d', fx.databaseUrl, '-f', '-'], { input, extraEnv: env });
 
     const asWritten = await psql(backtestSql());
     expect(asWritten.error, 'the psql client is installed (Debian: postgresql-client)').toBeUndefined();
@@ -184,7 +178,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
 
   it(`${SCRIPT} prints the same picks, as Decimals equal digit for digit to the stored numerics`, async () => {
     const python = await pythonWithModules(SCRIPT);
-    const env = { DATABASE_URL: tw.databaseUrl };
+    const env = { DATABASE_URL: fx.databaseUrl };
     const out = await run(python, [SCRIPT, between, after], { extraEnv: env });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
@@ -197,7 +191,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
     expect(sameInstant(groups[1]!.at, after)).toBe(true);
     for (const [g, instant, data] of [[groups[0]!, between, epoch0], [groups[1]!, after, epoch1]] as const) {
       expect(withoutAt(g.picks)).toEqual(asPrinted(expectedPicks(data)));
-      const stored = await tw.warehouse.query<{ token_slug: string; m: string; emc: string | null }>(
+      const stored = await fx.warehouse.query<{ token_slug: string; m: string; emc: string | null }>(
         sql`select token_slug, multiple_30d::text as m, effective_market_cap::text as emc from app.screener_rows_as_of(${instant}::timestamptz)`,
       );
       for (const p of g.picks) {

@@ -5,11 +5,11 @@
 // epoch 0). Without DATABASE_URL it reads the embedded warehouse through `tesync sql`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { compareDecimal, startSimulator, type SimDataset, type Simulator } from '../../sim/index.ts';
+import { compareDecimal, type SimDataset } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 import { erm30dHistory, historyPick } from './doc-examples.ts';
 import { pythonWithModules, ROOT, run } from './python.ts';
 
@@ -55,23 +55,17 @@ function expectDecimalColumns(stdout: string) {
 const significant = (s: string) => s.replace(/^-/, '').replace('.', '').replace(/^0+/, '').length;
 
 describe(SCRIPT, () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse(SIM);
   let data: SimDataset;
   let python: string;
 
   beforeAll(async () => {
-    [sim, tw] = await Promise.all([startSimulator(SIM), createTestWarehouse()]);
     const { logger } = createTestLogger();
-    expect((await syncOnce(sim, tw.warehouse, logger, {}, ['app'])).status).toBe('succeeded');
-    expect(historyPick(sim.data).slug, 'at epoch 0 the pick is the token epoch 1 delists').toBe(DELISTED);
-    sim.setEpoch(1);
-    data = sim.data;
-    expect((await syncOnce(sim, tw.warehouse, logger, {}, ['app'])).status).toBe('succeeded');
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
+    expect((await fx.sync(logger, {}, ['app'])).status).toBe('succeeded');
+    expect(historyPick(fx.sim.data).slug, 'at epoch 0 the pick is the token epoch 1 delists').toBe(DELISTED);
+    fx.sim.setEpoch(1);
+    data = fx.sim.data;
+    expect((await fx.sync(logger, {}, ['app'])).status).toBe('succeeded');
   });
 
   it('finds python3 with pandas, SQLAlchemy and psycopg2 (Debian: python3-pandas python3-sqlalchemy python3-psycopg2)', async () => {
@@ -81,7 +75,7 @@ describe(SCRIPT, () => {
   it('prints the listed tokens and the cheapest one with history, as Decimals equal digit for digit to the stored numerics and the simulator', async () => {
     python ??= await pythonWithModules(SCRIPT);
     // In a session whose time zone is not UTC: the days are still UTC days.
-    const out = await run(python, [SCRIPT], { extraEnv: { DATABASE_URL: tw.databaseUrl, PGTZ: 'America/New_York' } });
+    const out = await run(python, [SCRIPT], { extraEnv: { DATABASE_URL: fx.databaseUrl, PGTZ: 'America/New_York' } });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     expectDecimalColumns(out.stdout);
@@ -91,7 +85,7 @@ describe(SCRIPT, () => {
     const history = linesOf(out.stdout, 'history');
     expect(history).toEqual(expectedHistory(data, pick.slug, pick.streams));
     expect(history.filter((h) => h[3] !== 'null').length).toBeGreaterThan(10);
-    const storedHistory = await tw.warehouse.query<{ stream: string; day: string; v: string | null }>(
+    const storedHistory = await fx.warehouse.query<{ stream: string; day: string; v: string | null }>(
       sql`select stream, (ts at time zone 'UTC')::date::text as day, value::text as v from app.metric_history where token_slug = ${pick.slug} and metric = 'erm30d' order by ts, stream`,
     );
     expect(history).toEqual(storedHistory.filter((r) => pick.streams.includes(r.stream)).map((r) => [pick.slug, r.stream, r.day, r.v ?? 'null']));
@@ -99,7 +93,7 @@ describe(SCRIPT, () => {
     const screener = linesOf(out.stdout, 'screener');
     expect(screener).toEqual(expectedScreener(data));
     expect(screener.map((r) => r[0])).not.toContain(DELISTED);
-    const stored = await tw.warehouse.query<{ slug: string; m: string | null; emc: string | null; rev: string | null }>(
+    const stored = await fx.warehouse.query<{ slug: string; m: string | null; emc: string | null; rev: string | null }>(
       sql`select token_slug as slug, multiple_30d::text as m, effective_market_cap::text as emc, annualized_revenue::text as rev from app.screener_rows`,
     );
     for (const [slug, ...values] of screener) {
@@ -113,7 +107,7 @@ describe(SCRIPT, () => {
   it("reads a token given by name, on its only stream when it has no 'aggregate' one", async () => {
     python ??= await pythonWithModules(SCRIPT);
     expect(data.appStreams('basalt-finance')).toEqual(['lending']);
-    const out = await run(python, [SCRIPT, 'basalt-finance'], { extraEnv: { DATABASE_URL: tw.databaseUrl } });
+    const out = await run(python, [SCRIPT, 'basalt-finance'], { extraEnv: { DATABASE_URL: fx.databaseUrl } });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     const history = linesOf(out.stdout, 'history');
@@ -125,7 +119,7 @@ describe(SCRIPT, () => {
     let folder: TempFolder;
     beforeAll(async () => {
       folder = await embeddedFolder('tesync-history-py');
-      const synced = await runCli(['sync'], { TE_APP_URL: sim.url }, { cwd: folder.dir, timeoutMs: 120_000 });
+      const synced = await runCli(['sync'], { TE_APP_URL: fx.sim.url }, { cwd: folder.dir, timeoutMs: 120_000 });
       expect(synced.code, synced.stderr).toBe(0);
     });
     afterAll(async () => {

@@ -6,10 +6,10 @@
 // must be documented there.
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareDecimal, startSimulator, type Simulator } from '../../sim/index.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compareDecimal } from '../../sim/index.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { assertSameAsServed, docExamples, DOC_PATH, EXPECTED, mirroredTimeframe, queryAsText, renameSeries, Served, type SeriesRename, type Synced } from './doc-examples.ts';
 
 const doc = readFileSync(DOC_PATH, 'utf8');
@@ -23,24 +23,23 @@ const SIM = { tokens: 6, historyDays: 30, chartsPerToken: 1, seed: 33 };
 const DELISTED = 'cobalt-dex';
 
 describe('docs/warehouse.md', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
   const gatewayKey = canaryKey('gw');
+  const fx = useSimAndWarehouse({ ...SIM, gatewayKeys: [gatewayKey] });
   const { logger } = createTestLogger();
   const served = new Served();
 
   /** Syncs from the simulator as it stands and records what it served. */
   async function sync(what: Omit<Synced, 'data'>, extra: { full?: boolean } = {}) {
-    const run = await syncOnce(sim, tw.warehouse, logger, { gatewayKey }, [...what.sources], { ...extra, ...(what.tokens ? { tokens: [...what.tokens] } : {}) });
+    const run = await fx.sync(logger, { gatewayKey }, [...what.sources], { ...extra, ...(what.tokens ? { tokens: [...what.tokens] } : {}) });
     expect(run.status).toBe('succeeded');
-    const [window] = (await queryAsText(tw.databaseUrl, `select started_at, finished_at from sync.runs where id = '${run.runId}'`)).rows;
-    served.add({ data: sim.data, ...what }, { started: window![0]!, finished: window![1]! });
+    const [window] = (await queryAsText(fx.databaseUrl, `select started_at, finished_at from sync.runs where id = '${run.runId}'`)).rows;
+    served.add({ data: fx.sim.data, ...what }, { started: window![0]!, finished: window![1]! });
   }
 
   async function checkEvery(when: string) {
     const failures: string[] = [];
     for (const e of examples) {
-      const answer = await queryAsText(tw.databaseUrl, e.text).catch((err: Error) => ({ error: `example ${e.name} (${when}) fails: ${err.message}` }));
+      const answer = await queryAsText(fx.databaseUrl, e.text).catch((err: Error) => ({ error: `example ${e.name} (${when}) fails: ${err.message}` }));
       if ('error' in answer) failures.push(answer.error);
       else {
         try {
@@ -52,14 +51,6 @@ describe('docs/warehouse.md', () => {
     }
     expect(failures.join('\n\n'), `docs/warehouse.md's examples, ${when}`).toBe('');
   }
-
-  beforeAll(async () => {
-    [sim, tw] = await Promise.all([startSimulator({ ...SIM, gatewayKeys: [gatewayKey] }), createTestWarehouse()]);
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
 
   it('has example queries, each with the rows it must return', () => {
     expect(examples.length).toBeGreaterThanOrEqual(6);
@@ -86,17 +77,17 @@ describe('docs/warehouse.md', () => {
 
   describe(`epoch 1: ${DELISTED} delisted`, () => {
     beforeAll(async () => {
-      sim.setEpoch(1);
-      expect(sim.data.epochChanges.delistedSlug).toBe(DELISTED);
+      fx.sim.setEpoch(1);
+      expect(fx.sim.data.epochChanges.delistedSlug).toBe(DELISTED);
       await sync({ sources: ['app', 'gateway'] });
     });
 
     it('the whole screener without the delisted token closed its row; the token is only delisted', async () => {
-      const rows = await tw.warehouse.query<{ token_slug: string }>(sql`select token_slug from app.screener_rows`);
+      const rows = await fx.warehouse.query<{ token_slug: string }>(sql`select token_slug from app.screener_rows`);
       expect(rows.map((r) => r.token_slug)).not.toContain(DELISTED);
-      const [closed] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.screener_rows_history where token_slug = ${DELISTED}`);
+      const [closed] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.screener_rows_history where token_slug = ${DELISTED}`);
       expect(closed!.n).toBeGreaterThan(0);
-      const [t] = await tw.warehouse.query<{ delisted: boolean }>(sql`select delisted_at is not null as delisted from app.tokens where slug = ${DELISTED}`);
+      const [t] = await fx.warehouse.query<{ delisted: boolean }>(sql`select delisted_at is not null as delisted from app.tokens where slug = ${DELISTED}`);
       expect(t?.delisted).toBe(true);
     });
 
@@ -106,10 +97,10 @@ describe('docs/warehouse.md', () => {
   describe("a series of aurora's gateway chart renamed upstream", () => {
     let rename: SeriesRename;
     beforeAll(async () => {
-      const chart = sim.data.gatewayCharts('aurora')![0]!;
+      const chart = fx.sim.data.gatewayCharts('aurora')![0]!;
       const timeframe = mirroredTimeframe('all', chart.timeframes)!;
       const path = `/v1/tokens/aurora/charts/${chart.key}?timeframe=${timeframe}`;
-      const res = await fetch(sim.url + path, { headers: { authorization: `Bearer ${gatewayKey}` } });
+      const res = await fetch(fx.sim.url + path, { headers: { authorization: `Bearer ${gatewayKey}` } });
       expect(res.status).toBe(200);
       const body = (await res.json()) as { data: Parameters<typeof renameSeries>[0] };
       const from = body.data.config.series[0]!.key;
@@ -117,17 +108,17 @@ describe('docs/warehouse.md', () => {
       // Twice: renaming one of few series loses more than a fifth of the points, which are
       // removed only when a second response, fetched at once, agrees.
       const renamed = { status: 200, body: JSON.stringify({ ...body, data: renameSeries(body.data, rename) }) };
-      sim.script(path, [renamed, renamed]);
+      fx.sim.script(path, [renamed, renamed]);
       // The chart is asked again only when its marker moves: a full sync of aurora asks it now.
       await sync({ sources: ['gateway'], tokens: ['aurora'], renames: [rename] }, { full: true });
     });
 
     it("the old key's points closed, their versions kept; the new key's current", async () => {
-      const rows = await tw.warehouse.query<{ series_key: string; n: number }>(
+      const rows = await fx.warehouse.query<{ series_key: string; n: number }>(
         sql`select series_key, count(*)::int as n from gateway.chart_points where token_slug = 'aurora' and chart_key = ${rename.chartKey} and timeframe = ${rename.timeframe} and series_key in (${rename.from}, ${rename.to}) group by 1 order by 1`,
       );
       expect(rows.map((r) => r.series_key)).toEqual([rename.to]);
-      const [old] = await tw.warehouse.query<{ n: number }>(
+      const [old] = await fx.warehouse.query<{ n: number }>(
         sql`select count(*)::int as n from gateway.chart_points_history where token_slug = 'aurora' and chart_key = ${rename.chartKey} and timeframe = ${rename.timeframe} and series_key = ${rename.from}`,
       );
       expect(old!.n).toBeGreaterThan(0);
@@ -137,7 +128,7 @@ describe('docs/warehouse.md', () => {
   });
 
   it('documents every table', async () => {
-    const tables = await tw.warehouse.query<{ name: string }>(
+    const tables = await fx.warehouse.query<{ name: string }>(
       sql`select table_schema || '.' || table_name as name from information_schema.tables where table_schema in ('sync', 'app', 'gateway') order by 1`,
     );
     expect(tables.length).toBeGreaterThan(15);

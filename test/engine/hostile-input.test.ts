@@ -2,10 +2,10 @@
 // and redirects off the configured base, names full of quotes, SQL, control characters
 // and emoji, and absurdly nested JSON. None of it reaches the wire or the database harmfully.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../sim/index.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
 
 const HOSTILE = ['..', '.', '%2e%2e', '%2E%2E', 'a/b', '?x=1', '#', '', 'x'.repeat(10_000), '../../v1/internal/keys', 'a b', 'ä', '\u0000', 'tok\nen'];
@@ -15,86 +15,70 @@ const envelope = (data: unknown, count?: number) => JSON.stringify({ data, meta:
 const log = createTestLogger([], 'warn');
 
 describe('hostile upstream', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 404 });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 404 });
 
   it('hostile slugs and chart keys never reach the wire; hostile names are stored verbatim', async () => {
-    const good = sim.data.appTokens()[0]!;
+    const good = fx.sim.data.appTokens()[0]!;
     const tokens = [
       { ...good },
       ...HOSTILE.map((slug, i) => ({ slug, displayName: `hostile ${i}`, symbol: 'H', coverage: { snapshot: true, metricHistory: true, charts: true } })),
       ...NAMES.map((displayName, i) => ({ slug: `named-${i}`, displayName, symbol: `N${i}`, coverage: {} })),
     ];
-    sim.resetRequests();
-    sim.script('/api/v1/tokens', [{ status: 200, body: envelope(tokens) }]);
+    fx.sim.resetRequests();
+    fx.sim.script('/api/v1/tokens', [{ status: 200, body: envelope(tokens) }]);
     const charts = HOSTILE.map((key) => ({ key, title: 'x', freshness: 'fresh', rowCount: 1, dataEndpoint: `/api/v1/tokens/${good.slug}/charts/${key}` }));
-    sim.script(`/api/v1/tokens/${good.slug}/charts`, [{ status: 200, body: envelope(charts) }]);
-    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app']);
+    fx.sim.script(`/api/v1/tokens/${good.slug}/charts`, [{ status: 200, body: envelope(charts) }]);
+    const run = await fx.sync(log.logger, {}, ['app']);
     expect(run.status).not.toBe('failed');
     // Only well-formed, documented paths went out.
-    for (const r of sim.requests) {
+    for (const r of fx.sim.requests) {
       expect(r.path).toMatch(/^\/api\/v1\/(metrics|tokens|screener)(\/[a-z0-9-]+(\/(charts(\/[a-z0-9-]+)?|metrics\/history))?)?(\?[a-z=&%0-9-]*)?$/);
     }
-    const stored = await tw.warehouse.query<{ slug: string; display_name: string }>(sql`select slug, display_name from app.tokens where slug like 'named-%' order by slug`);
+    const stored = await fx.warehouse.query<{ slug: string; display_name: string }>(sql`select slug, display_name from app.tokens where slug like 'named-%' order by slug`);
     expect(stored.map((r) => r.display_name)).toEqual(NAMES);
     // The table the SQL-ish name talks about is still there.
-    const [t] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens`);
+    const [t] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens`);
     expect(t!.n).toBeGreaterThan(NAMES.length);
-    const [partial] = await tw.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where source = 'app' and resource = 'tokens'`);
+    const [partial] = await fx.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where source = 'app' and resource = 'tokens'`);
     expect(partial!.status).toBe('partial');
     recordFigure('hostile.params', { tried: HOSTILE.length * 2, reachedWire: 0 });
     recordFigure('hostile.names', { tried: NAMES.length, storedVerbatim: NAMES.length });
   });
 
   it('a redirect off the base URL is not followed, and links off the base are not requested', async () => {
-    sim.resetRequests();
-    const slug = sim.data.appTokens()[0]!.slug;
-    sim.script(`/api/v1/tokens/${slug}/charts`, [
+    fx.sim.resetRequests();
+    const slug = fx.sim.data.appTokens()[0]!.slug;
+    fx.sim.script(`/api/v1/tokens/${slug}/charts`, [
       { status: 200, body: envelope([{ key: 'evil', dataEndpoint: 'http://127.0.0.2:1/steal' }, { key: 'inner', href: '/v1/internal/keys' }]) },
     ]);
-    sim.script('/api/v1/screener', [{ status: 302, headers: { location: 'http://127.0.0.2:1/screener' } }]);
-    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+    fx.sim.script('/api/v1/screener', [{ status: 302, headers: { location: 'http://127.0.0.2:1/screener' } }]);
+    const run = await fx.sync(log.logger, {}, ['app'], { full: true });
     expect(run.stats.failures.some((f) => f.resource === 'screener')).toBe(true);
-    expect(sim.requests.some((r) => r.path.includes('internal'))).toBe(false);
+    expect(fx.sim.requests.some((r) => r.path.includes('internal'))).toBe(false);
     // The chart keys were fine: their data came from the documented path, not the links.
-    expect(sim.requests.some((r) => r.path === `/api/v1/tokens/${slug}/charts/evil`)).toBe(true);
+    expect(fx.sim.requests.some((r) => r.path === `/api/v1/tokens/${slug}/charts/evil`)).toBe(true);
   });
 
   it('deeply nested JSON is kept or refused cleanly, never crashing the run', async () => {
-    const slug = sim.data.appTokens()[0]!.slug;
+    const slug = fx.sim.data.appTokens()[0]!.slug;
     const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
-    sim.script(`/api/v1/tokens/${slug}`, [{ status: 200, body: `{"data":{"token":{"slug":"${slug}"},"extra":${deep}},"meta":{}}` }]);
-    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+    fx.sim.script(`/api/v1/tokens/${slug}`, [{ status: 200, body: `{"data":{"token":{"slug":"${slug}"},"extra":${deep}},"meta":{}}` }]);
+    const run = await fx.sync(log.logger, {}, ['app'], { full: true });
     expect(run.status).not.toBe('failed');
-    const [state] = await tw.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where source = 'app' and resource = ${`token/${slug}/snapshot`}`);
+    const [state] = await fx.warehouse.query<{ status: string }>(sql`select status from sync.resource_state where source = 'app' and resource = ${`token/${slug}/snapshot`}`);
     expect(['ok', 'invalid', 'failed']).toContain(state!.status);
     recordFigure('hostile.deepJson', { depth: 20_000, resourceStatus: state!.status });
   });
 });
 
 describe('deletions are never inferred from failure', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 5, historyDays: 5, chartsPerToken: 1, seed: 505 });
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 5, historyDays: 5, chartsPerToken: 1, seed: 505 });
-    tw = await createTestWarehouse();
-    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app']);
+    const run = await fx.sync(log.logger, {}, ['app']);
     expect(run.status).toBe('succeeded');
   });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
 
-  const delisted = async () => (await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens where delisted_at is not null`))[0]!.n;
+  const delisted = async () => (await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens where delisted_at is not null`))[0]!.n;
 
   it.each([
     ['fails outright', () => [{ status: 500, code: 'internal_error' }, { status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }]],
@@ -103,14 +87,14 @@ describe('deletions are never inferred from failure', () => {
     ['comes back empty', () => [{ status: 200, body: envelope([], 0) }]],
     ['is not a list', () => [{ status: 200, body: envelope({ tokens: 'soon' }) }]],
   ])('a token list that %s delists nothing', async (_what, answers) => {
-    sim.script('/api/v1/tokens', (answers as (s: Simulator) => never[])(sim));
-    await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { full: true });
+    fx.sim.script('/api/v1/tokens', (answers as (s: Simulator) => never[])(fx.sim));
+    await fx.sync(log.logger, {}, ['app'], { full: true });
     expect(await delisted()).toBe(0);
   });
 
   it('while a whole list that lacks a token does delist it', async () => {
-    sim.script('/api/v1/tokens', [{ status: 200, body: envelope(sim.data.appTokens().slice(1), 4) }]);
-    await syncOnce(sim, tw.warehouse, log.logger, {}, ['app']);
+    fx.sim.script('/api/v1/tokens', [{ status: 200, body: envelope(fx.sim.data.appTokens().slice(1), 4) }]);
+    await fx.sync(log.logger, {}, ['app']);
     expect(await delisted()).toBe(1);
     recordFigure('deletions.fromFailure', { failureShapesTried: 5, tokensWronglyDelisted: 0 });
   });

@@ -3,13 +3,13 @@
 // is recorded `not_found`, is not asked again on later syncs, and is asked again once its
 // list or catalog says it is back (its marker moved, or it was left out and is listed again):
 // one rule for both hosts (src/engine/not-found.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stillNotFound, wholeListOf } from '../../src/engine/not-found.ts';
 import { appChartJob } from '../../src/resources/app/chart.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import type { Simulator } from '../../sim/index.ts';
 import { json, q } from '../helpers/gateway-mirror.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 
 const gatewayKey = canaryKey('gw');
 const testLog = createTestLogger([gatewayKey], 'info');
@@ -50,12 +50,11 @@ describe('the rule', () => {
 });
 
 describe('app host 404s', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  const sync = () => syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app']);
-  const asked = (prefix: string) => sim.requests.filter((r) => r.path.startsWith(prefix)).length;
+  const fx = useSimAndWarehouse({ tokens: 8, historyDays: 15, chartsPerToken: 2, seed: 11 });
+  const sync = () => fx.sync(testLog.logger, {}, ['app']);
+  const asked = (prefix: string) => fx.sim.requests.filter((r) => r.path.startsWith(prefix)).length;
   /** Requests of a chart catalog (not of its charts' data). */
-  const catalogAsked = (slug: string) => sim.requests.filter((r) => r.path.split('?')[0] === `/api/v1/tokens/${slug}/charts`).length;
+  const catalogAsked = (slug: string) => fx.sim.requests.filter((r) => r.path.split('?')[0] === `/api/v1/tokens/${slug}/charts`).length;
   // The chart: its catalog's 404 says it does not exist. The history token: its list entry
   // changes. The catalog token: it leaves the token list and comes back unchanged.
   let chart: { slug: string; key: string; path: string };
@@ -63,169 +62,153 @@ describe('app host 404s', () => {
   let catalogSlug: string;
 
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 8, historyDays: 15, chartsPerToken: 2, seed: 11 });
-    tw = await createTestWarehouse();
-    const tokens = sim.data.appTokens();
-    const withCharts = tokens.filter((t) => t.coverage.charts && (sim.data.appCharts(t.slug)?.length ?? 0) > 0);
-    const c = sim.data.appCharts(withCharts[0]!.slug)!;
+    const tokens = fx.sim.data.appTokens();
+    const withCharts = tokens.filter((t) => t.coverage.charts && (fx.sim.data.appCharts(t.slug)?.length ?? 0) > 0);
+    const c = fx.sim.data.appCharts(withCharts[0]!.slug)!;
     // A key no other key of the token starts with, so that the scripted prefix hits it alone.
     const entry = c.find((e) => !c.some((o) => o !== e && o.key.startsWith(e.key)))!;
     chart = { slug: withCharts[0]!.slug, key: entry.key, path: `/api/v1/tokens/${withCharts[0]!.slug}/charts/${entry.key}` };
     catalogSlug = withCharts[1]!.slug;
     historySlug = tokens.find((t) => t.coverage.metricHistory && t.slug !== chart.slug && t.slug !== catalogSlug)!.slug;
   });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
 
   it('records a 404 token_not_found / chart_not_found as not_found', async () => {
-    sim.script(chart.path, [{ status: 404, code: 'chart_not_found' }]);
-    sim.script(`/api/v1/tokens/${historySlug}/metrics/history`, [{ status: 404, code: 'token_not_found' }]);
-    sim.script(`/api/v1/tokens/${catalogSlug}/charts`, [{ status: 404, code: 'token_not_found' }]);
+    fx.sim.script(chart.path, [{ status: 404, code: 'chart_not_found' }]);
+    fx.sim.script(`/api/v1/tokens/${historySlug}/metrics/history`, [{ status: 404, code: 'token_not_found' }]);
+    fx.sim.script(`/api/v1/tokens/${catalogSlug}/charts`, [{ status: 404, code: 'token_not_found' }]);
     const run = await sync();
     // Upstream's answer about the resource, not a failure: the run is not partial for it.
     expect(run.status).toBe('succeeded');
     for (const r of [`token/${chart.slug}/chart/${chart.key}`, `token/${historySlug}/history`, `token/${catalogSlug}/charts`]) {
-      expect((await stateOf(tw, 'app', r))?.status, r).toBe('not_found');
+      expect((await stateOf(fx.tw, 'app', r))?.status, r).toBe('not_found');
     }
     // Everything else was mirrored.
-    const [others] = await q(tw.warehouse, `select count(*)::text as n from sync.resource_state where source = 'app' and status not in ('ok', 'not_found')`);
+    const [others] = await q(fx.warehouse, `select count(*)::text as n from sync.resource_state where source = 'app' and status not in ('ok', 'not_found')`);
     expect(others!.n).toBe('0');
   });
 
   it('does not ask them again while their list and catalog say the same', async () => {
-    sim.resetRequests();
+    fx.sim.resetRequests();
     await sync();
     expect([asked(chart.path), asked(`/api/v1/tokens/${historySlug}/metrics/history`), catalogAsked(catalogSlug)]).toEqual([0, 0, 0]);
     // Kept: the marker the 404 came under.
-    expect(typeof (await stateOf(tw, 'app', `token/${historySlug}/history`))!.details.notFoundMarker).toBe('string');
+    expect(typeof (await stateOf(fx.tw, 'app', `token/${historySlug}/history`))!.details.notFoundMarker).toBe('string');
     for (const r of [`token/${chart.slug}/chart/${chart.key}`, `token/${historySlug}/history`, `token/${catalogSlug}/charts`]) {
-      expect((await stateOf(tw, 'app', r))?.status, r).toBe('not_found');
+      expect((await stateOf(fx.tw, 'app', r))?.status, r).toBe('not_found');
     }
   });
 
   it('asks a token route again once the token list entry changed; a chart stays left alone while its catalog leaves it out', async () => {
     // Read what to script first: a scripted prefix answers the next request that matches it.
-    const list = await get(sim, '/api/v1/tokens');
-    const catalog = await get(sim, `/api/v1/tokens/${chart.slug}/charts`);
+    const list = await get(fx.sim, '/api/v1/tokens');
+    const catalog = await get(fx.sim, `/api/v1/tokens/${chart.slug}/charts`);
     // A verdict that changed (an asOf moved alone is a recomputation, no change: volatile-resync.test.ts).
     const flip = (f: { status?: unknown }) => (f.status === 'stale' ? 'fresh' : 'stale');
     const moved = (t: Record<string, unknown>) => ({ ...t, freshness: { ...(t.freshness as object), status: flip(t.freshness as { status?: unknown }) } });
     // The chart's token and the history token changed; the catalog token is not listed (a whole list).
     const data = list.data.filter((t) => t.slug !== catalogSlug).map((t) => (t.slug === historySlug || t.slug === chart.slug ? moved(t) : t));
-    sim.script('/api/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data, meta: { ...list.meta, count: data.length } }) }]);
+    fx.sim.script('/api/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data, meta: { ...list.meta, count: data.length } }) }]);
     // The chart's token's catalog is read again (its token moved), without the chart.
     const without = catalog.data.filter((e) => ![e.key, e.chartKey, e.id].includes(chart.key));
-    sim.script(`/api/v1/tokens/${chart.slug}/charts`, [{ status: 200, body: JSON.stringify({ ...catalog, data: without, meta: { ...catalog.meta, count: without.length } }) }]);
-    sim.resetRequests();
+    fx.sim.script(`/api/v1/tokens/${chart.slug}/charts`, [{ status: 200, body: JSON.stringify({ ...catalog, data: without, meta: { ...catalog.meta, count: without.length } }) }]);
+    fx.sim.resetRequests();
     await sync();
     expect(catalogAsked(chart.slug)).toBe(1);
     expect(asked(chart.path)).toBe(0);
     expect(asked(`/api/v1/tokens/${historySlug}/metrics/history`)).toBeGreaterThan(0);
-    expect((await stateOf(tw, 'app', `token/${historySlug}/history`))?.status).toBe('ok');
+    expect((await stateOf(fx.tw, 'app', `token/${historySlug}/history`))?.status).toBe('ok');
     expect(catalogAsked(catalogSlug)).toBe(0);
     // Left out by a whole list: the 404 is forgotten (still not_found, and asked once listed again).
     for (const r of [`token/${catalogSlug}/charts`, `token/${chart.slug}/chart/${chart.key}`]) {
-      const s = await stateOf(tw, 'app', r);
+      const s = await stateOf(fx.tw, 'app', r);
       expect(s?.status, r).toBe('not_found');
       expect(s!.details, r).not.toHaveProperty('notFoundMarker');
     }
   });
 
   it('asks a chart and a token again once they are listed again, with the same markers as at the 404', async () => {
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const run = await sync();
     expect(run.stats.failures).toEqual([]);
     expect(asked(chart.path)).toBe(1);
     expect(catalogAsked(catalogSlug)).toBe(1);
-    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('ok');
-    expect((await stateOf(tw, 'app', `token/${catalogSlug}/charts`))?.status).toBe('ok');
-    const [points] = await q(tw.warehouse, `select count(*)::text as n from app.chart_points where token_slug = '${chart.slug}' and chart_key = '${chart.key}'`);
+    expect((await stateOf(fx.tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('ok');
+    expect((await stateOf(fx.tw, 'app', `token/${catalogSlug}/charts`))?.status).toBe('ok');
+    const [points] = await q(fx.warehouse, `select count(*)::text as n from app.chart_points where token_slug = '${chart.slug}' and chart_key = '${chart.key}'`);
     expect(Number(points!.n)).toBeGreaterThan(0);
     // And a later unchanged sync asks none of them.
-    sim.resetRequests();
+    fx.sim.resetRequests();
     await sync();
-    expect(sim.requests.filter((r) => /\/charts\/[^/?]+/.test(r.path))).toHaveLength(0);
+    expect(fx.sim.requests.filter((r) => /\/charts\/[^/?]+/.test(r.path))).toHaveLength(0);
   });
 
   it('a full sync asks everything, a not_found resource too', async () => {
-    const full = () => syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app'], { full: true });
-    sim.script(chart.path, [{ status: 404, code: 'chart_not_found' }]);
+    const full = () => fx.sync(testLog.logger, {}, ['app'], { full: true });
+    fx.sim.script(chart.path, [{ status: 404, code: 'chart_not_found' }]);
     await full();
-    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('not_found');
-    sim.resetRequests();
+    expect((await stateOf(fx.tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('not_found');
+    fx.sim.resetRequests();
     await full();
     expect(asked(chart.path)).toBe(1);
-    expect((await stateOf(tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('ok');
+    expect((await stateOf(fx.tw, 'app', `token/${chart.slug}/chart/${chart.key}`))?.status).toBe('ok');
   });
 });
 
 describe('gateway 404s', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 6, historyDays: 15, chartsPerToken: 1, gatewayKeys: [gatewayKey], seed: 4 });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
+  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 15, chartsPerToken: 1, gatewayKeys: [gatewayKey], seed: 4 });
 
   it('a chart the gateway does not cover is not asked again until the read plane moves', async () => {
-    const delisted = sim.data.epochChanges.delistedSlug;
-    const t = sim.data.gatewayTokens().find((x) => x.slug !== delisted && (sim.data.gatewayCharts(x.slug)?.[0]?.timeframes.includes('30d') ?? false))!;
-    const key = sim.data.gatewayCharts(t.slug)![0]!.key;
+    const delisted = fx.sim.data.epochChanges.delistedSlug;
+    const t = fx.sim.data.gatewayTokens().find((x) => x.slug !== delisted && (fx.sim.data.gatewayCharts(x.slug)?.[0]?.timeframes.includes('30d') ?? false))!;
+    const key = fx.sim.data.gatewayCharts(t.slug)![0]!.key;
     const path = `/v1/tokens/${t.slug}/charts/${key}?timeframe=30d`;
     const resource = `token/${t.slug}/chart/${key}/30d`;
     const env = { TE_GATEWAY_CHART_TIMEFRAMES: '30d' };
-    sim.script(path, [{ status: 404, code: 'chart-item-not-found' }]);
-    let run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
+    fx.sim.script(path, [{ status: 404, code: 'chart-item-not-found' }]);
+    let run = await fx.sync(testLog.logger, { gatewayKey, env }, ['gateway']);
     expect(run.stats.failures).toEqual([]);
-    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('not_found');
+    expect((await stateOf(fx.tw, 'gateway', resource))?.status).toBe('not_found');
 
-    sim.resetRequests();
-    run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
-    expect(sim.requests.filter((r) => r.path === path)).toHaveLength(0);
-    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('not_found');
+    fx.sim.resetRequests();
+    run = await fx.sync(testLog.logger, { gatewayKey, env }, ['gateway']);
+    expect(fx.sim.requests.filter((r) => r.path === path)).toHaveLength(0);
+    expect((await stateOf(fx.tw, 'gateway', resource))?.status).toBe('not_found');
 
-    sim.setEpoch(1);
-    sim.resetRequests();
-    run = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway']);
+    fx.sim.setEpoch(1);
+    fx.sim.resetRequests();
+    run = await fx.sync(testLog.logger, { gatewayKey, env }, ['gateway']);
     expect(run.stats.failures).toEqual([]);
-    expect(sim.requests.filter((r) => r.path === path)).toHaveLength(1);
-    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('ok');
+    expect(fx.sim.requests.filter((r) => r.path === path)).toHaveLength(1);
+    expect((await stateOf(fx.tw, 'gateway', resource))?.status).toBe('ok');
   });
 
   it('the same rule on the gateway: a token route left alone until the whole token list leaves the token out and lists it again, the read plane unmoved', async () => {
     const env = { TE_GATEWAY_CHART_TIMEFRAMES: '30d', TE_GATEWAY_HISTORY_PERIODS: '30d' };
-    const sync = (full = false) => syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey, env }, ['gateway'], { full });
-    const list = await get(sim, '/v1/tokens', { authorization: `Bearer ${gatewayKey}` });
+    const sync = (full = false) => fx.sync(testLog.logger, { gatewayKey, env }, ['gateway'], { full });
+    const list = await get(fx.sim, '/v1/tokens', { authorization: `Bearer ${gatewayKey}` });
     const slug = String(list.data[0]!.slug);
     // A prefix only the token's history matches (a scripted prefix answers the next request that matches it).
     const history = `/v1/tokens/${slug}/metrics/history`;
     const resource = `token/${slug}/history/30d`;
-    const askedHistory = () => sim.requests.filter((r) => r.path.startsWith(history)).length;
+    const askedHistory = () => fx.sim.requests.filter((r) => r.path.startsWith(history)).length;
     // A full sync, so that it is asked whatever the markers say.
-    sim.script(history, [{ status: 404, code: 'token-not-found' }]);
+    fx.sim.script(history, [{ status: 404, code: 'token-not-found' }]);
     await sync(true);
-    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('not_found');
+    expect((await stateOf(fx.tw, 'gateway', resource))?.status).toBe('not_found');
 
     // The read plane has not moved: left alone.
-    sim.resetRequests();
+    fx.sim.resetRequests();
     await sync();
     expect(askedHistory()).toBe(0);
 
     // A whole list without it (the same asOf), then the list as it was.
     const without = list.data.filter((t) => t.slug !== slug);
-    sim.script('/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data: without, meta: { ...list.meta, count: without.length } }) }]);
+    fx.sim.script('/v1/tokens', [{ status: 200, body: JSON.stringify({ ...list, data: without, meta: { ...list.meta, count: without.length } }) }]);
     await sync();
-    expect((await stateOf(tw, 'gateway', resource))!.details).not.toHaveProperty('notFoundMarker');
-    sim.resetRequests();
+    expect((await stateOf(fx.tw, 'gateway', resource))!.details).not.toHaveProperty('notFoundMarker');
+    fx.sim.resetRequests();
     await sync();
     expect(askedHistory()).toBe(1);
-    expect((await stateOf(tw, 'gateway', resource))?.status).toBe('ok');
+    expect((await stateOf(fx.tw, 'gateway', resource))?.status).toBe('ok');
   });
 });

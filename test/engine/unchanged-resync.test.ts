@@ -2,10 +2,10 @@
 // any mirrored table (no new fetch time, no new run id, no dead tuple), on both sources, and a
 // changed value is rewritten.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/store/connection.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -44,23 +44,14 @@ async function tupleCounts(tw: TestWarehouse): Promise<{ ins: string; upd: strin
 }
 
 describe('an unchanged resync', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
+  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 30, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   // Every sync on connections of its own, closed after it: a backend that exits has reported
   // its row counts to pg_stat_user_tables (an idle one reports them only seconds later).
   const syncAlone = async (full = false) => {
-    const w = await openWarehouse({ databaseUrl: tw.databaseUrl, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: fx.databaseUrl, dataDir: '' });
     try {
-      return await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
+      return await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
     } finally {
       await w.close();
     }
@@ -69,31 +60,31 @@ describe('an unchanged resync', () => {
   it('asks only for the lists and what their markers say changed', async () => {
     const first = await syncAlone();
     expect(first.status).toBe('succeeded');
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const again = await syncAlone();
     expect(again.status).toBe('succeeded');
     // Catalogs and lists (app: metrics, tokens, screener; gateway: tokens, screener, openapi); nothing per token.
-    expect(sim.requests.map((r) => r.path.split('?')[0]).sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens', '/openapi-product.json', '/v1/screener', '/v1/tokens']);
+    expect(fx.sim.requests.map((r) => r.path.split('?')[0]).sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens', '/openapi-product.json', '/v1/screener', '/v1/tokens']);
   });
 
   it('rewrites no row of any app or gateway table, even with --full; a revised value is rewritten', async () => {
     const first = await syncAlone();
     expect(first.status).toBe('succeeded');
-    const tuplesBefore = await tupleCounts(tw);
-    const [{ xid }] = (await tw.warehouse.query<{ xid: string }>(sql`select txid_current()::text as xid`)) as [{ xid: string }];
+    const tuplesBefore = await tupleCounts(fx.tw);
+    const [{ xid }] = (await fx.warehouse.query<{ xid: string }>(sql`select txid_current()::text as xid`)) as [{ xid: string }];
     const again = await syncAlone(true);
     expect(again.status).toBe('succeeded');
     // Everything was received again; nothing was written.
     expect(again.stats.done).toBeGreaterThan(50);
     expect(again.stats.rows).toBe(0);
-    expect(await rowsWrittenSince(tw, BigInt(xid))).toEqual({});
-    expect(await tupleCounts(tw)).toEqual(tuplesBefore);
+    expect(await rowsWrittenSince(fx.tw, BigInt(xid))).toEqual({});
+    expect(await tupleCounts(fx.tw)).toEqual(tuplesBefore);
 
     // One value revised in place: that row, and only that row, is written again.
-    await tw.warehouse.query(sql`update app.metric_history set value = value + 1 where (token_slug, stream, metric, ts) = (select token_slug, stream, metric, ts from app.metric_history order by 1, 2, 3, 4 limit 1)`);
-    const [{ xid: before }] = (await tw.warehouse.query<{ xid: string }>(sql`select txid_current()::text as xid`)) as [{ xid: string }];
-    const third = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app'], { full: true });
+    await fx.warehouse.query(sql`update app.metric_history set value = value + 1 where (token_slug, stream, metric, ts) = (select token_slug, stream, metric, ts from app.metric_history order by 1, 2, 3, 4 limit 1)`);
+    const [{ xid: before }] = (await fx.warehouse.query<{ xid: string }>(sql`select txid_current()::text as xid`)) as [{ xid: string }];
+    const third = await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app'], { full: true });
     expect(third.status).toBe('succeeded');
-    expect(await rowsWrittenSince(tw, BigInt(before))).toEqual({ 'app.metric_history': 1, 'app.metric_history_history': 1 });
+    expect(await rowsWrittenSince(fx.tw, BigInt(before))).toEqual({ 'app.metric_history': 1, 'app.metric_history_history': 1 });
   });
 });

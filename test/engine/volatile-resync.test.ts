@@ -5,11 +5,11 @@
 // its versions.
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -48,30 +48,21 @@ function grown(before: Record<string, number>, after: Record<string, number>): R
 }
 
 describe('volatile fields', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
+  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   const sync = async (full: boolean) => {
-    const w = await openWarehouse({ databaseUrl: tw.databaseUrl, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: fx.databaseUrl, dataDir: '' });
     try {
-      const run = await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
+      const run = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
       expect(run.status).toBe('succeeded');
       return run;
     } finally {
       await w.close();
     }
   };
-  const xid = async () => BigInt((await tw.warehouse.query<{ x: string }>(sql`select txid_current()::text as x`))[0]!.x);
+  const xid = async () => BigInt((await fx.warehouse.query<{ x: string }>(sql`select txid_current()::text as x`))[0]!.x);
   const stateAsOf = async (source: string, resource: string) =>
-    (await tw.warehouse.query<{ a: string | null }>(sql`select to_char(as_of at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') as a from sync.resource_state where source = ${source} and resource = ${resource}`))[0]?.a;
+    (await fx.warehouse.query<{ a: string | null }>(sql`select to_char(as_of at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') as a from sync.resource_state where source = ${source} and resource = ${resource}`))[0]?.a;
 
   it('lists every versioned table', () => {
     expect(HISTORY_TABLES.length).toBeGreaterThan(20);
@@ -79,24 +70,24 @@ describe('volatile fields', () => {
 
   it('responses that differ only in servedAt, asOf and generatedAt make 0 versions and rewrite no row', async () => {
     await sync(false);
-    const base = await historyCounts(tw);
+    const base = await historyCounts(fx.tw);
     const asOf0 = await stateAsOf('app', 'tokens');
     expect(asOf0).toMatch(/T00:00:00$/);
 
     // Recomputation 1: every asOf and generatedAt a minute later; then one per response.
     for (const r of [1, 'eachResponse'] as const) {
-      sim.setRecomputation(r);
+      fx.sim.setRecomputation(r);
       const since = await xid();
       const run = await sync(true);
       // Everything was received again (--full); nothing was written.
       expect(run.stats.done).toBeGreaterThan(50);
       expect(run.stats.rows).toBe(0);
-      expect(grown(base, await historyCounts(tw))).toEqual({});
-      expect(await rowsWrittenSince(tw, since)).toEqual({});
+      expect(grown(base, await historyCounts(fx.tw))).toEqual({});
+      expect(await rowsWrittenSince(fx.tw, since)).toEqual({});
     }
     // The instants did move: the newest is the resource's state, not the rows'.
     expect(await stateAsOf('app', 'tokens')).not.toBe(asOf0);
-    const [row] = await tw.warehouse.query<{ a: string; p: string }>(
+    const [row] = await fx.warehouse.query<{ a: string; p: string }>(
       sql`select to_char(as_of at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') as a, payload->'row'->'effectiveMarketCap'->>'asOf' as p from app.token_snapshots order by token_slug limit 1`,
     );
     expect(row!.a).toBe(asOf0);
@@ -104,27 +95,27 @@ describe('volatile fields', () => {
   });
 
   it('a real change under moved instants still makes its versions', async () => {
-    const before = await historyCounts(tw);
+    const before = await historyCounts(fx.tw);
     // Upstream adds a field to every token list item, recomputed again: each token is a new version.
-    sim.setForms({ addedFields: { 'app.tokens': 'extra' } });
-    sim.setRecomputation(7);
+    fx.sim.setForms({ addedFields: { 'app.tokens': 'extra' } });
+    fx.sim.setRecomputation(7);
     const since = await xid();
     await sync(true);
-    const tokens = (await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens where delisted_at is null`))[0]!.n;
+    const tokens = (await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens where delisted_at is null`))[0]!.n;
     expect(tokens).toBeGreaterThan(0);
-    expect(grown(before, await historyCounts(tw))).toEqual({ 'app.tokens_history': tokens });
-    expect(await rowsWrittenSince(tw, since)).toEqual({ 'app.tokens': tokens, 'app.tokens_history': tokens });
+    expect(grown(before, await historyCounts(fx.tw))).toEqual({ 'app.tokens_history': tokens });
+    expect(await rowsWrittenSince(fx.tw, since)).toEqual({ 'app.tokens': tokens, 'app.tokens_history': tokens });
 
     // A verdict is not volatile: a stored snapshot whose freshness status differs is written again.
-    sim.setForms({ addedFields: {} });
+    fx.sim.setForms({ addedFields: {} });
     await sync(true);
-    await tw.warehouse.query(sql`update app.token_snapshots set payload = jsonb_set(payload, '{freshness,status}', '"stale"') where token_slug = (select min(token_slug) from app.token_snapshots)`);
-    const mid = await historyCounts(tw);
+    await fx.warehouse.query(sql`update app.token_snapshots set payload = jsonb_set(payload, '{freshness,status}', '"stale"') where token_slug = (select min(token_slug) from app.token_snapshots)`);
+    const mid = await historyCounts(fx.tw);
     const since2 = await xid();
-    sim.setRecomputation(8);
+    fx.sim.setRecomputation(8);
     await sync(true);
     // The day's archive follows the row it archives.
-    expect(await rowsWrittenSince(tw, since2)).toEqual({ 'app.token_snapshots': 1, 'app.token_snapshots_daily': 1, 'app.token_snapshots_history': 1 });
-    expect(grown(mid, await historyCounts(tw))).toEqual({ 'app.token_snapshots_history': 1 });
+    expect(await rowsWrittenSince(fx.tw, since2)).toEqual({ 'app.token_snapshots': 1, 'app.token_snapshots_daily': 1, 'app.token_snapshots_history': 1 });
+    expect(grown(mid, await historyCounts(fx.tw))).toEqual({ 'app.token_snapshots_history': 1 });
   });
 });

@@ -4,14 +4,13 @@
 // field, and data age per table. src/store/sql/analytics.sql holds what the generator makes.
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_VIEWS, CROSSWALK, TABLE_GROUPS, WINDOWS } from '../../src/schema/warehouse/analytics.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { hasAsOf } from '../../src/schema/warehouse/analytics.ts';
 import { analyticsSqlFile } from '../../src/store/analytics-sql.ts';
 import { SQL_FOLDER } from '../../src/store/sql-files.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -19,31 +18,24 @@ const testLog = createTestLogger([appKey, gatewayKey]);
 const str = (d: { toString(): string } | null | undefined) => (d === null || d === undefined ? null : d.toString());
 
 describe('analytics views', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 30, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
   let beforeSwitch: string;
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
-    expect((await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+    expect((await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
     beforeSwitch = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 5));
     // The delisting epoch: one token leaves both universes, a value is revised.
-    sim.setEpoch(1);
-    expect((await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+    fx.sim.setEpoch(1);
+    expect((await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
   }, 60_000);
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
-  const q = <T>(text: string) => tw.warehouse.query<T & Record<string, unknown>>(sql.raw(text));
+  const q = <T>(text: string) => fx.warehouse.query<T & Record<string, unknown>>(sql.raw(text));
 
   it('src/store/sql/analytics.sql holds what the generator makes of the declarations (npm run db:analytics)', () => {
     expect(readFileSync(`${SQL_FOLDER}analytics.sql`, 'utf8')).toBe(analyticsSqlFile());
   });
 
   it('app_universe: the listed tokens with the screener values served, and as it was before the switch', async () => {
-    const view = sim.data;
+    const view = fx.sim.data;
     const rows = await q<{ token_slug: string; pfcf_30d: string | null; effective_market_cap: string | null; holder_fcf_annualized: string | null }>(
       `select token_slug, pfcf_30d::text, effective_market_cap::text, holder_fcf_annualized::text from analytics.app_universe order by 1`,
     );
@@ -70,8 +62,8 @@ describe('analytics views', () => {
     const rows = await q<Record<string, string | null>>(
       `select token_slug, pfcf_annualized::text, ${WINDOWS.map((w) => `pfcf_${w}::text, holder_fcf_${w}::text`).join(', ')} from analytics.gateway_universe order by 1`,
     );
-    const served = new Map(sim.data.gatewayScreenerRows().map((r) => [r.slug, r]));
-    expect(rows.map((r) => r.token_slug)).toEqual(sim.data.gatewayTokens().map((t) => t.slug).sort());
+    const served = new Map(fx.sim.data.gatewayScreenerRows().map((r) => [r.slug, r]));
+    expect(rows.map((r) => r.token_slug)).toEqual(fx.sim.data.gatewayTokens().map((t) => t.slug).sort());
     for (const r of rows) {
       const s = served.get(r.token_slug!);
       const want: Record<string, string | null> = { token_slug: r.token_slug!, pfcf_annualized: str(s?.multAnnualized) };
@@ -103,9 +95,9 @@ describe('analytics views', () => {
       `select app_catalog_slug, gateway_field, app_column, gateway_column, unit from analytics.metric_crosswalk`,
     );
     const slugs = new Set(rows.map((r) => r.app_catalog_slug));
-    for (const m of sim.data.appMetrics()) expect(slugs.has(m.slug), `catalog metric ${m.slug}`).toBe(true);
+    for (const m of fx.sim.data.appMetrics()) expect(slugs.has(m.slug), `catalog metric ${m.slug}`).toBe(true);
     const fields = new Set(rows.map((r) => r.gateway_field));
-    const row = sim.data.gatewayScreenerRows()[0]!;
+    const row = fx.sim.data.gatewayScreenerRows()[0]!;
     const gatewayFields = [
       ...Object.keys(row).filter((k) => !['slug', 'symbol', 'name', 'windows', 'streams'].includes(k)),
       ...WINDOWS.flatMap((w) => [`windows.${w}.rev`, `windows.${w}.mult`]),
@@ -139,15 +131,15 @@ describe('analytics views', () => {
       expect(by.get(t)?.resources, t).toBeGreaterThan(0);
       expect(by.get(t)?.last_confirmed_at, t).not.toBeNull();
     }
-    expect(new Date(by.get('app.screener_rows')!.data_as_of!).toISOString()).toBe(new Date(sim.data.asOf).toISOString());
-    expect(by.get('app.metric_history')!.newest_point_at?.slice(0, 10)).toBe(sim.data.lastDate);
+    expect(new Date(by.get('app.screener_rows')!.data_as_of!).toISOString()).toBe(new Date(fx.sim.data.asOf).toISOString());
+    expect(by.get('app.metric_history')!.newest_point_at?.slice(0, 10)).toBe(fx.sim.data.lastDate);
     // Upstream's verdicts, counted: each token's (from its marker), and a screener's rows'.
     const verdicts = await q<{ table_name: string | null; source: string; group: string; freshness: string | null; resources: number }>(
       `select table_name, source, "group", freshness, resources from analytics.data_age order by 1, 2, 3`,
     );
     const verdict = (t: string) => verdicts.find((r) => r.table_name === t)?.freshness;
     expect(verdict('app.metric_history')).toMatch(/^fresh \d+$/);
-    expect(verdict('app.screener_rows')).toBe(`fresh ${sim.data.appScreenerRows().length}`);
+    expect(verdict('app.screener_rows')).toBe(`fresh ${fx.sim.data.appScreenerRows().length}`);
     expect(verdict('gateway.screener_rows')).toMatch(/^fresh \d+$/);
     expect(verdict('gateway.token_pages')).toBeNull();
     // A group that fills no table has a row of its own.

@@ -9,13 +9,13 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DAILY_ARCHIVES } from '../../src/schema/warehouse/history.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { fillDailyArchives } from '../../src/store/daily-archive.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
-import { canaryKey, createTestDatabase, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestDatabase, createTestLogger, withServerClockOffset } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -27,23 +27,14 @@ const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 const serverDay = async (w: { query<T>(s: ReturnType<typeof sql>): Promise<T[]> }) => (await w.query<{ d: string }>(sql`select ("sync"."server_clock"() at time zone 'UTC')::date::text as d`))[0]!.d;
 
 describe('daily archives', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 6, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
+  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   /** Each archive's source rows of listed tokens, as JSON text by token, without the day. */
   const listedRows = async () => {
     const out = new Map<string, Map<string, string>>();
     for (const a of DAILY_ARCHIVES) {
       const [tokenKey] = rulesOf(a.source).key.map((c) => c.name);
-      const rows = await tw.warehouse.query<{ k: string; r: string }>(
+      const rows = await fx.warehouse.query<{ k: string; r: string }>(
         sql.raw(`select s.${tokenKey} as k, to_jsonb(s)::text as r from ${name(a.source)} s join ${name(a.universe)} u on u.slug = s.${tokenKey} and u.delisted_at is null`),
       );
       out.set(name(a.archive), new Map(rows.map((r) => [r.k, r.r])));
@@ -51,7 +42,7 @@ describe('daily archives', () => {
     return out;
   };
   const archivedDay = async (archive: string, day: string) => {
-    const rows = await tw.warehouse.query<{ k: string; r: string }>(sql.raw(`select token_slug as k, (to_jsonb(a) - 'snapshot_date')::text as r from ${archive} a where snapshot_date = '${day}'`));
+    const rows = await fx.warehouse.query<{ k: string; r: string }>(sql.raw(`select token_slug as k, (to_jsonb(a) - 'snapshot_date')::text as r from ${archive} a where snapshot_date = '${day}'`));
     return new Map(rows.map((r) => [r.k, r.r]));
   };
 
@@ -59,12 +50,12 @@ describe('daily archives', () => {
     const secondAt = Date.now();
     const firstAt = secondAt - 3 * DAY;
     // Two syncs three days apart: the first on a server clock three days behind.
-    const past = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '-3 days'), dataDir: '' });
-    const first = await syncOnce(sim, past, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY) }).finally(() => past.close());
+    const past = await openWarehouse({ databaseUrl: withServerClockOffset(fx.databaseUrl, '-3 days'), dataDir: '' });
+    const first = await syncOnce(fx.sim, past, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY) }).finally(() => past.close());
     expect(first.status).toBe('succeeded');
     const known1 = await listedRows();
-    sim.setEpoch(1);
-    const second = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+    fx.sim.setEpoch(1);
+    const second = await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
     expect(second.status).toBe('succeeded');
     const known2 = await listedRows();
 
@@ -77,26 +68,26 @@ describe('daily archives', () => {
       for (const day of days.slice(0, 3)) expect(await archivedDay(archive, day), `${archive} ${day}`).toEqual(known1.get(archive));
       expect(await archivedDay(archive, days[3]!), `${archive} ${days[3]}`).toEqual(known2.get(archive));
       // Nothing before the first sync's day.
-      const [early] = await tw.warehouse.query<{ n: number }>(sql.raw(`select count(*)::int as n from ${archive} where snapshot_date < '${days[0]}'`));
+      const [early] = await fx.warehouse.query<{ n: number }>(sql.raw(`select count(*)::int as n from ${archive} where snapshot_date < '${days[0]}'`));
       expect(early!.n).toBe(0);
     }
     // The epoch delisted one token: archived on the days it was listed, not after.
-    const delisted = sim.data.epochChanges.delistedSlug!;
+    const delisted = fx.sim.data.epochChanges.delistedSlug!;
     expect((await archivedDay('app.screener_daily', days[2]!)).has(delisted)).toBe(true);
     expect((await archivedDay('app.screener_daily', days[3]!)).has(delisted)).toBe(false);
     // A revised value reaches the day it was received on, and no earlier day.
-    const revised = sim.data.epochChanges.revised!;
-    const emc = async (day: string) => (await tw.warehouse.query<{ v: string }>(sql`select effective_market_cap::text as v from app.screener_daily where snapshot_date = ${day} and token_slug = ${revised.slug}`))[0]?.v;
+    const revised = fx.sim.data.epochChanges.revised!;
+    const emc = async (day: string) => (await fx.warehouse.query<{ v: string }>(sql`select effective_market_cap::text as v from app.screener_daily where snapshot_date = ${day} and token_slug = ${revised.slug}`))[0]?.v;
     expect(await emc(days[2]!)).not.toBe(await emc(days[3]!));
 
     // Filling again changes nothing: no row inserted, rewritten or removed. (Not by
     // pg_stat_xact_user_tables: a pooled backend's counts of earlier, unflushed transactions
     // show there too.)
-    await tw.warehouse.db.transaction(async (tx) => {
+    await fx.warehouse.db.transaction(async (tx) => {
       const archives = DAILY_ARCHIVES.map((a) => name(a.archive));
       const contents = async () => Promise.all(archives.map(async (t) => (await tx.execute(sql.raw(`select count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as d from ${t} x`))) as unknown as unknown[]));
       const before = await contents();
-      await fillDailyArchives(tx as unknown as typeof tw.warehouse.db);
+      await fillDailyArchives(tx as unknown as typeof fx.warehouse.db);
       const mine = await Promise.all(archives.map(async (t) => [t, ((await tx.execute(sql.raw(`select count(*)::int as n from ${t} where xmin::text = (txid_current() % 4294967296)::text`))) as unknown as { n: number }[])[0]!.n] as const));
       expect(mine.filter(([, n]) => n > 0), 'rows a second fill wrote').toEqual([]);
       expect(await contents(), 'rows a second fill removed').toEqual(before);
@@ -115,8 +106,8 @@ describe('daily archives', () => {
     const db = await createTestDatabase({ migrated: true });
     const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     await today.migrate();
-    sim.setEpoch(0);
-    expect((await syncOnce(sim, today, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+    fx.sim.setEpoch(0);
+    expect((await syncOnce(fx.sim, today, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
     await today.close();
     // From now on the server's clock reads tomorrow, 23:59:59 UTC.
     const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1));
@@ -163,8 +154,8 @@ describe('daily archives', () => {
         const w = await openWarehouse({ databaseUrl: withServerClockOffset(db.databaseUrl, clockAt(new Date(at))), dataDir: '' });
         try {
           await w.migrate();
-          sim.setEpoch(epoch);
-          expect((await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+          fx.sim.setEpoch(epoch);
+          expect((await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
         } finally {
           await w.close();
         }
@@ -212,8 +203,8 @@ describe('daily archives', () => {
       const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
       try {
         await w.migrate();
-        sim.setEpoch(0);
-        const r = await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+        fx.sim.setEpoch(0);
+        const r = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
         expect(r.status).toBe('succeeded');
         const old = await w.query<{ t: string }>(
           sql`select 'app.screener_daily ' || snapshot_date || ' ' || multiple_30d::text as t from app.screener_daily where snapshot_date < '2026-02-01'

@@ -4,11 +4,10 @@
 // skipped one to nothing; and the archive a version points to cannot be pruned.
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 
 const appKey = canaryKey('ak');
 const scopeless = canaryKey('ak');
@@ -17,31 +16,24 @@ const testLog = createTestLogger([appKey, scopeless, gatewayKey]);
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 
 describe('provenance of closing, refused and skipped versions', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({
+    tokens: 5,
+    historyDays: 10,
+    chartsPerToken: 1,
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' }, [scopeless]: { scopes: [], credits: 'all' } },
+    gatewayKeys: [gatewayKey],
+  });
   const runs: string[] = [];
   beforeAll(async () => {
-    sim = await startSimulator({
-      tokens: 5,
-      historyDays: 10,
-      chartsPerToken: 1,
-      appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' }, [scopeless]: { scopes: [], credits: 'all' } },
-      gatewayKeys: [gatewayKey],
-    });
-    tw = await createTestWarehouse();
     // Epoch 0, then 1 (a token delisted, values revised), then 2 (relisted, a bundle shrunk).
     for (const epoch of [0, 1, 2]) {
-      sim.setEpoch(epoch);
-      const r = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+      fx.sim.setEpoch(epoch);
+      const r = await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
       expect(r.status).toBe('succeeded');
       runs.push(r.runId);
     }
   }, 180_000);
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
-  const q = <T>(s: ReturnType<typeof sql>) => tw.warehouse.query<T & Record<string, unknown>>(s);
+  const q = <T>(s: ReturnType<typeof sql>) => fx.warehouse.query<T & Record<string, unknown>>(s);
 
   it('every closed version links to an archived body other than its own; a replaced one to its successor\'s', async () => {
     let closed = 0;
@@ -68,7 +60,7 @@ describe('provenance of closing, refused and skipped versions', () => {
   });
 
   it('a removed bundle driver links to the bundle body that no longer carried it', async () => {
-    const rev = sim.data.epochChanges.epoch2.revised!;
+    const rev = fx.sim.data.epochChanges.epoch2.revised!;
     const [v] = await q<{ body: string; path: string }>(
       sql`select b.body::text as body, b.path from app.value_drivers_history h join sync.raw_responses b on b.id = h.closing_raw_response_id
           where h.token_slug = ${rev.slug} and h.driver_id = ${rev.bundle.removedDriverId} order by h.known_to desc limit 1`,
@@ -78,7 +70,7 @@ describe('provenance of closing, refused and skipped versions', () => {
   });
 
   it('a delisted token links to the list that left it out, and to the run that read that list', async () => {
-    const slug = sim.data.epochChanges.delistedSlug!;
+    const slug = fx.sim.data.epochChanges.delistedSlug!;
     const [v] = await q<{ body: string; path: string; run: string; delisted: boolean }>(
       sql`select b.body::text as body, b.path, h.run_id::text as run, h.delisted_at is not null as delisted
           from app.tokens_history h join sync.raw_responses b on b.id = h.raw_response_id
@@ -91,7 +83,7 @@ describe('provenance of closing, refused and skipped versions', () => {
   });
 
   it('a refused bundle links to the refusal; a skipped one to nothing', async () => {
-    const r = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey: scopeless, gatewayKey }, ['app'], { full: true });
+    const r = await fx.sync(testLog.logger, { appKey: scopeless, gatewayKey }, ['app'], { full: true });
     expect(r.status).not.toBe('failed');
     const refused = await q<{ status: string; http: number; body: string }>(
       sql`select rb.status, b.http_status as http, b.body::text as body from app.research_bundles rb join sync.raw_responses b on b.id = rb.raw_response_id where rb.status = 'missing_scope'`,
@@ -102,7 +94,7 @@ describe('provenance of closing, refused and skipped versions', () => {
       expect(x.body).toContain('missing_scope');
     }
     // Without a key nothing is asked: the skipped rows link to no body.
-    const s = await syncOnce(sim, tw.warehouse, testLog.logger, { gatewayKey }, ['app'], { full: true });
+    const s = await fx.sync(testLog.logger, { gatewayKey }, ['app'], { full: true });
     expect(s.status).not.toBe('failed');
     const [skipped] = await q<{ n: number; linked: number }>(
       sql`select count(*)::int as n, count(raw_response_id)::int as linked from app.research_bundles where status = 'skipped'`,

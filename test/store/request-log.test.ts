@@ -1,30 +1,18 @@
 // sync.requests and sync.raw_responses hold what happened: every attempt, every 2xx body
 // once per distinct content, numbers exact, no host and no key anywhere.
 import { sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, type Upstream } from '../../src/upstream/index.ts';
 import { WarehouseRecorder } from '../../src/store/request-log.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, withServerClockOffset } from '../helpers/services.ts';
 
 const APP_KEY = canaryKey('app');
 const GW_KEY = canaryKey('gw');
 const RUN_ID = '7f1d7c1e-5a6b-4c1d-9e2f-0a1b2c3d4e5f';
 
-let sim: Simulator;
-let tw: TestWarehouse;
-let wh: Warehouse;
-
-beforeAll(async () => {
-  [sim, tw] = await Promise.all([startSimulator({ appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] }), createTestWarehouse()]);
-  wh = tw.warehouse;
-});
-
-afterAll(async () => {
-  await sim?.close();
-  await tw?.cleanup();
-});
+const fx = useSimAndWarehouse({ appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] });
 
 // A recorder a failed test left open must not write into the next test's tables.
 const open: WarehouseRecorder[] = [];
@@ -33,10 +21,10 @@ afterEach(async () => {
 });
 
 beforeEach(async () => {
-  sim.clearFaults();
-  sim.resetRequests();
+  fx.sim.clearFaults();
+  fx.sim.resetRequests();
   // The archive refuses to be emptied (src/store/sql/history.sql): a test's reset goes around its guard.
-  await wh.db.transaction(async (tx) => {
+  await fx.warehouse.db.transaction(async (tx) => {
     await tx.execute(sql`set local session_replication_role = replica`);
     await tx.execute(sql`truncate sync.requests, sync.raw_responses`);
   });
@@ -44,12 +32,12 @@ beforeEach(async () => {
 
 function setup(options: { batchRows?: number; flushIntervalMs?: number } = {}) {
   const log = createTestLogger([APP_KEY, GW_KEY]);
-  const recorder = new WarehouseRecorder(wh, log.logger, options);
+  const recorder = new WarehouseRecorder(fx.warehouse, log.logger, options);
   open.push(recorder);
   const upstream: Upstream = createUpstream({
     config: {
-      app: { url: sim.url, apiKey: APP_KEY },
-      gateway: { url: sim.url, apiKey: GW_KEY },
+      app: { url: fx.sim.url, apiKey: APP_KEY },
+      gateway: { url: fx.sim.url, apiKey: GW_KEY },
       requestTimeoutMs: 3_000,
       maxResponseBytes: 1 << 20,
       maxAttempts: 4,
@@ -75,13 +63,13 @@ type RequestRow = { run_id: string | null; source: string; bucket: string; path:
 
 describe('WarehouseRecorder', () => {
   it('records every attempt with status, attempt number, budget, problem code and request id', async () => {
-    sim.script('/v1/tokens', [{ status: 503 }, { status: 0 }]);
+    fx.sim.script('/v1/tokens', [{ status: 503 }, { status: 0 }]);
     const { upstream, recorder } = setup();
     await upstream.get({ route: 'gateway.tokens', runId: RUN_ID });
     await upstream.get({ route: 'app.token', params: { slug: 'no-such-token' }, runId: RUN_ID }).catch(() => {});
     await recorder.flush();
 
-    const rows = await wh.query<RequestRow>(sql`select * from sync.requests order by id`);
+    const rows = await fx.warehouse.query<RequestRow>(sql`select * from sync.requests order by id`);
     expect(rows.map((r) => [r.source, r.bucket, r.path, r.http_status, r.attempt, r.problem_code])).toEqual([
       ['gateway', 'gateway', '/v1/tokens', 503, 1, 'service-unavailable'],
       ['gateway', 'gateway', '/v1/tokens', null, 2, null],
@@ -108,7 +96,7 @@ describe('WarehouseRecorder', () => {
     await upstream.get({ route: 'app.metrics' });
     await recorder.close();
 
-    const rows = await wh.query<{ path: string; sha256: string; fetched_at: Date; last_seen_at: Date; status: string; body: unknown; body_text: string | null }>(
+    const rows = await fx.warehouse.query<{ path: string; sha256: string; fetched_at: Date; last_seen_at: Date; status: string; body: unknown; body_text: string | null }>(
       sql`select path, sha256, fetched_at, last_seen_at, status, body, body_text from sync.raw_responses order by id`,
     );
     expect(rows.map((r) => r.path)).toEqual(['/api/v1/metrics', '/api/v1/tokens/aurora/full', '/openapi-product.json']);
@@ -117,7 +105,7 @@ describe('WarehouseRecorder', () => {
     expect(new Date(metrics.last_seen_at).getTime()).toBeGreaterThan(new Date(metrics.fetched_at).getTime());
     expect(rows.every((r) => r.status === 'ok' && r.body !== null && r.body_text === null)).toBe(true);
 
-    const everything = JSON.stringify(await wh.query(sql`select * from sync.requests`)) + JSON.stringify(await wh.query(sql`select * from sync.raw_responses`));
+    const everything = JSON.stringify(await fx.warehouse.query(sql`select * from sync.requests`)) + JSON.stringify(await fx.warehouse.query(sql`select * from sync.raw_responses`));
     expect(everything).not.toContain(APP_KEY);
     expect(everything).not.toContain(GW_KEY);
     expect(everything).not.toContain('127.0.0.1');
@@ -125,37 +113,37 @@ describe('WarehouseRecorder', () => {
 
   it('keeps numbers exact in jsonb', async () => {
     const big = '123456789012345678901234567890.123456789';
-    sim.script('/api/v1/screener', [{ status: 200, body: `{"data":[{"v":${big},"s":"0.000000000000000000000000001","n":-0.5}],"meta":{"servedAt":"x"}}` }]);
+    fx.sim.script('/api/v1/screener', [{ status: 200, body: `{"data":[{"v":${big},"s":"0.000000000000000000000000001","n":-0.5}],"meta":{"servedAt":"x"}}` }]);
     const { upstream, recorder } = setup();
     await upstream.get({ route: 'app.screener' });
     await recorder.flush();
-    const [row] = await wh.query<{ v: string; s: string; n: string }>(
+    const [row] = await fx.warehouse.query<{ v: string; s: string; n: string }>(
       sql`select body->'data'->0->>'v' as v, body->'data'->0->>'s' as s, (body->'data'->0->>'n')::numeric::text as n from sync.raw_responses`,
     );
     expect(row).toEqual({ v: big, s: '0.000000000000000000000000001', n: '-0.5' });
   });
 
   it('keeps a body that is not JSON as text, marked invalid', async () => {
-    sim.setFaults({ invalidJsonRate: 1, pathFilter: '/api/v1/tokens' });
+    fx.sim.setFaults({ invalidJsonRate: 1, pathFilter: '/api/v1/tokens' });
     const { upstream, recorder } = setup();
     await expect(upstream.get({ route: 'app.tokens' })).rejects.toThrow(/invalid JSON/);
     await recorder.flush();
-    const rows = await wh.query<{ status: string; body: unknown; body_text: string }>(sql`select status, body, body_text from sync.raw_responses`);
+    const rows = await fx.warehouse.query<{ status: string; body: unknown; body_text: string }>(sql`select status, body, body_text from sync.raw_responses`);
     // Three attempts, one identical body.
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ status: 'invalid', body: null });
     expect(rows[0]?.body_text).toContain('<!DOCTYPE html>');
-    const [count] = await wh.query<{ n: number }>(sql`select count(*)::int as n from sync.requests where error like 'invalid JSON%'`);
+    const [count] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from sync.requests where error like 'invalid JSON%'`);
     expect(count?.n).toBe(3);
   });
 
   it('a body jsonb refuses (\\u0000) is kept as text without losing the batch', async () => {
-    sim.script('/api/v1/screener', [{ status: 200, body: '{"data":["a\\u0000b"],"meta":{}}' }]);
+    fx.sim.script('/api/v1/screener', [{ status: 200, body: '{"data":["a\\u0000b"],"meta":{}}' }]);
     const { upstream, recorder } = setup();
     await upstream.get({ route: 'app.screener' });
     await upstream.get({ route: 'app.metrics' });
     await recorder.flush();
-    const rows = await wh.query<{ path: string; body_text: string | null; body: unknown }>(sql`select path, body_text, body from sync.raw_responses order by path`);
+    const rows = await fx.warehouse.query<{ path: string; body_text: string | null; body: unknown }>(sql`select path, body_text, body from sync.raw_responses order by path`);
     expect(rows.map((r) => [r.path, r.body === null, r.body_text !== null])).toEqual([
       ['/api/v1/metrics', false, false],
       ['/api/v1/screener', true, true],
@@ -163,7 +151,7 @@ describe('WarehouseRecorder', () => {
   });
 
   it('writes in batches: when a batch is full, and when a row has waited long enough', async () => {
-    const count = async () => (await wh.query<{ n: number }>(sql`select count(*)::int as n from sync.requests`))[0]?.n ?? 0;
+    const count = async () => (await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from sync.requests`))[0]?.n ?? 0;
     const bySize = setup({ batchRows: 5, flushIntervalMs: 60_000 });
     // Each request is two rows (attempt + body): the third request fills a batch of five.
     for (let i = 0; i < 4; i++) await bySize.upstream.get({ route: 'app.tokens' });
@@ -181,7 +169,7 @@ describe('WarehouseRecorder', () => {
   it('places a request on the server clock where it happened, even when the write waits for a connection', async () => {
     // Every connection of the pool (two) held for 500 ms more when the batch is written, on a
     // server whose clock is an hour ahead.
-    const busy = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '1 hour'), dataDir: '', maxConnections: 2 });
+    const busy = await openWarehouse({ databaseUrl: withServerClockOffset(fx.databaseUrl, '1 hour'), dataDir: '', maxConnections: 2 });
     try {
       const recorder = new WarehouseRecorder(busy, createTestLogger([]).logger, { flushIntervalMs: 60_000 });
       open.push(recorder);
@@ -191,7 +179,7 @@ describe('WarehouseRecorder', () => {
       await new Promise((r) => setTimeout(r, 100)); // the sleeps have the connections
       await recorder.flush();
       await holding;
-      const [row] = await wh.query<{ started_ms: string }>(sql`select (extract(epoch from started_at) * 1000)::bigint::text as started_ms from sync.requests`);
+      const [row] = await fx.warehouse.query<{ started_ms: string }>(sql`select (extract(epoch from started_at) * 1000)::bigint::text as started_ms from sync.requests`);
       const placedMs = Number(row!.started_ms) - (startedAt.getTime() + 3_600_000);
       // Within a loaded machine's round trip, and not shifted by the 500 ms spent waiting.
       expect(Math.abs(placedMs)).toBeLessThan(150);
@@ -207,7 +195,7 @@ describe('WarehouseRecorder', () => {
     const broken = { db: { insert: () => ({ values: () => statement }) } } as unknown as Warehouse;
     const recorder = new WarehouseRecorder(broken, log.logger);
     const upstream = createUpstream({
-      config: { app: { url: sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 3_000, maxResponseBytes: 1 << 20, maxAttempts: 2, maxRateWaitMs: 10_000 },
+      config: { app: { url: fx.sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 3_000, maxResponseBytes: 1 << 20, maxAttempts: 2, maxRateWaitMs: 10_000 },
       budget: new InProcessBudget(),
       recorder,
       logger: log.logger,

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { appCounts, contentDigest, expectAppMirror } from '../../helpers/app-mirror.ts';
+import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
@@ -10,58 +11,49 @@ const appKey = canaryKey('app');
 const testLog = createTestLogger([appKey], 'info');
 
 describe('app sync', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 10, historyDays: 60, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } } });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
-  });
+  const fx = useSimAndWarehouse({ tokens: 10, historyDays: 60, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } } });
 
   it('mirrors every table exactly after one sync, with no key on public routes', async () => {
-    const run = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey }, ['app']);
+    const run = await fx.sync(testLog.logger, { appKey }, ['app']);
     expect(run.status).toBe('succeeded');
     expect(run.stats.failed).toBe(0);
-    await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
-    const withAuth = sim.requests.filter((r) => r.headers.authorization);
+    await expectAppMirror(fx.warehouse, fx.sim.data, { bundles: 'ok' });
+    const withAuth = fx.sim.requests.filter((r) => r.headers.authorization);
     expect(withAuth.length).toBeGreaterThan(0);
     expect(withAuth.every((r) => r.path.endsWith('/full'))).toBe(true);
-    expect(sim.requests.some((r) => r.path.includes('/internal/'))).toBe(false);
+    expect(fx.sim.requests.some((r) => r.path.includes('/internal/'))).toBe(false);
   });
 
   it('a second sync adds no rows, changes nothing but fetch times, and makes far fewer requests', async () => {
-    const firstRequests = sim.requests.length;
-    const before = await appCounts(tw.warehouse);
-    const digests = await Promise.all(['metric_history', 'chart_points', 'metric_values', 'screener_rows', 'tokens', 'value_drivers'].map((t) => contentDigest(tw.warehouse, t)));
-    sim.resetRequests();
-    const run = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey }, ['app']);
+    const firstRequests = fx.sim.requests.length;
+    const before = await appCounts(fx.warehouse);
+    const digests = await Promise.all(['metric_history', 'chart_points', 'metric_values', 'screener_rows', 'tokens', 'value_drivers'].map((t) => contentDigest(fx.warehouse, t)));
+    fx.sim.resetRequests();
+    const run = await fx.sync(testLog.logger, { appKey }, ['app']);
     expect(run.status).toBe('succeeded');
-    expect(await appCounts(tw.warehouse)).toEqual(before);
-    expect(await Promise.all(['metric_history', 'chart_points', 'metric_values', 'screener_rows', 'tokens', 'value_drivers'].map((t) => contentDigest(tw.warehouse, t)))).toEqual(digests);
+    expect(await appCounts(fx.warehouse)).toEqual(before);
+    expect(await Promise.all(['metric_history', 'chart_points', 'metric_values', 'screener_rows', 'tokens', 'value_drivers'].map((t) => contentDigest(fx.warehouse, t)))).toEqual(digests);
     // Unchanged charts are not fetched again; history asks only for the last days.
-    const second = sim.requests.length;
-    expect(sim.requests.filter((r) => /\/charts\/[^/?]+/.test(r.path))).toHaveLength(0);
+    const second = fx.sim.requests.length;
+    expect(fx.sim.requests.filter((r) => /\/charts\/[^/?]+/.test(r.path))).toHaveLength(0);
     // The token list's freshness markers say nothing moved: only the catalog, the token
     // list and the screener (the sources of those markers) are read again.
-    expect(sim.requests.map((r) => r.path.split('?')[0]).sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens']);
+    expect(fx.sim.requests.map((r) => r.path.split('?')[0]).sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens']);
     expect(second).toBe(3);
     console.info(`requests: first sync ${firstRequests}, unchanged second sync ${second}`);
   });
 
   it('after an epoch switch: delisted token kept with delisted_at, revised value, new day, new bundle content', async () => {
-    sim.setEpoch(1);
-    sim.resetRequests();
-    const changes = sim.data.epochChanges;
-    const run = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey }, ['app']);
+    fx.sim.setEpoch(1);
+    fx.sim.resetRequests();
+    const changes = fx.sim.data.epochChanges;
+    const run = await fx.sync(testLog.logger, { appKey }, ['app']);
     expect(run.status).toBe('succeeded');
     // History is fetched incrementally: from the last day seen, less the overlap.
-    const historyRequests = sim.requests.filter((r) => r.path.includes('/metrics/history'));
+    const historyRequests = fx.sim.requests.filter((r) => r.path.includes('/metrics/history'));
     expect(historyRequests.length).toBeGreaterThan(0);
     expect(historyRequests.every((r) => r.path.includes('from='))).toBe(true);
-    const w = tw.warehouse;
+    const w = fx.warehouse;
     const [delisted] = await w.query<{ delisted_at: Date | null; rows: string }>(
       sql`select t.delisted_at, (select count(*)::text from app.metric_history h where h.token_slug = t.slug) as rows from app.tokens t where slug = ${changes.delistedSlug}`,
     );
@@ -73,26 +65,26 @@ describe('app sync', () => {
     expect(Number(day!.n)).toBeGreaterThan(0);
     const [driver] = await w.query<{ n: string }>(sql`select count(*)::text as n from app.value_drivers where token_slug = ${changes.bundle!.slug} and driver_id = ${changes.bundle!.addedDriverId}`);
     expect(Number(driver!.n)).toBe(1);
-    await expectAppMirror(w, sim.data, { bundles: 'ok' });
+    await expectAppMirror(w, fx.sim.data, { bundles: 'ok' });
   });
 
   it('a sync without the key marks bundles skipped, and the next with it fetches them again', async () => {
     const bundles = () =>
-      tw.warehouse.query<{ status: string; summary: string | null }>(sql`select b.status, b.summary from app.research_bundles b join app.tokens t on t.slug = b.token_slug where t.delisted_at is null`);
+      fx.warehouse.query<{ status: string; summary: string | null }>(sql`select b.status, b.summary from app.research_bundles b join app.tokens t on t.slug = b.token_slug where t.delisted_at is null`);
     expect((await bundles()).every((b) => b.status === 'ok')).toBe(true);
-    await syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app']);
+    await fx.sync(testLog.logger, {}, ['app']);
     const skipped = await bundles();
     expect(skipped.every((b) => b.status === 'skipped' && b.summary !== null)).toBe(true);
-    sim.resetRequests();
-    await syncOnce(sim, tw.warehouse, testLog.logger, { appKey }, ['app']);
-    expect(sim.requests.filter((r) => r.path.endsWith('/full')).length).toBe(skipped.length);
+    fx.sim.resetRequests();
+    await fx.sync(testLog.logger, { appKey }, ['app']);
+    expect(fx.sim.requests.filter((r) => r.path.endsWith('/full')).length).toBe(skipped.length);
     expect((await bundles()).every((b) => b.status === 'ok')).toBe(true);
   });
 
   it('keeps every secret out of the logs and the database', async () => {
     expect(testLog.lines().length).toBeGreaterThan(10);
     expect(testLog.lines().join('\n')).not.toContain(appKey);
-    const [hits] = await tw.warehouse.query<{ n: string }>(
+    const [hits] = await fx.warehouse.query<{ n: string }>(
       sql`select ((select count(*) from sync.requests where path like ${`%${appKey}%`}) + (select count(*) from sync.raw_responses where body::text like ${`%${appKey}%`} or body_text like ${`%${appKey}%`}))::text as n`,
     );
     expect(hits!.n).toBe('0');
@@ -100,30 +92,21 @@ describe('app sync', () => {
 });
 
 describe('app sync, every open form at once', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    sim = await startSimulator({
-      tokens: 8,
-      historyDays: 30,
-      chartsPerToken: 2,
-      seed: 7,
-      forms: { appNumber: 'mixed', historyRows: 'mixed', historyTime: 'mixed', historyAll: 'mixed', chartLabels: true, chartKeyField: 'mixed', chartLinkField: 'mixed', hostileLinks: true },
-    });
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await tw?.cleanup();
+  const fx = useSimAndWarehouse({
+    tokens: 8,
+    historyDays: 30,
+    chartsPerToken: 2,
+    seed: 7,
+    forms: { appNumber: 'mixed', historyRows: 'mixed', historyTime: 'mixed', historyAll: 'mixed', chartLabels: true, chartKeyField: 'mixed', chartLinkField: 'mixed', hostileLinks: true },
   });
 
   it('mirrors exactly whatever the form (chart label columns no series), never follows a hostile link, and records bundles as skipped without a key', async () => {
-    const run = await syncOnce(sim, tw.warehouse, testLog.logger, {}, ['app']);
+    const run = await fx.sync(testLog.logger, {}, ['app']);
     expect(run.stats.failed).toBe(0);
-    await expectAppMirror(tw.warehouse, sim.data, { bundles: 'skipped', bareNumbers: true });
-    expect(sim.requests.some((r) => r.path.endsWith('/full'))).toBe(false);
-    expect(sim.requests.some((r) => r.path.includes('internal'))).toBe(false);
-    expect(sim.requests.every((r) => r.path.startsWith('/api/v1/'))).toBe(true);
+    await expectAppMirror(fx.warehouse, fx.sim.data, { bundles: 'skipped', bareNumbers: true });
+    expect(fx.sim.requests.some((r) => r.path.endsWith('/full'))).toBe(false);
+    expect(fx.sim.requests.some((r) => r.path.includes('internal'))).toBe(false);
+    expect(fx.sim.requests.every((r) => r.path.startsWith('/api/v1/'))).toBe(true);
   });
 });
 

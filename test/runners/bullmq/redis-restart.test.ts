@@ -6,15 +6,14 @@ import { sql } from 'drizzle-orm';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOST_RUN_ERROR } from '../../../src/runners/bullmq/lost-runs.ts';
-import { startSimulator, type Simulator } from '../../../sim/index.ts';
-import { createTestWarehouse, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
+import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { uniqueName } from '../../helpers/services.ts';
 import { startOwnRedis, type OwnRedis } from '../../helpers/own-servers.ts';
 import { killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 import { recordFigure } from '../../helpers/fault-figures.ts';
 
 describe('Redis restarted under tesync worker', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 707 });
   let redis: OwnRedis;
   let redisUrl: string;
   const prefix = uniqueName('tesync_redis_restart');
@@ -22,23 +21,20 @@ describe('Redis restarted under tesync worker', () => {
   beforeAll(async () => {
     redis = await startOwnRedis();
     redisUrl = redis.url;
-    sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed: 707 });
-    tw = await createTestWarehouse();
   });
+  // Before the fixture's teardown: no worker is left writing to the warehouse it drops.
   afterAll(async () => {
     await killAll(workers);
-    await sim?.close();
-    await tw?.cleanup();
     // The whole server goes, its keys with it.
     await redis?.cleanup();
   });
 
   it('reconnects, registers its schedulers again, and the schedule goes on', async () => {
     const w = startWorker({
-      DATABASE_URL: tw.databaseUrl,
+      DATABASE_URL: fx.databaseUrl,
       REDIS_URL: redisUrl,
       TE_QUEUE_PREFIX: prefix,
-      TE_APP_URL: sim.url,
+      TE_APP_URL: fx.sim.url,
       TE_METRICS_PORT: '0',
       LOG_LEVEL: 'info',
       TE_SCHEDULE_SCREENER: '*/2 * * * * *',
@@ -49,7 +45,7 @@ describe('Redis restarted under tesync worker', () => {
     workers.push(w);
     await w.ready;
     const scheduled = (since: Date) => async () =>
-      (await tw.warehouse.query<{ status: string }>(sql`select status from sync.runs where trigger = 'schedule' and started_at > ${since.toISOString()}::timestamptz and status = 'succeeded' limit 1`))[0];
+      (await fx.warehouse.query<{ status: string }>(sql`select status from sync.runs where trigger = 'schedule' and started_at > ${since.toISOString()}::timestamptz and status = 'succeeded' limit 1`))[0];
     await waitFor('a scheduled run before the restart', scheduled(new Date(0)), 20_000);
 
     await redis.restart();
@@ -60,7 +56,7 @@ describe('Redis restarted under tesync worker', () => {
     const earlier = await waitFor(
       'no run from before the restart left running',
       async () => {
-        const [r] = await tw.warehouse.query<{ running: number; lost: number; total: number }>(
+        const [r] = await fx.warehouse.query<{ running: number; lost: number; total: number }>(
           sql`select count(*) filter (where status = 'running')::int as running, count(*) filter (where error = ${LOST_RUN_ERROR})::int as lost, count(*)::int as total
               from sync.runs where started_at < ${restartedAt.toISOString()}::timestamptz`,
         );

@@ -7,34 +7,32 @@ import { Queue, type Job } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { COMPLETED_JOBS_KEPT, FAILED_JOBS_KEPT, FETCH_JOB_OPTIONS } from '../../../src/runners/bullmq/queues.ts';
 import { FINISHED_RUN_KEYS_MS } from '../../../src/runners/bullmq/walk.ts';
 import { runCli } from '../../helpers/cli.ts';
-import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
+import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
 const appKey = canaryKey('app');
 let redisUrl: string;
 let redis: Redis;
-let sim: Simulator;
-let tw: TestWarehouse;
 const prefix = uniqueName('tesync_retention');
 const workers: WorkerProcess[] = [];
 let env: Record<string, string>;
 let runId: string;
 
+const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, latencyMs: [2, 10] });
+
 beforeAll(async () => {
   redisUrl = await redisServerUrl();
   redis = new Redis(redisUrl);
-  sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, latencyMs: [2, 10] });
-  tw = await createTestWarehouse();
   env = {
-    DATABASE_URL: tw.databaseUrl,
+    DATABASE_URL: fx.databaseUrl,
     REDIS_URL: redisUrl,
     TE_QUEUE_PREFIX: prefix,
-    TE_APP_URL: sim.url,
+    TE_APP_URL: fx.sim.url,
     TE_APP_API_KEY: appKey,
     TE_METRICS_PORT: '0',
     ...SCHEDULES_OFF,
@@ -50,10 +48,9 @@ beforeAll(async () => {
   runId = outcome.runId;
 });
 
+// Before the fixture's teardown: no worker is left writing to the warehouse it drops.
 afterAll(async () => {
   await killAll(workers);
-  await sim?.close();
-  await tw?.cleanup();
   await deleteRedisKeys(redisUrl, prefix);
   await redis?.quit();
 });
@@ -66,12 +63,12 @@ function openQueue(name: string): Queue {
 const runKey = (part: string) => `${prefix}:run:${runId}:${part}`;
 
 async function runRecord() {
-  const [row] = await tw.warehouse.query<{ status: string; stats: unknown; finished_at: string }>(sql`select status, stats, finished_at::text from sync.runs where id = ${runId}`);
+  const [row] = await fx.warehouse.query<{ status: string; stats: unknown; finished_at: string }>(sql`select status, stats, finished_at::text from sync.runs where id = ${runId}`);
   return row!;
 }
 
 async function requestRows(): Promise<number> {
-  const [row] = await tw.warehouse.query<{ n: string }>(sql`select count(*)::text as n from sync.requests`);
+  const [row] = await fx.warehouse.query<{ n: string }>(sql`select count(*)::text as n from sync.requests`);
   return Number(row!.n);
 }
 
@@ -132,8 +129,8 @@ describe('Redis retention and late duplicates', () => {
       expect(tokens).toBeDefined();
       expect(history).toBeDefined();
 
-      const before = { record: await runRecord(), stats: await redis.hgetall(runKey('stats')), seen: await redis.scard(runKey('seen')), requests: await requestRows(), digest: await warehouseDigest(tw.warehouse) };
-      const served = sim.requests.length;
+      const before = { record: await runRecord(), stats: await redis.hgetall(runKey('stats')), seen: await redis.scard(runKey('seen')), requests: await requestRows(), digest: await warehouseDigest(fx.warehouse) };
+      const served = fx.sim.requests.length;
 
       // While the run's keys are still there (within the grace).
       const first = await duplicate(queue, tokens);
@@ -149,9 +146,9 @@ describe('Redis retention and late duplicates', () => {
       expect(await redis.keys(`${prefix}:run:${runId}:*`)).toEqual([]);
       expect(await queue.getJobCounts('waiting', 'active', 'delayed')).toEqual({ waiting: 0, active: 0, delayed: 0 });
 
-      expect(sim.requests.length).toBe(served);
+      expect(fx.sim.requests.length).toBe(served);
       expect(await requestRows()).toBe(before.requests);
-      expect(await warehouseDigest(tw.warehouse)).toEqual(before.digest);
+      expect(await warehouseDigest(fx.warehouse)).toEqual(before.digest);
       expect(await runRecord()).toEqual(before.record);
       const skipped = workers[0]!.lines().filter((l) => l.msg === 'job already settled in its run; skipped');
       expect(skipped.map((l) => l.jobId).sort()).toEqual([history.id, tokens.id].sort());

@@ -5,35 +5,32 @@ import { Queue } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../sim/index.ts';
-import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
+import { startSimulator } from '../../../sim/index.ts';
+import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
+const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
 let redisUrl: string;
-let sim: Simulator;
-let tw: TestWarehouse;
 const prefixes: string[] = [];
 const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
   redisUrl = await redisServerUrl();
-  sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
-  tw = await createTestWarehouse();
 });
 
+// Before the fixture's teardown: no worker is left writing to the warehouse it drops.
 afterAll(async () => {
   await killAll(workers);
-  await sim?.close();
-  await tw?.cleanup();
   for (const p of prefixes) await deleteRedisKeys(redisUrl, p);
 });
 
 function envFor(prefix: string, extra: Record<string, string>): Record<string, string> {
   return {
-    DATABASE_URL: tw.databaseUrl,
+    DATABASE_URL: fx.databaseUrl,
     REDIS_URL: redisUrl,
     TE_QUEUE_PREFIX: prefix,
-    TE_APP_URL: sim.url,
+    TE_APP_URL: fx.sim.url,
     TE_METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
     ...extra,
@@ -110,7 +107,7 @@ describe('worker schedules', () => {
   it('a scheduled walk is a run with trigger schedule, covering only its groups; schedules survive a Redis reconnect', async () => {
     const prefix = uniqueName('tesync_sched');
     prefixes.push(prefix);
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const w = spawnWorker(
       envFor(prefix, { TE_SCHEDULE_SCREENER: '*/2 * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_TOKEN_DATA: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
     );
@@ -119,7 +116,7 @@ describe('worker schedules', () => {
       'a scheduled run to finish',
       async () =>
         (
-          await tw.warehouse.query<{ status: string; options: { schedule: string }; stats: { done: number; failed: number; byGroup: Record<string, unknown> } }>(
+          await fx.warehouse.query<{ status: string; options: { schedule: string }; stats: { done: number; failed: number; byGroup: Record<string, unknown> } }>(
             sql`select status, options, stats from sync.runs where trigger = 'schedule' and status <> 'running' limit 1`,
           )
         )[0],
@@ -144,7 +141,7 @@ describe('worker schedules', () => {
       'a scheduled run after the reconnect',
       async () =>
         (
-          await tw.warehouse.query<{ status: string }>(
+          await fx.warehouse.query<{ status: string }>(
             sql`select status from sync.runs where trigger = 'schedule' and started_at > ${new Date(killedAt).toISOString()}::timestamptz and status <> 'running' limit 1`,
           )
         )[0],
@@ -158,7 +155,7 @@ describe('worker schedules', () => {
     expect(run.options.schedule).toBe('screener');
     expect(run.stats.failed).toBe(0);
     expect(Object.keys(run.stats.byGroup).sort()).toEqual(['app.catalog', 'app.screener', 'app.tokens']);
-    const paths = new Set(sim.requests.map((r) => r.path.split('?')[0]));
+    const paths = new Set(fx.sim.requests.map((r) => r.path.split('?')[0]));
     expect([...paths].sort()).toEqual(['/api/v1/metrics', '/api/v1/screener', '/api/v1/tokens']);
   });
 
@@ -180,7 +177,7 @@ describe('worker schedules', () => {
       await waitFor('a tick skipped while the walk runs', () => w.lines().find((l) => l.msg.startsWith('scheduled walk skipped')), 30_000);
       w.child.kill('SIGTERM');
       expect((await w.exited).code).toBe(0);
-      const runs = await tw.warehouse.query<{ id: string; from: string; to: string }>(
+      const runs = await fx.warehouse.query<{ id: string; from: string; to: string }>(
         sql`select id, started_at::text as "from", coalesce(finished_at, now())::text as "to" from sync.runs where options->>'schedule' = 'token-data' and options->>'job' like '%' order by started_at`,
       );
       expect(runs.length).toBeGreaterThanOrEqual(1);
