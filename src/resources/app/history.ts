@@ -1,8 +1,7 @@
 // /api/v1/tokens/{slug}/metrics/history?stream=all: every stream, every metric, every day.
-// The first sync takes everything; later ones ask only from the last day seen minus an
-// overlap (revised values overwrite by key), and fall back to a full fetch when the
-// upstream refuses the date filter. A full fetch is repeated every TE_HISTORY_FULL_REFETCH_DAYS
-// to catch older revisions.
+// The first sync takes everything; later ones ask only from the last day seen minus
+// TE_HISTORY_OVERLAP_DAYS, whole again every TE_HISTORY_FULL_REFETCH_DAYS, and whole when
+// upstream refuses the date filter (declared `incremental`; the rules: engine/incremental.ts).
 //
 // `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
 // stream for certain is refused (its body kept `invalid`), and the streams are then fetched
@@ -15,8 +14,9 @@ import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory } from '../../schema/warehouse/app.ts';
 import { ProblemError } from '../../lib/errors.ts';
-import { rowMeta, utcDate } from '../../engine/rows.ts';
-import { fetchData, type Fetched } from '../../engine/fetch.ts';
+import { rowMeta } from '../../engine/rows.ts';
+import { fetchData } from '../../engine/fetch.ts';
+import { fetchSince, nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } from '../../engine/incremental.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
@@ -28,16 +28,20 @@ import { readHistory, type HistoryForm, type HistoryRow } from './history-read.t
 import { readScreenerRow } from './screener.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
 
-const FILTER_REFUSED = new Set(['invalid_date', 'invalid_date_range', 'invalid_limit']);
+/** Asked from the last day seen, less an overlap; whole every so often, or when the filter is refused. */
+const INCREMENTAL: Incremental = {
+  param: (s) => s.historyFromParam,
+  lagMs: (s) => s.historyOverlapDays * 86_400_000,
+  wholeEveryMs: (s) => s.historyFullRefetchMs,
+  refusedCodes: ['invalid_date', 'invalid_date_range', 'invalid_limit'],
+};
 
 export { readHistory } from './history-read.ts';
 
 /** How a token's history was fetched: a form of `stream=all`, or stream by stream. */
 export type HistoryMode = HistoryForm | 'per-stream';
 
-interface HistoryDetails {
-  lastTs?: string;
-  lastFullAt?: string;
+interface HistoryDetails extends Cursor {
   incremental?: boolean;
   form?: HistoryMode;
   streams?: string[];
@@ -75,10 +79,10 @@ export const appHistoryJob = defineJob({
   async handle(ctx, p, state) {
     const prev = previousOf(state);
     // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.
-    if (prev.form === 'per-stream' && !fullFetchDue(ctx, prev)) return perStream(ctx, p.slug, state, {});
+    if (prev.form === 'per-stream' && !wholeFetchDue(INCREMENTAL, prev, ctx.settings, ctx.now())) return perStream(ctx, p.slug, state, {});
     const known = await knownStreams(ctx, p.slug);
     // Refused (on reading, or rows that contradict each other when written): the alternative.
-    return outcomeOf(ctx, prev, await gatherAll(ctx, p.slug, incrementalFrom(ctx, prev), known));
+    return outcomeOf(ctx, prev, await gatherAll(ctx, p.slug, startDay(INCREMENTAL, prev, ctx.settings, ctx.now()), known));
   },
   // `stream=all` not understood: stream by stream.
   alternative: (ctx, p, state, refusal) => perStream(ctx, p.slug, state, { refusedAll: refusal }),
@@ -89,15 +93,13 @@ const previousOf = (state: ResourceStateRow | undefined) => (state?.details ?? {
 async function perStream(ctx: JobContext, slug: string, state: ResourceStateRow | undefined, notes: Record<string, unknown>): Promise<Outcome> {
   const prev = previousOf(state);
   const known = await knownStreams(ctx, slug);
-  return outcomeOf(ctx, prev, await gatherPerStream(ctx, slug, prev, incrementalFrom(ctx, prev), known, notes));
+  return outcomeOf(ctx, prev, await gatherPerStream(ctx, slug, prev, startDay(INCREMENTAL, prev, ctx.settings, ctx.now()), known, notes));
 }
 
 /** The outcome of what was gathered, either way. */
 function outcomeOf(ctx: JobContext, prev: HistoryDetails, g: Gathered): Outcome {
-  const lastTs = g.lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
   const details: HistoryDetails & Record<string, unknown> = {
-    lastTs: lastTs?.toISOString(),
-    lastFullAt: g.incremental ? prev.lastFullAt : ctx.now().toISOString(),
+    ...nextCursor(prev, g.lastTs, g.incremental, ctx.now()),
     incremental: g.incremental,
     form: g.mode,
     streams: g.streams,
@@ -157,17 +159,9 @@ async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetai
   return g;
 }
 
-/** One history request; a refused date filter is asked again without it. */
-async function fetchHistory(ctx: JobContext, slug: string, stream: string | null, from: string | null): Promise<{ fetched: Fetched<unknown>; incremental: boolean }> {
-  const ask = (since: string | null) => fetchData(ctx, { route: 'app.history', params: { slug }, query: historyQuery(ctx, stream, since) }, z.unknown());
-  if (from === null) return { fetched: await ask(null), incremental: false };
-  try {
-    return { fetched: await ask(from), incremental: true };
-  } catch (err) {
-    if (!(err instanceof ProblemError && err.code && FILTER_REFUSED.has(err.code))) throw err;
-    ctx.logger.info({ code: err.code }, 'date filter refused; fetching the whole history');
-    return { fetched: await ask(null), incremental: false };
-  }
+/** One history request, of one stream (null: the default) or `all`, from `from` (null: whole). */
+function fetchHistory(ctx: JobContext, slug: string, stream: string | null, from: string | null) {
+  return fetchSince(ctx, INCREMENTAL, { route: 'app.history', params: { slug }, query: stream === null ? {} : { stream } }, z.unknown(), from);
 }
 
 /** Stream keys the warehouse knows for a token: its snapshot's streams and its screener row's. */
@@ -193,18 +187,4 @@ async function upstreamStreamKeys(ctx: JobContext, slug: string): Promise<string
   return row ? keysOf(row.raw.streams) : [];
 }
 
-function fullFetchDue(ctx: JobContext, prev: HistoryDetails): boolean {
-  return !prev.lastFullAt || ctx.now().getTime() - new Date(prev.lastFullAt).getTime() > ctx.settings.historyFullRefetchMs;
-}
 
-/** The first day to ask for, or null for the whole history. */
-function incrementalFrom(ctx: JobContext, prev: HistoryDetails): string | null {
-  if (ctx.settings.full || !prev.lastTs || fullFetchDue(ctx, prev)) return null;
-  const from = new Date(new Date(prev.lastTs).getTime() - ctx.settings.historyOverlapDays * 86_400_000);
-  return utcDate(from);
-}
-
-function historyQuery(ctx: JobContext, stream: string | null, from: string | null): Record<string, string | undefined> {
-  const q: Record<string, string | undefined> = stream === null ? {} : { stream };
-  return from ? { ...q, [ctx.settings.historyFromParam]: from } : q;
-}
