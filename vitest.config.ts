@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 const SERIAL = [
   'test/upstream/budget-pacing.test.ts',
   'test/upstream/redis-budget.test.ts',
-  'test/upstream/faults.test.ts',
+  'test/upstream/retry-after-skew.test.ts',
   'test/upstream/client.test.ts',
   'test/engine/upstream-detours.test.ts',
   'test/sim/limits.test.ts',
@@ -20,14 +20,18 @@ const LONGEST = [
   'test/store/one-clock.test.ts',
   'test/runners/bullmq/worker.test.ts',
   'test/store/embedded-server.test.ts',
-  'test/engine/pages.test.ts',
-  'test/cli/bound-warehouse.test.ts',
-  'test/runners/bullmq/lost-runs.test.ts',
-  'test/store/point-in-time.test.ts',
   'test/cli/overlapping-syncs.test.ts',
+  'test/bench/smoke.test.ts',
+  'test/cli/bound-warehouse.test.ts',
+  'test/cli/demo.test.ts',
+  'test/upstream/faults.test.ts',
+  'test/cli/sync-shared-budget.test.ts',
+  'test/store/point-in-time.test.ts',
+  'test/cli/progress-tmux.test.ts',
+  'test/engine/pages.test.ts',
+  'test/runners/bullmq/lost-runs.test.ts',
   'test/runners/bullmq/worker-schedules.test.ts',
   'test/cli/sim.test.ts',
-  'test/cli/demo.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {
