@@ -2,20 +2,14 @@
 // `invalid` with its raw text when the job ends), and the job fails without retry (the run
 // goes on). Validating writes nothing: what it saw goes to the job's ledger (ledger.ts).
 import type { z } from 'zod';
-import { envelope, readMeta, type EnvelopeMeta } from '../schema/upstream/envelope.ts';
+import { envelope, readMeta } from '../schema/upstream/envelope.ts';
 import { InvalidResponseError } from '../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import { ROUTES } from '../upstream/routes.ts';
-import type { JobContext } from './types.ts';
+import type { Fetched, JobContext } from './types.ts';
 import { fieldPaths } from './fields.ts';
 
-export interface Fetched<T> {
-  response: UpstreamResponse;
-  data: T;
-  meta: EnvelopeMeta;
-  /** The whole body, for payload columns that want more than `data`. */
-  body: Record<string, unknown>;
-}
+export type { Fetched } from './types.ts';
 
 export async function fetchData<S extends z.ZodType>(ctx: JobContext, req: Omit<UpstreamRequest, 'runId'>, schema: S): Promise<Fetched<z.output<S>>> {
   const response = await ctx.upstream.get({ ...req, runId: ctx.runId });

@@ -18,6 +18,7 @@ import type { Executor } from '../store/table-shape.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
 import { markerUnchanged, sameBodyAsWritten } from './change.ts';
 import { invalid } from './fetch.ts';
+import { readDeclared } from './declared.ts';
 import { childrenOf, fanOut } from './fan-out.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
@@ -25,7 +26,7 @@ import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type Pla
 import { linkToBodies } from './provenance.ts';
 import { refuse } from './understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
-import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, RunContext, Source, TableWrite } from './types.ts';
+import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, Refusal, RunContext, Source, TableWrite } from './types.ts';
 
 /** A job request resolved against the catalog. */
 export interface PlannedJob {
@@ -236,13 +237,19 @@ class Way {
 
   /** Reads with the way taken; a refusal on the handler's way turns to the alternative. */
   async read(): Promise<Outcome> {
-    if (this.refusal !== null) return this.job.alternative!(this.ctx, this.payload, this.state, this.refusal);
+    if (this.refusal !== null) return this.understood(await this.job.alternative!(this.ctx, this.payload, this.state, this.refusal));
     try {
-      return await this.job.handle(this.ctx, this.payload, this.state);
+      return this.understood(await (this.job.handle ? this.job.handle(this.ctx, this.payload, this.state) : readDeclared(this.ctx, this.job, this.payload)));
     } catch (err) {
       if (!(err instanceof NotUnderstoodError) || !this.canTurn) throw err;
       return this.turn(err.message);
     }
+  }
+
+  /** A read's Refusal, refused: its bodies kept `invalid` when the job ends, nothing written. */
+  private understood(read: Outcome | Refusal): Outcome {
+    if ('refused' in read) throw refuse(this.ctx, read.refused);
+    return read;
   }
 
   /** Takes the alternative, for good. */

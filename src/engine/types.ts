@@ -6,7 +6,8 @@ import type { z } from 'zod';
 import type { CellTally } from './cell-tally.ts';
 import type { ResourceStateRow } from '../store/resource-state.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Upstream } from '../upstream/index.ts';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
+import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
 import type { RouteName } from '../upstream/routes.ts';
 import type { ArchivedBody, RequestRecorder } from '../upstream/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
@@ -154,6 +155,26 @@ export interface Outcome {
   otherStates?: { resources: string[]; status: string };
 }
 
+/** A response fetched and validated (engine/fetch.ts). */
+export interface Fetched<T> {
+  response: UpstreamResponse;
+  data: T;
+  meta: EnvelopeMeta;
+  /** The whole body, for payload columns that want more than `data`. */
+  body: Record<string, unknown>;
+}
+
+/** A read that did not understand its response: nothing of it is written, its body kept `invalid`. */
+export interface Refusal {
+  refused: string;
+}
+
+/** Constructs a Refusal (`JobDefinition.read`). */
+export const refused = (reason: string): Refusal => ({ refused: reason });
+
+/** What a job asks of its route beyond the route itself (`JobDefinition.request`). */
+export type RouteRequest = Pick<UpstreamRequest, 'params' | 'query' | 'link'>;
+
 /** What a job settled as, under either runner. */
 export interface JobResult {
   /** ok | unchanged | skipped | not_materialized | unauthorized | no_credits | missing_scope | partial | not_found ... */
@@ -162,7 +183,7 @@ export interface JobResult {
   followUps?: JobRequest[];
 }
 
-export interface JobDefinition<P = unknown> {
+export interface JobDefinition<P = unknown, S extends z.ZodType = z.ZodType> {
   name: string;
   source: Source;
   /** Resource group: for status reports, schedules and `--only`; the resource state's kind. */
@@ -214,12 +235,24 @@ export interface JobDefinition<P = unknown> {
    * `handle` read is refused as not understood, whether on reading or when its rows are
    * prepared for writing; `refusal` says why.
    */
-  alternative?(ctx: JobContext, payload: P, state: ResourceStateRow | undefined, refusal: string): Promise<Outcome>;
-  /** Fetch, read and normalize; `state` is the resource's state before this run. */
-  handle(ctx: JobContext, payload: P, state: ResourceStateRow | undefined): Promise<Outcome>;
+  alternative?(ctx: JobContext, payload: P, state: ResourceStateRow | undefined, refusal: string): Promise<Outcome | Refusal>;
+  /**
+   * A job read from one response of its route declares what it asks (`request`, default: the
+   * route alone), the `schema` of the response's `data`, and `read`: pure, the response to rows,
+   * or a Refusal. The engine fetches (engine/declared.ts); the outcome's `asOf` and `hash`
+   * default to the response's.
+   */
+  request?(payload: P): RouteRequest;
+  schema?: S;
+  read?(ctx: JobContext, payload: P, fetched: Fetched<z.output<S>>): Outcome | Refusal;
+  /**
+   * Otherwise: fetch, read and normalize (several requests, pages, a refusal that is an
+   * answer); `state` is the resource's state before this run.
+   */
+  handle?(ctx: JobContext, payload: P, state: ResourceStateRow | undefined): Promise<Outcome | Refusal>;
 }
 
-export function defineJob<P>(definition: JobDefinition<P>): JobDefinition<P> {
+export function defineJob<P, S extends z.ZodType = z.ZodType>(definition: JobDefinition<P, S>): JobDefinition<P, S> {
   return definition;
 }
 

@@ -10,8 +10,7 @@ import { ProblemError } from '../../lib/errors.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
-import { refuse } from '../../engine/understood.ts';
-import { defineJob, into, type JobContext, type Outcome } from '../../engine/types.ts';
+import { defineJob, into, refused, type JobContext, type Outcome } from '../../engine/types.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
 import type { z } from 'zod';
 
@@ -57,10 +56,10 @@ export const appBundleJob = defineJob({
     } catch (err) {
       const status = err instanceof ProblemError ? REFUSALS[err.status] : undefined;
       if (!status || !(err instanceof ProblemError)) throw err;
-      return refused(ctx, p.slug, status, err);
+      return refusedByUpstream(ctx, p.slug, status, err);
     }
     const missing = missingGraphArrays(f.data);
-    if (missing.length > 0) throw await refuse(ctx, `the bundle leaves out ${missing.join(', ')}: it states no graph`);
+    if (missing.length > 0) return refused(`the bundle leaves out ${missing.join(', ')}: it states no graph`);
     const n = normalizeBundle(ctx, p.slug, f.data as WholeBundle);
     const scope = { tokenSlug: p.slug };
     return {
@@ -79,7 +78,7 @@ export const appBundleJob = defineJob({
 });
 
 /** Refused (401/402/403): the bundle says so, and keeps what an earlier fetch stored. */
-function refused(ctx: JobContext, slug: string, status: string, err: ProblemError): Outcome {
+function refusedByUpstream(ctx: JobContext, slug: string, status: string, err: ProblemError): Outcome {
   const refusal = { status, missingScope: err.scope ?? null, problemCode: err.code ?? null };
   const row = { tokenSlug: slug, missingScope: refusal.missingScope, problemCode: refusal.problemCode, ...rowMeta(ctx, { status }) };
   return {

@@ -5,7 +5,6 @@ import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
-import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/table.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
@@ -68,14 +67,12 @@ export const appChartJob = defineJob({
   resource: (p) => `token/${p.slug}/chart/${p.chartKey}`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async handle(ctx, p) {
-    const req = { route: 'app.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) };
-    const f = await fetchData(ctx, req, chartData);
+  request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) }),
+  schema: chartData,
+  read(ctx, p, f) {
     const { points, cells, labels, dimensions } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
     return {
       status: 'ok',
-      asOf: f.meta.asOf,
-      hash: f.response.sha256,
       details: labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null,
       cells,
       // The chart's rows are all its points: one it no longer has is closed.

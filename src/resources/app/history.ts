@@ -20,8 +20,7 @@ import { fetchSince, nextCursor, startDay, wholeFetchDue, type Cursor, type Incr
 import { fetchList } from '../../engine/fetch-list.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { refuse } from '../../engine/understood.ts';
-import { defineJob, into, type JobContext, type Outcome } from '../../engine/types.ts';
+import { defineJob, into, refused, type JobContext, type Outcome, type Refusal } from '../../engine/types.ts';
 import type { ResourceStateRow } from '../../store/resource-state.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
@@ -90,14 +89,15 @@ export const appHistoryJob = defineJob({
 
 const previousOf = (state: ResourceStateRow | undefined) => (state?.details ?? {}) as HistoryDetails;
 
-async function perStream(ctx: JobContext, slug: string, state: ResourceStateRow | undefined, notes: Record<string, unknown>): Promise<Outcome> {
+async function perStream(ctx: JobContext, slug: string, state: ResourceStateRow | undefined, notes: Record<string, unknown>): Promise<Outcome | Refusal> {
   const prev = previousOf(state);
   const known = await knownStreams(ctx, slug);
   return outcomeOf(ctx, prev, await gatherPerStream(ctx, slug, prev, startDay(INCREMENTAL, prev, ctx.settings, ctx.now()), known, notes));
 }
 
-/** The outcome of what was gathered, either way. */
-function outcomeOf(ctx: JobContext, prev: HistoryDetails, g: Gathered): Outcome {
+/** The outcome of what was gathered, either way, or the refusal of what could not be. */
+function outcomeOf(ctx: JobContext, prev: HistoryDetails, g: Gathered | Refusal): Outcome | Refusal {
+  if ('refused' in g) return g;
   const details: HistoryDetails & Record<string, unknown> = {
     ...nextCursor(prev, g.lastTs, g.incremental, ctx.now()),
     incremental: g.incremental,
@@ -114,10 +114,10 @@ function outcomeOf(ctx: JobContext, prev: HistoryDetails, g: Gathered): Outcome 
 }
 
 /** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
-async function gatherAll(ctx: JobContext, slug: string, from: string | null, known: ReadonlySet<string>): Promise<Gathered> {
+async function gatherAll(ctx: JobContext, slug: string, from: string | null, known: ReadonlySet<string>): Promise<Gathered | Refusal> {
   const { fetched, incremental } = await fetchHistory(ctx, slug, 'all', from);
   const read = readHistory(slug, fetched.data, { stream: 'all', known });
-  if (read.ambiguous !== null || read.form === null) throw await refuse(ctx, read.ambiguous ?? 'no MetricHistory');
+  if (read.ambiguous !== null || read.form === null) return refused(read.ambiguous ?? 'no MetricHistory');
   return { parts: [{ rows: read.rows, from: fetched.response, whole: incremental ? null : { tokenSlug: slug } }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
 }
 
@@ -125,15 +125,16 @@ async function gatherAll(ctx: JobContext, slug: string, from: string | null, kno
  * Stream by stream: the default (which names its own key), then every other key the token is
  * known to have. A key fetched before continues from the overlap; a new one is fetched whole.
  */
-async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetails, from: string | null, known: Set<string>, notes: Record<string, unknown>): Promise<Gathered> {
+async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetails, from: string | null, known: Set<string>, notes: Record<string, unknown>): Promise<Gathered | Refusal> {
   const cells = new CellTally();
   const g: Gathered = { parts: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: { ...notes } };
   const before = new Set(prev.form === 'per-stream' ? (prev.streams ?? []) : []);
-  const take = async (stream: string | null) => {
+  /** One stream read into `g`; a stream that cannot be read for certain refuses the job. */
+  const take = async (stream: string | null): Promise<Refusal | null> => {
     const since = stream !== null && before.has(stream) ? from : null;
     const { fetched, incremental } = await fetchHistory(ctx, slug, stream, since);
     const read = readHistory(slug, fetched.data, { stream, known }, cells);
-    if (read.ambiguous !== null) throw await refuse(ctx, `stream ${stream ?? '(default)'}: ${read.ambiguous}`);
+    if (read.ambiguous !== null) return refused(`stream ${stream ?? '(default)'}: ${read.ambiguous}`);
     const own = read.streams.length === 1 ? read.streams[0]! : stream;
     g.parts.push({ rows: read.rows, from: fetched.response, whole: incremental || own === null ? null : { tokenSlug: slug, stream: own } });
     g.incremental ||= incremental;
@@ -141,14 +142,17 @@ async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetai
     if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;
     if (fetched.meta.asOf && (!g.asOf || fetched.meta.asOf > g.asOf)) g.asOf = fetched.meta.asOf;
     g.hashes.push(fetched.response.sha256);
+    return null;
   };
-  await take(null);
+  const first = await take(null);
+  if (first) return first;
   if (known.size === 0) for (const k of await upstreamStreamKeys(ctx, slug)) known.add(k);
   const missing: string[] = [];
   for (const key of [...known].sort()) {
     if (g.streams.includes(key)) continue;
     try {
-      await take(key);
+      const refusal = await take(key);
+      if (refusal) return refusal;
     } catch (err) {
       // A key the snapshot lists but the history does not have: nothing to mirror.
       if (!(err instanceof ProblemError && err.code === 'stream_not_found')) throw err;

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
 import { metrics } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
-import { fetchData } from '../../engine/fetch.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 
 export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date | null) => {
@@ -28,13 +27,11 @@ export const appMetricsJob = defineJob({
   group: 'catalog',
   payload: z.object({}),
   resource: () => 'metrics',
-  async handle(ctx) {
-    const f = await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
+  schema: metricCatalog,
+  read(ctx, _p, f) {
     const { rows, invalidItems } = normalizeMetrics(ctx, f.data, f.meta.asOf);
     return {
       status: invalidItems ? 'partial' : 'ok',
-      asOf: f.meta.asOf,
-      hash: f.response.sha256,
       details: invalidItems ? { invalidItems } : null,
       writes: [into(metrics, rows)],
     };

@@ -14,7 +14,6 @@ import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 import { chartMarker, chartTimeframePlan, type GatewayChartItem } from './charts.ts';
@@ -156,18 +155,16 @@ export const gatewayChartJob = defineJob({
   // Unchanged only while it stands for the same configured timeframes (else its details
   // would say the wrong thing about what it replaces).
   sameAsBefore: (state, p) => sameRequest(state.details, timeframeRecord(p)),
-  async handle(ctx, p) {
+  request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) }),
+  schema: gatewayChartItem,
+  read(ctx, p, f) {
     const record = timeframeRecord(p);
-    const req = { route: 'gateway.chart' as const, params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) };
-    const f = await fetchData(ctx, req, gatewayChartItem);
     if (record.substituted) {
       ctx.logger.info({ chartKey: p.chartKey, requested: record.substitutedFor, mirrored: p.timeframe }, 'chart does not list the configured timeframe; mirrored the longest it lists instead');
     }
     const r = readChart(ctx, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
     return {
       status: 'ok',
-      asOf: f.meta.asOf,
-      hash: f.response.sha256,
       details: { ...record, ...r.details },
       cells: r.cells,
       writes: [

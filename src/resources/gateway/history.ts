@@ -15,7 +15,6 @@ import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { fetchData } from '../../engine/fetch.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 import type { GatewayTokenItem } from './tokens.ts';
@@ -74,10 +73,11 @@ export const gatewayHistoryJob = defineJob({
   token: (p) => p.slug,
   marker: (p) => p.marker,
   rowsFromBodyAlone: true,
-  async handle(ctx, p) {
-    const f = await fetchData(ctx, { route: 'gateway.history', params: { slug: p.slug }, query: { period: p.period } }, gatewayTrend);
+  request: (p) => ({ params: { slug: p.slug }, query: { period: p.period } }),
+  schema: gatewayTrend,
+  read(ctx, p, f) {
     // Nothing to write, and nothing to delete: earlier points stay.
-    if (f.data === null) return { status: 'not_materialized', asOf: f.meta.asOf, hash: f.response.sha256, rowCount: 0, details: { period: p.period, materialized: false } };
+    if (f.data === null) return { status: 'not_materialized', rowCount: 0, details: { period: p.period, materialized: false } };
     const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);
     const details = {
       period: p.period,
@@ -88,6 +88,6 @@ export const gatewayHistoryJob = defineJob({
       misaligned: read.misaligned,
       invalidValues: read.invalidValues,
     };
-    return { status: 'ok', asOf: f.meta.asOf, hash: f.response.sha256, details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
+    return { status: 'ok', details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
   },
 });

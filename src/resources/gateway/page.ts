@@ -10,9 +10,7 @@ import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/
 import { rowMeta } from '../../engine/rows.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { refuse } from '../../engine/understood.ts';
-import { fetchData } from '../../engine/fetch.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { defineJob, into, refused, type JobContext } from '../../engine/types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 
@@ -78,17 +76,16 @@ export const gatewayPageJob = defineJob({
   resource: (p) => `token/${p.slug}/page`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async handle(ctx, p) {
-    const f = await fetchData(ctx, { route: 'gateway.token', params: { slug: p.slug } }, gatewayPageShell);
-    if (f.data.sections === undefined || f.data.sections === null) throw refuse(ctx, 'the page carries no `sections`: it states none of them');
+  request: (p) => ({ params: { slug: p.slug } }),
+  schema: gatewayPageShell,
+  read(ctx, p, f) {
+    if (f.data.sections === undefined || f.data.sections === null) return refused('the page carries no `sections`: it states none of them');
     const raw = isRecord(f.body.data) ? f.body.data : {};
     const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
     const cells = new CellTally();
     for (let i = 0; i < n.invalid.length; i++) cells.cell(false);
     return {
       status: 'ok',
-      asOf: f.meta.asOf,
-      hash: f.response.sha256,
       details: n.invalid.length ? { invalid: n.invalid } : null,
       cells,
       writes: [
