@@ -1,0 +1,82 @@
+// fetchList (src/engine/fetch-list.ts), against the simulator: next pages followed (a link, a
+// cursor) to the last, each item with its page; a response without a list as it is; a list
+// that loops or says it holds more refused whole, every page's body kept for the ledger.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { fetchList } from '../../src/engine/fetch-list.ts';
+import { InvalidResponseError } from '../../src/lib/errors.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { jobContext, testRun, type TestRun } from '../helpers/job-context.ts';
+
+const sa = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
+const runs: TestRun[] = [];
+const start = () => {
+  const t = testRun(sa.sim, sa.warehouse);
+  runs.push(t);
+  return { ...t, ctx: jobContext(t.run) };
+};
+afterAll(async () => {
+  for (const t of runs) await t.recorder.close();
+});
+beforeEach(() => sa.sim.resetRequests());
+
+const LIST = z.array(z.unknown());
+const page = (data: unknown[], rest: Record<string, unknown> = {}) => [{ status: 200, body: JSON.stringify({ data, ...rest, meta: { asOf: '2026-06-30T00:00:00Z', ...(rest.meta as object) } }) }];
+const tokens = (...slugs: string[]) => slugs.map((slug) => ({ slug }));
+const requested = () => sa.sim.requests.map((r) => r.path);
+
+describe('fetchList', () => {
+  it('follows a next link, then a cursor, to the page that names none: the items in order, each with its page', async () => {
+    const t = start();
+    sa.sim.script('/api/v1/tokens?page=2', page(tokens('c', 'd'), { nextCursor: 'p3' }));
+    sa.sim.script('/api/v1/tokens?cursor=p3', page(tokens('e')));
+    sa.sim.script('/api/v1/tokens', page(tokens('a', 'b'), { meta: { next: '/api/v1/tokens?page=2', count: 2 } }));
+    const list = await fetchList(t.ctx, { route: 'app.tokens' }, LIST);
+    expect(requested()).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2', '/api/v1/tokens?cursor=p3']);
+    expect(list.items).toEqual(tokens('a', 'b', 'c', 'd', 'e'));
+    expect(list.pages.map((p) => p.path)).toEqual(requested());
+    expect(list.count).toBe(5);
+    expect(list.meta.count).toBe(2);
+    expect(list.meta.raw.next).toBe('/api/v1/tokens?page=2');
+    expect(list.sha256).toBe(createHash('sha256').update(list.pages.map((p) => p.sha256).join('\n')).digest('hex'));
+    expect(list.items!.map((i) => list.pageOf(i)?.path)).toEqual(['/api/v1/tokens', '/api/v1/tokens', '/api/v1/tokens?page=2', '/api/v1/tokens?page=2', '/api/v1/tokens?cursor=p3']);
+    expect(list.pageOf({ slug: 'a' })).toBeUndefined();
+    expect(t.ctx.ledger.understood).toEqual(list.pages);
+    expect(t.ctx.ledger.refused).toEqual([]);
+  });
+
+  it('returns a single response without a list as it is: no items, its own hash', async () => {
+    const t = start();
+    const list = await fetchList(t.ctx, { route: 'app.token', params: { slug: 'aurora' } }, z.looseObject({}), () => undefined);
+    expect(list.items).toBeUndefined();
+    expect(list.pages.map((p) => p.path)).toEqual(['/api/v1/tokens/aurora']);
+    expect(list.sha256).toBe(list.pages[0]!.sha256);
+    expect((list.body.data as { token?: { slug?: string } }).token?.slug).toBe('aurora');
+  });
+
+  it('refuses a list whose next link loops, before asking again: both pages kept, one warning', async () => {
+    const t = start();
+    sa.sim.script('/api/v1/tokens?page=2', page(tokens('b'), { links: { next: '/api/v1/tokens?page=2' } }));
+    sa.sim.script('/api/v1/tokens', page(tokens('a'), { links: { next: '/api/v1/tokens?page=2' } }));
+    const err = await fetchList(t.ctx, { route: 'app.tokens' }, LIST).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect((err as Error).message).toBe('/api/v1/tokens?page=2: page 2 names a next page named before: the next links loop');
+    expect(requested()).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
+    expect(t.ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
+    expect(t.log.lines().filter((l) => l.includes('"level":40'))).toHaveLength(1);
+  });
+
+  it('refuses a list read to its end that says it holds more, or whose last page says more exist', async () => {
+    const t = start();
+    sa.sim.script('/api/v1/tokens?page=2', page(tokens('c'), { meta: { total: 4 } }));
+    sa.sim.script('/api/v1/tokens', page(tokens('a', 'b'), { meta: { next: '/api/v1/tokens?page=2', total: 4 } }));
+    await expect(fetchList(t.ctx, { route: 'app.tokens' }, LIST)).rejects.toThrow(/^\/api\/v1\/tokens\?page=2: page 1 says the list holds 4 items, 3 were read$/);
+    expect(t.ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
+
+    const u = start();
+    sa.sim.script('/api/v1/tokens', page(tokens('a'), { meta: { hasMore: true } }));
+    await expect(fetchList(u.ctx, { route: 'app.tokens' }, LIST)).rejects.toThrow(/the last page says more items exist but names no next page/);
+    expect(u.ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens']);
+  });
+});

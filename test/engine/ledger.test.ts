@@ -1,0 +1,85 @@
+// The job's ledger (src/engine/ledger.ts), with the simulator and a warehouse: what a try read,
+// in order, handed out once; reading keeps nothing, and the lifecycle keeps each try's own
+// ledger when the try ends, a failed one too (fields understood, bodies refused `invalid`).
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { afterAll, describe, expect, it } from 'vitest';
+import { fetchData } from '../../src/engine/fetch.ts';
+import type { JobLedger } from '../../src/engine/ledger.ts';
+import { planJob, runJob } from '../../src/engine/lifecycle.ts';
+import { defineJob, type JobDefinition } from '../../src/engine/types.ts';
+import { metricCatalog } from '../../src/schema/upstream/app.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { jobContext, testRun, type TestRun } from '../helpers/job-context.ts';
+
+const sa = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
+const runs: TestRun[] = [];
+const start = () => {
+  const t = testRun(sa.sim, sa.warehouse);
+  runs.push(t);
+  return t;
+};
+afterAll(async () => {
+  for (const t of runs) await t.recorder.close();
+});
+
+const count = async (query: ReturnType<typeof sql>) => (await sa.warehouse.query<{ n: number }>(query))[0]!.n;
+const invalidBodies = () => count(sql`select count(*)::int as n from sync.raw_responses where status = 'invalid'`);
+const fieldsOf = (kind: string) => count(sql`select count(*)::int as n from sync.resource_fields where source = 'app' and kind = ${kind}`);
+
+describe('JobLedger', () => {
+  it('hands out what was read since the last call, in order; what was understood stays', async () => {
+    const ctx = jobContext(start().run);
+    const a = await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
+    const b = await fetchData(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
+    expect(ctx.ledger.takeReceived()).toEqual([
+      { route: 'app.metrics', response: a.response },
+      { route: 'app.tokens', response: b.response },
+    ]);
+    expect(ctx.ledger.takeReceived()).toEqual([]);
+    const c = await fetchData(ctx, { route: 'app.token', params: { slug: 'aurora' } }, z.unknown());
+    expect(ctx.ledger.takeReceived()).toEqual([{ route: 'app.token', response: c.response }]);
+    expect(ctx.ledger.understood).toEqual([a.response, b.response, c.response]);
+    expect(ctx.ledger.sightings.map((s) => s.kind)).toEqual(['app.metrics', 'app.tokens', 'app.token']);
+    // Reading kept nothing: no fields recorded yet.
+    expect(await fieldsOf('app.metrics')).toBe(0);
+  });
+
+  it('is kept when the try ends, a failed one too; each try has its own', async () => {
+    const ledgers: JobLedger[] = [];
+    const during: number[] = [];
+    const job: JobDefinition<Record<string, never>> = defineJob({
+      name: 'test.ledger',
+      source: 'app',
+      group: 'catalog',
+      route: 'app.screener',
+      payload: z.object({}),
+      resource: () => 'test/ledger',
+      async handle(ctx) {
+        ledgers.push(ctx.ledger);
+        await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
+        const refused = await fetchData(ctx, { route: 'app.charts', params: { slug: 'aurora' } }, z.array(z.unknown())).catch((e: unknown) => e);
+        during.push(await invalidBodies(), await fieldsOf('app.screener'));
+        throw refused;
+      },
+    });
+    sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
+    const planned = planJob(new Map([[job.name, job]]), { name: job.name, payload: {} });
+    if ('error' in planned) throw new Error(planned.error);
+    const t = start();
+    expect(await runJob(planned, t.run, { last: true })).toMatchObject({ status: 'invalid' });
+    expect(during).toEqual([0, 0]);
+    expect(await invalidBodies()).toBe(1);
+    const [kept] = await sa.warehouse.query<{ path: string; body_text: string }>(sql`select path, body_text from sync.raw_responses where status = 'invalid'`);
+    expect(kept).toEqual({ path: '/api/v1/tokens/aurora/charts', body_text: '{"data": {"charts": "none"}}' });
+    expect(await fieldsOf('app.screener')).toBeGreaterThan(0);
+
+    // The next try starts with nothing read: its ledger is another.
+    sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
+    await runJob(planned, t.run, { last: true });
+    expect(ledgers).toHaveLength(2);
+    expect(ledgers[1]).not.toBe(ledgers[0]);
+    expect(ledgers[1]!.understood).toHaveLength(1);
+    expect(ledgers[1]!.refused).toHaveLength(1);
+  });
+});

@@ -1,0 +1,39 @@
+// A RunContext and a JobContext over a simulator and a test warehouse, built as `tesync sync`
+// builds them (src/cli/sync-session.ts): the real upstream client, the warehouse's request log
+// and archive, the configured settings. For tests that call the engine's steps one by one.
+import { randomUUID } from 'node:crypto';
+import type { Simulator } from '../../sim/index.ts';
+import { settingsFrom } from '../../src/cli/sync-session.ts';
+import { JobLedger } from '../../src/engine/ledger.ts';
+import type { JobContext, RunContext, SyncSettings } from '../../src/engine/types.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import { knownOf } from '../../src/store/known.ts';
+import { WarehouseRecorder } from '../../src/store/request-log.ts';
+import { InProcessBudget } from '../../src/upstream/budget.ts';
+import { createUpstream } from '../../src/upstream/client.ts';
+import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
+import { createTestLogger, type TestLogger } from './services.ts';
+import { simConfig } from './sync.ts';
+
+export interface TestRun {
+  run: RunContext;
+  /** The archive the client records to (`run.archive`): close it before the warehouse goes. */
+  recorder: WarehouseRecorder;
+  /** Every line `run.logger` wrote. */
+  log: TestLogger;
+}
+
+/** A run over the simulator's app host into `warehouse`, with a new run id. */
+export function testRun(sim: Simulator, warehouse: Warehouse, settings: Partial<SyncSettings> = {}): TestRun {
+  const config = simConfig(sim, {}, ['app']);
+  const log = createTestLogger([], 'info');
+  const recorder = new WarehouseRecorder(warehouse, log.logger);
+  const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger: log.logger, retry: FAST_RETRY_POLICY });
+  const run: RunContext = { warehouse, upstream, archive: recorder, logger: log.logger, now: () => new Date(), runId: randomUUID(), settings: { ...settingsFrom(config, false), ...settings } };
+  return { run, recorder, log };
+}
+
+/** One try's context in `run`, as runJob makes it: its own ledger, the warehouse's `known`. */
+export function jobContext(run: RunContext): JobContext {
+  return { ...run, ledger: new JobLedger(), known: knownOf(run.warehouse) };
+}
