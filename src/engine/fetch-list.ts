@@ -25,7 +25,10 @@ export interface FetchedList {
   pages: UpstreamResponse[];
   /** One hash of the whole list: the single page's own, or a hash of every page's. */
   sha256: string;
-  /** How many items the list says it holds, checked against what was read (undefined: it does not say). */
+  /**
+   * How many items the list holds: a single page's `meta.count` (undefined: it does not say);
+   * for several pages, the number read, every page's count having been checked against it.
+   */
   count: number | undefined;
   /** The page an item (as found in `items`) was read from: its rows' provenance (`fromEach`). */
   pageOf(item: unknown): UpstreamResponse | undefined;

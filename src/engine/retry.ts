@@ -4,7 +4,7 @@
 // them to BullMQ as its exponential backoff, which computes the same waits.
 export const JOB_RETRY = { attempts: 3, firstDelayMs: 2000 } as const;
 
-/** Pure: the wait before try `attempt + 1`, after `attempt` tries failed. */
+/** Pure: the wait before the next try, after `failedTries` tries failed. */
 export function retryDelayMs(failedTries: number): number {
   return JOB_RETRY.firstDelayMs * 2 ** (failedTries - 1);
 }
