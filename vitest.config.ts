@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 const SERIAL = [
   'test/upstream/budget-pacing.test.ts',
   'test/upstream/redis-budget.test.ts',
+  'test/store/postgres-budget.test.ts',
   'test/upstream/retry-after-skew.test.ts',
   'test/upstream/client.test.ts',
   'test/engine/upstream-detours.test.ts',

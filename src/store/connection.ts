@@ -56,6 +56,8 @@ export interface SessionOptions {
   name: string;
   /** Called when the connection closes, whatever closed it. */
   onClose?: () => void;
+  /** Called with each notification of a channel the session LISTENs to (lost with the session: LISTEN again after `onClose`). */
+  onNotify?: (channel: string, payload: string) => void;
 }
 
 export interface WarehouseOptions {
@@ -163,6 +165,8 @@ function openSession(url: string, options: SessionOptions): postgres.Sql {
     onnotice: () => {},
     connection: { ...UTC, application_name: options.name.slice(0, 63) },
     ...(options.onClose ? { onclose: () => options.onClose?.() } : {}),
+    // postgres.js's own option (its sql.listen uses it), missing from its types.
+    ...(options.onNotify ? { onnotify: options.onNotify } : {}),
   });
 }
 

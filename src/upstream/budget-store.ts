@@ -1,7 +1,8 @@
 // Where a bucket's budget is kept between decisions. A store holds records and applies an
 // update atomically on its own clock; what an update does (the policy) is budget.ts's and
 // budget-state.ts's alone. The memory store serves one process (`tesync sync`); the Redis
-// store (redis-budget-store.ts) every worker process and machine sharing a Redis.
+// store (redis-budget-store.ts) every worker process and machine sharing a Redis, the
+// Postgres store (src/store/postgres-budget-store.ts) every one sharing a warehouse.
 import { initialBucketState, type BucketState } from './budget-state.ts';
 
 export interface BucketRecord {
@@ -14,6 +15,9 @@ export interface BucketRecord {
 export function emptyRecord(): BucketRecord {
   return { state: initialBucketState(), leases: {} };
 }
+
+/** A shared store drops a record nobody wrote for this long (a budget whose processes all left). */
+export const RECORD_TTL_MS = 24 * 3600_000;
 
 export interface StoreClock {
   /** The store's time: every holder of the store decides on it. */

@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import { Budget, type Sleep } from './budget.ts';
 import type { BudgetPolicy } from './budget-state.ts';
+import { RECORD_TTL_MS } from './budget-store.ts';
 import { RedisBudgetStore } from './redis-budget-store.ts';
 
 export interface RedisBudgetOptions {
@@ -20,14 +21,12 @@ export interface RedisBudgetOptions {
   sleep?: Sleep;
 }
 
-const STATE_TTL_MS = 24 * 3600_000;
-
 /** A lease outlives its request's timeout by this much before a dead process's slot is freed. */
 export const LEASE_MARGIN_MS = 1000;
 
 export class RedisBudget extends Budget {
   constructor(options: RedisBudgetOptions) {
     if (!Number.isFinite(options.leaseMs)) throw new RangeError('RedisBudget: leaseMs must be finite (a dead process must not hold its slots forever)');
-    super(new RedisBudgetStore({ redis: options.redis, prefix: options.prefix, ttlMs: STATE_TTL_MS, now: options.now }), options);
+    super(new RedisBudgetStore({ redis: options.redis, prefix: options.prefix, ttlMs: RECORD_TTL_MS, now: options.now }), options);
   }
 }

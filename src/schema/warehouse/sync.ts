@@ -224,3 +224,27 @@ export const upstreamBindingLog = syncSchema.table(
   },
   (t) => [index('upstream_binding_log_source_at_idx').on(t.source, t.at)],
 );
+
+/**
+ * The rate budget shared through the warehouse by worker processes that run without Redis:
+ * one row per bucket of each budget (`prefix`), written by compare-and-set on `version`
+ * (src/store/postgres-budget-store.ts). A row past `expires_at` counts as none.
+ */
+export const rateBudgets = syncSchema.table(
+  'rate_budgets',
+  {
+    /** The budget: the processes that share one use the same prefix. */
+    prefix: text('prefix').notNull(),
+    /** app-public | app-key | gateway */
+    bucket: text('bucket').notNull(),
+    /** The bucket's state and live leases (src/upstream/budget-store.ts's BucketRecord); times in ms on the server's clock. */
+    record: jsonb('record').notNull(),
+    /** Writes so far: a write counts only if the version is still the one its record was read at. */
+    version: bigint('version', { mode: 'number' }).notNull(),
+    updatedAt: tstz('updated_at').notNull(),
+    expiresAt: tstz('expires_at').notNull(),
+    /** The holder and write that wrote it last: tells a write whose answer was lost whether it took place. */
+    writtenBy: text('written_by').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.prefix, t.bucket] })],
+);

@@ -5,7 +5,7 @@ export const sync: SchemaDescription = {
   name: 'sync',
   title: 'bookkeeping',
   description:
-    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, the upstream the warehouse is bound to, and the functions that keep the versions of `app` and `gateway`.',
+    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, the upstream the warehouse is bound to, the rate budget of workers without Redis, and the functions that keep the versions of `app` and `gateway`.',
   tables: {
     runs: {
       summary: 'one row per sync walk',
@@ -177,6 +177,21 @@ export const sync: SchemaDescription = {
         to_upstream: 'the upstream it is bound to since',
         command: 'the command that wrote it: `sync`, `worker`, `enqueue`, `demo`',
         host: 'the machine it ran on (its host name)',
+      },
+    },
+    rate_budgets: {
+      summary: 'the rate budget worker processes share without Redis',
+      description:
+        'One row per rate-limit bucket of each budget kept in the warehouse rather than in Redis: what every process sharing the budget decides on before it sends a request, so that together they stay within upstream\'s limits, and a `Retry-After` one of them receives holds back all of them. Bookkeeping for tesync rather than data: rows change several times per request, and one nobody wrote for a day is removed.',
+      columns: {
+        prefix: 'the budget: the processes that share one use the same prefix; independent budgets in one warehouse use different ones',
+        bucket: 'the rate budget: `app-public`, `app-key`, `gateway`',
+        record:
+          'the bucket\'s state as tesync\'s rate budget keeps it: in `state`, what upstream\'s last response said of the budget (`remaining`, `limit`, `resetAtMs`), a block until `blockedUntilMs` (a `Retry-After`) and its `blockReason`, and the window learned from a host that sends no reset time; in `leases`, the requests granted and not answered yet, each with the instant its slot frees itself if its process never answers. Instants are milliseconds since 1970 on the warehouse server\'s clock',
+        version: 'how many times the row was written: a write takes place only if the row is still at the version its process read',
+        updated_at: 'when the row was last written, on the warehouse server\'s clock',
+        expires_at: 'when the row stops counting and is removed unless written again (a day after `updated_at`)',
+        written_by: 'the process and write that wrote the row last (an identifier of tesync\'s own)',
       },
     },
   },
