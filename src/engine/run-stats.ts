@@ -35,6 +35,9 @@ export interface WalkStats {
 /** The most failures a walk keeps for its summary (sync.runs.stats, the tracker in Redis). */
 export const MAX_FAILURES = 50;
 
+/** How long a run ledger keeps a run after it last planned a job (the Redis keys' time to live). */
+export const RUN_TTL_MS = 7 * 24 * 3600_000;
+
 /** Pure: a walk's entry for a failed job, from judgeFailure's record. */
 export function walkFailure(job: { name: string; source: string }, resource: string, f: Omit<Failure, 'retryable'>): WalkFailure {
   const entry: WalkFailure = { job: job.name, resource, source: job.source, status: f.status, type: f.type, error: f.message };

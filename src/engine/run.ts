@@ -3,7 +3,8 @@
 // after the work but before its queue hears of it, so only the settle that removes a job from
 // what is pending counts it); closed when nothing is pending, with the status both runners
 // record. The ledger is where a run's counts live: in memory for `tesync sync` (one process),
-// in Redis for workers (src/runners/bullmq/run-tracker.ts), the same contract either way.
+// in Redis for workers (src/runners/bullmq/run-tracker.ts) or in the warehouse for workers
+// without Redis (postgres-run-ledger.ts), the same contract each way.
 import type { Db, Warehouse } from '../store/connection.ts';
 import { summarizeRunRequests, type RequestSummary } from '../store/request-summary.ts';
 import { withReconnect } from '../store/retry.ts';

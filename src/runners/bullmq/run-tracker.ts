@@ -4,10 +4,8 @@
 // asks (src/engine/run.ts).
 import type { Redis } from 'ioredis';
 import { luaFile } from '../../upstream/redis/scripts.ts';
-import { emptyStats, MAX_FAILURES, readWalkFailure, type WalkFailure } from '../../engine/run-stats.ts';
+import { emptyStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type WalkFailure } from '../../engine/run-stats.ts';
 import type { PlanState, RunLedger, RunStats, SettledJob } from '../../engine/run.ts';
-
-const RUN_TTL_MS = 7 * 24 * 3600_000;
 
 const PLAN = luaFile(new URL('./run-plan.lua', import.meta.url));
 const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));

@@ -25,6 +25,43 @@ export const runs = syncSchema.table(
   (t) => [index('runs_started_at_idx').on(t.startedAt)],
 );
 
+// The run ledger on Postgres (src/store/run-ledger.ts): a run's counts in one row, its jobs a
+// row each. Counts kept in a row, not computed from the jobs, so that a settle reads how many
+// are pending in the same statement that counts it, without counting the run's rows each time.
+
+/** Per run a ledger tracks (one deployment: its queue prefix), its counts while its jobs run. */
+export const runCounts = syncSchema.table(
+  'run_counts',
+  {
+    queuePrefix: text('queue_prefix').notNull(),
+    runId: text('run_id').notNull(),
+    planned: integer('planned').notNull().default(0),
+    pending: integer('pending').notNull().default(0),
+    done: integer('done').notNull().default(0),
+    failed: integer('failed').notNull().default(0),
+    deduplicated: integer('deduplicated').notNull().default(0),
+    rows: bigint('rows', { mode: 'number' }).notNull().default(0),
+    /** `source.group` → status → count */
+    byGroup: jsonb('by_group').notNull().default({}),
+    /** The first failures, at most MAX_FAILURES (src/engine/run-stats.ts). */
+    failures: jsonb('failures').notNull().default([]),
+    expiresAt: tstz('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.queuePrefix, t.runId] }), index('run_counts_expires_at_idx').on(t.expiresAt)],
+);
+
+/** Every job a run planned, and whether it settled. */
+export const runJobs = syncSchema.table(
+  'run_jobs',
+  {
+    queuePrefix: text('queue_prefix').notNull(),
+    runId: text('run_id').notNull(),
+    jobId: text('job_id').notNull(),
+    settled: boolean('settled').notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.queuePrefix, t.runId, t.jobId] })],
+);
+
 export const requests = syncSchema.table(
   'requests',
   {

@@ -21,6 +21,34 @@ export const sync: SchemaDescription = {
         error: 'why a run failed as a whole',
       },
     },
+    run_counts: {
+      summary: 'the counts of a run while its jobs run, on a worker without Redis',
+      description:
+        'The run ledger of workers that keep their queues in Postgres: one row per run, written as its jobs are planned and settled, each job counted once however often it runs. The run\'s final counts are in `sync.runs.stats` once it finishes. A run\'s rows here (and in `sync.run_jobs`) are kept until `expires_at` and removed when a later run starts.',
+      columns: {
+        queue_prefix: 'the deployment: the workers\' queue prefix (`TE_QUEUE_PREFIX`), which separates deployments sharing a warehouse',
+        run_id: 'the run (`sync.runs.id`, as text)',
+        planned: 'jobs planned, less those another run had queued already (`deduplicated`)',
+        pending: 'jobs planned and not settled yet; the run finishes when it reaches 0',
+        done: 'jobs that ended done',
+        failed: 'jobs that failed, and follow-ups that could not be planned',
+        deduplicated: 'jobs another run had queued already: that run fetches them',
+        rows: 'rows the run\'s jobs wrote',
+        by_group: 'jobs by `source.group` and the resource status they ended with: `{"app.tokens": {"ok": 1}}`',
+        failures: 'the run\'s first 50 failures: job, resource, source, status, error class, upstream code, HTTP status, bucket and message',
+        expires_at: 'until when the run is kept, on the warehouse server\'s clock: 7 days after it last planned a new job, a few minutes once it is recorded in `sync.runs`',
+      },
+    },
+    run_jobs: {
+      summary: 'every job a run planned, on a worker without Redis',
+      description: 'Beside `sync.run_counts`: a row per job the run planned, so that a job planned or settled again is counted once. Removed with its run\'s counts.',
+      columns: {
+        queue_prefix: 'the deployment, as in `sync.run_counts`',
+        run_id: 'the run (`sync.runs.id`, as text)',
+        job_id: 'the job: its queue job id, `<run_id>.<source>.<resource>`',
+        settled: 'whether its outcome was counted; false while it is pending',
+      },
+    },
     requests: {
       summary: 'every upstream attempt',
       description:

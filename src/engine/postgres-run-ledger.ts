@@ -1,0 +1,58 @@
+// The run ledger (run.ts) in the warehouse, for workers whose queues are in Postgres: the same
+// contract as the Redis one (src/runners/bullmq/run-tracker.ts), its state in sync.run_counts
+// and sync.run_jobs, each step one statement (src/store/run-ledger.ts says why it is atomic).
+// The counting rule stays countSettled's: a settle hands the store the counts its job adds.
+// It lives here, not in the store, because the store is below the engine that declares the
+// interface (scripts/check-layers.ts).
+import type { Db } from '../store/connection.ts';
+import { addToRun, expireRun, isRunJobPending, planRunJob, readRunCounts, runPending, settleRunJob, type LedgerRun } from '../store/run-ledger.ts';
+import { countSettled, type PlanState, type RunLedger, type RunStats, type SettledJob } from './run.ts';
+import { emptyStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type WalkFailure } from './run-stats.ts';
+
+const zero = (): RunStats => ({ ...emptyStats(), deduplicated: 0 });
+
+/** Shared by every process of the prefix (the queue prefix): one deployment's runs. */
+export class PostgresRunLedger implements RunLedger {
+  constructor(
+    private readonly db: Db,
+    private readonly prefix: string,
+  ) {}
+
+  plan(runId: string, jobId: string): Promise<PlanState> {
+    return planRunJob(this.db, this.run(runId), jobId, RUN_TTL_MS);
+  }
+
+  settle(runId: string, jobId: string, job: SettledJob): Promise<{ counted: boolean; pending: number }> {
+    const add = zero();
+    countSettled(add, job);
+    return settleRunJob(this.db, this.run(runId), jobId, add, MAX_FAILURES);
+  }
+
+  noteFailure(runId: string, failure: WalkFailure): Promise<void> {
+    return addToRun(this.db, this.run(runId), { ...zero(), failed: 1, failures: [failure] }, MAX_FAILURES, RUN_TTL_MS);
+  }
+
+  pending(runId: string): Promise<number> {
+    return runPending(this.db, this.run(runId));
+  }
+
+  async stats(runId: string): Promise<RunStats> {
+    const counts = await readRunCounts(this.db, this.run(runId));
+    if (!counts) return zero();
+    return { ...zero(), ...counts, failures: counts.failures.map(readWalkFailure) };
+  }
+
+  /** As RunTracker's: false once the job settled, and once the run's rows are gone. */
+  isPending(runId: string, jobId: string): Promise<boolean> {
+    return isRunJobPending(this.db, this.run(runId), jobId);
+  }
+
+  /** After the run is recorded, its rows linger a little (its last readers), then go. */
+  expire(runId: string, ms: number): Promise<void> {
+    return expireRun(this.db, this.run(runId), ms);
+  }
+
+  private run(runId: string): LedgerRun {
+    return { prefix: this.prefix, runId };
+  }
+}
