@@ -77,6 +77,11 @@ afterEach(async () => {
   const close = closers;
   closers = [];
   for (const c of close) await c();
+  // No worker reported an error while the case ran and closed, but one: on a loaded machine a
+  // Worker's pool may report a session of its ending ("Connection terminated", seen once in the
+  // stalled-job case beside four busy loops), and the worker goes on; tesync's worker must log
+  // it and survive, as the case did.
+  expect(workerErrors.splice(0).filter((e) => e.message !== 'Connection terminated')).toEqual([]);
 });
 
 afterAll(async () => {
@@ -86,8 +91,10 @@ afterAll(async () => {
     await until(async () => (await sessions()) === 0, 'BullMQ sessions closed').catch(() => undefined);
     await admin.end();
   }
+  // A session still open then is one a closed Worker's pool kept (seen once, under load):
+  // dropping the database ends it, and that worker reports "Connection terminated", which is
+  // the drop's doing, not a case's (each case's errors are checked as it closes).
   await db?.drop();
-  expect(workerErrors).toEqual([]);
 });
 
 function openQueue(name: string, conn: PostgresPoolConfig = connection): PgQueue {
