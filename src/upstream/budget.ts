@@ -66,6 +66,22 @@ export interface BudgetOptions {
   leaseMs?: number;
 }
 
+/**
+ * A budget shared by processes through a store (Redis, Postgres): its lease must be finite,
+ * since a process that dies holding a slot frees it only when its lease runs out.
+ */
+export interface SharedBudgetOptions extends BudgetOptions {
+  /** How long a grant holds its slot without an observation (request timeout + LEASE_MARGIN_MS). */
+  leaseMs: number;
+  /** The local clock (tests: a skewed one); decisions run on the store's time regardless. */
+  now?: () => number;
+}
+
+/** Throws unless a shared budget's lease is finite (SharedBudgetOptions). */
+export function checkSharedLease(budget: string, leaseMs: number): void {
+  if (!Number.isFinite(leaseMs)) throw new RangeError(`${budget}: leaseMs must be finite (a dead process must not hold its slots forever)`);
+}
+
 /** One decision: tests, and acquire's loop. Times are the store's. */
 export type Attempt = { grant: true; nowMs: number; leaseId: string } | { grant: false; nowMs: number; untilMs: number | undefined; reason: string };
 

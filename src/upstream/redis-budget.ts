@@ -2,23 +2,15 @@
 // in Redis (redis-budget-store.ts) and its clock Redis time, so machines with skewed clocks
 // agree.
 import type { Redis } from 'ioredis';
-import { Budget, type Sleep } from './budget.ts';
-import type { BudgetPolicy } from './budget-state.ts';
+import { Budget, checkSharedLease, type SharedBudgetOptions } from './budget.ts';
 import { RECORD_TTL_MS } from './budget-store.ts';
 import { RedisBudgetStore } from './redis-budget-store.ts';
 
-export interface RedisBudgetOptions {
+export interface RedisBudgetOptions extends SharedBudgetOptions {
   /** Commands go here; a duplicate connection subscribes to change messages. Not closed by the budget. */
   redis: Redis;
   /** Key prefix shared by every process that shares the budget. */
   prefix: string;
-  /** How long a grant holds its slot without an observation (request timeout + margin). */
-  leaseMs: number;
-  policy?: Partial<BudgetPolicy>;
-  /** The local clock (tests: a skewed one); decisions run on Redis time regardless. */
-  now?: () => number;
-  random?: () => number;
-  sleep?: Sleep;
 }
 
 /** A lease outlives its request's timeout by this much before a dead process's slot is freed. */
@@ -26,7 +18,7 @@ export const LEASE_MARGIN_MS = 1000;
 
 export class RedisBudget extends Budget {
   constructor(options: RedisBudgetOptions) {
-    if (!Number.isFinite(options.leaseMs)) throw new RangeError('RedisBudget: leaseMs must be finite (a dead process must not hold its slots forever)');
+    checkSharedLease('RedisBudget', options.leaseMs);
     super(new RedisBudgetStore({ redis: options.redis, prefix: options.prefix, ttlMs: RECORD_TTL_MS, now: options.now }), options);
   }
 }
