@@ -3,22 +3,14 @@
 // that loops or says it holds more refused whole, every page's body kept for the ledger.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { fetchList } from '../../src/engine/fetch-list.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
-import { jobContext, testRun, type TestRun } from '../helpers/job-context.ts';
+import { useTestRuns } from '../helpers/job-context.ts';
 
 const sa = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
-const runs: TestRun[] = [];
-const start = () => {
-  const t = testRun(sa.sim, sa.warehouse);
-  runs.push(t);
-  return { ...t, ctx: jobContext(t.run) };
-};
-afterAll(async () => {
-  for (const t of runs) await t.recorder.close();
-});
+const start = useTestRuns(sa);
 beforeEach(() => sa.sim.resetRequests());
 
 const LIST = z.array(z.unknown());

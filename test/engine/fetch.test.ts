@@ -3,23 +3,15 @@
 // schema failure refuses the body with its raw text, kept in the ledger, nothing written.
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fetchData, invalid, validate } from '../../src/engine/fetch.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
-import { jobContext, testRun, type TestRun } from '../helpers/job-context.ts';
+import { useTestRuns, type TestRun } from '../helpers/job-context.ts';
 
 const sa = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
-const runs: TestRun[] = [];
-const start = () => {
-  const t = testRun(sa.sim, sa.warehouse);
-  runs.push(t);
-  return { ...t, ctx: jobContext(t.run) };
-};
-afterAll(async () => {
-  for (const t of runs) await t.recorder.close();
-});
+const start = useTestRuns(sa);
 const warnings = (t: TestRun) => t.log.lines().filter((l) => l.includes('"level":40'));
 const json = (body: unknown) => [{ status: 200, body: JSON.stringify(body) }];
 

@@ -2,6 +2,7 @@
 // builds them (src/cli/sync-session.ts): the real upstream client, the warehouse's request log
 // and archive, the configured settings. For tests that call the engine's steps one by one.
 import { randomUUID } from 'node:crypto';
+import { afterAll } from 'vitest';
 import type { Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { JobLedger } from '../../src/engine/ledger.ts';
@@ -36,4 +37,20 @@ export function testRun(sim: Simulator, warehouse: Warehouse, settings: Partial<
 /** One try's context in `run`, as runJob makes it: its own ledger, the warehouse's `known`. */
 export function jobContext(run: RunContext): JobContext {
   return { ...run, ledger: new JobLedger(), known: knownOf(run.warehouse) };
+}
+
+/**
+ * For a file on one simulator and warehouse (call it after useSimAndWarehouse, so that its hook
+ * closes the archives before the warehouse goes): a starter of runs, each with a job context.
+ */
+export function useTestRuns(sa: { readonly sim: Simulator; readonly warehouse: Warehouse }) {
+  const runs: TestRun[] = [];
+  afterAll(async () => {
+    for (const t of runs) await t.recorder.close();
+  });
+  return (settings: Partial<SyncSettings> = {}) => {
+    const t = testRun(sa.sim, sa.warehouse, settings);
+    runs.push(t);
+    return { ...t, ctx: jobContext(t.run) };
+  };
 }
