@@ -5,6 +5,8 @@ import { sql } from 'drizzle-orm';
 import type { Config } from '../lib/config.ts';
 import { groups } from '../resources/index.ts';
 import { enqueueWalk } from '../runners/bullmq/enqueue.ts';
+import { queueBackendKind, type QueueBackend, type QueueBackendKind } from '../runners/bullmq/backend.ts';
+import { migrateQueueBackend, openQueueBackend } from '../runners/bullmq/open-backend.ts';
 import { pickedUp, watchRun, type RunView } from '../runners/bullmq/run-watch.ts';
 import { isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
 import { emptyStats, type WalkStats } from '../engine/run-stats.ts';
@@ -39,14 +41,20 @@ export const NO_WORKER_MS = 5_000;
 /** Off a terminal, a progress line at most this often. */
 const LOG_EVERY_MS = 10_000;
 
+/** The settings workers must share with this command to take its walks, per backend. */
+const SAME_SETTINGS: Record<QueueBackendKind, string> = {
+  redis: 'REDIS_URL and TE_QUEUE_PREFIX',
+  postgres: 'DATABASE_URL (or TE_DATA_DIR) and TE_QUEUE_PREFIX, without REDIS_URL',
+};
+
 /** Pure: the warning for a run no worker has started: where the workers should be. */
-export function noWorkerLine(afterMs: number, workers: number | undefined, prefix: string): string {
+export function noWorkerLine(afterMs: number, workers: number | undefined, prefix: string, backend: Pick<QueueBackend, 'kind' | 'where'>): string {
   const waited = `no worker has started this run after ${Math.round(afterMs / 1000)} s`;
   if (workers !== undefined && workers > 0) {
     return `${waited}: ${workers} worker${workers === 1 ? ' listens' : 's listen'} under TE_QUEUE_PREFIX=${prefix}, busy with other walks; it starts when one is free`;
   }
-  const none = workers === 0 ? `none listens on this REDIS_URL under TE_QUEUE_PREFIX=${prefix}; ` : '';
-  return `${waited}: ${none}is \`tesync worker\` running with the same REDIS_URL and TE_QUEUE_PREFIX${workers === 0 ? '' : ` (${prefix})`}?`;
+  const none = workers === 0 ? `none listens on ${backend.where} under TE_QUEUE_PREFIX=${prefix}; ` : '';
+  return `${waited}: ${none}is \`tesync worker\` running with the same ${SAME_SETTINGS[backend.kind]}${workers === 0 ? '' : ` (${prefix})`}?`;
 }
 
 /** Pure: the progress of a queued run, one line. */
@@ -78,17 +86,22 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   const only = onlyArg(values.only);
   const timeoutS = values.timeout === undefined ? 3600 : Number(values.timeout);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout must be a positive number of seconds');
-  if (values.wait && !config.databaseUrl) throw new UsageError('--wait reads the run from the warehouse: set DATABASE_URL');
+  const onPostgres = queueBackendKind(config) === 'postgres';
+  if (values.wait && !config.databaseUrl && !onPostgres) throw new UsageError('--wait reads the run from the warehouse: set DATABASE_URL');
 
   // The walk's run is written by the workers, who check their own upstream; checking the one
-  // configured here too refuses a walk meant for another warehouse before it is queued.
-  const warehouse = config.databaseUrl ? await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 }) : undefined;
+  // configured here too refuses a walk meant for another warehouse before it is queued. On the
+  // Postgres backend the warehouse (embedded or not) is where the queues are.
+  const warehouse = config.databaseUrl || onPostgres ? await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 }) : undefined;
+  let backend: QueueBackend | undefined;
   try {
     if (warehouse) {
       await warehouse.migrate();
+      await migrateQueueBackend({ config, warehouse });
       await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'enqueue', force: values.force, logger });
     }
-    const { runId, jobId } = await enqueueWalk(config, {
+    backend = await openQueueBackend({ config, warehouse, name: 'tesync-enqueue', logger });
+    const { runId, jobId } = await enqueueWalk(backend, {
       ...(values.schedule !== undefined ? { schedule: values.schedule } : { groups: only.length > 0 ? only : null }),
       tokens: values.token ?? [],
       sources,
@@ -98,16 +111,17 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
       process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId })}\n` : `Queued walk ${jobId} (run ${runId}); workers will pick it up.\n`);
       return 0;
     }
-    return await waitForRun(config, warehouse, runId, jobId, { json: values.json, timeoutS });
+    return await waitForRun(config, warehouse, backend, runId, jobId, { json: values.json, timeoutS });
   } finally {
+    await backend?.close();
     await warehouse?.close();
   }
 }
 
 /** `--wait`: the run's progress until it ends, then its summary. */
-async function waitForRun(config: Config, warehouse: Warehouse, runId: string, jobId: string, options: { json: boolean; timeoutS: number }): Promise<number> {
+async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBackend, runId: string, jobId: string, options: { json: boolean; timeoutS: number }): Promise<number> {
   const { json, timeoutS } = options;
-  const watch = await watchRun(config, runId, jobId);
+  const watch = watchRun(backend, runId, jobId);
   // On a terminal the run's progress is one line, redrawn; elsewhere a line now and then
   // (never with --json: its stdout is the summary alone).
   const progress = process.stderr.isTTY && !json ? createProgressDisplay() : undefined;
@@ -125,7 +139,7 @@ async function waitForRun(config: Config, warehouse: Warehouse, runId: string, j
       const picked = run !== undefined || (view !== undefined && pickedUp(view, false));
       if (!picked && !warned && Date.now() - started >= NO_WORKER_MS) {
         warned = true;
-        say(`tesync: ${noWorkerLine(Date.now() - started, view?.workers, config.worker.queuePrefix)}\n`);
+        say(`tesync: ${noWorkerLine(Date.now() - started, view?.workers, config.worker.queuePrefix, backend)}\n`);
       }
       if (picked && warned) {
         warned = false;

@@ -1,24 +1,32 @@
-// `tesync reset --redis`: removes what tesync keeps in Redis under TE_QUEUE_PREFIX, for a
-// deployment that was stopped for good (or to start its queues and budgets afresh). Refuses
-// while tesync processes still use the prefix: their keys would come back half-made.
+// `tesync reset --queues`: removes what the workers keep under TE_QUEUE_PREFIX in their queue
+// backend (Redis keys `<prefix>:...`, or the Postgres schema `bullmq_<prefix>` and the prefix's
+// budget and run-ledger rows), for a deployment that was stopped for good, or to start its
+// queues and budgets afresh. Refuses while tesync processes still use the prefix: what they
+// keep would come back half-made.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
+import { queueBackendKind, type QueueBackendKind } from '../runners/bullmq/backend.ts';
 import { abandonRunsOfPrefix } from '../runners/bullmq/lost-runs.ts';
+import { countQueueJobs, queueSchema, queueSessions, removeQueues } from '../runners/bullmq/postgres-backend.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
-import { countPrefixKeys, prefixClients, prefixPattern, removePrefixKeys } from '../runners/bullmq/prefix-keys.ts';
+import { countPrefixKeys, prefixClients, prefixPattern, removePrefixKeys, type PrefixClient } from '../runners/bullmq/prefix-keys.ts';
 import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
+import { describeRedis } from '../runners/bullmq/redis-backend.ts';
 import { UsageError, type CommandContext } from './context.ts';
 
-const HELP = `Usage: tesync reset --redis [--dry-run] [--force]
+const HELP = `Usage: tesync reset --queues [--dry-run] [--force]
 
-Removes every Redis key under TE_QUEUE_PREFIX (keys named "<prefix>:..."): the BullMQ queues,
-their jobs and job schedulers, the shared rate budgets and the run counters. Keys of other
-prefixes are left alone. Runs of these workers still "running" in the warehouse lost their jobs
-with the keys: they are closed as failed (nothing else in the warehouse changes). A worker
-started later registers its schedules again.
-  --redis    what to reset (required; Redis is the only thing reset removes)
-  --dry-run  count the keys, remove nothing
+Removes what the workers keep under TE_QUEUE_PREFIX in their queue backend: the BullMQ queues,
+their jobs and job schedulers, the shared rate budgets and the run counters. With REDIS_URL set:
+every Redis key "<prefix>:..."; without it: the Postgres schema bullmq_<prefix> and the prefix's
+rows of sync.rate_budgets, sync.run_counts and sync.run_jobs. Other prefixes are left alone.
+Runs of these workers still "running" in the warehouse lost their jobs with the queues: they
+are closed as failed (nothing else in the warehouse changes). A worker started later makes
+its queues again and registers its schedules.
+  --queues   what to reset (required)
+  --redis    the same, refused unless REDIS_URL is set (its name before the Postgres backend)
+  --dry-run  count, remove nothing
   --force    remove even while tesync processes are connected under the prefix or hold job
              locks (or when Redis does not allow CLIENT LIST)`;
 
@@ -27,6 +35,7 @@ export async function runReset({ config, argv }: CommandContext): Promise<number
     args: argv,
     strict: true,
     options: {
+      queues: { type: 'boolean', default: false },
       redis: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
@@ -37,34 +46,33 @@ export async function runReset({ config, argv }: CommandContext): Promise<number
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  if (!values.redis) throw new UsageError('reset: say what to reset: --redis (see tesync reset --help)');
+  if (!values.queues && !values.redis) throw new UsageError('reset: say what to reset: --queues (see tesync reset --help)');
+  const kind = queueBackendKind(config);
+  if (values.redis && kind !== 'redis') throw new UsageError('reset --redis: REDIS_URL is not set, so the queues are in the warehouse\'s Postgres: use --queues');
+  const options = { dryRun: values['dry-run'], force: values.force };
+  return kind === 'redis' ? resetRedis(config, config.redisUrl!, options) : resetPostgres(config, options);
+}
+
+interface ResetOptions {
+  dryRun: boolean;
+  force: boolean;
+}
+
+async function resetRedis(config: Config, url: string, options: ResetOptions): Promise<number> {
   const prefix = config.worker.queuePrefix;
-  const where = describeRedis(config.redisUrl);
+  const where = describeRedis(url);
   const ownName = `tesync-reset:${prefix}`;
-  const redis = await connectRedis(redisOptions(config.redisUrl), config.redisUrl, ownName);
+  const redis = await connectRedis(redisOptions(url), url, ownName);
   try {
     const { keys, locks } = await countPrefixKeys(redis, prefix);
-    if (!values.force) {
-      const refusal: string[] = [];
+    if (!options.force) {
       const listed = await prefixClients(redis, prefix, ownName);
-      if ('error' in listed) {
-        refusal.push(`could not list the connections to Redis (CLIENT LIST: ${listed.error}), so cannot tell whether workers still use the prefix`);
-      } else if (listed.clients.length > 0) {
-        const workers = listed.clients.filter((c) => c.worker).length;
-        refusal.push(`${listed.clients.length} connection${listed.clients.length === 1 ? '' : 's'} under the prefix (${workers} from workers):`);
-        for (const c of listed.clients.slice(0, 10)) refusal.push(`  ${c.name} from ${c.addr}, connected ${c.ageS}s ago`);
-        if (listed.clients.length > 10) refusal.push(`  ... and ${listed.clients.length - 10} more`);
-      }
+      const refusal =
+        'error' in listed ? [`could not list the connections to Redis (CLIENT LIST: ${listed.error}), so cannot tell whether workers still use the prefix`] : connectionLines(listed.clients);
       if (locks > 0) refusal.push(`${locks} job lock${locks === 1 ? '' : 's'} held (a worker is running jobs, or died less than TE_WORKER_LOCK_MS ago)`);
-      if (refusal.length > 0) {
-        process.stderr.write(
-          `tesync: reset refused: tesync still uses the Redis keys under "${prefix}:" at ${where}:\n${refusal.map((l) => `  ${l}\n`).join('')}` +
-            `Stop the workers (and any tesync enqueue --wait or sync using this Redis) and run it again, or add --force.\n`,
-        );
-        return 1;
-      }
+      if (refusal.length > 0) return refuse(`the Redis keys under "${prefix}:" at ${where}`, 'this Redis', refusal);
     }
-    if (values['dry-run']) {
+    if (options.dryRun) {
       process.stdout.write(`${keys} Redis key${keys === 1 ? '' : 's'} under "${prefix}:" at ${where} (${prefixPattern(prefix)}); nothing removed (--dry-run)\n`);
       return 0;
     }
@@ -74,11 +82,58 @@ export async function runReset({ config, argv }: CommandContext): Promise<number
         ? `No Redis keys under "${prefix}:" at ${where}; nothing to remove\n`
         : `Removed ${removed} Redis key${removed === 1 ? '' : 's'} under "${prefix}:" at ${where} (queues, job schedulers, rate budgets, run counters)\n`,
     );
-    await closeRunsOfRemovedJobs(config, prefix);
+    await closeRunsOfRemovedJobs(config, prefix, 'redis');
     return 0;
   } finally {
     await redis.quit().catch(() => redis.disconnect());
   }
+}
+
+async function resetPostgres(config: Config, options: ResetOptions): Promise<number> {
+  const prefix = config.worker.queuePrefix;
+  const schema = queueSchema(prefix);
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
+  try {
+    const where = `the schema ${schema} of ${warehouse.location}`;
+    if (!options.force) {
+      const refusal = connectionLines(await queueSessions(warehouse, prefix));
+      if (refusal.length > 0) return refuse(`the queues of "${prefix}" in ${where}`, 'this warehouse', refusal);
+    }
+    const { exists, jobs } = await countQueueJobs(warehouse, prefix);
+    if (options.dryRun) {
+      process.stdout.write(exists ? `${jobs} job${jobs === 1 ? '' : 's'} in ${where}; nothing removed (--dry-run)\n` : `No queues of "${prefix}" in ${warehouse.location} (no schema ${schema}); nothing removed (--dry-run)\n`);
+      return 0;
+    }
+    await removeQueues(warehouse, prefix);
+    process.stdout.write(
+      exists
+        ? `Removed ${where} with its ${jobs} job${jobs === 1 ? '' : 's'} (queues, job schedulers), and the prefix's rate budgets and run counters\n`
+        : `No queues of "${prefix}" in ${warehouse.location} (no schema ${schema}); the prefix's rate budgets and run counters removed\n`,
+    );
+    const closed = await abandonRunsOfPrefix(warehouse, prefix, 'postgres');
+    if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among those removed\n`);
+    return 0;
+  } finally {
+    await warehouse.close();
+  }
+}
+
+/** The lines naming the connections that still use the prefix (none: none). */
+function connectionLines(clients: readonly PrefixClient[]): string[] {
+  if (clients.length === 0) return [];
+  const workers = clients.filter((c) => c.worker).length;
+  const lines = [`${clients.length} connection${clients.length === 1 ? '' : 's'} under the prefix (${workers} from workers):`];
+  for (const c of clients.slice(0, 10)) lines.push(`  ${c.name} from ${c.addr}, connected ${c.ageS}s ago`);
+  if (clients.length > 10) lines.push(`  ... and ${clients.length - 10} more`);
+  return lines;
+}
+
+function refuse(what: string, using: string, refusal: readonly string[]): number {
+  process.stderr.write(
+    `tesync: reset refused: tesync still uses ${what}:\n${refusal.map((l) => `  ${l}\n`).join('')}` +
+      `Stop the workers (and any tesync enqueue --wait or sync using ${using}) and run it again, or add --force.\n`,
+  );
+  return 1;
 }
 
 /**
@@ -87,23 +142,16 @@ export async function runReset({ config, argv }: CommandContext): Promise<number
  * line) when there is no warehouse yet, or it cannot be reached: a worker started later under
  * the prefix closes them too.
  */
-async function closeRunsOfRemovedJobs(config: Config, prefix: string): Promise<void> {
+async function closeRunsOfRemovedJobs(config: Config, prefix: string, backend: QueueBackendKind): Promise<void> {
   if (!config.databaseUrl && !existsSync(config.dataDir)) return;
   let warehouse: Warehouse | undefined;
   try {
     warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
-    const closed = await abandonRunsOfPrefix(warehouse, prefix);
+    const closed = await abandonRunsOfPrefix(warehouse, prefix, backend);
     if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among the keys removed\n`);
   } catch (err) {
     process.stdout.write(`Runs of these workers still running in the warehouse were not closed (${(err as Error).message}); a worker started under "${prefix}" closes them\n`);
   } finally {
     await warehouse?.close();
   }
-}
-
-/** host:port/db, never the password. */
-function describeRedis(url: string): string {
-  const u = new URL(url);
-  const db = u.pathname.replace(/^\//, '');
-  return `${u.hostname}:${u.port || 6379}${db ? `/${db}` : ''}`;
 }

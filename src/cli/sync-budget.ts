@@ -20,11 +20,12 @@ export interface SyncBudget {
 
 export async function syncBudget(config: Config, timing: { timeoutMs?: number; refusedGraceMs?: number } = {}): Promise<SyncBudget> {
   const own = (notShared?: string): SyncBudget => ({ budget: new InProcessBudget(), kind: 'own', ...(notShared ? { notShared } : {}), close: async () => {} });
-  if (!config.redisUrlSet) return own();
+  const url = config.redisUrl;
+  if (!url) return own();
   const prefix = config.worker.queuePrefix;
   let redis: Redis;
   try {
-    redis = await connectRedis(redisOptions(config.redisUrl), config.redisUrl, `${prefix}:tesync-sync`, timing);
+    redis = await connectRedis(redisOptions(url), url, `${prefix}:tesync-sync`, timing);
   } catch (err) {
     return own(`${(err as Error).message}; this sync paces on a rate budget of its own, not the one the workers share`);
   }

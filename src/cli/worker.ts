@@ -2,7 +2,7 @@
 // then lets active jobs finish (or hands them back) and exits 0.
 import { parseArgs } from 'node:util';
 import { catalog, groups, walkRoots } from '../resources/index.ts';
-import { ConfigError } from '../lib/config.ts';
+import { queueBackendKind } from '../runners/bullmq/backend.ts';
 import { startWorkerRuntime } from '../runners/bullmq/runtime.ts';
 import { plannedSchedulers } from '../runners/bullmq/schedules.ts';
 import { openWarehouse } from '../store/connection.ts';
@@ -13,9 +13,11 @@ import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 const HELP = `Usage: tesync worker [--force]
 
 Runs the scheduled walks (TE_SCHEDULE_*) and the jobs of every walk, sharing the queues
-and the upstream rate budget with every other worker on the same Redis (REDIS_URL,
-TE_QUEUE_PREFIX). Serves /healthz and /metrics on TE_METRICS_PORT. Stops on SIGTERM or
-SIGINT: active jobs finish within TE_WORKER_SHUTDOWN_GRACE_MS or are handed back.
+and the upstream rate budget with every other worker of the same queue backend and
+TE_QUEUE_PREFIX: Redis when REDIS_URL is set, otherwise the warehouse's own Postgres
+(DATABASE_URL, or the embedded server in TE_DATA_DIR, kept up while the worker runs).
+Serves /healthz and /metrics on TE_METRICS_PORT. Stops on SIGTERM or SIGINT: active jobs
+finish within TE_WORKER_SHUTDOWN_GRACE_MS or are handed back.
 To start a walk now: tesync enqueue. See docs/operations.md.
   --force  run on a warehouse bound to another upstream: rebind it to this worker's
            (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)`;
@@ -26,8 +28,6 @@ export async function runWorker({ config, logger, argv }: CommandContext): Promi
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  // The embedded warehouse belongs to one process; workers are many.
-  if (!config.databaseUrl) throw new ConfigError('DATABASE_URL', 'is required by tesync worker (workers share one Postgres warehouse)', 'postgres://user:pass@localhost:5432/tesync');
   if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
 
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
@@ -52,6 +52,8 @@ export async function runWorker({ config, logger, argv }: CommandContext): Promi
         metricsPort: runtime.metricsPort,
         concurrency: config.worker.concurrency,
         prefix: config.worker.queuePrefix,
+        queues: queueBackendKind(config),
+        warehouse: warehouse.location,
         schedules: Object.fromEntries(plannedSchedulers(config).map((s) => [s.id, s.pattern ?? 'off'])),
       },
       'worker ready',

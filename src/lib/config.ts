@@ -28,9 +28,8 @@ export interface Config {
   /** Connections to DATABASE_URL per process, at most. */
   databasePool: number;
   dataDir: string;
-  redisUrl: string;
-  /** REDIS_URL was given (not the default): `tesync sync` then paces on the workers' shared budget. */
-  redisUrlSet: boolean;
+  /** Set: the workers' queues, budget and run ledger are in Redis; unset: in the warehouse's Postgres. */
+  redisUrl: string | undefined;
   logLevel: Parsed['LOG_LEVEL'];
   concurrency: number;
   requestTimeoutMs: number;
@@ -85,7 +84,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databasePool: v.TE_DATABASE_POOL,
     dataDir: v.TE_DATA_DIR,
     redisUrl: v.REDIS_URL,
-    redisUrlSet: (env.REDIS_URL ?? '').trim() !== '',
     logLevel: v.LOG_LEVEL,
     concurrency: v.TE_CONCURRENCY,
     requestTimeoutMs: v.TE_REQUEST_TIMEOUT_MS,

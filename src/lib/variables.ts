@@ -118,9 +118,9 @@ export const VARIABLES = {
       .string()
       .trim()
       .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
-      .default('redis://127.0.0.1:6379'),
-    description: 'Redis for `tesync worker` (queues and the shared rate budget). When set, `tesync sync` paces its requests on that shared budget too (under `TE_QUEUE_PREFIX`).',
-    default: 'redis://127.0.0.1:6379',
+      .optional(),
+    description:
+      'Redis for `tesync worker`: its queues, the shared rate budget and the run counters, under `TE_QUEUE_PREFIX`; `tesync sync` then paces its requests on that shared budget too. Unset: they live in the warehouse\'s own Postgres (BullMQ\'s Postgres backend, schema `bullmq_<prefix>`), and a worker needs nothing else installed.',
     example: 'redis://redis:6379',
   },
   LOG_LEVEL: {
@@ -203,7 +203,7 @@ export const VARIABLES = {
   },
   TE_QUEUE_PREFIX: {
     schema: z.string().trim().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 letters, digits, `_`, `.`, `-` (or `{}` for a Redis Cluster hash tag)').default('tesync'),
-    description: 'Redis key prefix of the worker queues, schedules, rate budgets and run counters; workers sharing it share the work.',
+    description: 'Namespace of the worker queues, schedules, rate budgets and run counters (Redis keys `<prefix>:...`, or the Postgres schema `bullmq_<prefix>`); workers sharing it share the work.',
     default: 'tesync',
     example: 'tesync-staging',
   },

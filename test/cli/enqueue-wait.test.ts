@@ -17,11 +17,16 @@ describe('enqueue --wait: what it shows', () => {
   });
 
   it('where the workers should be, when none took the run', () => {
-    expect(noWorkerLine(5_000, 0, 'tesync')).toBe(
-      'no worker has started this run after 5 s: none listens on this REDIS_URL under TE_QUEUE_PREFIX=tesync; is `tesync worker` running with the same REDIS_URL and TE_QUEUE_PREFIX?',
+    const redis = { kind: 'redis', where: 'Redis at redis:6379 (REDIS_URL)' } as const;
+    const postgres = { kind: 'postgres', where: 'the schema bullmq_tesync of Postgres at db:5432/tesync' } as const;
+    expect(noWorkerLine(5_000, 0, 'tesync', redis)).toBe(
+      'no worker has started this run after 5 s: none listens on Redis at redis:6379 (REDIS_URL) under TE_QUEUE_PREFIX=tesync; is `tesync worker` running with the same REDIS_URL and TE_QUEUE_PREFIX?',
     );
-    expect(noWorkerLine(5_000, undefined, 'tesync')).toBe('no worker has started this run after 5 s: is `tesync worker` running with the same REDIS_URL and TE_QUEUE_PREFIX (tesync)?');
-    expect(noWorkerLine(6_000, 2, 'tesync')).toBe('no worker has started this run after 6 s: 2 workers listen under TE_QUEUE_PREFIX=tesync, busy with other walks; it starts when one is free');
+    expect(noWorkerLine(5_000, undefined, 'tesync', redis)).toBe('no worker has started this run after 5 s: is `tesync worker` running with the same REDIS_URL and TE_QUEUE_PREFIX (tesync)?');
+    expect(noWorkerLine(5_000, 0, 'tesync', postgres)).toBe(
+      'no worker has started this run after 5 s: none listens on the schema bullmq_tesync of Postgres at db:5432/tesync under TE_QUEUE_PREFIX=tesync; is `tesync worker` running with the same DATABASE_URL (or TE_DATA_DIR) and TE_QUEUE_PREFIX, without REDIS_URL?',
+    );
+    expect(noWorkerLine(6_000, 2, 'tesync', postgres)).toBe('no worker has started this run after 6 s: 2 workers listen under TE_QUEUE_PREFIX=tesync, busy with other walks; it starts when one is free');
   });
 });
 

@@ -114,10 +114,10 @@ describe('tesync reset --redis', () => {
     expect(again.stdout).toContain('nothing to remove');
   });
 
-  it('asks what to reset without --redis (exit 2)', async () => {
+  it('asks what to reset without --queues (exit 2)', async () => {
     const r = await runCli(['reset'], { REDIS_URL: redisUrl });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('say what to reset: --redis');
+    expect(r.stderr).toContain('say what to reset: --queues');
   });
 
   it('refuses while a worker is connected under the prefix, or a job lock is held; --force removes anyway', async () => {

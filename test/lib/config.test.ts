@@ -19,7 +19,7 @@ describe('loadConfig', () => {
     expect(c.gateway).toBeUndefined();
     expect(c.databaseUrl).toBeUndefined();
     expect(c.dataDir).toBe('./.tesync');
-    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.redisUrl).toBeUndefined();
     expect(c.logLevel).toBe('info');
     expect(c.gatewayHistoryPeriods).toEqual(['365d']);
     expect(c.gatewayChartTimeframes).toEqual(['all']);

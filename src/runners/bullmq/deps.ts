@@ -1,5 +1,4 @@
 // What the BullMQ processors need, built once per worker process by the runtime.
-import type { Queue } from 'bullmq';
 import type { JobDefinition, JobRequest, Source, SyncSettings } from '../../engine/types.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Upstream } from '../../upstream/client.ts';
@@ -7,6 +6,7 @@ import type { RequestRecorder } from '../../upstream/recorder.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import type { Failure } from '../../lib/failure.ts';
 import type { PlanDeps } from './plan.ts';
+import type { AnyQueue, QueueBackendKind } from './backend.ts';
 
 /** Hooks for metrics; the runner works without them. */
 export interface RunnerEvents {
@@ -41,9 +41,11 @@ export interface RunnerDeps extends PlanDeps {
   warehouse: Warehouse;
   upstream: Upstream;
   recorder: RequestRecorder;
-  walkQueue: Queue;
-  /** Redis key prefix (queues, runs, budgets). */
+  walkQueue: AnyQueue;
+  /** TE_QUEUE_PREFIX: the namespace of the queues, runs and budgets. */
   prefix: string;
+  /** Where the queues are: recorded with each run, so a worker judges only the runs of its own backend (lost-runs.ts). */
+  queueBackend: QueueBackendKind;
   events?: RunnerEvents;
   /** True once SIGTERM/SIGINT arrived: aborted jobs are handed back, not failed. */
   shuttingDown(): boolean;

@@ -1,28 +1,28 @@
-// Runs of this queue prefix that sync.runs has `running` but whose work Redis no longer
-// holds. A graceful stop is not one of them: it hands its jobs back to the queues, and their
-// runs resume when a worker starts. These are the runs that nothing would ever finish: the
-// finish job was lost, or Redis lost the run's jobs (`tesync reset --redis`, a Redis that
+// Runs of this queue prefix and backend that sync.runs has `running` but whose work the queues
+// no longer hold. A graceful stop is not one of them: it hands its jobs back to the queues, and
+// their runs resume when a worker starts. These are the runs that nothing would ever finish:
+// the finish job was lost, or the queues lost the run's jobs (`tesync reset`, a Redis that
 // restarted empty). A worker looks for them when it starts and after Redis reconnects.
-import type { Queue } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../../lib/logger.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import { abandonRun } from '../../store/runs.ts';
-import type { RunTracker } from './run-tracker.ts';
+import type { AnyQueue, QueueBackendKind, WorkerLedger } from './backend.ts';
 import { queueFinish } from './walk.ts';
 
 export interface LostRunDeps {
   warehouse: Warehouse;
-  tracker: RunTracker;
-  walkQueue: Queue;
+  tracker: WorkerLedger;
+  walkQueue: AnyQueue;
   prefix: string;
+  queueBackend: QueueBackendKind;
   logger: Logger;
 }
 
 /** Walk job states from which the walk still plans its run. */
 const LIVE_WALK_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
-export const LOST_RUN_ERROR = 'abandoned: no job of it is left in Redis (removed by tesync reset --redis, or Redis restarted empty)';
+export const LOST_RUN_ERROR = 'abandoned: no job of it is left in the queues (removed by tesync reset, or Redis restarted empty)';
 
 export type RunFate = 'resumes' | 'finish' | 'lost';
 
@@ -38,7 +38,7 @@ export function runFate(r: { pending: number; planned: number; walkState: string
 
 /** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish. */
 export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: number; lost: number }> {
-  const open = await runningRunsOf(deps.warehouse, deps.prefix);
+  const open = await runningRunsOf(deps.warehouse, deps.prefix, deps.queueBackend);
   let finishing = 0;
   let lost = 0;
   for (const run of open) {
@@ -59,14 +59,17 @@ export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: nu
   return { finishing, lost };
 }
 
-/** After `tesync reset --redis`: every run of the prefix still `running` lost its jobs with the keys. */
-export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string): Promise<number> {
+/** After `tesync reset`: every run of the prefix and backend still `running` lost its jobs with the queues. */
+export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string, backend: QueueBackendKind): Promise<number> {
   let closed = 0;
-  for (const run of await runningRunsOf(warehouse, prefix)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR)) closed++;
+  for (const run of await runningRunsOf(warehouse, prefix, backend)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR)) closed++;
   return closed;
 }
 
-/** The runs still `running` that workers of this prefix started, with their walk job. */
-function runningRunsOf(warehouse: Warehouse, prefix: string): Promise<{ id: string; job: string | null }[]> {
-  return warehouse.query(sql`select id, options->>'job' as job from sync.runs where status = 'running' and options->>'queuePrefix' = ${prefix}`);
+/** The runs still `running` that workers of this prefix and backend started, with their walk job (runs recorded before the backend was: Redis's). */
+function runningRunsOf(warehouse: Warehouse, prefix: string, backend: QueueBackendKind): Promise<{ id: string; job: string | null }[]> {
+  return warehouse.query(
+    sql`select id, options->>'job' as job from sync.runs
+        where status = 'running' and options->>'queuePrefix' = ${prefix} and coalesce(options->>'queueBackend', 'redis') = ${backend}`,
+  );
 }

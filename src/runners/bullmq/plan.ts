@@ -5,7 +5,6 @@
 // deduplication id is the resource alone, so that while one run has a resource queued or
 // running, another run does not queue it again. Planners (catalog, token lists) are not
 // deduplicated across runs: each run needs its own to plan its own follow-ups.
-import type { Queue } from 'bullmq';
 import { planJob } from '../../engine/lifecycle.ts';
 import type { JobDefinition, JobRequest } from '../../engine/types.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -13,13 +12,13 @@ import type { Bucket } from '../../upstream/routes.ts';
 import { fetchJobId, resourceKey } from './ids.ts';
 import type { FetchJobData } from './job-data.ts';
 import { FETCH_JOB_OPTIONS } from './queues.ts';
-import type { RunTracker } from './run-tracker.ts';
+import type { AnyQueue, WorkerLedger } from './backend.ts';
 import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
 
 export interface PlanDeps {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
-  fetchQueues: ReadonlyMap<Bucket, Queue>;
-  tracker: RunTracker;
+  fetchQueues: ReadonlyMap<Bucket, AnyQueue>;
+  tracker: WorkerLedger;
   logger: Logger;
 }
 

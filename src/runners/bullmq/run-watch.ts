@@ -1,17 +1,15 @@
 // What `tesync enqueue --wait` shows of a queued walk while it waits: whether a worker took
 // the walk job, how many workers listen on the queue prefix, and the run's counts as the
-// workers keep them in Redis (run-tracker.ts).
-import { Queue, type JobState } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Config } from '../../lib/config.ts';
-import { connectRedis, redisOptions, WALK_QUEUE } from './queues.ts';
+// workers keep them in the run ledger of the queue backend.
+import type { JobState } from 'bullmq';
 import type { RunStats } from '../../engine/run.ts';
-import { RunTracker } from './run-tracker.ts';
+import type { QueueBackend } from './backend.ts';
+import { WALK_QUEUE } from './queues.ts';
 
 export interface RunView {
   /** The walk job's state: `waiting`/`delayed`/`prioritized` until a worker takes it. */
   walk: JobState | 'unknown';
-  /** Workers connected to the walk queue under this prefix; undefined when Redis would not say (CLIENT LIST refused). */
+  /** Workers connected to the walk queue under this prefix; undefined when the backend would not say (Redis: CLIENT LIST refused). */
   workers: number | undefined;
   stats: RunStats;
   /** Jobs of the run not settled yet. */
@@ -25,16 +23,15 @@ export interface RunWatch {
   close(): Promise<void>;
 }
 
-export async function watchRun(config: Config, runId: string, jobId: string): Promise<RunWatch> {
-  const connection = redisOptions(config.redisUrl);
-  const redis: Redis = await connectRedis(connection, config.redisUrl);
-  const walkQueue = new Queue(WALK_QUEUE, { connection, prefix: config.worker.queuePrefix });
-  const tracker = new RunTracker(redis, config.worker.queuePrefix);
+/** Reads the run through `backend` (closed by its caller, after the watch). */
+export function watchRun(backend: QueueBackend, runId: string, jobId: string): RunWatch {
+  const walkQueue = backend.queue(WALK_QUEUE);
+  const tracker = backend.ledger;
   return {
     async read() {
       const [walk, workers, stats, pending] = await Promise.all([
         walkQueue.getJobState(jobId),
-        walkQueue.getWorkersCount().catch(() => undefined),
+        backend.workersCount().catch(() => undefined),
         tracker.stats(runId),
         tracker.pending(runId),
       ]);
@@ -43,7 +40,6 @@ export async function watchRun(config: Config, runId: string, jobId: string): Pr
     },
     async close() {
       await walkQueue.close();
-      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }

@@ -1,7 +1,7 @@
-// One worker process: queues, schedulers, the shared rate budget, the processors, metrics.
+// One worker process: queues, schedulers, the shared rate budget, the processors, metrics, on
+// the queue backend the configuration names (backend.ts).
 // `tesync worker` starts it and closes it on SIGTERM/SIGINT; tests start several.
 import { hostname } from 'node:os';
-import { Queue, Worker, type WorkerOptions } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -10,13 +10,14 @@ import { createMetrics, jobLabels, type WorkerMetrics } from '../metrics/metrics
 import { startMetricsServer } from '../metrics/server.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../store/request-log.ts';
-import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
+import { LEASE_MARGIN_MS } from '../../upstream/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import type { RunnerDeps, RunnerEvents, WalkPlan } from './deps.ts';
 import { onFetchFailed, processFetch } from './fetch.ts';
-import { connectRedis, FETCH_QUEUES, redisOptions, WALK_QUEUE } from './queues.ts';
-import { RunTracker } from './run-tracker.ts';
+import { FETCH_QUEUES, WALK_QUEUE } from './queues.ts';
+import { workerName, type AnyQueue, type AnyWorker, type WorkerSettings } from './backend.ts';
+import { migrateQueueBackend, openQueueBackend } from './open-backend.ts';
 import { registerSchedulers } from './scheduler.ts';
 import { plannedSchedulers } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
@@ -44,18 +45,16 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
   const { config, logger, warehouse } = options;
   const w = config.worker;
   const prefix = w.queuePrefix;
-  const connection = redisOptions(config.redisUrl);
-  // Named like BullMQ's own connections (`<prefix>:...`), so CLIENT LIST shows whose it is.
-  const redis = await connectRedis(connection, config.redisUrl, `${prefix}:tesync`);
-  const closers: (() => Promise<unknown>)[] = [() => redis.quit().catch(() => redis.disconnect())];
+  await migrateQueueBackend({ config, warehouse });
+  const backend = await openQueueBackend({ config, warehouse, name: 'tesync', logger });
+  const closers: (() => Promise<unknown>)[] = [() => backend.close()];
   try {
-    const walkQueue = new Queue(WALK_QUEUE, { connection, prefix });
-    const fetchQueues = new Map<Bucket, Queue>(FETCH_QUEUES.map(({ bucket, name }) => [bucket, new Queue(name, { connection, prefix })]));
+    const walkQueue = backend.queue(WALK_QUEUE);
+    const fetchQueues = new Map<Bucket, AnyQueue>(FETCH_QUEUES.map(({ bucket, name }) => [bucket, backend.queue(name)]));
     const queues = [walkQueue, ...fetchQueues.values()];
     closers.unshift(() => Promise.all(queues.map((q) => q.close())));
 
-    const budget = new RedisBudget({ redis, prefix, leaseMs: config.requestTimeoutMs + LEASE_MARGIN_MS });
-    closers.unshift(() => budget.close());
+    const budget = backend.budget(config.requestTimeoutMs + LEASE_MARGIN_MS);
     const metrics = createMetrics({
       queueCounts: () => Promise.all(queues.map(async (q) => ({ queue: q.name, counts: await q.getJobCounts(...JOB_STATES) }))),
       lastSuccess: async () =>
@@ -82,40 +81,37 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       recorder,
       walkQueue,
       fetchQueues,
-      tracker: new RunTracker(redis, prefix),
+      tracker: backend.ledger,
       logger,
       prefix,
+      queueBackend: backend.kind,
       events: metricEvents(metrics),
       shuttingDown: () => shuttingDown,
     };
 
-    // Runs whose work Redis no longer holds would stay `running` for ever (lost-runs.ts).
+    // Runs whose work the queues no longer hold would stay `running` for ever (lost-runs.ts).
     const settleLost = () =>
       settleLostRuns(deps).then(
-        ({ finishing, lost }) => (finishing + lost > 0 ? logger.info({ finishing, lost }, 'runs left open without work in Redis: finishing or closed') : undefined),
-        (err: unknown) => logger.error({ err }, 'could not look for runs left open without work in Redis'),
+        ({ finishing, lost }) => (finishing + lost > 0 ? logger.info({ finishing, lost }, 'runs left open without work in the queues: finishing or closed') : undefined),
+        (err: unknown) => logger.error({ err }, 'could not look for runs left open without work in the queues'),
       );
     await registerSchedulers(walkQueue, plannedSchedulers(config), logger);
     // A Redis that restarted without persistence comes back empty: schedulers are registered
     // again on every reconnect (idempotent), so schedules survive it.
-    redis.on('ready', () => {
+    backend.onReconnect(() => {
       if (shuttingDown) return;
       registerSchedulers(walkQueue, plannedSchedulers(config), logger).then(
-        () => logger.info('Redis reconnected: schedulers registered again'),
-        (err: unknown) => logger.error({ err }, 'could not register schedulers after a Redis reconnect'),
+        () => logger.info('queue backend reconnected: schedulers registered again'),
+        (err: unknown) => logger.error({ err }, 'could not register schedulers after a reconnect'),
       );
       void settleLost();
     });
 
     // The name lands on every job it takes (processedBy): which host and process ran what.
-    const workerName = `${hostname()}.${process.pid}`;
-    const base: WorkerOptions = { connection, prefix, name: workerName, lockDuration: w.lockMs, stalledInterval: w.stalledIntervalMs, maxStalledCount: 1 };
-    const workers: Worker[] = [
-      new Worker(WALK_QUEUE, async (job) => (job.name === 'finish' ? processFinish(deps, job) : processWalk(deps, job)), { ...base, concurrency: 2 }),
-      ...FETCH_QUEUES.map(
-        ({ name }) =>
-          new Worker(name, (job, token, signal) => processFetch(deps, job, token, signal), { ...base, concurrency: w.concurrency, limiter: MANUAL_LIMITER }),
-      ),
+    const base: WorkerSettings = { name: workerName(prefix, hostname(), process.pid), lockDuration: w.lockMs, stalledInterval: w.stalledIntervalMs, maxStalledCount: 1 };
+    const workers: AnyWorker[] = [
+      backend.worker(WALK_QUEUE, async (job) => (job.name === 'finish' ? processFinish(deps, job) : processWalk(deps, job)), { ...base, concurrency: 2 }),
+      ...FETCH_QUEUES.map(({ name }) => backend.worker(name, (job, token, signal) => processFetch(deps, job, token, signal), { ...base, concurrency: w.concurrency, limiter: MANUAL_LIMITER })),
     ];
     for (const worker of workers) {
       worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'queue worker error'));
@@ -140,7 +136,8 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     const server = await startMetricsServer({
       port: w.metricsPort,
       registry: metrics.registry,
-      checks: { redis: async () => void (await redis.ping()), postgres: async () => void (await warehouse.query(sql`select 1`)) },
+      // The check of the queues is named for their backend: `redis`, or `queues` (in the warehouse's Postgres).
+      checks: { [backend.kind === 'redis' ? 'redis' : 'queues']: () => backend.ping(), postgres: async () => void (await warehouse.query(sql`select 1`)) },
       logger,
     });
     closers.push(() => server.close());

@@ -47,8 +47,8 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
   }
   if (!existing) {
     await checkUpstream(deps, logger);
-    // The prefix and walk job tell a later worker whether Redis still holds the run's work (lost-runs.ts).
-    const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix };
+    // The prefix, backend and walk job tell a later worker whether the queues still hold the run's work (lost-runs.ts).
+    const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix, queueBackend: deps.queueBackend };
     await openRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
     logger.info({ trigger: data.trigger, sources, groups }, 'run started');
   }

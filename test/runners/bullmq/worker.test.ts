@@ -1,8 +1,8 @@
-// `tesync worker` as it runs in production: three real processes on one Redis and one
-// Postgres, a simulator with a tight budget, a walk queued with `tesync enqueue --wait`.
-// Each scenario gets its own database, queue prefix and simulator; the warehouse must come
-// out equal to what the in-process runner writes from the same data.
-import { Queue } from 'bullmq';
+// `tesync worker` as it runs in production: three real processes on one queue backend (Redis,
+// or the warehouse's own Postgres: each case runs on both) and one Postgres warehouse, a
+// simulator with a tight budget, a walk queued with `tesync enqueue --wait`. Each scenario gets
+// its own database, queue prefix and simulator; the warehouse must come out equal to what the
+// in-process runner writes from the same data.
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimOptions, type Simulator } from '../../../sim/index.ts';
@@ -12,7 +12,8 @@ import { expectGatewayMirror } from '../../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
-import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 
 const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
@@ -24,6 +25,7 @@ const GRACE_MS = 800;
 interface Scenario {
   sim: Simulator;
   tw: TestWarehouse;
+  place: QueuePlace;
   prefix: string;
   env: Record<string, string>;
   workers: WorkerProcess[];
@@ -60,23 +62,26 @@ afterEach(async () => {
   for (const s of scenarios.splice(0)) {
     await killAll(s.workers);
     await s.sim.close();
+    await removeQueueState(s.place);
     await s.tw.cleanup();
-    await deleteRedisKeys(redisUrl, s.prefix);
   }
 });
 
-async function scenario(sim: Partial<SimOptions> = {}, env: Record<string, string> = {}): Promise<Scenario> {
+async function scenario(backend: QueueBackendKind, sim: Partial<SimOptions> = {}, env: Record<string, string> = {}): Promise<Scenario> {
+  const prefix = uniqueName('tesync_worker');
+  const tw = await createTestWarehouse();
   const s: Scenario = {
     sim: await startSimulator({ ...DATA, rateLimits: TIGHT, latencyMs: [5, 40], ...sim }),
-    tw: await createTestWarehouse(),
-    prefix: uniqueName('tesync_worker'),
+    tw,
+    place: { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix },
+    prefix,
     env: {},
     workers: [],
   };
   scenarios.push(s);
   s.env = {
     DATABASE_URL: s.tw.databaseUrl,
-    REDIS_URL: redisUrl,
+    ...backendEnv(s.place),
     TE_QUEUE_PREFIX: s.prefix,
     TE_APP_URL: s.sim.url,
     TE_APP_API_KEY: appKey,
@@ -120,9 +125,8 @@ async function expectCompleteMirror(s: Scenario, outcome: RunOutcome): Promise<v
   expect(runs).toEqual([{ trigger: 'manual', status: 'succeeded' }]);
 }
 
-function openQueue(s: Scenario, name: string): Queue {
-  const u = new URL(redisUrl);
-  return new Queue(name, { connection: { host: u.hostname, port: Number(u.port || 6379) }, prefix: s.prefix });
+function openQueue(s: Scenario, name: string) {
+  return openTestQueue(s.place, name);
 }
 
 async function jobsIn(s: Scenario, queueName: string) {
@@ -183,9 +187,9 @@ function metricSum(text: string, name: string, labels: Record<string, string> = 
   return sum;
 }
 
-describe('tesync worker', () => {
+describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
   it('three workers complete a full walk within one shared budget; /healthz and /metrics tell the truth', async () => {
-    const s = await scenario();
+    const s = await scenario(backend);
     // A 429 with a 2 s Retry-After in the middle of the walk: every worker must hold off
     // the bucket, and jobs that would wait longer than 0.5 s go back to their queue.
     const slug = s.sim.data.appTokens().find((t) => t.coverage.charts)!.slug;
@@ -215,7 +219,7 @@ describe('tesync worker', () => {
     expect(sum('tesync_upstream_requests_total', { status: '429' })).toBe(tooMany);
     expect(sum('tesync_queue_rate_limited_total', { queue: 'fetch-app-public' })).toBeGreaterThanOrEqual(1);
     expect(sum('tesync_rate_limit_waits_total')).toBeGreaterThan(0);
-    // Queue gauges come from Redis: every worker reports the same, and they match the counters.
+    // Queue gauges come from the queue backend: every worker reports the same, and they match the counters.
     expect(metricSum(texts[0]!, 'tesync_queue_jobs', { queue: 'fetch-app-public', state: 'completed' })).toBe(
       sum('tesync_jobs_processed_total', { source: 'app' }) - sum('tesync_jobs_processed_total', { group: 'bundle' }),
     );
@@ -224,10 +228,10 @@ describe('tesync worker', () => {
     expect(Math.abs(lastTokens - Date.now() / 1000)).toBeLessThan(120);
     const health = await fetch(`http://127.0.0.1:${(await s.workers[1]!.ready).metricsPort}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', redis: 'ok', postgres: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', [backend === 'redis' ? 'redis' : 'queues']: 'ok', postgres: 'ok' });
 
     console.info(
-      `3 workers: walk of ${outcome.stats.done} resources, ${s.sim.requests.length} requests in ${(wallMs / 1000).toFixed(1)} s ` +
+      `3 workers on ${backend}: walk of ${outcome.stats.done} resources, ${s.sim.requests.length} requests in ${(wallMs / 1000).toFixed(1)} s ` +
         `(run ${(outcome.durationMs / 1000).toFixed(1)} s); 429s: ${tooMany} (1 scripted); requests inside a Retry-After window: ${inside}`,
     );
 
@@ -237,7 +241,7 @@ describe('tesync worker', () => {
 
   it('an outage announced by 503 + Retry-After mid-walk: no worker sends to the bucket inside it, the walk completes, no attempt spent', async () => {
     // One attempt per request: a 503 that spent one would fail its resource, and the run.
-    const s = await scenario({ outage: { bucket: 'gateway', seconds: 3, after: 15 } }, { TE_MAX_ATTEMPTS: '1' });
+    const s = await scenario(backend, { outage: { bucket: 'gateway', seconds: 3, after: 15 } }, { TE_MAX_ATTEMPTS: '1' });
     const { outcome, wallMs } = await enqueueAndWait(s);
     await expectCompleteMirror(s, outcome);
     const [w] = s.sim.outages;
@@ -249,12 +253,12 @@ describe('tesync worker', () => {
     expect(s.sim.requests.filter((r) => r.bucket === 'gateway' && r.at > w!.startedAt + 250 && r.at < w!.endsAt)).toEqual([]);
     const gatewayJobs = await jobsIn(s, 'fetch-gateway');
     expect(gatewayJobs.every((j) => j.attemptsMade <= 1)).toBe(true);
-    console.info(`outage: walk of ${outcome.stats.done} resources in ${(wallMs / 1000).toFixed(1)} s across 3 workers; 503s answered: ${limited}; requests inside the window: ${inside}`);
+    console.info(`outage on ${backend}: walk of ${outcome.stats.done} resources in ${(wallMs / 1000).toFixed(1)} s across 3 workers; 503s answered: ${limited}; requests inside the window: ${inside}`);
   });
 
   it('a worker killed with SIGKILL mid-walk: its jobs are taken over, nothing missing, nothing twice', async () => {
     // The screener answers slowly, so the worker that takes it is surely busy when it dies.
-    const s = await scenario({ faults: { stallMs: 1500, pathFilter: '/api/v1/screener' } });
+    const s = await scenario(backend, { faults: { stallMs: 1500, pathFilter: '/api/v1/screener' } });
     const walk = enqueueAndWait(s);
     const victim = await workerRunning(s, 'fetch-app-public', 'app.screener', '/api/v1/screener', 1500);
     victim.child.kill('SIGKILL');
@@ -269,12 +273,12 @@ describe('tesync worker', () => {
     const screener = await jobsNamed(s, 'fetch-app-public', 'app.screener');
     expect(screener).toHaveLength(1);
     expect(survivors.some((w) => screener[0]!.processedBy?.endsWith(`.${w.pid}`))).toBe(true);
-    console.info(`SIGKILL: walk completed in ${(wallMs / 1000).toFixed(1)} s; ${stalled.length} stalled job(s) taken over`);
+    console.info(`SIGKILL on ${backend}: walk completed in ${(wallMs / 1000).toFixed(1)} s; ${stalled.length} stalled job(s) taken over`);
   });
 
   it('SIGTERM: the worker exits 0 within its grace period, and its jobs are completed by the others', async () => {
     // The contract is slow to send: the worker holding it cannot finish within the grace period.
-    const s = await scenario({ faults: { stallMs: 2000, pathFilter: '/openapi-product.json' } });
+    const s = await scenario(backend, { faults: { stallMs: 2000, pathFilter: '/openapi-product.json' } });
     const walk = enqueueAndWait(s);
     const victim = await workerRunning(s, 'fetch-gateway', 'gateway.openapi', '/openapi-product.json', 2000);
     const signalled = Date.now();
@@ -286,6 +290,6 @@ describe('tesync worker', () => {
     expect(handedBack).toBeGreaterThanOrEqual(1);
     const { outcome } = await walk;
     await expectCompleteMirror(s, outcome);
-    console.info(`SIGTERM: exit 0 after ${exit.at - signalled} ms (grace ${GRACE_MS} ms), ${handedBack} job(s) handed back and completed by the others`);
+    console.info(`SIGTERM on ${backend}: exit 0 after ${exit.at - signalled} ms (grace ${GRACE_MS} ms), ${handedBack} job(s) handed back and completed by the others`);
   });
 });
