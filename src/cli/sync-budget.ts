@@ -1,35 +1,42 @@
-// The rate budget a `tesync sync` paces on. With REDIS_URL set: the one the workers share
-// (RedisBudget under TE_QUEUE_PREFIX), so a sync beside running workers, or beside another
-// process pacing the same upstream, neither overruns the upstream's limits nor ignores a
-// Retry-After one of them was given. Without it, or when that Redis cannot be reached: a
-// budget of this process's own, and a Redis that cannot be reached is said once.
+// The rate budget a `tesync sync` paces on: the one the workers share under TE_QUEUE_PREFIX, in
+// their queue backend (RedisBudget with REDIS_URL set, otherwise PostgresBudget in the
+// warehouse), so a sync beside running workers, or beside another process pacing the same
+// upstream, neither overruns the upstream's limits nor ignores a Retry-After one of them was
+// given. When REDIS_URL names a Redis that cannot be reached: a budget of this process's own,
+// said once.
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
+import type { Warehouse } from '../store/connection.ts';
+import { PostgresBudget } from '../store/postgres-budget.ts';
 import { InProcessBudget, type RateBudget } from '../upstream/budget.ts';
 import { LEASE_MARGIN_MS, RedisBudget } from '../upstream/redis-budget.ts';
 
 export interface SyncBudget {
   budget: RateBudget;
-  /** `shared`: the workers' budget in Redis; `own`: this process's. */
+  /** `shared`: the workers' budget (in Redis, or in the warehouse); `own`: this process's. */
   kind: 'shared' | 'own';
   /** Why it is not the shared one although REDIS_URL is set: one line for the user. */
   notShared?: string;
   close(): Promise<void>;
 }
 
-export async function syncBudget(config: Config, timing: { timeoutMs?: number; refusedGraceMs?: number } = {}): Promise<SyncBudget> {
+export async function syncBudget(config: Config, warehouse: Pick<Warehouse, 'session'>, timing: { timeoutMs?: number; refusedGraceMs?: number } = {}): Promise<SyncBudget> {
   const own = (notShared?: string): SyncBudget => ({ budget: new InProcessBudget(), kind: 'own', ...(notShared ? { notShared } : {}), close: async () => {} });
   const url = config.redisUrl;
-  if (!url) return own();
   const prefix = config.worker.queuePrefix;
+  const leaseMs = config.requestTimeoutMs + LEASE_MARGIN_MS;
+  if (!url) {
+    const budget = new PostgresBudget({ warehouse, prefix, leaseMs });
+    return { budget, kind: 'shared', close: () => budget.close().catch(() => {}) };
+  }
   let redis: Redis;
   try {
     redis = await connectRedis(redisOptions(url), url, `${prefix}:tesync-sync`, timing);
   } catch (err) {
     return own(`${(err as Error).message}; this sync paces on a rate budget of its own, not the one the workers share`);
   }
-  const budget = new RedisBudget({ redis, prefix, leaseMs: config.requestTimeoutMs + LEASE_MARGIN_MS });
+  const budget = new RedisBudget({ redis, prefix, leaseMs });
   return {
     budget,
     kind: 'shared',

@@ -28,7 +28,8 @@ One full walk of the configured sources into the warehouse, in this process.
   --force       sync into a warehouse bound to another upstream: rebind it to this one
                 (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
 
-With REDIS_URL set, requests are paced on the rate budget the workers share.`;
+Requests are paced on the rate budget the workers share (in Redis with REDIS_URL set,
+otherwise in the warehouse), under TE_QUEUE_PREFIX.`;
 
 export async function runSync({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -85,7 +86,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       const closed = await closeRunsOfFreeSources(warehouse.db, locks.held, new Date());
       if (closed > 0) logger.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
 
-      const budget = await syncBudget(config);
+      const budget = await syncBudget(config, warehouse);
       if (budget.notShared) say(`tesync: warning: ${budget.notShared}\n`);
       let outcome: SyncOutcome;
       try {
