@@ -28,6 +28,7 @@ import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, sumWrites, total, t
 import { machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
 import { embeddedFolder } from '../helpers/embedded.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
+import { QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { watchMemory, type MemoryPeak } from './process-memory.ts';
 import type { BudgetPolicy } from '../../src/upstream/budget.ts';
 import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
@@ -48,8 +49,10 @@ export interface BenchOptions {
   workers: number | null;
   /** TE_WORKER_CONCURRENCY of the distributed leg; absent: tesync's default. */
   workerConcurrency?: number;
-  /** Redis of the distributed leg: its queues and budget go under a fresh key prefix, removed afterwards. */
+  /** Redis of the distributed leg on Redis: its queues and budget go under a fresh key prefix, removed afterwards. */
   redisUrl: string;
+  /** The queue backends the distributed leg runs on, one walk each (default both). */
+  queueBackends?: readonly QueueBackendKind[];
   /** Tokens of the embedded-warehouse run (same scenario otherwise); null: no such run. */
   embeddedTokens: number | null;
   /** Token counts of the peak-RSS series (a count equal to the main run reuses it). */
@@ -113,14 +116,16 @@ export interface PhaseFigures extends PhaseResult {
   withServer: MemoryPeak | null;
 }
 
-/** The distributed leg: `tesync worker` processes sharing one Redis budget, one walk. */
+/** The distributed leg: `tesync worker` processes sharing one queue backend and budget, one walk. */
 export interface WorkersRunFigures extends Omit<WorkerLegResult, 'phase' | 'simCpuMs' | 'machine'> {
   target: 'workers';
+  /** Where the queues, the budget and the run ledger were: Redis, or the warehouse's Postgres. */
+  queueBackend: QueueBackendKind;
   /** How many `tesync worker` processes. */
   processes: number;
   /** TE_WORKER_CONCURRENCY; null: tesync's default. */
   workerConcurrency: number | null;
-  /** TE_QUEUE_PREFIX of the leg: its Redis keys, removed after it. */
+  /** TE_QUEUE_PREFIX of the leg: its Redis keys (removed after it), or its Postgres schema (dropped with the leg's database). */
   queuePrefix: string;
   tokens: number;
   requestsNecessary: PerBucket & { total: number };
@@ -137,8 +142,8 @@ export interface BenchResult {
   machine: { cpus: number; cpuModel: string; memGb: number; node: string; postgres: string | null; embeddedPostgres: string | null };
   scenario: Scenario;
   runs: RunFigures[];
-  /** The distributed leg; null when skipped. */
-  workers: WorkersRunFigures | null;
+  /** The distributed leg, one per queue backend; empty when skipped. */
+  workers: WorkersRunFigures[];
   /** The as-of leg; null when skipped. */
   asOf: AsOfLegResult | null;
   write: (WriteFloor & { upsertOverCopy: number | null }) | null;
@@ -181,8 +186,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     rss.push({ tokens: s.tokens, peakRssMb: main.fullMaxRssMb, baselineRssMb: main.baselineRssMb, wallMs: main.full.wallMs, requests: main.full.requests });
   }
 
-  // Distributed: `tesync worker` processes on one Redis budget, one walk of the same scenario.
-  const workers = o.workers === null ? null : await workersRun(o, s, o.workers);
+  // Distributed: `tesync worker` processes on one queue backend and budget, one walk of the same scenario, per backend.
+  const workers: WorkersRunFigures[] = [];
+  if (o.workers !== null) for (const backend of o.queueBackends ?? QUEUE_BACKENDS) workers.push(await workersRun(o, s, o.workers, backend));
 
   // The embedded warehouse: the same syncs with no DATABASE_URL, in a TE_DATA_DIR of their own.
   let embeddedPostgres: string | null = null;
@@ -285,7 +291,7 @@ async function asOfRun(o: BenchOptions, a: NonNullable<BenchOptions['asOf']>): P
   });
 }
 
-async function workersRun(o: BenchOptions, s: Scenario, processes: number): Promise<WorkersRunFigures> {
+async function workersRun(o: BenchOptions, s: Scenario, processes: number, backend: QueueBackendKind): Promise<WorkersRunFigures> {
   const necessary = requestsNecessary(new SimData({ seed: s.seed, tokens: s.tokens, historyDays: s.historyDays, chartsPerToken: s.chartsPerToken }).view(0), s);
   const floor = budgetFloorMs(necessary, s);
   const necessaryTotal = total(necessary);
@@ -294,13 +300,14 @@ async function workersRun(o: BenchOptions, s: Scenario, processes: number): Prom
   try {
     return await withDatabase(o.databaseUrl, 'bench_workers', (url) =>
       withSim(s, async (sim) => {
-        o.log(`workers: one walk of ${s.tokens} tokens by ${processes} \`tesync worker\` processes (floor ${(floor.floorMs / 1000).toFixed(1)} s)`);
+        o.log(`workers: one walk of ${s.tokens} tokens by ${processes} \`tesync worker\` processes, queues on ${backend} (floor ${(floor.floorMs / 1000).toFixed(1)} s)`);
         const leg = await runWorkerLeg({
           scenario: s,
           simUrl: sim.url,
           simCpu: sim.cpu,
           databaseUrl: url,
           redisUrl: o.redisUrl,
+          queueBackend: backend,
           prefix,
           workers: processes,
           workerConcurrency: o.workerConcurrency ?? null,
@@ -312,6 +319,7 @@ async function workersRun(o: BenchOptions, s: Scenario, processes: number): Prom
         const { phase, simCpuMs, machine, ...rest } = leg;
         return {
           target: 'workers' as const,
+          queueBackend: backend,
           processes,
           workerConcurrency: o.workerConcurrency ?? null,
           queuePrefix: prefix,
@@ -325,7 +333,7 @@ async function workersRun(o: BenchOptions, s: Scenario, processes: number): Prom
       }),
     );
   } finally {
-    await deleteRedisKeys(o.redisUrl, prefix).catch((err: unknown) => o.log(`workers: could not remove the Redis keys under ${prefix}: ${String(err)}`));
+    if (backend === 'redis') await deleteRedisKeys(o.redisUrl, prefix).catch((err: unknown) => o.log(`workers: could not remove the Redis keys under ${prefix}: ${String(err)}`));
   }
 }
 
@@ -405,9 +413,8 @@ export function judge(r: BenchResult): BenchResult['targets'] {
       out.push({ name: `peak PSS of tesync + its server, shared pages once (${at}, MB)`, value: fmt(pss, 0), target: want, met: pss === null ? null : pss < EMBEDDED_MEMORY_TARGET_MB });
     }
   }
-  if (r.workers) {
-    const run = r.workers;
-    const at = `${run.processes} workers, ${run.tokens} tokens`;
+  for (const run of r.workers) {
+    const at = `${run.processes} workers on ${run.queueBackend}, ${run.tokens} tokens`;
     const w = run.walk.wallOverFloor;
     // A walk that did not get everything done says nothing about the floor.
     out.push({ name: `walk wall time / floor (${at})`, value: fmt(w), target: '<= 1.05', met: w === null ? null : w <= 1.05 && run.walk.status === 'succeeded' });
@@ -632,11 +639,10 @@ export function formatTable(r: BenchResult): string {
       ]);
     }
   }
-  if (r.workers) {
-    const run = r.workers;
+  for (const run of r.workers) {
     const p = run.walk;
     rows.push([
-      `workers x${run.processes} ${run.tokens}`,
+      `workers x${run.processes} ${run.queueBackend} ${run.tokens}`,
       'walk',
       p.failed ? `${p.status} (${p.failed} failed)` : p.status,
       String(p.requests),
@@ -657,7 +663,7 @@ export function formatTable(r: BenchResult): string {
     ]);
   }
   lines.push(...table(rows), '');
-  if (r.workers) lines.push(...workersLines(r.workers), '');
+  for (const run of r.workers) lines.push(...workersLines(run), '');
   if (r.asOf) lines.push(...asOfLines(r.asOf), '');
   for (const run of r.runs) lines.push(...writesLines(run), '');
   for (const run of r.runs) {
@@ -716,7 +722,7 @@ function workersLines(run: WorkersRunFigures): string[] {
   const buckets = Object.entries(w.rateLimits.byBucket).map(([b, n]) => `${b} ${n.total} (${n.afterHeaders} after headers)`);
   const m = run.messages;
   const lines = [
-    `workers x${run.processes} (TE_WORKER_CONCURRENCY ${run.workerConcurrency ?? 'default'}): wall from the walk ${run.wallFrom} to the run's end; ${run.queuedMs === null ? '' : `queued ${run.queuedMs} ms before a worker took it; `}tesync enqueue --wait ran ${f(run.enqueueCommandMs / 1000)} s`,
+    `workers x${run.processes} on ${run.queueBackend} (TE_WORKER_CONCURRENCY ${run.workerConcurrency ?? 'default'}): wall from the walk ${run.wallFrom} to the run's end; ${run.queuedMs === null ? '' : `queued ${run.queuedMs} ms before a worker took it; `}tesync enqueue --wait ran ${f(run.enqueueCommandMs / 1000)} s`,
     `  requests by bucket: ${Object.entries(w.requestsByBucket).map(([b, n]) => `${b} ${n} of ${run.requestsNecessary[b as keyof PerBucket]}`).join(', ')}; the simulator answered ${run.simRequests}; 429s ${buckets.length ? buckets.join(', ') : 'none'}`,
     `  busy span by bucket (first request to last answer; requests as a share of the budget over it): ${Object.entries(run.bucketSpans).map(([b, x]) => `${b} ${f(x.spanMs / 1000)} s (${f(x.shareOfBudget, 2)})`).join(', ')}`,
     `  per worker: ${run.workers.map((x) => `${x.jobsDone} jobs, ${f(x.cpuMs / 1000)} s CPU, peak RSS ${f(x.peakRssMb, 0)} MB, exit ${x.exitCode ?? 'signal'}`).join('; ')}`,
@@ -786,6 +792,8 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     workers: workers === null || workers < 1 ? null : Math.floor(workers),
     ...(args.has('worker-concurrency') ? { workerConcurrency: Math.max(1, Math.floor(num('worker-concurrency', 4))) } : {}),
     redisUrl: (args.get('redis-url') as string | undefined) ?? env.REDIS_URL ?? env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    // --queues redis|postgres|both: the backends of the distributed leg.
+    queueBackends: queuesArg(args.get('queues')),
     embeddedTokens: embedded,
     rssTokens,
     asOf: args.has('no-as-of') ? null : { tokens: num('as-of-tokens', quick ? 30 : 300), seedTokens: 10, days: num('as-of-days', quick ? 365 : 1095), runs: quick ? 3 : 5 },
@@ -810,4 +818,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       process.exit(1);
     },
   );
+}
+
+/** Pure: `--queues`: one backend, or both (the default). */
+export function queuesArg(value: string | boolean | undefined): QueueBackendKind[] {
+  if (value === undefined || value === 'both') return [...QUEUE_BACKENDS];
+  if (value === 'redis' || value === 'postgres') return [value];
+  throw new Error(`--queues must be redis, postgres or both, not ${JSON.stringify(value)}`);
 }

@@ -140,8 +140,12 @@ describe('npm run bench, tiny', () => {
     expect(formatTable(result)).toContain('as of first year');
   });
 
-  it('measures one walk of three workers sharing one budget, and leaves nothing in Redis', async () => {
-    const w = result.workers!;
+  it('measures one walk of three workers sharing one budget on each queue backend, and leaves nothing in Redis', async () => {
+    expect(result.workers.map((w) => w.queueBackend)).toEqual(['redis', 'postgres']);
+    for (const w of result.workers) await expectWorkerLeg(w);
+  });
+
+  async function expectWorkerLeg(w: BenchResult['workers'][number]): Promise<void> {
     expect(w.processes).toBe(3);
     expect(w.tokens).toBe(3);
     // The same world as the Postgres leg: the same necessary requests and floor.
@@ -170,9 +174,10 @@ describe('npm run bench, tiny', () => {
     }
     expect(w.workers.reduce((a, p) => a + p.jobsDone, 0)).toBeGreaterThan(0);
     expect(w.messages['worker ready']).toBe(3);
-    expect(result.targets.map((t) => t.name)).toContain('walk wall time / floor (3 workers, 3 tokens)');
-    expect(result.targets.map((t) => t.name)).toContain('429s after the first budget headers (3 workers, 3 tokens)');
-    expect(formatTable(result)).toContain('workers x3 3');
+    expect(result.targets.map((t) => t.name)).toContain(`walk wall time / floor (3 workers on ${w.queueBackend}, 3 tokens)`);
+    expect(result.targets.map((t) => t.name)).toContain(`429s after the first budget headers (3 workers on ${w.queueBackend}, 3 tokens)`);
+    expect(formatTable(result)).toContain(`workers x3 ${w.queueBackend} 3`);
+    if (w.queueBackend !== 'redis') return;
     const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
     try {
       const left: string[] = [];
@@ -186,5 +191,5 @@ describe('npm run bench, tiny', () => {
     } finally {
       await redis.quit();
     }
-  });
+  }
 });

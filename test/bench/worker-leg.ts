@@ -1,12 +1,13 @@
-// The distributed leg: `tesync worker` processes sharing one Redis-backed rate budget do one
-// walk, queued with `tesync enqueue --wait`, into a fresh Postgres database, against the same
-// simulator process and budget as the in-process leg. Every process is the real command, as
+// The distributed leg: `tesync worker` processes sharing one queue backend (Redis, or the
+// warehouse's own Postgres) and its rate budget do one walk, queued with `tesync enqueue
+// --wait`, into a fresh Postgres database, against the same simulator process and budget as
+// the in-process leg. Every process is the real command, as
 // a user runs it; the bench reads the run back from the warehouse and /proc.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Queue } from 'bullmq';
 import { sql } from 'drizzle-orm';
-import { redisOptions, WALK_QUEUE } from '../../src/runners/bullmq/queues.ts';
+import { WALK_QUEUE } from '../../src/runners/bullmq/queues.ts';
+import { backendEnv, openTestQueue, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { BIN, childEnv } from '../helpers/cli.ts';
 import { rateLimitReport, type RequestRow } from './figures.ts';
@@ -24,6 +25,7 @@ export interface WorkerLegOptions {
   /** A fresh database for this leg. */
   databaseUrl: string;
   redisUrl: string;
+  queueBackend: QueueBackendKind;
   /** TE_QUEUE_PREFIX: fresh, removed by the caller afterwards. */
   prefix: string;
   workers: number;
@@ -82,7 +84,7 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
   const env: Record<string, string> = {
     ...syncEnv(s, o.simUrl),
     DATABASE_URL: o.databaseUrl,
-    REDIS_URL: o.redisUrl,
+    ...backendEnv({ backend: o.queueBackend, redisUrl: o.redisUrl }),
     TE_QUEUE_PREFIX: o.prefix,
     TE_METRICS_PORT: '0',
     ...SCHEDULES_OFF,
@@ -122,7 +124,7 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
     const exits = await stopWorkers(procs, o.log);
 
     const runId = outcome.runId;
-    const addedAt = await walkAddedAt(o.redisUrl, o.prefix, runId);
+    const addedAt = await walkAddedAt({ backend: o.queueBackend, redisUrl: o.redisUrl, databaseUrl: o.databaseUrl, prefix: o.prefix }, runId);
     const [run] = await warehouse.query<{ status: string; started_ms: string; finished_ms: string | null; stats: { rows?: number; failed?: number } | null }>(
       sql`select status, (extract(epoch from started_at) * 1000)::bigint::text as started_ms, (extract(epoch from finished_at) * 1000)::bigint::text as finished_ms, stats from sync.runs where id = ${runId}`,
     );
@@ -317,8 +319,8 @@ function peakRssMb(pid: number): number {
 }
 
 /** When the walk job of this run was added to its queue (BullMQ's job timestamp); null if not found. */
-async function walkAddedAt(redisUrl: string, prefix: string, runId: string): Promise<number | null> {
-  const queue = new Queue(WALK_QUEUE, { connection: redisOptions(redisUrl), prefix });
+async function walkAddedAt(place: Parameters<typeof openTestQueue>[0], runId: string): Promise<number | null> {
+  const queue = openTestQueue(place, WALK_QUEUE);
   try {
     const jobs = await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed']);
     const walk = jobs.find((j) => j.name === 'walk' && (j.data as { runId?: string } | undefined)?.runId === runId);
