@@ -1,11 +1,10 @@
 // `tesync demo`: the bundled simulator on a free loopback port, synced into the embedded
 // warehouse (or DATABASE_URL), then a summary and one example query. No Redis, no Docker,
 // no configuration. A second run reuses the warehouse and shows how little it fetched.
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../lib/config.ts';
-import { startSimulator } from '../../sim/index.ts';
+import { DEMO_TOKENS, startDemoSimulator } from './demo-simulator.ts';
 import { COMMON_OPTIONS } from './walk-args.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { UsageError, type CommandContext } from './context.ts';
@@ -48,18 +47,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     progress?.stop();
     throw new UsageError('--page-size must be a whole number of items, 0 for lists whole');
   }
-  const appKey = `demo_app_${randomBytes(8).toString('hex')}`;
-  const gatewayKey = `demo_gw_${randomBytes(8).toString('hex')}`;
-  const sim = await startSimulator({
-    tokens: Number.isInteger(tokens) && tokens > 0 ? tokens : 12,
-    historyDays: 365,
-    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
-    gatewayKeys: [gatewayKey],
-    // A budget like a real upstream's, so the pacing shows.
-    rateLimits: { appPublic: { limit: 120, windowMs: 10_000 }, appKey: { limit: 60, windowMs: 10_000 }, gateway: { limit: 120, windowMs: 10_000 } },
-    latencyMs: [5, 40],
-    paging: { pageSize },
-  }).catch((err: unknown) => {
+  const { sim, appKey, gatewayKey } = await startDemoSimulator({ tokens: Number.isInteger(tokens) && tokens > 0 ? tokens : DEMO_TOKENS, pageSize }).catch((err: unknown) => {
     progress?.stop();
     throw err;
   });

@@ -8,9 +8,13 @@ import { plannedSchedulers } from '../runners/bullmq/schedules.ts';
 import { openWarehouse } from '../store/connection.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 import { configuredSources, settingsFrom } from './sync-session.ts';
-import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
+import { configuredUpstreams, ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
+import { DEMO_TOKENS, startDemoSimulator, withDemoUpstreams } from './demo-simulator.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { UpstreamIdentity } from '../store/upstream-identity.ts';
 
-const HELP = `Usage: tesync worker [--force]
+const HELP = `Usage: tesync worker [--force] [--demo]
 
 Runs the scheduled walks (TE_SCHEDULE_*) and the jobs of every walk, sharing the queues
 and the upstream rate budget with every other worker of the same queue backend and
@@ -20,22 +24,41 @@ Serves /healthz and /metrics on TE_METRICS_PORT. Stops on SIGTERM or SIGINT: act
 finish within TE_WORKER_SHUTDOWN_GRACE_MS or are handed back.
 To start a walk now: tesync enqueue. See docs/operations.md.
   --force  run on a warehouse bound to another upstream: rebind it to this worker's
-           (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)`;
+           (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
+  --demo   the bundled simulator as the upstream, as tesync demo runs it (its ${DEMO_TOKENS}
+           tokens): keeps the demo's warehouse fresh on the schedules until Ctrl-C`;
 
-export async function runWorker({ config, logger, argv }: CommandContext): Promise<number> {
-  const { values } = parseArgs({ args: argv, strict: true, options: { force: { type: 'boolean', default: false }, help: { type: 'boolean' } } });
+export async function runWorker(context: CommandContext): Promise<number> {
+  const { logger, argv } = context;
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: { force: { type: 'boolean', default: false }, demo: { type: 'boolean', default: false }, help: { type: 'boolean' } },
+  });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README)');
+  const demo = values.demo ? await startDemoSimulator() : undefined;
+  try {
+    const config = demo ? withDemoUpstreams(context.config, { ...demo, url: demo.sim.url }) : context.config;
+    // The simulator is one upstream whatever its port, as the demo bound it.
+    const upstreams = demo ? simulatorUpstreams(['app', 'gateway']) : configuredUpstreams(config, configuredSources(config));
+    if (demo) logger.info({ simulator: demo.sim.url }, 'the bundled simulator is the upstream (--demo)');
+    return await work(config, logger, upstreams, values.force);
+  } finally {
+    await demo?.sim.close();
+  }
+}
+
+async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<string, UpstreamIdentity>, force: boolean): Promise<number> {
+  if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README), or try --demo');
 
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     await warehouse.migrate();
     // Before the runtime starts: it settles lost runs, a write.
-    const upstreams = configuredUpstreams(config, configuredSources(config));
-    await ensureBoundUpstream(warehouse, upstreams, { command: 'worker', force: values.force, logger });
+    await ensureBoundUpstream(warehouse, upstreams, { command: 'worker', force, logger });
     const stop = untilSignal();
     const plan = {
       catalog,

@@ -16,7 +16,7 @@ export const sync: SchemaDescription = {
         status: '`running`, `succeeded` (everything fetched), `partial` (some resources failed, retried next run; or an API key was refused on every request that needs it, see `stats`), `failed` (nothing could be done)',
         trigger: 'what started it: `cli` (`tesync sync`), `schedule` (a worker\'s schedule), `manual` (a walk enqueued by hand), `demo`, `test`',
         sources: '`app`, `gateway`: the sources it synced',
-        options: '`--token`, `--only`, `--full` as given; for a worker\'s walk also its `schedule`, walk `job` id and `queuePrefix` (`TE_QUEUE_PREFIX`)',
+        options: '`--token`, `--only`, `--full` as given; for a worker\'s walk also its `schedule`, walk `job` id, `queuePrefix` (`TE_QUEUE_PREFIX`) and `queueBackend` (`redis`, or `postgres`: the queues in this warehouse; absent before 2026-11-27: `redis`)',
         stats: 'resources done/failed per group, rows written, requests by HTTP status, 429s waited out, first failures, keys refused on every request that needs them (`requests.keyRefusals`: the variable, never the key)',
         error: 'why a run failed as a whole',
       },
