@@ -19,6 +19,7 @@ import { formatSummary } from './sync.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg, WALK_OPTIONS } from './walk-args.ts';
+import { configuredSources } from './sync-session.ts';
 
 const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json] [--force]
 
@@ -80,7 +81,9 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const sources = sourcesArg(config, values.source);
+  // No source configured here (a worker run with --demo, or configured elsewhere): the walk is
+  // of every source the workers have.
+  const sources = values.source === undefined && configuredSources(config).length === 0 ? undefined : sourcesArg(config, values.source);
   if (values.schedule !== undefined && !isScheduleId(values.schedule)) throw new UsageError(`--schedule must be one of ${SCHEDULES.map((s) => s.id).join(', ')}`);
   if (values.schedule !== undefined && values.only) throw new UsageError('--schedule and --only do not go together');
   const only = onlyArg(values.only);
@@ -98,13 +101,13 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
     if (warehouse) {
       await warehouse.migrate();
       await migrateQueueBackend({ config, warehouse });
-      await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'enqueue', force: values.force, logger });
+      await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources ?? []), { command: 'enqueue', force: values.force, logger });
     }
     backend = await openQueueBackend({ config, warehouse, name: 'tesync-enqueue', logger });
     const { runId, jobId } = await enqueueWalk(backend, {
       ...(values.schedule !== undefined ? { schedule: values.schedule } : { groups: only.length > 0 ? only : null }),
       tokens: values.token ?? [],
-      sources,
+      ...(sources ? { sources } : {}),
       full: values.full,
     });
     if (!values.wait || !warehouse) {

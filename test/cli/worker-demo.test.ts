@@ -1,6 +1,7 @@
 // The README's next step after the demo: `npx tesync worker --demo` keeps the demo's embedded
 // warehouse fresh on the schedules, the bundled simulator as its upstream, nothing else
-// installed or configured (no REDIS_URL, no DATABASE_URL: the queues are in the warehouse).
+// installed or configured (no REDIS_URL, no DATABASE_URL: the queues are in the warehouse), and
+// `tesync enqueue --wait` beside it walks now.
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/store/connection.ts';
@@ -36,6 +37,13 @@ describe('tesync worker --demo after tesync demo', () => {
       // The demo's binding held: the simulator, whatever its port, is the one upstream.
       const bound = await warehouse.query<{ upstream: string }>(sql`select distinct upstream from sync.upstream_bindings`);
       expect(bound).toEqual([{ upstream: 'simulator' }]);
+      // `tesync enqueue` configured with no upstream of its own: a walk of the workers' sources.
+      const enqueued = await runCli(['enqueue', '--wait', '--json', '--timeout', '90', '--only', 'screener'], env, { timeoutMs: 100_000 });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const outcome = JSON.parse(enqueued.stdout) as { status: string; stats: { byGroup: Record<string, unknown> } };
+      expect(outcome.status).toBe('succeeded');
+      // Both sources: the screeners, and the lists that plan them.
+      expect(Object.keys(outcome.stats.byGroup)).toEqual(expect.arrayContaining(['app.screener', 'gateway.screener']));
     } finally {
       await warehouse.close();
     }
