@@ -2,15 +2,22 @@
 // process with every schedule at `* * * * *`, against the simulator in a child process over
 // loopback HTTP with ~10 % faults (500s, 503s, resets, truncated bodies) and tight rate budgets
 // (429s with Retry-After: the simulator's budgets, and every 20 s one scripted 429 per API, see
-// test/bench/sim-process.ts), on a database and a TE_QUEUE_PREFIX of its own. Every ~15 s it samples
-// the worker's RSS, the Redis keys under the prefix, runs by status and requests; at the end it
-// stops the worker with SIGTERM (the walks in progress hand their jobs back), starts a worker
-// with every schedule off to finish them, stops that one too, and checks:
+// test/bench/sim-process.ts), on a database and a TE_QUEUE_PREFIX of its own. `--queues redis`
+// (the default): the worker's queues, budget and run ledger in Redis (REDIS_URL set);
+// `--queues postgres`: in the soak's database itself (no REDIS_URL: BullMQ's Postgres backend in
+// the schema queueSchema(prefix), the budget and ledger in sync.rate_budgets, sync.run_counts and
+// sync.run_jobs). What the prefix keeps in its queue backend is measured as the Redis keys under
+// the prefix, or as the queue rows: the rows of every table of that schema plus the prefix's rows
+// of those three sync tables. Every ~15 s it samples the worker's RSS, that measure, runs by
+// status and requests; once halfway and once at the end it records the worker's sessions on the
+// soak's database (pg_stat_activity by application_name). At the end it stops the worker with
+// SIGTERM (the walks in progress hand their jobs back), starts a worker with every schedule off
+// to finish them, stops that one too, and checks:
 //   - RSS growth after warm-up < 10 % (median of the 3 minutes after a 2-minute warm-up against
 //     the median of the last 3 minutes);
-//   - Redis keys bounded: they reach a plateau (max of the last third of the samples after the
-//     warm-up <= 1.2 x max of the middle third). Completed jobs are kept 10 minutes: a soak of
-//     25 minutes or more shows the plateau;
+//   - Redis keys / queue rows bounded: they reach a plateau (max of the last third of the samples
+//     after the warm-up <= 1.2 x max of the middle third). Completed jobs are kept 10 minutes: a
+//     soak of 25 minutes or more shows the plateau;
 //   - 0 runs left `running` after the graceful stop and the next worker's start: a run handed
 //     back is finished by the next worker, nothing is lost;
 //   - 0 requests sent inside a Retry-After window: for each 429 with a Retry-After, the window is
@@ -18,8 +25,9 @@
 //     tesync had the answer); a request to the same bucket whose started_at (the moment it was
 //     sent) falls inside that window is a violation. Requests sent before the 429's answer
 //     arrived (already in flight) are not.
-// It prints a report, writes test/soak/results/<date>.json and exits 1 when a check fails.
-// Cleanup: workers stopped, database dropped, the prefix's Redis keys removed, simulator closed.
+// It prints a report, writes test/soak/results/<date>.json (<date>-postgres.json on Postgres) and
+// exits 1 when a check fails. Cleanup: workers stopped, the prefix's queues removed (`tesync reset
+// --queues`; on Redis also whatever keys it left), database dropped, simulator closed.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,8 +37,11 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { SimOptions } from '../../sim/index.ts';
+import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
+import { quoteIdentifier } from '../../src/store/quote.ts';
 import type { SimReply, SimRequest } from '../bench/sim-process.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
+import { backendEnv, type QueueBackendKind } from '../helpers/queue-backends.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const APP_KEY = 'soak_app_key_0123456789';
@@ -44,6 +55,8 @@ const { values: args } = parseArgs({
     'window-minutes': { type: 'string', default: '3' },
     'epoch-minutes': { type: 'string', default: '2' },
     'storm-seconds': { type: 'string', default: '20' },
+    /** Where the worker's queues, budget and run ledger are: redis (REDIS_URL set), or postgres (the soak's database). */
+    queues: { type: 'string', default: 'redis' },
     out: { type: 'string' },
     /** Keep the database (dropped otherwise) and append the workers' log lines to this file: for a look at what happened. */
     keep: { type: 'string' },
@@ -58,6 +71,8 @@ const EPOCH_MS = Number(args['epoch-minutes']) * 60_000;
 /** Every this often, the next request to each API is answered 429 with a Retry-After of 1-4 s (0: never). */
 const STORM_MS = Number(args['storm-seconds']) * 1000;
 if (!(MINUTES > 0) || !(SAMPLE_MS > 0)) throw new Error('--minutes and --sample-seconds must be positive numbers');
+if (args.queues !== 'redis' && args.queues !== 'postgres') throw new Error(`--queues must be redis or postgres, not ${JSON.stringify(args.queues)}`);
+const BACKEND: QueueBackendKind = args.queues;
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -70,6 +85,8 @@ const dbUrl = (() => {
   u.pathname = `/${DB_NAME}`;
   return u.toString();
 })();
+/** The application_name of the soak's own session on its database: not one of the worker's. */
+const SOAK_SESSION = 'tesync-soak';
 
 /** ~10 % of requests hit by a fault (independent draws: 1 - 0.975 * 0.975 * 0.98 * 0.97 = 9.6 %), plus 429s from the budgets. */
 const SIM_OPTIONS: SimOptions = {
@@ -91,7 +108,8 @@ const SIM_OPTIONS: SimOptions = {
 interface Sample {
   atS: number;
   rssKb: number | null;
-  redisKeys: number;
+  /** What the prefix keeps in its queue backend: Redis keys, or queue rows (QueueProbe.measure). */
+  queueState: number;
   runs: Record<string, number>;
   requests: number;
   http429: number;
@@ -112,38 +130,123 @@ function rssKb(pid: number): number | null {
   }
 }
 
-/** The prefix's keys, a SCAN page at a time. */
-async function* prefixKeyPages(redis: Redis): AsyncGenerator<string[]> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    yield keys;
-  } while (cursor !== '0');
+// --- what the prefix keeps in its queue backend ------------------------------------------------
+/** The soak's look at the prefix's queue backend; the one place where the two backends differ. */
+interface QueueProbe {
+  /** What `count` counts, for the check's name and the report. */
+  readonly measure: 'Redis keys' | 'queue rows';
+  /** What `parts` splits it by. */
+  readonly partsBy: 'kind' | 'table';
+  count(): Promise<number>;
+  parts(): Promise<Record<string, number>>;
+  /** The jobs of a run not settled yet, as the run ledger has them (null: the ledger has no such run). */
+  pendingJobs(runId: string): Promise<number | null>;
+  /** After `tesync reset --queues`: removes whatever it left that the database's drop would not; how many. */
+  sweep(): Promise<number>;
+  close(): void;
 }
 
-async function countKeys(redis: Redis): Promise<number> {
-  let n = 0;
-  for await (const keys of prefixKeyPages(redis)) n += keys.length;
-  return n;
-}
-
-/** Keys by what they are: the queue or `run` / budget part after the prefix. */
-async function keysByKind(redis: Redis): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for await (const keys of prefixKeyPages(redis)) {
-    for (const k of keys) {
-      const kind = k.slice(PREFIX.length + 1).split(':')[0]!;
-      out[kind] = (out[kind] ?? 0) + 1;
-    }
+/** Redis: the keys under `<prefix>:`; by kind, the queue or `run` / budget part after the prefix. */
+function redisProbe(url: string): QueueProbe {
+  const redis = new Redis(url, { maxRetriesPerRequest: 3, lazyConnect: false });
+  async function* pages(): AsyncGenerator<string[]> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
+      cursor = next;
+      yield keys;
+    } while (cursor !== '0');
   }
-  return out;
+  return {
+    measure: 'Redis keys',
+    partsBy: 'kind',
+    async count() {
+      let n = 0;
+      for await (const keys of pages()) n += keys.length;
+      return n;
+    },
+    async parts() {
+      const out: Record<string, number> = {};
+      for await (const keys of pages()) {
+        for (const k of keys) {
+          const kind = k.slice(PREFIX.length + 1).split(':')[0]!;
+          out[kind] = (out[kind] ?? 0) + 1;
+        }
+      }
+      return out;
+    },
+    pendingJobs: (runId) => redis.scard(`${PREFIX}:run:${runId}:pending`),
+    // What reset left (it refuses while a connection still uses the prefix): SCAN + UNLINK.
+    async sweep() {
+      let n = 0;
+      for await (const keys of pages()) if (keys.length > 0) n += await redis.unlink(...keys);
+      return n;
+    },
+    close: () => redis.disconnect(),
+  };
 }
 
-async function unlinkKeys(redis: Redis): Promise<number> {
-  let n = 0;
-  for await (const keys of prefixKeyPages(redis)) if (keys.length > 0) n += await redis.unlink(...keys);
-  return n;
+/**
+ * Postgres: the rows of every table in the prefix's schema (BullMQ's: job, event, scheduler,
+ * job_log, metrics, dedup, ...) and the prefix's rows of sync.rate_budgets, sync.run_counts and
+ * sync.run_jobs; by table. Whatever reset leaves goes with the database.
+ */
+function postgresProbe(sql: postgres.Sql): QueueProbe {
+  const schema = queueSchema(PREFIX);
+  const shared = [
+    ['sync.rate_budgets', 'prefix'],
+    ['sync.run_counts', 'queue_prefix'],
+    ['sync.run_jobs', 'queue_prefix'],
+  ] as const;
+  async function parts(): Promise<Record<string, number>> {
+    // Partitions are counted by their parent (none today: BullMQ's tables are plain).
+    const tables = await sql<{ name: string }[]>`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema} and c.relkind in ('r', 'p') and not c.relispartition order by 1`;
+    const names = [...tables.map((t) => t.name), ...shared.map(([table]) => table)];
+    const counts = [
+      ...tables.map((t) => `select count(*)::int as n from ${quoteIdentifier(schema)}.${quoteIdentifier(t.name)}`),
+      ...shared.map(([table, column]) => `select count(*)::int as n from ${table} where ${column} = $1`),
+    ];
+    const rows = await sql.unsafe<{ i: number; n: number }[]>(counts.map((c, i) => `select ${i} as i, n from (${c}) c${i}`).join(' union all '), [PREFIX]);
+    return Object.fromEntries(rows.map((r) => [names[r.i]!, r.n]));
+  }
+  return {
+    measure: 'queue rows',
+    partsBy: 'table',
+    parts,
+    count: async () => Object.values(await parts()).reduce((a, b) => a + b, 0),
+    async pendingJobs(runId) {
+      const [row] = await sql<{ pending: number }[]>`select pending from sync.run_counts where queue_prefix = ${PREFIX} and run_id = ${runId}`;
+      return row?.pending ?? null;
+    },
+    sweep: async () => 0,
+    close: () => {},
+  };
+}
+
+/** The worker's sessions on the soak's database (not the soak's own), by application_name. */
+interface SessionCount {
+  at: 'middle' | 'end';
+  atS: number;
+  total: number;
+  byApplication: { application: string; n: number; active: number; idle: number; idleInTransaction: number }[];
+}
+
+async function workerSessions(sql: postgres.Sql, at: SessionCount['at'], atS: number): Promise<SessionCount> {
+  const rows = await sql<SessionCount['byApplication']>`
+    select coalesce(nullif(application_name, ''), '(none)') as application, count(*)::int as n,
+           count(*) filter (where state = 'active')::int as active, count(*) filter (where state = 'idle')::int as idle,
+           count(*) filter (where state like 'idle in transaction%')::int as "idleInTransaction"
+    from pg_stat_activity
+    where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid() and application_name <> ${SOAK_SESSION}
+    group by 1 order by 2 desc, 1`;
+  return { at, atS, total: rows.reduce((a, r) => a + r.n, 0), byApplication: [...rows] };
+}
+
+/** Pure: one line of a session count, the prefix written <prefix>. */
+function sessionLine(s: SessionCount): string {
+  const apps = s.byApplication.map((a) => `${a.application.replaceAll(PREFIX, '<prefix>')} ${a.n}${a.active ? ` (${a.active} active)` : ''}`);
+  return `${s.at} (t=${s.atS}s): ${s.total} — ${apps.join(', ') || 'none'}`;
 }
 
 function median(xs: number[]): number {
@@ -152,6 +255,13 @@ function median(xs: number[]): number {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/** Where the prefix's queues are, for the log and the report. */
+function queuesWhere(): string {
+  return BACKEND === 'redis' ? `Redis at ${new URL(REDIS_URL).host}, keys ${PREFIX}:*` : `the soak's database, schema ${queueSchema(PREFIX)} and the prefix's rows of sync.rate_budgets, run_counts, run_jobs`;
+}
+
+const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 // --- the simulator, in a child process --------------------------------------------------------
 function startSim(): Promise<{ child: ChildProcess; url: string; ask: (msg: SimRequest) => Promise<SimReply> }> {
@@ -221,14 +331,25 @@ function startWorker(env: Record<string, string>): WorkerHandle {
 
 // --- main ------------------------------------------------------------------------------------
 const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false });
+/** The soak's own session on its database (samples, checks, the queue rows): named, so that it is not counted as the worker's. */
+const db = postgres(dbUrl, { max: 1, onnotice: () => {}, connection: { application_name: SOAK_SESSION } });
+const probe: QueueProbe = BACKEND === 'redis' ? redisProbe(REDIS_URL) : postgresProbe(db);
+/** What a tesync process needs to find the prefix's queues: REDIS_URL on Redis, nothing more on Postgres (the warehouse's). */
+const queuesEnv: Record<string, string> = { DATABASE_URL: dbUrl, TE_QUEUE_PREFIX: PREFIX, ...backendEnv({ backend: BACKEND, redisUrl: REDIS_URL }) };
 let sim: Awaited<ReturnType<typeof startSim>> | undefined;
 let worker: WorkerHandle | undefined;
-let db: postgres.Sql | undefined;
 let cleaned = false;
 
-async function cleanup(): Promise<{ keysRemoved: number; resetOutput: string; keysLeft: number }> {
-  if (cleaned) return { keysRemoved: 0, resetOutput: '', keysLeft: 0 };
+interface CleanupResult {
+  /** Redis keys or queue rows (probe.measure) before `tesync reset --queues`, and after it and the sweep. */
+  before: number;
+  removed: number;
+  left: number;
+  resetOutput: string;
+}
+
+async function cleanup(): Promise<CleanupResult> {
+  if (cleaned) return { before: 0, removed: 0, left: 0, resetOutput: '' };
   cleaned = true;
   if (worker && worker.child.exitCode === null && worker.child.signalCode === null) {
     worker.child.kill('SIGTERM');
@@ -236,24 +357,21 @@ async function cleanup(): Promise<{ keysRemoved: number; resetOutput: string; ke
     await worker.exited;
     clearTimeout(t);
   }
-  await db?.end({ timeout: 5 }).catch(() => {});
+  const before = await probe.count().catch(() => -1);
   let resetOutput = '';
-  let keysRemoved = 0;
   try {
-    const r = await runCli(['reset', '--redis'], { REDIS_URL, TE_QUEUE_PREFIX: PREFIX, LOG_LEVEL: 'warn' }, { timeoutMs: 60_000 });
-    resetOutput = (r.stdout + r.stderr).trim();
-    const m = /Removed (\d+)/.exec(r.stdout);
-    keysRemoved = m ? Number(m[1]) : 0;
+    const r = await runCli(['reset', '--queues'], { ...queuesEnv, LOG_LEVEL: 'warn' }, { timeoutMs: 60_000 });
+    resetOutput = (r.stdout + r.stderr).trim() || `exit ${r.code ?? r.signal}`;
   } catch (err) {
-    resetOutput = `tesync reset --redis failed: ${(err as Error).message}`;
+    resetOutput = `tesync reset --queues failed: ${(err as Error).message}`;
   }
-  // Whatever reset left (it refuses while a connection still uses the prefix): SCAN + UNLINK.
-  keysRemoved += await unlinkKeys(redis).catch(() => 0);
-  const keysLeft = await countKeys(redis).catch(() => -1);
+  await probe.sweep().catch(() => 0);
+  const left = await probe.count().catch(() => -1);
+  await db.end({ timeout: 5 }).catch(() => {});
   if (args.keep) log(`kept: database ${DB_NAME}, the workers' log in ${args.keep}`);
   else await admin.unsafe(`DROP DATABASE IF EXISTS "${DB_NAME}" WITH (FORCE)`).catch((err) => log(`could not drop ${DB_NAME}: ${(err as Error).message}`));
   await admin.end({ timeout: 5 }).catch(() => {});
-  redis.disconnect();
+  probe.close();
   if (sim && sim.child.exitCode === null) {
     // The simulator process exits on 'close' without answering.
     const gone = new Promise<void>((r) => sim!.child.once('exit', () => r()));
@@ -262,7 +380,7 @@ async function cleanup(): Promise<{ keysRemoved: number; resetOutput: string; ke
     await gone;
     clearTimeout(t);
   }
-  return { keysRemoved, resetOutput, keysLeft };
+  return { before, removed: before >= 0 && left >= 0 ? before - left : 0, left, resetOutput };
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -273,7 +391,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 async function main(): Promise<number> {
-  log(`database ${DB_NAME}, Redis prefix ${PREFIX}, ${MINUTES} min, a sample every ${SAMPLE_MS / 1000} s`);
+  log(`database ${DB_NAME}, queue prefix ${PREFIX} on ${queuesWhere()}, ${MINUTES} min, a sample every ${SAMPLE_MS / 1000} s`);
   await admin.unsafe(`CREATE DATABASE "${DB_NAME}"`);
   sim = await startSim();
   log(`simulator at ${sim.url} (pid ${sim.child.pid})`);
@@ -282,9 +400,7 @@ async function main(): Promise<number> {
     TE_APP_API_KEY: APP_KEY,
     TE_GATEWAY_URL: sim.url,
     TE_GATEWAY_API_KEY: GATEWAY_KEY,
-    DATABASE_URL: dbUrl,
-    REDIS_URL,
-    TE_QUEUE_PREFIX: PREFIX,
+    ...queuesEnv,
     TE_METRICS_PORT: '0',
     TE_SCHEDULE_CATALOG: '* * * * *',
     TE_SCHEDULE_SCREENER: '* * * * *',
@@ -298,7 +414,6 @@ async function main(): Promise<number> {
   await worker.ready;
   const pid = worker.child.pid!;
   log(`worker ready (pid ${pid}) after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  db = postgres(dbUrl, { max: 1, onnotice: () => {} });
 
   const samples: Sample[] = [];
   const end = started + MINUTES * 60_000;
@@ -306,7 +421,16 @@ async function main(): Promise<number> {
   void worker.exited.then(() => (workerDied = true));
   let next = Date.now();
   let epoch = 0;
+  // The worker's sessions on the database: once halfway, once at the end of the run.
+  const sessions: SessionCount[] = [];
+  const countSessions = async (at: SessionCount['at']) => {
+    const s = await workerSessions(db, at, Math.round((Date.now() - started) / 1000)).catch((err) => (log(`sessions (${at}): ${(err as Error).message}`), undefined));
+    if (!s) return;
+    sessions.push(s);
+    log(`worker's sessions on the database, ${sessionLine(s)}`);
+  };
   while (Date.now() < end && !workerDied) {
+    if (sessions.length === 0 && Date.now() - started >= (MINUTES * 60_000) / 2) await countSessions('middle');
     const runs: Record<string, number> = {};
     let requests = 0;
     let http429 = 0;
@@ -331,7 +455,7 @@ async function main(): Promise<number> {
     const s: Sample = {
       atS: Math.round((Date.now() - started) / 1000),
       rssKb: rssKb(pid),
-      redisKeys: await countKeys(redis),
+      queueState: await probe.count(),
       runs,
       requests,
       http429,
@@ -340,12 +464,13 @@ async function main(): Promise<number> {
       epoch,
     };
     samples.push(s);
-    log(`t=${s.atS}s rss=${s.rssKb === null ? '?' : (s.rssKb / 1024).toFixed(1)}MB redis=${s.redisKeys} runs=${JSON.stringify(runs)} requests=${requests} 429=${http429} failed=${failedRequests}`);
+    log(`t=${s.atS}s rss=${s.rssKb === null ? '?' : (s.rssKb / 1024).toFixed(1)}MB ${probe.measure.split(' ').at(-1)}=${s.queueState} runs=${JSON.stringify(runs)} requests=${requests} 429=${http429} failed=${failedRequests}`);
     next += SAMPLE_MS;
     await sleep(Math.max(0, next - Date.now()));
   }
   const ranMs = Date.now() - started;
   const diedEarly = workerDied;
+  if (!workerDied) await countSessions('end');
 
   // Graceful stop: SIGTERM, then wait (TE_WORKER_SHUTDOWN_GRACE_MS is 25 s).
   log('stopping the worker (SIGTERM)');
@@ -356,12 +481,12 @@ async function main(): Promise<number> {
   clearTimeout(killer);
   const stopMs = Date.now() - stopAt;
   log(`worker exited ${exit.code ?? exit.signal} after ${(stopMs / 1000).toFixed(1)} s`);
-  const keysAtStop = await keysByKind(redis);
+  const queueAtStop = await probe.parts();
 
   // The walks in progress handed their jobs back: they stay `running` until a worker starts.
   const runningAtStop = await db`select id, options->>'schedule' as schedule from sync.runs where status = 'running' order by started_at`;
   const handedBack = [];
-  for (const r of runningAtStop) handedBack.push({ id: r.id as string, schedule: r.schedule as string | null, pendingJobs: await redis.scard(`${PREFIX}:run:${r.id}:pending`) });
+  for (const r of runningAtStop) handedBack.push({ id: r.id as string, schedule: r.schedule as string | null, pendingJobs: await probe.pendingJobs(r.id as string) });
   log(`runs running at the stop: ${handedBack.length} (${handedBack.map((r) => `${r.schedule}: ${r.pendingJobs} jobs queued`).join(', ')})`);
   // A worker with every schedule off: it starts no walk, and finishes the ones handed back.
   const mainWorker = worker;
@@ -429,13 +554,13 @@ async function main(): Promise<number> {
   const rssEarlyKb = median(early);
   const rssLateKb = median(late);
   const rssGrowth = rssLateKb / rssEarlyKb - 1;
-  // Thirds of the samples after the warm-up: the keys grow until the first completed jobs age
-  // out, then hold (the first third is still the climb).
+  // Thirds of the samples after the warm-up: the keys or rows grow until the first completed
+  // jobs age out, then hold (the first third is still the climb).
   const settled = samples.filter((s) => s.atS * 1000 >= WARMUP_MS);
   const third = Math.max(1, Math.floor(settled.length / 3));
-  const keysFirstMax = Math.max(...settled.slice(0, third).map((s) => s.redisKeys));
-  const keysMiddleMax = Math.max(...settled.slice(third, -third).map((s) => s.redisKeys));
-  const keysLastMax = Math.max(...settled.slice(-third).map((s) => s.redisKeys));
+  const queueFirstMax = Math.max(...settled.slice(0, third).map((s) => s.queueState));
+  const queueMiddleMax = Math.max(...settled.slice(third, -third).map((s) => s.queueState));
+  const queueLastMax = Math.max(...settled.slice(-third).map((s) => s.queueState));
   const finalRequests = samples.at(-1);
   const checks = [
     {
@@ -444,9 +569,9 @@ async function main(): Promise<number> {
       met: early.length > 0 && late.length > 0 && rssGrowth < 0.1,
     },
     {
-      name: 'Redis keys bounded (after warm-up, last-third max <= 1.2 x middle-third max)',
-      value: `${keysLastMax} <= ${Math.floor(keysMiddleMax * 1.2)} (middle-third max ${keysMiddleMax}, first-third max ${keysFirstMax})`,
-      met: keysLastMax <= keysMiddleMax * 1.2,
+      name: `${capitalized(probe.measure)} bounded (after warm-up, last-third max <= 1.2 x middle-third max)`,
+      value: `${queueLastMax} <= ${Math.floor(queueMiddleMax * 1.2)} (middle-third max ${queueMiddleMax}, first-third max ${queueFirstMax})`,
+      met: queueLastMax <= queueMiddleMax * 1.2,
     },
     {
       name: "0 runs left 'running' after the graceful stop and the next worker's start",
@@ -462,7 +587,10 @@ async function main(): Promise<number> {
   const cleanupResult = await cleanup();
   const result = {
     date: new Date().toISOString(),
-    command: `npm run soak -- --minutes ${MINUTES}`,
+    command: `npm run soak -- --minutes ${MINUTES} --queues ${BACKEND}`,
+    /** Where the worker's queues, budget and run ledger were. */
+    queueBackend: BACKEND,
+    queuePrefix: PREFIX,
     machine: { node: process.version, cpus: (await import('node:os')).cpus().length, platform: process.platform },
     settings: {
       minutes: MINUTES,
@@ -478,7 +606,19 @@ async function main(): Promise<number> {
     checks,
     passed: checks.every((c) => c.met),
     rss: { earlyMedianKb: rssEarlyKb, lateMedianKb: rssLateKb, growth: rssGrowth, maxKb: Math.max(...samples.map((s) => s.rssKb ?? 0)) },
-    redisKeys: { firstThirdMax: keysFirstMax, middleThirdMax: keysMiddleMax, lastThirdMax: keysLastMax, max: Math.max(...samples.map((s) => s.redisKeys)), atStopByKind: keysAtStop, ...cleanupResult },
+    queueState: {
+      measure: probe.measure,
+      where: queuesWhere(),
+      firstThirdMax: queueFirstMax,
+      middleThirdMax: queueMiddleMax,
+      lastThirdMax: queueLastMax,
+      max: Math.max(...samples.map((s) => s.queueState)),
+      atStopBy: probe.partsBy,
+      atStop: queueAtStop,
+      cleanup: cleanupResult,
+    },
+    /** The worker's sessions on the soak's database (pg_stat_activity, the soak's own left out), halfway and at the end. */
+    databaseSessions: sessions,
     runs: { final: runsFinal, byTrigger: runsByKind, runningAtStop: handedBack, finishedAfterStop, drainMs, leftRunning },
     requests: {
       total: finalRequests?.requests ?? 0,
@@ -493,7 +633,7 @@ async function main(): Promise<number> {
     nextWorker: { exit: drainExit, messages: drainWorker.messages, warnings: drainWorker.warnings },
     samples,
   };
-  const out = args.out ?? path.join(HERE, 'results', `${result.date.slice(0, 10)}.json`);
+  const out = args.out ?? path.join(HERE, 'results', `${result.date.slice(0, 10)}${BACKEND === 'redis' ? '' : `-${BACKEND}`}.json`);
   mkdirSync(path.dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 
@@ -501,19 +641,22 @@ async function main(): Promise<number> {
   const lines = [
     '',
     `Soak: ${(ranMs / 60_000).toFixed(1)} min, one tesync worker, schedules every minute, ~10 % faults + tight budgets`,
+    `Queue backend: ${BACKEND} (${queuesWhere()})`,
     '',
     'RSS over time (MB, one value a minute):',
     '  ' + samples.filter((_, i) => i % Math.max(1, Math.round(60_000 / SAMPLE_MS)) === 0).map((s) => `${Math.round(s.atS / 60)}m ${((s.rssKb ?? 0) / 1024).toFixed(0)}`).join(', '),
-    'Redis keys over time (one value a minute):',
-    '  ' + samples.filter((_, i) => i % Math.max(1, Math.round(60_000 / SAMPLE_MS)) === 0).map((s) => `${Math.round(s.atS / 60)}m ${s.redisKeys}`).join(', '),
+    `${capitalized(probe.measure)} over time (one value a minute):`,
+    '  ' + samples.filter((_, i) => i % Math.max(1, Math.round(60_000 / SAMPLE_MS)) === 0).map((s) => `${Math.round(s.atS / 60)}m ${s.queueState}`).join(', '),
+    "The worker's sessions on the database (by application_name):",
+    ...sessions.map((s) => `  ${sessionLine(s)}`),
     `Runs running at the stop: ${handedBack.length}, finished by the next worker in ${(drainMs / 1000).toFixed(1)} s: ${JSON.stringify(finishedAfterStop)}`,
     `Runs by status at the end: ${JSON.stringify(runsFinal)}`,
-    `Redis keys at the stop, by kind: ${JSON.stringify(keysAtStop)}`,
+    `${capitalized(probe.measure)} at the stop, by ${probe.partsBy}: ${JSON.stringify(queueAtStop)}`,
     `Requests: ${finalRequests?.requests ?? 0} recorded; by bucket:`,
     ...requestsByBucket.map((b) => `  ${b.bucket}: ${b.n} (ok ${b.ok}, 429 ${b.r429}, 5xx ${b.s5xx}, no answer ${b.no_answer})`),
     `Retry-After windows: ${windows!.n} (${windows!.min_ms}-${windows!.max_ms} ms); first request after a window's end: median +${closest?.median_ms ?? '?'} ms, min +${closest?.min_ms ?? '?'} ms`,
     `Worker: stopped in ${(stopMs / 1000).toFixed(1)} s, exit ${exit.code ?? exit.signal}; ${worker.warnings.length} warnings/errors logged (first: ${worker.warnings[0] ?? 'none'})`,
-    `Cleanup: database ${DB_NAME} ${args.keep ? "kept" : "dropped"}, ${cleanupResult.keysRemoved} Redis keys removed (${cleanupResult.keysLeft} left): ${cleanupResult.resetOutput.split('\n')[0]}`,
+    `Cleanup: database ${DB_NAME} ${args.keep ? 'kept' : 'dropped'}, ${cleanupResult.removed} ${probe.measure} removed (${cleanupResult.left} left): ${cleanupResult.resetOutput.split('\n')[0]}`,
     '',
     'Checks:',
     ...checks.map((c) => `  ${c.met ? 'PASS' : 'FAIL'}  ${c.name}: ${c.value}`),

@@ -22,7 +22,7 @@ import { PostgresBudget } from '../../store/postgres-budget.ts';
 import { quoteIdentifier } from '../../store/quote.ts';
 import type { AnyQueue, OpenBackendOptions, QueueBackend, WorkerSettings } from './backend.ts';
 import type { PrefixClient } from './prefix-keys.ts';
-import { WALK_QUEUE } from './queues.ts';
+import { EVENTS_KEPT, WALK_QUEUE } from './queues.ts';
 
 /** Postgres names are at most this many bytes (NAMEDATALEN - 1): longer ones are cut. */
 const MAX_NAME_BYTES = 63;
@@ -97,7 +97,7 @@ export async function openPostgresBackend({ config, warehouse, name, logger }: O
     kind: 'postgres',
     prefix,
     where: `the schema ${schema} of ${warehouse.location}`,
-    queue: (queueName: string) => logErrors(new Queue(queueName, { connection: pool(QUEUE_POOL) }, createPostgresBackend)),
+    queue: (queueName: string) => logErrors(new Queue(queueName, { connection: pool(QUEUE_POOL), streams: { events: { maxLen: EVENTS_KEPT } } }, createPostgresBackend)),
     worker: (queueName: string, processor: Processor, settings: WorkerSettings) =>
       new Worker(queueName, processor, { ...settings, connection: pool(WORKER_POOL) }, createPostgresBackend),
     ledger: new PostgresRunLedger(warehouse.db, prefix),

@@ -25,6 +25,13 @@ export const FETCH_QUEUES: readonly { bucket: Bucket; name: string }[] = BUCKETS
 export const COMPLETED_JOBS_KEPT = { age: 600, count: 1000 } as const;
 export const FAILED_JOBS_KEPT = { age: 7 * 24 * 3600, count: 1000 } as const;
 
+/**
+ * Events each queue keeps (BullMQ's `streams.events.maxLen`, 10000 by default): tesync reads
+ * none (`sync.runs` and `sync.requests` are the record), and on the Postgres backend each is a
+ * row of its `event` table, trimmed only past this many.
+ */
+export const EVENTS_KEPT = 1000;
+
 /** The engine's retry policy (src/engine/retry.ts), as BullMQ's attempts and exponential backoff. */
 export const FETCH_JOB_OPTIONS: JobsOptions = {
   attempts: JOB_RETRY.attempts,

@@ -3,7 +3,7 @@
 import { Queue, Worker, type Processor } from 'bullmq';
 import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
 import type { OpenBackendOptions, QueueBackend, WorkerSettings } from './backend.ts';
-import { connectRedis, redisOptions, WALK_QUEUE } from './queues.ts';
+import { connectRedis, redisOptions, EVENTS_KEPT, WALK_QUEUE } from './queues.ts';
 import { RunTracker } from './run-tracker.ts';
 
 export { LEASE_MARGIN_MS };
@@ -28,7 +28,7 @@ export async function openRedisBackend({ config, name }: Pick<OpenBackendOptions
     kind: 'redis',
     prefix,
     where: `Redis at ${describeRedis(url)} (REDIS_URL)`,
-    queue: (queueName: string) => new Queue(queueName, { connection, prefix }),
+    queue: (queueName: string) => new Queue(queueName, { connection, prefix, streams: { events: { maxLen: EVENTS_KEPT } } }),
     worker: (queueName: string, processor: Processor, settings: WorkerSettings) => new Worker(queueName, processor, { ...settings, connection, prefix }),
     ledger: new RunTracker(redis, prefix),
     budget(leaseMs: number) {
