@@ -86,14 +86,16 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-function reportFailure(err: unknown, config: Config, logger: Logger): number {
+export function reportFailure(err: unknown, config: Config, logger: Logger): number {
   const debug = config.logLevel === 'debug' || config.logLevel === 'trace';
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof ConfigError) {
     process.stderr.write(`tesync: configuration error: ${scrub(message, config.secrets)}\n`);
     return 2;
   }
-  if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  // Node's parseArgs errors; other libraries' codes may be numbers (BullMQ's).
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))) {
     process.stderr.write(`tesync: ${message}\n`);
     return 2;
   }

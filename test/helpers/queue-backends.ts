@@ -2,6 +2,7 @@
 // REDIS_URL is set, otherwise the warehouse's own Postgres. A test parameterized over
 // QUEUE_BACKENDS runs each case on both; these are what differs for it.
 import { createPostgresBackend, Queue } from 'bullmq';
+import postgres from 'postgres';
 import type { AnyQueue, QueueBackendKind } from '../../src/runners/bullmq/backend.ts';
 import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
 import { deleteRedisKeys } from './workers.ts';
@@ -36,4 +37,30 @@ export function openTestQueue(place: QueuePlace, name: string): AnyQueue {
 /** Removes what the prefix left in Redis; on Postgres it is in the test's database, dropped with it. */
 export async function removeQueueState(place: QueuePlace): Promise<void> {
   if (place.backend === 'redis') await deleteRedisKeys(place.redisUrl, place.prefix);
+}
+
+/**
+ * The backend loses everything it kept of the prefix, behind tesync's back (nothing in the
+ * warehouse's sync.runs changes): on Redis every key under the prefix (a Redis that restarted
+ * without persistence); on Postgres the schema of its queues, and its rows of the shared budget
+ * and of the run ledger. Returns how much went (keys; or jobs and rows), so that a test can
+ * tell it lost something.
+ */
+export async function loseQueueState(place: QueuePlace): Promise<number> {
+  if (place.backend === 'redis') return deleteRedisKeys(place.redisUrl, place.prefix);
+  const db = postgres(place.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    return await db.begin(async (tx) => {
+      const schema = queueSchema(place.prefix);
+      const [t] = await tx<{ ok: boolean }[]>`select to_regclass(${`"${schema}".job`}) is not null as ok`;
+      const jobs = t!.ok ? (await tx<{ n: number }[]>`select count(*)::int as n from ${tx(schema)}.job`)[0]!.n : 0;
+      await tx`drop schema if exists ${tx(schema)} cascade`;
+      const jobRows = await tx`delete from sync.run_jobs where queue_prefix = ${place.prefix}`;
+      const countRows = await tx`delete from sync.run_counts where queue_prefix = ${place.prefix}`;
+      const budgetRows = await tx`delete from sync.rate_budgets where prefix = ${place.prefix}`;
+      return jobs + jobRows.count + countRows.count + budgetRows.count;
+    });
+  } finally {
+    await db.end();
+  }
 }

@@ -1,15 +1,17 @@
-// What a stopped deployment leaves in sync.runs. A graceful stop of the last worker hands its
-// jobs back: the run stays `running` and the next worker finishes it. A run whose jobs Redis
-// lost (emptied, or `tesync reset --redis`) can never finish: the next worker, or the reset
-// itself, closes it as failed instead of leaving it `running` for ever.
+// What a stopped deployment leaves in sync.runs, on both queue backends (Redis, or the
+// warehouse's own Postgres). A graceful stop of the last worker hands its jobs back: the run
+// stays `running` and the next worker finishes it. A run whose jobs the queues lost (Redis
+// emptied, the Postgres queue schema gone, or `tesync reset --queues`) can never finish: the
+// next worker, or the reset itself, closes it as failed instead of leaving it `running` for ever.
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type SimOptions, type Simulator } from '../../../sim/index.ts';
 import { LOST_RUN_ERROR, runFate } from '../../../src/runners/bullmq/lost-runs.ts';
 import { runCli } from '../../helpers/cli.ts';
+import { backendEnv, loseQueueState, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
-import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
 describe('runFate', () => {
   it('jobs pending or a walk still to plan: the run goes on; work counted: only the finish is missing; nothing: lost', () => {
@@ -43,17 +45,17 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(): Promise<{ sim: Simulator; tw: TestWarehouse; env: Record<string, string>; redisUrl: string; prefix: string; workers: WorkerProcess[] }> {
+async function setup(backend: QueueBackendKind): Promise<{ sim: Simulator; tw: TestWarehouse; env: Record<string, string>; place: QueuePlace; workers: WorkerProcess[] }> {
   const redisUrl = await redisServerUrl();
   const sim = await startSimulator(SIM);
   const tw = await createTestWarehouse();
-  const prefix = uniqueName('tesync_lost');
+  const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix: uniqueName('tesync_lost') };
   const workers: WorkerProcess[] = [];
-  cleanups.push(() => sim.close(), () => tw.cleanup(), () => deleteRedisKeys(redisUrl, prefix), () => killAll(workers));
+  cleanups.push(() => sim.close(), () => tw.cleanup(), () => removeQueueState(place), () => killAll(workers));
   const env = {
     DATABASE_URL: tw.databaseUrl,
-    REDIS_URL: redisUrl,
-    TE_QUEUE_PREFIX: prefix,
+    ...backendEnv(place),
+    TE_QUEUE_PREFIX: place.prefix,
     TE_APP_URL: sim.url,
     TE_APP_API_KEY: appKey,
     TE_GATEWAY_URL: sim.url,
@@ -65,7 +67,7 @@ async function setup(): Promise<{ sim: Simulator; tw: TestWarehouse; env: Record
     ...SCHEDULES_OFF,
     LOG_LEVEL: 'info',
   };
-  return { sim, tw, env, redisUrl, prefix, workers };
+  return { sim, tw, env, place, workers };
 }
 
 type Setup = Awaited<ReturnType<typeof setup>>;
@@ -77,10 +79,13 @@ async function runRow(s: Setup, runId: string) {
   return row;
 }
 
-/** Enqueues a walk, and stops the only worker with SIGTERM while the slow contract is in flight: the run is left with jobs handed back. */
-async function walkStoppedGracefully(s: Setup): Promise<string> {
-  const worker = startWorker(s.env);
-  s.workers.push(worker);
+/**
+ * Enqueues a walk, and stops the only worker (`running`, or one started here) with SIGTERM while
+ * the slow contract is in flight: the run is left with jobs handed back.
+ */
+async function walkStoppedGracefully(s: Setup, running?: WorkerProcess): Promise<string> {
+  const worker = running ?? startWorker(s.env);
+  if (!running) s.workers.push(worker);
   await worker.ready;
   const queued = await runCli(['enqueue', '--json'], s.env);
   expect(queued.code).toBe(0);
@@ -93,18 +98,25 @@ async function walkStoppedGracefully(s: Setup): Promise<string> {
   return runId;
 }
 
+/** The run's jobs the run ledger holds as pending, read where the backend keeps them (Redis's set; sync.run_jobs). */
 async function pendingJobs(s: Setup, runId: string): Promise<number> {
-  const redis = new Redis(s.redisUrl);
+  if (s.place.backend === 'postgres') {
+    const [row] = await s.tw.warehouse.query<{ n: number }>(
+      sql`select count(*)::int as n from sync.run_jobs where queue_prefix = ${s.place.prefix} and run_id = ${runId} and not settled`,
+    );
+    return row!.n;
+  }
+  const redis = new Redis(s.place.redisUrl);
   try {
-    return await redis.scard(`${s.prefix}:run:${runId}:pending`);
+    return await redis.scard(`${s.place.prefix}:run:${runId}:pending`);
   } finally {
     await redis.quit();
   }
 }
 
-describe('runs a stopped deployment leaves', () => {
+describe.each(QUEUE_BACKENDS)('runs a stopped deployment leaves, queues on %s', (backend) => {
   it('a graceful stop of the last worker leaves its run running with its jobs queued; the next worker finishes it', async () => {
-    const s = await setup();
+    const s = await setup(backend);
     const runId = await walkStoppedGracefully(s);
     expect(await pendingJobs(s, runId)).toBeGreaterThan(0);
     const next = startWorker(s.env);
@@ -117,29 +129,32 @@ describe('runs a stopped deployment leaves', () => {
     expect(row.status).toBe('succeeded');
     expect(row.stats.failed).toBe(0);
     expect(row.stats.done).toBe(row.stats.planned);
+    expect(await pendingJobs(s, runId)).toBe(0);
     expect(next.lines().some((l) => l.msg.startsWith('run closed as failed'))).toBe(false);
   });
 
-  it('a run whose jobs Redis lost is closed as failed by the next worker, and by tesync reset --redis', async () => {
-    const s = await setup();
-    // Redis emptied while no worker ran (a restart without persistence).
+  it('a run whose jobs the queues lost is closed as failed by the next worker, and by tesync reset --queues', async () => {
+    const s = await setup(backend);
+    // The queues emptied while no worker ran: a Redis that restarted without persistence; on
+    // Postgres, the queue schema and the prefix's ledger rows gone (a restore without them).
     const first = await walkStoppedGracefully(s);
-    expect(await deleteRedisKeys(s.redisUrl, s.prefix)).toBeGreaterThan(0);
+    expect(await loseQueueState(s.place)).toBeGreaterThan(0);
     const next = startWorker(s.env);
     s.workers.push(next);
     await next.ready;
     // Looked for before the worker says it is ready.
     expect(await runRow(s, first)).toMatchObject({ status: 'failed', error: LOST_RUN_ERROR });
     expect(next.lines().filter((l) => l.msg === `run closed as failed: ${LOST_RUN_ERROR}`).map((l) => l.runId)).toEqual([first]);
-    next.child.kill('SIGTERM');
-    expect((await next.exited).code).toBe(0);
 
-    // The deployment stopped for good: reset removes the keys and closes the run they held.
-    const second = await walkStoppedGracefully(s);
-    const reset = await runCli(['reset', '--redis'], s.env);
+    // On the queues it made again, that worker takes a walk and is stopped under it, for good:
+    // reset removes its queues and closes the run they held.
+    const second = await walkStoppedGracefully(s, next);
+    const reset = await runCli(['reset', '--queues'], s.env);
+    expect(reset.stderr).toBe('');
     expect(reset.code).toBe(0);
     expect(reset.stdout).toContain('Closed 1 run of these workers as failed');
     expect(await runRow(s, second)).toMatchObject({ status: 'failed', error: LOST_RUN_ERROR });
+    expect(await pendingJobs(s, second)).toBe(0);
     const runs = await s.tw.warehouse.query<{ status: string; n: number }>(sql`select status, count(*)::int as n from sync.runs group by 1`);
     expect(runs).toEqual([{ status: 'failed', n: 2 }]);
   });

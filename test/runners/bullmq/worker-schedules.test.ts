@@ -1,73 +1,86 @@
 // Job schedulers: registered by every worker at start, exactly one per id however many
 // workers start, crash or restart; a scheduled walk is a run with trigger `schedule` that
-// covers only its schedule's groups.
-import { Queue } from 'bullmq';
+// covers only its schedule's groups. Each case runs on both queue backends (Redis, or the
+// warehouse's own Postgres), each backend with a simulator and a warehouse of its own.
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../sim/index.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { redisServerUrl, uniqueName } from '../../helpers/services.ts';
-import { deleteRedisKeys, killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+import { killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
-const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
 let redisUrl: string;
-const prefixes: string[] = [];
-const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
   redisUrl = await redisServerUrl();
 });
 
-// Before the fixture's teardown: no worker is left writing to the warehouse it drops.
-afterAll(async () => {
-  await killAll(workers);
-  for (const p of prefixes) await deleteRedisKeys(redisUrl, p);
-});
+describe.each(QUEUE_BACKENDS)('worker schedules, queues on %s', (backend) => {
+  // The cases read sync.runs and the simulator's requests whole: a pair of each backend's own.
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
+  const places: QueuePlace[] = [];
+  const workers: WorkerProcess[] = [];
 
-function envFor(prefix: string, extra: Record<string, string>): Record<string, string> {
-  return {
-    DATABASE_URL: fx.databaseUrl,
-    REDIS_URL: redisUrl,
-    TE_QUEUE_PREFIX: prefix,
-    TE_APP_URL: fx.sim.url,
-    TE_METRICS_PORT: '0',
-    LOG_LEVEL: 'warn',
-    ...extra,
-  };
-}
+  // Before the fixture's teardown: no worker is left writing to the warehouse it drops.
+  afterAll(async () => {
+    await killAll(workers);
+    for (const p of places) await removeQueueState(p);
+  });
 
-function spawnWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
-  const w = startWorker({ ...env, LOG_LEVEL: 'info' }, args);
-  workers.push(w);
-  return w;
-}
-
-function walkQueue(prefix: string): Queue {
-  const u = new URL(redisUrl);
-  return new Queue('walk', { connection: { host: u.hostname, port: Number(u.port || 6379) }, prefix });
-}
-
-/** Scheduler ids, and how many next runs (delayed walk jobs) each has queued. */
-async function schedulerState(prefix: string) {
-  const q = walkQueue(prefix);
-  try {
-    const schedulers = (await q.getJobSchedulers(0, -1)).map((s) => ({ id: s.key, pattern: s.pattern }));
-    const delayed = await q.getJobs(['delayed', 'waiting']);
-    const next: Record<string, number> = {};
-    for (const j of delayed) if (j.repeatJobKey) next[j.repeatJobKey] = (next[j.repeatJobKey] ?? 0) + 1;
-    return { schedulers: schedulers.sort((a, b) => (a.id < b.id ? -1 : 1)), next };
-  } finally {
-    await q.close();
+  function newPlace(): QueuePlace {
+    const place = { backend, redisUrl, databaseUrl: fx.databaseUrl, prefix: uniqueName('tesync_sched') };
+    places.push(place);
+    return place;
   }
-}
 
-describe('worker schedules', () => {
+  function envFor(place: QueuePlace, extra: Record<string, string>): Record<string, string> {
+    return {
+      DATABASE_URL: fx.databaseUrl,
+      ...backendEnv(place),
+      TE_QUEUE_PREFIX: place.prefix,
+      TE_APP_URL: fx.sim.url,
+      TE_METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...extra,
+    };
+  }
+
+  function spawnWorker(env: Record<string, string>, args: string[] = []): WorkerProcess {
+    const w = startWorker({ ...env, LOG_LEVEL: 'info' }, args);
+    workers.push(w);
+    return w;
+  }
+
+  /** Scheduler ids, and how many next runs (delayed walk jobs) each has queued. */
+  async function schedulerState(place: QueuePlace) {
+    const q = openTestQueue(place, 'walk');
+    try {
+      const schedulers = (await q.getJobSchedulers(0, -1)).map((s) => ({ id: s.key, pattern: s.pattern }));
+      const delayed = await q.getJobs(['delayed', 'waiting']);
+      const next: Record<string, number> = {};
+      for (const j of delayed) if (j.repeatJobKey) next[j.repeatJobKey] = (next[j.repeatJobKey] ?? 0) + 1;
+      return { schedulers: schedulers.sort((a, b) => (a.id < b.id ? -1 : 1)), next };
+    } finally {
+      await q.close();
+    }
+  }
+
+  /** A scheduled run of the prefix's workers, recorded (not `running`), that started after `after`. */
+  async function scheduledRun(place: QueuePlace, after = new Date(0)) {
+    const [row] = await fx.warehouse.query<{ status: string; options: { schedule: string; queueBackend: string }; stats: { done: number; failed: number; byGroup: Record<string, unknown> } }>(
+      sql`select status, options, stats from sync.runs
+          where trigger = 'schedule' and status <> 'running' and options->>'queuePrefix' = ${place.prefix} and started_at > ${after.toISOString()}::timestamptz
+          order by started_at limit 1`,
+    );
+    return row;
+  }
+
   it('ten worker starts (in pairs, half of them crashing) leave exactly one scheduler per id', async () => {
-    const prefix = uniqueName('tesync_sched');
-    prefixes.push(prefix);
+    const place = newPlace();
     // Patterns that cannot come due during the test: only registration is under test here.
-    const env = envFor(prefix, {
+    const env = envFor(place, {
       TE_SCHEDULE_CATALOG: '0 0 1 1 *',
       TE_SCHEDULE_SCREENER: '5 0 1 1 *',
       TE_SCHEDULE_TOKEN_DATA: '10 0 1 1 *',
@@ -81,7 +94,7 @@ describe('worker schedules', () => {
       const exits = await Promise.all(pair.map((w) => w.exited));
       if (round % 2 === 1) expect(exits.map((e) => e.code)).toEqual([0, 0]);
     }
-    const after = await schedulerState(prefix);
+    const after = await schedulerState(place);
     expect(after.schedulers).toEqual([
       { id: 'bundles', pattern: '15 0 1 1 *' },
       { id: 'catalog', pattern: '0 0 1 1 *' },
@@ -95,64 +108,49 @@ describe('worker schedules', () => {
     await changed.ready;
     changed.child.kill('SIGTERM');
     expect((await changed.exited).code).toBe(0);
-    const final = await schedulerState(prefix);
+    const final = await schedulerState(place);
     expect(final.schedulers).toEqual([
       { id: 'catalog', pattern: '0 0 1 1 *' },
       { id: 'screener', pattern: '30 0 1 1 *' },
       { id: 'token-data', pattern: '10 0 1 1 *' },
     ]);
     expect(final.next).toEqual({ catalog: 1, screener: 1, 'token-data': 1 });
-  });
+    // Eleven worker starts, two at a time: each takes seconds of CPU, more beside other test files.
+  }, 120_000);
 
-  it('a scheduled walk is a run with trigger schedule, covering only its groups; schedules survive a Redis reconnect', async () => {
-    const prefix = uniqueName('tesync_sched');
-    prefixes.push(prefix);
+  it(`a scheduled walk is a run with trigger schedule, covering only its groups${backend === 'redis' ? '; schedules survive a Redis reconnect' : ''}`, async () => {
+    const place = newPlace();
     fx.sim.resetRequests();
-    const w = spawnWorker(
-      envFor(prefix, { TE_SCHEDULE_SCREENER: '*/2 * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_TOKEN_DATA: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
-    );
+    const w = spawnWorker(envFor(place, { TE_SCHEDULE_SCREENER: '*/2 * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_TOKEN_DATA: 'off', TE_SCHEDULE_BUNDLES: 'off' }));
     await w.ready;
-    const run = await waitFor(
-      'a scheduled run to finish',
-      async () =>
-        (
-          await fx.warehouse.query<{ status: string; options: { schedule: string }; stats: { done: number; failed: number; byGroup: Record<string, unknown> } }>(
-            sql`select status, options, stats from sync.runs where trigger = 'schedule' and status <> 'running' limit 1`,
-          )
-        )[0],
-      20_000,
-    );
+    const run = await waitFor('a scheduled run to finish', () => scheduledRun(place), 20_000);
 
-    // Redis drops every connection of the worker: it reconnects, and the schedule goes on.
-    const killedAt = Date.now();
-    const redis = new Redis(redisUrl);
-    try {
-      const clients = (await redis.client('LIST')) as string;
-      const ids = clients
-        .split('\n')
-        .filter((l) => l.includes(` name=${prefix}:`))
-        .map((l) => /^id=(\d+)/.exec(l)![1]!);
-      expect(ids.length).toBeGreaterThanOrEqual(5);
-      for (const id of ids) await redis.client('KILL', 'ID', id);
-    } finally {
-      await redis.quit();
+    // Redis only: Redis drops every connection of the worker; it reconnects, and the schedule
+    // goes on. (A Postgres that restarts keeps its tables, schedulers included: nothing to
+    // register again.)
+    if (backend === 'redis') {
+      const killedAt = new Date();
+      const redis = new Redis(redisUrl);
+      try {
+        const clients = (await redis.client('LIST')) as string;
+        const ids = clients
+          .split('\n')
+          .filter((l) => l.includes(` name=${place.prefix}:`))
+          .map((l) => /^id=(\d+)/.exec(l)![1]!);
+        expect(ids.length).toBeGreaterThanOrEqual(5);
+        for (const id of ids) await redis.client('KILL', 'ID', id);
+      } finally {
+        await redis.quit();
+      }
+      const later = await waitFor('a scheduled run after the reconnect', () => scheduledRun(place, killedAt), 20_000);
+      expect(later.status).toBe('succeeded');
     }
-    const later = await waitFor(
-      'a scheduled run after the reconnect',
-      async () =>
-        (
-          await fx.warehouse.query<{ status: string }>(
-            sql`select status from sync.runs where trigger = 'schedule' and started_at > ${new Date(killedAt).toISOString()}::timestamptz and status <> 'running' limit 1`,
-          )
-        )[0],
-      20_000,
-    );
-    expect(later.status).toBe('succeeded');
 
     w.child.kill('SIGTERM');
     expect((await w.exited).code).toBe(0);
     expect(run.status).toBe('succeeded');
     expect(run.options.schedule).toBe('screener');
+    expect(run.options.queueBackend).toBe(backend);
     expect(run.stats.failed).toBe(0);
     expect(Object.keys(run.stats.byGroup).sort()).toEqual(['app.catalog', 'app.screener', 'app.tokens']);
     const paths = new Set(fx.sim.requests.map((r) => r.path.split('?')[0]));
@@ -160,15 +158,14 @@ describe('worker schedules', () => {
   });
 
   it('a scheduled walk longer than its period is not started again while it runs: ticks are skipped, runs never overlap', async () => {
-    const prefix = uniqueName('tesync_sched');
-    prefixes.push(prefix);
+    const place = newPlace();
     // Slow answers: a token-data walk takes seconds, its schedule ticks every second.
     const slow = await startSimulator({ tokens: 4, historyDays: 5, chartsPerToken: 1, latencyMs: [300, 500] });
     try {
       // Another upstream than the earlier workers' on this warehouse: rebound on purpose.
       const w = spawnWorker(
         {
-          ...envFor(prefix, { TE_SCHEDULE_TOKEN_DATA: '* * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
+          ...envFor(place, { TE_SCHEDULE_TOKEN_DATA: '* * * * * *', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_BUNDLES: 'off' }),
           TE_APP_URL: slow.url,
         },
         ['--force'],
@@ -178,7 +175,8 @@ describe('worker schedules', () => {
       w.child.kill('SIGTERM');
       expect((await w.exited).code).toBe(0);
       const runs = await fx.warehouse.query<{ id: string; from: string; to: string }>(
-        sql`select id, started_at::text as "from", coalesce(finished_at, now())::text as "to" from sync.runs where options->>'schedule' = 'token-data' and options->>'job' like '%' order by started_at`,
+        sql`select id, started_at::text as "from", coalesce(finished_at, now())::text as "to" from sync.runs
+            where options->>'schedule' = 'token-data' and options->>'queuePrefix' = ${place.prefix} order by started_at`,
       );
       expect(runs.length).toBeGreaterThanOrEqual(1);
       // One walk of the schedule at a time.
