@@ -64,7 +64,8 @@ export class PostgresBudgetStore extends VersionedBudgetStore {
     this.ttl = `${Math.max(1, Math.round(options.ttlMs))} milliseconds`;
     this.sweepEveryMs = Math.min(options.ttlMs, SWEEP_EVERY_MS);
     this.sql = options.warehouse.session({
-      name: `tesync budget ${this.id} ${options.prefix}`,
+      // Named under the prefix first (`<prefix>:...`, as tesync names its other sessions), so a cut at 63 bytes keeps it.
+      name: `${options.prefix}:budget ${this.id}`,
       onNotify: (channel, payload) => {
         if (channel === this.channel) this.heard(payload);
       },

@@ -1,12 +1,15 @@
 // `tesync enqueue --wait` while no worker runs: it says so within seconds, where the workers
-// should be, instead of a blank screen until its timeout.
-import { spawn } from 'node:child_process';
+// should be (the Redis of REDIS_URL, or the queue schema of the warehouse's Postgres), instead
+// of a blank screen until its timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noWorkerLine, runLine } from '../../src/cli/enqueue.ts';
 import { emptyStats } from '../../src/engine/run-stats.ts';
-import { BIN, childEnv } from '../helpers/cli.ts';
+import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
+import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
+import { describePostgresUrl } from '../../src/store/connection.ts';
+import { runCli } from '../helpers/cli.ts';
+import { backendEnv, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../helpers/queue-backends.ts';
 import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
-import { deleteRedisKeys } from '../helpers/workers.ts';
 
 describe('enqueue --wait: what it shows', () => {
   it('the run as it goes, and a walk still queued', () => {
@@ -30,36 +33,44 @@ describe('enqueue --wait: what it shows', () => {
   });
 });
 
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 describe('enqueue --wait with no worker running', () => {
-  let tw: TestWarehouse;
   let redisUrl: string;
-  const prefix = uniqueName('tesync_noworker');
+  const places: QueuePlace[] = [];
+  const warehouses: TestWarehouse[] = [];
   beforeAll(async () => {
-    tw = await createTestWarehouse();
     redisUrl = await redisServerUrl();
   });
   afterAll(async () => {
-    await deleteRedisKeys(redisUrl, prefix);
-    await tw?.cleanup();
+    for (const place of places) await removeQueueState(place);
+    for (const tw of warehouses) await tw.cleanup();
   });
 
-  it('says within seconds that no worker has started the run, then gives up at its timeout', async () => {
-    const env = childEnv({ DATABASE_URL: tw.databaseUrl, REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix, TE_GATEWAY_URL: 'http://127.0.0.1:9', TE_GATEWAY_API_KEY: 'gw_key_for_enqueue' });
-    const child = spawn(process.execPath, [BIN, 'enqueue', '--wait', '--timeout', '9'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  // Both backends at once: each case is mostly waiting, for a worker that never comes.
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: says within seconds that no worker has started the run, then gives up at its timeout', { timeout: 40_000 }, async (backend, { expect }) => {
+    const tw = await createTestWarehouse();
+    warehouses.push(tw);
+    const prefix = uniqueName('tesync_noworker');
+    const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix };
+    places.push(place);
+    const env = { DATABASE_URL: tw.databaseUrl, ...backendEnv(place), TE_QUEUE_PREFIX: prefix, TE_GATEWAY_URL: 'http://127.0.0.1:9', TE_GATEWAY_API_KEY: 'gw_key_for_enqueue' };
+    const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--timeout', '9'], env, { timeoutMs: 40_000 });
     expect(code, stderr).toBe(1);
-    expect(stderr).toContain(
-      `tesync: no worker has started this run after 5 s: none listens on this REDIS_URL under TE_QUEUE_PREFIX=${prefix}; is \`tesync worker\` running with the same REDIS_URL and TE_QUEUE_PREFIX?`,
-    );
-    // Said at 5 s of waiting, before the timeout's line (the order, not the wall clock: a
-    // busy machine's start-up is no part of the wait).
+    // Where the workers should be listening: this Redis, or this schema of this warehouse.
+    const where =
+      backend === 'redis'
+        ? `Redis at ${describeRedis(redisUrl)} (REDIS_URL) under TE_QUEUE_PREFIX=${prefix}; is \`tesync worker\` running with the same REDIS_URL and TE_QUEUE_PREFIX?`
+        : `the schema ${queueSchema(prefix)} of Postgres at ${describePostgresUrl(tw.databaseUrl)} under TE_QUEUE_PREFIX=${prefix}; ` +
+          'is `tesync worker` running with the same DATABASE_URL (or TE_DATA_DIR) and TE_QUEUE_PREFIX, without REDIS_URL?';
+    // Said at the first look after 5 s of waiting (one every half second, or later on a busy
+    // machine: 6 s), before the timeout's line (the order, not the wall clock: a busy
+    // machine's start-up is no part of the wait).
+    const said = new RegExp(`tesync: no worker has started this run after ([5-8]) s: none listens on ${escapeRe(where)}\\n`).exec(stderr);
+    expect(said, stderr).not.toBeNull();
     const timedOut = /has not started \(is a worker running\?\) after 9 s/.exec(stderr);
     expect(timedOut, stderr).not.toBeNull();
-    expect(stderr.indexOf('no worker has started this run after 5 s')).toBeLessThan(timedOut!.index);
+    expect(said!.index).toBeLessThan(timedOut!.index);
     expect(stdout).toBe('');
-  }, 40_000);
+  });
 });

@@ -1,12 +1,25 @@
-// `tesync reset --redis` on the machine's Redis (TEST_REDIS_URL), each case under a prefix of
-// its own: it removes exactly the keys under TE_QUEUE_PREFIX ("<prefix>:..."), leaves other
-// prefixes (including ones that start with the same letters) alone, and refuses while a worker
-// is connected or a job lock is held, unless --force. Never flushes anything.
+// `tesync reset --queues` on both queue backends, each case under a prefix of its own: on Redis
+// (TEST_REDIS_URL) it removes exactly the keys under TE_QUEUE_PREFIX ("<prefix>:..."); on the
+// warehouse's Postgres (REDIS_URL unset) exactly the prefix's schema `bullmq_<prefix>` and its
+// rows of sync.rate_budgets, sync.run_counts and sync.run_jobs. Other prefixes (including ones
+// that start with the same letters) are left alone, runs of the prefix's workers still
+// `running` are closed as failed, and it refuses while a worker is connected (on Redis also
+// while a job lock is held), unless --force. Never flushes anything.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresRunLedger } from '../../src/engine/postgres-run-ledger.ts';
+import { LOST_RUN_ERROR } from '../../src/runners/bullmq/lost-runs.ts';
+import { migrateQueueSchema, queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
 import { clientsUnder, escapeGlob, prefixPattern } from '../../src/runners/bullmq/prefix-keys.ts';
+import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
+import { describePostgresUrl } from '../../src/store/connection.ts';
+import { startRun } from '../../src/store/runs.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { backendEnv, openTestQueue, QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, withWorkerRun } from '../helpers/workers.ts';
 
@@ -35,52 +48,62 @@ describe('prefix keys (pure)', () => {
   });
 });
 
-describe('tesync reset --redis', () => {
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What a case does and looks at on one backend. */
+interface Side {
+  /** The environment of a tesync process of prefix `p` (with the warehouse: reset closes runs there). */
+  env(p: string): Record<string, string>;
+  /** Puts there what workers of `p` leave; returns how many of them reset reports (Redis: keys; Postgres: jobs). */
+  seed(p: string, size: 'small' | 'large'): Promise<number>;
+  /** Puts there what neighbours of `p` keep; returns a check that all of it is still there. */
+  seedOthers(p: string): Promise<() => Promise<void>>;
+  /** How much is left under `p` (0: nothing at all). */
+  left(p: string): Promise<number>;
+  /** Something of `p`'s reset would remove, and whether it is still there. */
+  mark(p: string): Promise<void>;
+  marked(p: string): Promise<boolean>;
+  /** A connection named as a worker of `p` names its own; closed with `close`. */
+  fakeWorker(p: string): Promise<{ name: string; close(): Promise<void> }>;
+  /** What the refusal says is in use. */
+  refused(p: string): string;
+  dryRun(p: string, n: number): string;
+  /** The number a --dry-run reports. */
+  dryCount(stdout: string): number;
+  removed(p: string, n: number): RegExp;
+  nothingLeft(p: string): string;
+}
+
+describe('tesync reset', () => {
+  const gwKey = canaryKey('gw');
+  const fx = useSimAndWarehouse({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 9, gatewayKeys: [gwKey] });
   let redisUrl: string;
   let redis: Redis;
-  const used: string[] = [];
+  /** The test's own session on the warehouse, for looking at its schemas and rows. */
+  let admin: postgres.Sql;
+  const redisPrefixes: string[] = [];
   beforeAll(async () => {
     redisUrl = await redisServerUrl();
     redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
+    admin = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
   });
   afterAll(async () => {
-    for (const p of used) await deleteRedisKeys(redisUrl, p);
+    for (const p of redisPrefixes) await deleteRedisKeys(redisUrl, p);
     // Keys named exactly like a prefix (no `:`) are neighbours too: deleteRedisKeys leaves them.
-    if (used.length > 0) await redis?.del(...used);
+    if (redisPrefixes.length > 0) await redis?.del(...redisPrefixes);
     await redis?.quit();
+    await admin?.end();
   });
 
-  function prefixes() {
+  /** A case's prefix. Its neighbours (Side.seedOthers) must survive: `<p>-staging`, `<p>x`, and on Redis `other_<p>`. */
+  function newPrefix(backend: QueueBackendKind): string {
     const p = uniqueName('tesync_reset');
-    // Neighbours that must survive: a longer prefix, one that only shares letters, and keys
-    // that contain the prefix elsewhere.
-    const others = [`${p}-staging`, `${p}x`];
-    used.push(p, ...others, `other_${p}`);
-    return { p, others };
+    if (backend === 'redis') redisPrefixes.push(p, `${p}-staging`, `${p}x`, `other_${p}`);
+    return p;
   }
 
-  /** Keys of every type tesync leaves (strings, hashes, lists, sorted sets, streams). */
-  async function seed(p: string, n = 40): Promise<string[]> {
-    const keys: string[] = [];
-    const m = redis.multi();
-    for (let i = 0; i < n; i++) {
-      const k = `${p}:fetch-gateway:${i}`;
-      m.hset(k, 'name', 'fetch', 'data', '{}');
-      keys.push(k);
-    }
-    m.set(`${p}:run:abc:pending`, '3').rpush(`${p}:walk:wait`, '1', '2').zadd(`${p}:walk:delayed`, 1, 'a').xadd(`${p}:walk:events`, '*', 'event', 'added');
-    m.hset(`${p}:budget:gateway:record`, 's', '{}');
-    keys.push(`${p}:run:abc:pending`, `${p}:walk:wait`, `${p}:walk:delayed`, `${p}:walk:events`, `${p}:budget:gateway:record`);
-    await m.exec();
-    return keys;
-  }
-  async function seedOthers(p: string, others: string[]): Promise<string[]> {
-    const keys = [...others.map((o) => `${o}:walk:wait`), `other_${p}:${p}:x`, `${p}`];
-    for (const k of keys) await redis.set(k, 'keep');
-    return keys;
-  }
-  const existing = async (keys: string[]) => (keys.length === 0 ? 0 : redis.exists(...keys));
-  const under = async (p: string) => {
+  // ---- Redis: keys under "<prefix>:" ----
+  const redisKeysUnder = async (p: string) => {
     let n = 0;
     let cursor = '0';
     do {
@@ -90,105 +113,260 @@ describe('tesync reset --redis', () => {
     } while (cursor !== '0');
     return n;
   };
-
-  it('removes exactly the keys under the prefix and says how many; --dry-run only counts', async () => {
-    const { p, others } = prefixes();
-    const mine = await seed(p);
-    const theirs = await seedOthers(p, others);
-    const env = { REDIS_URL: redisUrl, TE_QUEUE_PREFIX: p };
-
-    const dry = await runCli(['reset', '--redis', '--dry-run'], env);
-    expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain(`${mine.length} Redis keys under "${p}:"`);
-    expect(dry.stdout).toContain('nothing removed (--dry-run)');
-    expect(await existing(mine)).toBe(mine.length);
-
-    const r = await runCli(['reset', '--redis'], env);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Removed ${mine.length} Redis keys under "${p}:" at `));
-    expect(await under(p)).toBe(0);
-    expect(await existing(theirs)).toBe(theirs.length);
-
-    const again = await runCli(['reset', '--redis'], env);
-    expect(again.code).toBe(0);
-    expect(again.stdout).toContain('nothing to remove');
-  });
-
-  it('asks what to reset without --queues (exit 2)', async () => {
-    const r = await runCli(['reset'], { REDIS_URL: redisUrl });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('say what to reset: --queues');
-  });
-
-  it('refuses while a worker is connected under the prefix, or a job lock is held; --force removes anyway', async () => {
-    const { p, others } = prefixes();
-    const mine = await seed(p, 5);
-    const theirs = await seedOthers(p, others);
-    const env = { REDIS_URL: redisUrl, TE_QUEUE_PREFIX: p };
-    const workerName = `${p}:${Buffer.from('walk').toString('base64')}:w:host-a.17`;
-    const worker = new Redis(redisUrl, { connectionName: workerName, maxRetriesPerRequest: 3 });
-    try {
+  const onRedis: Side = {
+    env: (p) => ({ ...backendEnv({ backend: 'redis', redisUrl }), TE_QUEUE_PREFIX: p, DATABASE_URL: fx.databaseUrl }),
+    /** Keys of every type tesync leaves (strings, hashes, lists, sorted sets, streams). */
+    async seed(p, size) {
+      const n = size === 'large' ? 40 : 5;
+      const m = redis.multi();
+      for (let i = 0; i < n; i++) m.hset(`${p}:fetch-gateway:${i}`, 'name', 'fetch', 'data', '{}');
+      m.set(`${p}:run:abc:pending`, '3').rpush(`${p}:walk:wait`, '1', '2').zadd(`${p}:walk:delayed`, 1, 'a').xadd(`${p}:walk:events`, '*', 'event', 'added');
+      m.hset(`${p}:budget:gateway:record`, 's', '{}');
+      await m.exec();
+      return n + 5;
+    },
+    async seedOthers(p) {
+      // Keys of the neighbours, and keys that contain the prefix elsewhere.
+      const keys = [`${p}-staging:walk:wait`, `${p}x:walk:wait`, `other_${p}:${p}:x`, `${p}`];
+      for (const k of keys) await redis.set(k, 'keep');
+      return async () => expect(await redis.exists(...keys)).toBe(keys.length);
+    },
+    left: redisKeysUnder,
+    mark: async (p) => void (await redis.set(`${p}:marker`, '1')),
+    marked: async (p) => (await redis.exists(`${p}:marker`)) === 1,
+    async fakeWorker(p) {
+      const name = `${p}:${Buffer.from('walk').toString('base64')}:w:${p}@host-a.17`;
+      const worker = new Redis(redisUrl, { connectionName: name, maxRetriesPerRequest: 3 });
       await worker.ping();
-      const r = await runCli(['reset', '--redis'], env);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`tesync: reset refused: tesync still uses the Redis keys under "${p}:"`);
-      expect(r.stderr).toContain('1 connection under the prefix (1 from workers)');
-      expect(r.stderr).toContain(workerName);
-      expect(r.stderr).toContain('--force');
-      expect(await existing(mine)).toBe(mine.length);
+      return { name, close: async () => void (await worker.quit()) };
+    },
+    refused: (p) => `tesync: reset refused: tesync still uses the Redis keys under "${p}:" at ${describeRedis(redisUrl)}:`,
+    dryRun: (p, n) => `${n} Redis keys under "${p}:" at `,
+    dryCount: (stdout) => Number(/^(\d+) Redis keys/.exec(stdout)?.[1]),
+    removed: (p, n) => new RegExp(`^Removed ${n} Redis keys under "${escapeRe(p)}:" at `),
+    nothingLeft: (p) => `No Redis keys under "${p}:" at ${describeRedis(redisUrl)}; nothing to remove`,
+  };
+
+  // ---- Postgres: the schema bullmq_<prefix> and the prefix's rows ----
+  const location = () => `Postgres at ${describePostgresUrl(fx.databaseUrl)}`;
+  const schemaJobs = async (schema: string): Promise<number | undefined> => {
+    const [t] = await admin<{ ok: boolean }[]>`select to_regclass(${`"${schema}".job`}) is not null as ok`;
+    if (!t!.ok) return undefined;
+    return (await admin<{ n: number }[]>`select count(*)::int as n from ${admin(schema)}.job`)[0]!.n;
+  };
+  const prefixRows = async (p: string) =>
+    (
+      await admin<{ n: number }[]>`
+        select ((select count(*) from sync.rate_budgets where prefix = ${p}) + (select count(*) from sync.run_counts where queue_prefix = ${p})
+             + (select count(*) from sync.run_jobs where queue_prefix = ${p}))::int as n`
+    )[0]!.n;
+  /** The prefix's records of the budget (a bucket) and of the run ledger (a run with `jobs` jobs): 1 + 1 + jobs rows. */
+  const seedRows = async (p: string, jobs: number) => {
+    await admin`insert into sync.rate_budgets (prefix, bucket, record, version, updated_at, expires_at, written_by)
+                values (${p}, 'gateway', '{}'::jsonb, 1, clock_timestamp(), clock_timestamp() + interval '1 hour', 'test')`;
+    const ledger = new PostgresRunLedger(fx.warehouse.db, p);
+    for (let j = 0; j < jobs; j++) await ledger.plan('run-a', `job-${j}`);
+    return 2 + jobs;
+  };
+  /** The prefix's queue schema as `tesync migrate` makes it, `waiting` jobs in a fetch queue, one waiting and one delayed walk. */
+  const seedQueues = async (p: string, fetchJobs: number) => {
+    await migrateQueueSchema(fx.databaseUrl, queueSchema(p));
+    const place = { backend: 'postgres' as const, redisUrl, databaseUrl: fx.databaseUrl, prefix: p };
+    const fetch = openTestQueue(place, 'fetch-gateway');
+    const walk = openTestQueue(place, 'walk');
+    try {
+      for (let i = 0; i < fetchJobs; i++) await fetch.add('fetch', { i });
+      await walk.add('walk', {});
+      await walk.add('walk', {}, { delay: 3600_000 });
     } finally {
-      await worker.quit();
+      await fetch.close();
+      await walk.close();
     }
+    return fetchJobs + 2;
+  };
+  const onPostgres: Side = {
+    env: (p) => ({ ...backendEnv({ backend: 'postgres', redisUrl }), TE_QUEUE_PREFIX: p, DATABASE_URL: fx.databaseUrl }),
+    async seed(p, size) {
+      const jobs = await seedQueues(p, size === 'large' ? 12 : 2);
+      await seedRows(p, 3);
+      return jobs;
+    },
+    async seedOthers(p) {
+      // `${p}x` has queues of its own; both neighbours have budget and ledger rows.
+      const theirJobs = await seedQueues(`${p}x`, 1);
+      const rows = { [`${p}x`]: await seedRows(`${p}x`, 1), [`${p}-staging`]: await seedRows(`${p}-staging`, 2) };
+      return async () => {
+        expect(await schemaJobs(queueSchema(`${p}x`))).toBe(theirJobs);
+        for (const [o, n] of Object.entries(rows)) expect(await prefixRows(o), o).toBe(n);
+      };
+    },
+    left: async (p) => {
+      const jobs = await schemaJobs(queueSchema(p));
+      return (jobs === undefined ? 0 : 1 + jobs) + (await prefixRows(p));
+    },
+    mark: async (p) =>
+      void (await admin`insert into sync.rate_budgets (prefix, bucket, record, version, updated_at, expires_at, written_by)
+                        values (${p}, 'marker', '{}'::jsonb, 1, clock_timestamp(), clock_timestamp() + interval '1 hour', 'test')`),
+    marked: async (p) => (await admin`select 1 from sync.rate_budgets where prefix = ${p} and bucket = 'marker'`).length === 1,
+    async fakeWorker(p) {
+      // BullMQ names a worker's LISTEN session `<queue>:w:<worker name>`, tesync's worker name being `<prefix>@<host>.<pid>`.
+      const name = `walk:w:${p}@host-a.17`;
+      const session = postgres(fx.databaseUrl, { max: 1, onnotice: () => {}, connection: { application_name: name } });
+      await session`select 1`;
+      return { name, close: () => session.end() };
+    },
+    refused: (p) => `tesync: reset refused: tesync still uses the queues of "${p}" in the schema ${queueSchema(p)} of ${location()}:`,
+    dryRun: (p, n) => `${n} jobs in the schema ${queueSchema(p)} of ${location()}; nothing removed (--dry-run)`,
+    dryCount: (stdout) => Number(/^(\d+) jobs? in the schema /.exec(stdout)?.[1]),
+    removed: (p, n) => new RegExp(`^Removed the schema ${escapeRe(`${queueSchema(p)} of ${location()}`)} with its ${n} jobs \\(queues, job schedulers\\), and the prefix's rate budgets and run counters\\n`),
+    nothingLeft: (p) => `No queues of "${p}" in ${location()} (no schema ${queueSchema(p)}); the prefix's rate budgets and run counters removed`,
+  };
+  const SIDES: Record<QueueBackendKind, Side> = { redis: onRedis, postgres: onPostgres };
 
-    await redis.set(`${p}:fetch-gateway:7:lock`, 'token', 'PX', 60_000);
-    const locked = await runCli(['reset', '--redis'], env);
-    expect(locked.code).toBe(1);
-    expect(locked.stderr).toContain('1 job lock held');
-    expect(await existing(mine)).toBe(mine.length);
+  /** Runs of workers `running` in the warehouse: of `p` on `backend` (reset closes it), and two it must leave alone. */
+  async function seedRuns(p: string, backend: QueueBackendKind) {
+    const run = (queuePrefix: string, queueBackend: QueueBackendKind) => {
+      const id = randomUUID();
+      return startRun(fx.warehouse.db, { id, trigger: 'manual', sources: ['gateway'], options: { job: `walk-${id}`, queuePrefix, queueBackend } }).then(() => id);
+    };
+    return {
+      mine: await run(p, backend),
+      otherBackend: await run(p, backend === 'redis' ? 'postgres' : 'redis'),
+      otherPrefix: await run(`${p}x`, backend),
+    };
+  }
+  const runStatus = async (id: string) => (await fx.warehouse.query<{ status: string; error: string | null }>(sql`select status, error from sync.runs where id = ${id}`))[0];
 
-    const forced = await runCli(['reset', '--redis', '--force'], env);
-    expect(forced.code, forced.stderr).toBe(0);
-    expect(forced.stdout).toMatch(new RegExp(`^Removed ${mine.length + 1} Redis keys`));
-    expect(await under(p)).toBe(0);
-    expect(await existing(theirs)).toBe(theirs.length);
+  it('says what it needs (exit 2): what to reset without --queues; REDIS_URL for --redis, removing nothing without it', async () => {
+    const p = newPrefix('postgres');
+    const rows = await seedRows(p, 1);
+    const [none, redisFlag] = await Promise.all([runCli(['reset'], { REDIS_URL: redisUrl }), runCli(['reset', '--redis'], onPostgres.env(p))]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('say what to reset: --queues');
+    expect(redisFlag.code).toBe(2);
+    expect(redisFlag.stderr).toContain("reset --redis: REDIS_URL is not set, so the queues are in the warehouse's Postgres: use --queues");
+    expect(await prefixRows(p)).toBe(rows);
   });
 
-  describe('after a real worker', () => {
-    const gwKey = canaryKey('gw');
-    const fx = useSimAndWarehouse({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 9, gatewayKeys: [gwKey] });
+  describe.each(QUEUE_BACKENDS)('queues on %s', (backend) => {
+    const side = SIDES[backend];
 
-    it('is refused while it runs, and removes every key it left once it stopped', async () => {
-      const { p, others } = prefixes();
-      const theirs = await seedOthers(p, others);
-      const env = {
-        REDIS_URL: redisUrl,
-        TE_QUEUE_PREFIX: p,
-        DATABASE_URL: fx.databaseUrl,
-        TE_GATEWAY_URL: fx.sim.url,
-        TE_GATEWAY_API_KEY: gwKey,
-        TE_METRICS_PORT: '0',
-        TE_REQUEST_TIMEOUT_MS: '5000',
-      };
-      // The keys the worker leaves stay when it stops: reset is to remove them.
-      await withWorkerRun(env, 'tokens', async ({ enqueue: walk }) => {
-        expect(walk.code, walk.stderr).toBe(0);
-        const left = await under(p);
-        expect(left).toBeGreaterThan(5);
-        // The worker removes and expires some of its own keys as it goes: a marker tells
-        // whether reset removed anything.
-        await redis.set(`${p}:marker`, '1');
-        const refused = await runCli(['reset', '--redis'], env);
-        expect(refused.code).toBe(1);
-        expect(refused.stderr).toMatch(/\d+ connections under the prefix \((\d+) from workers\)/);
-        expect(await redis.exists(`${p}:marker`)).toBe(1);
-      });
-      const dry = await runCli(['reset', '--redis', '--dry-run'], env);
-      const counted = Number(/^(\d+) Redis keys/.exec(dry.stdout)?.[1]);
-      const r = await runCli(['reset', '--redis'], env);
+    it("removes exactly the prefix's queues and says how many, closing its workers' runs; --dry-run only counts", async () => {
+      const p = newPrefix(backend);
+      const mine = await side.seed(p, 'large');
+      const othersIntact = await side.seedOthers(p);
+      const runs = await seedRuns(p, backend);
+      const env = side.env(p);
+
+      const dry = await runCli(['reset', '--queues', '--dry-run'], env);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain(side.dryRun(p, mine));
+      expect(dry.stdout).toContain('nothing removed (--dry-run)');
+      expect(side.dryCount(dry.stdout)).toBe(mine);
+      const seeded = await side.left(p);
+      expect(seeded).toBeGreaterThan(0);
+      expect(await runStatus(runs.mine)).toMatchObject({ status: 'running' });
+
+      const r = await runCli(['reset', '--queues'], env);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(new RegExp(`^Removed ${counted} Redis keys under "${p}:"`));
-      expect(await under(p)).toBe(0);
-      expect(await existing(theirs)).toBe(theirs.length);
-    }, 150_000);
+      expect(r.stdout).toMatch(side.removed(p, mine));
+      expect(r.stdout).toContain(`Closed 1 run of these workers as failed in ${location()}`);
+      expect(await side.left(p)).toBe(0);
+      await othersIntact();
+      expect(await runStatus(runs.mine)).toEqual({ status: 'failed', error: LOST_RUN_ERROR });
+      // Runs of the same prefix on the other backend, and of another prefix, are not this reset's.
+      expect(await runStatus(runs.otherBackend)).toMatchObject({ status: 'running' });
+      expect(await runStatus(runs.otherPrefix)).toMatchObject({ status: 'running' });
+
+      // Nothing left: it says so (on Redis under its name before the Postgres backend, --redis).
+      const again = await runCli(['reset', backend === 'redis' ? '--redis' : '--queues'], env);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toBe(`${side.nothingLeft(p)}\n`);
+      await othersIntact();
+    });
+
+    it('refuses while a worker is connected under the prefix, naming it; --force removes anyway', async () => {
+      const p = newPrefix(backend);
+      const mine = await side.seed(p, 'small');
+      const othersIntact = await side.seedOthers(p);
+      const seeded = await side.left(p);
+      const env = side.env(p);
+      const worker = await side.fakeWorker(p);
+      try {
+        const r = await runCli(['reset', '--queues'], env);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(side.refused(p));
+        expect(r.stderr).toContain('1 connection under the prefix (1 from workers)');
+        expect(r.stderr).toContain(`  ${worker.name} from `);
+        expect(r.stderr).toContain('--force');
+        expect(r.stdout).toBe('');
+        expect(await side.left(p)).toBe(seeded);
+
+        const forced = await runCli(['reset', '--queues', '--force'], env);
+        expect(forced.code, forced.stderr).toBe(0);
+        expect(forced.stdout).toMatch(side.removed(p, mine));
+        expect(await side.left(p)).toBe(0);
+        await othersIntact();
+      } finally {
+        await worker.close();
+      }
+    });
+
+    describe('after a real worker', () => {
+      it('is refused while it runs, naming its connections, and removes everything it left once it stopped', async () => {
+        const p = newPrefix(backend);
+        const othersIntact = await side.seedOthers(p);
+        const env = {
+          ...side.env(p),
+          TE_GATEWAY_URL: fx.sim.url,
+          TE_GATEWAY_API_KEY: gwKey,
+          TE_METRICS_PORT: '0',
+          TE_REQUEST_TIMEOUT_MS: '5000',
+        };
+        // What the worker leaves stays when it stops: reset is to remove it.
+        await withWorkerRun(env, 'tokens', async ({ enqueue: walk }) => {
+          expect(walk.code, walk.stderr).toBe(0);
+          expect(await side.left(p)).toBeGreaterThan(5);
+          // The worker removes and expires some of what it keeps as it goes: a marker tells
+          // whether reset removed anything.
+          await side.mark(p);
+          const refused = await runCli(['reset', '--queues'], env);
+          expect(refused.code).toBe(1);
+          expect(refused.stderr).toContain(side.refused(p));
+          const counted = /(\d+) connections? under the prefix \((\d+) from workers\)/.exec(refused.stderr);
+          expect(counted, refused.stderr).not.toBeNull();
+          expect(Number(counted![2])).toBeGreaterThanOrEqual(1);
+          // Each connection it names is one of the prefix's (at most 10 are named, in no set
+          // order: the worker's own may be among those left unnamed).
+          const named = [...refused.stderr.matchAll(/^ {4}(.+) from \S+, connected \d+s ago$/gm)].map((m) => m[1]!);
+          expect(named.length, refused.stderr).toBe(Math.min(10, Number(counted![1])));
+          for (const name of named) expect(name.startsWith(`${p}:`) || name.includes(`:w:${p}@`) || name.endsWith(` ${p}`), name).toBe(true);
+          expect(await side.marked(p)).toBe(true);
+        });
+        const dry = await runCli(['reset', '--queues', '--dry-run'], env);
+        expect(dry.code, dry.stderr).toBe(0);
+        const counted = side.dryCount(dry.stdout);
+        expect(counted, dry.stdout).toBeGreaterThan(0);
+        const r = await runCli(['reset', '--queues'], env);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toMatch(side.removed(p, counted));
+        expect(await side.left(p)).toBe(0);
+        await othersIntact();
+      }, 150_000);
+    });
+  });
+
+  describe('queues on redis only', () => {
+    it('refuses while a job lock is held, with no worker connected (a worker died less than TE_WORKER_LOCK_MS ago)', async () => {
+      const p = newPrefix('redis');
+      const mine = await onRedis.seed(p, 'small');
+      await redis.set(`${p}:fetch-gateway:7:lock`, 'token', 'PX', 60_000);
+      const locked = await runCli(['reset', '--queues'], onRedis.env(p));
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toContain(onRedis.refused(p));
+      expect(locked.stderr).toContain('1 job lock held');
+      expect(locked.stderr).not.toContain('under the prefix');
+      expect(await redisKeysUnder(p)).toBe(mine + 1);
+    });
   });
 });

@@ -1,14 +1,19 @@
-// `tesync sync` with REDIS_URL set paces on the rate budget the workers share (RedisBudget
-// under TE_QUEUE_PREFIX): a Retry-After another process was given holds the sync back, and
-// one the sync was given holds the others back. Without REDIS_URL it paces on its own; with a
-// REDIS_URL nothing answers on, it says so once and still syncs.
+// `tesync sync` paces on the rate budget the workers share under TE_QUEUE_PREFIX, in their queue
+// backend: RedisBudget with REDIS_URL set, PostgresBudget in the warehouse without it. On
+// both, a Retry-After another process (a worker) was given holds the sync back, and one the sync
+// was given holds the others back. With a REDIS_URL nothing answers on, it says so once and
+// still syncs, on a budget of its own.
+import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/lib/errors.ts';
+import { PostgresBudget } from '../../src/store/postgres-budget.ts';
+import type { Budget } from '../../src/upstream/budget.ts';
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { freePort } from '../helpers/own-servers.ts';
+import { backendEnv, QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
 
@@ -22,14 +27,17 @@ describe('tesync sync and the shared rate budget', () => {
   const prefix = uniqueName('tesync_syncbudget');
   const closers: (() => Promise<unknown>)[] = [];
   let env: Record<string, string>;
-  /** The budget as a worker holds it: the same Redis, the same prefix, a connection of its own. */
-  let worker: RedisBudget;
+  /** The budget as a worker holds it, on each backend: the same store, the same prefix, a connection of its own. */
+  const workers = {} as Record<QueueBackendKind, Budget>;
 
   beforeAll(async () => {
     redisUrl = await redisServerUrl();
     redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-    worker = new RedisBudget({ redis: redis.duplicate(), prefix, leaseMs: 10_000 });
-    closers.push(() => worker.close());
+    const onRedis = new RedisBudget({ redis: redis.duplicate(), prefix, leaseMs: 10_000 });
+    const onPostgres = new PostgresBudget({ warehouse: fx.warehouse, prefix, leaseMs: 10_000 });
+    workers.redis = onRedis;
+    workers.postgres = onPostgres;
+    closers.push(() => onRedis.close(), () => onPostgres.close());
     env = { TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, DATABASE_URL: fx.databaseUrl, TE_REQUEST_TIMEOUT_MS: '5000' };
   });
   afterAll(async () => {
@@ -38,74 +46,81 @@ describe('tesync sync and the shared rate budget', () => {
     await redis?.quit();
   });
 
-  const shared = () => ({ ...env, REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix });
   const firstAppPublic = () => fx.sim.requests.find((r) => r.bucket === 'app-public');
 
-  /** A 429 a worker was given: nothing to app-public before `ms` from now, in every process. */
-  async function workerGets429(ms: number): Promise<number> {
-    await worker.acquire('app-public');
-    const until = Date.now() + ms;
-    await worker.observe('app-public', { status: 429, blockedUntilMs: until, sentAtMs: Date.now() });
-    return until;
-  }
+  /** The app-public block the shared budget holds (store time, ms), as the last writer left it. */
+  const storedBlock: Record<QueueBackendKind, () => Promise<number | undefined>> = {
+    async redis() {
+      const raw = await redis.hget(`${prefix}:budget:app-public:record`, 's');
+      return raw ? (JSON.parse(raw) as { state?: { blockedUntilMs?: number } }).state?.blockedUntilMs : undefined;
+    },
+    async postgres() {
+      const [row] = await fx.tw.warehouse.query<{ until: number | null }>(
+        sql`select (record->'state'->>'blockedUntilMs')::float8 as until from sync.rate_budgets where prefix = ${prefix} and bucket = 'app-public'`,
+      );
+      return row?.until ?? undefined;
+    },
+  };
 
-  it("without REDIS_URL: the sync paces on its own budget, blind to the workers' Retry-After", async () => {
-    const until = await workerGets429(8000);
-    fx.sim.resetRequests();
-    const r = await runCli(['sync', '--only', 'catalog'], env, { timeoutMs: 60_000 });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).not.toMatch(/rate budget of its own/);
-    expect(firstAppPublic()!.at).toBeLessThan(until);
-    // Let the block pass before the next test sets its own.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
-  }, 90_000);
+  describe.each(QUEUE_BACKENDS)('the workers\' budget on %s', (backend) => {
+    /** A sync beside the workers: their prefix, and REDIS_URL only when their queues are in Redis. */
+    const shared = () => ({ ...env, ...backendEnv({ backend, redisUrl }), TE_QUEUE_PREFIX: prefix });
 
-  it('with REDIS_URL: a Retry-After a worker was given holds the sync back until it has passed', async () => {
-    const until = await workerGets429(5000);
-    fx.sim.resetRequests();
-    const r = await runCli(['sync', '--only', 'catalog'], shared(), { timeoutMs: 60_000 });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^Sync succeeded in /);
-    expect(r.stderr).not.toMatch(/rate budget of its own/);
-    const first = firstAppPublic();
-    expect(first).toBeDefined();
-    expect(first!.at).toBeGreaterThanOrEqual(until - 20);
-  }, 90_000);
-
-  it('with REDIS_URL: a Retry-After the sync was given holds the workers back', async () => {
-    fx.sim.resetRequests();
-    fx.sim.script('/api/v1/metrics', [{ status: 429, code: 'rate_limited', retryAfter: '4' }]);
-    const p = startCli(['sync', '--only', 'catalog'], shared());
-    const key = `${prefix}:budget:app-public:record`;
-    // Wait for the 429 to be answered and the sync to record it in the shared budget.
-    let blockedUntilMs: number | undefined;
-    const deadline = Date.now() + 30_000;
-    while (blockedUntilMs === undefined && Date.now() < deadline) {
-      const answered = fx.sim.requests.some((x) => x.status === 429);
-      const raw = answered ? await redis.hget(key, 's') : null;
-      const b = raw ? (JSON.parse(raw) as { state?: { blockedUntilMs?: number } }).state?.blockedUntilMs : undefined;
-      // A block still to come: the record may hold an earlier test's, long past, until the sync writes its own.
-      if (b !== undefined && b > Date.now() + 2500) blockedUntilMs = b;
-      else await new Promise((resolve) => setTimeout(resolve, 20));
+    /** A 429 a worker was given: nothing to app-public before `ms` from now, in every process. */
+    async function workerGets429(ms: number): Promise<number> {
+      const worker = workers[backend];
+      await worker.acquire('app-public');
+      const until = Date.now() + ms;
+      await worker.observe('app-public', { status: 429, blockedUntilMs: until, sentAtMs: Date.now() });
+      return until;
     }
-    let err: unknown;
-    try {
-      expect(blockedUntilMs, 'the sync wrote the block into the shared budget').toBeDefined();
-      err = await worker.acquire('app-public', { maxWaitMs: 100 }).catch((e: unknown) => e);
-    } finally {
-      // Never leave the sync running (and holding its source's lock) into the next test.
-      await p.exited;
-    }
-    expect(err).toBeInstanceOf(RateLimitedError);
-    expect((err as RateLimitedError).waitMs).toBeGreaterThan(2000);
-    expect((err as RateLimitedError).waitMs).toBeLessThanOrEqual(4100);
-    const r = await p.exited;
-    expect(r.code, r.stderr).toBe(0);
-    // The sync itself waited it out: its retry went after the Retry-After.
-    const [refused, retried] = fx.sim.requests.filter((x) => x.path.startsWith('/api/v1/metrics'));
-    expect(refused!.status).toBe(429);
-    expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(3900);
-  }, 90_000);
+
+    it('a Retry-After a worker was given holds the sync back until it has passed', async () => {
+      const until = await workerGets429(5000);
+      fx.sim.resetRequests();
+      const r = await runCli(['sync', '--only', 'catalog'], shared(), { timeoutMs: 60_000 });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^Sync succeeded in /);
+      expect(r.stderr).not.toMatch(/rate budget of its own/);
+      const first = firstAppPublic();
+      expect(first).toBeDefined();
+      expect(first!.at).toBeGreaterThanOrEqual(until - 20);
+    }, 90_000);
+
+    it('a Retry-After the sync was given holds the workers back', async () => {
+      fx.sim.resetRequests();
+      fx.sim.script('/api/v1/metrics', [{ status: 429, code: 'rate_limited', retryAfter: '4' }]);
+      const p = startCli(['sync', '--only', 'catalog'], shared());
+      // Wait for the 429 to be answered and the sync to record it in the shared budget.
+      let blockedUntilMs: number | undefined;
+      const deadline = Date.now() + 30_000;
+      while (blockedUntilMs === undefined && Date.now() < deadline) {
+        const answered = fx.sim.requests.some((x) => x.status === 429);
+        const b = answered ? await storedBlock[backend]() : undefined;
+        // A block still to come: the record may hold an earlier test's, long past, until the sync writes its own.
+        if (b !== undefined && b > Date.now() + 2500) blockedUntilMs = b;
+        else await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      let err: unknown;
+      try {
+        expect(blockedUntilMs, 'the sync wrote the block into the shared budget').toBeDefined();
+        err = await workers[backend].acquire('app-public', { maxWaitMs: 100 }).catch((e: unknown) => e);
+      } finally {
+        // Never leave the sync running (and holding its source's lock) into the next test.
+        await p.exited;
+      }
+      expect(err).toBeInstanceOf(RateLimitedError);
+      expect((err as RateLimitedError).waitMs).toBeGreaterThan(2000);
+      expect((err as RateLimitedError).waitMs).toBeLessThanOrEqual(4100);
+      const r = await p.exited;
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/rate budget of its own/);
+      // The sync itself waited it out: its retry went after the Retry-After.
+      const [refused, retried] = fx.sim.requests.filter((x) => x.path.startsWith('/api/v1/metrics'));
+      expect(refused!.status).toBe(429);
+      expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(3900);
+    }, 90_000);
+  });
 
   it('with a REDIS_URL nothing answers on: one line says the budget is not shared, and the sync completes', async () => {
     const port = await freePort();

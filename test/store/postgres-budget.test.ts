@@ -104,7 +104,7 @@ describe('Postgres budget store, its own', () => {
     await sleep(200);
     const [killed] = await admin<{ n: number }[]>`
       select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
-       where datname = current_database() and application_name like 'tesync budget %'`;
+       where datname = current_database() and application_name like '%:budget %'`;
     expect(killed!.n).toBeGreaterThanOrEqual(2);
     let t0 = Date.now();
     // a reconnects and announces; b, its LISTEN gone with its connection, hears nothing and polls.

@@ -124,7 +124,12 @@ export async function openPostgresBackend({ config, warehouse, name, logger }: O
   };
 }
 
-/** Sessions of tesync processes under the prefix: workers (named by BullMQ), pools of queues, shared budgets. */
+/** Pure: a LIKE pattern of the sessions tesync names under the prefix (`<prefix>:...`: pools of queues, shared budgets), cut as Postgres cuts names. */
+export function prefixSessionPattern(prefix: string): string {
+  return `${likeLiteral(Buffer.from(`${prefix}:`).subarray(0, MAX_NAME_BYTES).toString())}%`;
+}
+
+/** Sessions of tesync processes under the prefix, workers first: workers (named by BullMQ), pools of queues, shared budgets. */
 export async function queueSessions(warehouse: Pick<Warehouse, 'query'>, prefix: string): Promise<PrefixClient[]> {
   const rows = await warehouse.query<{ name: string; addr: string | null; age_s: number; worker: boolean }>(
     sql`select application_name as name, coalesce(host(client_addr), 'local') as addr,
@@ -132,10 +137,8 @@ export async function queueSessions(warehouse: Pick<Warehouse, 'query'>, prefix:
                application_name like ${workerSessionPattern(prefix)} as worker
         from pg_stat_activity
         where datname = current_database() and pid <> pg_backend_pid()
-          and (application_name like ${workerSessionPattern(prefix)}
-               or application_name = left(${`${prefix}:tesync`}, ${MAX_NAME_BYTES})
-               or application_name = left(${`${prefix}:tesync-enqueue`}, ${MAX_NAME_BYTES})
-               or application_name like ${`tesync budget % ${likeLiteral(prefix)}`})`,
+          and (application_name like ${workerSessionPattern(prefix)} or application_name like ${prefixSessionPattern(prefix)})
+        order by worker desc, backend_start`,
   );
   return rows.map((r) => ({ name: r.name, addr: r.addr ?? 'local', ageS: r.age_s, worker: r.worker }));
 }
