@@ -65,7 +65,7 @@ export function queueDatabaseUrl(databaseUrl: string | undefined, warehouse: Pic
 
 /** Applies BullMQ's migrations to the prefix's schema (idempotent, under BullMQ's own advisory lock); returns its schema version. */
 export async function migrateQueueSchema(url: string, schema: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url, application_name: `${schema}:migrate`.slice(0, MAX_NAME_BYTES) });
+  const client = new pg.Client({ connectionString: url, application_name: `${schema}:migrate`.slice(0, MAX_NAME_BYTES), connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     return await runMigrations(client, schema);
