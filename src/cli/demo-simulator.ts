@@ -5,6 +5,8 @@ import { startSimulator, type Simulator } from '../../sim/index.ts';
 import type { Config } from '../lib/config.ts';
 
 export const DEMO_TOKENS = 12;
+/** As `tesync sim --tokens` allows. */
+export const MAX_DEMO_TOKENS = 100_000;
 
 export interface DemoSimulator {
   sim: Simulator;

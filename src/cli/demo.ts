@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../lib/config.ts';
-import { DEMO_TOKENS, startDemoSimulator } from './demo-simulator.ts';
+import { DEMO_TOKENS, MAX_DEMO_TOKENS, startDemoSimulator } from './demo-simulator.ts';
 import { COMMON_OPTIONS } from './walk-args.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { UsageError, type CommandContext } from './context.ts';
@@ -27,7 +27,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     args: argv,
     strict: true,
     options: {
-      tokens: { type: 'string', default: '12' },
+      tokens: { type: 'string', default: String(DEMO_TOKENS) },
       'page-size': { type: 'string', default: '0' },
       ...COMMON_OPTIONS,
     },
@@ -43,11 +43,16 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   progress?.phase('starting the simulator');
   const tokens = Number(values.tokens);
   const pageSize = Number(values['page-size']);
+  // Said, not replaced by the default: a demo of another size than asked for would mislead.
+  if (!/^\d+$/.test(values.tokens.trim()) || !Number.isInteger(tokens) || tokens < 1 || tokens > MAX_DEMO_TOKENS) {
+    progress?.stop();
+    throw new UsageError(`--tokens must be a whole number from 1 to ${MAX_DEMO_TOKENS}`);
+  }
   if (!Number.isInteger(pageSize) || pageSize < 0) {
     progress?.stop();
     throw new UsageError('--page-size must be a whole number of items, 0 for lists whole');
   }
-  const { sim, appKey, gatewayKey } = await startDemoSimulator({ tokens: Number.isInteger(tokens) && tokens > 0 ? tokens : DEMO_TOKENS, pageSize }).catch((err: unknown) => {
+  const { sim, appKey, gatewayKey } = await startDemoSimulator({ tokens, pageSize }).catch((err: unknown) => {
     progress?.stop();
     throw err;
   });

@@ -1,4 +1,5 @@
 // Errors a person can act on: which source or variable, where, and no stack traces.
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -54,6 +55,15 @@ describe('errors a person can act on', () => {
     const r = await runCli(['sync'], { DATABASE_URL: db.databaseUrl }, { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('TE_APP_URL');
+  });
+
+  it('a bad number for demo --tokens: exit 2 naming the flag, nothing started', async () => {
+    for (const tokens of ['abc', '0', '-3', '2.5']) {
+      const r = await runCli(['demo', `--tokens=${tokens}`], { TE_DATA_DIR: path.join(dir, 'demo-never') }, { cwd: dir });
+      expect(r.code, tokens).toBe(2);
+      expect(r.stderr.trim()).toBe('tesync: --tokens must be a whole number from 1 to 100000');
+    }
+    expect(existsSync(path.join(dir, 'demo-never'))).toBe(false);
   });
 
   it('bad configuration: exit 2 naming the variable with an example', async () => {
