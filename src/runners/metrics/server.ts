@@ -1,4 +1,4 @@
-// /healthz (Redis and Postgres reachable) and /metrics (Prometheus text) on TE_METRICS_PORT.
+// /healthz (the queue backend and Postgres reachable; a failure says why in one line) and /metrics (Prometheus text) on TE_METRICS_PORT.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -57,7 +57,7 @@ async function health(checks: Record<string, HealthCheck>): Promise<{ ok: boolea
         await Promise.race([check(), timeout]);
         return [name, 'ok'] as const;
       } catch (err) {
-        return [name, `unreachable: ${err instanceof Error ? err.message : String(err)}`] as const;
+        return [name, `unreachable: ${healthCause(err)}`] as const;
       } finally {
         clearTimeout(timer);
       }
@@ -65,4 +65,17 @@ async function health(checks: Record<string, HealthCheck>): Promise<{ ok: boolea
   );
   const body = Object.fromEntries(entries);
   return { ok: entries.every(([, v]) => v === 'ok'), body: { status: entries.every(([, v]) => v === 'ok') ? 'ok' : 'unhealthy', ...body } };
+}
+
+/**
+ * Pure: why a check failed, in one line: the cause under a query library's wrapper (drizzle's
+ * "Failed query: select 1 / params:" says which query, not why), with its code.
+ */
+export function healthCause(err: unknown): string {
+  let e = err;
+  while (e instanceof Error && e.cause !== undefined && /^Failed query/.test(e.message)) e = e.cause;
+  if (!(e instanceof Error)) return String(e).split('\n')[0]!;
+  const code = (e as { code?: unknown }).code;
+  const line = e.message.split('\n')[0]!.trim() || e.name;
+  return typeof code === 'string' && !line.includes(code) ? `${line} (${code})` : line;
 }

@@ -1,5 +1,12 @@
-// Job labels: a failure says why with a few bounded values, read from its fields.
+// Job labels: a failure says why with a few bounded values, read from its fields; /healthz
+// says why a check failed.
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { healthCause, startMetricsServer } from '../../../src/runners/metrics/server.ts';
+import { createTestLogger } from '../../helpers/services.ts';
 import { ProblemError, UpstreamTimeoutError } from '../../../src/lib/errors.ts';
 import { createMetrics, jobLabels } from '../../../src/runners/metrics/metrics.ts';
 import { judgeFailure } from '../../../src/lib/failure.ts';
@@ -33,5 +40,37 @@ describe('jobLabels', () => {
     const text = await m.registry.getSingleMetricAsString('tesync_jobs_processed_total');
     expect(text).toContain('tesync_jobs_processed_total{source="gateway",group="charts",status="ok"} 1');
     expect(text).toContain('tesync_jobs_processed_total{source="gateway",group="charts",status="failed",type="ProblemError",code="unauthorized",http_status="401"} 1');
+  });
+});
+
+describe('/healthz', () => {
+  it('says why a check failed, in one line: the cause under the query wrapper, with its code', async () => {
+    // A Postgres nothing listens for, through the same drizzle path as the worker's check.
+    const client = postgres('postgres://nobody@127.0.0.1:9/none', { max: 1, connect_timeout: 2, onnotice: () => {} });
+    const db = drizzle({ client });
+    const server = await startMetricsServer({
+      port: 0,
+      registry: new Registry(),
+      checks: { postgres: async () => void (await db.execute(sql`select 1`)), queues: async () => {} },
+      logger: createTestLogger().logger,
+    });
+    try {
+      const r = await fetch(`http://127.0.0.1:${server.port}/healthz`);
+      expect(r.status).toBe(503);
+      const body = (await r.json()) as Record<string, string>;
+      expect(body.queues).toBe('ok');
+      expect(body.postgres).toMatch(/^unreachable: .*ECONNREFUSED/);
+      expect(body.postgres).not.toMatch(/Failed query|params|\n/);
+    } finally {
+      await server.close();
+      await client.end({ timeout: 1 });
+    }
+  });
+
+  it('healthCause: wrappers unwrapped, codes added once, one line', () => {
+    const cause = Object.assign(new Error('password authentication failed for user "x"'), { code: '28P01' });
+    expect(healthCause(new Error('Failed query: select 1\nparams: ', { cause }))).toBe('password authentication failed for user "x" (28P01)');
+    expect(healthCause(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED 127.0.0.1:9');
+    expect(healthCause('no answer')).toBe('no answer');
   });
 });
