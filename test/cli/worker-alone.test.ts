@@ -3,7 +3,7 @@
 // reachable), a fresh TE_DATA_DIR, no REDIS_URL, no DATABASE_URL: the worker starts the embedded
 // warehouse, keeps its queues there, runs a scheduled walk and an enqueued one to `succeeded`, and
 // not one connection reaches the port Redis would listen on. The fixture does the work inside
-// the namespace (fixtures/worker-alone.ts) and says what happened.
+// the namespace (test/helpers/worker-alone-run.ts) and says what happened.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/own-servers.ts';
 
 const run = promisify(execFile);
-const FIXTURE = fileURLToPath(new URL('./fixtures/worker-alone.ts', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../helpers/worker-alone-run.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('tesync worker with nothing else installed', () => {
