@@ -20,6 +20,7 @@ const LONGEST = [
   'test/runners/bullmq/worker.test.ts',
   'test/runners/process-faults.test.ts',
   'test/store/one-clock.test.ts',
+  'test/cli/interrupt.test.ts',
   'test/runners/bullmq/worker-schedules.test.ts',
   'test/bench/smoke.test.ts',
   'test/runners/bullmq/lost-runs.test.ts',

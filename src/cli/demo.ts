@@ -1,6 +1,7 @@
 // `tesync demo`: the bundled simulator on a free loopback port, synced into the embedded
 // warehouse (or DATABASE_URL), then a summary and one example query. No Redis, no Docker,
 // no configuration. A second run reuses the warehouse and shows how little it fetched.
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../lib/config.ts';
@@ -11,7 +12,11 @@ import { UsageError, type CommandContext } from './context.ts';
 import { exampleQuery, formatRows } from './examples.ts';
 import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
-import { formatSummary } from './sync.ts';
+import { formatSummary, interruptedLine } from './sync.ts';
+import { INTERRUPT_EXIT_CODE, signalName, watchInterrupts } from './interrupt.ts';
+import { RunInterrupted } from '../engine/run.ts';
+import type { Source } from '../resources/index.ts';
+import { closeRunsOfFreeSources, describeHolders, lockSources, type SourceLocks } from '../store/source-lock.ts';
 import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 
 const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]
@@ -68,17 +73,39 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     TE_CONCURRENCY: String(config.concurrency),
   });
   const quiet = { ...demoConfig, secrets: [...demoConfig.secrets, ...config.secrets] };
+  const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
+  const interrupts = watchInterrupts({ say });
+  interrupts.onInterrupt((signal) => progress?.phase(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`));
+  const runId = randomUUID();
   const quietLogger = values.json ? logger : logger.child({}, { level: 'warn' });
   let warehouse: Warehouse | undefined;
+  let locks: SourceLocks | undefined;
   try {
     progress?.phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
     warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir, databasePool: quiet.databasePool });
+    interrupts.check();
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
+    interrupts.check();
     // The simulator is one upstream whatever its port: a warehouse of real data is never its.
     progress?.phase('checking the warehouse\'s upstream');
     const binding = await ensureBoundUpstream(warehouse, simulatorUpstreams(['app', 'gateway']), { command: 'demo', force: values.force, logger: quietLogger });
     const rebound = binding.some((step) => step.action === 'rebind');
+    // One walk per source at a time, as for `tesync sync`: a second demo waits for the first,
+    // then fetches only what changed.
+    progress?.phase('checking for another sync');
+    locks = await lockSources(warehouse, DEMO_SOURCES, {
+      runId,
+      logger: quietLogger,
+      wait: true,
+      signal: interrupts.signal,
+      onWait: (holders) => {
+        say(`tesync: waiting: ${describeHolders(holders)}\n`);
+        progress?.phase('waiting for the other sync to finish');
+      },
+    });
+    await closeRunsOfFreeSources(warehouse.db, locks.held);
+    interrupts.check();
     progress?.phase('counting the rows already there');
     const before = await tableCounts(warehouse);
     const firstRun = Object.values(before).every((n) => n === 0);
@@ -92,10 +119,18 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     else process.stdout.write(banner);
     progress?.phase('starting the run');
     const outcome = await performSync(quiet, quietLogger, warehouse, {
-      sources: ['app', 'gateway'],
+      sources: DEMO_SOURCES,
       trigger: 'demo',
+      runId,
+      signal: AbortSignal.any([locks.lost, interrupts.signal]),
+      hold: (work) => interrupts.hold(work),
       ...(progress ? { onProgress: progress.update } : {}),
     }).finally(() => progress?.stop());
+    if (outcome.status === 'interrupted' && interrupts.received) {
+      process.stdout.write(`\n${formatSummary(outcome)}`);
+      say(`tesync: ${interruptedLine(interrupts.received, outcome, 'demo')}\n`);
+      return INTERRUPT_EXIT_CODE[interrupts.received];
+    }
     const after = await tableCounts(warehouse);
     process.stdout.write(`\n${formatSummary(outcome)}`);
     process.stdout.write(`  tokens: ${sim.data.appTokens().length} (app), ${sim.data.gatewayTokens().length} (gateway)\n\nRows per table (added this run):\n`);
@@ -108,12 +143,21 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     process.stdout.write(`\n${example.title} (from docs/warehouse.md):\n\n${formatRows(rows)}`);
     process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
     return outcome.status === 'failed' ? 1 : 0;
+  } catch (err) {
+    if (!(err instanceof RunInterrupted) || !interrupts.received) throw err;
+    progress?.stop();
+    say(`tesync: ${signalName(interrupts.received)}: stopped before the walk began; nothing was written\n`);
+    return INTERRUPT_EXIT_CODE[interrupts.received];
   } finally {
     progress?.stop();
+    await locks?.release();
     await warehouse?.close();
     await sim.close();
+    interrupts.dispose();
   }
 }
+
+const DEMO_SOURCES: Source[] = ['app', 'gateway'];
 
 async function tableCounts(w: Warehouse): Promise<Record<string, number>> {
   const tables = await w.query<{ name: string }>(

@@ -7,7 +7,7 @@ import type { Logger } from '../lib/logger.ts';
 import { emptyPendingWork, runWalk, type PendingWork } from '../runners/in-process.ts';
 import { inScope } from '../runners/walk-scope.ts';
 import type { WalkStats } from '../engine/run-stats.ts';
-import { closeRun, MemoryRunLedger, openRun } from '../engine/run.ts';
+import { closeRun, MemoryRunLedger, openRun, RunInterrupted } from '../engine/run.ts';
 import {
   createUpstream,
   InProcessBudget,
@@ -21,7 +21,8 @@ import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/request-log.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
 import { withReconnect } from '../store/retry.ts';
-import { closeAbandonedRuns, runOwner, type RunStatus } from '../store/runs.ts';
+import { closeAbandonedRuns, markInterrupted, runOwner, type RunStatus } from '../store/runs.ts';
+import { withSignal } from '../upstream/with-signal.ts';
 
 export interface SyncRequest {
   sources: Source[];
@@ -37,6 +38,8 @@ export interface SyncRequest {
   /** Called a few times a second while the walk runs, and once at its end. */
   onProgress?: (progress: LiveProgress) => void;
   signal?: AbortSignal;
+  /** Given the interrupt's record as it is written: a second signal waits for it (src/cli/interrupt.ts). */
+  hold?: (work: Promise<unknown>) => void;
   /** Known time: the clock rows, versions and the run are stamped with (tests move it). */
   clock?: () => Date;
 }
@@ -106,12 +109,24 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     t.ms += r.durationMs;
     if (r.rateLimitRemaining !== undefined && r.rateLimitRemaining > (t.maxRemaining ?? -1)) t.maxRemaining = r.rateLimitRemaining;
   });
-  const upstream = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
+  const client = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
+  const upstream = req.signal ? withSignal(client, req.signal) : client;
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
   const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db));
   if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
   await openRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
+  // The interrupt's time is taken on the server the moment it comes, before the writes in
+  // flight finish: the run ends then, and a second signal that kills us still leaves it known.
+  let interruptMarked: Promise<void> = Promise.resolve();
+  const markInterrupt = () => {
+    const reason: unknown = req.signal?.reason;
+    if (!(reason instanceof RunInterrupted)) return;
+    interruptMarked = withReconnect(() => markInterrupted(warehouse.db, runId, reason.signal)).catch((err: unknown) => logger.error({ err }, 'could not record the interrupt'));
+    req.hold?.(interruptMarked);
+  };
+  if (req.signal?.aborted) markInterrupt();
+  else req.signal?.addEventListener('abort', markInterrupt, { once: true });
   const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
   const ledger = new MemoryRunLedger();
@@ -132,10 +147,13 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     });
   } finally {
     clearInterval(ticker);
+    req.signal?.removeEventListener('abort', markInterrupt);
     report();
     await recorder.close();
   }
-  const { status, requests } = await closeRun(warehouse, runId, stats, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger });
+  await interruptMarked;
+  const interrupted = req.signal?.reason instanceof RunInterrupted ? req.signal.reason : undefined;
+  const { status, requests } = await closeRun(warehouse, runId, stats, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger }, interrupted);
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };

@@ -5,11 +5,14 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { groups } from '../resources/index.ts';
 import { openWarehouse } from '../store/connection.ts';
+import { listedTokens, unknownSlugs } from '../store/listed-tokens.ts';
 import { describeKeyRefusal } from '../store/request-summary.ts';
 import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../store/source-lock.ts';
 import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
-import { createProgressDisplay } from './progress.ts';
+import { INTERRUPT_EXIT_CODE, signalName, watchInterrupts, type Interrupts, type InterruptSignal } from './interrupt.ts';
+import { createProgressDisplay, type ProgressDisplay } from './progress.ts';
+import { RunInterrupted } from '../engine/run.ts';
 import { syncBudget } from './sync-budget.ts';
 import { performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
@@ -51,14 +54,43 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
   /** A line on stderr, above the progress line when there is one. */
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
+  const interrupts = watchInterrupts({ say });
+  interrupts.onInterrupt((signal) => progress?.phase(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`));
+  try {
+    return await syncUntilInterrupted({ config, logger, values, sources, only, runId, progress, say, interrupts });
+  } catch (err) {
+    if (!(err instanceof RunInterrupted) || !interrupts.received) throw err;
+    progress?.stop();
+    say(`tesync: ${signalName(interrupts.received)}: stopped before the walk began; nothing was written\n`);
+    return INTERRUPT_EXIT_CODE[interrupts.received];
+  } finally {
+    interrupts.dispose();
+  }
+}
+
+interface SyncSteps {
+  config: CommandContext['config'];
+  logger: CommandContext['logger'];
+  values: { token?: string[] | undefined; full: boolean; wait: boolean; json: boolean; force: boolean };
+  sources: ReturnType<typeof sourcesArg>;
+  only: string[];
+  runId: string;
+  progress: ProgressDisplay | undefined;
+  say: (line: string) => void;
+  interrupts: Interrupts;
+}
+
+async function syncUntilInterrupted({ config, logger, values, sources, only, runId, progress, say, interrupts }: SyncSteps): Promise<number> {
   progress?.phase('opening the warehouse');
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool }).catch((err: unknown) => {
     progress?.stop();
     throw err;
   });
   try {
+    interrupts.check();
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();
+    interrupts.check();
     progress?.phase('checking the warehouse\'s upstream');
     // Beside a progress line only warnings are logged (a rebinding is one).
     const bindingLogger = progress ? logger.child({}, { level: 'warn' }) : logger;
@@ -68,6 +100,7 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       runId,
       logger,
       wait: values.wait,
+      signal: interrupts.signal,
       onWait: (holders) => {
         say(`tesync: waiting: ${describeHolders(holders)}\n`);
         progress?.phase('waiting for the other sync to finish');
@@ -83,13 +116,15 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       if (locks.busy.length > 0) {
         say(`tesync: skipped: ${describeHolders(locks.busy)}; this sync walks ${locks.held.join(' and ')}\n`);
       }
-      const closed = await closeRunsOfFreeSources(warehouse.db, locks.held, new Date());
+      interrupts.check();
+      const closed = await closeRunsOfFreeSources(warehouse.db, locks.held);
       if (closed > 0) logger.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
 
       const budget = await syncBudget(config, warehouse);
       if (budget.notShared) say(`tesync: warning: ${budget.notShared}\n`);
       let outcome: SyncOutcome;
       try {
+        interrupts.check();
         progress?.phase('starting the run');
         outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
           sources: locks.held as typeof sources,
@@ -99,7 +134,8 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
           trigger: 'cli',
           runId,
           budget: budget.budget,
-          signal: locks.lost,
+          signal: AbortSignal.any([locks.lost, interrupts.signal]),
+          hold: (work) => interrupts.hold(work),
           ...(progress ? { onProgress: progress.update } : {}),
         });
       } finally {
@@ -111,6 +147,17 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
       for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
       // The text summary says it already; beside JSON, people still get one line.
       if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
+      // Judged after the walk: its token lists are the ones just fetched. Lists that failed
+      // to arrive cannot tell a wrong slug from a new token.
+      const unknown = values.token?.length && outcome.status !== 'failed' && outcome.status !== 'interrupted' ? unknownSlugs(values.token, await listedTokens(warehouse, locks.held)) : [];
+      if (unknown.length > 0) {
+        say(`tesync: ${unknownTokensLine(unknown)}\n`);
+        return 2;
+      }
+      if (outcome.status === 'interrupted' && interrupts.received) {
+        say(`tesync: ${interruptedLine(interrupts.received, outcome)}\n`);
+        return INTERRUPT_EXIT_CODE[interrupts.received];
+      }
       if (locks.lost.aborted) {
         const reason = locks.lost.reason;
         process.stderr.write(`tesync: error: ${reason instanceof LockLostError ? reason.message : 'lost the warehouse lock'}: stopped this sync early (the connection holding it dropped); the other sync goes on\n`);
@@ -124,6 +171,17 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
     progress?.stop();
     await warehouse.close();
   }
+}
+
+/** Pure: the line of a sync whose `--token`s name no listed token. */
+export function unknownTokensLine(unknown: readonly { slug: string; meant?: string }[]): string {
+  const named = unknown.map((u) => `${JSON.stringify(u.slug)}${u.meant ? ` (did you mean ${u.meant}?)` : ''}`).join(', ');
+  return `--token: ${named} ${unknown.length === 1 ? 'is' : 'are'} in neither token list; nothing was fetched for ${unknown.length === 1 ? 'it' : 'them'}`;
+}
+
+/** Pure: the one line of a walk a signal stopped (the summary above it names the run); fits 80 columns. */
+export function interruptedLine(signal: InterruptSignal, o: Pick<SyncOutcome, 'stats'>, command: 'sync' | 'demo' = 'sync'): string {
+  return `${signalName(signal)}: run interrupted (${o.stats.done} done, ${o.stats.cancelled} left); the next ${command} goes on`;
 }
 
 /** Pure: the one line of a sync that found every source it was asked for being synced already. */

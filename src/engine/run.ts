@@ -107,6 +107,14 @@ export class MemoryRunLedger implements RunLedger {
   }
 }
 
+/** The reason a walk was aborted by a signal: its run closes `interrupted` (src/cli/interrupt.ts). */
+export class RunInterrupted extends Error {
+  override readonly name = 'RunInterrupted';
+  constructor(readonly signal: string) {
+    super(`interrupted by ${signal}`);
+  }
+}
+
 /** Opens a run: `running` in sync.runs from now (the server's clock); `options` keeps its scope and owner. */
 export function openRun(db: Db, run: Parameters<typeof startRun>[1]): Promise<void> {
   return startRun(db, run);
@@ -114,12 +122,20 @@ export function openRun(db: Db, run: Parameters<typeof startRun>[1]): Promise<vo
 
 /**
  * Closes a run whose jobs all settled: its status from what they did and what upstream
- * answered (finalRunStatus), recorded with its stats and request summary; the daily archives
- * filled and retention applied as every run's end does.
+ * answered (finalRunStatus), or `interrupted` at its signal's time; recorded with its stats and
+ * request summary; the daily archives filled and retention applied as every run's end does.
  */
-export async function closeRun(warehouse: Warehouse, runId: string, stats: WalkStats, housekeeping: Housekeeping): Promise<{ status: RunStatus; requests: RequestSummary }> {
+export async function closeRun(
+  warehouse: Warehouse,
+  runId: string,
+  stats: WalkStats,
+  housekeeping: Housekeeping,
+  interrupted?: RunInterrupted,
+): Promise<{ status: RunStatus; requests: RequestSummary }> {
   const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
-  const status = finalRunStatus(stats, requests);
-  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests } }, housekeeping);
+  // An interrupted run is neither a success nor a failure of upstream's or ours: what it did is
+  // kept, what it did not reach is counted, and the next run goes on from there.
+  const status = interrupted ? 'interrupted' : finalRunStatus(stats, requests);
+  await finishRun(warehouse.db, runId, { status, stats: { ...stats, requests }, ...(interrupted ? { error: interrupted.message } : {}) }, housekeeping);
   return { status, requests };
 }

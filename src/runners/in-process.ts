@@ -72,6 +72,8 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     if (mayPlan(p.job)) pending.planners++;
   };
 
+  /** Jobs a stop left unfinished: counted with the queued ones as not reached. */
+  let stopped = 0;
   const execute = async (p: PlannedJob): Promise<void> => {
     const logger = context.logger.child({ job: p.job.name, resource: p.resource });
     const started = Date.now();
@@ -79,7 +81,9 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
       try {
         logger.debug('job started');
         const last = attempt >= JOB_RETRY.attempts || options.signal?.aborted === true;
-        const r = await runJob(p, { ...context, logger }, { last });
+        // A walk aborted mid-job (an interrupt, a lost lock): the job's requests stop with it and
+        // nothing of it is recorded; the next run does it.
+        const r = await runJob(p, { ...context, logger }, { last, passThrough: () => options.signal?.aborted === true });
         const ms = Date.now() - started;
         const group = `${p.job.source}.${p.job.group}`;
         if (r.failure) {
@@ -92,9 +96,21 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         for (const f of r.followUps) await plan(f, false);
         return;
       } catch (err) {
+        if (options.signal?.aborted) {
+          stopped++;
+          logger.debug('walk stopped: job left for the next run');
+          return;
+        }
         // Only a failure worth another try comes here (src/engine/lifecycle.ts).
         logger.warn({ attempt, err }, 'job failed; trying again');
-        await delay(retryDelayMs(attempt));
+        const stop = await delay(retryDelayMs(attempt), undefined, options.signal ? { signal: options.signal } : {}).then(
+          () => false,
+          () => true,
+        );
+        if (stop) {
+          stopped++;
+          return;
+        }
       }
     }
   };
@@ -123,7 +139,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     };
     pump();
   });
-  stats.cancelled = queued();
+  stats.cancelled = queued() + stopped;
   return stats;
 }
 

@@ -1,6 +1,6 @@
 // sync.runs: one row per walk, from start to its final status.
 import { hostname } from 'node:os';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { runs } from '../schema/warehouse/sync.ts';
 import type { Db } from './connection.ts';
 import { fillDailyArchives } from './daily-archive.ts';
@@ -8,7 +8,14 @@ import { SERVER_CLOCK } from './known-time.ts';
 import { applyRetention, type Housekeeping } from './retention.ts';
 import { withReconnect } from './retry.ts';
 
-export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed';
+export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed' | 'interrupted';
+
+/** When a run was interrupted (SIGINT, SIGTERM): kept in its `options` from that moment. */
+export interface RunInterrupt {
+  signal: string;
+  /** The server's clock when the signal came. */
+  at: string;
+}
 
 // A run's times are the server's clock, as every time in the warehouse (SERVER_CLOCK).
 
@@ -33,10 +40,25 @@ export async function finishRun(db: Db, id: string, end: { status: RunStatus; st
   await withReconnect(() =>
     db
       .update(runs)
-      .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: SERVER_CLOCK })
+      .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: end.status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
       .where(eq(runs.id, id)),
   );
   if (housekeeping) await applyRetention(db, housekeeping);
+}
+
+// An interrupted run ends when its signal came (recorded by markInterrupted), not when the
+// writes in flight were done, nor when a later command found it.
+const INTERRUPTED_AT = sql`coalesce((${runs.options}->'interrupted'->>'at')::timestamptz, ${SERVER_CLOCK})`;
+
+/**
+ * Records in a running run that a signal came, at the server's time: the moment its command
+ * stops, kept even when the process is killed before it can close the run.
+ */
+export async function markInterrupted(db: Db, id: string, signal: string): Promise<void> {
+  await db
+    .update(runs)
+    .set({ options: sql`${runs.options} || jsonb_build_object('interrupted', jsonb_build_object('signal', ${signal}::text, 'at', ${SERVER_CLOCK}))` })
+    .where(and(eq(runs.id, id), eq(runs.status, 'running')));
 }
 
 /** Who runs a walk: lets a later run on the same machine tell a killed run from a live one. */
@@ -73,14 +95,27 @@ export async function closeAbandonedRuns(db: Db): Promise<number> {
   return closed;
 }
 
-/** Marks a run `failed` with why nobody will finish it, unless it was recorded meanwhile; true when it was still running. */
-export async function abandonRun(db: Db, id: string, error: string): Promise<boolean> {
+/**
+ * Closes runs nobody will finish, unless they were recorded meanwhile: `failed` with why, now;
+ * or, when their interrupt was recorded, `interrupted` at the signal's time. The number closed.
+ */
+export async function abandonRuns(db: Db, where: SQL, error: string): Promise<number> {
+  const interrupted = sql`${runs.options} ? 'interrupted'`;
   const closed = await withReconnect(() =>
     db
       .update(runs)
-      .set({ status: 'failed', finishedAt: SERVER_CLOCK, error })
-      .where(and(eq(runs.id, id), eq(runs.status, 'running')))
+      .set({
+        status: sql`case when ${interrupted} then 'interrupted' else 'failed' end`,
+        finishedAt: sql`case when ${interrupted} then ${INTERRUPTED_AT} else ${SERVER_CLOCK} end`,
+        error: sql`case when ${interrupted} then 'interrupted by ' || (${runs.options}->'interrupted'->>'signal') || '; its process quit before closing the run' else ${error}::text end`,
+      })
+      .where(and(eq(runs.status, 'running'), where))
       .returning({ id: runs.id }),
   );
-  return closed.length > 0;
+  return closed.length;
+}
+
+/** abandonRuns for one run: true when it was still running. */
+export async function abandonRun(db: Db, id: string, error: string): Promise<boolean> {
+  return (await abandonRuns(db, eq(runs.id, id), error)) > 0;
 }

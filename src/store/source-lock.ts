@@ -12,11 +12,13 @@
 //   on; when another sync took it meanwhile, `lost` aborts and the caller stops.
 // - The session's application_name carries the run id, so whoever finds a source busy can say
 //   which run holds it (pg_locks → pg_stat_activity → sync.runs).
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { runs } from '../schema/warehouse/sync.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Db, Warehouse } from './connection.ts';
+import { abandonRuns } from './runs.ts';
 
 /** pg_advisory_lock(int4, int4): this namespace, then the source's number. */
 export const SYNC_LOCK_NAMESPACE = 0x7e5c_5101;
@@ -61,6 +63,8 @@ export interface LockOptions {
   wait?: boolean;
   /** Called once, when `wait` is set and some source is busy. */
   onWait?: (holders: LockHolder[]) => void;
+  /** Stops a wait (an interrupt): the locks taken so far are released and the reason thrown. */
+  signal?: AbortSignal;
   /** Tests: shorter checks. */
   heartbeatMs?: number;
   pollMs?: number;
@@ -156,7 +160,8 @@ export async function lockSources(warehouse: Warehouse, sources: readonly string
         waited = true;
         options.onWait?.(await lockHolders(warehouse, session, busyIds));
       }
-      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? POLL_MS));
+      options.signal?.throwIfAborted();
+      await sleep(options.pollMs ?? POLL_MS, undefined, options.signal ? { signal: options.signal } : {}).catch(() => options.signal?.throwIfAborted());
     }
   } catch (err) {
     await release();
@@ -258,18 +263,21 @@ function andList(xs: string[]): string {
   return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;
 }
 
+/** The triggers of runs walked under these locks: `tesync sync` and `tesync demo`. */
+const LOCKED_TRIGGERS = ['cli', 'demo'];
+
 /**
- * Marks `failed` the `tesync sync` runs still `running` whose every source's lock the caller
+ * Closes the `tesync sync` and `demo` runs still `running` whose every source's lock the caller
  * holds, on whatever machine they were started: a live sync holds its sources' locks until
  * its run is recorded, so the process of these is gone (killed, crashed, its machine lost).
+ * `failed` now, or `interrupted` at its signal's time when one was recorded (runs.ts).
  */
-export async function closeRunsOfFreeSources(db: Db, heldSources: readonly string[], at: Date): Promise<number> {
+export async function closeRunsOfFreeSources(db: Db, heldSources: readonly string[]): Promise<number> {
   if (heldSources.length === 0) return 0;
   const held = sql`array[${sql.join(heldSources.map((s) => sql`${s}`), sql`, `)}]::text[]`;
-  const closed = await db
-    .update(runs)
-    .set({ status: 'failed', finishedAt: at, error: 'abandoned: its process ended before the run finished (the lock of its sources was free)' })
-    .where(and(eq(runs.status, 'running'), eq(runs.trigger, 'cli'), sql`cardinality(${runs.sources}) > 0`, sql`${runs.sources} <@ ${held}`))
-    .returning({ id: runs.id });
-  return closed.length;
+  return abandonRuns(
+    db,
+    and(inArray(runs.trigger, LOCKED_TRIGGERS), sql`cardinality(${runs.sources}) > 0`, sql`${runs.sources} <@ ${held}`)!,
+    'abandoned: its process ended before the run finished (the lock of its sources was free)',
+  );
 }

@@ -12,7 +12,7 @@ import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { planJob, runJob } from '../../engine/lifecycle.ts';
 import type { JobResult } from '../../engine/types.ts';
 import { RateLimitedError } from '../../lib/errors.ts';
-import type { Upstream } from '../../upstream/client.ts';
+import { withSignal } from '../../upstream/with-signal.ts';
 import { writeFailure } from '../../store/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
 import { walkFailure } from '../../engine/run-stats.ts';
@@ -137,9 +137,4 @@ async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: P
   // Also when this call did not count the job (it ran before): the earlier attempt may
   // have died between counting and queueing the finish.
   if (pending === 0) await queueFinish(deps, data.runId);
-}
-
-/** Every request of the job is aborted with the job (shutdown, lost lock). */
-function withSignal(upstream: Upstream, signal: AbortSignal): Upstream {
-  return { ...upstream, get: (req) => upstream.get({ ...req, signal: req.signal ? AbortSignal.any([req.signal, signal]) : signal }) };
 }

@@ -13,7 +13,7 @@ export const runs = syncSchema.table(
     id: uuid('id').primaryKey(),
     startedAt: tstz('started_at').notNull().defaultNow(),
     finishedAt: tstz('finished_at'),
-    /** running | succeeded | partial | failed */
+    /** running | succeeded | partial | failed | interrupted */
     status: text('status').notNull().default('running'),
     /** cli | schedule | demo | manual */
     trigger: text('trigger').notNull(),

@@ -13,7 +13,7 @@ export const sync: SchemaDescription = {
         id: 'the run; every row it writes carries it as `run_id`',
         started_at: 'when the run started',
         finished_at: 'when it finished; null while it runs',
-        status: '`running`, `succeeded` (everything fetched), `partial` (some resources failed, retried next run; or an API key was refused on every request that needs it, see `stats`), `failed` (nothing could be done)',
+        status: '`running`, `succeeded` (everything fetched), `partial` (some resources failed, retried next run; or an API key was refused on every request that needs it, see `stats`), `failed` (nothing could be done), `interrupted` (Ctrl-C or SIGTERM stopped it: `finished_at` is when the signal came; what it did is kept, the next run goes on from there)',
         trigger: 'what started it: `cli` (`tesync sync`), `schedule` (a worker\'s schedule), `manual` (a walk enqueued by hand), `demo`, `test`',
         sources: '`app`, `gateway`: the sources it synced',
         options: '`--token`, `--only`, `--full` as given; for a worker\'s walk also its `schedule`, walk `job` id, `queuePrefix` (`TE_QUEUE_PREFIX`) and `queueBackend` (`redis`, or `postgres`: the queues in this warehouse; absent before 2026-11-27: `redis`)',

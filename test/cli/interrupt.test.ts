@@ -1,0 +1,250 @@
+// Ctrl-C and SIGTERM on `tesync sync` and `tesync demo`, as a person and a supervisor send
+// them: the real command in an 80-column tmux pane (Ctrl-C typed with send-keys) or a child
+// process sent signals. The walk stops, the run is closed `interrupted` at the signal's time,
+// the command says so in one line and exits 130 (SIGINT) or 143 (SIGTERM); the embedded server
+// it started is gone; the next sync goes on from there and ends with the warehouse an
+// uninterrupted sync makes.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWarehouse } from '../../src/store/connection.ts';
+import { BIN, childEnv, runCli } from '../helpers/cli.ts';
+import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { warehouseDigest } from '../helpers/warehouse-compare.ts';
+
+const COLUMNS = 80;
+const appKey = canaryKey('app_int');
+const gwKey = canaryKey('gw_int');
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+interface RunRow {
+  id: string;
+  status: string;
+  finished_at: Date | null;
+  interrupted_at: Date | null;
+  error: string | null;
+}
+
+async function runsOf(databaseUrl: string): Promise<RunRow[]> {
+  const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    return await db<RunRow[]>`select id::text, status, finished_at, (options->'interrupted'->>'at')::timestamptz as interrupted_at, error from sync.runs order by started_at`;
+  } finally {
+    await db.end();
+  }
+}
+
+async function requestsAfter(databaseUrl: string, runId: string, at: Date): Promise<number> {
+  const db = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [r] = await db<{ n: number }[]>`select count(*)::int as n from sync.requests where run_id = ${runId} and started_at > ${at}`;
+    return r!.n;
+  } finally {
+    await db.end();
+  }
+}
+
+/** A command in a detached 80-column tmux pane; `screen()` captures it. */
+function tmuxPane(socket: string, dir: string, env: Record<string, string>, args: string[]) {
+  const script = path.join(dir, `run-${args[0]}.sh`);
+  writeFileSync(
+    script,
+    [
+      // bash, as a terminal's shell: it goes on after a command that handled Ctrl-C itself.
+      '#!/bin/bash',
+      `cd ${shellQuote(dir)}`,
+      ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+      `${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(' ')}`,
+      'echo "tesync exited $?"',
+      'sleep 120',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  const tmux = (...a: string[]) => execFileSync('tmux', ['-L', socket, ...a], { encoding: 'utf8' });
+  execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'run', '-x', String(COLUMNS), '-y', '50', script]);
+  const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'run');
+  return {
+    screen,
+    ctrlC: () => tmux('send-keys', '-t', 'run', 'C-c'),
+    /** Polls the pane until `done` holds of it (or `timeoutMs` passes); every capture kept. */
+    async until(done: (text: string) => boolean, timeoutMs: number): Promise<string[]> {
+      const seen: string[] = [];
+      const started = Date.now();
+      for (;;) {
+        const text = screen();
+        seen.push(text);
+        if (done(text) || Date.now() - started > timeoutMs) return seen;
+        await delay(200);
+      }
+    },
+    kill: () => {
+      try {
+        tmux('kill-server');
+      } catch {
+        // Gone already.
+      }
+    },
+  };
+}
+
+/** Progress showing work done: `N/M` with N > 0 on the walk's line. */
+const walking = (text: string) => /\b([1-9]\d*)\/\d+ (done )?\|/.test(text);
+
+beforeAll(() => {
+  if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
+});
+
+describe('Ctrl-C and SIGTERM on tesync sync', () => {
+  // 8 requests per 2 s per bucket: the walk (about 50 requests) takes several seconds.
+  const limit = { limit: 8, windowMs: 2000 };
+  const fx = useSimAndWarehouse({
+    tokens: 4,
+    historyDays: 30,
+    chartsPerToken: 2,
+    seed: 81,
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+    gatewayKeys: [gwKey],
+    rateLimits: { appPublic: limit, appKey: limit, gateway: limit },
+    latencyMs: [5, 20],
+  });
+  let dir: string;
+  let reference: TestDatabase;
+  let second: TestDatabase;
+  const socket = uniqueName('tesync_interrupt');
+  let pane: ReturnType<typeof tmuxPane> | undefined;
+  const env = () => ({
+    TE_APP_URL: fx.sim.url,
+    TE_APP_API_KEY: appKey,
+    TE_GATEWAY_URL: fx.sim.url,
+    TE_GATEWAY_API_KEY: gwKey,
+    TE_CONCURRENCY: '4',
+  });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tesync-interrupt-'));
+    reference = await createTestDatabase({ migrated: true });
+    second = await createTestDatabase({ migrated: true });
+  });
+  afterAll(async () => {
+    pane?.kill();
+    await reference?.drop();
+    await second?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('Ctrl-C in an 80-column terminal: one line, exit 130, the run interrupted at that time; the next sync completes it exactly', async () => {
+    pane = tmuxPane(socket, dir, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C.UTF-8', TE_DATABASE_POOL: '4', DATABASE_URL: fx.databaseUrl, ...env() }, ['sync']);
+    const before = await pane.until(walking, 30_000);
+    expect(walking(before.at(-1)!), before.at(-1)).toBe(true);
+    const sentAt = new Date();
+    pane.ctrlC();
+    const after = await pane.until((t) => t.includes('tesync exited'), 20_000);
+    const shown = after.at(-1)!;
+    console.log(`the pane after Ctrl-C:\n${shown.trimEnd()}`);
+    expect(shown).toMatch(/tesync exited 130/);
+    const lines = shown.split('\n').filter((l) => l.includes('run interrupted'));
+    expect(lines, shown).toHaveLength(1);
+    expect(lines[0]).toMatch(/^tesync: Ctrl-C: run interrupted \(\d+ done, [1-9]\d* left\); the next sync goes on$/);
+    expect(shown).toMatch(/^Sync interrupted in [\d.]+ s \(run [0-9a-f-]{36}\)$/m);
+    for (const c of [...before, ...after]) for (const line of c.split('\n')) expect([...line].length, line).toBeLessThanOrEqual(COLUMNS);
+
+    const [run] = await runsOf(fx.databaseUrl);
+    expect(run).toMatchObject({ status: 'interrupted', error: 'interrupted by SIGINT' });
+    // Ended when the signal came, on the server's clock (this machine's): not when it was closed.
+    expect(run!.finished_at!.getTime()).toBe(run!.interrupted_at!.getTime());
+    expect(Math.abs(run!.finished_at!.getTime() - sentAt.getTime())).toBeLessThan(1500);
+    expect(await requestsAfter(fx.databaseUrl, run!.id, run!.finished_at!), 'requests after the interrupt').toBe(0);
+
+    // The next sync goes on from there: the warehouse ends as an uninterrupted sync leaves one.
+    const next = await runCli(['sync'], { ...env(), DATABASE_URL: fx.databaseUrl });
+    expect(next.code, next.stderr).toBe(0);
+    const whole = await runCli(['sync'], { ...env(), DATABASE_URL: reference.databaseUrl });
+    expect(whole.code, whole.stderr).toBe(0);
+    const ref = await openWarehouse({ databaseUrl: reference.databaseUrl, dataDir: '', maxConnections: 2 });
+    try {
+      expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(ref));
+    } finally {
+      await ref.close();
+    }
+    expect((await runsOf(fx.databaseUrl)).map((r) => r.status)).toEqual(['interrupted', 'succeeded']);
+  }, 90_000);
+
+  it('SIGTERM, then a second signal at once: exit 143 without waiting; the next sync closes the run interrupted at the first signal', async () => {
+    const child = spawn(process.execPath, [BIN, 'sync'], { env: childEnv({ ...env(), DATABASE_URL: second.databaseUrl }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Until its walk has written something.
+    for (let i = 0; i < 150 && !/"msg":"job done"/.test(stderr); i++) await delay(100);
+    expect(stderr).toMatch(/"msg":"job done"/);
+    child.kill('SIGTERM');
+    await delay(20);
+    child.kill('SIGINT');
+    const code = await exited;
+    expect(code, stderr).toBe(143);
+    const quitAtOnce = /again: quitting at once/.test(stderr);
+    console.log(`second signal ${quitAtOnce ? 'quit at once' : 'came after the run was closed'}`);
+    const [left] = await runsOf(second.databaseUrl);
+    expect(left!.interrupted_at, 'the interrupt recorded before quitting').not.toBeNull();
+    if (quitAtOnce) expect(left!.status).toBe('running');
+
+    // Any later sync closes it (a small one here: the first test showed a whole one resumes).
+    const next = await runCli(['sync', '--source', 'gateway', '--only', 'contract'], { ...env(), DATABASE_URL: second.databaseUrl });
+    expect(next.code, next.stderr).toBe(0);
+    const runs = await runsOf(second.databaseUrl);
+    expect(runs.map((r) => r.status)).toEqual(['interrupted', 'succeeded']);
+    expect(runs[0]!.finished_at!.getTime()).toBe(runs[0]!.interrupted_at!.getTime());
+    expect(runs[0]!.error).toMatch(/^interrupted by SIGTERM/);
+  }, 90_000);
+});
+
+describe('Ctrl-C on tesync demo (embedded warehouse)', () => {
+  let folder: TempFolder;
+  const socket = uniqueName('tesync_interrupt_demo');
+  let pane: ReturnType<typeof tmuxPane> | undefined;
+
+  beforeAll(async () => {
+    folder = await embeddedFolder('tesync-interrupt-demo');
+  });
+  afterAll(async () => {
+    pane?.kill();
+    await folder?.cleanup();
+  });
+
+  it('exit 130, the run interrupted, and the embedded server it started stopped', async () => {
+    const dataDir = path.join(folder.dir, 'data');
+    pane = tmuxPane(socket, folder.dir, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: folder.dir, LANG: 'C.UTF-8', TE_DATA_DIR: dataDir }, ['demo', '--tokens', '60']);
+    const before = await pane.until(walking, 60_000);
+    expect(walking(before.at(-1)!), before.at(-1)).toBe(true);
+    const [pid] = await serverPids(dataDir);
+    expect(pid && isAlive(pid), 'the embedded server runs').toBe(true);
+    pane.ctrlC();
+    const shown = (await pane.until((t) => t.includes('tesync exited'), 30_000)).at(-1)!;
+    console.log(`the demo's pane after Ctrl-C:\n${shown.trimEnd().split('\n').slice(-4).join('\n')}`);
+    expect(shown).toMatch(/tesync exited 130/);
+    expect(shown).toMatch(/^tesync: Ctrl-C: run interrupted \(\d+ done, \d+ left\); the next demo goes on$/m);
+    for (const line of shown.split('\n').filter((l) => l.startsWith('tesync: Ctrl-C'))) expect([...line].length, line).toBeLessThanOrEqual(COLUMNS);
+    // The last user left: the server is stopped and no user file is left behind.
+    for (let i = 0; i < 50 && isAlive(pid!); i++) await delay(100);
+    expect(isAlive(pid!), 'the embedded server is gone').toBe(false);
+    expect(readdirSync(path.join(dataDir, 'postgres', 'users'))).toEqual([]);
+
+    const w = await openWarehouse({ dataDir, maxConnections: 1 });
+    try {
+      const runs = await w.query<{ status: string; same: boolean }>(sql`select status, finished_at = (options->'interrupted'->>'at')::timestamptz as same from sync.runs`);
+      expect(runs).toEqual([{ status: 'interrupted', same: true }]);
+    } finally {
+      await w.close();
+    }
+  }, 120_000);
+});
