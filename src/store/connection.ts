@@ -9,7 +9,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../schema/warehouse/index.ts';
-import { WarehouseError } from '../lib/errors.ts';
+import { ConfigError, WarehouseError } from '../lib/errors.ts';
 import { applyComments } from './comments.ts';
 import { acquireEmbeddedServer } from './embedded-server.ts';
 import { applySqlFiles } from './sql-files.ts';
@@ -20,6 +20,7 @@ export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
 const EMBEDDED_POOL = 4;
+const CONNECT_TIMEOUT_S = 10;
 
 // Any fixed 64-bit number: every tesync process migrating the same database takes it.
 const MIGRATION_LOCK = 7_281_190_437_355_201n;
@@ -70,12 +71,15 @@ export interface WarehouseOptions {
 }
 
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.maxConnections ?? options.databasePool ?? 10, `Postgres at ${describePostgresUrl(options.databaseUrl)}`);
+  if (options.databaseUrl) {
+    const url = options.databaseUrl;
+    return openPostgres(url, options.maxConnections ?? options.databasePool ?? 10, `Postgres at ${describePostgresUrl(url)}`, (err) => databaseUrlFailure(err, url));
+  }
   const server = await acquireEmbeddedServer(options.dataDir);
   try {
     // Each connection is a server process on the user's machine: fewer than for a Postgres of
     // one's own, where writes are not what a sync waits for either.
-    const w = await openPostgres(server.url, options.maxConnections ?? EMBEDDED_POOL, server.location);
+    const w = await openPostgres(server.url, options.maxConnections ?? EMBEDDED_POOL, server.location, (err) => embeddedFailure(err, server.location, server.url));
     return {
       ...w,
       kind: 'embedded',
@@ -114,12 +118,12 @@ export function describePostgresUrl(url: string): string {
 // TimeZone: a day is a UTC day, and no DST change moves one.
 const UTC = { TimeZone: 'UTC' };
 
-async function openPostgres(url: string, max: number, location: string): Promise<Warehouse> {
+async function openPostgres(url: string, max: number, location: string, failure: (err: unknown) => Error): Promise<Warehouse> {
   const client = postgres(url, {
     // migrate() holds one connection for its lock while the migrator runs on another.
     max: Math.max(2, max),
     onnotice: () => {},
-    connect_timeout: 10,
+    connect_timeout: CONNECT_TIMEOUT_S,
     // Nothing but us reads these; keep numeric/bigint exact as strings (the default).
     connection: UTC,
   });
@@ -127,7 +131,7 @@ async function openPostgres(url: string, max: number, location: string): Promise
     await client`select 1`;
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => {});
-    throw new WarehouseError(`cannot reach ${location}: ${reason(err)}`);
+    throw failure(err);
   }
   const db = drizzlePostgres({ client, schema }) as unknown as Db;
   return {
@@ -161,13 +165,104 @@ function openSession(url: string, options: SessionOptions): postgres.Sql {
     // postgres.js ends a connection after 30-60 min by default, and with it its session (0: never).
     max_lifetime: 0,
     idle_timeout: 0,
-    connect_timeout: 10,
+    connect_timeout: CONNECT_TIMEOUT_S,
     onnotice: () => {},
     connection: { ...UTC, application_name: options.name.slice(0, 63) },
     ...(options.onClose ? { onclose: () => options.onClose?.() } : {}),
     // postgres.js's own option (its sql.listen uses it), missing from its types.
     ...(options.onNotify ? { onnotify: options.onNotify } : {}),
   });
+}
+
+// --- Why the first connection failed ---------------------------------------------------
+//
+// One line naming the variable to look at and where it points (host:port/database, never the
+// password), and the cause: the server refused the login, has no such database, or was not
+// reached at all. A login or database that is wrong is bad configuration (exit 2); a server
+// that does not answer may answer later (exit 1).
+
+/** SQLSTATEs of a server that was reached and refused the login (invalid_password, invalid_authorization_specification). */
+const LOGIN_REFUSED = new Set(['28P01', '28000']);
+/** invalid_catalog_name: the database named does not exist. */
+const NO_DATABASE = '3D000';
+
+/** Why a connection to a server was not made, as a few words (the error's code kept, in brackets). */
+export function unreachableCause(err: unknown): string {
+  const e = err as { code?: unknown; hostname?: unknown; address?: unknown; port?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (ECONNREFUSED): nothing listens on that host and port';
+    case 'ENOTFOUND':
+      return `no such host${typeof e?.hostname === 'string' ? ` "${e.hostname}"` : ''} (ENOTFOUND)`;
+    case 'EAI_AGAIN':
+      return `the host name could not be looked up now${typeof e?.hostname === 'string' ? ` ("${e.hostname}")` : ''} (EAI_AGAIN)`;
+    case 'CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      return `no answer within ${CONNECT_TIMEOUT_S} s (${code})`;
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `no route to the host (${code})`;
+    case 'ECONNRESET':
+    case 'CONNECTION_CLOSED':
+    case 'CONNECTION_ENDED':
+    case 'CONNECTION_DESTROYED':
+      return `the connection was closed before a Postgres server answered (${code}): is it a Postgres server on that port?`;
+    default:
+      return reason(err);
+  }
+}
+
+function sqlState(err: unknown): string | undefined {
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return e?.name === 'PostgresError' && typeof e.code === 'string' ? e.code : undefined;
+}
+
+/** `text` without the URL's password, in any form it may take. */
+function withoutPassword(text: string, url: string): string {
+  let pw = '';
+  try {
+    pw = new URL(url).password;
+  } catch {
+    return text;
+  }
+  if (!pw) return text;
+  let out = text;
+  for (const form of new Set([pw, safeDecode(pw)])) if (form) out = out.split(form).join('[REDACTED]');
+  return out;
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The first connection to DATABASE_URL failed: a configuration error (login, database) or a server not reached. */
+export function databaseUrlFailure(err: unknown, url: string): Error {
+  const where = describePostgresUrl(url);
+  const state = sqlState(err);
+  const said = withoutPassword(reason(err), url);
+  if (state && LOGIN_REFUSED.has(state)) {
+    const what = state === '28P01' ? 'check the user name and password in DATABASE_URL' : 'check the user name in DATABASE_URL (and the server\'s pg_hba.conf)';
+    return new ConfigError('DATABASE_URL', `Postgres at ${where} was reached but refused the login: ${said}; ${what}`);
+  }
+  if (state === NO_DATABASE) {
+    const slash = where.indexOf('/');
+    const hostPort = slash === -1 ? where : where.slice(0, slash);
+    return new ConfigError('DATABASE_URL', `Postgres at ${hostPort} was reached, but ${said}: create it, or name an existing database in DATABASE_URL`);
+  }
+  if (state) return new WarehouseError(withoutPassword(`Postgres at ${where} (DATABASE_URL) was reached but refused the connection: ${said}`, url));
+  return new WarehouseError(withoutPassword(`cannot reach Postgres at ${where} (DATABASE_URL): ${unreachableCause(err)}`, url));
+}
+
+/** The first connection to the embedded server failed: it runs (it was just started or found), so this is a server fault, not configuration. */
+function embeddedFailure(err: unknown, location: string, url: string): Error {
+  const state = sqlState(err);
+  const cause = state ? reason(err) : unreachableCause(err);
+  return new WarehouseError(withoutPassword(`cannot connect to ${location} (TE_DATA_DIR): ${cause}`, url));
 }
 
 /** The rows of a drizzle `execute` result (postgres.js: the array itself; others: `rows`). */

@@ -15,13 +15,13 @@
 // user, created when missing, and owns the folder.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { WarehouseError } from '../lib/errors.ts';
+import { ConfigError, WarehouseError } from '../lib/errors.ts';
 
 const run = promisify(execFile);
 
@@ -68,23 +68,38 @@ function layoutOf(dataDir: string): Layout {
   };
 }
 
+export interface EmbeddedOptions {
+  /**
+   * Called just before each attempt to start the server on `port`, after that port was found
+   * free: tests take the port here, as another process might, to see the server move to another.
+   */
+  beforeStart?: (port: number) => void | Promise<void>;
+}
+
 /** Starts the embedded server, or joins the one running; the caller must `release()` it. */
-export async function acquireEmbeddedServer(dataDir: string): Promise<EmbeddedServer> {
+export async function acquireEmbeddedServer(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   const l = layoutOf(dataDir);
   const firstTime = !existsSync(path.join(l.data, 'PG_VERSION'));
   if (firstTime) noticeOldPglite(dataDir, l);
-  // TE_DATA_DIR as any folder (the server's user must pass through it); its own folder private.
-  mkdirSync(path.dirname(l.root), { recursive: true });
-  mkdirSync(l.root, { recursive: true, mode: 0o700 });
   const owner = await serverUser();
-  const port = await withLock(l, async () => {
-    if (firstTime && !existsSync(path.join(l.data, 'PG_VERSION'))) await initialise(l, owner);
-    const p = await ensureRunning(l, owner);
-    mkdirSync(l.users, { recursive: true });
-    writeFileSync(path.join(l.users, String(process.pid)), '');
-    return p;
-  });
-  const password = readFileSync(l.password, 'utf8').trim();
+  let port: number;
+  let password: string;
+  try {
+    // TE_DATA_DIR as any folder (the server's user must pass through it); its own folder private.
+    makeFolders(path.dirname(l.root));
+    makeFolders(l.root, 0o700);
+    accessSync(l.root, constants.W_OK | constants.X_OK);
+    port = await withLock(l, async () => {
+      if (firstTime && !existsSync(path.join(l.data, 'PG_VERSION'))) await initialise(l, owner, options);
+      const p = await ensureRunning(l, owner, options);
+      mkdirSync(l.users, { recursive: true });
+      writeFileSync(path.join(l.users, String(process.pid)), '');
+      return p;
+    });
+    password = readFileSync(l.password, 'utf8').trim();
+  } catch (err) {
+    throw unusableDataDir(err, dataDir) ?? err;
+  }
   let released = false;
   return {
     url: `postgres://${ROLE}:${password}@127.0.0.1:${port}/${DATABASE}`,
@@ -155,7 +170,7 @@ function giveTo(owner: ServerUser | null, ...paths: string[]): void {
   for (const p of paths) chownSync(p, owner.uid, owner.gid);
 }
 
-async function initialise(l: Layout, owner: ServerUser | null): Promise<void> {
+async function initialise(l: Layout, owner: ServerUser | null, options: EmbeddedOptions): Promise<void> {
   const { initdb } = await binaries();
   rmSync(l.data, { recursive: true, force: true });
   mkdirSync(l.data, { mode: 0o700 });
@@ -181,19 +196,25 @@ async function initialise(l: Layout, owner: ServerUser | null): Promise<void> {
   writeFileSync(path.join(l.data, 'pg_hba.conf'), 'host all all 127.0.0.1/32 scram-sha-256\n');
   writeFileSync(l.port, `${await freePort()}\n`);
   giveTo(owner, conf, path.join(l.data, 'pg_hba.conf'));
-  const port = readPort(l);
-  await start(l, owner, port);
-  const { default: postgres } = await import('postgres');
-  const admin = postgres(`postgres://${ROLE}:${password}@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database ${DATABASE}`);
-  } finally {
-    await admin.end({ timeout: 5 });
+    const port = await start(l, owner, readPort(l), options);
+    const { default: postgres } = await import('postgres');
+    const admin = postgres(`postgres://${ROLE}:${password}@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`create database ${DATABASE}`);
+    } finally {
+      await admin.end({ timeout: 5 });
+    }
+  } catch (err) {
+    // Half made (no tesync database): made afresh by the next command instead of found wanting.
+    await stop(l, owner).catch(() => {});
+    rmSync(l.data, { recursive: true, force: true });
+    throw err;
   }
 }
 
 /** The running server's port: started when it is not running (a dead owner's leftovers cleared). */
-async function ensureRunning(l: Layout, owner: ServerUser | null): Promise<number> {
+async function ensureRunning(l: Layout, owner: ServerUser | null, options: EmbeddedOptions): Promise<number> {
   let port = readPort(l);
   if (await accepts(port) && serverPid(l) !== null) return port;
   // Not running (or not ours on that port): Postgres clears a stale postmaster.pid itself.
@@ -201,8 +222,7 @@ async function ensureRunning(l: Layout, owner: ServerUser | null): Promise<numbe
     port = await freePort();
     writeFileSync(l.port, `${port}\n`);
   }
-  await start(l, owner, port);
-  return port;
+  return start(l, owner, port, options);
 }
 
 /**
@@ -214,12 +234,68 @@ async function ensureRunning(l: Layout, owner: ServerUser | null): Promise<numbe
  */
 const SERVER_SETTINGS = ['shared_buffers=32MB', 'max_parallel_workers_per_gather=0', 'autovacuum_max_workers=2', 'max_logical_replication_workers=0'];
 
-async function start(l: Layout, owner: ServerUser | null, port: number): Promise<void> {
+/** How many ports a start tries when another process takes each one between the check and the server's bind. */
+const PORT_TRIES = 4;
+
+/**
+ * Starts the server on `port`, found free just before; when another process took it in
+ * between (the server's log says it could not bind), on another free port, saved in `port`.
+ * Returns the port it listens on.
+ */
+async function start(l: Layout, owner: ServerUser | null, port: number, options: EmbeddedOptions): Promise<number> {
   const { pgCtl } = await binaries();
-  const options = [`-p ${port}`, ...SERVER_SETTINGS.map((s) => `-c ${s}`)].join(' ');
-  await runAs(owner, pgCtl, ['start', '-D', l.data, '-l', path.join(l.log, 'server.log'), '-w', '-t', String(START_TIMEOUT_S), '-o', options]).catch((err: unknown) => {
-    throw new WarehouseError(`the embedded Postgres server in ${l.data} did not start: ${(err as Error).message} (its log: ${path.join(l.log, 'server.log')})`);
-  });
+  const logFile = path.join(l.log, 'server.log');
+  const taken: number[] = [];
+  for (;;) {
+    await options.beforeStart?.(port);
+    const logBefore = sizeOf(logFile);
+    const settings = [`-p ${port}`, ...SERVER_SETTINGS.map((s) => `-c ${s}`)].join(' ');
+    const failure = await runAs(owner, pgCtl, ['start', '-D', l.data, '-l', logFile, '-w', '-t', String(START_TIMEOUT_S), '-o', settings]).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    if (!failure) return port;
+    const logged = readFrom(logFile, logBefore);
+    if (!PORT_TAKEN.test(`${logged}\n${failure.message}`)) {
+      const said = lastFatal(logged);
+      throw new WarehouseError(`the embedded Postgres server in ${l.data} did not start: ${failure.message}${said ? `; its log says: ${said}` : ''} (its log: ${logFile})`);
+    }
+    taken.push(port);
+    if (taken.length >= PORT_TRIES) {
+      throw new WarehouseError(
+        `the embedded Postgres server in ${l.data} did not start: another process took each port it tried (${taken.join(', ')}) between the check that it was free and the server's start ("Address already in use"); start it again, or see what takes ports from 5433 up (its log: ${logFile})`,
+      );
+    }
+    port = await freePort();
+    writeFileSync(l.port, `${port}\n`);
+  }
+}
+
+/** What Postgres logs when its port is taken: `could not bind IPv4 address "127.0.0.1": Address already in use` (Windows: `Only one usage ...`). */
+const PORT_TAKEN = /could not bind .*(Address already in use|Only one usage of each socket address)|could not create any TCP\/IP sockets/i;
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The log from `offset` on (what this start wrote), or '' when it cannot be read. */
+function readFrom(file: string, offset: number): string {
+  try {
+    const text = readFileSync(file);
+    return text.subarray(Math.min(offset, text.length)).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The log's last FATAL or PANIC line, without its timestamp: why the server stopped. */
+function lastFatal(log: string): string | undefined {
+  const lines = log.split('\n').filter((line) => /\b(FATAL|PANIC):/.test(line));
+  return lines.at(-1)?.replace(/^.*?\b(FATAL|PANIC):\s*/, '$1: ').trim();
 }
 
 async function stop(l: Layout, owner: ServerUser | null): Promise<void> {
@@ -346,6 +422,112 @@ function staleLock(lock: string, ownerFile: string): boolean {
     } catch {
       return false;
     }
+  }
+}
+
+// --- TE_DATA_DIR that cannot hold the server --------------------------------------------
+
+/**
+ * Makes a folder and the ones above it that are missing, one at a time, so a failure carries
+ * its own cause: Node's recursive mkdir reports a read-only file system as ENOENT.
+ */
+function makeFolders(folder: string, mode?: number): void {
+  const missing: string[] = [];
+  for (let p = folder; ; ) {
+    let stat;
+    try {
+      stat = statSync(p);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR') throw notAFolder(p);
+      if (code !== 'ENOENT') throw err;
+      missing.unshift(p);
+      const up = path.dirname(p);
+      if (up === p) break;
+      p = up;
+      continue;
+    }
+    if (!stat.isDirectory()) throw fsError('ENOTDIR', 'stat', p);
+    break;
+  }
+  for (const p of missing) {
+    try {
+      mkdirSync(p, mode === undefined ? {} : { mode });
+    } catch (err) {
+      // Made by another command at the same moment.
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && statSync(p).isDirectory()) continue;
+      throw err;
+    }
+  }
+}
+
+/** The first of `p` and the folders above it that exists and is a file: what stands where a folder should. */
+function notAFolder(p: string): NodeJS.ErrnoException {
+  for (let q = p; ; q = path.dirname(q)) {
+    try {
+      if (!statSync(q).isDirectory()) return fsError('ENOTDIR', 'stat', q);
+    } catch {
+      // missing, or not reachable: look higher
+    }
+    if (path.dirname(q) === q) return fsError('ENOTDIR', 'stat', p);
+  }
+}
+
+function fsError(code: string, syscall: string, p: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: ${syscall} '${p}'`), { code, syscall, path: p });
+}
+
+/** Errors that mean the folder is the wrong one (fix TE_DATA_DIR), as opposed to a disk that is full or failing. */
+const CAUSES: Record<string, string> = {
+  EROFS: 'read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'a file, not a folder',
+  EEXIST: 'a file, not a folder',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'name too long',
+};
+const OTHER_CAUSES: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EIO: 'input/output error',
+  ENOENT: 'no such file or folder',
+};
+
+/**
+ * A file system error on TE_DATA_DIR as one line naming it, the path and the cause: a
+ * configuration error (exit 2) when the folder cannot be used at all, a warehouse error
+ * otherwise. Undefined for any other error (not about a path under TE_DATA_DIR).
+ */
+function unusableDataDir(err: unknown, dataDir: string): Error | undefined {
+  const e = err as NodeJS.ErrnoException | null;
+  if (!(e instanceof Error) || typeof e.code !== 'string' || typeof e.path !== 'string' || e instanceof WarehouseError || e instanceof ConfigError) return undefined;
+  const folder = path.resolve(dataDir);
+  // A path under TE_DATA_DIR, or one of the folders above it (made when missing).
+  if (!within(e.path, folder) && !within(folder, e.path)) return undefined;
+  const shown = dataDir === folder ? folder : `${dataDir} (${folder})`;
+  // ENOENT from a single mkdir whose parent exists: a file system that makes no folders (/proc).
+  const fixed = e.code === 'ENOENT' && e.syscall === 'mkdir' ? 'the file system there makes no folders' : CAUSES[e.code];
+  let cause = fixed ?? OTHER_CAUSES[e.code] ?? e.message;
+  if (e.code === 'EACCES' || e.code === 'EPERM') cause += ` for ${whoAmI()}`;
+  const what =
+    e.code === 'ENOTDIR' || e.code === 'EEXIST'
+      ? `${e.path} is ${cause}`
+      : `${e.syscall === 'mkdir' ? 'cannot create' : e.syscall === 'access' ? 'cannot write in' : 'cannot use'} ${e.path}: ${cause}`;
+  const problem = `${shown} cannot hold the embedded warehouse: ${what} (${e.code}); set TE_DATA_DIR to a folder this user can write, or DATABASE_URL to a Postgres of your own`;
+  return fixed ? new ConfigError('TE_DATA_DIR', problem) : new WarehouseError(`TE_DATA_DIR: ${problem}`);
+}
+
+function within(p: string, folder: string): boolean {
+  const r = path.relative(folder, p);
+  return r === '' || (!r.startsWith('..') && !path.isAbsolute(r));
+}
+
+function whoAmI(): string {
+  try {
+    return `user ${userInfo().username}`;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
   }
 }
 
