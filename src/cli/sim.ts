@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, PAGE_FORMS, PAGE_TOTALS, SIM_OMISSIONS, startSimulator, type SimForms, type SimOptions, type SimOutage, type SimRedirect } from '../../sim/index.ts';
 import { apiKeyProblem } from '../lib/variables.ts';
+import { FETCH_BAD_PORTS } from '../upstream/connect-errors.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync sim [options]
@@ -103,7 +104,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   const gatewayKeys = (values['gateway-key'] ?? [`sim_gw_${randomBytes(8).toString('hex')}`]).map((k) => usableKey('--gateway-key', 'TE_GATEWAY_API_KEY', k));
   const options: SimOptions = {
     host: values.host,
-    port: int('--port', values.port, 0, 65535),
+    port: portFlag(values.port),
     appKeys: Object.fromEntries(appKeys.map((k) => [k, { scopes: ['tokens:read'], credits: 'all' as const }])),
     gatewayKeys,
   };
@@ -112,12 +113,12 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   if (values.charts !== undefined) options.chartsPerToken = int('--charts', values.charts, 0, 100);
   if (values.seed !== undefined) options.seed = int('--seed', values.seed, 0, 2 ** 31);
   if (values.epoch !== undefined) options.epoch = int('--epoch', values.epoch, 0, 1000);
-  if (values.recomputation !== undefined) options.recomputation = values.recomputation === 'eachResponse' ? 'eachResponse' : int('--recomputation', values.recomputation, 0, 1_000_000);
+  if (values.recomputation !== undefined) {
+    options.recomputation = values.recomputation === 'eachResponse' ? 'eachResponse' : int('--recomputation', values.recomputation, 0, 1_000_000, 'minutes, or eachResponse');
+  }
   if (values.latency !== undefined) options.latencyMs = int('--latency', values.latency, 0, 60_000);
   if (values['rate-limit'] !== undefined) {
-    const m = /^(\d+)\/(\d+)$/.exec(values['rate-limit']);
-    if (!m) throw new UsageError('--rate-limit must look like N/MS, e.g. 60/60000');
-    const limit = { limit: Number(m[1]), windowMs: Number(m[2]) };
+    const limit = rateLimitFlag(values['rate-limit']);
     options.rateLimits = { appPublic: limit, appKey: limit, gateway: limit };
   }
   options.forms = forms(values);
@@ -131,7 +132,9 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     ...(values['page-total'] !== undefined ? { total: oneOf('--page-total', values['page-total'], PAGE_TOTALS) } : {}),
     ...(values['page-loop'] ? { loop: true } : {}),
   };
-  const sim = await startSimulator(options);
+  const sim = await startSimulator(options).catch((err: unknown) => {
+    throw listenProblem(err, options) ?? err;
+  });
   process.stdout.write(
     [
       `tesync simulator listening on ${sim.url}`,
@@ -160,10 +163,51 @@ function usableKey(flag: string, variable: string, key: string): string {
   return key;
 }
 
-function int(flag: string, raw: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
+/** The value as given, for a message: quoted, cut short. */
+function shown(raw: string): string {
+  return JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
+}
+
+/**
+ * A whole number in decimal digits, from `min` to `max`. Digits only: Number() would take
+ * '' as 0, '0x10' as 16 and '1e3' as 1000, none of which anyone means as a count or a port.
+ */
+function int(flag: string, raw: string, min: number, max: number, unit?: string): number {
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}${unit ? ` (${unit})` : ''}, not ${shown(raw)}`);
+  }
   return n;
+}
+
+/** A port to listen on that tesync can also reach: Node's fetch will not connect to some. */
+function portFlag(raw: string): number {
+  const port = int('--port', raw, 0, 65535);
+  if (FETCH_BAD_PORTS.has(port)) throw new UsageError(`--port ${port} is one Node's fetch refuses to use: tesync could not reach the simulator there; choose another, or 0 for a free one`);
+  return port;
+}
+
+/** N/MS: N requests per MS milliseconds, each bucket. */
+function rateLimitFlag(raw: string): { limit: number; windowMs: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(raw);
+  const limit = m ? Number(m[1]) : NaN;
+  const windowMs = m ? Number(m[2]) : NaN;
+  if (!(limit >= 1 && limit <= 1_000_000 && windowMs >= 1 && windowMs <= 86_400_000)) {
+    throw new UsageError(`--rate-limit must look like N/MS: N requests (1 to 1000000) per MS milliseconds (1 to 86400000), e.g. 60/60000, not ${shown(raw)}`);
+  }
+  return { limit, windowMs };
+}
+
+/** Pure: a failure to listen that is the flags' doing, as a usage error naming the flag; undefined otherwise. */
+export function listenProblem(err: unknown, options: Pick<SimOptions, 'host' | 'port'>): UsageError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  if (code === 'EADDRINUSE') return new UsageError(`--port ${port} is taken on ${host} (EADDRINUSE): choose another, or 0 for a free one`);
+  if (code === 'EACCES') return new UsageError(`--port ${port} needs privileges this process does not have on ${host} (EACCES): choose one above 1023, or 0 for a free one`);
+  if (code === 'EADDRNOTAVAIL') return new UsageError(`--host ${shown(host)} is not an address of this machine (EADDRNOTAVAIL)`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new UsageError(`--host ${shown(host)} is not a name or address that resolves here (${code})`);
+  return undefined;
 }
 
 interface FormFlags {

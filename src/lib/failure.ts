@@ -8,9 +8,7 @@ import {
   PermanentError,
   ProblemError,
   RateLimitedError,
-  ResponseTooLargeError,
-  UpstreamNetworkError,
-  UpstreamTimeoutError,
+  TransientError,
 } from './errors.ts';
 
 export type FailureStatus = 'failed' | 'invalid' | 'rate_limited' | 'not_found';
@@ -66,9 +64,12 @@ export function judgeFailure(err: unknown): Failure {
   if (isNotFound(err)) return { status: 'not_found', retryable: false, answered: true, ...facts };
   if (err instanceof InvalidResponseError) return { status: 'invalid', retryable: false, ...facts };
   if (err instanceof RateLimitedError) return { status: 'rate_limited', retryable: false, ...facts };
+  // Permanent: a 4xx, an unsafe request, and a connection refused or a port fetch will not
+  // use (src/upstream/connect-errors.ts): the same answer on every try, so one try, at once.
   if (err instanceof PermanentError) return { status: 'failed', retryable: false, ...facts };
   if (err instanceof Error && err.name === 'ZodError') return { status: 'invalid', retryable: false, ...facts };
-  // Upstream transient failures were already retried by the client; what is left is mostly
+  // Upstream transient failures (timeouts, resets, a DNS name or host not reached) were
+  // already retried by the client, and may clear up by the next try; what is left is mostly
   // the warehouse going away for a moment (restart, failover), which a retry can ride out.
   return { status: 'failed', retryable: true, ...facts };
 }
@@ -88,8 +89,21 @@ function failureFacts(err: unknown): FailureFacts {
     facts.path = err.path;
   } else if (err instanceof RateLimitedError) {
     facts.bucket = err.bucket;
-  } else if (err instanceof UpstreamTimeoutError || err instanceof UpstreamNetworkError || err instanceof ResponseTooLargeError) {
-    facts.path = err.path;
+  } else {
+    const path = requestPath(err);
+    if (path !== undefined) facts.path = path;
   }
   return facts;
+}
+
+/**
+ * The request path of one of tesync's own upstream errors (a timeout, a network error, a
+ * refused connection, a body too large: each carries `path`, the path and query without the
+ * host). Only tesync's error classes: another error's `path` (a file's, on a system error)
+ * is not a request's.
+ */
+function requestPath(err: Error): string | undefined {
+  if (!(err instanceof PermanentError || err instanceof TransientError)) return undefined;
+  const path = (err as { path?: unknown }).path;
+  return typeof path === 'string' ? path : undefined;
 }

@@ -12,6 +12,9 @@
 // retried once the block ends, again without spending an attempt; a 5xx without one keeps
 // its backoff.
 //
+// A connection refused, or a port Node's fetch will not use (connect-errors.ts), is permanent:
+// tried once, recorded like any request that got no answer (no HTTP status), and thrown.
+//
 // Redirects are followed here, hop by hop, never by fetch (redirects.ts): each hop goes
 // through the budget and is recorded; the response keeps the path of the route asked for.
 import pRetry from 'p-retry';
@@ -23,6 +26,7 @@ import { backoffDelay } from './backoff.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
 import { jsonBodyHash, textBodyHash } from './hash.ts';
+import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { parseProblem, problemError } from './problem.ts';
 import { readRateLimitHeaders } from './rate-limit-headers.ts';
@@ -167,6 +171,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           maxBytes: config.maxResponseBytes,
           errorBodyMaxBytes: policy.errorBodyMaxBytes,
           signal: req.signal,
+          urlVariable: SOURCE_URL_VARIABLE[route.source],
         });
       } catch (err) {
         await budget.observe(route.bucket, { status: null, sentAtMs: startedAt });

@@ -2,7 +2,10 @@
 // and forward custom headers (our key) on cross-origin redirects, so: one timeout for
 // headers and body together, bytes counted while streaming, redirects never followed here
 // (the client follows the safe ones itself, one recorded request per hop: redirects.ts).
+// A fetch that fails before any response is told apart here (connect-errors.ts): refused or
+// a blocked port (permanent), or unreachable, reset, timed out (transient).
 import { ResponseTooLargeError, UnsafeRequestError, UpstreamNetworkError, UpstreamTimeoutError } from '../lib/errors.ts';
+import { networkReason, permanentConnectError } from './connect-errors.ts';
 
 export interface BoundedRequest {
   url: URL;
@@ -15,6 +18,8 @@ export interface BoundedRequest {
   /** Error bodies are only read this far (they are for diagnostics); the rest is dropped. */
   errorBodyMaxBytes: number;
   signal?: AbortSignal | undefined;
+  /** The variable the base URL came from (`TE_APP_URL`): named by the errors of a connection that failed. */
+  urlVariable?: string | undefined;
 }
 
 export interface BoundedResponse {
@@ -32,13 +37,6 @@ function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
-/** "fetch failed (ECONNRESET)": the message of a fetch/undici error with the cause's code. */
-function networkReason(err: unknown): string {
-  const e = err as { message?: string; cause?: { code?: string; message?: string } };
-  const code = e.cause?.code ?? e.cause?.message;
-  return `${e.message ?? String(err)}${code ? ` (${code})` : ''}`;
-}
-
 export async function boundedGet(req: BoundedRequest): Promise<BoundedResponse> {
   const controller = new AbortController();
   let phase: 'headers' | 'body' = 'headers';
@@ -50,13 +48,19 @@ export async function boundedGet(req: BoundedRequest): Promise<BoundedResponse> 
     if (req.signal?.aborted) throw req.signal.reason;
     if (controller.signal.reason === TIMEOUT) throw new UpstreamTimeoutError(req.path, req.timeoutMs, phase);
     if (err instanceof ResponseTooLargeError) throw err;
+    if (phase === 'headers') {
+      // Refused, or a port fetch will not use: the same answer on every try.
+      const permanent = permanentConnectError(err, req.url, req.path, req.urlVariable);
+      if (permanent) throw permanent;
+    }
     // fetch rejects a request it cannot even send (a bad header value) with a TypeError
     // other than "fetch failed": retrying would not help.
     if (phase === 'headers' && err instanceof TypeError && err.message !== 'fetch failed') {
       // Not err.message: it quotes the offending header value, which may be the key.
       throw new UnsafeRequestError(`GET ${req.path}: the HTTP client refused the request (an invalid header value?)`);
     }
-    throw new UpstreamNetworkError(req.path, phase === 'body' ? `body ended early: ${networkReason(err)}` : networkReason(err));
+    const reason = networkReason(err, req.url);
+    throw new UpstreamNetworkError(req.path, phase === 'body' ? `body ended early: ${reason}` : reason);
   };
 
   try {

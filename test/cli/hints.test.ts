@@ -5,6 +5,7 @@ import type { Config } from '../../src/lib/config.ts';
 import { ProblemError, UpstreamNetworkError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
 import { emptyStats, walkFailure, type WalkFailure } from '../../src/engine/run-stats.ts';
+import { UpstreamBadPortError, UpstreamRefusedError } from '../../src/upstream/connect-errors.ts';
 
 const config = { app: { url: 'http://app.test', apiKey: undefined }, gateway: { url: 'http://gateway.test', apiKey: 'k' } } as Config;
 const hints = (...failures: WalkFailure[]) => failureHints({ ...emptyStats(), failures }, config);
@@ -34,6 +35,26 @@ describe('failureHints', () => {
     expect(hints({ ...net, error: 'something else entirely' })).toEqual(['Could not reach the app host at http://app.test (TE_APP_URL): something else entirely']);
     const slow = walkFailure({ name: 'gateway.screener', source: 'gateway' }, 'screener', judgeFailure(new UpstreamTimeoutError('/v1/screener', 1000, 'headers')));
     expect(hints(slow)[0]).toMatch(/^Could not reach the gateway at http:\/\/gateway\.test \(TE_GATEWAY_URL\): /);
+  });
+
+  it('a refused connection and a blocked port: the cause, the address, the variable, what to do; one line for many resources', () => {
+    const refused = (resource: string) => walkFailure({ name: 'app.tokens', source: 'app' }, resource, judgeFailure(new UpstreamRefusedError(`/api/v1/${resource}`, '127.0.0.1:45433', 'TE_APP_URL')));
+    expect(hints(refused('metrics'), refused('tokens'))).toEqual([
+      'Could not connect to the app host: connection refused by 127.0.0.1:45433 (TE_APP_URL); is it running there, and is TE_APP_URL its base URL?',
+    ]);
+    const blocked = walkFailure({ name: 'gateway.tokens', source: 'gateway' }, 'tokens', judgeFailure(new UpstreamBadPortError('/v1/tokens', 6000, 'TE_GATEWAY_URL')));
+    expect(hints(blocked)).toEqual([
+      "Could not connect to the gateway: port 6000 is one Node's fetch refuses to use (TE_GATEWAY_URL); serve it on another port (or behind a proxy) and point TE_GATEWAY_URL there.",
+    ]);
+    // Chosen by the class, not the words.
+    expect(hints({ ...blocked, error: 'reworded' })[0]).toMatch(/^Could not connect to the gateway: reworded; serve it on another port/);
+  });
+
+  it('unreachable kinds keep "could not reach", with the reason that says which', () => {
+    const dns = walkFailure({ name: 'app.tokens', source: 'app' }, 'metrics', judgeFailure(new UpstreamNetworkError('/api/v1/metrics', 'DNS name not found: app.test (ENOTFOUND)')));
+    expect(hints(dns)).toEqual(['Could not reach the app host at http://app.test (TE_APP_URL): GET /api/v1/metrics: DNS name not found: app.test (ENOTFOUND)']);
+    const slow = walkFailure({ name: 'app.tokens', source: 'app' }, 'metrics', judgeFailure(new UpstreamTimeoutError('/api/v1/metrics', 30_000, 'headers')));
+    expect(hints(slow)[0]).toMatch(/: GET \/api\/v1\/metrics: no complete response within 30000 ms \(timed out waiting for the headers; TE_REQUEST_TIMEOUT_MS\)$/);
   });
 
   it('a 404 on the first routes suggests a base URL with the prefix in it', () => {

@@ -1,6 +1,7 @@
 // `npx tesync sim --port 0`, as a user runs it: it prints where it listens and which keys it
 // accepts, and serves every route of both seeds there until it is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/lib/config.ts';
 import { apiKeyProblem } from '../../src/lib/variables.ts';
@@ -165,6 +166,52 @@ describe('tesync sim', () => {
       expect(r.code, `${flag} ${value}`).toBe(2);
       expect(r.stderr).toContain(flag);
       expect(r.stdout).not.toContain('listening');
+    }
+  });
+
+  it('refuses bad numbers with exit 2 and one line naming the flag: digits only, in range, a port tesync can reach', async () => {
+    const cases: [string, string, RegExp][] = [
+      ['--port', '', /^tesync: --port must be a whole number from 0 to 65535, not ""$/],
+      ['--port', 'abc', /^tesync: --port must be a whole number from 0 to 65535, not "abc"$/],
+      ['--port', '0x10', /^tesync: --port must be a whole number/],
+      ['--port', '70000', /^tesync: --port must be a whole number/],
+      ['--port', '6000', /^tesync: --port 6000 is one Node's fetch refuses to use: tesync could not reach the simulator there/],
+      ['--port', '10080', /^tesync: --port 10080 is one Node's fetch refuses to use/],
+      ['--tokens', '0', /^tesync: --tokens must be a whole number from 1 to 100000, not "0"$/],
+      ['--tokens', '1e2', /^tesync: --tokens must be a whole number/],
+      ['--history-days', '1.5', /^tesync: --history-days must be a whole number/],
+      ['--charts', '-1', /^tesync: --charts must be a whole number from 0 to 100, not "-1"$/],
+      ['--seed', ' 7', /^tesync: --seed must be a whole number/],
+      ['--epoch', 'x', /^tesync: --epoch must be a whole number/],
+      ['--recomputation', '5.5', /^tesync: --recomputation must be a whole number from 0 to 1000000 \(minutes, or eachResponse\)/],
+      ['--latency', '60001', /^tesync: --latency must be a whole number from 0 to 60000/],
+      ['--page-size', '0x3', /^tesync: --page-size must be a whole number/],
+      ['--rate-limit', '0/0', /^tesync: --rate-limit must look like N\/MS: N requests \(1 to 1000000\) per MS milliseconds/],
+      ['--rate-limit', '60/0', /^tesync: --rate-limit must look like N\/MS/],
+      ['--rate-limit', '60', /^tesync: --rate-limit must look like N\/MS/],
+      ['--outage', 'gateway:1e3', /^tesync: --outage SECONDS must be a whole number/],
+      ['--host', '192.0.2.1', /^tesync: --host "192\.0\.2\.1" is not an address of this machine \(EADDRNOTAVAIL\)$/],
+    ];
+    const results = await Promise.all(cases.map(([flag, value]) => runCli(['sim', `${flag}=${value}`], {}, { timeoutMs: 20_000 })));
+    cases.forEach(([flag, value, line], i) => {
+      const r = results[i]!;
+      expect(r.code, `${flag}=${value}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(r.stderr.trimEnd().split('\n'), `${flag}=${value}`).toHaveLength(1);
+      expect(r.stderr.trimEnd(), `${flag}=${value}`).toMatch(line);
+      expect(r.stdout).not.toContain('listening');
+    });
+  });
+
+  it('a port already taken: exit 2, naming --port and what to do', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const r = await runCli(['sim', '--port', String(port)], {}, { timeoutMs: 20_000 });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trimEnd()).toBe(`tesync: --port ${port} is taken on 127.0.0.1 (EADDRINUSE): choose another, or 0 for a free one`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
     }
   });
 });

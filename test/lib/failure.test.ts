@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidResponseError, NotUnderstoodError, ProblemError, RateLimitedError, UpstreamNetworkError, UpstreamServerError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
+import { UpstreamBadPortError, UpstreamRefusedError } from '../../src/upstream/connect-errors.ts';
 
 const problem = (status: number, code: string | undefined) =>
   new ProblemError({ status, code, type: undefined, title: 'Not Found', detail: undefined, instance: undefined, scope: undefined, requestId: undefined, extensions: {}, path: '/x' });
@@ -57,5 +58,37 @@ describe('judgeFailure records the failure as data', () => {
     expect(judgeFailure(new NotUnderstoodError('two rows for one key'))).toMatchObject({ status: 'invalid', type: 'NotUnderstoodError' });
     expect(judgeFailure(new Error('connection terminated'))).toMatchObject({ status: 'failed', retryable: true, type: 'Error', message: 'Error: connection terminated' });
     expect(judgeFailure('thrown string')).toMatchObject({ status: 'failed', type: 'unknown', message: 'thrown string' });
+  });
+});
+
+describe('judgeFailure of a request that got no answer, by kind', () => {
+  // Shaped as the upstream client throws them (src/upstream/http.ts, connect-errors.ts).
+  const refused = new UpstreamRefusedError('/api/v1/metrics', '127.0.0.1:45433', 'TE_APP_URL');
+  const badPort = new UpstreamBadPortError('/v1/tokens', 6000, 'TE_GATEWAY_URL');
+
+  it.each([
+    ['connection refused', refused, 'UpstreamRefusedError', '/api/v1/metrics', 'UpstreamRefusedError: connection refused by 127.0.0.1:45433 (TE_APP_URL)'],
+    ['a port fetch will not use', badPort, 'UpstreamBadPortError', '/v1/tokens', "UpstreamBadPortError: port 6000 is one Node's fetch refuses to use (TE_GATEWAY_URL)"],
+  ])('%s: failed, not retried (the same answer every time), with its path and message', (_, err, type, path, message) => {
+    expect(judgeFailure(err)).toEqual({ status: 'failed', retryable: false, type, path, message });
+  });
+
+  it.each([
+    ['DNS name not found', new UpstreamNetworkError('/api/v1/metrics', 'DNS name not found: api.example.test (ENOTFOUND)')],
+    ['DNS lookup failed for now', new UpstreamNetworkError('/api/v1/metrics', 'DNS lookup of api.example.test failed for now (EAI_AGAIN)')],
+    ['host unreachable', new UpstreamNetworkError('/api/v1/metrics', 'host unreachable: 10.0.0.7:80 (EHOSTUNREACH)')],
+    ['network unreachable', new UpstreamNetworkError('/api/v1/metrics', 'network unreachable: 10.0.0.7:80 (ENETUNREACH)')],
+    ['connect timed out', new UpstreamNetworkError('/api/v1/metrics', 'timed out connecting to 10.0.0.7:80 (UND_ERR_CONNECT_TIMEOUT)')],
+    ['connection reset', new UpstreamNetworkError('/api/v1/metrics', 'connection reset by 10.0.0.7:80 (ECONNRESET)')],
+    ['no complete response in time', new UpstreamTimeoutError('/api/v1/metrics', 30_000, 'headers')],
+  ])('%s: failed, retryable (it may clear up), the reason in the message', (_, err) => {
+    const f = judgeFailure(err);
+    expect(f).toMatchObject({ status: 'failed', retryable: true, type: err.name, path: '/api/v1/metrics', message: `${err.name}: ${err.message}` });
+    expect(f.httpStatus).toBeUndefined();
+  });
+
+  it("another error's path (a file's) is not taken for a request's", () => {
+    const fsError = Object.assign(new Error("ENOENT: no such file or directory, open '/tmp/x'"), { code: 'ENOENT', path: '/tmp/x' });
+    expect(judgeFailure(fsError).path).toBeUndefined();
   });
 });
