@@ -14,7 +14,7 @@ Commands:
   migrate                 apply the warehouse migrations (idempotent)
   sync [--source S] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--force]
                           one full walk of the configured sources, in this process
-  status [--json] [--max-age HOURS]
+  status [--json] [--wide] [--max-age HOURS] [--max-unconfirmed HOURS]
                           freshness per source and resource group (exit 1 when stale)
   sql                     keep the embedded warehouse up; print its URL for psql and BI tools
   worker [--force]        run scheduled walks and queued jobs (BullMQ on REDIS_URL) until SIGTERM

@@ -1,8 +1,12 @@
 // What `tesync status` reports: per source and resource group, how old the data is and when
 // tesync last confirmed it (from the view analytics.data_age, the one place that aggregates
 // it), the statuses and failures (from sync.resource_state), the tables' sizes, and the last
-// runs from sync.runs.
+// runs from sync.runs. Beside them, what the health checks judge, resource by resource: a
+// group is as old as its oldest listed token's data (a newest-of-the-group figure hides the
+// one token that stopped advancing), and a token its list no longer lists leaves the checks.
 import { sql } from 'drizzle-orm';
+import { tokens as appTokens } from '../schema/warehouse/app.ts';
+import { gatewayTokens } from '../schema/warehouse/gateway.ts';
 import type { Warehouse } from './connection.ts';
 import { readTableSizes, type TableSizes } from './table-sizes.ts';
 
@@ -31,7 +35,52 @@ export interface GroupStatus {
   failures: FailureCount[];
   /** For people; the counts above are what to group by. */
   lastError: string | null;
+  /** What the health checks judge, resource by resource. */
+  checks: GroupChecks;
 }
+
+/**
+ * The group's resources as the checks see them: the active ones, less the resources of tokens
+ * their list no longer lists (`delisted_at`) and those in UNCHECKED_STATUSES.
+ */
+export interface GroupChecks {
+  /** Resources judged. */
+  checked: number;
+  /** Resources of delisted tokens: counted in the group's figures, left out of the checks. */
+  delisted: number;
+  /** The judged resource with the oldest data (what --max-age judges); null when none has a data time. */
+  oldestData: OldestData | null;
+  /** The judged resource tesync confirmed least recently, a never-confirmed one first (`at` null); null when none is judged. */
+  leastConfirmed: ResourceTime | null;
+  /** The least recent confirmation of a judged resource that has one. */
+  stalestConfirmedAt: Date | null;
+  /** Judged resources tesync never confirmed. */
+  neverConfirmed: number;
+}
+
+export type DataClock = 'newest history point' | 'upstream asOf';
+
+export interface ResourceTime {
+  resource: string;
+  /** The token the resource belongs to (`token/<slug>/...`); null for a resource of no token. */
+  token: string | null;
+  at: Date | null;
+}
+
+export interface OldestData extends ResourceTime {
+  at: Date;
+  /** Its newest history point where it has one (history groups), else upstream's asOf. */
+  clock: DataClock;
+  /** When tesync last confirmed this resource. */
+  confirmedAt: Date | null;
+}
+
+/**
+ * Statuses whose resources leave the checks: upstream said the resource does not exist
+ * (`not_found`: not asked again until its list changes), or tesync skips it by configuration
+ * (`skipped`: bundles without an app key). Neither is ever confirmed again as it stands.
+ */
+export const UNCHECKED_STATUSES = ['not_found', 'skipped'] as const;
 
 export interface FailureCount {
   status: string;
@@ -77,9 +126,11 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
     where active and status in ('failed', 'invalid', 'rate_limited')
     group by 1, 2, 3, 4, 5, 6
     order by n desc, 3, 4, 5, 6`);
+  const checks = await readChecks(w);
   const same = (a: Record<string, unknown>, b: Record<string, unknown>) => a.source === b.source && a.grp === b.grp;
   const groups = ages.map((r): GroupStatus => {
     const agg = aggregates.find((a) => same(a, r));
+    const c = checks.find((x) => same(x, r));
     return {
       source: String(r.source),
       group: String(r.grp),
@@ -98,6 +149,7 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
         .filter((c) => same(c, r))
         .map((c) => ({ status: c.status, type: c.error_type, code: c.error_code, httpStatus: c.http_status === null ? null : Number(c.http_status), resources: Number(c.n) })),
       lastError: (agg?.last_error as string | null | undefined) ?? null,
+      checks: groupChecks(c),
     };
   });
   const runs = (await w.query<Record<string, unknown>>(sql`select id, trigger, status, started_at, finished_at from sync.runs order by started_at desc limit 5`)).map((r) => ({
@@ -108,4 +160,69 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
     finishedAt: asDate(r.finished_at),
   }));
   return { groups, runs, sizes: await readTableSizes(w) };
+}
+
+const tokenOf = (resource: string): string | null => (resource.startsWith('token/') ? (resource.split('/')[1] ?? null) : null);
+
+/** Pure: a group's row of readChecks as its GroupChecks. */
+function groupChecks(c: Record<string, unknown> | undefined): GroupChecks {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const oldest = text(c?.oldest_resource);
+  const least = text(c?.least_resource);
+  return {
+    checked: Number(c?.checked ?? 0),
+    delisted: Number(c?.delisted ?? 0),
+    oldestData:
+      oldest === null
+        ? null
+        : { resource: oldest, token: tokenOf(oldest), at: asDate(c!.oldest_at)!, clock: c!.oldest_is_point === true ? 'newest history point' : 'upstream asOf', confirmedAt: asDate(c!.oldest_confirmed_at) },
+    leastConfirmed: least === null ? null : { resource: least, token: tokenOf(least), at: asDate(c!.least_at) },
+    stalestConfirmedAt: asDate(c?.stalest_confirmed_at),
+    neverConfirmed: Number(c?.never_confirmed ?? 0),
+  };
+}
+
+/**
+ * Per group, what the checks judge. A token resource (`token/<slug>/...`) of a slug its
+ * source's token list has delisted is left out; so are the statuses in UNCHECKED_STATUSES.
+ * A resource's data time is its newest history point where it has one, else upstream's asOf.
+ */
+async function readChecks(w: Warehouse): Promise<Record<string, unknown>[]> {
+  const unchecked = sql.join(
+    UNCHECKED_STATUSES.map((s) => sql`${s}`),
+    sql`, `,
+  );
+  // Each source's token list is its tokens table: a slug delisted there is delisted for every
+  // resource of that source under `token/<slug>/`.
+  return w.query<Record<string, unknown>>(sql`
+    with delisted as (
+      select 'app' as source, slug from ${appTokens} where delisted_at is not null
+      union all
+      select 'gateway', slug from ${gatewayTokens} where delisted_at is not null
+    ), r as (
+      select s.source, coalesce(s.kind, 'other') as grp, s.resource, s.status, s.verified_at,
+        case when s.details->>'lastTs' ~ '^\\d{4}-' then (s.details->>'lastTs')::timestamptz end as point_at,
+        s.as_of,
+        exists (
+          select 1 from delisted d
+          where s.resource like 'token/%' and d.source = s.source and d.slug = split_part(s.resource, '/', 2)
+        ) as gone
+      from sync.resource_state s
+      where s.active
+    ), c as (
+      select r.*, coalesce(point_at, as_of) as data_at, not gone and status not in (${unchecked}) as judged from r
+    )
+    select source, grp,
+      count(*) filter (where gone)::int as delisted,
+      count(*) filter (where judged)::int as checked,
+      count(*) filter (where judged and verified_at is null)::int as never_confirmed,
+      (array_agg(resource order by data_at, resource) filter (where judged and data_at is not null))[1] as oldest_resource,
+      (array_agg(data_at order by data_at, resource) filter (where judged and data_at is not null))[1] as oldest_at,
+      (array_agg(point_at is not null order by data_at, resource) filter (where judged and data_at is not null))[1] as oldest_is_point,
+      (array_agg(verified_at order by data_at, resource) filter (where judged and data_at is not null))[1] as oldest_confirmed_at,
+      (array_agg(resource order by verified_at nulls first, resource) filter (where judged))[1] as least_resource,
+      (array_agg(verified_at order by verified_at nulls first, resource) filter (where judged))[1] as least_at,
+      min(verified_at) filter (where judged) as stalest_confirmed_at
+    from c
+    group by source, grp`);
 }

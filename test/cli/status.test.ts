@@ -4,14 +4,24 @@
 // simulator: data months old and marked stale fails `--max-age 24` and says why; data of
 // today passes.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { formatCause, formatSizes, formatStatus, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../../src/cli/status.ts';
-import type { GroupStatus } from '../../src/store/status.ts';
+import { overMaxAge, overMaxUnconfirmed, type OverLimit } from '../../src/cli/status.ts';
+import { formatCause, formatSizes, formatStatus } from '../../src/cli/status-format.ts';
+import type { GroupChecks, GroupStatus } from '../../src/store/status.ts';
 import { ANCHOR_DATE } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey } from '../helpers/services.ts';
 
 const now = new Date('2026-11-24T12:00:00Z');
+const checks = (over: Partial<GroupChecks> = {}): GroupChecks => ({
+  checked: 5,
+  delisted: 0,
+  oldestData: { resource: 'token/aave/chart/tvl', token: 'aave', at: new Date('2026-11-24T00:00:00Z'), clock: 'upstream asOf', confirmedAt: new Date('2026-11-24T11:00:00Z') },
+  leastConfirmed: { resource: 'token/aave/chart/tvl', token: 'aave', at: new Date('2026-11-24T10:00:00Z') },
+  stalestConfirmedAt: new Date('2026-11-24T10:00:00Z'),
+  neverConfirmed: 0,
+  ...over,
+});
 const group = (over: Partial<GroupStatus>): GroupStatus => ({
   source: 'gateway',
   group: 'charts',
@@ -28,6 +38,7 @@ const group = (over: Partial<GroupStatus>): GroupStatus => ({
   statuses: { ok: 2, failed: 3 },
   failures: [],
   lastError: null,
+  checks: checks(),
   ...over,
 });
 
@@ -41,7 +52,7 @@ describe('formatStatus', () => {
       lastError: 'ProblemError: GET /v1/x failed with 403 missing_scope',
     });
     const text = formatStatus('postgres://db', [g, group({ source: 'app', group: 'tokens', failing: 0, statuses: { ok: 5 } })], [], now);
-    expect(text).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream says\s+confirmed/);
+    expect(text).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream\s+confirmed/);
     expect(text).toContain('Failing resources by cause:\n  gateway.charts: 2 failed ProblemError 403 missing_scope, 1 failed UpstreamTimeoutError\n');
     expect(text).not.toContain('app.tokens:');
   });
@@ -54,9 +65,20 @@ describe('formatStatus', () => {
     expect(formatCause({ status: 'invalid', type: null, code: null, httpStatus: null, resources: 4 })).toBe('4 invalid unknown error');
   });
 
-  it('shows the data time, marking the newest history point, its age, the verdict and the confirmation', () => {
-    const text = formatStatus('postgres://db', [group({ group: 'history', newestPointAt: new Date('2026-06-30T00:00:00Z'), freshness: 'stale 5', unconfirmed: 1 })], [], now);
-    expect(text).toMatch(/^gateway\s+history\s+5\s+2026-06-30 00:00\*\s+147\.5d\s+stale 5\s+2\.0h, 1 never\s+failed 3, ok 2$/m);
+  it('shows the oldest data time, marking a newest history point, its age, the verdict and the confirmation', () => {
+    const history = group({
+      group: 'history',
+      freshness: 'stale 5',
+      checks: checks({ oldestData: { resource: 'token/aave/history', token: 'aave', at: new Date('2026-06-30T00:00:00Z'), clock: 'newest history point', confirmedAt: null }, neverConfirmed: 1 }),
+    });
+    expect(formatStatus('postgres://db', [history], [], now)).toMatch(/^gateway\s+history\s+5\s+2026-06-30 00:00\*\s+147\.5d\s+stale 5\s+2\.0h, 1 never\s+failed 3, ok 2$/m);
+    // At 80 columns: the day only, the count left to the statuses.
+    expect(formatStatus('postgres://db', [history], [], now, { width: 80 })).toMatch(/^gateway\.history\s+2026-06-30\*\s+147\.5d\s+2\.0h, 1 never\s+stale 5\s+failed 3, ok 2$/m);
+  });
+
+  it('counts the resources of delisted tokens in the statuses', () => {
+    const text = formatStatus('postgres://db', [group({ statuses: { ok: 5 }, checks: checks({ checked: 4, delisted: 1 }) })], [], now, { width: 80 });
+    expect(text).toMatch(/ ok 5, 1 delisted$/m);
   });
 
   it('an empty warehouse fails a check, and says so only when one was asked for', () => {
@@ -86,33 +108,49 @@ describe('formatStatus', () => {
 });
 
 describe('the checks', () => {
-  it('--max-age judges the data time, not when tesync last confirmed it', () => {
-    const old = group({ group: 'history', newestPointAt: new Date('2026-06-30T00:00:00Z'), dataAsOf: new Date('2026-06-30T06:00:00Z'), freshness: 'stale 5', lastConfirmedAt: new Date('2026-11-24T11:59:00Z') });
+  const historyChecks = (at: string, confirmedAt = '2026-11-24T11:59:00Z') =>
+    checks({ oldestData: { resource: 'token/ferrous/history', token: 'ferrous', at: new Date(at), clock: 'newest history point', confirmedAt: new Date(confirmedAt) } });
+
+  it('--max-age judges the oldest data by its own clock, names its token, and not when tesync last confirmed it', () => {
+    const old = group({ group: 'history', freshness: 'stale 5', lastConfirmedAt: new Date('2026-11-24T11:59:00Z'), checks: historyChecks('2026-06-30T00:00:00Z') });
     const [o] = overMaxAge([old, group({})], now, 24);
-    expect(o).toMatchObject({ source: 'gateway', group: 'history', clock: 'newest history point' });
+    expect(o).toMatchObject({ source: 'gateway', group: 'history', clock: 'newest history point', resource: 'token/ferrous/history', token: 'ferrous' });
     expect(o!.reason).toBe(
-      'gateway.history: data 147.5d old by the newest history point, 2026-06-30 00:00 UTC (more than --max-age 24h); upstream says stale 5; tesync last confirmed it 60s ago',
+      'gateway.history: data of token ferrous is 147.5d old by its newest history point, 2026-06-30 00:00 UTC (more than --max-age 24h); upstream says stale 5; tesync last confirmed it 60s ago',
     );
-    expect(overMaxAge([group({ dataAsOf: new Date('2026-11-22T00:00:00Z'), freshness: null })], now, 24)[0]!.reason).toMatch(
-      /^gateway\.charts: data 2\.5d old by upstream's asOf, 2026-11-22 00:00 UTC \(more than --max-age 24h\); upstream gives no freshness verdict;/,
+    const chart = checks({ oldestData: { resource: 'token/aave/chart/tvl', token: 'aave', at: new Date('2026-11-22T00:00:00Z'), clock: 'upstream asOf', confirmedAt: null } });
+    expect(overMaxAge([group({ freshness: null, checks: chart })], now, 24)[0]!.reason).toMatch(
+      /^gateway\.charts: data of token aave \(token\/aave\/chart\/tvl\) is 2\.5d old by upstream's asOf, 2026-11-22 00:00 UTC \(more than --max-age 24h\); upstream gives no freshness verdict; tesync last confirmed it never$/,
     );
+    const screener = checks({ oldestData: { resource: 'screener', token: null, at: new Date('2026-11-22T00:00:00Z'), clock: 'upstream asOf', confirmedAt: null } });
+    expect(overMaxAge([group({ group: 'screener', checks: screener })], now, 24)[0]!.reason).toMatch(/^gateway\.screener: data is 2\.5d old by upstream's asOf/);
     expect(overMaxAge([group({})], now, 24)).toEqual([]);
   });
 
-  it('a group upstream gives no data time is judged by when tesync last confirmed it', () => {
-    const contract = group({ group: 'contract', dataAsOf: null, freshness: null });
-    expect(overMaxAge([contract], now, 24)).toEqual([]);
-    const [o] = overMaxAge([{ ...contract, lastConfirmedAt: new Date('2026-11-23T06:00:00Z') }], now, 24);
-    expect(o).toMatchObject({ clock: 'last confirmed', ageHours: 30 });
-    expect(o!.reason).toBe('gateway.contract: upstream gives no data time; judged by when tesync last confirmed it: 30.0h ago (more than --max-age 24h)');
-    expect(overMaxAge([{ ...contract, lastConfirmedAt: null }], now, 24)[0]!.reason).toMatch(/confirmed it: never \(more than/);
+  it('a group whose resources are all delisted, not found or skipped has nothing to judge', () => {
+    const gone = group({ checks: checks({ checked: 0, delisted: 5, oldestData: null, leastConfirmed: null, stalestConfirmedAt: null }) });
+    expect(overMaxAge([gone], now, 24)).toEqual([]);
+    expect(overMaxUnconfirmed([gone], now, 24)).toEqual([]);
   });
 
-  it('--max-unconfirmed judges tesync\'s clock, and a resource never confirmed', () => {
-    const old = group({ dataAsOf: new Date('2026-01-01T00:00:00Z') });
+  it('a group upstream gives no data time is judged by when tesync last confirmed it', () => {
+    const contract = (at: Date | null) =>
+      group({ group: 'contract', dataAsOf: null, freshness: null, checks: checks({ checked: 1, oldestData: null, leastConfirmed: { resource: 'openapi', token: null, at }, neverConfirmed: at ? 0 : 1 }) });
+    expect(overMaxAge([contract(new Date('2026-11-24T11:00:00Z'))], now, 24)).toEqual([]);
+    const [o] = overMaxAge([contract(new Date('2026-11-23T06:00:00Z'))], now, 24);
+    expect(o).toMatchObject({ clock: 'last confirmed', ageHours: 30, resource: 'openapi' });
+    expect(o!.reason).toBe('gateway.contract: upstream gives no data time; judged by when tesync last confirmed openapi: 30.0h ago (more than --max-age 24h)');
+    expect(overMaxAge([contract(null)], now, 24)[0]!.reason).toMatch(/confirmed openapi: never \(more than/);
+  });
+
+  it("--max-unconfirmed judges tesync's clock, and names the resource least recently confirmed, or never", () => {
+    const old = group({ checks: checks({ oldestData: { resource: 'token/aave/chart/tvl', token: 'aave', at: new Date('2026-01-01T00:00:00Z'), clock: 'upstream asOf', confirmedAt: null } }) });
     expect(overMaxUnconfirmed([old], now, 24)).toEqual([]);
-    expect(overMaxUnconfirmed([old], now, 1)[0]!.reason).toBe('gateway.charts: the least recently confirmed resource was confirmed by tesync 2.0h ago (more than --max-unconfirmed 1h)');
-    expect(overMaxUnconfirmed([group({ unconfirmed: 2 })], now, 24)[0]!.reason).toBe('gateway.charts: 2 of 5 resources never confirmed by tesync');
+    const [o] = overMaxUnconfirmed([old], now, 1);
+    expect(o).toMatchObject({ resource: 'token/aave/chart/tvl', token: 'aave', ageHours: 2 });
+    expect(o!.reason).toBe('gateway.charts: token/aave/chart/tvl, the least recently confirmed resource, was confirmed by tesync 2.0h ago (more than --max-unconfirmed 1h)');
+    const never = checks({ neverConfirmed: 2, leastConfirmed: { resource: 'token/zeta/chart/tvl', token: 'zeta', at: null } });
+    expect(overMaxUnconfirmed([group({ checks: never })], now, 24)[0]!.reason).toBe('gateway.charts: never confirmed by tesync: token/zeta/chart/tvl and 1 more (2 of 5 resources)');
   });
 });
 
@@ -141,12 +179,12 @@ describe('tesync status on warehouses synced from the simulator', () => {
   }, 180_000);
 
   it('data months old and marked stale: --max-age 24 exits 1 and says which group, how old, by which clock', async () => {
-    const r = await runCli(['status', '--max-age', '24'], envOf(old));
+    const r = await runCli(['status', '--wide', '--max-age', '24'], envOf(old));
     expect(r.code, r.stderr).toBe(1);
     const days = (Date.now() - Date.parse(`${ANCHOR_DATE}T00:00:00Z`)) / 86_400_000;
     expect(days).toBeGreaterThan(30);
     // The table: data time, its age, upstream's verdict, when tesync confirmed it.
-    expect(r.stdout).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream says\s+confirmed\s+statuses/);
+    expect(r.stdout).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream\s+confirmed\s+statuses/);
     expect(r.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${ANCHOR_DATE} 00:00\\*\\s+\\d+\\.\\dd\\s+stale \\d+\\s+\\d+s\\s+ok \\d+`, 'm'));
     // A screener has no verdict of its own: its rows' verdicts, counted.
     expect(r.stdout).toMatch(new RegExp(`^gateway\\s+screener\\s+1\\s+${ANCHOR_DATE} 00:00\\s+\\d+\\.\\dd\\s+stale \\d+\\s+\\d+s`, 'm'));
@@ -155,9 +193,10 @@ describe('tesync status on warehouses synced from the simulator', () => {
     // Every group but the OpenAPI document (no data time; confirmed seconds ago).
     expect(r.stdout).toMatch(/^Over the limit: 14 of 15 groups$/m);
     expect(r.stdout).toMatch(
-      new RegExp(`^ {2}app\\.history: data \\d+\\.\\dd old by the newest history point, ${ANCHOR_DATE} 00:00 UTC \\(more than --max-age 24h\\); upstream says stale \\d+; tesync last confirmed it \\d+s ago$`, 'm'),
+      new RegExp(`^ {2}app\\.history: data of token [a-z-]+ is \\d+\\.\\dd old by its newest history point, ${ANCHOR_DATE} 00:00 UTC \\(more than --max-age 24h\\); upstream says stale \\d+; tesync last confirmed it \\d+s ago$`, 'm'),
     );
-    expect(r.stdout).toMatch(new RegExp(`^ {2}gateway\\.screener: data \\d+\\.\\dd old by upstream's asOf, ${ANCHOR_DATE} 00:00 UTC`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^ {2}gateway\\.screener: data is \\d+\\.\\dd old by upstream's asOf, ${ANCHOR_DATE} 00:00 UTC`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^ {2}gateway\\.history: data of token [a-z-]+ \\(token/[a-z-]+/history/\\w+\\) is \\d+\\.\\dd old`, 'm'));
     expect(r.stdout).not.toMatch(/^ {2}gateway\.contract:/m);
     // Sizes as sizes, labelled.
     expect(r.stdout).toContain('Table sizes (rows: counted, or ~ estimated by Postgres for tables over 8.0 MB; on disk: with indexes and TOAST):');
@@ -186,7 +225,7 @@ describe('tesync status on warehouses synced from the simulator', () => {
     expect(history.freshness).toMatch(/^stale \d+$/);
     expect(Date.now() - Date.parse(history.lastConfirmedAt)).toBeLessThan(10 * 60_000);
     const over = j.overLimit.find((o) => o.group === 'history' && o.source === 'app')!;
-    expect(over).toMatchObject({ clock: 'newest history point', at: `${ANCHOR_DATE}T00:00:00.000Z` });
+    expect(over).toMatchObject({ clock: 'newest history point', at: `${ANCHOR_DATE}T00:00:00.000Z`, resource: expect.stringMatching(/^token\/[a-z-]+\/history$/), token: expect.any(String) });
     expect(over.ageHours).toBeGreaterThan(30 * 24);
     const metricHistory = j.sizes.tables.find((t) => t.table === 'app.metric_history')!;
     expect(metricHistory.exact).toBe(true);
@@ -198,7 +237,9 @@ describe('tesync status on warehouses synced from the simulator', () => {
   it('data of today, marked fresh: --max-age 24 exits 0', async () => {
     const r = await runCli(['status', '--max-age', '24'], envOf(fresh));
     expect(r.code, r.stdout).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${today} 00:00\\*\\s+[\\d.]+[smh]\\s+fresh \\d+`, 'm'));
+    // Not a terminal: 80 columns, the day only.
+    expect(r.stdout).toMatch(new RegExp(`^app\\.history\\s+${today}\\*\\s+[\\d.]+[smh]\\s+\\d+s\\s+fresh \\d+\\s+ok \\d+$`, 'm'));
+    for (const line of r.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(r.stdout).not.toContain('Over the limit');
     console.info(r.stdout);
   });

@@ -7,7 +7,7 @@
 // made by the database from `T` itself (src/store/sql/history.sql, run for each table listed
 // here), so a table declared in app.ts or gateway.ts is versioned with no other edit.
 import { is } from 'drizzle-orm';
-import { PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import * as app from './app.ts';
 import * as gateway from './gateway.ts';
 
@@ -32,7 +32,14 @@ export const DAILY_ARCHIVES: readonly DailyArchive[] = [
 /** Every table the declaration modules export, the daily archives aside. Pure. */
 export function versionedTables(...modules: readonly Record<string, unknown>[]): PgTable[] {
   const tables = new Set(modules.flatMap((m) => Object.values(m).filter((v): v is PgTable => is(v, PgTable))));
-  return [...tables].filter((t) => !DAILY_ARCHIVES.some((a) => a.archive === t));
+  // In name order: module namespaces list their exports in an order that depends on the
+  // loader (sorted under Node, as declared under vitest), and history.sql's fingerprint must not.
+  return [...tables].filter((t) => !DAILY_ARCHIVES.some((a) => a.archive === t)).sort((a, b) => qualifiedName(a).localeCompare(qualifiedName(b)));
+}
+
+function qualifiedName(t: PgTable): string {
+  const c = getTableConfig(t);
+  return `${c.schema ?? 'public'}.${c.name}`;
 }
 
 /** The tables whose versions are kept: every table of `app` and `gateway` but the daily archives. */
