@@ -1,6 +1,7 @@
 // One walk in this process: the wiring shared by `tesync sync` and `tesync demo`.
 // Part of the composition root: the one place that builds clients and hands them to jobs.
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../resources/index.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -110,6 +111,8 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     if (r.rateLimitRemaining !== undefined && r.rateLimitRemaining > (t.maxRemaining ?? -1)) t.maxRemaining = r.rateLimitRemaining;
   });
   const client = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
+  // Every request and budget wait of the walk listens to this one signal.
+  if (req.signal) setMaxListeners(0, req.signal);
   const upstream = req.signal ? withSignal(client, req.signal) : client;
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);

@@ -63,10 +63,12 @@ describe('the embedded server when another process takes its port', () => {
     const first = racer(1);
     const a = await acquireEmbeddedServer(folder.dir, { beforeStart: first.beforeStart });
     try {
-      expect(first.tried).toHaveLength(2);
-      expect(first.tried[1]).not.toBe(first.tried[0]);
-      expect(savedPort(folder.dir)).toBe(first.tried[1]);
-      expect(a.url).toContain(`@127.0.0.1:${first.tried[1]}/`);
+      // At least two ports: other test files start servers from 5433 up at the same time, and
+      // may take the next one too. It answers on the last it tried, and saved that one.
+      expect(first.tried.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(first.tried).size).toBe(first.tried.length);
+      expect(savedPort(folder.dir)).toBe(first.tried.at(-1));
+      expect(a.url).toContain(`@127.0.0.1:${first.tried.at(-1)}/`);
       expect(await answers(a)).toBe('tesync');
     } finally {
       await a.release();
@@ -77,9 +79,9 @@ describe('the embedded server when another process takes its port', () => {
     const later = racer(1);
     const b = await acquireEmbeddedServer(folder.dir, { beforeStart: later.beforeStart });
     try {
-      expect(later.tried[0]).toBe(first.tried[1]);
-      expect(later.tried).toHaveLength(2);
-      expect(savedPort(folder.dir)).toBe(later.tried[1]);
+      expect(later.tried[0]).toBe(first.tried.at(-1));
+      expect(later.tried.length).toBeGreaterThanOrEqual(2);
+      expect(savedPort(folder.dir)).toBe(later.tried.at(-1));
       expect(await answers(b)).toBe('tesync');
     } finally {
       await b.release();
