@@ -133,3 +133,45 @@ describe('demo with lists in pages', () => {
     }
   }, 180_000);
 });
+
+describe('two demos at once on one TE_DATA_DIR', () => {
+  let folder: TempFolder;
+  afterAll(async () => {
+    await folder?.cleanup();
+  });
+
+  it('the second waits for the first (the sync lock), then fetches only what changed; the runs never overlap', async () => {
+    folder = await embeddedFolder('tesync-demo-twice');
+    const cwd = folder.dir;
+    const both = await Promise.all([0, 1].map(() => runCli(['demo', '--tokens', '4'], {}, { cwd, timeoutMs: 120_000 })));
+    for (const r of both) expect(r.code, r.stderr).toBe(0);
+    const waited = both.filter((r) => /^tesync: waiting: another tesync sync is walking /m.test(r.stderr));
+    expect(waited, both.map((r) => r.stderr).join('\n---\n')).toHaveLength(1);
+    const other = both.find((r) => r !== waited[0])!;
+    expect(requestsOf(waited[0]!.stdout)).toBeLessThan(requestsOf(other.stdout) / 5);
+
+    const sql = spawn(process.execPath, [BIN, 'sql'], { cwd, env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        sql.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /postgres:\/\/[^\s"'`]+/.exec(out);
+          if (m) resolve(m[0]);
+        });
+        sql.on('exit', () => reject(new Error(`tesync sql exited: ${out}`)));
+      });
+      const client = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const runs = await client<{ started_at: Date; finished_at: Date; status: string }[]>`select started_at, finished_at, status from sync.runs where trigger = 'demo' order by started_at`;
+        expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+        expect(runs[1]!.started_at.getTime()).toBeGreaterThanOrEqual(runs[0]!.finished_at.getTime());
+      } finally {
+        await client.end();
+      }
+    } finally {
+      sql.kill('SIGINT');
+      await new Promise((resolve) => sql.once('exit', resolve));
+    }
+  }, 180_000);
+});
