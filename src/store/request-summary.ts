@@ -1,5 +1,6 @@
 // The request figures of a run, for sync.runs.stats, whichever runner ran it.
 import { sql } from 'drizzle-orm';
+import { STOPPED_REQUEST } from '../upstream/client.ts';
 import type { Warehouse } from './connection.ts';
 
 export interface RequestSummary {
@@ -68,7 +69,8 @@ export function describeKeyRefusal(r: KeyRefusal): string {
 
 export async function summarizeRunRequests(warehouse: Warehouse, runId: string): Promise<RequestSummary> {
   const rows = await warehouse.query<{ status: string; n: string }>(
-    sql`select coalesce(http_status::text, 'network') as status, count(*)::text as n from sync.requests where run_id = ${runId} group by 1`,
+    sql`select coalesce(http_status::text, case when starts_with(error, ${STOPPED_REQUEST}) then 'stopped' else 'network' end) as status, count(*)::text as n
+        from sync.requests where run_id = ${runId} group by 1`,
   );
   const byStatus = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   const total = Object.values(byStatus).reduce((a, b) => a + b, 0);

@@ -35,6 +35,8 @@ import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
 import { isFollowedRedirect, nextHop, redirectRefused, targetHost } from './redirects.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
+/** How `sync.requests.error` begins for a request cut short because its walk stopped. */
+export const STOPPED_REQUEST = 'stopped: ';
 export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
 
 export interface UpstreamOptions {
@@ -175,7 +177,9 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         });
       } catch (err) {
         await budget.observe(route.bucket, { status: null, sentAtMs: startedAt });
-        recorder.request({ ...base(attemptNumber, startedAt, targetPath), httpStatus: null, error: (err as Error).message });
+        // A request its walk stopped (an interrupt, a shutdown) is no fault of the network's.
+        const error = req.signal?.aborted ? `${STOPPED_REQUEST}${(err as Error).message}` : (err as Error).message;
+        recorder.request({ ...base(attemptNumber, startedAt, targetPath), httpStatus: null, error });
         throw err;
       }
       const receivedAt = now();

@@ -1,5 +1,6 @@
 // Decorators that count what passes through the budget and the request recorder.
 import type { RateBudget } from '../../upstream/budget.ts';
+import { STOPPED_REQUEST } from '../../upstream/client.ts';
 import type { RequestRecorder } from '../../upstream/recorder.ts';
 import type { WorkerMetrics } from './metrics.ts';
 
@@ -21,7 +22,8 @@ export function countingBudget(inner: RateBudget, m: WorkerMetrics): RateBudget 
 export function countingRecorder(inner: RequestRecorder, m: WorkerMetrics): RequestRecorder {
   return {
     request(r) {
-      m.requests.inc({ source: r.source, bucket: r.bucket, status: r.httpStatus === null ? 'network' : String(r.httpStatus) });
+      const status = r.httpStatus !== null ? String(r.httpStatus) : r.error?.startsWith(STOPPED_REQUEST) ? 'stopped' : 'network';
+      m.requests.inc({ source: r.source, bucket: r.bucket, status });
       inner.request(r);
     },
     response: (r) => inner.response(r),

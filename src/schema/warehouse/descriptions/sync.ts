@@ -70,7 +70,7 @@ export const sync: SchemaDescription = {
         retry_after_ms: "how long the response held its bucket, milliseconds: any response's `Retry-After` (a 429's, a 503's during announced maintenance, ...); for a 429 without one, its rate-limit reset, else tesync's backoff",
         problem_code: 'the RFC 9457 problem `code` of an error response',
         request_id: 'upstream\'s request id (`X-Request-Id`, or the problem\'s `requestId`)',
-        error: 'what went wrong, when something did: timeout, reset, too large, invalid JSON, a redirect not followed (only the target\'s host), ...; on a redirect that was followed, where it led (`redirect 307 followed to <path>`): each hop is a row of its own',
+        error: 'what went wrong, when something did: timeout, reset, too large, invalid JSON, a redirect not followed (only the target\'s host), ...; on a redirect that was followed, where it led (`redirect 307 followed to <path>`): each hop is a row of its own; `stopped: ...` for a request cut short because its walk was stopped (Ctrl-C, SIGTERM, a lost lock)',
       },
     },
     raw_responses: {
