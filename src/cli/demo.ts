@@ -77,7 +77,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   const interrupts = watchInterrupts({ say });
   interrupts.onInterrupt((signal) => progress?.phase(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`));
   const runId = randomUUID();
-  const quietLogger = values.json ? logger : logger.child({}, { level: 'warn' });
+  const quietLogger = values.json ? logger : progress ? progress.logger(logger) : logger.child({}, { level: 'warn' });
   let warehouse: Warehouse | undefined;
   let locks: SourceLocks | undefined;
   try {
@@ -134,9 +134,10 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     const after = await tableCounts(warehouse);
     process.stdout.write(`\n${formatSummary(outcome)}`);
     process.stdout.write(`  tokens: ${sim.data.appTokens().length} (app), ${sim.data.gatewayTokens().length} (gateway)\n\nRows per table (added this run):\n`);
+    const nameWidth = Math.max(0, ...Object.keys(after).map((t) => t.length));
     for (const [table, n] of Object.entries(after)) {
       const added = n - (before[table] ?? 0);
-      process.stdout.write(`  ${table.padEnd(30)} ${String(n).padStart(8)}${added ? `  (+${added})` : ''}\n`);
+      process.stdout.write(`  ${table.padEnd(nameWidth)} ${String(n).padStart(8)}${added ? `  (+${added})` : ''}\n`);
     }
     const example = exampleQuery('latest-screener');
     const rows = await warehouse.query(sql.raw(example.sql));

@@ -39,7 +39,7 @@ Queues a walk now; running workers (tesync worker) do it, sharing the rate budge
 const POLL_MS = 500;
 /** A walk no worker has taken after this long is said to be waiting for one. */
 export const NO_WORKER_MS = 5_000;
-/** Off a terminal, a progress line at most this often. */
+/** Off a terminal, a progress line at most this often (and only when what it says changed). */
 const LOG_EVERY_MS = 10_000;
 
 /** The settings workers must share with this command to take its walks, per backend. */
@@ -69,6 +69,61 @@ export function runLine(view: Pick<RunView, 'stats'> | undefined, started: boole
   if (s.deduplicated > 0) parts.push(`${s.deduplicated} left to another run`);
   parts.push(took);
   return `running: ${parts.join(' | ')}`;
+}
+
+/** One look at the queued run. */
+export interface WaitObservation {
+  /** Since the wait began. */
+  elapsedMs: number;
+  /** sync.runs has the run: a worker began it. */
+  runStarted: boolean;
+  /** What the queue backend says of the walk; undefined when it could not be read. */
+  view: Pick<RunView, 'walk' | 'stats' | 'workers'> | undefined;
+}
+
+/** What the wait says after one look. */
+export interface WaitStep {
+  /** Lines said once each, above the progress: no worker has taken the walk; one took it after all. */
+  notices: string[];
+  /** The progress line (redrawn on a terminal). */
+  line: string;
+  /** Off a terminal: the progress line to log now, if any. */
+  log: string | undefined;
+}
+
+/**
+ * Pure (state of its own): what `enqueue --wait` says as it looks at the run, every line once.
+ * A walk a worker took stays taken (a view that could not be read, or a walk job waiting for
+ * its next try, does not make the notice that no worker took it say it again). Off a terminal
+ * a progress line is logged when what it says changed, not only its clock, at most every
+ * LOG_EVERY_MS; a walk no worker took is the notice's to say, not a line every 10 s.
+ */
+export function createWaitNarrator(prefix: string, backend: Pick<QueueBackend, 'kind' | 'where'>): (o: WaitObservation) => WaitStep {
+  let picked = false;
+  let warned = false;
+  let lastView: WaitObservation['view'];
+  let logged = { atMs: 0, state: '' };
+  return (o) => {
+    lastView = o.view ?? lastView;
+    const failedUnstarted = !o.runStarted && o.view?.walk === 'failed';
+    const wasPicked = picked;
+    picked ||= o.runStarted || (o.view !== undefined && pickedUp(o.view, false));
+    const notices: string[] = [];
+    if (!picked && !warned && o.elapsedMs >= NO_WORKER_MS) {
+      warned = true;
+      notices.push(noWorkerLine(o.elapsedMs, o.view?.workers, prefix, backend));
+    }
+    // Refused before it began: the failure says it, not that a worker started the run.
+    if (picked && !wasPicked && warned && !failedUnstarted) notices.push(`a worker started the run after ${Math.round(o.elapsedMs / 1000)} s`);
+    const line = runLine(lastView, picked, o.elapsedMs);
+    const state = runLine(lastView, picked, 0);
+    let log: string | undefined;
+    if (picked && o.elapsedMs - logged.atMs >= LOG_EVERY_MS && state !== logged.state) {
+      log = line;
+      logged = { atMs: o.elapsedMs, state };
+    }
+    return { notices, line, log };
+  };
 }
 
 export async function runEnqueue({ config, logger, argv }: CommandContext): Promise<number> {
@@ -129,32 +184,20 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
   // (never with --json: its stdout is the summary alone).
   const progress = process.stderr.isTTY && !json ? createProgressDisplay() : undefined;
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
+  const narrate = createWaitNarrator(config.worker.queuePrefix, backend);
   try {
     const started = Date.now();
     const deadline = started + timeoutS * 1000;
-    let warned = false;
-    let logged = { at: started, line: '' };
     for (;;) {
       const [run] = await warehouse.query<{ status: RunStatus; stats: (WalkStats & { requests: RequestSummary }) | null; started_at: string; finished_at: string | null }>(
         sql`select status, stats, started_at::text, finished_at::text from sync.runs where id = ${runId}`,
       );
       const view = run?.status === 'running' || !run ? await watch.read().catch(() => undefined) : undefined;
-      const picked = run !== undefined || (view !== undefined && pickedUp(view, false));
-      if (!picked && !warned && Date.now() - started >= NO_WORKER_MS) {
-        warned = true;
-        say(`tesync: ${noWorkerLine(Date.now() - started, view?.workers, config.worker.queuePrefix, backend)}\n`);
-      }
-      if (picked && warned) {
-        warned = false;
-        say(`tesync: a worker started the run after ${Math.round((Date.now() - started) / 1000)} s\n`);
-      }
+      const step = narrate({ elapsedMs: Date.now() - started, runStarted: run !== undefined, view });
+      for (const notice of step.notices) say(`tesync: ${notice}\n`);
       if (!run || run.status === 'running') {
-        const line = runLine(view, picked, Date.now() - started);
-        if (progress) progress.show(line);
-        else if (!json && Date.now() - logged.at >= LOG_EVERY_MS && line !== logged.line) {
-          process.stderr.write(`tesync: run ${runId}: ${line}\n`);
-          logged = { at: Date.now(), line };
-        }
+        if (progress) progress.show(step.line);
+        else if (!json && step.log !== undefined) process.stderr.write(`tesync: run ${runId}: ${step.log}\n`);
       }
       // Failed for good before its run began (a worker bound elsewhere refused it): nothing to wait for.
       if (!run && view?.walk === 'failed') {

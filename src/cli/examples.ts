@@ -1,5 +1,6 @@
 // The example queries of docs/warehouse.md, so the demo shows what the docs promise.
 import { readFileSync } from 'node:fs';
+import { displayWidth, padEndToWidth } from '../lib/display-width.ts';
 
 const DOC = new URL('../../docs/warehouse.md', import.meta.url);
 
@@ -10,12 +11,12 @@ export function exampleQuery(name: string): { title: string; sql: string } {
   return { title: m[1]!, sql: m[2]!.trim() };
 }
 
-/** Rows as an aligned text table. */
+/** Rows as an aligned text table, padded by display width (a CJK character or an emoji takes two columns). */
 export function formatRows(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return '(no rows)\n';
   const cols = Object.keys(rows[0]!);
   const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : String(v));
-  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const widths = cols.map((c) => Math.max(displayWidth(c), ...rows.map((r) => displayWidth(cell(r[c])))));
+  const line = (vals: string[]) => vals.map((v, i) => padEndToWidth(v, widths[i]!)).join('  ').trimEnd();
   return `${[line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n')}\n`;
 }

@@ -3,7 +3,9 @@
 // resources done/planned, the ETA (eta.ts), the current wait for rate budget in plain words,
 // failures, requests. The line fits the terminal: the ETA and the wait come first, and what
 // does not fit is left out whole, least important first. Off the terminal (or with --json)
-// the pino lines are the progress.
+// the pino lines are the progress; on it, log lines are printed above the line, in words.
+import { displayWidth, truncateToWidth, wrapToWidth } from '../lib/display-width.ts';
+import { logLineInWords, redirectLogger, type Logger } from '../lib/logger.ts';
 import { RESERVE_REASON, WINDOW_LADDER_MS } from '../upstream/budget-state.ts';
 import type { BucketStatus } from '../upstream/index.ts';
 import { formatDuration, formatEta, walkEta, type BucketWork, type Eta } from './eta.ts';
@@ -18,6 +20,11 @@ export interface ProgressDisplay {
   show(text: string): void;
   /** A line of output above the progress line. */
   print(text: string, to?: NodeJS.WritableStream): void;
+  /**
+   * A logger beside the progress line: warnings (or `level`) printed above it, in words
+   * (progressLogger), broken between words to the terminal's width.
+   */
+  logger(base: Logger, level?: string): Logger;
   /** The walk's last line stays on screen; a phase's line goes. */
   stop(): void;
 }
@@ -129,7 +136,7 @@ interface Part {
 }
 
 /**
- * Pure: the progress line in at most `columns - 1` characters (a line that fills the last
+ * Pure: the progress line in at most `columns - 1` columns (a line that fills the last
  * column wraps on some terminals). Counts, ETA and wait first, whole; then failures and
  * requests. As the line does not fit, step by step: requests go, the counts shorten,
  * failures go, the wait shortens; a bar only where there is room for it.
@@ -146,11 +153,11 @@ export function progressLine(v: ProgressView, columns: number): string {
       .map((p) => (p.short !== undefined && p.shortAt !== undefined && step >= p.shortAt ? p.short : p.text))
       .join(' | ');
   let line = render(0);
-  for (let step = 1; step <= 4 && line.length > width; step++) line = render(step);
+  for (let step = 1; step <= 4 && displayWidth(line) > width; step++) line = render(step);
   const whole = line === render(0);
-  if (line.length > width) line = `${line.slice(0, width - 1)}…`;
+  line = truncateToWidth(line, width);
   // A bar only where everything else fits, with room for a useful one.
-  const room = width - line.length - 1;
+  const room = width - displayWidth(line) - 1;
   if (whole && room >= 12) {
     const size = Math.min(24, room);
     const filled = v.planned > 0 ? Math.round((size * v.done) / v.planned) : 0;
@@ -165,10 +172,22 @@ export function phaseLine(text: string, elapsedMs: number, columns: number): str
   return fitLine(`${text}… ${formatDuration(Math.floor(elapsedMs / 1000) * 1000)}`, columns);
 }
 
-/** Pure: a line cut to `columns - 1` characters, marked where it was cut. */
+/**
+ * Pure: a line cut to `columns - 1` terminal columns, marked where it was cut. Counted in
+ * columns, not characters: a CJK character or an emoji takes two, and is never cut in half.
+ */
 export function fitLine(line: string, columns: number): string {
-  const width = Math.max(20, columns - 1);
-  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+  return truncateToWidth(line, Math.max(20, columns - 1));
+}
+
+/**
+ * A logger beside a progress line (`level` and above, never below `base`'s own level): each
+ * line handed to `print` (the display's, which prints it above the progress line) in words,
+ * `tesync: warning: job failed: ...`, not as JSON glued onto the progress line. `base`'s
+ * scrubbing still runs first: a secret never reaches the screen.
+ */
+export function progressLogger(base: Logger, print: (line: string) => void, level = 'warn'): Logger {
+  return redirectLogger(base, { write: (line: string) => print(`tesync: ${logLineInWords(line)}\n`) }, level);
 }
 
 export function createProgressDisplay(stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
@@ -186,7 +205,7 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
   // Redraws the phase's clock while nothing else does; the walk's updates come on their own.
   const ticker = setInterval(draw, 1000);
   ticker.unref();
-  return {
+  const display: ProgressDisplay = {
     phase(text) {
       current = () => phaseLine(text, Date.now() - started, columns());
       walking = false;
@@ -215,10 +234,14 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
       to.write(text);
       if (drawn && !stopped) draw();
     },
+    logger(base, level) {
+      return progressLogger(base, (line) => display.print(`${wrapToWidth(line.trimEnd(), columns() - 1, '  ').join('\n')}\n`, stream), level);
+    },
     stop() {
       clearInterval(ticker);
       if (drawn && !stopped) stream.write(walking ? `\r${current()}\x1b[K\n` : '\r\x1b[K');
       stopped = true;
     },
   };
+  return display;
 }

@@ -92,13 +92,13 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
     await warehouse.migrate();
     interrupts.check();
     progress?.phase('checking the warehouse\'s upstream');
-    // Beside a progress line only warnings are logged (a rebinding is one).
-    const bindingLogger = progress ? logger.child({}, { level: 'warn' }) : logger;
-    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: bindingLogger });
+    // Beside a progress line only warnings are logged (a rebinding is one), above it, in words.
+    const quiet = progress ? progress.logger(logger) : logger;
+    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: quiet });
     progress?.phase('checking for another sync');
     const locks = await lockSources(warehouse, sources, {
       runId,
-      logger,
+      logger: quiet,
       wait: values.wait,
       signal: interrupts.signal,
       onWait: (holders) => {
@@ -118,7 +118,7 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
       }
       interrupts.check();
       const closed = await closeRunsOfFreeSources(warehouse.db, locks.held);
-      if (closed > 0) logger.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
+      if (closed > 0) quiet.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
 
       const budget = await syncBudget(config, warehouse);
       if (budget.notShared) say(`tesync: warning: ${budget.notShared}\n`);
@@ -126,7 +126,7 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
       try {
         interrupts.check();
         progress?.phase('starting the run');
-        outcome = await performSync(config, progress ? logger.child({}, { level: 'warn' }) : logger, warehouse, {
+        outcome = await performSync(config, quiet, warehouse, {
           sources: locks.held as typeof sources,
           tokens: values.token ?? [],
           only,

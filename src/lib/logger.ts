@@ -1,6 +1,7 @@
 // One pino root logger. Secrets are removed twice over: known header/field paths are
 // redacted structurally, and every serialized line is scrubbed of each secret value, so a
-// key that slipped into a URL or an error message is still never written.
+// key that slipped into a URL or an error message is still never written. Lines are JSON;
+// beside a progress line on a terminal they are said in words instead (logLineInWords).
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger } from 'pino';
@@ -59,6 +60,106 @@ export function createLogger(settings: LoggerSettings): Logger {
     serializers: { err: (value: unknown) => serializeError(value, { stack: debug }) },
   };
   return pino(options, settings.destination ?? pino.destination({ fd: 2, sync: true }));
+}
+
+/**
+ * A child of `base` whose lines go to `destination` instead of `base`'s, at `level` (never
+ * below `base`'s own level). Everything `base` does to a line still happens before it is
+ * written: redaction, serializers, and the secrets scrub of `hooks.streamWrite` (pino calls
+ * the hook, then the stream the logger holds under `pino.symbols.streamSym`: the child's own
+ * stream shadows its parent's, and its children inherit it).
+ */
+export function redirectLogger(base: Logger, destination: DestinationStream, level?: string): Logger {
+  const stricter = level !== undefined && base.levels.values[level] !== undefined && base.levels.values[level] < base.levelVal ? base.level : level;
+  const child = base.child({}, stricter === undefined ? undefined : { level: stricter });
+  (child as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = destination;
+  return child;
+}
+
+const LEVEL_WORDS: Readonly<Record<number, string>> = { 10: 'trace', 20: 'debug', 30: '', 40: 'warning', 50: 'error', 60: 'fatal' };
+/** Fields a person at a terminal does not need, or that the words say otherwise. */
+const UNSAID = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'err', 'error', 'type', 'runId', 'job', 'resource']);
+/** Fields in milliseconds, and how each is said. */
+const DURATIONS: Readonly<Record<string, string>> = { delayMs: 'next try in', waitMs: 'waiting', ms: 'after', durationMs: 'took' };
+/** Terminal escape sequences, then other control characters (carriage returns, newlines): never on the screen, and a line stays one line. */
+const ESCAPES = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b[@-_]|\u009b[0-9;?]*[ -/]*[@-~]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+/**
+ * Pure: one pino JSON line in words, for a person at a terminal: the level (`warning:`, none
+ * for info), the message, what it is about (the resource and its job), the cause (the error's
+ * message), then the other fields in parentheses (`attempt 2, retrying in 0.4 s`). A field the
+ * words already say is not repeated. The line as it came, made one line, when it is not JSON.
+ * The line is the one pino wrote: already scrubbed of secrets.
+ */
+export function logLineInWords(line: string): string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    entry = undefined;
+  }
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return oneLine(line);
+  const e = entry as Record<string, unknown>;
+  const level = typeof e.level === 'number' ? (LEVEL_WORDS[e.level] ?? `level ${e.level}`) : typeof e.level === 'string' ? e.level : '';
+  const msg = text(e.msg);
+  const err = typeof e.err === 'object' && e.err !== null ? (e.err as Record<string, unknown>) : undefined;
+  const cause = text(err?.message) ?? text(e.err) ?? text(e.error);
+  // What it is about, as the run's summary says a failure (`token/x/history (app.history)`),
+  // less what the message or the cause names already.
+  const unsaid = (v: string | undefined) => (v !== undefined && !msg?.includes(v) && !cause?.includes(v) ? v : undefined);
+  const resource = unsaid(text(e.resource));
+  const job = unsaid(text(e.job));
+  const subject = resource !== undefined ? `${resource}${job !== undefined ? ` (${job})` : ''}` : job;
+  const parts = [msg, subject, cause].filter((p): p is string => p !== undefined);
+  // Each part once, and not when another says it already.
+  const words = parts.filter((p, i) => parts.indexOf(p) === i && !parts.some((q) => q !== p && q.includes(p))).join(': ');
+  const details: string[] = [];
+  const code = text(err?.code);
+  if (code !== undefined && !words.includes(code)) details.push(`code ${code}`);
+  for (const [key, value] of Object.entries(e)) {
+    if (UNSAID.has(key) || value === undefined || value === null) continue;
+    const duration = DURATIONS[key];
+    if (duration !== undefined && typeof value === 'number') {
+      details.push(`${duration} ${formatMs(value)}`);
+      continue;
+    }
+    const shown = describeValue(value);
+    if (shown === '' || (typeof value !== 'number' && typeof value !== 'boolean' && words.includes(shown))) continue;
+    if (key === 'code' && words.includes(shown)) continue;
+    if (key === 'httpStatus' && typeof value === 'number' && words.includes(String(value))) continue;
+    details.push(`${key} ${shown}`);
+  }
+  const body = `${words || '(no message)'}${details.length > 0 ? ` (${details.join(', ')})` : ''}`;
+  return oneLine(level ? `${level}: ${body}` : body);
+}
+
+function text(v: unknown): string | undefined {
+  if (typeof v === 'string') return v === '' ? undefined : v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return undefined;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A field's value in a few words: lists joined (the first few), objects as short JSON. */
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) {
+    const shown = value.slice(0, 5).map((v) => (typeof v === 'object' && v !== null ? clip(json(v), 40) : String(v)));
+    return `${shown.join(', ')}${value.length > 5 ? ` and ${value.length - 5} more` : ''}`;
+  }
+  if (typeof value === 'object' && value !== null) return clip(json(value), 80);
+  return String(value);
+}
+
+function clip(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+function oneLine(s: string): string {
+  return s.replace(ESCAPES, '').replace(CONTROL, ' ').trim();
 }
 
 /** What a log line says of an error. */

@@ -1,8 +1,8 @@
 // `tesync enqueue --wait` while no worker runs: it says so within seconds, where the workers
 // should be (the Redis of REDIS_URL, or the queue schema of the warehouse's Postgres), instead
-// of a blank screen until its timeout.
+// of a blank screen until its timeout; and off a terminal it says each thing once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noWorkerLine, runLine } from '../../src/cli/enqueue.ts';
+import { createWaitNarrator, noWorkerLine, runLine, type WaitObservation } from '../../src/cli/enqueue.ts';
 import { emptyStats } from '../../src/engine/run-stats.ts';
 import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
 import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
@@ -33,6 +33,80 @@ describe('enqueue --wait: what it shows', () => {
   });
 });
 
+const redis = { kind: 'redis', where: 'Redis at redis:6379 (REDIS_URL)' } as const;
+const waiting = (over: Partial<NonNullable<WaitObservation['view']>> = {}): NonNullable<WaitObservation['view']> => ({ walk: 'waiting', workers: 0, stats: { ...emptyStats(), deduplicated: 0 }, ...over });
+const running = (done: number, planned: number): NonNullable<WaitObservation['view']> => ({ walk: 'completed', workers: 1, stats: { ...emptyStats(), deduplicated: 0, planned, done } });
+
+/** What a non-TTY wait prints, looking every 500 ms for `forMs` (what `see` says at each look). */
+function narrate(forMs: number, see: (atMs: number) => Omit<WaitObservation, 'elapsedMs'>): string[] {
+  const step = createWaitNarrator('tesync', redis);
+  const printed: string[] = [];
+  for (let at = 0; at <= forMs; at += 500) {
+    const s = step({ elapsedMs: at, ...see(at) });
+    printed.push(...s.notices.map((n) => `tesync: ${n}`));
+    if (s.log !== undefined) printed.push(`tesync: run R: ${s.log}`);
+  }
+  return printed;
+}
+
+/** The lines said before, their clock aside (`waiting for a worker… 10s` and `… 20s` say one thing twice). */
+const clockless = (line: string) => line.replace(/(…|\|) (\d+h)?(\d+m)?\d+s$/, '$1 <clock>');
+const sameTwice = (lines: string[]) => lines.filter((l, i) => lines.findIndex((m) => clockless(m) === clockless(l)) !== i);
+
+describe('enqueue --wait off a terminal: each line once', () => {
+  it('the clock aside, a line said twice is found', () => {
+    expect(sameTwice(['tesync: run R: queued, waiting for a worker… 10s', 'tesync: run R: queued, waiting for a worker… 20s'])).toHaveLength(1);
+    expect(sameTwice(['tesync: run R: running: 2/9 done | 10s', 'tesync: run R: running: 3/9 done | 20s', 'tesync: run R: running: 3/9 done | 1m30s'])).toEqual(['tesync: run R: running: 3/9 done | 1m30s']);
+  });
+
+  it('no worker: the notice once, not a line every 10 s repeating it', () => {
+    const printed = narrate(35_000, () => ({ runStarted: false, view: waiting() }));
+    expect(printed).toEqual([`tesync: ${noWorkerLine(5_000, 0, 'tesync', redis)}`]);
+  });
+
+  it('a worker comes: said once; the progress when it changed, at most every 10 s; a stuck count not again', () => {
+    const printed = narrate(60_000, (at) => {
+      if (at < 12_000) return { runStarted: false, view: waiting() };
+      if (at < 13_000) return { runStarted: false, view: waiting({ walk: 'active', workers: 1 }) };
+      // Stuck at 46/48 from 25 s on; a look that could not read the counts now and then.
+      if (at % 7_000 === 0) return { runStarted: true, view: undefined };
+      return { runStarted: true, view: running(Math.min(46, Math.floor((at - 13_000) / 250)), 48) };
+    });
+    expect(printed).toEqual([
+      `tesync: ${noWorkerLine(5_000, 0, 'tesync', redis)}`,
+      'tesync: a worker started the run after 12 s',
+      'tesync: run R: running: 0/0 done | 12s',
+      'tesync: run R: running: 36/48 done | 22s',
+      'tesync: run R: running: 46/48 done | 32s',
+    ]);
+    expect(sameTwice(printed)).toEqual([]);
+  });
+
+  it('a walk seen taken, then waiting again (a look that failed, a retry of the walk job): never "no worker" twice', () => {
+    const printed = narrate(30_000, (at) => {
+      if (at < 6_000) return { runStarted: false, view: waiting() };
+      if (at < 7_000) return { runStarted: false, view: waiting({ walk: 'active', workers: 1 }) };
+      if (at < 9_000) return { runStarted: false, view: at % 1000 === 0 ? undefined : waiting({ walk: 'delayed', workers: 1 }) };
+      return { runStarted: true, view: running(3, 10) };
+    });
+    expect(printed).toEqual([`tesync: ${noWorkerLine(5_000, 0, 'tesync', redis)}`, 'tesync: a worker started the run after 6 s', 'tesync: run R: running: 3/10 done | 10s']);
+  });
+
+  it('a walk refused before its run began: the failure says it, not that a worker started the run', () => {
+    const printed = narrate(8_000, (at) => ({ runStarted: false, view: at < 7_000 ? waiting() : waiting({ walk: 'failed', workers: 1 }) }));
+    expect(printed).toEqual([`tesync: ${noWorkerLine(5_000, 0, 'tesync', redis)}`]);
+  });
+
+  it('on a terminal the line is redrawn with its clock', () => {
+    const step = createWaitNarrator('tesync', redis);
+    expect(step({ elapsedMs: 3_400, runStarted: false, view: waiting() }).line).toBe('queued, waiting for a worker… 3s');
+    expect(step({ elapsedMs: 65_000, runStarted: true, view: running(60, 129) }).line).toBe('running: 60/129 done | 1m05s');
+    // A look that could not read the counts: the last counts seen, not a line that forgot them.
+    expect(step({ elapsedMs: 66_000, runStarted: true, view: undefined }).line).toBe('running: 60/129 done | 1m06s');
+    expect(createWaitNarrator('tesync', redis)({ elapsedMs: 4_000, runStarted: true, view: undefined }).line).toBe('running… 4s');
+  });
+});
+
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('enqueue --wait with no worker running', () => {
@@ -55,7 +129,8 @@ describe('enqueue --wait with no worker running', () => {
     const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix };
     places.push(place);
     const env = { DATABASE_URL: tw.databaseUrl, ...backendEnv(place), TE_QUEUE_PREFIX: prefix, TE_GATEWAY_URL: 'http://127.0.0.1:9', TE_GATEWAY_API_KEY: 'gw_key_for_enqueue' };
-    const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--timeout', '9'], env, { timeoutMs: 40_000 });
+    // 12 s: past the 10 s at which a line off a terminal used to repeat what the notice said.
+    const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--timeout', '12'], env, { timeoutMs: 40_000 });
     expect(code, stderr).toBe(1);
     // Where the workers should be listening: this Redis, or this schema of this warehouse.
     const where =
@@ -68,9 +143,14 @@ describe('enqueue --wait with no worker running', () => {
     // machine's start-up is no part of the wait).
     const said = new RegExp(`tesync: no worker has started this run after ([5-8]) s: none listens on ${escapeRe(where)}\\n`).exec(stderr);
     expect(said, stderr).not.toBeNull();
-    const timedOut = /has not started \(is a worker running\?\) after 9 s/.exec(stderr);
+    const timedOut = /has not started \(is a worker running\?\) after 12 s/.exec(stderr);
     expect(timedOut, stderr).not.toBeNull();
     expect(said!.index).toBeLessThan(timedOut!.index);
     expect(stdout).toBe('');
+    // Each line once (the JSON log lines aside): the notice, the timeout; no `queued, waiting
+    // for a worker… 10s` saying the notice again.
+    const lines = stderr.trimEnd().split('\n').filter((l) => !l.startsWith('{'));
+    expect(lines, stderr).toHaveLength(2);
+    expect(sameTwice(lines)).toEqual([]);
   });
 });

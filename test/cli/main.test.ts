@@ -43,11 +43,11 @@ describe('errors a person can act on', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('an unreachable upstream says which and where', async () => {
+  it('an upstream that refuses the connection says which and where', async () => {
     const port = await closedPort();
     const r = await runCli(['sync'], { TE_APP_URL: `http://127.0.0.1:${port}`, TE_MAX_ATTEMPTS: '2', DATABASE_URL: db.databaseUrl }, { cwd: dir });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`Could not reach the app host at http://127.0.0.1:${port} (TE_APP_URL)`);
+    expect(r.stderr).toContain(`Could not connect to the app host: connection refused by 127.0.0.1:${port} (TE_APP_URL)`);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 

@@ -1,7 +1,9 @@
 // `tesync sync` on an 80-column terminal, as a person sees it: the real command in a detached
-// tmux session against the simulator with a tight rate limit, the pane captured as it goes.
-// Every line fits (no line wrapped), the progress shows an ETA from early on, and a wait for
-// the rate limit is said in plain words. tmux is a Debian package (.ci/run installs it).
+// tmux session against the simulator, the pane captured as it goes. With a tight rate limit:
+// every line fits (no line wrapped), the progress shows an ETA from early on, and a wait for
+// the rate limit is said in plain words. With upstream errors: the warnings are printed above
+// the progress line, in words, never as JSON glued onto it. tmux is a Debian package (.ci/run
+// installs it).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.ts';
-import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, uniqueName } from '../helpers/services.ts';
 
 const COLUMNS = 80;
@@ -18,6 +20,80 @@ const gwKey = canaryKey('gw_tmux');
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+interface Capture {
+  atMs: number;
+  /** The pane's non-empty lines, a line the terminal wrapped joined back (-J). */
+  lines: string[];
+  /** The pane as a person sees it, 80 columns a row. */
+  rows: string[];
+}
+
+const screen = (c: { lines: string[] }) => c.lines.join('\n');
+
+/**
+ * A tmux server of its own for a describe block: `sync(fx, every)` runs `tesync sync` from the
+ * fixture's simulator into its warehouse in an 80-column pane, captured every `every` ms until
+ * it exits. The server goes before the fixture's teardown: the tesync in the pane goes before
+ * its simulator.
+ */
+function useTmux(label: string): { sync(fx: SimAndWarehouse, everyMs: number): Promise<Capture[]> } {
+  let dir: string;
+  const socket = uniqueName(label);
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  beforeAll(() => {
+    if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
+    dir = mkdtempSync(path.join(tmpdir(), 'tesync-tmux-'));
+  });
+  afterAll(() => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // Not started, or gone already.
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    async sync(fx, everyMs) {
+      const env: Record<string, string> = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? dir,
+        LANG: 'C.UTF-8',
+        TE_APP_URL: fx.sim.url,
+        TE_APP_API_KEY: appKey,
+        TE_GATEWAY_URL: fx.sim.url,
+        TE_GATEWAY_API_KEY: gwKey,
+        DATABASE_URL: fx.databaseUrl,
+        TE_CONCURRENCY: '4',
+      };
+      const script = path.join(dir, 'run.sh');
+      writeFileSync(
+        script,
+        [
+          '#!/bin/sh',
+          `cd ${shellQuote(dir)}`,
+          ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+          `${shellQuote(process.execPath)} ${shellQuote(BIN)} sync`,
+          'echo "tesync exited $?"',
+          'sleep 120',
+        ].join('\n'),
+        { mode: 0o755 },
+      );
+      const started = Date.now();
+      // -u: the pane speaks UTF-8 (the bar and `≥`), whatever the test's locale.
+      execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'sync', '-x', String(COLUMNS), '-y', '40', script]);
+      const captures: Capture[] = [];
+      for (;;) {
+        await delay(everyMs);
+        const text = tmux('capture-pane', '-p', '-J', '-t', 'sync');
+        const rows = tmux('capture-pane', '-p', '-t', 'sync').split('\n');
+        captures.push({ atMs: Date.now() - started, lines: text.split('\n').filter((l) => l.trim() !== ''), rows: rows.slice(0, rows.findLastIndex((r) => r.trim() !== '') + 1) });
+        if (text.includes('tesync exited') || Date.now() - started > 45_000) break;
+      }
+      return captures;
+    },
+  };
 }
 
 describe('progress on an 80-column terminal (tmux)', () => {
@@ -33,61 +109,10 @@ describe('progress on an 80-column terminal (tmux)', () => {
     rateLimits: { appPublic: limit, appKey: limit, gateway: limit },
     latencyMs: [5, 30],
   });
-  let dir: string;
-  const socket = uniqueName('tesync_progress');
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-
-  beforeAll(() => {
-    if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
-    dir = mkdtempSync(path.join(tmpdir(), 'tesync-tmux-'));
-  });
-  // Runs before the fixture's teardown: the tesync in the pane goes before its simulator.
-  afterAll(() => {
-    try {
-      tmux('kill-server');
-    } catch {
-      // Not started, or gone already.
-    }
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  const pane = useTmux('tesync_progress');
 
   it('shows the ETA from early on and a wait in plain words, every line within 80 columns', async () => {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? dir,
-      LANG: 'C.UTF-8',
-      TE_APP_URL: fx.sim.url,
-      TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: fx.sim.url,
-      TE_GATEWAY_API_KEY: gwKey,
-      DATABASE_URL: fx.databaseUrl,
-      TE_CONCURRENCY: '4',
-    };
-    const script = path.join(dir, 'run.sh');
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `cd ${shellQuote(dir)}`,
-        ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
-        `${shellQuote(process.execPath)} ${shellQuote(BIN)} sync`,
-        'echo "tesync exited $?"',
-        'sleep 120',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    const started = Date.now();
-    // -u: the pane speaks UTF-8 (the bar and `≥`), whatever the test's locale.
-    execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'sync', '-x', String(COLUMNS), '-y', '40', script]);
-    const captures: { atMs: number; lines: string[] }[] = [];
-    for (;;) {
-      await delay(400);
-      // -J joins a line the terminal wrapped: a line longer than the pane shows as one.
-      const text = tmux('capture-pane', '-p', '-J', '-t', 'sync');
-      captures.push({ atMs: Date.now() - started, lines: text.split('\n').filter((l) => l.trim() !== '') });
-      if (text.includes('tesync exited') || Date.now() - started > 45_000) break;
-    }
-    const screen = (c: { lines: string[] }) => c.lines.join('\n');
+    const captures = await pane.sync(fx, 400);
     const last = captures.at(-1)!;
     expect(screen(last), 'the sync ended').toMatch(/tesync exited 0/);
     expect(screen(last)).toMatch(/^Sync succeeded in /m);
@@ -111,5 +136,55 @@ describe('progress on an 80-column terminal (tmux)', () => {
     expect(waits.length, captures.map(screen).join('\n---\n')).toBeGreaterThan(0);
     expect(captures.map(screen).join('\n')).not.toMatch(/learned window|reserve to time|budget exhausted/);
     console.log(`an 80-column capture of the walk:\n${waits[0]}`);
+  }, 60_000);
+});
+
+describe('warnings beside the progress line on an 80-column terminal (tmux)', () => {
+  // One answer in four a 500: requests are retried (warnings), the walk goes on.
+  const fx = useSimAndWarehouse({
+    tokens: 3,
+    historyDays: 20,
+    chartsPerToken: 2,
+    seed: 81,
+    appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
+    gatewayKeys: [gwKey],
+    faults: { errorRate: 0.25 },
+    latencyMs: [20, 60],
+  });
+  const pane = useTmux('tesync_warnings');
+
+  it('prints each warning above the progress line, in words: no JSON on screen, the progress line whole and last', async () => {
+    const captures = await pane.sync(fx, 150);
+    const last = captures.at(-1)!;
+    expect(screen(last), 'the sync ended').toMatch(/tesync exited [01]/);
+    expect(screen(last)).toMatch(/^Sync (succeeded|partial) in /m);
+    const all = captures.map(screen).join('\n');
+    expect(all, 'no JSON log line on screen').not.toContain('{"level"');
+    expect(all).not.toContain(appKey);
+    expect(all).not.toContain(gwKey);
+
+    // Nothing the terminal had to wrap: a warning is broken between words, within the columns.
+    for (const c of captures) for (const line of c.lines) expect([...line].length, `at ${c.atMs} ms: ${line}`).toBeLessThan(COLUMNS);
+
+    const progress = /^(?:[█░]+ )?\d+\/\d+(?: done)? \| ETA /;
+    const warning = /^tesync: warning: upstream request failed; retrying: GET \/\S+ failed with 500 internal[-_]error: Internal Server Error \(request id [^)]+\) \(attempt \d, next try in \d+(?:\.\d)? m?s\)$/;
+    // The walk with warnings on screen: the warnings above, each on lines of its own, in words;
+    // the progress line whole, last, and nothing glued onto it.
+    const during = captures.filter((c) => !screen(c).includes('Sync ') && c.lines.some((l) => l.startsWith('tesync: warning:')) && progress.test(c.lines.at(-1)!));
+    expect(during.length, all).toBeGreaterThan(0);
+    for (const c of during) {
+      expect(c.lines.at(-1)).not.toContain('tesync:');
+      // Above it: warnings, a warning's later lines indented by two spaces.
+      const warnings = c.lines
+        .slice(0, -1)
+        .join('\n')
+        .split(/\n(?!  )/)
+        .map((w) => w.replace(/\n  /g, ' '));
+      for (const w of warnings) expect(w, screen(c)).toMatch(warning);
+    }
+    // No capture has a warning glued after progress, or progress glued after a warning.
+    for (const c of captures) for (const line of c.lines) expect(line).not.toMatch(/\d+ requests.*tesync:|tesync: warning:.*\| ETA /);
+    const shown = during.reduce((a, c) => (c.lines.length > a.lines.length ? c : a));
+    console.log(`an 80-column capture of a sync with warnings:\n${shown.rows.join('\n')}`);
   }, 60_000);
 });

@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgressDisplay, describeWait, formatRate, phaseLine, progressEta, progressLine, withLearnedLimits, type ProgressView } from '../../src/cli/progress.ts';
+import { createProgressDisplay, describeWait, fitLine, formatRate, phaseLine, progressEta, progressLine, withLearnedLimits, type ProgressView } from '../../src/cli/progress.ts';
+import { displayWidth } from '../../src/lib/display-width.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { canaryKey } from '../helpers/services.ts';
 import type { LiveProgress } from '../../src/cli/sync-session.ts';
 import { emptyStats } from '../../src/engine/run-stats.ts';
 import { RESERVE_REASON } from '../../src/upstream/budget-state.ts';
@@ -108,6 +111,50 @@ describe('progress', () => {
     const app = bucket({ bucket: 'app-public', limit: undefined, remaining: 3, windowKnown: false });
     expect(withLearnedLimits([app, bucket({})], { 'app-public': { count: 9, ms: 900, maxRemaining: 29 } }).map((b) => b.limit)).toEqual([30, 20]);
     expect(withLearnedLimits([app], {})[0]!.limit).toBeUndefined();
+  });
+
+  it('fits a line by terminal columns: a wide character is never cut in half, the line never overflows', () => {
+    const cjk = 'running: トークンの履歴を取得しています 12/40 done';
+    for (const columns of [21, 22, 23, 30, 40]) {
+      const fitted = fitLine(cjk, columns);
+      expect(displayWidth(fitted), `${columns}: ${fitted}`).toBeLessThanOrEqual(columns - 1);
+      expect(fitted.endsWith('…')).toBe(true);
+      // What is kept is a start of the line, whole characters only.
+      expect(cjk.startsWith(fitted.slice(0, -1))).toBe(true);
+    }
+    expect(fitLine('waiting for 👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻', 24)).toBe('waiting for 👩‍💻👩‍💻👩‍💻👩‍💻👩‍💻…');
+    expect(fitLine('short 日本', 80)).toBe('short 日本');
+    expect(displayWidth(phaseLine('トークンを数えています'.repeat(5), 1000, 40))).toBeLessThanOrEqual(39);
+  });
+
+  it('a log line beside the progress line: printed above it, in words, never JSON glued onto it', () => {
+    let screen = '';
+    const stream = Object.assign(new Writable({ write: (c, _e, cb) => ((screen += c.toString()), cb()) }), { isTTY: true, columns: 80 });
+    const key = canaryKey('progress');
+    const base = createLogger({ level: 'info', secrets: [key], destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+    const display = createProgressDisplay(stream as unknown as NodeJS.WriteStream);
+    const logger = display.logger(base).child({ runId: 'r1' });
+    display.update({
+      stats: { ...emptyStats(), planned: 40, done: 10 },
+      requests: 13,
+      buckets: [],
+      elapsedMs: 1000,
+      pending: { byBucket: {}, planners: 0, concurrency: 4 },
+      requestTimes: {},
+    });
+    logger.info('job done');
+    logger.child({ job: 'app.history', resource: 'token/foo/history' }).warn({ attempt: 2, err: new Error(`upstream answered 503 for key ${key}`) }, 'job failed; trying again');
+    const before = screen;
+    display.stop();
+    expect(screen).not.toContain('{"level"');
+    expect(screen).not.toContain('job done');
+    expect(screen).not.toContain(key);
+    // Cleared the progress line, printed the warning (broken between words within the columns,
+    // not by the terminal mid-word), drew the progress line again.
+    const warning = 'tesync: warning: job failed; trying again: token/foo/history (app.history):\n  upstream answered 503 for key [REDACTED] (attempt 2)\n';
+    expect(before).toContain(`\r\x1b[K${warning}\r`);
+    const redrawn = before.slice(before.indexOf(warning) + warning.length);
+    expect(redrawn).toMatch(/^\r[█░]* ?10\/40 done \| ETA .* \| 13 requests\x1b\[K$/);
   });
 
   it('draws from the first moment, then the walk, within the columns', () => {
