@@ -8,7 +8,8 @@ import { loadConfig } from '../lib/config.ts';
 import { DEMO_TOKENS, MAX_DEMO_TOKENS, startDemoSimulator } from './demo-simulator.ts';
 import { COMMON_OPTIONS } from './walk-args.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
-import { UsageError, type CommandContext } from './context.ts';
+import type { CommandContext } from './context.ts';
+import { wholeNumberFlag } from './flag-values.ts';
 import { exampleQuery, formatRows } from './examples.ts';
 import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
@@ -46,16 +47,15 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   // --json asks for every line.
   const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
   progress?.phase('starting the simulator');
-  const tokens = Number(values.tokens);
-  const pageSize = Number(values['page-size']);
   // Said, not replaced by the default: a demo of another size than asked for would mislead.
-  if (!/^\d+$/.test(values.tokens.trim()) || !Number.isInteger(tokens) || tokens < 1 || tokens > MAX_DEMO_TOKENS) {
+  let tokens: number;
+  let pageSize: number;
+  try {
+    tokens = wholeNumberFlag('--tokens', values.tokens, 1, MAX_DEMO_TOKENS);
+    pageSize = wholeNumberFlag('--page-size', values['page-size'], 0, 100_000, 'items a page, 0 for lists whole');
+  } catch (err) {
     progress?.stop();
-    throw new UsageError(`--tokens must be a whole number from 1 to ${MAX_DEMO_TOKENS}`);
-  }
-  if (!Number.isInteger(pageSize) || pageSize < 0) {
-    progress?.stop();
-    throw new UsageError('--page-size must be a whole number of items, 0 for lists whole');
+    throw err;
   }
   const { sim, appKey, gatewayKey } = await startDemoSimulator({ tokens, pageSize }).catch((err: unknown) => {
     progress?.stop();

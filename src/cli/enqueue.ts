@@ -12,6 +12,7 @@ import { isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
 import { emptyStats, type WalkStats } from '../engine/run-stats.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import type { RunStatus } from '../store/runs.ts';
+import { positiveNumberFlag } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { formatDuration } from './eta.ts';
 import { createProgressDisplay } from './progress.ts';
@@ -142,8 +143,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   if (values.schedule !== undefined && !isScheduleId(values.schedule)) throw new UsageError(`--schedule must be one of ${SCHEDULES.map((s) => s.id).join(', ')}`);
   if (values.schedule !== undefined && values.only) throw new UsageError('--schedule and --only do not go together');
   const only = onlyArg(values.only);
-  const timeoutS = values.timeout === undefined ? 3600 : Number(values.timeout);
-  if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout must be a positive number of seconds');
+  const timeoutS = values.timeout === undefined ? 3600 : positiveNumberFlag('--timeout', values.timeout, 'seconds', '600');
   const onPostgres = queueBackendKind(config) === 'postgres';
   if (values.wait && !config.databaseUrl && !onPostgres) throw new UsageError('--wait reads the run from the warehouse: set DATABASE_URL');
 

@@ -5,6 +5,7 @@ import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, PAGE_FORMS, PAGE_TOTALS, SIM_OMISS
 import { apiKeyProblem } from '../lib/variables.ts';
 import { FETCH_BAD_PORTS } from '../upstream/connect-errors.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
+import { shownValue, wholeNumberFlag } from './flag-values.ts';
 
 const HELP = `Usage: tesync sim [options]
 
@@ -108,15 +109,15 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     appKeys: Object.fromEntries(appKeys.map((k) => [k, { scopes: ['tokens:read'], credits: 'all' as const }])),
     gatewayKeys,
   };
-  if (values.tokens !== undefined) options.tokens = int('--tokens', values.tokens, 1, 100_000);
-  if (values['history-days'] !== undefined) options.historyDays = int('--history-days', values['history-days'], 1, 20_000);
-  if (values.charts !== undefined) options.chartsPerToken = int('--charts', values.charts, 0, 100);
-  if (values.seed !== undefined) options.seed = int('--seed', values.seed, 0, 2 ** 31);
-  if (values.epoch !== undefined) options.epoch = int('--epoch', values.epoch, 0, 1000);
+  if (values.tokens !== undefined) options.tokens = wholeNumberFlag('--tokens', values.tokens, 1, 100_000);
+  if (values['history-days'] !== undefined) options.historyDays = wholeNumberFlag('--history-days', values['history-days'], 1, 20_000);
+  if (values.charts !== undefined) options.chartsPerToken = wholeNumberFlag('--charts', values.charts, 0, 100);
+  if (values.seed !== undefined) options.seed = wholeNumberFlag('--seed', values.seed, 0, 2 ** 31);
+  if (values.epoch !== undefined) options.epoch = wholeNumberFlag('--epoch', values.epoch, 0, 1000);
   if (values.recomputation !== undefined) {
-    options.recomputation = values.recomputation === 'eachResponse' ? 'eachResponse' : int('--recomputation', values.recomputation, 0, 1_000_000, 'minutes, or eachResponse');
+    options.recomputation = values.recomputation === 'eachResponse' ? 'eachResponse' : wholeNumberFlag('--recomputation', values.recomputation, 0, 1_000_000, 'minutes, or eachResponse');
   }
-  if (values.latency !== undefined) options.latencyMs = int('--latency', values.latency, 0, 60_000);
+  if (values.latency !== undefined) options.latencyMs = wholeNumberFlag('--latency', values.latency, 0, 60_000);
   if (values['rate-limit'] !== undefined) {
     const limit = rateLimitFlag(values['rate-limit']);
     options.rateLimits = { appPublic: limit, appKey: limit, gateway: limit };
@@ -127,7 +128,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   if (values.outage !== undefined) options.outage = outageFlag(values.outage);
   if (values['retry-after-form'] !== undefined) options.retryAfterForm = oneOf('--retry-after-form', values['retry-after-form'], ['seconds', 'http-date'] as const);
   options.paging = {
-    ...(values['page-size'] !== undefined ? { pageSize: int('--page-size', values['page-size'], 0, 100_000) } : {}),
+    ...(values['page-size'] !== undefined ? { pageSize: wholeNumberFlag('--page-size', values['page-size'], 0, 100_000) } : {}),
     ...(values['page-form'] !== undefined ? { form: oneOf('--page-form', values['page-form'], PAGE_FORMS) } : {}),
     ...(values['page-total'] !== undefined ? { total: oneOf('--page-total', values['page-total'], PAGE_TOTALS) } : {}),
     ...(values['page-loop'] ? { loop: true } : {}),
@@ -163,26 +164,9 @@ function usableKey(flag: string, variable: string, key: string): string {
   return key;
 }
 
-/** The value as given, for a message: quoted, cut short. */
-function shown(raw: string): string {
-  return JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
-}
-
-/**
- * A whole number in decimal digits, from `min` to `max`. Digits only: Number() would take
- * '' as 0, '0x10' as 16 and '1e3' as 1000, none of which anyone means as a count or a port.
- */
-function int(flag: string, raw: string, min: number, max: number, unit?: string): number {
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}${unit ? ` (${unit})` : ''}, not ${shown(raw)}`);
-  }
-  return n;
-}
-
 /** A port to listen on that tesync can also reach: Node's fetch will not connect to some. */
 function portFlag(raw: string): number {
-  const port = int('--port', raw, 0, 65535);
+  const port = wholeNumberFlag('--port', raw, 0, 65535);
   if (FETCH_BAD_PORTS.has(port)) throw new UsageError(`--port ${port} is one Node's fetch refuses to use: tesync could not reach the simulator there; choose another, or 0 for a free one`);
   return port;
 }
@@ -193,7 +177,7 @@ function rateLimitFlag(raw: string): { limit: number; windowMs: number } {
   const limit = m ? Number(m[1]) : NaN;
   const windowMs = m ? Number(m[2]) : NaN;
   if (!(limit >= 1 && limit <= 1_000_000 && windowMs >= 1 && windowMs <= 86_400_000)) {
-    throw new UsageError(`--rate-limit must look like N/MS: N requests (1 to 1000000) per MS milliseconds (1 to 86400000), e.g. 60/60000, not ${shown(raw)}`);
+    throw new UsageError(`--rate-limit must look like N/MS: N requests (1 to 1000000) per MS milliseconds (1 to 86400000), e.g. 60/60000, not ${shownValue(raw)}`);
   }
   return { limit, windowMs };
 }
@@ -205,8 +189,8 @@ export function listenProblem(err: unknown, options: Pick<SimOptions, 'host' | '
   const port = options.port ?? 0;
   if (code === 'EADDRINUSE') return new UsageError(`--port ${port} is taken on ${host} (EADDRINUSE): choose another, or 0 for a free one`);
   if (code === 'EACCES') return new UsageError(`--port ${port} needs privileges this process does not have on ${host} (EACCES): choose one above 1023, or 0 for a free one`);
-  if (code === 'EADDRNOTAVAIL') return new UsageError(`--host ${shown(host)} is not an address of this machine (EADDRNOTAVAIL)`);
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new UsageError(`--host ${shown(host)} is not a name or address that resolves here (${code})`);
+  if (code === 'EADDRNOTAVAIL') return new UsageError(`--host ${shownValue(host)} is not an address of this machine (EADDRNOTAVAIL)`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new UsageError(`--host ${shownValue(host)} is not a name or address that resolves here (${code})`);
   return undefined;
 }
 
@@ -260,7 +244,7 @@ function outageFlag(raw: string): SimOutage {
   if (rest.length > 0 || seconds === '') throw new UsageError('--outage must look like BUCKET:SECONDS[:AFTER], e.g. gateway:25:40');
   return {
     bucket: oneOf('--outage BUCKET', bucket, ['app-public', 'app-key', 'gateway'] as const),
-    seconds: int('--outage SECONDS', seconds, 1, 86_400),
-    ...(after !== undefined ? { after: int('--outage AFTER', after, 0, 1_000_000) } : {}),
+    seconds: wholeNumberFlag('--outage SECONDS', seconds, 1, 86_400),
+    ...(after !== undefined ? { after: wholeNumberFlag('--outage AFTER', after, 0, 1_000_000) } : {}),
   };
 }

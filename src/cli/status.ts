@@ -8,6 +8,7 @@ import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readMigrationState, type MigrationState } from '../store/migration-state.ts';
 import { readStatus, type GroupStatus, type OldestData } from '../store/status.ts';
 import type { TableSizes } from '../store/table-sizes.ts';
+import { positiveNumberFlag } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { age, ago, fitLine, formatStatus, utc } from './status-format.ts';
 
@@ -138,12 +139,7 @@ export function joinNegativeValues(argv: readonly string[], flags: readonly stri
  * datum is older than 0 hours, so the check could only fail.
  */
 export function hoursOption(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || !Number.isFinite(n)) {
-    throw new UsageError(`${name} must be a number of hours greater than 0 (e.g. ${name} 24), not ${JSON.stringify(value)}`);
-  }
-  return n;
+  return value === undefined ? undefined : positiveNumberFlag(name, value, 'hours', '24');
 }
 
 /** Columns to fit: none with --wide; a terminal's own width; 80 for a pipe, a file or cron. */

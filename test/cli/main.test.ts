@@ -61,7 +61,7 @@ describe('errors a person can act on', () => {
     for (const tokens of ['abc', '0', '-3', '2.5']) {
       const r = await runCli(['demo', `--tokens=${tokens}`], { TE_DATA_DIR: path.join(dir, 'demo-never') }, { cwd: dir });
       expect(r.code, tokens).toBe(2);
-      expect(r.stderr.trim()).toBe('tesync: --tokens must be a whole number from 1 to 100000');
+      expect(r.stderr.trim()).toBe(`tesync: --tokens must be a whole number from 1 to 100000, not ${JSON.stringify(tokens)}`);
     }
     expect(existsSync(path.join(dir, 'demo-never'))).toBe(false);
   });
