@@ -13,13 +13,14 @@ import { emptyStats, type WalkStats } from '../engine/run-stats.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import type { RunStatus } from '../store/runs.ts';
 import { positiveNumberFlag } from './flag-values.ts';
+import { listedTokens, unknownSlugs } from '../store/listed-tokens.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { formatDuration } from './eta.ts';
 import { createProgressDisplay } from './progress.ts';
 import { formatSummary } from './sync.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
-import { onlyArg, sourcesArg, WALK_OPTIONS } from './walk-args.ts';
+import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
 import { configuredSources } from './sync-session.ts';
 
 const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json] [--force]
@@ -152,9 +153,17 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   // Postgres backend the warehouse (embedded or not) is where the queues are.
   const warehouse = config.databaseUrl || onPostgres ? await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 }) : undefined;
   let backend: QueueBackend | undefined;
+  const listSources = sources ?? ['app', 'gateway'];
   try {
     if (warehouse) {
       await warehouse.migrate();
+      // A slug no token list holds, as last fetched, walks nothing: most likely a typo. Lists
+      // never fetched yet cannot say, and a --wait judges again against the lists its walk fetched.
+      if (values.token?.length) {
+        const listed = await listedTokens(warehouse, listSources);
+        const unknown = listed.length > 0 ? unknownSlugs(values.token, listed) : [];
+        if (unknown.length > 0) throw new UsageError(`${unknownTokensLine(unknown, 'queued')} (the lists as last fetched)`);
+      }
       await migrateQueueBackend({ config, warehouse });
       await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources ?? []), { command: 'enqueue', force: values.force, logger });
     }
@@ -169,7 +178,11 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
       process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId })}\n` : `Queued walk ${jobId} (run ${runId}); workers will pick it up.\n`);
       return 0;
     }
-    return await waitForRun(config, warehouse, backend, runId, jobId, { json: values.json, timeoutS });
+    const code = await waitForRun(config, warehouse, backend, runId, jobId, { json: values.json, timeoutS });
+    const unknown = code === 0 && values.token?.length ? unknownSlugs(values.token, await listedTokens(warehouse, listSources)) : [];
+    if (unknown.length === 0) return code;
+    process.stderr.write(`tesync: ${unknownTokensLine(unknown, 'fetched')}\n`);
+    return 2;
   } finally {
     await backend?.close();
     await warehouse?.close();

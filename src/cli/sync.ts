@@ -16,7 +16,7 @@ import { RunInterrupted } from '../engine/run.ts';
 import { syncBudget } from './sync-budget.ts';
 import { performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
-import { onlyArg, sourcesArg, WALK_OPTIONS } from './walk-args.ts';
+import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
 
 const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json] [--force]
 
@@ -151,7 +151,7 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
       // to arrive cannot tell a wrong slug from a new token.
       const unknown = values.token?.length && outcome.status !== 'failed' && outcome.status !== 'interrupted' ? unknownSlugs(values.token, await listedTokens(warehouse, locks.held)) : [];
       if (unknown.length > 0) {
-        say(`tesync: ${unknownTokensLine(unknown)}\n`);
+        say(`tesync: ${unknownTokensLine(unknown, 'fetched')}\n`);
         return 2;
       }
       if (outcome.status === 'interrupted' && interrupts.received) {
@@ -171,12 +171,6 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
     progress?.stop();
     await warehouse.close();
   }
-}
-
-/** Pure: the line of a sync whose `--token`s name no listed token. */
-export function unknownTokensLine(unknown: readonly { slug: string; meant?: string }[]): string {
-  const named = unknown.map((u) => `${JSON.stringify(u.slug)}${u.meant ? ` (did you mean ${u.meant}?)` : ''}`).join(', ');
-  return `--token: ${named} ${unknown.length === 1 ? 'is' : 'are'} in neither token list; nothing was fetched for ${unknown.length === 1 ? 'it' : 'them'}`;
 }
 
 /** Pure: the one line of a walk a signal stopped (the summary above it names the run); fits 80 columns. */

@@ -1,5 +1,5 @@
-// The options `tesync sync`, `tesync enqueue` and `tesync demo` share, and `--source` and
-// `--only` as sync and enqueue both read them.
+// The options `tesync sync`, `tesync enqueue` and `tesync demo` share; `--source`, `--only`
+// and unknown `--token`s as sync and enqueue both read and say them.
 import { groups, type Source } from '../resources/index.ts';
 import type { Config } from '../lib/config.ts';
 import { UsageError } from './context.ts';
@@ -40,4 +40,10 @@ export function onlyArg(asked: string[] | undefined): string[] {
   const known = new Set(groups());
   for (const o of only) if (!known.has(o.replace(/^(app|gateway)\./, ''))) throw new UsageError(`--only: unknown resource group ${JSON.stringify(o)} (known: ${[...known].join(', ')})`);
   return only;
+}
+
+/** Pure: the line of a walk whose `--token`s name no listed token (with the slug each may have meant). */
+export function unknownTokensLine(unknown: readonly { slug: string; meant?: string }[], done: 'fetched' | 'queued'): string {
+  const named = unknown.map((u) => `${JSON.stringify(u.slug)}${u.meant ? ` (did you mean ${u.meant}?)` : ''}`).join(', ');
+  return `--token: ${named} ${unknown.length === 1 ? 'is' : 'are'} in neither token list; nothing was ${done} for ${unknown.length === 1 ? 'it' : 'them'}`;
 }

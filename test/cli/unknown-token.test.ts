@@ -1,5 +1,6 @@
 // `tesync sync --token SLUG` with a slug no token list holds: exit 2 naming it (and the slug
 // it may have meant), never "Sync succeeded" for a walk of nothing.
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { unknownSlugs } from '../../src/store/listed-tokens.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -46,5 +47,21 @@ describe('tesync sync --token with slugs in neither list', () => {
     expect(r.code, r.stderr).toBe(code);
     expect(`${r.stdout}${r.stderr}`).toMatch(line);
     if (code !== 0) expect(r.stderr.split('\n').filter((l) => l.startsWith('tesync: --token'))).toHaveLength(1);
+  });
+});
+
+describe('tesync enqueue --token with slugs in neither list, as last fetched', () => {
+  const fx = useSimAndWarehouse({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 83, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
+  const env = () => ({ TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: fx.databaseUrl, TE_QUEUE_PREFIX: 'tesync_unknown_token' });
+
+  it('exit 2 naming it, nothing queued', async () => {
+    const first = await runCli(['sync', '--only', 'tokens'], env());
+    expect(first.code, first.stderr).toBe(0);
+    const r = await runCli(['enqueue', '--token', 'Aurora'], env());
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim()).toBe('tesync: --token: "Aurora" (did you mean aurora?) is in neither token list; nothing was queued for it (the lists as last fetched)');
+    expect(r.stdout).toBe('');
+    const queues = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from pg_namespace where nspname like 'bullmq%'`);
+    expect(queues[0]!.n, 'no queue schema made for a walk not queued').toBe(0);
   });
 });
