@@ -55,12 +55,12 @@ function statusesCell(g: GroupStatus): string {
   const counts = Object.entries(g.statuses)
     .sort()
     .map(([s, n]) => `${s} ${n}`);
-  return [...counts, ...(g.checks.delisted > 0 ? [`${g.checks.delisted} delisted`] : [])].join(', ');
+  return [...counts, ...(g.checks.delisted > 0 ? [`${g.checks.delisted} delisted`] : []), ...(g.checks.retired > 0 ? [`${g.checks.retired} no longer listed`] : [])].join(', ');
 }
 
 const LEGEND = [
   "data time: the data's own time, the oldest among the group's resources (upstream's asOf; * a history resource's newest point); age: how long before now. confirmed: how long ago tesync (its own clock) last confirmed the group's least recently confirmed resource, and how many it never confirmed. upstream: its freshness verdicts, and how many resources (for a screener, rows) carry each; - where it gives none.",
-  "Resources of delisted tokens, and those upstream says do not exist (not_found) or tesync skips (skipped), count in statuses but not in data time, confirmed or the checks.",
+  "Resources of delisted tokens, those their list no longer lists (a chart gone from its catalog, a period no longer configured), and those upstream says do not exist (not_found) or tesync skips (skipped), count in statuses but not in data time, confirmed or the checks.",
 ];
 
 export function formatStatus(location: string, groups: GroupStatus[], runs: RunSummary[], now: Date, view: StatusView = {}): string {

@@ -20,8 +20,10 @@ resources the newest history point) and its age, upstream's freshness verdicts,
 when tesync last confirmed the group, statuses and the last error; then the
 tables' sizes, the failing resources by cause, and the last runs. A group is as
 old as its oldest data: the resource that lags decides, and the checks name it.
-Resources of delisted tokens, and those upstream says do not exist (not_found)
-or tesync skips (skipped), are left out of the ages and the checks.
+Resources of delisted tokens, those their list no longer lists (a chart gone
+from its catalog, a period no longer configured), and those upstream says do
+not exist (not_found) or tesync skips (skipped) are left out of the ages and
+the checks.
 
   --max-age HOURS          exit 1 when a group's oldest data is older than
                            HOURS by the data's own clock (a group without a

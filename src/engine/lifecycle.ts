@@ -10,7 +10,7 @@ import { ROUTES, type Bucket } from '../upstream/routes.ts';
 import { recordFieldDrift } from '../store/field-drift.ts';
 import { knownOf } from '../store/known.ts';
 import { keepInvalidBody } from '../store/request-log.ts';
-import { forgetNotFound, readState, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
+import { forgetNotFound, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
 import { beginWrite, closingBody } from '../store/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
@@ -36,6 +36,8 @@ export interface PlannedJob {
   bucket: Bucket;
   /** The jobs that declare this one their parent (`plannedBy`), to follow it when it settles well. */
   children: JobDefinition<any>[];
+  /** Per child's kind, the kinds of the jobs it plans in turn: retired with it (retireUnplanned). */
+  childKinds: Record<string, string[]>;
 }
 
 /** Pure: the job a request names, its payload parsed, or why it cannot run. */
@@ -44,7 +46,9 @@ export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: J
   if (!job) return { error: `unknown job ${req.name}` };
   const parsed = job.payload.safeParse(req.payload);
   if (!parsed.success) return { error: `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
-  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children: childrenOf(catalog, job.name) };
+  const children = childrenOf(catalog, job.name);
+  const childKinds = Object.fromEntries(children.map((c) => [c.group, childrenOf(catalog, c.name).map((g) => g.group)]));
+  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children, childKinds };
 }
 
 /** The upstream bucket a job's requests go to (its queue, its lane). */
@@ -154,7 +158,7 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  */
 async function commitOutcome(
   ctx: JobContext,
-  { job, resource, children }: PlannedJob,
+  { job, resource, children, childKinds }: PlannedJob,
   marker: string | null,
   outcome: Outcome,
   way: Way,
@@ -184,7 +188,10 @@ async function commitOutcome(
       await closingBody(tx, prepared.bodies[i] ?? null);
       n += keptWhile ? await removeAbsent(tx, w.table, w.rows, w.replace, ctx.runId) : await removeKeys(tx, w.table, w.replace, absent, ctx.runId);
     }
-    if (wholeList) await forgetNotFound(tx, job.source, wholeList);
+    if (wholeList) {
+      await forgetNotFound(tx, job.source, wholeList);
+      await retireUnplanned(tx, job.source, wholeList, childKinds);
+    }
     if (o.otherStates && o.otherStates.resources.length > 0) {
       await tx
         .update(resourceState)

@@ -71,6 +71,49 @@ export async function forgetNotFound(db: Executor, source: string, list: { under
     );
 }
 
+/**
+ * Retires the resources of these kinds under `prefix` that a whole list no longer plans (its
+ * token delisted, a chart gone from its catalog, a history period no longer configured, a
+ * coverage flag dropped): `active` false, out of the health checks, which would otherwise wait
+ * forever for a confirmation no walk will make. With them go the resources they planned,
+ * `childKinds` of the same token (a chart catalog's charts). Asked again, a resource is active
+ * again (writeSuccess, writeFailure, writeUnchanged). Call inside the list's own transaction.
+ */
+export async function retireUnplanned(db: Executor, source: string, list: { under: string; kinds: readonly string[]; planned: readonly string[] }, childKinds: Readonly<Record<string, readonly string[]>>): Promise<number> {
+  if (list.kinds.length === 0) return 0;
+  const retired = await db
+    .update(resourceState)
+    .set({ active: false })
+    .where(
+      and(
+        eq(resourceState.source, source),
+        eq(resourceState.active, true),
+        inArray(resourceState.kind, [...list.kinds]),
+        resourceUnder(list.under),
+        sql`not (${resourceState.resource} = any(${textArray(list.planned)}::text[]))`,
+      ),
+    )
+    .returning({ resource: resourceState.resource, kind: resourceState.kind });
+  let n = retired.length;
+  for (const r of retired) {
+    const kinds = childKinds[r.kind ?? ''] ?? [];
+    const token = /^token\/[^/]+\//.exec(r.resource)?.[0];
+    if (kinds.length === 0 || !token) continue;
+    const children = await db
+      .update(resourceState)
+      .set({ active: false })
+      .where(and(eq(resourceState.source, source), eq(resourceState.active, true), inArray(resourceState.kind, [...kinds]), resourceUnder(token)))
+      .returning({ resource: resourceState.resource });
+    n += children.length;
+  }
+  return n;
+}
+
+/** Pure: a Postgres array literal of texts, every element quoted. */
+function textArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
+}
+
 /** Records a successful fetch; call inside the transaction that wrote the rows. */
 export async function writeSuccess(db: Executor, s: SuccessState): Promise<void> {
   const values = {
@@ -152,6 +195,8 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
     errorCode: failure.code ?? null,
     httpStatus: failure.httpStatus ?? null,
     bucket: failure.bucket ?? null,
+    // Asked again: tracked again, whatever a list had retired (retireUnplanned).
+    active: true,
   };
   await db
     .insert(resourceState)
@@ -179,6 +224,6 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
 export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date }): Promise<void> {
   await db
     .update(resourceState)
-    .set({ status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`, lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0 })
+    .set({ status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`, lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0, active: true })
     .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource)));
 }

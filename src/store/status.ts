@@ -40,14 +40,21 @@ export interface GroupStatus {
 }
 
 /**
- * The group's resources as the checks see them: the active ones, less the resources of tokens
- * their list no longer lists (`delisted_at`) and those in UNCHECKED_STATUSES.
+ * The group's resources as the checks see them: the active ones (a complete list retires what
+ * it no longer plans), less the resources of tokens their list no longer lists (`delisted_at`)
+ * and those in UNCHECKED_STATUSES.
  */
 export interface GroupChecks {
   /** Resources judged. */
   checked: number;
   /** Resources of delisted tokens: counted in the group's figures, left out of the checks. */
   delisted: number;
+  /**
+   * Resources of listed tokens that their complete list no longer plans (a chart gone from its
+   * catalog, a history period no longer configured, a coverage flag dropped): retired
+   * (`active` false), left out of the checks.
+   */
+  retired: number;
   /** The judged resource with the oldest data (what --max-age judges); null when none has a data time. */
   oldestData: OldestData | null;
   /** The judged resource tesync confirmed least recently, a never-confirmed one first (`at` null); null when none is judged. */
@@ -172,6 +179,7 @@ function groupChecks(c: Record<string, unknown> | undefined): GroupChecks {
   return {
     checked: Number(c?.checked ?? 0),
     delisted: Number(c?.delisted ?? 0),
+    retired: Number(c?.retired ?? 0),
     oldestData:
       oldest === null
         ? null
@@ -206,14 +214,15 @@ async function readChecks(w: Warehouse): Promise<Record<string, unknown>[]> {
         exists (
           select 1 from delisted d
           where s.resource like 'token/%' and d.source = s.source and d.slug = split_part(s.resource, '/', 2)
-        ) as gone
+        ) as gone,
+        s.active
       from sync.resource_state s
-      where s.active
     ), c as (
-      select r.*, coalesce(point_at, as_of) as data_at, not gone and status not in (${unchecked}) as judged from r
+      select r.*, coalesce(point_at, as_of) as data_at, active and not gone and status not in (${unchecked}) as judged from r
     )
     select source, grp,
       count(*) filter (where gone)::int as delisted,
+      count(*) filter (where not active and not gone)::int as retired,
       count(*) filter (where judged)::int as checked,
       count(*) filter (where judged and verified_at is null)::int as never_confirmed,
       (array_agg(resource order by data_at, resource) filter (where judged and data_at is not null))[1] as oldest_resource,

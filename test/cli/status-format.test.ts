@@ -11,6 +11,7 @@ const now = new Date('2026-11-24T12:00:00Z');
 const checks = (over: Partial<GroupChecks> = {}): GroupChecks => ({
   checked: 480,
   delisted: 0,
+  retired: 0,
   oldestData: { resource: 'token/aave/history', token: 'aave', at: new Date('2026-06-30T00:00:00Z'), clock: 'newest history point', confirmedAt: now },
   leastConfirmed: { resource: 'token/aave/history', token: 'aave', at: new Date('2026-11-24T10:00:00Z') },
   stalestConfirmedAt: new Date('2026-11-24T10:00:00Z'),

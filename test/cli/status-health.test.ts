@@ -171,10 +171,12 @@ describe('a token its list delisted, last confirmed days ago', () => {
       sql`select (select delisted_at is not null from app.tokens where slug = ${gone}) as app, (select delisted_at is not null from gateway.tokens where slug = ${gone}) as gateway`,
     );
     expect(listed).toEqual({ app: true, gateway: true });
+    // Confirmed three days ago, never again: the checks would wait for them forever. The
+    // complete token list retired them (active false), its charts' catalog with its charts.
     const states = await fx.warehouse.query<{ active: boolean; verified_at: Date }>(sql`select active, verified_at from sync.resource_state where resource like ${`token/${gone}/%`}`);
     expect(states.length).toBeGreaterThan(3);
     for (const s of states) {
-      expect(s.active).toBe(true);
+      expect(s.active).toBe(false);
       expect(Date.now() - new Date(s.verified_at).getTime()).toBeGreaterThan(2 * DAY_MS);
     }
   }, 120_000);
@@ -197,4 +199,37 @@ describe('a token its list delisted, last confirmed days ago', () => {
     expect(history.checks.delisted).toBe(1);
     expect(history.checks.oldestData?.token).not.toBe(gone);
   });
+});
+
+describe('what a complete list no longer plans: a chart gone from its catalog, a history period no longer configured', () => {
+  const log = createTestLogger();
+  const fx = useSimAndWarehouse({ ...simOptions(43, day(-1)), chartsPerToken: 2 });
+  const periods = (p: string) => ({ ...keys, env: { TE_GATEWAY_HISTORY_PERIODS: p } });
+  const inactive = async () =>
+    (await fx.warehouse.query<{ resource: string }>(sql`select source || ':' || resource as resource from sync.resource_state where not active order by 1`)).map((r) => r.resource);
+
+  beforeAll(async () => {
+    const threeDaysAgo = () => new Date(Date.now() - 3 * DAY_MS);
+    expect((await fx.sync(log.logger, periods('365d,90d'), ['app', 'gateway'], { clock: threeDaysAgo })).status).toBe('succeeded');
+    expect(await inactive()).toEqual([]);
+    // Every catalog of two charts or more loses its last; the 90d period is configured no more.
+    fx.sim.setLosses({ removed: true });
+    expect((await fx.sync(log.logger, periods('365d'), ['app', 'gateway'], { full: true })).status).not.toBe('failed');
+  }, 120_000);
+
+  it('retires them (active false) and leaves the rest; --max-unconfirmed 24 stays quiet, the table says so', async () => {
+    const retired = await inactive();
+    expect(retired.filter((r) => /^gateway:token\/[^/]+\/history\/90d$/.test(r)).length, retired.join('\n')).toBe(4);
+    expect(retired.filter((r) => /^app:token\/[^/]+\/chart\/[^/]+$/.test(r)).length, retired.join('\n')).toBeGreaterThan(0);
+    expect(retired.filter((r) => !/\/history\/90d$|\/chart\//.test(r)), 'nothing else').toEqual([]);
+    const r = await runCli(['status', '--wide', '--max-unconfirmed', '24'], envOf(fx));
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/^gateway\s+history\s.*\bok 4, 4 no longer listed\s*$/m);
+  });
+
+  it('asked again, they are tracked again', async () => {
+    fx.sim.setLosses({ removed: false });
+    expect((await fx.sync(log.logger, periods('365d,90d'), ['app', 'gateway'], { full: true })).status).toBe('succeeded');
+    expect(await inactive()).toEqual([]);
+  }, 60_000);
 });

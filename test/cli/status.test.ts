@@ -16,6 +16,7 @@ const now = new Date('2026-11-24T12:00:00Z');
 const checks = (over: Partial<GroupChecks> = {}): GroupChecks => ({
   checked: 5,
   delisted: 0,
+  retired: 0,
   oldestData: { resource: 'token/aave/chart/tvl', token: 'aave', at: new Date('2026-11-24T00:00:00Z'), clock: 'upstream asOf', confirmedAt: new Date('2026-11-24T11:00:00Z') },
   leastConfirmed: { resource: 'token/aave/chart/tvl', token: 'aave', at: new Date('2026-11-24T10:00:00Z') },
   stalestConfirmedAt: new Date('2026-11-24T10:00:00Z'),

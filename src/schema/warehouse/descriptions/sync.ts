@@ -119,7 +119,7 @@ export const sync: SchemaDescription = {
         consecutive_failures: 'failures in a row since the last success',
         details:
           'per resource: e.g. the last history day seen (`lastTs`), the history\'s `form`, counts of unreadable cells, a screener\'s rows counted by upstream\'s freshness verdict (`freshness`, e.g. `{"fresh": 11, "stale": 1}`), and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
-        active: 'whether tesync tracks the resource (always true in this release)',
+        active: 'whether tesync tracks the resource: false once a complete list no longer plans it (its token delisted, a chart gone from its catalog, a history period no longer configured, a coverage flag dropped; with the resources it planned), left out of `tesync status` and `analytics.data_age`; true again when it is asked again',
       },
       notes:
         'A failure is also kept as data, cleared by the next success: `error_type`, `error_code`, `http_status` and `bucket`; an upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` are in `details->\'problem\'`, for both sources.',
