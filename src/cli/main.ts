@@ -26,6 +26,8 @@ Commands:
 
 --force (demo, sync, worker, enqueue): write into a warehouse bound to another upstream,
 rebinding it to the configured one (recorded in sync.upstream_binding_log).
+Exit codes: 0 done, 1 could not complete, 2 bad configuration or command line,
+130 or 143 stopped by Ctrl-C or SIGTERM (sync and demo close their run \`interrupted\`).
 Configuration comes from the environment (or a .env file); see the README.`;
 
 type Command = (ctx: CommandContext) => Promise<number>;

@@ -13,6 +13,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/store/connection.ts';
+import { SOURCE_LOCK_IDS, SYNC_LOCK_NAMESPACE } from '../../src/store/source-lock.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
@@ -249,4 +250,30 @@ describe('Ctrl-C on tesync demo (embedded warehouse)', () => {
       await w.close();
     }
   }, 120_000);
+});
+
+describe('Ctrl-C while waiting for another sync (--wait)', () => {
+  it('exit 130 with one line; no run was opened, and the lock waited for is untouched', async () => {
+    const db = await createTestDatabase({ migrated: true });
+    const holder = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      // Another sync's lock of app, as src/store/source-lock.ts takes it.
+      await holder`select pg_advisory_lock(${SYNC_LOCK_NAMESPACE}, ${SOURCE_LOCK_IDS.app!})`;
+      const child = spawn(process.execPath, [BIN, 'sync', '--wait'], { env: childEnv({ TE_APP_URL: 'http://127.0.0.1:9', DATABASE_URL: db.databaseUrl }), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      for (let i = 0; i < 150 && !stderr.includes('tesync: waiting:'); i++) await delay(100);
+      expect(stderr).toContain('tesync: waiting:');
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(130);
+      expect(stderr).toMatch(/^tesync: Ctrl-C: stopped before the walk began; nothing was written$/m);
+      expect(await runsOf(db.databaseUrl)).toEqual([]);
+      const [held] = await holder<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted`;
+      expect(held!.n).toBe(1);
+    } finally {
+      await holder.end();
+      await db.drop();
+    }
+  }, 60_000);
 });
