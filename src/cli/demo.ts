@@ -14,8 +14,7 @@ import { exampleQuery, formatRows } from './examples.ts';
 import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
 import { formatSummary, interruptedLine } from './sync.ts';
-import { INTERRUPT_EXIT_CODE, signalName, watchInterrupts } from './interrupt.ts';
-import { RunInterrupted } from '../engine/run.ts';
+import { INTERRUPT_EXIT_CODE, stoppedBeforeTheWalk, watchInterrupts } from './interrupt.ts';
 import type { Source } from '../resources/index.ts';
 import { closeRunsOfFreeSources, describeHolders, lockSources, type SourceLocks } from '../store/source-lock.ts';
 import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
@@ -74,8 +73,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   });
   const quiet = { ...demoConfig, secrets: [...demoConfig.secrets, ...config.secrets] };
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
-  const interrupts = watchInterrupts({ say });
-  interrupts.onInterrupt((signal) => progress?.phase(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`));
+  const interrupts = watchInterrupts({ say, phase: progress?.phase });
   const runId = randomUUID();
   const quietLogger = values.json ? logger : progress ? progress.logger(logger) : logger.child({}, { level: 'warn' });
   let warehouse: Warehouse | undefined;
@@ -145,10 +143,8 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
     return outcome.status === 'failed' ? 1 : 0;
   } catch (err) {
-    if (!(err instanceof RunInterrupted) || !interrupts.received) throw err;
     progress?.stop();
-    say(`tesync: ${signalName(interrupts.received)}: stopped before the walk began; nothing was written\n`);
-    return INTERRUPT_EXIT_CODE[interrupts.received];
+    return stoppedBeforeTheWalk(err, interrupts, say);
   } finally {
     progress?.stop();
     await locks?.release();

@@ -37,9 +37,10 @@ export function signalName(signal: InterruptSignal): string {
 
 /**
  * Listens for SIGINT and SIGTERM until disposed. `quit` ends the process on a second signal
- * (tests replace it); `say` prints its one line.
+ * (tests replace it); `say` prints its one line; `phase` shows, on a progress line, that the
+ * command is stopping.
  */
-export function watchInterrupts(options: { say: (line: string) => void; quit?: (code: number) => never }): Interrupts {
+export function watchInterrupts(options: { say: (line: string) => void; phase?: ((text: string) => void) | undefined; quit?: (code: number) => never }): Interrupts {
   const controller = new AbortController();
   const handlers: ((signal: InterruptSignal) => void)[] = [];
   let received: InterruptSignal | undefined;
@@ -54,6 +55,7 @@ export function watchInterrupts(options: { say: (line: string) => void; quit?: (
       return;
     }
     received = signal;
+    options.phase?.(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`);
     controller.abort(new RunInterrupted(signal));
     for (const h of handlers) h(signal);
   };
@@ -80,4 +82,14 @@ export function watchInterrupts(options: { say: (line: string) => void; quit?: (
       process.off('SIGTERM', onTerm);
     },
   };
+}
+
+/**
+ * The exit code of a command a signal stopped before its walk began, its line said; anything
+ * else thrown is thrown again.
+ */
+export function stoppedBeforeTheWalk(err: unknown, interrupts: Interrupts, say: (line: string) => void): number {
+  if (!(err instanceof RunInterrupted) || !interrupts.received) throw err;
+  say(`tesync: ${signalName(interrupts.received)}: stopped before the walk began; nothing was written\n`);
+  return INTERRUPT_EXIT_CODE[interrupts.received];
 }

@@ -10,9 +10,8 @@ import { describeKeyRefusal } from '../store/request-summary.ts';
 import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../store/source-lock.ts';
 import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
-import { INTERRUPT_EXIT_CODE, signalName, watchInterrupts, type Interrupts, type InterruptSignal } from './interrupt.ts';
+import { INTERRUPT_EXIT_CODE, signalName, stoppedBeforeTheWalk, watchInterrupts, type Interrupts, type InterruptSignal } from './interrupt.ts';
 import { createProgressDisplay, type ProgressDisplay } from './progress.ts';
-import { RunInterrupted } from '../engine/run.ts';
 import { syncBudget } from './sync-budget.ts';
 import { performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
@@ -54,15 +53,12 @@ export async function runSync({ config, logger, argv }: CommandContext): Promise
   const progress = process.stderr.isTTY && !values.json ? createProgressDisplay() : undefined;
   /** A line on stderr, above the progress line when there is one. */
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
-  const interrupts = watchInterrupts({ say });
-  interrupts.onInterrupt((signal) => progress?.phase(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`));
+  const interrupts = watchInterrupts({ say, phase: progress?.phase });
   try {
     return await syncUntilInterrupted({ config, logger, values, sources, only, runId, progress, say, interrupts });
   } catch (err) {
-    if (!(err instanceof RunInterrupted) || !interrupts.received) throw err;
     progress?.stop();
-    say(`tesync: ${signalName(interrupts.received)}: stopped before the walk began; nothing was written\n`);
-    return INTERRUPT_EXIT_CODE[interrupts.received];
+    return stoppedBeforeTheWalk(err, interrupts, say);
   } finally {
     interrupts.dispose();
   }

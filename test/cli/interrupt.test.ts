@@ -4,8 +4,8 @@
 // the command says so in one line and exits 130 (SIGINT) or 143 (SIGTERM); the embedded server
 // it started is gone; the next sync goes on from there and ends with the warehouse an
 // uninterrupted sync makes.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,16 +17,13 @@ import { SOURCE_LOCK_IDS, SYNC_LOCK_NAMESPACE } from '../../src/store/source-loc
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
 import { canaryKey, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 
 const COLUMNS = 80;
 const appKey = canaryKey('app_int');
 const gwKey = canaryKey('gw_int');
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 interface RunRow {
   id: string;
@@ -55,49 +52,6 @@ async function requestsAfter(databaseUrl: string, runId: string, at: Date): Prom
   }
 }
 
-/** A command in a detached 80-column tmux pane; `screen()` captures it. */
-function tmuxPane(socket: string, dir: string, env: Record<string, string>, args: string[]) {
-  const script = path.join(dir, `run-${args[0]}.sh`);
-  writeFileSync(
-    script,
-    [
-      // bash, as a terminal's shell: it goes on after a command that handled Ctrl-C itself.
-      '#!/bin/bash',
-      `cd ${shellQuote(dir)}`,
-      ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
-      `${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(' ')}`,
-      'echo "tesync exited $?"',
-      'sleep 120',
-    ].join('\n'),
-    { mode: 0o755 },
-  );
-  const tmux = (...a: string[]) => execFileSync('tmux', ['-L', socket, ...a], { encoding: 'utf8' });
-  execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'run', '-x', String(COLUMNS), '-y', '50', script]);
-  const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'run');
-  return {
-    screen,
-    ctrlC: () => tmux('send-keys', '-t', 'run', 'C-c'),
-    /** Polls the pane until `done` holds of it (or `timeoutMs` passes); every capture kept. */
-    async until(done: (text: string) => boolean, timeoutMs: number): Promise<string[]> {
-      const seen: string[] = [];
-      const started = Date.now();
-      for (;;) {
-        const text = screen();
-        seen.push(text);
-        if (done(text) || Date.now() - started > timeoutMs) return seen;
-        await delay(200);
-      }
-    },
-    kill: () => {
-      try {
-        tmux('kill-server');
-      } catch {
-        // Gone already.
-      }
-    },
-  };
-}
-
 /** Progress showing work done: `N/M` with N > 0 on the walk's line. */
 const walking = (text: string) => /\b([1-9]\d*)\/\d+ (done )?\|/.test(text);
 
@@ -122,7 +76,7 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
   let reference: TestDatabase;
   let second: TestDatabase;
   const socket = uniqueName('tesync_interrupt');
-  let pane: ReturnType<typeof tmuxPane> | undefined;
+  let pane: TmuxPane | undefined;
   const env = () => ({
     TE_APP_URL: fx.sim.url,
     TE_APP_API_KEY: appKey,
@@ -144,7 +98,7 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
   });
 
   it('Ctrl-C in an 80-column terminal: one line, exit 130, the run interrupted at that time; the next sync completes it exactly', async () => {
-    pane = tmuxPane(socket, dir, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C.UTF-8', TE_DATABASE_POOL: '4', DATABASE_URL: fx.databaseUrl, ...env() }, ['sync']);
+    pane = tmuxPane(socket, dir, COLUMNS, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C.UTF-8', TE_DATABASE_POOL: '4', DATABASE_URL: fx.databaseUrl, ...env() }, ['sync']);
     const before = await pane.until(walking, 30_000);
     expect(walking(before.at(-1)!), before.at(-1)).toBe(true);
     const sentAt = new Date();
@@ -214,7 +168,7 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
 describe('Ctrl-C on tesync demo (embedded warehouse)', () => {
   let folder: TempFolder;
   const socket = uniqueName('tesync_interrupt_demo');
-  let pane: ReturnType<typeof tmuxPane> | undefined;
+  let pane: TmuxPane | undefined;
 
   beforeAll(async () => {
     folder = await embeddedFolder('tesync-interrupt-demo');
@@ -226,7 +180,7 @@ describe('Ctrl-C on tesync demo (embedded warehouse)', () => {
 
   it('exit 130, the run interrupted, and the embedded server it started stopped', async () => {
     const dataDir = path.join(folder.dir, 'data');
-    pane = tmuxPane(socket, folder.dir, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: folder.dir, LANG: 'C.UTF-8', TE_DATA_DIR: dataDir }, ['demo', '--tokens', '60']);
+    pane = tmuxPane(socket, folder.dir, COLUMNS, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: folder.dir, LANG: 'C.UTF-8', TE_DATA_DIR: dataDir }, ['demo', '--tokens', '60']);
     const before = await pane.until(walking, 60_000);
     expect(walking(before.at(-1)!), before.at(-1)).toBe(true);
     const [pid] = await serverPids(dataDir);

@@ -11,16 +11,13 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.ts';
+import { shellQuote } from '../helpers/tmux.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, uniqueName } from '../helpers/services.ts';
 
 const COLUMNS = 80;
 const appKey = canaryKey('app_tmux');
 const gwKey = canaryKey('gw_tmux');
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 interface Capture {
   atMs: number;

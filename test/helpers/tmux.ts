@@ -1,0 +1,60 @@
+// A real terminal for tests: tesync in a detached tmux pane of a given width, as a person
+// sees it. tmux is a Debian package (.ci/run installs it).
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BIN } from './cli.ts';
+
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export type TmuxPane = ReturnType<typeof tmuxPane>;
+
+/**
+ * `tesync ARGS` in a detached tmux pane `columns` wide, under bash (a terminal's shell, which
+ * goes on after a command that handled Ctrl-C itself), then `tesync exited N`; `screen()`
+ * captures the pane, joining the lines the terminal wrapped.
+ */
+export function tmuxPane(socket: string, dir: string, columns: number, env: Record<string, string>, args: string[]) {
+  const script = path.join(dir, `run-${args[0]}.sh`);
+  writeFileSync(
+    script,
+    [
+      // bash, as a terminal's shell: it goes on after a command that handled Ctrl-C itself.
+      '#!/bin/bash',
+      `cd ${shellQuote(dir)}`,
+      ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
+      `${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(' ')}`,
+      'echo "tesync exited $?"',
+      'sleep 120',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  const tmux = (...a: string[]) => execFileSync('tmux', ['-L', socket, ...a], { encoding: 'utf8' });
+  execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'run', '-x', String(columns), '-y', '50', script]);
+  const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'run');
+  return {
+    screen,
+    ctrlC: () => tmux('send-keys', '-t', 'run', 'C-c'),
+    /** Polls the pane until `done` holds of it (or `timeoutMs` passes); every capture kept. */
+    async until(done: (text: string) => boolean, timeoutMs: number): Promise<string[]> {
+      const seen: string[] = [];
+      const started = Date.now();
+      for (;;) {
+        const text = screen();
+        seen.push(text);
+        if (done(text) || Date.now() - started > timeoutMs) return seen;
+        await delay(200);
+      }
+    },
+    kill: () => {
+      try {
+        tmux('kill-server');
+      } catch {
+        // Gone already.
+      }
+    },
+  };
+}
