@@ -10,14 +10,8 @@ import { withReconnect } from './retry.ts';
 
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed' | 'interrupted';
 
-/** When a run was interrupted (SIGINT, SIGTERM): kept in its `options` from that moment. */
-export interface RunInterrupt {
-  signal: string;
-  /** The server's clock when the signal came. */
-  at: string;
-}
-
-// A run's times are the server's clock, as every time in the warehouse (SERVER_CLOCK).
+// A run's times are the server's clock, as every time in the warehouse (SERVER_CLOCK). An
+// interrupted run keeps `options.interrupted` = { signal, at } from the moment the signal came.
 
 export async function startRun(db: Db, run: { id: string; trigger: string; sources: string[]; options?: unknown }): Promise<void> {
   await withReconnect(() => db.insert(runs).values({
