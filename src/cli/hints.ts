@@ -10,6 +10,7 @@ const UNREACHABLE = new Set(['UpstreamNetworkError', 'UpstreamTimeoutError']);
 /** No answer, and the same next time: src/upstream/connect-errors.ts. Their messages name the address and the variable. */
 const REFUSED = 'UpstreamRefusedError';
 const BAD_PORT = 'UpstreamBadPortError';
+const TLS = 'UpstreamTlsError';
 
 export function failureHints(stats: WalkStats, config: Config): string[] {
   const hints = new Set<string>();
@@ -32,6 +33,7 @@ function failureHint(f: WalkFailure, config: Config): string | undefined {
   if (f.httpStatus === 401) return `The ${name} refused the API key in ${keyVar} (401 unauthorized): check the key.`;
   if (f.type === REFUSED) return `Could not connect to the ${name}: ${withoutType(f)}; is it running there, and is ${urlVar} its base URL?`;
   if (f.type === BAD_PORT) return `Could not connect to the ${name}: ${withoutType(f)}; serve it on another port (or behind a proxy) and point ${urlVar} there.`;
+  if (f.type === TLS) return `Could not connect to the ${name}: ${withoutType(f)}; check the server's certificate, or that ${urlVar} has the scheme and host it is issued for.`;
   if (f.type !== undefined && UNREACHABLE.has(f.type)) return `Could not reach the ${name} at ${url} (${urlVar}): ${withoutType(f)}`;
   if (f.httpStatus === 404 && (f.resource === 'metrics' || f.resource === 'tokens')) {
     return `The ${name} at ${url} has no ${f.resource} route: is ${urlVar} the base URL, without the /api/v1 or /v1 prefix?`;

@@ -4,7 +4,8 @@
 // 20 seconds, only delays the message. They are permanent errors: the request is not retried
 // and the job is not either (judgeFailure). A name DNS does not know, a host or network that
 // cannot be reached, a connect that timed out may clear up: they stay transient
-// (UpstreamNetworkError), with a reason that says which.
+// (UpstreamNetworkError), with a reason that says which. A certificate Node refuses is as
+// permanent as a refusal (UpstreamTlsError).
 //
 // Messages name the address as the configuration has it (host:port of the base URL) and the
 // variable it came from; never a path's query, never a key.
@@ -54,6 +55,34 @@ export class UpstreamBadPortError extends PermanentError {
   }
 }
 
+/**
+ * The server's TLS certificate was not accepted (expired, self-signed, for another name, of an
+ * issuer not trusted), or an https base URL points at a server that does not speak TLS: the
+ * same on every try; not retried. Node's own reason is kept (`certificate has expired`).
+ */
+export class UpstreamTlsError extends PermanentError {
+  override readonly name = 'UpstreamTlsError';
+  constructor(
+    readonly path: string,
+    readonly address: string,
+    readonly code: string,
+    reason: string,
+    readonly variable: string | undefined,
+  ) {
+    super(`${reason} from ${address} (${code})${suffix(variable)}`);
+  }
+}
+
+/** Codes of a certificate Node refused (its X509 verification codes, ERR_TLS_CERT_*) and of a peer that is no TLS server. */
+const TLS_CODE = /^(ERR_TLS_CERT_|CERT_|UNABLE_TO_(GET|VERIFY|DECRYPT)_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|HOSTNAME_MISMATCH$|ERR_SSL_WRONG_VERSION_NUMBER$)/;
+
+/** Pure: how a person would say what the TLS handshake found. */
+function tlsReason(code: string, message: unknown): string {
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return 'no TLS answer (is the base URL http, not https?)';
+  const said = typeof message === 'string' && message !== '' ? message.replace(/^Hostname\/IP does not match certificate's altnames: /, 'a certificate for another name: ') : code;
+  return `TLS certificate not accepted: ${said}`;
+}
+
 /** Pure: host:port of a URL, the port spelled out also when it is the scheme's default (no credentials, no path, no query). */
 export function hostPort(url: URL): string {
   return `${url.hostname}:${effectivePort(url)}`;
@@ -99,6 +128,8 @@ export function permanentConnectError(err: unknown, url: URL, path: string, vari
     return new UpstreamBadPortError(path, port, variable);
   }
   if (codes.length > 0 && codes.every((c) => c === 'ECONNREFUSED')) return new UpstreamRefusedError(path, hostPort(url), variable);
+  const tls = codes.find((c) => TLS_CODE.test(c));
+  if (tls !== undefined) return new UpstreamTlsError(path, hostPort(url), tls, tlsReason(tls, cause?.message), variable);
   return undefined;
 }
 

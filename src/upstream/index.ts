@@ -17,7 +17,7 @@ export {
 export { InProcessBudget, realSleep, type AcquireOptions, type InProcessBudgetOptions, type RateBudget, type Sleep } from './budget.ts';
 export { isUpstreamProblem, parseProblem, problemError, type ErrorResponse } from './problem.ts';
 export { backoffDelay, type BackoffPolicy } from './backoff.ts';
-export { FETCH_BAD_PORTS, hostPort, SOURCE_URL_VARIABLE, UpstreamBadPortError, UpstreamRefusedError } from './connect-errors.ts';
+export { FETCH_BAD_PORTS, hostPort, SOURCE_URL_VARIABLE, UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from './connect-errors.ts';
 export { jsonBodyHash, textBodyHash } from './hash.ts';
 export {
   MemoryRecorder,

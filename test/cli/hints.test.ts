@@ -5,7 +5,7 @@ import type { Config } from '../../src/lib/config.ts';
 import { ProblemError, UpstreamNetworkError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
 import { emptyStats, walkFailure, type WalkFailure } from '../../src/engine/run-stats.ts';
-import { UpstreamBadPortError, UpstreamRefusedError } from '../../src/upstream/connect-errors.ts';
+import { UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from '../../src/upstream/connect-errors.ts';
 
 const config = { app: { url: 'http://app.test', apiKey: undefined }, gateway: { url: 'http://gateway.test', apiKey: 'k' } } as Config;
 const hints = (...failures: WalkFailure[]) => failureHints({ ...emptyStats(), failures }, config);
@@ -48,6 +48,14 @@ describe('failureHints', () => {
     ]);
     // Chosen by the class, not the words.
     expect(hints({ ...blocked, error: 'reworded' })[0]).toMatch(/^Could not connect to the gateway: reworded; serve it on another port/);
+  });
+
+  it('a certificate Node refused: the reason, the address, the variable, what to check', () => {
+    const tls = walkFailure({ name: 'app.tokens', source: 'app' }, 'tokens', judgeFailure(new UpstreamTlsError('/api/v1/tokens', 'app.test:443', 'CERT_HAS_EXPIRED', 'TLS certificate not accepted: certificate has expired', 'TE_APP_URL')));
+    expect(hints(tls)).toEqual([
+      "Could not connect to the app host: TLS certificate not accepted: certificate has expired from app.test:443 (CERT_HAS_EXPIRED) (TE_APP_URL); check the server's certificate, or that TE_APP_URL has the scheme and host it is issued for.",
+    ]);
+    expect(judgeFailure(new UpstreamTlsError('/api/v1/tokens', 'app.test:443', 'CERT_HAS_EXPIRED', 'x', 'TE_APP_URL')).retryable).toBe(false);
   });
 
   it('unreachable kinds keep "could not reach", with the reason that says which', () => {

@@ -2,7 +2,13 @@
 // a message naming the address and the variable), unreachable kinds stay transient with a
 // reason that says which. Pure first (errors shaped as undici makes them), then real fetches
 // on loopback, then the client: one recorded attempt for a refusal, all of them otherwise.
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentError, UpstreamNetworkError } from '../../src/lib/errors.ts';
 import {
   createUpstream,
@@ -13,6 +19,7 @@ import {
   MemoryRecorder,
   UpstreamBadPortError,
   UpstreamRefusedError,
+  UpstreamTlsError,
   type UpstreamConfig,
 } from '../../src/upstream/index.ts';
 import { networkReason, permanentConnectError } from '../../src/upstream/connect-errors.ts';
@@ -171,5 +178,44 @@ describe('the client: a refusal is tried once, unreachable is retried', () => {
     expect(err).toBeInstanceOf(UpstreamNetworkError);
     expect((err as Error).message).toMatch(/DNS/);
     expect(recorder.requests.map((r) => [r.attempt, r.httpStatus])).toEqual([1, 2, 3, 4, 5].map((a) => [a, null]));
+  });
+});
+
+describe('a TLS handshake Node refuses: permanent, said in words', () => {
+  const servers: Server[] = [];
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tesync-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+  });
+  afterAll(async () => {
+    for (const s of servers) await new Promise((resolve) => s.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const listen = async (s: Server) => {
+    servers.push(s);
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return (s.address() as { port: number }).port;
+  };
+
+  it.each([
+    ['a self-signed certificate', 'https', /^TLS certificate not accepted: self-signed certificate from 127\.0\.0\.1:\d+ \(DEPTH_ZERO_SELF_SIGNED_CERT\) \(TE_APP_URL\)$/],
+    ['https to a server that speaks plain http', 'http', /^no TLS answer \(is the base URL http, not https\?\) from 127\.0\.0\.1:\d+ \(ERR_SSL_WRONG_VERSION_NUMBER\) \(TE_APP_URL\)$/],
+  ] as const)('%s: one attempt, an UpstreamTlsError naming the address and the variable', async (_, serves, message) => {
+    const handler = (_q: unknown, r: { end: (s: string) => void }) => r.end('{}');
+    const port = await listen(serves === 'https' ? createHttpsServer({ key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) }, handler) : createHttpServer(handler));
+    const recorder = new MemoryRecorder();
+    const upstream = createUpstream({
+      config: { app: { url: `https://127.0.0.1:${port}`, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 5000, maxResponseBytes: 1e6, maxAttempts: 5, maxRateWaitMs: 10_000 },
+      budget: new InProcessBudget(),
+      recorder,
+      logger: createTestLogger().logger,
+      retry: FAST_RETRY_POLICY,
+    });
+    const err = await upstream.get({ route: 'app.tokens' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamTlsError);
+    expect(err).toBeInstanceOf(PermanentError);
+    expect((err as Error).message).toMatch(message);
+    expect(recorder.requests).toHaveLength(1);
   });
 });
