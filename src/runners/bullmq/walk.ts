@@ -36,9 +36,11 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
   // A walk job that ran before (it stalled, or failed after planning) continues its run.
   const [existing] = await deps.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
   if (existing && existing.status !== 'running') return { runId, queued: 0 };
-  if (!existing && data.schedule !== undefined) {
+  if (!existing && data.schedule !== undefined && data.trigger === 'schedule') {
     // A schedule's walk that lasts longer than its period would pile runs (and their jobs in
     // Redis) up: the tick is skipped while the previous walk of the schedule still has work.
+    // A walk an operator asked for (`tesync enqueue --schedule`) is not: it was asked for now,
+    // and what the other walk still has queued is left to it (deduplicated).
     const previous = await openRunWithWork(deps, data.schedule, runId);
     if (previous) {
       logger.info({ previousRun: previous }, 'scheduled walk skipped: the previous walk of this schedule is still running');

@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../sim/index.ts';
+import { runCli } from '../../helpers/cli.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { redisServerUrl, uniqueName } from '../../helpers/services.ts';
@@ -172,11 +173,16 @@ describe.each(QUEUE_BACKENDS)('worker schedules, queues on %s', (backend) => {
       );
       await w.ready;
       await waitFor('a tick skipped while the walk runs', () => w.lines().find((l) => l.msg.startsWith('scheduled walk skipped')), 30_000);
+      // A walk of the schedule asked for now is not skipped: it starts its own run.
+      const asked = await runCli(['enqueue', '--schedule', 'token-data', '--json'], { ...envFor(place, {}), TE_APP_URL: slow.url });
+      expect(asked.code, asked.stderr).toBe(0);
+      const { runId: manualRun } = JSON.parse(asked.stdout) as { runId: string };
+      await waitFor('the asked-for walk started', async () => (await fx.warehouse.query<{ id: string }>(sql`select id from sync.runs where id = ${manualRun} and trigger = 'manual'`))[0], 30_000);
       w.child.kill('SIGTERM');
       expect((await w.exited).code).toBe(0);
       const runs = await fx.warehouse.query<{ id: string; from: string; to: string }>(
         sql`select id, started_at::text as "from", coalesce(finished_at, now())::text as "to" from sync.runs
-            where options->>'schedule' = 'token-data' and options->>'queuePrefix' = ${place.prefix} order by started_at`,
+            where options->>'schedule' = 'token-data' and options->>'queuePrefix' = ${place.prefix} and trigger = 'schedule' order by started_at`,
       );
       expect(runs.length).toBeGreaterThanOrEqual(1);
       // One walk of the schedule at a time.
