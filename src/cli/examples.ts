@@ -15,7 +15,8 @@ export function exampleQuery(name: string): { title: string; sql: string } {
 export function formatRows(rows: Record<string, unknown>[]): string {
   if (rows.length === 0) return '(no rows)\n';
   const cols = Object.keys(rows[0]!);
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : String(v));
+  // One line per row: a newline, a tab or another control character in a value is a space.
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : v instanceof Date ? v.toISOString() : String(v)).replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ');
   const widths = cols.map((c) => Math.max(displayWidth(c), ...rows.map((r) => displayWidth(cell(r[c])))));
   const line = (vals: string[]) => vals.map((v, i) => padEndToWidth(v, widths[i]!)).join('  ').trimEnd();
   return `${[line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n')}\n`;

@@ -38,6 +38,16 @@ describe('formatRows', () => {
     expect(lines[4]).toBe('rocket      🚀 Moon 👩‍💻    7');
   });
 
+  it('a value with a newline, a tab or an escape stays on its row', () => {
+    const table = formatRows([
+      { name: 'two\nlines', note: 'a\ttab' },
+      { name: 'esc\u001b[31mred', note: 'ok' },
+    ]);
+    expect(table.split('\n')).toHaveLength(5);
+    expect(table).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(table).toContain('two lines');
+  });
+
   it('no rows', () => {
     expect(formatRows([])).toBe('(no rows)\n');
   });
