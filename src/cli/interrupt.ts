@@ -19,8 +19,6 @@ export interface Interrupts {
   readonly received: InterruptSignal | undefined;
   /** Throws the RunInterrupted when a signal came: between a command's steps. */
   check(): void;
-  /** Called once, on the first signal (marking the run, saying what happens now). */
-  onInterrupt(handler: (signal: InterruptSignal) => void): void;
   /** Work a second signal still waits for, briefly (QUIT_GRACE_MS): the interrupt's record. */
   hold(work: Promise<unknown>): void;
   /** Stops listening: the default handling of the signals returns. */
@@ -42,7 +40,6 @@ export function signalName(signal: InterruptSignal): string {
  */
 export function watchInterrupts(options: { say: (line: string) => void; phase?: ((text: string) => void) | undefined; quit?: (code: number) => never }): Interrupts {
   const controller = new AbortController();
-  const handlers: ((signal: InterruptSignal) => void)[] = [];
   let received: InterruptSignal | undefined;
   const quit = options.quit ?? ((code: number) => process.exit(code));
   const held: Promise<unknown>[] = [];
@@ -57,7 +54,6 @@ export function watchInterrupts(options: { say: (line: string) => void; phase?: 
     received = signal;
     options.phase?.(`${signalName(signal)}: stopping, the writes in flight finish (${signalName(signal)} again quits at once)`);
     controller.abort(new RunInterrupted(signal));
-    for (const h of handlers) h(signal);
   };
   const onInt = () => on('SIGINT');
   const onTerm = () => on('SIGTERM');
@@ -73,9 +69,6 @@ export function watchInterrupts(options: { say: (line: string) => void; phase?: 
     },
     hold(work) {
       held.push(work.catch(() => {}));
-    },
-    onInterrupt(handler) {
-      handlers.push(handler);
     },
     dispose() {
       process.off('SIGINT', onInt);
