@@ -4,7 +4,7 @@
 // the command says so in one line and exits 130 (SIGINT) or 143 (SIGTERM); the embedded server
 // it started is gone; the next sync goes on from there and ends with the warehouse an
 // uninterrupted sync makes.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { SOURCE_LOCK_IDS, SYNC_LOCK_NAMESPACE } from '../../src/store/source-loc
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
-import { tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
+import { requireTmux, tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
 import { canaryKey, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 
@@ -56,7 +56,7 @@ async function requestsAfter(databaseUrl: string, runId: string, at: Date): Prom
 const walking = (text: string) => /\b([1-9]\d*)\/\d+ (done )?\|/.test(text);
 
 beforeAll(() => {
-  if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
+  requireTmux();
 });
 
 describe('Ctrl-C and SIGTERM on tesync sync', () => {

@@ -4,14 +4,13 @@
 // the rate limit is said in plain words. With upstream errors: the warnings are printed above
 // the progress line, in words, never as JSON glued onto it. tmux is a Debian package (.ci/run
 // installs it).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN } from '../helpers/cli.ts';
-import { shellQuote } from '../helpers/tmux.ts';
+import { requireTmux, tmuxPane } from '../helpers/tmux.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, uniqueName } from '../helpers/services.ts';
 
@@ -40,7 +39,7 @@ function useTmux(label: string): { sync(fx: SimAndWarehouse, everyMs: number): P
   const socket = uniqueName(label);
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   beforeAll(() => {
-    if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
+    requireTmux();
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-tmux-'));
   });
   afterAll(() => {
@@ -64,27 +63,13 @@ function useTmux(label: string): { sync(fx: SimAndWarehouse, everyMs: number): P
         DATABASE_URL: fx.databaseUrl,
         TE_CONCURRENCY: '4',
       };
-      const script = path.join(dir, 'run.sh');
-      writeFileSync(
-        script,
-        [
-          '#!/bin/sh',
-          `cd ${shellQuote(dir)}`,
-          ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
-          `${shellQuote(process.execPath)} ${shellQuote(BIN)} sync`,
-          'echo "tesync exited $?"',
-          'sleep 120',
-        ].join('\n'),
-        { mode: 0o755 },
-      );
       const started = Date.now();
-      // -u: the pane speaks UTF-8 (the bar and `≥`), whatever the test's locale.
-      execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', 'sync', '-x', String(COLUMNS), '-y', '40', script]);
+      const pane = tmuxPane(socket, dir, COLUMNS, env, ['sync']);
       const captures: Capture[] = [];
       for (;;) {
         await delay(everyMs);
-        const text = tmux('capture-pane', '-p', '-J', '-t', 'sync');
-        const rows = tmux('capture-pane', '-p', '-t', 'sync').split('\n');
+        const text = pane.screen();
+        const rows = pane.rows();
         captures.push({ atMs: Date.now() - started, lines: text.split('\n').filter((l) => l.trim() !== ''), rows: rows.slice(0, rows.findLastIndex((r) => r.trim() !== '') + 1) });
         if (text.includes('tesync exited') || Date.now() - started > 45_000) break;
       }

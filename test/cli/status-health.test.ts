@@ -6,7 +6,7 @@
 //     `--max-age` fires for it (its resources are never confirmed again);
 //   - the report fits 80 columns when not on a terminal, and a terminal's width in tmux,
 //     without a wrapped line; `--wide` lays it out at full width.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import type { OverLimit } from '../../src/cli/status.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger, uniqueName } from '../helpers/services.ts';
+import { requireTmux } from '../helpers/tmux.ts';
 
 const DAY_MS = 86_400_000;
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
@@ -109,7 +110,7 @@ describe('one token whose data stopped advancing months ago, the rest of today',
     const socket = uniqueName('tesync_status');
     const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
     beforeAll(() => {
-      if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
+      requireTmux();
       dir = mkdtempSync(path.join(tmpdir(), 'tesync-status-tmux-'));
     });
     afterAll(() => {

@@ -1,6 +1,6 @@
 // A real terminal for tests: tesync in a detached tmux pane of a given width, as a person
 // sees it. tmux is a Debian package (.ci/run installs it).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -8,6 +8,11 @@ import { BIN } from './cli.ts';
 
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Fails, saying what to install, when tmux is missing (never a silent skip). */
+export function requireTmux(): void {
+  if (spawnSync('tmux', ['-V']).error) throw new Error('tmux is not installed: install it (Debian: apt-get install tmux); .ci/run does');
 }
 
 export type TmuxPane = ReturnType<typeof tmuxPane>;
@@ -37,6 +42,8 @@ export function tmuxPane(socket: string, dir: string, columns: number, env: Reco
   const screen = () => tmux('capture-pane', '-p', '-J', '-t', 'run');
   return {
     screen,
+    /** The pane's rows as the terminal shows them, a wrapped line on several. */
+    rows: () => tmux('capture-pane', '-p', '-t', 'run').split('\n'),
     ctrlC: () => tmux('send-keys', '-t', 'run', 'C-c'),
     /** Polls the pane until `done` holds of it (or `timeoutMs` passes); every capture kept. */
     async until(done: (text: string) => boolean, timeoutMs: number): Promise<string[]> {
