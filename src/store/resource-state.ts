@@ -1,6 +1,6 @@
 // Per-resource bookkeeping. A success is written in the same transaction as the rows it
 // describes, so a crash never leaves rows without state or state without rows.
-import { and, eq, inArray, like, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, like, notInArray, sql, type SQL } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import type { Failure } from '../lib/failure.ts';
 import type { Executor } from './table-shape.ts';
@@ -54,21 +54,25 @@ export async function readStates(db: Executor, source: string, prefix: string): 
  * plans (src/engine/not-found.ts): once listed again, they are asked again. Call inside the
  * list's own transaction.
  */
-export async function forgetNotFound(db: Executor, source: string, list: { under: string; kinds: readonly string[]; planned: readonly string[] }): Promise<void> {
+export async function forgetNotFound(db: Executor, source: string, list: ListPlan): Promise<void> {
   if (list.kinds.length === 0) return;
   await db
     .update(resourceState)
     .set({ details: sql`${resourceState.details} - 'notFoundMarker'` })
-    .where(
-      and(
-        eq(resourceState.source, source),
-        eq(resourceState.status, 'not_found'),
-        inArray(resourceState.kind, [...list.kinds]),
-        resourceUnder(list.under),
-        sql`${resourceState.details} ? 'notFoundMarker'`,
-        ...(list.planned.length > 0 ? [notInArray(resourceState.resource, [...list.planned])] : []),
-      ),
-    );
+    .where(and(...unplanned(source, list), eq(resourceState.status, 'not_found'), sql`${resourceState.details} ? 'notFoundMarker'`));
+}
+
+/** A whole list as the store sees it: the resource prefix, the kinds it plans, what it planned. */
+type ListPlan = { under: string; kinds: readonly string[]; planned: readonly string[] };
+
+/** The states of a source's resources of the list's kinds under its prefix that it did not plan. */
+function unplanned(source: string, list: ListPlan): SQL[] {
+  return [
+    eq(resourceState.source, source),
+    inArray(resourceState.kind, [...list.kinds]),
+    resourceUnder(list.under),
+    ...(list.planned.length > 0 ? [notInArray(resourceState.resource, [...list.planned])] : []),
+  ];
 }
 
 /**
@@ -79,20 +83,12 @@ export async function forgetNotFound(db: Executor, source: string, list: { under
  * `childKinds` of the same token (a chart catalog's charts). Asked again, a resource is active
  * again (writeSuccess, writeFailure, writeUnchanged). Call inside the list's own transaction.
  */
-export async function retireUnplanned(db: Executor, source: string, list: { under: string; kinds: readonly string[]; planned: readonly string[] }, childKinds: Readonly<Record<string, readonly string[]>>): Promise<number> {
+export async function retireUnplanned(db: Executor, source: string, list: ListPlan, childKinds: Readonly<Record<string, readonly string[]>>): Promise<number> {
   if (list.kinds.length === 0) return 0;
   const retired = await db
     .update(resourceState)
     .set({ active: false })
-    .where(
-      and(
-        eq(resourceState.source, source),
-        eq(resourceState.active, true),
-        inArray(resourceState.kind, [...list.kinds]),
-        resourceUnder(list.under),
-        sql`not (${resourceState.resource} = any(${textArray(list.planned)}::text[]))`,
-      ),
-    )
+    .where(and(...unplanned(source, list), eq(resourceState.active, true)))
     .returning({ resource: resourceState.resource, kind: resourceState.kind });
   let n = retired.length;
   for (const r of retired) {
@@ -107,11 +103,6 @@ export async function retireUnplanned(db: Executor, source: string, list: { unde
     n += children.length;
   }
   return n;
-}
-
-/** Pure: a Postgres array literal of texts, every element quoted. */
-function textArray(values: readonly string[]): string {
-  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
 }
 
 /** Records a successful fetch; call inside the transaction that wrote the rows. */
