@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { MIGRATIONS_FOLDER, type Warehouse } from './connection.ts';
-import { fingerprint, SQL_FILES, SQL_FOLDER, type SqlFile } from './sql-files.ts';
+import { SQL_FILES, sqlFileWork, type SqlFile } from './sql-files.ts';
 
 export interface JournalEntry {
   tag: string;
@@ -52,7 +52,7 @@ export function judgeMigrations(recorded: readonly number[], journal: readonly J
 
 /** What applying `files` on top of `schemaTag` would record for each: as applySqlFiles computes it. */
 export function expectedSqlFingerprints(schemaTag: string, files: readonly SqlFile[] = SQL_FILES): Map<string, string> {
-  return new Map(files.map((f) => [f.name, fingerprint(readFileSync(`${SQL_FOLDER}${f.name}`, 'utf8'), f.perObject?.() ?? [], schemaTag)]));
+  return new Map(files.map((f) => [f.name, sqlFileWork(f, schemaTag).print]));
 }
 
 /** Pure: whether every SQL file's recorded fingerprint is the one this tesync would apply. */

@@ -34,6 +34,13 @@ export const SQL_FILES: readonly SqlFile[] = [
 
 const sqlText = (file: SqlFile) => readFileSync(`${SQL_FOLDER}${file.name}`, 'utf8');
 
+/** What a file is applied as on top of `schema`: its text, its per-object calls, and the fingerprint recorded for them. */
+export function sqlFileWork(file: SqlFile, schema: string): { text: string; calls: readonly (readonly string[])[]; print: string } {
+  const text = sqlText(file);
+  const calls = file.perObject?.() ?? [];
+  return { text, calls, print: fingerprint(text, calls, schema) };
+}
+
 /** What a file's application depends on: its text, its per-object calls and the schema (`schema`: the last drizzle migration). Pure. */
 export function fingerprint(text: string, calls: readonly (readonly string[])[], schema: string): string {
   return createHash('sha256').update(JSON.stringify([text, calls, schema])).digest('hex');
@@ -51,9 +58,7 @@ export async function applySqlFiles(sql: Sql, schema: string, files: readonly Sq
   const applied = new Map((await sql<{ name: string; fingerprint: string }[]>`select name, fingerprint from "drizzle"."__tesync_sql_files"`).map((r) => [r.name, r.fingerprint]));
   const ran: string[] = [];
   for (const file of files) {
-    const text = sqlText(file);
-    const calls = file.perObject?.() ?? [];
-    const print = fingerprint(text, calls, schema);
+    const { text, calls, print } = sqlFileWork(file, schema);
     if (applied.get(file.name) === print) continue;
     // One transaction per file, on the caller's connection (a reserved one has no `begin`).
     await sql.unsafe('begin');
