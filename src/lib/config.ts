@@ -119,8 +119,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-/** Passwords inside connection URLs are secrets too. */
-function urlSecrets(url: string | undefined): string[] {
+/** Passwords inside connection URLs are secrets too: the password as written and decoded. */
+export function urlSecrets(url: string | undefined): string[] {
   if (!url) return [];
   try {
     const pw = new URL(url).password;

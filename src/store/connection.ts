@@ -9,7 +9,9 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../schema/warehouse/index.ts';
+import { urlSecrets } from '../lib/config.ts';
 import { ConfigError, WarehouseError } from '../lib/errors.ts';
+import { scrub } from '../lib/logger.ts';
 import { applyComments } from './comments.ts';
 import { acquireEmbeddedServer } from './embedded-server.ts';
 import { applySqlFiles } from './sql-files.ts';
@@ -220,24 +222,7 @@ function sqlState(err: unknown): string | undefined {
 
 /** `text` without the URL's password, in any form it may take. */
 function withoutPassword(text: string, url: string): string {
-  let pw = '';
-  try {
-    pw = new URL(url).password;
-  } catch {
-    return text;
-  }
-  if (!pw) return text;
-  let out = text;
-  for (const form of new Set([pw, safeDecode(pw)])) if (form) out = out.split(form).join('[REDACTED]');
-  return out;
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
+  return scrub(text, urlSecrets(url));
 }
 
 /** The first connection to DATABASE_URL failed: a configuration error (login, database) or a server not reached. */
