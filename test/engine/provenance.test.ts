@@ -12,6 +12,7 @@ import { metrics } from '../../src/schema/warehouse/app.ts';
 import { resourceState } from '../../src/schema/warehouse/sync.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { jobContext, testRun } from '../helpers/job-context.ts';
+import { createTestLogger } from '../helpers/services.ts';
 
 const sa = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
 let close: (() => Promise<void>) | undefined;
@@ -38,7 +39,7 @@ describe('linkToBodies', () => {
       into(metrics, rows(), { from: catalog }),
       into(metrics, rows(), { from: catalog, fromEach: [list, undefined] }),
       into(metrics, rows(), { from: null }),
-      into(metrics, rows(), { from: { path: '/api/v1/metrics?never', sha256: 'f'.repeat(64) } }),
+      into(metrics, rows(), { from: { path: '/api/v1/metrics?unchanged', sha256: '' } }),
       into(resourceState, [{ source: 'app', resource: 'x', status: 'ok' }]),
     ];
     const ids = await linkToBodies(ctx, 'app', writes);
@@ -57,6 +58,11 @@ describe('linkToBodies', () => {
       [null, null],
     ]);
     expect(writes[5]!.rows[0]).not.toHaveProperty('rawResponseId');
+
+    // A body read but not in the archive refuses the write: no row without its body.
+    const lost = into(metrics, rows(), { from: catalog, fromEach: [{ path: '/api/v1/metrics?lost', sha256: 'f'.repeat(64) }, undefined] });
+    await expect(linkToBodies(ctx, 'app', [lost])).rejects.toThrow(/could not be archived \(\/api\/v1\/metrics\?lost\): nothing written/);
+    expect(linksOf(lost)).toEqual([undefined, undefined]);
   });
 
   it('links nothing when the job read nothing', async () => {
@@ -66,5 +72,39 @@ describe('linkToBodies', () => {
     expect(await linkToBodies(ctx, 'app', [w])).toEqual([null]);
     expect(linksOf(w)).toEqual([null, null]);
     await t.recorder.close();
+  });
+});
+
+describe('a body the archive could not keep', () => {
+  const sb = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 1 });
+  const HISTORY = '/api/v1/tokens/aurora/metrics/history?stream=all';
+
+  it('refuses the rows read from it; the next sync writes them, each linked to its body', async () => {
+    const w = sb.warehouse;
+    // The archive refuses one token's history body (a full disk, a lost connection, ...).
+    await w.query(sql.raw(`create function sync.test_refuse_body() returns trigger language plpgsql as $$
+      begin if new.path = '${HISTORY}' then raise exception 'test: archive unavailable'; end if; return new; end $$`));
+    await w.query(sql.raw(`create trigger test_refuse_body before insert on sync.raw_responses for each row execute function sync.test_refuse_body()`));
+    const log = createTestLogger([], 'info');
+    const history = async () => (await w.query<{ slug: string; n: number; unlinked: number }>(
+      sql`select token_slug as slug, count(*)::int as n, count(*) filter (where raw_response_id is null)::int as unlinked from app.metric_history group by 1 order by 1`,
+    ));
+
+    const first = await sb.sync(log.logger, {}, ['app']);
+    expect(first.status).toBe('partial');
+    const [state] = await w.query<{ status: string; last_error: string }>(sql`select status, last_error from sync.resource_state where source = 'app' and resource = 'token/aurora/history'`);
+    expect(state?.status).toBe('failed');
+    expect(state?.last_error).toContain(`could not be archived (${HISTORY}): nothing written`);
+    // The other tokens' histories were written, each row with its body; aurora's not at all.
+    const before = await history();
+    expect(before.map((r) => r.slug)).toEqual(['basalt-finance', 'cobalt-dex']);
+    expect(before.every((r) => r.n > 0 && r.unlinked === 0)).toBe(true);
+
+    await w.query(sql.raw(`drop trigger test_refuse_body on sync.raw_responses; drop function sync.test_refuse_body()`));
+    const second = await sb.sync(log.logger, {}, ['app']);
+    expect(second.status).toBe('succeeded');
+    const after = await history();
+    expect(after.map((r) => r.slug)).toEqual(['aurora', 'basalt-finance', 'cobalt-dex']);
+    expect(after.every((r) => r.n > 0 && r.unlinked === 0)).toBe(true);
   });
 });
