@@ -164,8 +164,8 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
         const unknown = listed.length > 0 ? unknownSlugs(values.token, listed) : [];
         if (unknown.length > 0) throw new UsageError(`${unknownTokensLine(unknown, 'queued')} (the lists as last fetched)`);
       }
-      await migrateQueueBackend({ config, warehouse });
       await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources ?? []), { command: 'enqueue', force: values.force, logger });
+      await migrateQueueBackend({ config, warehouse });
     }
     backend = await openQueueBackend({ config, warehouse, name: 'tesync-enqueue', logger });
     const { runId, jobId } = await enqueueWalk(backend, {

@@ -65,7 +65,7 @@ export function queueDatabaseUrl(databaseUrl: string | undefined, warehouse: Pic
 
 /** Applies BullMQ's migrations to the prefix's schema (idempotent, under BullMQ's own advisory lock); returns its schema version. */
 export async function migrateQueueSchema(url: string, schema: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url, application_name: `${schema}:migrate`.slice(0, MAX_NAME_BYTES), connectionTimeoutMillis: 10_000 });
+  const client = new pg.Client({ connectionString: url, application_name: `${schema}:migrate`.slice(0, MAX_NAME_BYTES), connectionTimeoutMillis: 10_000, options: '-c TimeZone=UTC' });
   await client.connect();
   try {
     return await runMigrations(client, schema);
@@ -86,6 +86,8 @@ export async function openPostgresBackend({ config, warehouse, name, logger }: O
     connectionTimeoutMillis: 10_000,
     // Its sessions say whose they are in pg_stat_activity (a worker's LISTEN session is named by BullMQ).
     application_name: `${prefix}:${name}`.slice(0, MAX_NAME_BYTES),
+    // Every connection tesync opens works in UTC, as the warehouse's own do (src/store/connection.ts).
+    options: '-c TimeZone=UTC',
   });
   // A pool reports a dropped idle connection as an error of its queue: logged, never fatal.
   const logErrors = (q: AnyQueue): AnyQueue => {
