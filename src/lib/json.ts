@@ -1,35 +1,26 @@
 // Exact JSON. Upstream numbers are money and ratios: a JS number would round them, so every
 // JSON number is parsed to a LosslessNumber (its literal text) and written back unchanged.
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
+import { DuplicateKeyError, refuseDuplicateNames } from './duplicate-names.ts';
 
-export { isLosslessNumber, LosslessNumber };
-
-/**
- * An object names the same key twice with two values. RFC 8259 leaves its meaning open
- * (JSON.parse and jsonb keep the last, other readers the first): such a body is not understood.
- */
-export class DuplicateKeyError extends SyntaxError {
-  override readonly name: string = 'DuplicateKeyError';
-  constructor(
-    readonly key: string,
-    readonly position: number,
-  ) {
-    super(`the key ${JSON.stringify(key.slice(0, 100))} appears twice in one object (at character ${position})`);
-  }
-}
+export { DuplicateKeyError, isLosslessNumber, LosslessNumber };
 
 /**
  * Parses JSON text; every number becomes a LosslessNumber. Throws SyntaxError on invalid JSON,
- * and DuplicateKeyError where an object names a key twice with two values (literals compared:
- * `1` and `1.0` are two). The same value twice has one meaning, whichever a reader keeps.
+ * and DuplicateKeyError where an object names a key twice, whatever the two values: RFC 8259
+ * leaves such an object's meaning open (JSON.parse and jsonb keep the last, other readers the
+ * first), so the body is not understood.
  */
 export function parseJson(text: string): unknown {
-  return parse(text, null, {
+  const value = parse(text, null, {
     parseNumber: losslessNumber,
+    // Called only when the two values differ; refuseDuplicateNames finds the rest.
     onDuplicateKey: ({ key, position }) => {
       throw new DuplicateKeyError(key, position);
     },
   });
+  refuseDuplicateNames(text, value);
+  return value;
 }
 
 /**

@@ -45,15 +45,29 @@ describe('parseJson / stringifyJson', () => {
     expect(get(v, 'price')).toBe('98765432109876543210.000000001');
   });
 
-  it('refuses a key named twice in one object with two values, at any depth', () => {
+  it('refuses a key named twice in one object, whatever its values, at any depth', () => {
     expect(() => parseJson('{"a":1,"a":2}')).toThrow(DuplicateKeyError);
-    // Two literals of one number are still two readings.
     expect(() => parseJson('{"a":1,"a":1.0}')).toThrow(DuplicateKeyError);
-    // The same value twice has one meaning whichever a reader keeps.
-    expect(stringifyJson(parseJson('{"a":1,"a":1}'))).toBe('{"a":1}');
+    // The same value twice is refused too: lossless-json alone would keep one silently.
+    expect(() => parseJson('{"a":1,"a":1}')).toThrow(/"a" appears twice in one object \(at character 8\)/);
+    expect(() => parseJson('{"a":{"b":[null]},"a":{"b":[null]}}')).toThrow(DuplicateKeyError);
     expect(() => parseJson('{"data":[{"x":{"effectiveMarketCap":"1","effectiveMarketCap":"2"}}]}')).toThrow(/"effectiveMarketCap" appears twice/);
-    // The same key in two objects is no duplicate.
+    expect(() => parseJson('{"data":[{"x":{"effectiveMarketCap":"1", "effectiveMarketCap" : "1"}}]}')).toThrow(/"effectiveMarketCap" appears twice/);
+    // One name, spelt two ways.
+    expect(() => parseJson('{"a":true,"\\u0061":true}')).toThrow(/"a" appears twice/);
+    expect(() => parseJson('{"__proto__":{},"__proto__":{}}')).toThrow(/"__proto__" appears twice/);
+    const deep = `${'['.repeat(500)}{"k":null,"k":null}${']'.repeat(500)}`;
+    expect(() => parseJson(deep)).toThrow(DuplicateKeyError);
+    // The same key in two objects, or at two depths, is no duplicate.
     expect(stringifyJson(parseJson('[{"a":1},{"a":2}]'))).toBe('[{"a":1},{"a":2}]');
+    expect(stringifyJson(parseJson('{"a":{"a":{"a":1}}}'))).toBe('{"a":{"a":{"a":1}}}');
+  });
+
+  it('is not fooled by quotes, colons and backslashes inside strings', () => {
+    const text = String.raw`{"a\\":"x\\\":y","b":":","c":["\\",":\"",{"d":"\"a\":1"}],"\"a":"a\"", "e" :1}`;
+    expect(Object.keys(parseJson(text) as object)).toEqual(['a\\', 'b', 'c', '"a', 'e']);
+    expect(() => parseJson(text.replace('"e"', '"b"'))).toThrow(/"b" appears twice/);
+    expect(() => parseJson(text.replace('"e"', String.raw`"\"a"`))).toThrow(/"\\"a" appears twice/);
   });
 
   it('does not pollute prototypes', () => {
@@ -94,6 +108,47 @@ function randomValue(r: () => number, depth: number): unknown {
     default: return Object.fromEntries(Array.from({ length: Math.floor(r() * 5) }, (_, i) => [STRINGS[(i + Math.floor(r() * 8)) % STRINGS.length]! + i, randomValue(r, depth + 1)]));
   }
 }
+
+/**
+ * JSON text of a random value whose member names are drawn from STRINGS (quotes, backslashes,
+ * colons, unicode), some written with a `\u` escape; with `repeat`, one object names one of its
+ * members twice, with the same value text, spelt the same or the other way.
+ */
+function randomText(r: () => number, repeat: boolean): string {
+  let repeated = !repeat;
+  const name = (s: string, escaped: boolean) => (escaped && s.length > 0 && JSON.stringify(s)[1] === s[0] ? `"\\u${s.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(s).slice(2)}` : JSON.stringify(s));
+  const value = (depth: number): string => {
+    const pick = Math.floor(r() * (depth > 4 ? 3 : 5));
+    if (pick === 0) return JSON.stringify(STRINGS[Math.floor(r() * STRINGS.length)]);
+    if (pick === 1) return ['0', '-1.5e3', 'null', 'true', '12345678901234567890.1'][Math.floor(r() * 5)]!;
+    if (pick === 2) return `"${':,{}[]"'.split('').map((c) => (c === '"' ? '\\"' : c)).join('')}"`;
+    if (pick === 3) return `[${Array.from({ length: Math.floor(r() * 4) }, () => value(depth + 1)).join(', ')}]`;
+    const keys = STRINGS.filter(() => r() < 0.5);
+    const members = keys.map((k) => [k, value(depth + 1)] as const);
+    if (!repeated && members.length > 0 && (r() < 0.3 || depth > 3)) {
+      repeated = true;
+      const [k, v] = members[Math.floor(r() * members.length)]!;
+      members.splice(Math.floor(r() * (members.length + 1)), 0, [k, v]);
+    }
+    return `{${members.map(([k, v]) => `${name(k, r() < 0.2)} :${v}`).join(',')}}`;
+  };
+  for (;;) {
+    const text = `{"data":${value(0)}}`;
+    if (repeated) return text;
+  }
+}
+
+describe('parseJson, duplicate names at random', () => {
+  it('refuses exactly the texts that repeat a name in one object', () => {
+    const r = random(11);
+    for (let i = 0; i < 500; i++) {
+      const plain = randomText(r, false);
+      // Through JS numbers on both sides: the same members, in the same order.
+      expect(JSON.stringify(JSON.parse(stringifyJson(parseJson(plain))))).toBe(JSON.stringify(JSON.parse(plain)));
+      expect(() => parseJson(randomText(r, true))).toThrow(DuplicateKeyError);
+    }
+  });
+});
 
 describe('writeJson', () => {
   it('writes exactly what lossless-json stringify writes, values without a JSON form included', () => {
