@@ -16,23 +16,29 @@
 // tried once, recorded like any request that got no answer (no HTTP status), and thrown.
 //
 // Redirects are followed here, hop by hop, never by fetch (redirects.ts): each hop goes
-// through the budget and is recorded; the response keeps the path of the route asked for.
+// through the budget and is recorded, with the key and on the bucket its own path is due
+// (hopSending); the response keeps the path of the route asked for.
+//
+// What a response's headers say of the budget (a Retry-After, the remaining count) is folded
+// in as soon as they arrive, before the body is read (holdOf): a hold announced on a slow or
+// large body holds the bucket's other callers from that instant.
 import pRetry from 'p-retry';
 import type { Config } from '../lib/config.ts';
 import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../lib/errors.ts';
 import { DuplicateKeyError, parseJson } from '../lib/json.ts';
 import type { Logger } from '../lib/logger.ts';
 import { backoffDelay } from './backoff.ts';
+import { holdOf } from './hold.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
 import { jsonBodyHash, textBodyHash } from './hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { parseProblem, problemError } from './problem.ts';
-import { readRateLimitHeaders } from './rate-limit-headers.ts';
+import { readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
 import { NullRecorder, type RequestRecorder } from './recorder.ts';
 import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
-import { isFollowedRedirect, nextHop, redirectRefused, targetHost } from './redirects.ts';
+import { isFollowedRedirect, nextHop, redirectRefused, sendingOf, targetHost, type Sending } from './redirects.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
 /** How `sync.requests.error` begins for a request cut short because its walk stopped. */
@@ -143,8 +149,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     const url = requestUrl(route, req, source.url);
     const path = pathOf(url);
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent };
-    // Only routes that need it ever carry the key.
-    if (route.auth === 'bearer' && source.apiKey) headers.authorization = `Bearer ${source.apiKey}`;
+    // Only requests to paths that need it ever carry the key (sendingOf, hopSending).
+    const keyHeader: Record<string, string> = source.apiKey ? { authorization: `Bearer ${source.apiKey}` } : {};
     if (req.etag && SAFE_ETAG.test(req.etag)) headers['if-none-match'] = req.etag;
     else if (req.etag) logger.debug({ path }, 'stored ETag is not a valid header value; fetching unconditionally');
 
@@ -159,79 +165,65 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     let plan = { retry: false, consume: true, delayMs: 0 };
 
     /** One request on the wire: through the budget, observed by it, returned with its record (not yet written). */
-    async function send(target: URL, targetPath: string, attemptNumber: number) {
-      const { waitedMs } = await budget.acquire(route.bucket, { maxWaitMs: Math.max(0, maxRateWaitMs - rateWaitedMs), signal: req.signal });
+    async function send(target: URL, targetPath: string, attemptNumber: number, how: Sending) {
+      const { waitedMs } = await budget.acquire(how.bucket, { maxWaitMs: Math.max(0, maxRateWaitMs - rateWaitedMs), signal: req.signal });
       rateWaitedMs += waitedMs;
       const startedAt = now();
+      let observed = false;
+      let rl: RateLimitHeaders | undefined;
+      let heldMs: number | undefined;
       let res: BoundedResponse;
       try {
         res = await boundedGet({
           url: target,
           path: targetPath,
-          headers,
+          headers: how.keyed ? { ...headers, ...keyHeader } : headers,
           timeoutMs: config.requestTimeoutMs,
           maxBytes: config.maxResponseBytes,
           errorBodyMaxBytes: policy.errorBodyMaxBytes,
           signal: req.signal,
           urlVariable: SOURCE_URL_VARIABLE[route.source],
+          onHeaders: async (status, h) => {
+            // Exactly one observation per grant, even when the body then fails.
+            observed = true;
+            const at = now();
+            rl = readRateLimitHeaders(h, at);
+            if (status === 429) rateLimitHits++;
+            const hold = holdOf({ status, headers: rl, receivedAtMs: at, sentAtMs: startedAt, rateLimitHits, policy, random });
+            heldMs = hold.heldMs;
+            await budget.observe(how.bucket, hold.observation);
+          },
         });
       } catch (err) {
-        await budget.observe(route.bucket, { status: null, sentAtMs: startedAt });
+        if (!observed) await budget.observe(how.bucket, { status: null, sentAtMs: startedAt });
         // A request its walk stopped (an interrupt, a shutdown) is no fault of the network's.
         const error = req.signal?.aborted ? `${STOPPED_REQUEST}${(err as Error).message}` : (err as Error).message;
-        recorder.request({ ...base(attemptNumber, startedAt, targetPath), httpStatus: null, error });
+        recorder.request({ ...base(attemptNumber, startedAt, targetPath, how), httpStatus: null, error });
         throw err;
       }
       const receivedAt = now();
-      const rl = readRateLimitHeaders(res.headers, receivedAt);
-      const heldMs = await observeResponse(res.status, rl, receivedAt, startedAt);
       const record = {
-        ...base(attemptNumber, startedAt, targetPath),
+        ...base(attemptNumber, startedAt, targetPath, how),
         httpStatus: res.status,
         durationMs: receivedAt - startedAt,
         bytes: res.bytes,
-        rateLimitRemaining: rl.remaining ?? undefined,
-        rateLimitLimit: rl.limit ?? undefined,
+        rateLimitRemaining: rl?.remaining ?? undefined,
+        rateLimitLimit: rl?.limit ?? undefined,
         retryAfterMs: heldMs,
         requestId: res.headers.get('x-request-id') ?? undefined,
       };
-      return { res, receivedAt, heldMs, record };
-    }
-
-    /**
-     * Folds a response into the budget. Returns how long it holds the bucket: a 429's wait
-     * (Retry-After, else the reset of an exhausted window, else backoff), or any other
-     * response's Retry-After; undefined when it holds nothing.
-     */
-    async function observeResponse(status: number, rl: ReturnType<typeof readRateLimitHeaders>, receivedAt: number, startedAt: number): Promise<number | undefined> {
-      const counts = { remaining: rl.remaining ?? undefined, limit: rl.limit ?? undefined, sentAtMs: startedAt };
-      if (status === 429) {
-        rateLimitHits++;
-        const exhausted = rl.remaining === null || rl.remaining === 0;
-        const saidMs = rl.retryAfterMs ?? (exhausted && rl.resetAtMs !== null && rl.resetAtMs > receivedAt ? rl.resetAtMs - receivedAt : null);
-        const waitMs = saidMs ?? backoffDelay(rateLimitHits, { baseDelayMs: policy.rateLimitBaseDelayMs, maxDelayMs: policy.rateLimitMaxDelayMs }, random());
-        // Only a wait upstream stated marks the window's end (the budget learns its length).
-        await budget.observe(route.bucket, { status: 429, blockedUntilMs: receivedAt + waitMs, resetAtMs: saidMs === null ? undefined : receivedAt + saidMs, ...counts });
-        return waitMs;
-      }
-      if (rl.retryAfterMs !== null) {
-        // Not a rate window's end (a maintenance window, an overload): it holds the bucket and
-        // says nothing of the window's length, so no reset goes with it.
-        await budget.observe(route.bucket, { status, blockedUntilMs: receivedAt + rl.retryAfterMs, ...counts });
-        return rl.retryAfterMs;
-      }
-      await budget.observe(route.bucket, { status, resetAtMs: rl.resetAtMs ?? undefined, ...counts });
-      return undefined;
+      return { res, receivedAt, heldMs, record, how };
     }
 
     const attempt = async (attemptNumber: number): Promise<UpstreamResponse> => {
       let target = url;
       let targetPath = path;
+      let how = sendingOf(route);
       const visited = new Set([url.href]);
       for (let hops = 0; ; hops++) {
-        const sent = await send(target, targetPath, attemptNumber);
+        const sent = await send(target, targetPath, attemptNumber, how);
         if (!isFollowedRedirect(sent.res.status)) return answer(sent, target);
-        const hop = nextHop({ baseUrl: source.url, route, location: sent.res.headers.get('location'), from: target, secrets, visited, hops, maxHops: policy.maxRedirects });
+        const hop = nextHop({ baseUrl: source.url, route, location: sent.res.headers.get('location'), from: target, secrets, visited, hops, maxHops: policy.maxRedirects, sent: how });
         if (!('url' in hop)) {
           const problem = redirectRefused(sent.res, path, hop);
           recorder.request({ ...sent.record, requestId: problem.requestId, error: problem.title });
@@ -240,10 +232,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         const next = hop.url;
         const nextPath = pathOf(next);
         recorder.request({ ...sent.record, error: `redirect ${sent.res.status} followed to ${nextPath}` });
-        logger.debug({ path: targetPath, status: sent.res.status, to: nextPath }, 'upstream redirect followed');
+        logger.debug({ path: targetPath, status: sent.res.status, to: nextPath, keyed: hop.keyed, bucket: hop.bucket }, 'upstream redirect followed');
         visited.add(next.href);
         target = next;
         targetPath = nextPath;
+        how = { keyed: hop.keyed, bucket: hop.bucket };
       }
     };
 
@@ -284,7 +277,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       if (res.status >= 400 && res.status < 500 && res.status !== 429 && res.text !== '') problem.sha256 = archiveRefusal(res, receivedAt);
       recorder.request({ ...record, problemCode: problem.code, requestId: problem.requestId, error: problem.title });
       if (res.status === 429) {
-        throw new RateLimitedResponse(route.bucket, sent.heldMs ?? 0, `429${problem.code ? ` ${problem.code}` : ''}`);
+        throw new RateLimitedResponse(sent.how.bucket, sent.heldMs ?? 0, `429${problem.code ? ` ${problem.code}` : ''}`);
       }
       if (res.status >= 500 && sent.heldMs !== undefined) throw new AnnouncedOutage(problem);
       throw problemError(problem);
@@ -302,11 +295,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       };
     }
 
-    function base(attemptNumber: number, startedAt: number, targetPath: string) {
+    function base(attemptNumber: number, startedAt: number, targetPath: string, how: Sending) {
       return {
         runId: req.runId,
         source: route.source,
-        bucket: route.bucket,
+        bucket: how.bucket,
         path: targetPath,
         attempt: attemptNumber,
         startedAt: new Date(startedAt),
@@ -364,7 +357,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           if (error instanceof InvalidJsonAttempt) invalidJson++;
           plan = planFor(error);
           if (plan.retry && error instanceof RateLimitedResponse) {
-            logger.info({ path, bucket: route.bucket, attempt: attemptNumber, waitMs: error.waitMs }, 'upstream rate limited (429); waiting for the budget');
+            logger.info({ path, bucket: error.bucket, attempt: attemptNumber, waitMs: error.waitMs }, 'upstream rate limited (429); waiting for the budget');
           } else if (plan.retry && error instanceof AnnouncedOutage) {
             logger.info({ path, bucket: route.bucket, attempt: attemptNumber, status: error.status, code: error.code }, 'upstream announced when to come back (Retry-After); waiting for the budget');
           } else if (plan.retry) {
@@ -378,7 +371,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     } catch (err) {
       if (err instanceof InvalidJsonAttempt) throw new InvalidResponseError(err.message, err.rawBody);
       if (err instanceof RateLimitedResponse) {
-        throw new RateLimitedError(route.bucket, err.waitMs, `still rate limited after ${rateLimitHits} 429 responses`);
+        throw new RateLimitedError(err.bucket, err.waitMs, `still rate limited after ${rateLimitHits} 429 responses`);
       }
       throw err;
     }

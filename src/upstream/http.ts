@@ -20,6 +20,11 @@ export interface BoundedRequest {
   signal?: AbortSignal | undefined;
   /** The variable the base URL came from (`TE_APP_URL`): named by the errors of a connection that failed. */
   urlVariable?: string | undefined;
+  /**
+   * Called once the status and headers are in, before the body is read: what they say (a
+   * Retry-After) holds for everyone from then, not only once a slow body has ended.
+   */
+  onHeaders?: ((status: number, headers: Headers) => Promise<void> | void) | undefined;
 }
 
 export interface BoundedResponse {
@@ -71,6 +76,7 @@ export async function boundedGet(req: BoundedRequest): Promise<BoundedResponse> 
       return fail(err);
     }
     phase = 'body';
+    await req.onHeaders?.(res.status, res.headers);
     const limit = isSuccess(res.status) ? req.maxBytes : req.errorBodyMaxBytes;
     const declared = Number(res.headers.get('content-length'));
     if (isSuccess(res.status) && Number.isFinite(declared) && declared > limit) {

@@ -4,8 +4,14 @@
 // (resolveRedirect in safe-url.ts), not seen before in the same attempt, within a bound on
 // hops. Whatever is refused fails the request with the redirect's own status, telling only
 // the target's host: a Location's path or query could hold anything, a key included.
+//
+// A hop keeps the key rules of any request (contract: the key only where a route needs it),
+// read from the path it goes to (rulesAt): a keyed route sent to a public path goes there
+// without the key. A request sent without the key never gains it on the way: a public route
+// moved onto a keyed path would otherwise spend the key's quota and credits on a request
+// nobody meant to authenticate; it goes keyless, and upstream's refusal is recorded.
 import type { UpstreamProblemFields } from '../lib/errors.ts';
-import type { Route } from './routes.ts';
+import { rulesAt, type Bucket, type Route } from './routes.ts';
 import { resolveRedirect } from './safe-url.ts';
 
 /** The 3xx statuses tesync follows; each hop is a GET again (the only method it sends). */
@@ -32,16 +38,40 @@ export interface HopInput {
   visited: ReadonlySet<string>;
   /** Hops followed so far in this attempt. */
   hops: number;
+  /** How the request that got the redirect went. */
+  sent: Sending;
   maxHops: number;
 }
 
-/** Pure: the next URL to request, or why the redirect is not followed. */
-export function nextHop(h: HopInput): { url: URL } | Refusal {
+/** A request on the wire: whether it carries the key, and the bucket it counts against. */
+export interface Sending {
+  keyed: boolean;
+  bucket: Bucket;
+}
+
+/** Pure: how a route's own request goes. */
+export function sendingOf(route: Route): Sending {
+  return { keyed: route.auth === 'bearer', bucket: route.bucket };
+}
+
+/**
+ * Pure: how a hop to `pathBelowBase` goes after a request sent as `asked`: keyed only when the
+ * request was and the target's path needs the key; on the target's bucket, except a keyless
+ * request to a keyed path, which stays on the keyless bucket it was sent on.
+ */
+export function hopSending(asked: Sending, source: Route['source'], pathBelowBase: string): Sending {
+  const target = rulesAt(source, pathBelowBase);
+  const keyed = asked.keyed && target.auth === 'bearer';
+  return { keyed, bucket: keyed || target.auth === 'none' ? target.bucket : asked.bucket };
+}
+
+/** Pure: the next URL to request and how it goes, or why the redirect is not followed. */
+export function nextHop(h: HopInput): ({ url: URL } & Sending) | Refusal {
   const target = resolveRedirect(h.baseUrl, h.route, h.location, h.from, h.secrets);
   if (!target.follow) return { host: target.host, reason: target.reason };
   if (h.visited.has(target.url.href)) return { host: target.url.host, reason: 'a redirect loop' };
   if (h.hops >= h.maxHops) return { host: target.url.host, reason: `more than ${h.maxHops} redirects` };
-  return { url: target.url };
+  return { url: target.url, ...hopSending(h.sent, h.route.source, target.pathBelowBase) };
 }
 
 /** Pure: the host a Location points at (relative to `from`), for a refusal's message; never more of it. */

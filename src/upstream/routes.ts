@@ -46,6 +46,37 @@ export const API_PREFIXES: Readonly<Record<Source, string>> = { app: '/api/v1/',
 /** Path prefixes no request may ever carry, whatever the table says. */
 export const FORBIDDEN_PREFIXES: readonly string[] = ['/v1/internal/', '/api/v1/internal/'];
 
+/** What a request to a path is due: the key or not, and the bucket it counts against. */
+export type PathRules = Pick<Route, 'auth' | 'bucket'>;
+
+/**
+ * The rules of a path of `source` below its base URL (a redirect's target): those of the route
+ * the path stands for, the one whose template, below the API prefix, the path ends with (the
+ * longest: a route moved below its prefix, `/api/v1/moved/tokens/x/full`, is still the
+ * bundle). A path no route stands for gets what every route of the source gets where they
+ * agree (the gateway: the key), else the rules of the source's routes without a key.
+ */
+export function rulesAt(source: Source, pathBelowBase: string): PathRules {
+  const own: Route[] = Object.values(ROUTES).filter((r) => r.source === source);
+  const prefix = API_PREFIXES[source];
+  let best: { route: Route; length: number } | undefined;
+  if (pathBelowBase.startsWith(prefix)) {
+    const got = pathBelowBase.slice(prefix.length).replace(/\/$/, '').split('/');
+    for (const route of own) {
+      if (!route.template.startsWith(prefix)) continue;
+      const want = route.template.slice(prefix.length).split('/');
+      if (want.length > got.length || (best && best.length >= want.length)) continue;
+      const tail = got.slice(got.length - want.length);
+      if (want.every((w, i) => (/^\{[A-Za-z]+\}$/.test(w) ? tail[i] !== '' : w === tail[i]))) best = { route, length: want.length };
+    }
+  }
+  if (best) return { auth: best.route.auth, bucket: best.route.bucket };
+  const first = own[0]!;
+  if (own.every((r) => r.auth === first.auth && r.bucket === first.bucket)) return { auth: first.auth, bucket: first.bucket };
+  const keyless = own.find((r) => r.auth === 'none') ?? first;
+  return { auth: keyless.auth, bucket: keyless.bucket };
+}
+
 export function isRouteName(name: string): name is RouteName {
   return Object.hasOwn(ROUTES, name);
 }

@@ -140,7 +140,8 @@ export function resolveLink(baseUrl: string, route: Route | RouteName, link: unk
 }
 
 export type RedirectTarget =
-  | { follow: true; url: URL }
+  /** `pathBelowBase`: the target's path below the base URL's own (its key rules: rulesAt). */
+  | { follow: true; url: URL; pathBelowBase: string }
   /** `host` is all that may be told of a target not followed: its path or query could carry anything. */
   | { follow: false; host: string; reason: string };
 
@@ -150,8 +151,8 @@ export type RedirectTarget =
  * and the route's API prefix (`/api/v1/`, `/v1/`; the OpenAPI document only to itself), is
  * not private, every path segment is a plain word (the allow-list of path parameters) and
  * the query is well-formed; and when no key (`secrets`) appears in it, since the path of
- * every request is recorded. The request keeps its key only because the target is then on
- * the base URL, where the key is due anyway.
+ * every request is recorded. Whether the hop carries the key is the caller's to decide from
+ * the target's path (nextHop in redirects.ts).
  */
 export function resolveRedirect(baseUrl: string, route: Route | RouteName, location: string | null | undefined, from: URL, secrets: readonly (string | undefined)[] = []): RedirectTarget {
   if (typeof location !== 'string' || location.trim() === '') return { follow: false, host: 'nowhere', reason: 'no Location' };
@@ -181,7 +182,7 @@ export function resolveRedirect(baseUrl: string, route: Route | RouteName, locat
   }
   const seen = [location, safeDecode(location) ?? '', url.href, safeDecode(url.href) ?? ''];
   if (secrets.some((k) => k !== undefined && k.length > 0 && seen.some((s) => s.includes(k)))) return { follow: false, host, reason: 'a key in the Location' };
-  return { follow: true, url };
+  return { follow: true, url, pathBelowBase: below };
 }
 
 function safeDecode(s: string): string | undefined {

@@ -299,6 +299,35 @@ describe('redirects', () => {
     ]);
   });
 
+  it('a keyed bundle moved (307) to a public path goes there without the key, on the public bucket', async () => {
+    sim.script('/api/v1/tokens/aurora/full', [{ status: 307, headers: { Location: '/api/v1/tokens/aurora' } }]);
+    const { upstream, recorder } = client();
+    const res = await upstream.get({ route: 'app.bundle', params: { slug: 'aurora' } });
+    expect(res).toMatchObject({ status: 200, path: '/api/v1/tokens/aurora/full' });
+    expect(sim.requests.map((r) => [r.path, r.status, r.headers.authorization ?? 'no key', r.bucket])).toEqual([
+      ['/api/v1/tokens/aurora/full', 307, `Bearer ${APP_KEY}`, 'app-key'],
+      ['/api/v1/tokens/aurora', 200, 'no key', 'app-public'],
+    ]);
+    expect(recorder.requests.map((r) => [r.path, r.httpStatus, r.bucket])).toEqual([
+      ['/api/v1/tokens/aurora/full', 307, 'app-key'],
+      ['/api/v1/tokens/aurora', 200, 'app-public'],
+    ]);
+  });
+
+  it('a public route moved (307) to a keyed path does not gain the key: upstream refuses it, and that is recorded', async () => {
+    sim.script('/api/v1/tokens/aurora', [{ status: 307, headers: { Location: '/api/v1/tokens/aurora/full' } }]);
+    const { upstream, recorder } = client();
+    await expect(upstream.get({ route: 'app.token', params: { slug: 'aurora' } })).rejects.toMatchObject({ status: 401, path: '/api/v1/tokens/aurora' });
+    expect(sim.requests.map((r) => [r.path, r.headers.authorization ?? 'no key'])).toEqual([
+      ['/api/v1/tokens/aurora', 'no key'],
+      ['/api/v1/tokens/aurora/full', 'no key'],
+    ]);
+    expect(recorder.requests.map((r) => [r.path, r.httpStatus, r.bucket])).toEqual([
+      ['/api/v1/tokens/aurora', 307, 'app-public'],
+      ['/api/v1/tokens/aurora/full', 401, 'app-public'],
+    ]);
+  });
+
   it('a 302 to another host is never requested: failed with its status and the host only; the key in no record, error or log line', async () => {
     // The Location even carries the key, as a careless upstream might put it there.
     sim.script('/v1/tokens', [{ status: 302, headers: { Location: `${evilUrl}/v1/tokens?api_key=${GW_KEY}` }, body: `Redirecting to ${evilUrl}/v1/tokens?api_key=${GW_KEY}` }]);
@@ -507,10 +536,66 @@ describe('Retry-After on any status', () => {
 
   it('a 5xx without Retry-After keeps its backoff, spends attempts, and holds no other caller', async () => {
     sim.script('/v1/screener', [{ status: 503 }, { status: 503 }]);
-    const { upstream, budget } = client({ maxAttempts: 2 });
+    // The jitter drawn at its top: the backoff before the second attempt is the whole first step.
+    const { upstream, budget, lines } = client({ maxAttempts: 2 }, { random: () => 1, retry: { ...FAST_RETRY_POLICY, baseDelayMs: 400, maxDelayMs: 400 } });
     await expect(upstream.get({ route: 'gateway.screener' })).rejects.toBeInstanceOf(UpstreamServerError);
     expect(budget.snapshot().find((b) => b.bucket === 'gateway')?.reason).toBeUndefined();
     expect(sim.requests).toHaveLength(2);
+    expect(sim.requests[1]!.at - sim.requests[0]!.at).toBeGreaterThanOrEqual(400);
+    expect(lines().some((l) => l.includes('"delayMs":400'))).toBe(true);
+  });
+
+  it("an HTTP-date Retry-After on a 503, read against a Date a minute and a half ahead of ours, holds every concurrent caller of the bucket for its 2 s", async () => {
+    // Against our clock the date would be 92 s away: past maxRateWaitMs, every caller would fail.
+    const serverNow = Math.floor(Date.now() / 1000) * 1000 + 90_000;
+    sim.script('/v1/screener', [{ status: 503, code: 'service-unavailable', retryAfter: new Date(serverNow + 2000).toUTCString(), headers: { Date: new Date(serverNow).toUTCString() } }]);
+    const { upstream, recorder } = client({ maxAttempts: 1 });
+    const started = Date.now();
+    const first = upstream.get({ route: 'gateway.screener' });
+    const others = Array.from({ length: 7 }, (_, i) => (i % 2 ? upstream.get({ route: 'gateway.tokens' }) : upstream.get({ route: 'gateway.token', params: { slug: 'aurora' } })));
+    const results = await Promise.all([first, ...others]);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const [outage, ...rest] = sim.requests.filter((r) => r.bucket === 'gateway');
+    expect(outage).toMatchObject({ path: '/v1/screener', status: 503 });
+    expect(rest).toHaveLength(8);
+    for (const r of rest) expect(r.at - outage!.at).toBeGreaterThanOrEqual(2000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(recorder.requests.filter((r) => r.httpStatus === 503).map((r) => r.retryAfterMs)).toEqual([2000]);
+  });
+
+  it('holds the bucket from the moment the headers arrive, not once a slow body has ended', async () => {
+    let screener = 0;
+    let headersSentAt = 0;
+    const arrivals: { path: string; at: number }[] = [];
+    const gw = createServer((req, res) => {
+      arrivals.push({ path: req.url ?? '', at: Date.now() });
+      if (req.url === '/v1/screener' && screener++ === 0) {
+        res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '2' });
+        res.flushHeaders();
+        headersSentAt = Date.now();
+        setTimeout(() => res.end('{"type":"about:blank","status":503,"code":"service-unavailable"}'), 800);
+        return;
+      }
+      // No rate-limit headers: the bucket is unmetered, requests go side by side.
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"meta":{}}');
+    });
+    await new Promise<void>((r) => gw.listen(0, '127.0.0.1', r));
+    try {
+      const { upstream, recorder } = client({ gateway: { url: `http://127.0.0.1:${(gw.address() as AddressInfo).port}`, apiKey: GW_KEY } });
+      await upstream.get({ route: 'gateway.tokens' });
+      const slow = upstream.get({ route: 'gateway.screener' });
+      while (headersSentAt === 0) await new Promise((r) => setTimeout(r, 5));
+      // The headers are in; the body is 650 ms away.
+      await new Promise((r) => setTimeout(r, 150));
+      await upstream.get({ route: 'gateway.token', params: { slug: 'aurora' } });
+      await slow;
+      const after = arrivals.filter((a) => a.at > headersSentAt);
+      expect(after.map((a) => a.path).sort()).toEqual(['/v1/screener', '/v1/tokens/aurora']);
+      for (const a of after) expect(a.at - headersSentAt).toBeGreaterThanOrEqual(2000);
+      expect(recorder.requests.find((r) => r.httpStatus === 503)).toMatchObject({ retryAfterMs: 2000 });
+    } finally {
+      await new Promise((r) => gw.close(r));
+    }
   });
 
   it('a Retry-After longer than maxRateWaitMs on a 503 fails fast as rate limited, for every caller of the bucket', async () => {

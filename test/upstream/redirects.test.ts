@@ -1,7 +1,7 @@
 // Where a redirect may take a request: pure functions, no IO.
 import { describe, expect, it } from 'vitest';
-import { FOLLOWED_REDIRECTS, isFollowedRedirect, nextHop, redirectRefused, targetHost } from '../../src/upstream/redirects.ts';
-import { ROUTES } from '../../src/upstream/routes.ts';
+import { FOLLOWED_REDIRECTS, hopSending, isFollowedRedirect, nextHop, redirectRefused, sendingOf, targetHost } from '../../src/upstream/redirects.ts';
+import { ROUTES, rulesAt } from '../../src/upstream/routes.ts';
 import { resolveRedirect } from '../../src/upstream/safe-url.ts';
 
 const APP = 'http://app.test:8080';
@@ -71,11 +71,24 @@ describe('resolveRedirect', () => {
 });
 
 describe('nextHop', () => {
-  const base = { baseUrl: APP, route: ROUTES['app.chart'], from: chartFrom, secrets: [KEY], hops: 0, maxHops: 2 };
+  const base = { baseUrl: APP, route: ROUTES['app.chart'], from: chartFrom, secrets: [KEY], hops: 0, maxHops: 2, sent: sendingOf(ROUTES['app.chart']) };
 
   it('follows a new target within the bound', () => {
     const hop = nextHop({ ...base, location: '/api/v1/moved/tokens/aurora/charts/revenue', visited: new Set([chartFrom.href]) });
     expect('url' in hop && hop.url.pathname).toBe('/api/v1/moved/tokens/aurora/charts/revenue');
+    expect(hop).toMatchObject({ keyed: false, bucket: 'app-public' });
+  });
+
+  it("goes with the key rules of the target's path, below a base URL with a path too", () => {
+    const bundle = new URL(`${GW}/api/v1/tokens/aurora/full`);
+    const hop = (location: string, route: keyof typeof ROUTES, from: URL) => {
+      const h = nextHop({ ...base, baseUrl: GW, route: ROUTES[route], from, location, visited: new Set(), sent: sendingOf(ROUTES[route]) });
+      return 'url' in h ? [h.url.pathname, h.keyed, h.bucket] : h;
+    };
+    expect(hop('/base/api/v1/tokens/aurora', 'app.bundle', bundle)).toEqual(['/base/api/v1/tokens/aurora', false, 'app-public']);
+    expect(hop('/base/api/v1/moved/tokens/aurora/full', 'app.bundle', bundle)).toEqual(['/base/api/v1/moved/tokens/aurora/full', true, 'app-key']);
+    expect(hop('/base/api/v1/tokens/aurora/full', 'app.token', new URL(`${GW}/api/v1/tokens/aurora`))).toEqual(['/base/api/v1/tokens/aurora/full', false, 'app-public']);
+    expect(hop('/base/v1/moved/tokens/aurora/charts', 'gateway.charts', new URL(`${GW}/v1/tokens/aurora/charts`))).toEqual(['/base/v1/moved/tokens/aurora/charts', true, 'gateway']);
   });
 
   it('refuses a target already requested in this attempt (a loop), even when it differs only by fragment', () => {
@@ -84,6 +97,34 @@ describe('nextHop', () => {
 
   it('refuses one hop more than the bound', () => {
     expect(nextHop({ ...base, location: '/api/v1/a', visited: new Set(), hops: 2 })).toEqual({ host: 'app.test:8080', reason: 'more than 2 redirects' });
+  });
+});
+
+describe('key rules of a path', () => {
+  it('are those of the route the path stands for, its template at the end of the path', () => {
+    expect(rulesAt('app', '/api/v1/tokens/aurora/full')).toEqual({ auth: 'bearer', bucket: 'app-key' });
+    expect(rulesAt('app', '/api/v1/tokens/aurora/full/')).toEqual({ auth: 'bearer', bucket: 'app-key' });
+    expect(rulesAt('app', '/api/v1/v2/tokens/aurora/full')).toEqual({ auth: 'bearer', bucket: 'app-key' });
+    // A token slugged `full` is a token, not a bundle.
+    expect(rulesAt('app', '/api/v1/tokens/full')).toEqual({ auth: 'none', bucket: 'app-public' });
+    expect(rulesAt('app', '/api/v1/tokens/aurora/charts/full')).toEqual({ auth: 'none', bucket: 'app-public' });
+    expect(rulesAt('app', '/api/v1/tokens/aurora')).toEqual({ auth: 'none', bucket: 'app-public' });
+  });
+
+  it('on a path no route stands for: what every route of the source gets, else no key', () => {
+    expect(rulesAt('app', '/api/v1/elsewhere')).toEqual({ auth: 'none', bucket: 'app-public' });
+    expect(rulesAt('app', '/full')).toEqual({ auth: 'none', bucket: 'app-public' });
+    expect(rulesAt('gateway', '/v1/elsewhere')).toEqual({ auth: 'bearer', bucket: 'gateway' });
+  });
+
+  it('a request never gains the key on the way, and a keyless one stays on its bucket', () => {
+    const keyed = sendingOf(ROUTES['app.bundle']);
+    const keyless = sendingOf(ROUTES['app.token']);
+    expect(keyed).toEqual({ keyed: true, bucket: 'app-key' });
+    expect(hopSending(keyed, 'app', '/api/v1/tokens/aurora')).toEqual({ keyed: false, bucket: 'app-public' });
+    expect(hopSending(keyed, 'app', '/api/v1/tokens/cobalt/full')).toEqual({ keyed: true, bucket: 'app-key' });
+    expect(hopSending(keyless, 'app', '/api/v1/tokens/aurora/full')).toEqual({ keyed: false, bucket: 'app-public' });
+    expect(hopSending(sendingOf(ROUTES['gateway.token']), 'gateway', '/v1/tokens/aurora/charts')).toEqual({ keyed: true, bucket: 'gateway' });
   });
 });
 
