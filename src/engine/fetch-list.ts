@@ -15,6 +15,11 @@ import { chooseNext, CURSOR_PARAM, readPageSignals, type PageSignals } from './n
 /** Pages read of one list at most: a list longer than this is refused, never cut. */
 export const MAX_PAGES = 1000;
 
+export interface FetchListOptions {
+  /** The bound on pages (default MAX_PAGES); tests lower it. */
+  maxPages?: number;
+}
+
 export interface FetchedList {
   /** The items of every page, in order; undefined when the (single) response holds no list. */
   items: unknown[] | undefined;
@@ -52,7 +57,9 @@ export async function fetchList<S extends z.ZodType>(
   req: Omit<UpstreamRequest, 'runId' | 'link' | 'linkOnly'>,
   schema: S,
   listOf: (data: z.output<S>) => unknown[] | undefined = (d) => (Array.isArray(d) ? d : undefined),
+  options: FetchListOptions = {},
 ): Promise<FetchedList> {
+  const maxPages = options.maxPages ?? MAX_PAGES;
   const received: UpstreamResponse[] = [];
   const pages: Page[] = [];
   const fetchedPaths = new Set<string>();
@@ -65,7 +72,7 @@ export async function fetchList<S extends z.ZodType>(
 
   let request: Omit<UpstreamRequest, 'runId'> = req;
   for (;;) {
-    if (pages.length >= MAX_PAGES) throw refuse(`the list has more than ${MAX_PAGES} pages: not read to its end`);
+    if (pages.length >= maxPages) throw refuse(`page ${maxPages} names a next page: the list has more than ${maxPages} pages, not read to its end`);
     let response: UpstreamResponse;
     try {
       response = await ctx.upstream.get({ ...request, runId: ctx.runId });

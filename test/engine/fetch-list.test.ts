@@ -1,10 +1,11 @@
 // fetchList (src/engine/fetch-list.ts), against the simulator: next pages followed (a link, a
 // cursor) to the last, each item with its page; a response without a list as it is; a list
-// that loops or says it holds more refused whole, every page's body kept for the ledger.
+// that loops, says it holds more or runs past the bound on pages refused whole, every page's
+// body kept for the ledger.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fetchList } from '../../src/engine/fetch-list.ts';
+import { fetchList, MAX_PAGES } from '../../src/engine/fetch-list.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { useTestRuns } from '../helpers/job-context.ts';
@@ -70,5 +71,20 @@ describe('fetchList', () => {
     sa.sim.script('/api/v1/tokens', page(tokens('a'), { meta: { hasMore: true } }));
     await expect(fetchList(u.ctx, { route: 'app.tokens' }, LIST)).rejects.toThrow(/the last page says more items exist but names no next page/);
     expect(u.ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens']);
+  });
+
+  it('refuses a list whose distinct next links never end, at the bound on pages: nothing of it understood', async () => {
+    expect(MAX_PAGES).toBe(1000);
+    const t = start();
+    const bound = 4;
+    // Each page names a next page never seen before; the bound is all that stops the reading.
+    for (let n = 1; n <= bound; n++) sa.sim.script(n === 1 ? '/api/v1/tokens' : `/api/v1/tokens?page=${n}`, page(tokens(`t${n}`), { links: { next: `/api/v1/tokens?page=${n + 1}` } }));
+    const err = await fetchList(t.ctx, { route: 'app.tokens' }, LIST, undefined, { maxPages: bound }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidResponseError);
+    expect((err as Error).message).toBe('/api/v1/tokens?page=4: page 4 names a next page: the list has more than 4 pages, not read to its end');
+    expect(requested()).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2', '/api/v1/tokens?page=3', '/api/v1/tokens?page=4']);
+    // Refused whole, every page's body kept: a job refused writes, delists and closes nothing.
+    expect(t.ctx.ledger.refused.map((r) => r.path)).toEqual(requested());
+    expect(t.log.lines().filter((l) => l.includes('"level":40'))).toHaveLength(1);
   });
 });
