@@ -1,6 +1,7 @@
 // What every generator needs to know about the dataset being generated.
 import { ANCHOR_DATE, addDays } from './calendar.ts';
 import type { TokenDef } from './tokens.ts';
+import type { HistoryStreams } from './types.ts';
 
 export interface GenContext {
   seed: number;
@@ -13,6 +14,7 @@ export interface GenContext {
   firstDate: string;
   lastDate: string;
   asOf: string;
+  historyStreams: HistoryStreams;
 }
 
 export interface GenParams {
@@ -24,6 +26,14 @@ export interface GenParams {
   lastDate?: string;
   /** every token's freshness verdict (as seeded when absent) */
   freshness?: 'fresh' | 'stale';
+  /** the history streams' metadata ('alike' when absent) */
+  historyStreams?: HistoryStreams;
+}
+
+/** The `historyStreams` option, checked at start. */
+export function historyStreams(value: string): HistoryStreams {
+  if (value !== 'alike' && value !== 'distinct') throw new RangeError(`simulator option historyStreams must be 'alike' or 'distinct', got ${String(value)}`);
+  return value;
 }
 
 export function genContext(p: GenParams, epoch: number): GenContext {
@@ -40,6 +50,7 @@ export function genContext(p: GenParams, epoch: number): GenContext {
     firstDate,
     lastDate,
     asOf: `${lastDate}T00:00:00.000Z`,
+    historyStreams: p.historyStreams ?? 'alike',
   };
 }
 

@@ -94,6 +94,8 @@ export interface AppSnapshot {
 
 export type HistoryMetricKey = 'holderFcf' | 'effectiveMarketCap' | 'erm7d' | 'erm30d' | 'erm90d' | 'erm180d' | 'erm365d';
 
+export type HistoryInterval = '1d' | '1w';
+
 export interface AppHistoryColumn {
   key: string;
   kind: 'time' | 'gauge' | 'rate' | 'ratio';
@@ -108,7 +110,8 @@ export interface AppHistoryRow {
 /** One stream's full history: every metric, every day. */
 export interface AppHistory {
   token: AppTokenRef;
-  interval: '1d';
+  /** '1d'; '1w' for some streams when SimOptions.historyStreams is 'distinct' */
+  interval: HistoryInterval;
   stream: string;
   columns: AppHistoryColumn[];
   rows: AppHistoryRow[];

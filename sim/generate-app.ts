@@ -12,6 +12,7 @@ import type {
   AppToken,
   AppTokenRef,
   Decimal,
+  HistoryInterval,
   HistoryMetricKey,
   MetricStatus,
   ResearchBundle,
@@ -223,6 +224,23 @@ export const HISTORY_COLUMNS: Record<HistoryMetricKey, AppHistoryColumn> = {
   erm365d: { key: 'erm365d', unit: 'x', kind: 'ratio' },
 };
 
+/**
+ * What a stream states of itself: its interval and columns[] (SimOptions.historyStreams, whose
+ * doc says which streams differ under 'distinct'). `position`: the stream's in the token's list.
+ */
+export function streamMeta(ctx: GenContext, t: TokenDef, position: number): { interval: HistoryInterval; columns: AppHistoryColumn[] } {
+  const columns: AppHistoryColumn[] = [{ key: 'date', kind: 'time' }, ...HISTORY_METRICS.map((k) => ({ ...HISTORY_COLUMNS[k] }))];
+  if (ctx.historyStreams === 'alike' || t.index === 0) return { interval: '1d', columns };
+  const tokenWide = t.index % 3 === 1;
+  if (!tokenWide && position % 2 === 0) return { interval: '1d', columns };
+  const weekly = columns.map((c): AppHistoryColumn => {
+    if (c.key === 'holderFcf') return { ...c, kind: 'gauge' };
+    if (!tokenWide && c.key.startsWith('erm')) return { key: c.key, kind: c.kind };
+    return c;
+  });
+  return { interval: '1w', columns: weekly };
+}
+
 /** one history cell rewritten by the revision epoch; `before` is its value at epoch 1 */
 export interface RevisedHistoryCell {
   stream: string;
@@ -263,9 +281,7 @@ export function appHistoryRevised(ctx: GenContext, t: TokenDef): { docs: AppHist
   const revisions: RevisedHistoryCell[] = [];
   const emcAfter = new Map<number, Decimal>();
   for (const d of revised) emcAfter.set(d.index, decimalFromFloat((emc[d.index] ?? 0) * d.factor, 18, rngFor(seed, 'history-revision', t.slug, 'effectiveMarketCap', d.date)));
-  const columns: AppHistoryColumn[] = [{ key: 'date', kind: 'time' }, ...HISTORY_METRICS.map((k) => ({ ...HISTORY_COLUMNS[k] }))];
-
-  const docs = t.streams.map((s) => {
+  const docs = t.streams.map((s, position) => {
     const fcf = fcfByStream.get(s.key) ?? aggregate;
     const cols: Record<HistoryMetricKey, (string | null)[]> = {
       holderFcf: formatSeries(seed, `${t.slug}/${s.key}/fcf`, fcf, { digits: [14, 17], nullRate: 0.03 }),
@@ -299,11 +315,12 @@ export function appHistoryRevised(ctx: GenContext, t: TokenDef): { docs: AppHist
       for (const k of HISTORY_METRICS) values[k] = cols[k][i] ?? null;
       return { date, values };
     });
+    const meta = streamMeta(ctx, t, position);
     return {
       token: tokenRef(t),
-      interval: '1d' as const,
+      interval: meta.interval,
       stream: s.key,
-      columns: columns.map((c) => ({ ...c })),
+      columns: meta.columns,
       rows,
       freshness: { status: t.freshness, lastDate: ctx.lastDate },
     };

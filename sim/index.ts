@@ -25,6 +25,7 @@ export type {
   ChartKeyField,
   ChartLinkField,
   GatewayRowToken,
+  HistoryStreams,
 } from './types.ts';
 export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';

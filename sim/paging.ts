@@ -1,14 +1,19 @@
 // Lists served in pages (`SimPaging` in types.ts). A paged route answers one page of its list:
 // `meta.count` counts the page, `meta.total` (unless turned off) the whole list, and the page
 // names the next one in the configured form. The pages are addressed by `?page=N` (1-based) in
-// the link forms and by an opaque `?cursor=` in the cursor form; other query parameters are
+// the link forms and by an opaque `?cursor=` in the cursor forms; other query parameters are
 // kept in every next link. Faults for readers to refuse: a `meta.total` larger than the list,
 // and a last page that names an earlier page again (a loop).
 import type { DataRouteKind } from './forms.ts';
 import type { PageForm, SimPaging } from './types.ts';
 
-export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHeader', 'cursor'];
+export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHeader', 'cursor', 'topNext', 'topCursor'];
 export const PAGE_TOTALS: readonly SimPaging['total'][] = ['none', 'exact', 'larger'];
+
+/** The forms that name the next page by a cursor asked back as `?cursor=` (the others by `?page=N`). */
+const CURSOR_FORMS: readonly PageForm[] = ['cursor', 'topCursor'];
+/** The query parameter that addresses a page in `form`. */
+export const pageParam = (form: PageForm): 'cursor' | 'page' => (CURSOR_FORMS.includes(form) ? 'cursor' : 'page');
 
 /** The lists served in pages unless `routes` says otherwise. */
 export const PAGED_ROUTES: readonly DataRouteKind[] = ['app.tokens', 'gateway.tokens', 'app.screener', 'gateway.screener', 'app.charts', 'gateway.charts'];
@@ -49,7 +54,7 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, list: unknown, 
   const size = p.pageSize;
   const pages = Math.max(1, Math.ceil(list.length / size));
   let index: number;
-  if (p.form === 'cursor') {
+  if (pageParam(p.form) === 'cursor') {
     const raw = req.query.get('cursor');
     const offset = raw === null ? 0 : decodeCursor(raw);
     if (offset === null || offset % size !== 0 || offset / size >= pages) return { kind: 'bad', detail: 'The cursor is not valid.' };
@@ -66,16 +71,19 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, list: unknown, 
   const nextIndex = !last ? index + 1 : p.loop ? Math.min(1, pages - 1) : null;
   const out: PagedAnswer = { kind: 'page', data: items, meta: { ...meta, count: items.length }, top: {}, headers: {} };
   if (p.total !== 'none') out.meta.total = list.length + (p.total === 'larger' ? 1 : 0);
+  // Stripe's and Slack's pair: `has_more` on every page, false on the last.
+  if (p.form === 'topCursor') out.top.has_more = nextIndex !== null;
   if (nextIndex === null) return out;
+  if (p.form === 'cursor') out.meta.nextCursor = encodeCursor(nextIndex * size);
+  else if (p.form === 'topCursor') out.top.next_cursor = encodeCursor(nextIndex * size);
+  if (pageParam(p.form) === 'cursor') return out;
   const query = new URLSearchParams(req.query);
-  if (p.form === 'cursor') {
-    out.meta.nextCursor = encodeCursor(nextIndex * size);
-    return out;
-  }
   query.set('page', String(nextIndex + 1));
   const search = `?${query.toString()}`;
   if (p.form === 'metaNext') out.meta.next = `${req.path}${search}`;
   else if (p.form === 'linksNext') out.top.links = { next: `${req.baseUrl}${req.path}${search}` };
+  // Django REST framework's form: a top-level absolute `next` beside the data.
+  else if (p.form === 'topNext') out.top.next = `${req.baseUrl}${req.path}${search}`;
   // Relative to the request: a reader must resolve it against the page (RFC 8288).
   else out.headers.Link = `<${search}>; rel="next"`;
   return out;

@@ -197,7 +197,11 @@ export function renderHistoryAll(docs: readonly AppHistory[], q: HistoryQuery, r
   const first = docs[0];
   // no stream, nothing to shape: an empty list in every form
   if (!first) return [];
-  switch (historyAllForm(first.token.slug, r)) {
+  const form = historyAllForm(first.token.slug, r);
+  // One MetricHistory states one interval and one columns[]: streams that differ (SimOptions.
+  // historyStreams 'distinct') cannot share one, and are served as a list instead.
+  const oneTable = docs.every((d) => sameMeta(d, first));
+  switch (form === 'column' || form === 'columnUntyped' ? (oneTable ? form : 'list') : form) {
     case 'list':
       return docs.map((d) => renderHistory(d, q, r));
     case 'column':
@@ -213,6 +217,10 @@ export function renderHistoryAll(docs: readonly AppHistory[], q: HistoryQuery, r
     case 'ambiguous':
       return ambiguousHistory(first, docs, q, r);
   }
+}
+
+function sameMeta(a: AppHistory, b: AppHistory): boolean {
+  return a.interval === b.interval && JSON.stringify(a.columns) === JSON.stringify(b.columns);
 }
 
 function withoutSharedInterval(doc: Record<string, unknown>, shared: string): Record<string, unknown> {

@@ -5,6 +5,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { APP_PREFIX, appRouteKind, handleApp, isAppKeyRoute } from './app-routes.ts';
 import { isIsoDate } from './calendar.ts';
+import { historyStreams } from './context.ts';
 import { DatasetView, SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
 import { Outages, Redirects, unalias } from './detours.ts';
@@ -13,7 +14,7 @@ import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataR
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
 import { toJson } from './json.ts';
 import { NO_LOSSES, RemovedView, omitParts } from './losses.ts';
-import { NO_PAGING, mergePaging, pageOf } from './paging.ts';
+import { NO_PAGING, mergePaging, pageOf, pageParam } from './paging.ts';
 import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { defaultCode, problemBody, type Api } from './problem.ts';
 import { rngFor } from './random.ts';
@@ -116,6 +117,7 @@ class SimServer implements Simulator {
       chartsPerToken: nonNegativeInt('chartsPerToken', o.chartsPerToken, 3),
       ...(o.lastDate !== undefined ? { lastDate: isoDate('lastDate', o.lastDate) } : {}),
       ...(o.freshness !== undefined ? { freshness: verdict(o.freshness) } : {}),
+      ...(o.historyStreams !== undefined ? { historyStreams: historyStreams(o.historyStreams) } : {}),
     });
     this.epoch = nonNegativeInt('epoch', o.epoch, 0);
     this.recomputation = recomputationOption(o.recomputation);
@@ -407,7 +409,7 @@ class SimServer implements Simulator {
       const data = this.decorate(kind, answer.data);
       const page = pageOf(this.paging, kind, data, answer.meta, { baseUrl: this.url, path, query: routeReq.query });
       if (page?.kind === 'bad') {
-        reply = problemReply(400, api === 'app' ? 'invalid_page' : 'invalid-parameter', page.detail, decision, api === 'app' ? {} : { parameter: this.paging.form === 'cursor' ? 'cursor' : 'page' });
+        reply = problemReply(400, api === 'app' ? 'invalid_page' : 'invalid-parameter', page.detail, decision, api === 'app' ? {} : { parameter: pageParam(this.paging.form) });
       } else {
         const envelope = page ? { data: page.data, ...outcome.siblings, ...page.top, meta: { servedAt, ...page.meta } } : { data, ...outcome.siblings, meta: { servedAt, ...answer.meta } };
         const body = withDuplicatedKey(toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq))), kind === null ? undefined : this.forms.forms.duplicatedKeys[kind]);

@@ -21,6 +21,20 @@ export interface RateLimitOptions {
   gateway?: BucketLimit | null;
 }
 
+/**
+ * What each app history stream states of itself (its `interval` and its `columns[]` units and
+ * kinds; `generate-app.ts`' streamMeta):
+ * - 'alike' (default): every stream of every token '1d', with the same columns[]
+ * - 'distinct': the first token as 'alike'; every third token from the second (index 1, 4,
+ *   7, ...) '1w' with holderFcf a `gauge`, for all its streams; on the remaining tokens (index
+ *   2, 3, 5, 6, ...), the streams at odd positions (the second, the fourth, ...) '1w' with
+ *   holderFcf a `gauge` and the erm columns stating no unit, the others as 'alike'. A reader that puts one stream's
+ *   (or token's) interval, unit or kind on another's rows stores something the dataset does
+ *   not say. One MetricHistory cannot hold streams that differ: the column forms of
+ *   `stream=all` serve such a token's streams as 'list' (render.ts).
+ */
+export type HistoryStreams = 'alike' | 'distinct';
+
 export interface SimOptions {
   host?: string;
   port?: number;
@@ -37,6 +51,11 @@ export interface SimOptions {
   lastDate?: string;
   /** every token's freshness verdict (app `freshness`, gateway `dataFreshness`); absent: as seeded, 'ferrous' and every 19th generated token 'stale' */
   freshness?: 'fresh' | 'stale';
+  /**
+   * the app history streams' metadata (`HistoryStreams`): 'alike' (default), every stream '1d'
+   * with the same columns[]; 'distinct', streams and tokens whose interval, units and kinds differ
+   */
+  historyStreams?: HistoryStreams;
   /**
    * upstream recomputing the same data: recomputation N serves every `asOf` and `generatedAt`
    * (meta, rows, MetricValues, freshness objects, sections, insights) N minutes later, a
@@ -112,8 +131,12 @@ export interface OutageWindow {
  * - 'linksNext': top-level `links.next`, an absolute URL on the simulator's own host
  * - 'linkHeader': an RFC 8288 header `Link: <?page=2>; rel="next"`, relative to the request
  * - 'cursor': `meta.nextCursor`, an opaque cursor asked back as `?cursor=`
+ * - 'topNext': a top-level `next`, an absolute URL on the simulator's own host (Django REST
+ *   framework's form)
+ * - 'topCursor': a top-level `next_cursor` asked back as `?cursor=`, beside a top-level
+ *   `has_more` on every page (true but on the last)
  */
-export type PageForm = 'metaNext' | 'linksNext' | 'linkHeader' | 'cursor';
+export type PageForm = 'metaNext' | 'linksNext' | 'linkHeader' | 'cursor' | 'topNext' | 'topCursor';
 
 /** Lists served in pages (`paging.ts`). */
 export interface SimPaging {

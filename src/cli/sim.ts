@@ -58,7 +58,9 @@ Options:
                        N items (default 0: whole)
   --page-form FORM     how a page names the next: metaNext (meta.next, default),
                        linksNext (links.next, absolute), linkHeader (RFC 8288 Link
-                       header, relative), cursor (meta.nextCursor, asked as ?cursor=)
+                       header, relative), cursor (meta.nextCursor, asked as ?cursor=),
+                       topNext (a top-level next, absolute), topCursor (a top-level
+                       next_cursor beside has_more, asked as ?cursor=)
   --page-total T       meta.total on each page: exact (default), none, or larger (one
                        more than the list holds: a list a reader must refuse)
   --page-loop          the last page names page 2 again as its next (a loop)`;

@@ -1,6 +1,8 @@
 // Lists in pages (contract: "Lists may come in pages"; issue 30). Against the simulator serving
 // the token lists, screeners and chart catalogs in pages, in each next-page form and at page
-// sizes 1, 7 and beyond the list, every table equals a sync of the same data served whole.
+// sizes 1, 7 and beyond the list, every table equals a sync of the same data served whole; a
+// list whose pages carry no total is complete when its last page names no next one. In every
+// form, the complete list of the next epoch delists exactly the one token upstream dropped.
 // A list whose `meta.total` says more than its pages hold, or whose next link loops, is
 // refused (`invalid`, every page's body kept) and delists nothing; the complete list that
 // follows delists exactly the one token upstream dropped.
@@ -12,6 +14,7 @@ import { PAGE_FORMS, PAGED_ROUTES, startSimulator, type PageForm, type Simulator
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
+import { readPageSignals } from '../../src/engine/next-page.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -44,11 +47,73 @@ async function fresh(): Promise<TestWarehouse> {
 const sync = (tw: TestWarehouse) => syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway']);
 const q = <T>(tw: TestWarehouse, query: ReturnType<typeof sql>) => tw.warehouse.query<T>(query);
 const requestsTo = (path: string) => sim.requests.filter((r) => r.path.split('?')[0] === path);
+const delistedIn = async (tw: TestWarehouse, table: string) => (await q<{ slug: string }>(tw, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
+const stateIn = async (tw: TestWarehouse, source: string, resource: string) =>
+  (await q<{ status: string; last_error: string | null }>(tw, sql`select status, last_error from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
+const screenerSlugsIn = async (tw: TestWarehouse) =>
+  (await q<{ slug: string }>(tw, sql`select token_slug as slug from app.screener_rows union all select token_slug from gateway.screener_rows`)).map((r) => r.slug);
+const release = async (tw: TestWarehouse) => {
+  await tw.cleanup();
+  const i = warehouses.indexOf(tw);
+  if (i >= 0) warehouses.splice(i, 1);
+};
+
+/**
+ * A sync at epoch 1 in pages (upstream has dropped one token): exactly that token delisted, by
+ * both sources. Returns the lengths of the token lists it read.
+ */
+async function expectExactlyDroppedDelisted(tw: TestWarehouse): Promise<{ app: number; gateway: number }> {
+  const gone = sim.data.epochChanges.delistedSlug!;
+  expect(gone).toBe('cobalt-dex');
+  expect(await screenerSlugsIn(tw)).toContain(gone);
+  expect(await delistedIn(tw, 'app.tokens')).toEqual([]);
+  sim.setEpoch(1);
+  const lengths = { app: sim.data.appTokens().length, gateway: sim.data.gatewayTokens().length };
+  try {
+    expect((await sync(tw)).status).toBe('succeeded');
+  } finally {
+    sim.setEpoch(0);
+  }
+  expect(await delistedIn(tw, 'app.tokens')).toEqual([gone]);
+  expect(await delistedIn(tw, 'gateway.tokens')).toEqual([gone]);
+  for (const source of ['app', 'gateway']) {
+    expect((await stateIn(tw, source, 'tokens'))?.status, source).toBe('ok');
+    expect((await stateIn(tw, source, 'screener'))?.status, source).toBe('ok');
+  }
+  expect(await screenerSlugsIn(tw)).not.toContain(gone);
+  return lengths;
+}
+
+/** The warehouses synced at page size 1, one per form, kept for the epoch that delists. */
+const atSizeOne = new Map<PageForm, TestWarehouse>();
 
 describe('a list in pages is read whole', () => {
   const sizes: [number, PageForm][] = [...PAGE_FORMS.flatMap((form): [number, PageForm][] => [[1, form], [7, form]]), [TOKENS + 1, 'linkHeader']];
+  it("each of the simulator's forms names the next page in a place of the reader's own, no two in the same", async () => {
+    const places: Record<string, string[]> = {};
+    try {
+      for (const form of PAGE_FORMS) {
+        sim.setPaging({ pageSize: 1, form });
+        const res = await fetch(`${sim.url}/api/v1/tokens`);
+        const signals = readPageSignals(await res.json(), Object.fromEntries(res.headers));
+        places[form] = signals.nexts.map((n) => n.where);
+        expect(signals.more, form).toBe(form === 'topCursor');
+      }
+    } finally {
+      sim.setPaging({ pageSize: 0 });
+    }
+    expect(places).toEqual({
+      metaNext: ['meta.next'],
+      linksNext: ['links.next'],
+      linkHeader: ['Link header'],
+      cursor: ['meta.nextCursor'],
+      topNext: ['next'],
+      topCursor: ['next_cursor'],
+    });
+  });
   it.each(sizes)('page size %i, %s: every table as a sync of the whole lists, row for row', async (pageSize, form) => {
     const tw = await fresh();
+    let keep = false;
     try {
       sim.setPaging({ pageSize, form });
       sim.resetRequests();
@@ -79,22 +144,74 @@ describe('a list in pages is read whole', () => {
         );
         expect(links.filter((l) => !l.carried).map((l) => l.key), table).toEqual([]);
       }
+      keep = pageSize === 1;
+      if (keep) atSizeOne.set(form, tw);
     } finally {
-      await tw.cleanup();
-      warehouses.splice(warehouses.indexOf(tw), 1);
+      if (!keep) await release(tw);
+    }
+  });
+
+  it('pages that carry no total: the list complete when the last page names no next one, written whole, and it delists', async () => {
+    const tw = await fresh();
+    try {
+      sim.setPaging({ pageSize: 4, form: 'linkHeader', total: 'none' });
+      sim.resetRequests();
+      expect((await sync(tw)).status).toBe('succeeded');
+      // Nothing but the Link header and each page's own count said anything of the list.
+      const [first] = await q<{ meta: Record<string, unknown>; top: string[] }>(
+        tw,
+        sql`select body->'meta' as meta, array(select jsonb_object_keys(body) order by 1) as top from sync.raw_responses where path = '/api/v1/tokens' order by id limit 1`,
+      );
+      expect(first!.meta).not.toHaveProperty('total');
+      expect(first!.top).toEqual(['data', 'meta']);
+      expect(requestsTo('/api/v1/tokens')).toHaveLength(Math.ceil(sim.data.appTokens().length / 4));
+      expect(await warehouseDigest(tw.warehouse)).toEqual(whole);
+      for (const source of ['app', 'gateway']) for (const resource of ['tokens', 'screener']) expect((await stateIn(tw, source, resource))?.status, `${source} ${resource}`).toBe('ok');
+      await expectExactlyDroppedDelisted(tw);
+    } finally {
+      sim.setPaging({ pageSize: 0, total: 'exact' });
+      await release(tw);
+    }
+  });
+});
+
+describe('a complete list in pages delists exactly the token upstream dropped, in every form', () => {
+  afterAll(async () => {
+    sim.setPaging({ pageSize: 0, form: 'metaNext', total: 'exact', loop: false });
+    sim.setEpoch(0);
+    for (const tw of atSizeOne.values()) if (warehouses.includes(tw)) await release(tw);
+    atSizeOne.clear();
+  });
+
+  it.each(PAGE_FORMS)('complete pages, %s at page size 1: exactly the dropped token delisted, its screener rows gone', async (form) => {
+    sim.setPaging({ pageSize: 1, form, total: 'exact', loop: false });
+    // The warehouse the row-for-row test synced in this form at page size 1 (a fresh one when run alone).
+    let tw = atSizeOne.get(form);
+    if (!tw) {
+      tw = await fresh();
+      expect((await sync(tw)).status).toBe('succeeded');
+    }
+    try {
+      sim.resetRequests();
+      const lengths = await expectExactlyDroppedDelisted(tw);
+      // Read in pages of one: every page of both token lists asked, once each.
+      expect(lengths.app).toBe(TOKENS - 1);
+      expect(requestsTo('/api/v1/tokens').map((r) => r.status)).toEqual(Array(lengths.app).fill(200));
+      expect(requestsTo('/v1/tokens').map((r) => r.status)).toEqual(Array(lengths.gateway).fill(200));
+    } finally {
+      atSizeOne.delete(form);
+      await release(tw);
     }
   });
 });
 
 describe('a list that is not whole is refused and delists nothing', () => {
   let tw: TestWarehouse;
-  const delisted = async (table: string) => (await q<{ slug: string }>(tw, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
-  const state = async (source: string, resource: string) =>
-    (await q<{ status: string; last_error: string | null }>(tw, sql`select status, last_error from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
+  const delisted = (table: string) => delistedIn(tw, table);
+  const state = (source: string, resource: string) => stateIn(tw, source, resource);
 
   const invalidBodies = async () => q<{ id: number; path: string }>(tw, sql`select id, path from sync.raw_responses where status = 'invalid' order by id`);
-  const screenerSlugs = async () =>
-    (await q<{ slug: string }>(tw, sql`select token_slug as slug from app.screener_rows union all select token_slug from gateway.screener_rows`)).map((r) => r.slug);
+  const screenerSlugs = () => screenerSlugsIn(tw);
 
   beforeAll(async () => {
     tw = await fresh();
@@ -193,7 +310,7 @@ describe('a list that is not whole is refused and delists nothing', () => {
     }
   });
 
-  it('complete pages: exactly the dropped token delisted, its screener rows gone', async () => {
+  it('complete pages after the refused ones: exactly the dropped token delisted, its screener rows gone', async () => {
     sim.setPaging({ pageSize: 1, form: 'linkHeader', total: 'exact', loop: false });
     expect((await sync(tw)).status).toBe('succeeded');
     const gone = sim.data.epochChanges.delistedSlug!;

@@ -19,6 +19,8 @@ function nextOf(form: PageForm, res: Res, path: string): string | null {
   if (form === 'metaNext') return res.json.meta.next ?? null;
   if (form === 'linksNext') return res.json.links?.next ? new URL(res.json.links.next).pathname + new URL(res.json.links.next).search : null;
   if (form === 'cursor') return res.json.meta.nextCursor ? `${path.split('?')[0]}?cursor=${res.json.meta.nextCursor}` : null;
+  if (form === 'topNext') return res.json.next ? new URL(res.json.next).pathname + new URL(res.json.next).search : null;
+  if (form === 'topCursor') return res.json.next_cursor ? `${path.split('?')[0]}?cursor=${res.json.next_cursor}` : null;
   const link = res.headers.get('link');
   if (!link) return null;
   const u = new URL(/^<([^>]*)>; rel="next"$/.exec(link)![1]!, base);
@@ -48,9 +50,15 @@ describe('paged lists', () => {
         const { items, pages } = await walk(form, route);
         expect(items, route).toEqual(whole.data);
         expect(pages).toHaveLength(Math.ceil(whole.data.length / 3));
-        for (const p of pages) {
+        for (const [i, p] of pages.entries()) {
           expect(p.json.meta.count).toBe(p.json.data.length);
           expect(p.json.meta.total).toBe(whole.data.length);
+          // Each form names the next page in its own place only.
+          const last = i === pages.length - 1;
+          const places = { metaNext: p.json.meta.next, linksNext: p.json.links, linkHeader: p.headers.get('link') ?? undefined, cursor: p.json.meta.nextCursor, topNext: p.json.next, topCursor: p.json.next_cursor };
+          expect(Object.entries(places).filter(([, v]) => v !== undefined).map(([k]) => k), `${route} page ${i + 1}`).toEqual(last ? [] : [form]);
+          if (form === 'topNext' && !last) expect(p.json.next.startsWith(`${sim.url}${route}?`)).toBe(true);
+          expect(p.json.has_more, `${route} page ${i + 1}`).toBe(form === 'topCursor' ? !last : undefined);
         }
       }
       const slug = sim.data.appTokens().find((t) => t.coverage.charts)!.slug;
@@ -91,6 +99,10 @@ describe('paged lists', () => {
       const only = await fetchPage('/api/v1/tokens');
       expect(only.json.meta.nextCursor).toBeTruthy();
       expect((await fetchPage(`/api/v1/tokens?cursor=${only.json.meta.nextCursor}`)).json.meta.nextCursor).toBe(only.json.meta.nextCursor);
+      sim.setPaging({ form: 'topCursor' });
+      const top = await fetchPage('/api/v1/tokens');
+      expect([top.json.next_cursor, top.json.has_more]).toEqual([only.json.meta.nextCursor, true]);
+      expect((await fetchPage('/v1/tokens?cursor=nonsense')).json).toMatchObject({ status: 400, parameter: 'cursor' });
       sim.setPaging({ loop: false, form: 'metaNext', pageSize: 3 });
       const beyond = await fetchPage('/api/v1/tokens?page=99');
       expect(beyond.status).toBe(400);

@@ -1,10 +1,12 @@
 // App history end to end in every form of `stream=all` the contract lists, and mixtures of
 // them across tokens and seeds: after one sync app.metric_history is the simulator's dataset,
-// exactly. A response whose streams cannot be told apart is refused (body kept `invalid`,
+// exactly. The streams state different intervals, units and kinds (the simulator's
+// historyStreams 'distinct'), so every row must carry its own stream's, not another's.
+// A response whose streams cannot be told apart is refused (body kept `invalid`,
 // nothing of it written) and the streams are fetched one by one instead, then straight away.
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../../sim/index.ts';
+import { startSimulator, type AppHistory, type Simulator } from '../../../sim/index.ts';
 import type { SimForms } from '../../../sim/types.ts';
 import { HISTORY_METRICS } from '../../../sim/metrics-catalog.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
@@ -16,7 +18,7 @@ afterAll(async () => {
 });
 
 async function setUp(seed: number, forms: Partial<SimForms>): Promise<{ sim: Simulator; tw: TestWarehouse }> {
-  const sim = await startSimulator({ seed, tokens: 8, historyDays: 20, chartsPerToken: 1, forms });
+  const sim = await startSimulator({ seed, tokens: 8, historyDays: 20, chartsPerToken: 1, forms, historyStreams: 'distinct' });
   const tw = await createTestWarehouse();
   opened.push(sim, { close: () => tw.cleanup() });
   return { sim, tw };
@@ -48,6 +50,37 @@ function truth(sim: Simulator): Map<string, string | null> {
   return out;
 }
 
+/** What a stream states of itself, as `stored` and `truth` write it after the value. */
+const metaOf = (doc: AppHistory, metric: string) => {
+  const col = doc.columns.find((c) => c.key === metric);
+  return [doc.interval, col?.unit ?? 'null', col?.kind ?? 'null'].join('|');
+};
+const historied = (sim: Simulator) => sim.data.appTokens().filter((t) => t.coverage.metricHistory).map((t) => t.slug);
+/** The tokens whose streams state different intervals, units or kinds. */
+const differing = (sim: Simulator) =>
+  historied(sim).filter((slug) => new Set((sim.data.appHistory(slug) ?? []).map((d) => JSON.stringify([d.interval, d.columns]))).size > 1);
+
+/**
+ * Every stored row's interval, unit and kind are its own stream's, and for a token whose
+ * streams differ, no row has another stream's where they differ (the dataset's are not one value).
+ */
+async function expectOwnStreamMeta(sim: Simulator, tw: TestWarehouse): Promise<void> {
+  const rows = await tw.warehouse.query<{ slug: string; stream: string; metric: string; meta: string; n: string }>(
+    sql`select token_slug as slug, stream, metric, concat_ws('|', coalesce(interval, 'null'), coalesce(unit, 'null'), coalesce(kind, 'null')) as meta, count(*)::text as n
+        from app.metric_history group by 1, 2, 3, 4`,
+  );
+  const wrong: string[] = [];
+  for (const r of rows) {
+    const doc = sim.data.appHistory(r.slug)?.find((d) => d.stream === r.stream);
+    if (!doc || metaOf(doc, r.metric) !== r.meta) wrong.push(`${r.slug}|${r.stream}|${r.metric}: ${r.n} rows ${r.meta}, the stream says ${doc ? metaOf(doc, r.metric) : 'nothing'}`);
+  }
+  expect(wrong).toEqual([]);
+  const metas = new Set(rows.map((r) => r.meta));
+  expect(metas.size, [...metas].join(', ')).toBeGreaterThanOrEqual(3);
+  expect([...metas].some((m) => m.startsWith('1w|'))).toBe(true);
+  expect([...metas].some((m) => m.startsWith('1d|'))).toBe(true);
+}
+
 async function expectExactHistory(sim: Simulator, tw: TestWarehouse): Promise<void> {
   const got = await stored(tw);
   const want = truth(sim);
@@ -60,6 +93,7 @@ async function expectExactHistory(sim: Simulator, tw: TestWarehouse): Promise<vo
   const extra = [...got.keys()].filter((k) => !want.has(k));
   const wrong = [...want].filter(([k, v]) => got.has(k) && got.get(k) !== v);
   expect({ missing: missing.slice(0, 5), extra: extra.slice(0, 5), wrong: wrong.slice(0, 5) }).toEqual({ missing: [], extra: [], wrong: [] });
+  await expectOwnStreamMeta(sim, tw);
 }
 
 const historyState = (tw: TestWarehouse) =>
@@ -78,6 +112,21 @@ describe('app history: every form of stream=all', () => {
       const states = await historyState(tw);
       expect(states.length).toBeGreaterThan(0);
       expect(states.every((s) => s.status === 'ok'), JSON.stringify(states)).toBe(true);
+      // The answers that carried the streams that differ were in this form. The column forms
+      // cannot hold streams that differ: the simulator lists those; tokens whose streams agree,
+      // some '1d' and some '1w', come in one MetricHistory. An untyped stream column is tied to
+      // the streams only through the keys tesync already knows, which a first sync may not:
+      // then that answer is refused and the streams read one by one ('per-stream').
+      const formOf = new Map(states.map((s) => [s.resource.split('/')[1], s.form]));
+      const apart = differing(sim);
+      expect(apart.length).toBeGreaterThan(0);
+      const oneTable = form === 'column' || form === 'columnUntyped';
+      for (const slug of apart) expect(formOf.get(slug), slug).toBe(oneTable ? 'list' : form);
+      if (oneTable) {
+        const agreeing = historied(sim).filter((slug) => !apart.includes(slug));
+        for (const slug of agreeing) expect(form === 'column' ? ['column'] : ['column', 'per-stream'], slug).toContain(formOf.get(slug));
+        expect(new Set(agreeing.map((slug) => sim.data.appHistory(slug)![0]!.interval))).toEqual(new Set(['1d', '1w']));
+      }
     });
   }
 
