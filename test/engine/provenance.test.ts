@@ -60,7 +60,7 @@ describe('linkToBodies', () => {
     expect(writes[5]!.rows[0]).not.toHaveProperty('rawResponseId');
 
     // A body read but not in the archive refuses the write: no row without its body.
-    const lost = into(metrics, rows(), { from: catalog, fromEach: [{ path: '/api/v1/metrics?lost', sha256: 'f'.repeat(64) }, undefined] });
+    const lost: TableWrite<any> = into(metrics, rows(), { from: catalog, fromEach: [{ path: '/api/v1/metrics?lost', sha256: 'f'.repeat(64) }, undefined] });
     await expect(linkToBodies(ctx, 'app', [lost])).rejects.toThrow(/could not be archived \(\/api\/v1\/metrics\?lost\): nothing written/);
     expect(linksOf(lost)).toEqual([undefined, undefined]);
   });
