@@ -2,7 +2,8 @@
 // then `sync`, `demo`, `enqueue` and `worker` configured for another upstream refuse (exit 2,
 // naming both) without changing one row of any table; `--force` rebinds and is recorded.
 // A second simulator on another port is another upstream to `sync`: only the demo's own
-// simulator is one upstream whatever its port.
+// simulator is one upstream whatever its port. `sync`, `demo` and `--force` also on the
+// embedded server.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,8 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
-import { embeddedFolder } from '../helpers/embedded.ts';
+import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
+import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../helpers/workers.ts';
 
@@ -229,24 +231,90 @@ describe('a warehouse bound to its upstream', () => {
   }, 180_000);
 });
 
+// The same on the embedded server, in one data folder: its server kept running by the test (a
+// user of it, as each `tesync` process is) for the snapshots, the processes sharing it.
 describe('the embedded warehouse, bound to a real upstream', () => {
+  let simA: Simulator;
+  let simB: Simulator;
+  let folder: TempFolder;
+  let server: EmbeddedServer;
+  const appKey = canaryKey('app');
+  const gwKey = canaryKey('gw');
+  let envA: Record<string, string>;
+  let envB: Record<string, string>;
+  let before: Record<string, string>;
+  const cli = (args: string[], env: Record<string, string>) => runCli(args, env, { cwd: folder.dir, timeoutMs: 120_000 });
+  const unchanged = async () => expect(await snapshot(server.url)).toEqual(before);
+
+  beforeAll(async () => {
+    const sim = (seed: number) =>
+      startSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
+    [simA, simB, folder] = await Promise.all([sim(43), sim(44), embeddedFolder('tesync-bind-embedded')]);
+    // The server of the folder's default data dir (./.tesync), started here and left running
+    // until afterAll: the `tesync` processes find it and leave it to the last user.
+    server = await acquireEmbeddedServer(path.join(folder.dir, '.tesync'));
+    const common = { TE_APP_API_KEY: appKey, TE_GATEWAY_API_KEY: gwKey, TE_METRICS_PORT: '0' };
+    envA = { ...common, TE_APP_URL: simA.url, TE_GATEWAY_URL: simA.url };
+    envB = { ...common, TE_APP_URL: simB.url, TE_GATEWAY_URL: `${simB.url}/` };
+    const synced = await cli(['sync'], envA);
+    expect(synced.code, synced.stderr).toBe(0);
+    before = await snapshot(server.url);
+  }, 180_000);
+  afterAll(async () => {
+    await server?.release().catch(() => {});
+    await folder?.cleanup();
+    await Promise.all([simA?.close(), simB?.close()]);
+  }, 60_000);
+
+  it('`tesync sync` of another upstream: exit 2 naming both, not one row or version changed', async () => {
+    for (const t of ['sync.runs', 'sync.requests', 'sync.raw_responses', 'sync.upstream_bindings', 'app.tokens', 'gateway.tokens']) expect(rowsOf(before, t), t).toBeGreaterThan(0);
+    expect(Object.keys(before).filter((t) => t.endsWith('_history')).length).toBeGreaterThan(20);
+    const r = await cli(['sync'], envB);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^tesync: configuration error: this warehouse \(the embedded Postgres server in .*\) mirrors another upstream/);
+    expect(r.stderr).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+    expect(r.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    expect(r.stderr).toContain('--force');
+    expect(r.stdout).toBe('');
+    for (const key of [appKey, gwKey]) expect(r.stdout + r.stderr).not.toContain(key);
+    await unchanged();
+  });
+
   it('`tesync demo` in the folder of a `tesync sync` of another upstream: exit 2, its runs unchanged', async () => {
-    const sim = await startSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 43 });
-    const folder = await embeddedFolder('tesync-bind-embedded');
-    try {
-      const synced = await runCli(['sync', '--source', 'app'], { TE_APP_URL: sim.url }, { cwd: folder.dir, timeoutMs: 120_000 });
-      expect(synced.code, synced.stderr).toBe(0);
-      const runs = async () => (JSON.parse((await runCli(['status', '--json'], {}, { cwd: folder.dir, timeoutMs: 120_000 })).stdout) as { runs: unknown[] }).runs;
-      const before = await runs();
-      expect(before).toHaveLength(1);
-      const demo = await runCli(['demo', '--tokens', '2'], {}, { cwd: folder.dir, timeoutMs: 120_000 });
-      expect(demo.code, demo.stderr).toBe(2);
-      expect(demo.stderr).toContain(`app is bound to ${sim.url}`);
-      expect(demo.stderr).toContain('set TE_DATA_DIR to another folder');
-      expect(await runs()).toEqual(before);
-    } finally {
-      await folder.cleanup();
-      await sim.close();
-    }
-  }, 240_000);
+    const runs = async () => (JSON.parse((await cli(['status', '--json'], {})).stdout) as { runs: unknown[] }).runs;
+    const runsBefore = await runs();
+    expect(runsBefore).toHaveLength(1);
+    const demo = await cli(['demo', '--tokens', '2'], {});
+    expect(demo.code, demo.stderr).toBe(2);
+    expect(demo.stderr).toContain(`app is bound to ${simA.url}`);
+    expect(demo.stderr).toContain('set TE_DATA_DIR to another folder');
+    expect(await runs()).toEqual(runsBefore);
+    await unchanged();
+  });
+
+  it('`--force` rebinds, syncs, and the rebinding is recorded', async () => {
+    const r = await cli(['sync', '--force', '--json'], envB);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`rebound the app source of this warehouse (--force): from ${simA.url} to ${simB.url}`);
+    expect(await query(server.url, 'select source, upstream, event from sync.upstream_bindings order by source')).toEqual([
+      { source: 'app', upstream: simB.url, event: 'rebound' },
+      { source: 'gateway', upstream: simB.url, event: 'rebound' },
+    ]);
+    const log = await query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; t: number }>(
+      server.url,
+      'select source, event, from_upstream, to_upstream, command, extract(epoch from at)::float8 as t from sync.upstream_binding_log order by id',
+    );
+    expect(log.map(({ t: _t, ...e }) => e)).toEqual([
+      { source: 'app', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
+      { source: 'gateway', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
+      { source: 'app', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
+      { source: 'gateway', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
+    ]);
+    expect(log[2]!.t).toBeGreaterThan(log[0]!.t);
+    expect(Math.abs(log[2]!.t * 1000 - Date.now())).toBeLessThan(120_000);
+    // Bound to B now: A is the other upstream.
+    const back = await cli(['sync'], envA);
+    expect(back.code).toBe(2);
+    expect(back.stderr).toContain(`app is bound to ${simB.url}, TE_APP_URL is ${simA.url}`);
+  });
 });

@@ -3,27 +3,48 @@
 // member closes each at the instant of the response that no longer carried it; one whose
 // answers leave parts out (a page without `sections`, a bundle without its arrays, a token
 // list cut short without a count) closes nothing, its resources `invalid` with the bodies
-// kept, and the next sync fetches them again and repairs them (never `unchanged`).
+// kept, and the next sync fetches them again and repairs them (never `unchanged`). On
+// Postgres and on the embedded server; the catalogs and the mass removal on Postgres.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, startSimulator, type Simulator } from '../../sim/index.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
+import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
+import { postgresWarehouses, WAREHOUSE_SERVERS, type WarehouseServer } from '../helpers/warehouse-servers.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
 const log = createTestLogger([appKey, gatewayKey], 'warn');
+const SIM: SimOptions = { tokens: 6, historyDays: 12, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] };
 
+// The simulator, server and warehouse of the block running now (blocks run one after another).
 let sim: Simulator;
+let server: WarehouseServer;
 let tw: TestWarehouse;
+let open: TestWarehouse | undefined;
 
-beforeAll(async () => {
-  sim = await startSimulator({ tokens: 6, historyDays: 12, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-});
-afterAll(async () => {
-  await sim?.close();
-  await tw?.cleanup();
-});
+const dropWarehouse = async () => {
+  const old = open;
+  open = undefined;
+  await old?.cleanup();
+};
+/** A fresh warehouse on this block's server, the one before dropped. */
+const freshWarehouse = async () => {
+  await dropWarehouse();
+  tw = open = await server.warehouse();
+};
+/** This block's simulator and server, closed with its warehouse afterwards. */
+function useSimAndServer(start: () => Promise<WarehouseServer>) {
+  beforeAll(async () => {
+    sim = await startSimulator(SIM);
+    server = await start();
+  }, 120_000);
+  afterAll(async () => {
+    await dropWarehouse();
+    await sim?.close();
+    await server?.close();
+  }, 60_000);
+}
 
 const sync = async (full = false) => {
   const r = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
@@ -55,204 +76,209 @@ async function closedBy(table: string, where: string, runId: string): Promise<nu
   return closed;
 }
 
-describe('fully fetched sets close what they lost', () => {
-  beforeAll(async () => {
-    await tw?.cleanup();
-    tw = await createTestWarehouse();
-    sim.setLosses({ removed: false, omitted: [] });
+describe.each(WAREHOUSE_SERVERS)('on %s', (_label, start) => {
+  useSimAndServer(start);
+
+  describe('fully fetched sets close what they lost', () => {
+    beforeAll(async () => {
+      await freshWarehouse();
+      sim.setLosses({ removed: false, omitted: [] });
+    });
+
+    it('a day of a history, a point of a chart, a section, a screener row: each closed by the response without it', async () => {
+      expect((await sync()).status).toBe('succeeded');
+      const slug = sim.data.appTokens().find((t) => t.coverage.metricHistory && t.coverage.charts)!.slug;
+      const gone = removedHistoryDate(sim.data);
+      const chartKey = sim.data.appCharts(slug)![0]!.key;
+      const appX = sim.data.appChartData(slug, chartKey)!.rows[REMOVED_POINT_INDEX]![0]!;
+      const appRow = sim.data.appScreenerRows().at(-1)!.token.slug;
+      const gwSlug = sim.data.gatewayTokens().find((t) => (sim.data.gatewayCharts(t.slug) ?? []).length > 0)!.slug;
+      const gwChart = sim.data.gatewayCharts(gwSlug)![0]!;
+      const [tf] = await tw.warehouse.query<{ timeframe: string }>(sql`select timeframe from gateway.chart_points where token_slug = ${gwSlug} and chart_key = ${gwChart.key} limit 1`);
+      const gwTs = sim.data.gatewayChartData(gwSlug, gwChart.key, tf!.timeframe as never)!.data[REMOVED_POINT_INDEX]!.timestamp;
+      const [period] = await tw.warehouse.query<{ period: string }>(sql`select period from gateway.trend_points where token_slug = ${gwSlug} limit 1`);
+      const trendTs = sim.data.gatewayTrend(gwSlug, period!.period as never)!.times[REMOVED_POINT_INDEX]!;
+      const gwRow = sim.data.gatewayScreenerRows().at(-1)!.slug;
+      const before = await count('app.metric_history');
+      const onTheDay = await count(`app.metric_history where ts = '${gone}T00:00:00Z'`);
+
+      sim.setLosses({ removed: true });
+      // Whole: the history is fetched without `from=`, as its periodic full fetch does.
+      const run = await sync(true);
+      expect(run.status).toBe('succeeded');
+
+      const perDay = await closedBy('app.metric_history', `token_slug = '${slug}' and ts = '${gone}T00:00:00Z'`, run.runId);
+      expect(perDay).toBeGreaterThanOrEqual(3);
+      // Every token's day, and nothing else.
+      expect(await count('app.metric_history')).toBe(before - onTheDay);
+      await closedBy('app.chart_points', `token_slug = '${slug}' and chart_key = '${chartKey}' and x = '${appX}'`, run.runId);
+      await closedBy('app.screener_rows', `token_slug = '${appRow}'`, run.runId);
+      await closedBy('gateway.token_sections', `token_slug = '${gwSlug}' and section = '${REMOVED_SECTION}'`, run.runId);
+      await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwChart.key}' and timeframe = '${tf!.timeframe}' and ts = '${gwTs}'`, run.runId);
+      await closedBy('gateway.trend_points', `token_slug = '${gwSlug}' and period = '${period!.period}' and ts = '${trendTs}'`, run.runId);
+      await closedBy('gateway.screener_rows', `token_slug = '${gwRow}'`, run.runId);
+      // Nothing else left: every other section and screener row is still there.
+      expect(await count(`gateway.token_sections where section <> '${REMOVED_SECTION}'`)).toBe(sim.data.gatewayTokens().length);
+      expect(await count('app.screener_rows')).toBe(sim.data.appScreenerRows().length);
+      // The tokens stay listed: a screener row leaving is not a delisting.
+      expect(await count('app.tokens where delisted_at is not null')).toBe(0);
+      expect(await count('gateway.tokens where delisted_at is not null')).toBe(0);
+    }, 120_000);
   });
 
-  it('a day of a history, a point of a chart, a section, a screener row: each closed by the response without it', async () => {
-    expect((await sync()).status).toBe('succeeded');
-    const slug = sim.data.appTokens().find((t) => t.coverage.metricHistory && t.coverage.charts)!.slug;
-    const gone = removedHistoryDate(sim.data);
-    const chartKey = sim.data.appCharts(slug)![0]!.key;
-    const appX = sim.data.appChartData(slug, chartKey)!.rows[REMOVED_POINT_INDEX]![0]!;
-    const appRow = sim.data.appScreenerRows().at(-1)!.token.slug;
-    const gwSlug = sim.data.gatewayTokens().find((t) => (sim.data.gatewayCharts(t.slug) ?? []).length > 0)!.slug;
-    const gwChart = sim.data.gatewayCharts(gwSlug)![0]!;
-    const [tf] = await tw.warehouse.query<{ timeframe: string }>(sql`select timeframe from gateway.chart_points where token_slug = ${gwSlug} and chart_key = ${gwChart.key} limit 1`);
-    const gwTs = sim.data.gatewayChartData(gwSlug, gwChart.key, tf!.timeframe as never)!.data[REMOVED_POINT_INDEX]!.timestamp;
-    const [period] = await tw.warehouse.query<{ period: string }>(sql`select period from gateway.trend_points where token_slug = ${gwSlug} limit 1`);
-    const trendTs = sim.data.gatewayTrend(gwSlug, period!.period as never)!.times[REMOVED_POINT_INDEX]!;
-    const gwRow = sim.data.gatewayScreenerRows().at(-1)!.slug;
-    const before = await count('app.metric_history');
-    const onTheDay = await count(`app.metric_history where ts = '${gone}T00:00:00Z'`);
+  describe('partial responses close nothing, and the next sync repairs them', () => {
+    beforeAll(async () => {
+      await freshWarehouse();
+      sim.setLosses({ removed: false, omitted: [] });
+    });
 
-    sim.setLosses({ removed: true });
-    // Whole: the history is fetched without `from=`, as its periodic full fetch does.
-    const run = await sync(true);
-    expect(run.status).toBe('succeeded');
+    const versions = async () => (await count('gateway.token_sections_history')) + (await count('app.value_drivers_history')) + (await count('app.value_driver_edges_history')) + (await count('app.token_functions_history'));
+    const invalidBodies = (like: string) => tw.warehouse.query<{ body_text: string }>(sql`select body_text from sync.raw_responses where status = 'invalid' and path like ${like}`);
 
-    const perDay = await closedBy('app.metric_history', `token_slug = '${slug}' and ts = '${gone}T00:00:00Z'`, run.runId);
-    expect(perDay).toBeGreaterThanOrEqual(3);
-    // Every token's day, and nothing else.
-    expect(await count('app.metric_history')).toBe(before - onTheDay);
-    await closedBy('app.chart_points', `token_slug = '${slug}' and chart_key = '${chartKey}' and x = '${appX}'`, run.runId);
-    await closedBy('app.screener_rows', `token_slug = '${appRow}'`, run.runId);
-    await closedBy('gateway.token_sections', `token_slug = '${gwSlug}' and section = '${REMOVED_SECTION}'`, run.runId);
-    await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwChart.key}' and timeframe = '${tf!.timeframe}' and ts = '${gwTs}'`, run.runId);
-    await closedBy('gateway.trend_points', `token_slug = '${gwSlug}' and period = '${period!.period}' and ts = '${trendTs}'`, run.runId);
-    await closedBy('gateway.screener_rows', `token_slug = '${gwRow}'`, run.runId);
-    // Nothing else left: every other section and screener row is still there.
-    expect(await count(`gateway.token_sections where section <> '${REMOVED_SECTION}'`)).toBe(sim.data.gatewayTokens().length);
-    expect(await count('app.screener_rows')).toBe(sim.data.appScreenerRows().length);
-    // The tokens stay listed: a screener row leaving is not a delisting.
-    expect(await count('app.tokens where delisted_at is not null')).toBe(0);
-    expect(await count('gateway.tokens where delisted_at is not null')).toBe(0);
-  }, 120_000);
+    it('a page without sections and a bundle without its arrays: refused, bodies kept, repaired next time', async () => {
+      expect((await sync()).status).toBe('succeeded');
+      const slug = sim.data.gatewayTokens()[0]!.slug;
+      const bundleSlug = sim.data.appTokens()[0]!.slug;
+      const sections = await count('gateway.token_sections');
+      const drivers = await count('app.value_drivers');
+      expect(sections).toBeGreaterThan(0);
+      expect(drivers).toBeGreaterThan(0);
+      const v0 = await versions();
+
+      sim.setLosses({ omitted: ['sections', 'bundleArrays'] });
+      // Fetched whatever the markers say, as a resync after upstream moved would.
+      const partial = await sync(true);
+      expect(partial.status).toBe('partial');
+      expect(await state('gateway', `token/${slug}/page`)).toMatchObject({ status: 'invalid', last_run_id: partial.runId });
+      expect((await state('gateway', `token/${slug}/page`))!.last_error).toMatch(/sections/);
+      expect(await state('app', `token/${bundleSlug}/bundle`)).toMatchObject({ status: 'invalid', last_run_id: partial.runId });
+      expect(await count('gateway.token_sections')).toBe(sections);
+      expect(await count('app.value_drivers')).toBe(drivers);
+      expect(await versions()).toBe(v0);
+      const pages = await invalidBodies(`/v1/tokens/${slug}`);
+      expect(pages.length).toBe(1);
+      expect(pages[0]!.body_text).not.toContain('"sections"');
+      expect((await invalidBodies(`/api/v1/tokens/${bundleSlug}/full`)).length).toBe(1);
+
+      sim.setLosses({ omitted: [] });
+      // Not full: the markers are as before, but a refused answer vouches for nothing.
+      const repair = await sync();
+      expect(repair.status).toBe('succeeded');
+      expect(await state('gateway', `token/${slug}/page`)).toMatchObject({ status: 'ok', last_run_id: repair.runId });
+      expect(await state('app', `token/${bundleSlug}/bundle`)).toMatchObject({ status: 'ok', last_run_id: repair.runId });
+      expect(await count('gateway.token_sections')).toBe(sections);
+      expect(await count('app.value_drivers')).toBe(drivers);
+      expect(await versions()).toBe(v0);
+    }, 120_000);
+
+    it('a token list cut short without a count: nothing delisted, refused, whole again next time', async () => {
+      const listed = await count('app.tokens where delisted_at is null');
+      const gwListed = await count('gateway.tokens where delisted_at is null');
+      expect(listed - 2).toBeGreaterThanOrEqual(3);
+
+      sim.setLosses({ omitted: ['tokenListCut'] });
+      const cut = await sync();
+      expect(cut.status).toBe('partial');
+      for (const source of ['app', 'gateway']) {
+        const s = await state(source, 'tokens');
+        expect(s, source).toMatchObject({ status: 'invalid', last_run_id: cut.runId });
+        expect(s!.last_error).toMatch(/would lose \d+ of \d+.*second response .*disagrees/);
+      }
+      expect(await count('app.tokens where delisted_at is null')).toBe(listed);
+      expect(await count('gateway.tokens where delisted_at is null')).toBe(gwListed);
+      expect(await count('app.tokens_history')).toBe(0);
+      const kept = await invalidBodies('/api/v1/tokens');
+      expect(kept.length).toBe(1);
+      expect(JSON.parse(kept[0]!.body_text).data).toHaveLength(2);
+      expect((await invalidBodies('/v1/tokens')).length).toBe(1);
+
+      // The lists come whole again (each was cut once).
+      const next = await sync();
+      expect(next.status).toBe('succeeded');
+      for (const source of ['app', 'gateway']) expect(await state(source, 'tokens'), source).toMatchObject({ status: 'ok', last_run_id: next.runId });
+      expect(await count('app.tokens where delisted_at is null')).toBe(listed);
+    }, 120_000);
+  });
 });
 
-describe('a catalog closes what hangs from it', () => {
-  // Two charts a token, both timeframes every gateway chart lists mirrored.
-  let sim2: Simulator;
-  beforeAll(async () => {
-    await tw?.cleanup();
-    tw = await createTestWarehouse();
-    sim2 = await startSimulator({ tokens: 6, historyDays: 8, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-  });
-  afterAll(() => sim2?.close());
-  const sync2 = () => syncOnce(sim2, tw.warehouse, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
+// The catalogs and the mass removal: the same code on either server, shown on Postgres.
+describe('catalogs and mass removals, on Postgres', () => {
+  useSimAndServer(postgresWarehouses);
 
-  it('a chart gone from a catalog, a timeframe or a series gone from a chart, a token gone from the screener: their rows closed', async () => {
-    expect((await sync2()).status).toBe('succeeded');
-    const slug = sim2.data.appTokens().find((t) => (sim2.data.appCharts(t.slug) ?? []).length >= 2)!.slug;
-    const appGone = sim2.data.appCharts(slug)!.at(-1)!.key;
-    const gwSlug = sim2.data.gatewayTokens().find((t) => (sim2.data.gatewayCharts(t.slug) ?? []).length >= 2)!.slug;
-    const [gwKept, gwGone] = sim2.data.gatewayCharts(gwSlug)!.map((c) => c.key);
-    const series = sim2.data.gatewayChartData(gwSlug, gwKept!, '30d')!.config.series;
-    expect(series.length, 'the chart has two series or more').toBeGreaterThanOrEqual(2);
-    const lostSeries = series.at(-1)!.key;
-    const seriesBefore = await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`);
-    const screenerGone = sim2.data.appScreenerRows().at(-1)!.token.slug;
-    const screenerCells = await count(`app.metric_values where surface = 'screener'`);
-    const goneCells = await count(`app.metric_values where surface = 'screener' and token_slug = '${screenerGone}'`);
-    expect(goneCells).toBeGreaterThan(0);
-    expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`)).toBeGreaterThan(0);
+  describe('a catalog closes what hangs from it', () => {
+    // Two charts a token, both timeframes every gateway chart lists mirrored.
+    let sim2: Simulator;
+    beforeAll(async () => {
+      await freshWarehouse();
+      sim2 = await startSimulator({ tokens: 6, historyDays: 8, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+    });
+    afterAll(() => sim2?.close());
+    const sync2 = () => syncOnce(sim2, tw.warehouse, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
 
-    sim2.setLosses({ removed: true });
-    const run = await sync2();
-    expect(run.status).toBe('succeeded');
+    it('a chart gone from a catalog, a timeframe or a series gone from a chart, a token gone from the screener: their rows closed', async () => {
+      expect((await sync2()).status).toBe('succeeded');
+      const slug = sim2.data.appTokens().find((t) => (sim2.data.appCharts(t.slug) ?? []).length >= 2)!.slug;
+      const appGone = sim2.data.appCharts(slug)!.at(-1)!.key;
+      const gwSlug = sim2.data.gatewayTokens().find((t) => (sim2.data.gatewayCharts(t.slug) ?? []).length >= 2)!.slug;
+      const [gwKept, gwGone] = sim2.data.gatewayCharts(gwSlug)!.map((c) => c.key);
+      const series = sim2.data.gatewayChartData(gwSlug, gwKept!, '30d')!.config.series;
+      expect(series.length, 'the chart has two series or more').toBeGreaterThanOrEqual(2);
+      const lostSeries = series.at(-1)!.key;
+      const seriesBefore = await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`);
+      const screenerGone = sim2.data.appScreenerRows().at(-1)!.token.slug;
+      const screenerCells = await count(`app.metric_values where surface = 'screener'`);
+      const goneCells = await count(`app.metric_values where surface = 'screener' and token_slug = '${screenerGone}'`);
+      expect(goneCells).toBeGreaterThan(0);
+      expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`)).toBeGreaterThan(0);
 
-    // The app chart no longer listed: its entry and every point.
-    await closedBy('app.charts', `token_slug = '${slug}' and chart_key = '${appGone}'`, run.runId);
-    await closedBy('app.chart_points', `token_slug = '${slug}' and chart_key = '${appGone}'`, run.runId);
-    // The gateway chart no longer listed: its entry, timeframes, series and points.
-    for (const table of ['gateway.charts', 'gateway.chart_timeframes', 'gateway.chart_series', 'gateway.chart_points']) {
-      await closedBy(table, `token_slug = '${gwSlug}' and chart_key = '${gwGone}'`, run.runId);
-    }
-    // The listed chart's timeframe it no longer lists: closed with its points; the other stays.
-    await closedBy('gateway.chart_timeframes', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
-    await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
-    expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d'`)).toBeGreaterThan(0);
-    // A series gone from a listed chart (its config and every row of every timeframe): closed
-    // with its points; the chart's other series stay.
-    await closedBy('gateway.chart_series', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and series_key = '${lostSeries}'`, run.runId);
-    await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d' and series_key = '${lostSeries}'`, run.runId);
-    expect(await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`)).toBe(seriesBefore - 1);
-    // The token gone from the screener: its cells there, and no other cell.
-    await closedBy('app.metric_values', `surface = 'screener' and token_slug = '${screenerGone}'`, run.runId);
-    expect(await count(`app.metric_values where surface = 'screener'`)).toBe(screenerCells - goneCells);
-    // Nothing of a chart still listed: every app chart listed still has points.
-    const listedWithout = await count(`app.charts c where not exists (select 1 from app.chart_points p where p.token_slug = c.token_slug and p.chart_key = c.chart_key)`);
-    expect(listedWithout).toBe(0);
-  }, 120_000);
-});
+      sim2.setLosses({ removed: true });
+      const run = await sync2();
+      expect(run.status).toBe('succeeded');
 
-describe('partial responses close nothing, and the next sync repairs them', () => {
-  beforeAll(async () => {
-    await tw?.cleanup();
-    tw = await createTestWarehouse();
-    sim.setLosses({ removed: false, omitted: [] });
+      // The app chart no longer listed: its entry and every point.
+      await closedBy('app.charts', `token_slug = '${slug}' and chart_key = '${appGone}'`, run.runId);
+      await closedBy('app.chart_points', `token_slug = '${slug}' and chart_key = '${appGone}'`, run.runId);
+      // The gateway chart no longer listed: its entry, timeframes, series and points.
+      for (const table of ['gateway.charts', 'gateway.chart_timeframes', 'gateway.chart_series', 'gateway.chart_points']) {
+        await closedBy(table, `token_slug = '${gwSlug}' and chart_key = '${gwGone}'`, run.runId);
+      }
+      // The listed chart's timeframe it no longer lists: closed with its points; the other stays.
+      await closedBy('gateway.chart_timeframes', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
+      await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`, run.runId);
+      expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d'`)).toBeGreaterThan(0);
+      // A series gone from a listed chart (its config and every row of every timeframe): closed
+      // with its points; the chart's other series stay.
+      await closedBy('gateway.chart_series', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and series_key = '${lostSeries}'`, run.runId);
+      await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '30d' and series_key = '${lostSeries}'`, run.runId);
+      expect(await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`)).toBe(seriesBefore - 1);
+      // The token gone from the screener: its cells there, and no other cell.
+      await closedBy('app.metric_values', `surface = 'screener' and token_slug = '${screenerGone}'`, run.runId);
+      expect(await count(`app.metric_values where surface = 'screener'`)).toBe(screenerCells - goneCells);
+      // Nothing of a chart still listed: every app chart listed still has points.
+      const listedWithout = await count(`app.charts c where not exists (select 1 from app.chart_points p where p.token_slug = c.token_slug and p.chart_key = c.chart_key)`);
+      expect(listedWithout).toBe(0);
+    }, 120_000);
   });
 
-  const versions = async () => (await count('gateway.token_sections_history')) + (await count('app.value_drivers_history')) + (await count('app.value_driver_edges_history')) + (await count('app.token_functions_history'));
-  const invalidBodies = (like: string) => tw.warehouse.query<{ body_text: string }>(sql`select body_text from sync.raw_responses where status = 'invalid' and path like ${like}`);
+  describe('a mass removal is written only when a second response agrees', () => {
+    beforeAll(async () => {
+      await freshWarehouse();
+      sim.setLosses({ removed: false, omitted: [] });
+    });
 
-  it('a page without sections and a bundle without its arrays: refused, bodies kept, repaired next time', async () => {
-    expect((await sync()).status).toBe('succeeded');
-    const slug = sim.data.gatewayTokens()[0]!.slug;
-    const bundleSlug = sim.data.appTokens()[0]!.slug;
-    const sections = await count('gateway.token_sections');
-    const drivers = await count('app.value_drivers');
-    expect(sections).toBeGreaterThan(0);
-    expect(drivers).toBeGreaterThan(0);
-    const v0 = await versions();
-
-    sim.setLosses({ omitted: ['sections', 'bundleArrays'] });
-    // Fetched whatever the markers say, as a resync after upstream moved would.
-    const partial = await sync(true);
-    expect(partial.status).toBe('partial');
-    expect(await state('gateway', `token/${slug}/page`)).toMatchObject({ status: 'invalid', last_run_id: partial.runId });
-    expect((await state('gateway', `token/${slug}/page`))!.last_error).toMatch(/sections/);
-    expect(await state('app', `token/${bundleSlug}/bundle`)).toMatchObject({ status: 'invalid', last_run_id: partial.runId });
-    expect(await count('gateway.token_sections')).toBe(sections);
-    expect(await count('app.value_drivers')).toBe(drivers);
-    expect(await versions()).toBe(v0);
-    const pages = await invalidBodies(`/v1/tokens/${slug}`);
-    expect(pages.length).toBe(1);
-    expect(pages[0]!.body_text).not.toContain('"sections"');
-    expect((await invalidBodies(`/api/v1/tokens/${bundleSlug}/full`)).length).toBe(1);
-
-    sim.setLosses({ omitted: [] });
-    // Not full: the markers are as before, but a refused answer vouches for nothing.
-    const repair = await sync();
-    expect(repair.status).toBe('succeeded');
-    expect(await state('gateway', `token/${slug}/page`)).toMatchObject({ status: 'ok', last_run_id: repair.runId });
-    expect(await state('app', `token/${bundleSlug}/bundle`)).toMatchObject({ status: 'ok', last_run_id: repair.runId });
-    expect(await count('gateway.token_sections')).toBe(sections);
-    expect(await count('app.value_drivers')).toBe(drivers);
-    expect(await versions()).toBe(v0);
-  }, 120_000);
-
-  it('a token list cut short without a count: nothing delisted, refused, whole again next time', async () => {
-    const listed = await count('app.tokens where delisted_at is null');
-    const gwListed = await count('gateway.tokens where delisted_at is null');
-    expect(listed - 2).toBeGreaterThanOrEqual(3);
-
-    sim.setLosses({ omitted: ['tokenListCut'] });
-    const cut = await sync();
-    expect(cut.status).toBe('partial');
-    for (const source of ['app', 'gateway']) {
-      const s = await state(source, 'tokens');
-      expect(s, source).toMatchObject({ status: 'invalid', last_run_id: cut.runId });
-      expect(s!.last_error).toMatch(/would lose \d+ of \d+.*second response .*disagrees/);
-    }
-    expect(await count('app.tokens where delisted_at is null')).toBe(listed);
-    expect(await count('gateway.tokens where delisted_at is null')).toBe(gwListed);
-    expect(await count('app.tokens_history')).toBe(0);
-    const kept = await invalidBodies('/api/v1/tokens');
-    expect(kept.length).toBe(1);
-    expect(JSON.parse(kept[0]!.body_text).data).toHaveLength(2);
-    expect((await invalidBodies('/v1/tokens')).length).toBe(1);
-
-    // The lists come whole again (each was cut once).
-    const next = await sync();
-    expect(next.status).toBe('succeeded');
-    for (const source of ['app', 'gateway']) expect(await state(source, 'tokens'), source).toMatchObject({ status: 'ok', last_run_id: next.runId });
-    expect(await count('app.tokens where delisted_at is null')).toBe(listed);
-  }, 120_000);
-});
-
-describe('a mass removal is written only when a second response agrees', () => {
-  beforeAll(async () => {
-    await tw?.cleanup();
-    tw = await createTestWarehouse();
-    sim.setLosses({ removed: false, omitted: [] });
+    it('the same short list twice in a row: fetched again at once, then delisted', async () => {
+      expect((await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'])).status).toBe('succeeded');
+      const listed = sim.data.appTokens().length;
+      const body = JSON.parse(await (await fetch(`${sim.url}/api/v1/tokens`)).text()) as { data: unknown[]; meta: Record<string, unknown> };
+      const short = JSON.stringify({ data: body.data.slice(0, 2), meta: { asOf: body.meta.asOf } });
+      const answer = { status: 200, headers: { 'content-type': 'application/json' }, body: short };
+      sim.script('/api/v1/tokens', [answer, answer]);
+      sim.resetRequests();
+      const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { tokens: [] });
+      expect(sim.requests.filter((r) => r.path === '/api/v1/tokens')).toHaveLength(2);
+      expect(await state('app', 'tokens')).toMatchObject({ status: 'ok', last_run_id: run.runId });
+      expect(await count('app.tokens where delisted_at is not null')).toBe(listed - 2);
+      expect(await count("sync.raw_responses where status = 'invalid'")).toBe(0);
+    }, 60_000);
   });
-
-  it('the same short list twice in a row: fetched again at once, then delisted', async () => {
-    expect((await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'])).status).toBe('succeeded');
-    const listed = sim.data.appTokens().length;
-    const body = JSON.parse(await (await fetch(`${sim.url}/api/v1/tokens`)).text()) as { data: unknown[]; meta: Record<string, unknown> };
-    const short = JSON.stringify({ data: body.data.slice(0, 2), meta: { asOf: body.meta.asOf } });
-    const answer = { status: 200, headers: { 'content-type': 'application/json' }, body: short };
-    sim.script('/api/v1/tokens', [answer, answer]);
-    sim.resetRequests();
-    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { tokens: [] });
-    expect(sim.requests.filter((r) => r.path === '/api/v1/tokens')).toHaveLength(2);
-    expect(await state('app', 'tokens')).toMatchObject({ status: 'ok', last_run_id: run.runId });
-    expect(await count('app.tokens where delisted_at is not null')).toBe(listed - 2);
-    expect(await count("sync.raw_responses where status = 'invalid'")).toBe(0);
-  }, 60_000);
 });

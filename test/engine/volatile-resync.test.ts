@@ -2,15 +2,15 @@
 // that differ from the last ones only in `servedAt`, `asOf` and `generatedAt` (the simulator's
 // recomputations) adds no row to any `T_history` and rewrites no row of `T`, on both sources;
 // the newest `asOf` is in sync.resource_state. A real change under moved instants still makes
-// its versions.
+// its versions. On Postgres and on the embedded server.
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
-import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
+import { useSimAndWarehouseOn, WAREHOUSE_SERVERS } from '../helpers/warehouse-servers.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -47,8 +47,8 @@ function grown(before: Record<string, number>, after: Record<string, number>): R
   return Object.fromEntries(Object.entries(after).flatMap(([t, n]) => (n !== before[t] ? [[t, n - (before[t] ?? 0)]] : [])));
 }
 
-describe('volatile fields', () => {
-  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+describe.each(WAREHOUSE_SERVERS)('volatile fields on %s', (_label, start) => {
+  const fx = useSimAndWarehouseOn(start, { tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   const sync = async (full: boolean) => {
     const w = await openWarehouse({ databaseUrl: fx.databaseUrl, dataDir: '' });

@@ -1,6 +1,9 @@
 // The daily archives hold a row for every listed token for every UTC day from the first sync
 // on, equal to what was known at the end of that day: days without a sync included, filled
-// from the versions when a run finishes; rows archived by an earlier release stay.
+// from the versions when a run finishes; rows archived by an earlier release stay. A write
+// that commits after the day's fill ran is archived on its day, the archives are the same
+// under any TimeZone, and every connection tesync opens is in UTC: on Postgres and on the
+// embedded server.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +20,8 @@ import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestDatabase, createTestLogger, withServerClockOffset } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
+import { useSimAndWarehouseOn, WAREHOUSE_SERVERS } from '../helpers/warehouse-servers.ts';
+import type { SimOptions } from '../../sim/index.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -24,10 +29,12 @@ const testLog = createTestLogger([appKey, gatewayKey]);
 const DAY = 86_400_000;
 const name = (t: Parameters<typeof getTableConfig>[0]) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`;
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
+const SIM: SimOptions = { tokens: 6, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] };
 const serverDay = async (w: { query<T>(s: ReturnType<typeof sql>): Promise<T[]> }) => (await w.query<{ d: string }>(sql`select ("sync"."server_clock"() at time zone 'UTC')::date::text as d`))[0]!.d;
 
+// The late commit, the TimeZone and the connections' UTC on both servers; the rest on Postgres.
 describe('daily archives', () => {
-  const fx = useSimAndWarehouse({ tokens: 6, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+  const fx = useSimAndWarehouse(SIM);
 
   /** Each archive's source rows of listed tokens, as JSON text by token, without the day. */
   const listedRows = async () => {
@@ -94,6 +101,50 @@ describe('daily archives', () => {
     });
   });
 
+  it('keeps the rows a release before the point-in-time history archived, and adds the days after', async () => {
+    const db = await createTestDatabase();
+    const folder = mkdtempSync(path.join(tmpdir(), 'tesync-old-release-'));
+    try {
+      // The release before point in time: the migrations up to 0003.
+      cpSync(new URL('../../drizzle/', import.meta.url), folder, { recursive: true });
+      const journalFile = path.join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
+      writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.filter((e) => e.idx <= 3) }));
+      const client = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+      await migrate(drizzle(client), { migrationsFolder: folder });
+      const at = '2026-01-02T10:00:00Z';
+      await client.unsafe(`insert into app.screener_daily (snapshot_date, token_slug, multiple_30d, payload, fetched_at) values ('2026-01-01', 'aurora', 12.345678901234567890, '{}', '${at}'), ('2026-01-02', 'aurora', 13.5, '{}', '${at}')`);
+      await client.unsafe(`insert into app.token_snapshots_daily (snapshot_date, token_slug, payload, fetched_at) values ('2026-01-01', 'aurora', '{}', '${at}')`);
+      await client.unsafe(`insert into gateway.screener_daily (snapshot_date, token_slug, eff_mcap, payload, fetched_at) values ('2026-01-01', 'aurora', 1.50, '{}', '${at}')`);
+      await client.end();
+
+      const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+      try {
+        await w.migrate();
+        fx.sim.setEpoch(0);
+        const r = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+        expect(r.status).toBe('succeeded');
+        const old = await w.query<{ t: string }>(
+          sql`select 'app.screener_daily ' || snapshot_date || ' ' || multiple_30d::text as t from app.screener_daily where snapshot_date < '2026-02-01'
+              union all select 'app.token_snapshots_daily ' || snapshot_date from app.token_snapshots_daily where snapshot_date < '2026-02-01'
+              union all select 'gateway.screener_daily ' || snapshot_date || ' ' || eff_mcap::text from gateway.screener_daily where snapshot_date < '2026-02-01' order by 1`,
+        );
+        expect(old.map((o) => o.t)).toEqual(['app.screener_daily 2026-01-01 12.345678901234567890', 'app.screener_daily 2026-01-02 13.5', 'app.token_snapshots_daily 2026-01-01', 'gateway.screener_daily 2026-01-01 1.50']);
+        const [today] = await w.query<{ n: number }>(sql`select count(*)::int as n from app.screener_daily where snapshot_date = (now() at time zone 'UTC')::date`);
+        expect(today!.n).toBe(6);
+      } finally {
+        await w.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+});
+
+describe.each(WAREHOUSE_SERVERS)('daily archives on %s', (_label, start) => {
+  const fx = useSimAndWarehouseOn(start, SIM);
+
   /** A server-clock offset that makes the server read `target` now. */
   const clockAt = (target: Date) => `${target.getTime() - Date.now()} milliseconds`;
   const archives = async (w: Awaited<ReturnType<typeof openWarehouse>>) => {
@@ -103,7 +154,7 @@ describe('daily archives', () => {
   };
 
   it('archives a write that commits after midnight, known before it, on its day', async () => {
-    const db = await createTestDatabase({ migrated: true });
+    const db = await fx.server.database({ migrated: true });
     const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     await today.migrate();
     fx.sim.setEpoch(0);
@@ -143,7 +194,7 @@ describe('daily archives', () => {
   });
 
   it('fills the same archives under TimeZone America/Santiago as under UTC, across its DST change at midnight', async () => {
-    const db = await createTestDatabase({ migrated: true });
+    const db = await fx.server.database({ migrated: true });
     let santiago: postgres.Sql | undefined;
     try {
       // Two syncs on either side of 2026-09-06, when Santiago's clocks skip from 00:00 to 01:00.
@@ -183,42 +234,32 @@ describe('daily archives', () => {
     }
   });
 
-  it('keeps the rows a release before the point-in-time history archived, and adds the days after', async () => {
-    const db = await createTestDatabase();
-    const folder = mkdtempSync(path.join(tmpdir(), 'tesync-old-release-'));
+  it('opens every connection in UTC on a database whose TimeZone is America/Santiago', async () => {
+    const db = await fx.server.database({ migrated: true });
+    const admin = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+    let w: Awaited<ReturnType<typeof openWarehouse>> | undefined;
+    let session: postgres.Sql | undefined;
     try {
-      // The release before point in time: the migrations up to 0003.
-      cpSync(new URL('../../drizzle/', import.meta.url), folder, { recursive: true });
-      const journalFile = path.join(folder, 'meta', '_journal.json');
-      const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
-      writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.filter((e) => e.idx <= 3) }));
-      const client = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
-      await migrate(drizzle(client), { migrationsFolder: folder });
-      const at = '2026-01-02T10:00:00Z';
-      await client.unsafe(`insert into app.screener_daily (snapshot_date, token_slug, multiple_30d, payload, fetched_at) values ('2026-01-01', 'aurora', 12.345678901234567890, '{}', '${at}'), ('2026-01-02', 'aurora', 13.5, '{}', '${at}')`);
-      await client.unsafe(`insert into app.token_snapshots_daily (snapshot_date, token_slug, payload, fetched_at) values ('2026-01-01', 'aurora', '{}', '${at}')`);
-      await client.unsafe(`insert into gateway.screener_daily (snapshot_date, token_slug, eff_mcap, payload, fetched_at) values ('2026-01-01', 'aurora', 1.50, '{}', '${at}')`);
-      await client.end();
+      await admin.unsafe(`alter database "${db.name}" set timezone = 'America/Santiago'`);
+      // The setting took: a connection of no opinion gets it.
+      const plain = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+      const [p] = (await plain`show timezone`.finally(() => plain.end())) as unknown as [{ TimeZone: string }];
+      expect(p.TimeZone).toBe('America/Santiago');
 
-      const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-      try {
-        await w.migrate();
-        fx.sim.setEpoch(0);
-        const r = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
-        expect(r.status).toBe('succeeded');
-        const old = await w.query<{ t: string }>(
-          sql`select 'app.screener_daily ' || snapshot_date || ' ' || multiple_30d::text as t from app.screener_daily where snapshot_date < '2026-02-01'
-              union all select 'app.token_snapshots_daily ' || snapshot_date from app.token_snapshots_daily where snapshot_date < '2026-02-01'
-              union all select 'gateway.screener_daily ' || snapshot_date || ' ' || eff_mcap::text from gateway.screener_daily where snapshot_date < '2026-02-01' order by 1`,
-        );
-        expect(old.map((o) => o.t)).toEqual(['app.screener_daily 2026-01-01 12.345678901234567890', 'app.screener_daily 2026-01-02 13.5', 'app.token_snapshots_daily 2026-01-01', 'gateway.screener_daily 2026-01-01 1.50']);
-        const [today] = await w.query<{ n: number }>(sql`select count(*)::int as n from app.screener_daily where snapshot_date = (now() at time zone 'UTC')::date`);
-        expect(today!.n).toBe(6);
-      } finally {
-        await w.close();
-      }
+      w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 3 });
+      // Every connection of the pool (three at once, each held), and a session of its own.
+      const pool = await Promise.all(
+        [1, 2, 3].map(() => w!.query<{ pid: number; tz: string; t: string }>(sql`select pg_backend_pid() as pid, current_setting('TimeZone') as tz, timestamptz '2026-09-06 03:30:00+00'::text as t, (select 1 from pg_sleep(0.3)) as slept`)),
+      );
+      expect(new Set(pool.map((r) => r[0]!.pid)).size).toBe(3);
+      for (const [r] of pool) expect({ tz: r!.tz, t: r!.t }).toEqual({ tz: 'UTC', t: '2026-09-06 03:30:00+00' });
+      session = w.session({ name: 'tesync-timezone-test' });
+      const [st] = (await session`show timezone`) as unknown as [{ TimeZone: string }];
+      expect(st.TimeZone).toBe('UTC');
     } finally {
-      rmSync(folder, { recursive: true, force: true });
+      await session?.end();
+      await w?.close();
+      await admin.end();
       await db.drop();
     }
   });
