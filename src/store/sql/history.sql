@@ -9,6 +9,9 @@
 -- - `sync.keep_version()`: a trigger before UPDATE or DELETE on `T` copies the old row into
 --   `T_history`, its version held from its `fetched_at` until this write's known time, with
 --   the body that replaced or removed it; the new row starts where the old one ends.
+-- - `sync.start_after_history()`: a trigger after each INSERT into `T` moves a row known from
+--   before its key's last version ends to that end, so a key's current row never overlaps its
+--   history either.
 -- - An exclusion constraint per `T_history`: versions of one key never overlap.
 -- - `T_as_of(at)`: `T`'s rows as tesync knew them at `at`, current and earlier versions together.
 --
@@ -70,12 +73,35 @@ $$;
 -- after this one's and committed first) is followed one microsecond after it, so no version
 -- is lost and none overlaps (the exclusion constraint on `T_history` enforces it). A row
 -- this very transaction wrote held at no instant anyone could see: it makes no version.
+--
+-- Nor does the move `start_after_history` makes: an update that changes nothing but a later
+-- start, to exactly where the key's history ends. The row it moves started inside a version
+-- already kept (it can hold at no instant before that end), so what it gives up was never
+-- its to hold. The guard is cheap on the ordinary write, whose row starts at known time, and
+-- the history is read only for a row that moves.
 CREATE OR REPLACE FUNCTION "sync"."keep_version"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   known timestamptz := "sync"."known_at"();
   ends timestamptz;
   closing bigint;
+  moved record;
+  key_columns text[];
 BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.fetched_at > OLD.fetched_at AND NEW.fetched_at <> known THEN
+    moved := OLD;
+    moved.fetched_at := NEW.fetched_at;
+    IF moved::text = NEW::text THEN
+      key_columns := "sync"."primary_key"(TG_RELID);
+      EXECUTE format('SELECT max(known_to) FROM %I.%I WHERE (%s) = (%s) AND tstzrange(known_from, known_to) && tstzrange($1.fetched_at, NULL)',
+        TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history',
+        (SELECT string_agg(quote_ident(k), ', ') FROM unnest(key_columns) k),
+        (SELECT string_agg(format('$1.%I', k), ', ') FROM unnest(key_columns) k))
+        INTO ends USING OLD;
+      IF NEW.fetched_at = ends THEN
+        RETURN NEW;
+      END IF;
+    END IF;
+  END IF;
   IF OLD.fetched_at = known THEN
     IF TG_OP = 'UPDATE' THEN
       NEW.fetched_at := known;
@@ -96,6 +122,50 @@ BEGIN
     RETURN NEW;
   END IF;
   RETURN OLD;
+END
+$$;
+
+-- After an INSERT into `T`: an inserted row whose `fetched_at` is earlier than the end of its
+-- key's last version starts at that end instead. A writer whose known time came before
+-- another's can insert a key the other removed after it (a version closed later than its own
+-- clock); left there, the current row would overlap the version before it, `T_as_of` would
+-- return the key twice, and every later write of the key would be refused by the constraint.
+-- Moved forward, it is known from the end of the version before it, as an update racing the
+-- same way is (`keep_version`). `TG_ARGV`: the key's columns.
+--
+-- What it costs is for a first sync's batches of new keys: one statement per INSERT (a
+-- statement trigger over the transition table `inserted`), not a lookup per row. Only a
+-- version still held after the earliest inserted row's start can overlap one, and only a
+-- writer known later than this one can have closed it: those few are found by one search of
+-- the period index (`T_history_no_overlap`, as `T_as_of(now)` searches it), and only their keys
+-- are looked for among the inserted rows. Searches, never scans: a plan chosen from missing or
+-- stale statistics (a history too young to be analyzed) could read the whole history for
+-- every batch.
+CREATE OR REPLACE FUNCTION "sync"."start_after_history"() RETURNS trigger LANGUAGE plpgsql SET enable_seqscan = off AS $$
+DECLARE
+  earliest timestamptz;
+  late boolean;
+  keys text := (SELECT string_agg(quote_ident(k), ', ') FROM unnest(TG_ARGV) k);
+BEGIN
+  SELECT min(fetched_at) INTO earliest FROM inserted;
+  -- An upsert whose every row conflicted inserted nothing.
+  IF earliest IS NULL THEN
+    RETURN NULL;
+  END IF;
+  -- Most often there is no such version: a statement quicker to plan than the update says so.
+  EXECUTE format('SELECT EXISTS (SELECT FROM %I.%I WHERE tstzrange(known_from, known_to) && tstzrange($1, NULL))', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history')
+    INTO late USING earliest;
+  IF NOT late THEN
+    RETURN NULL;
+  END IF;
+  EXECUTE format($q$UPDATE %1$I.%2$I t SET fetched_at = l.ends
+      FROM (SELECT %4$s, max(known_to) AS ends FROM %1$I.%3$I WHERE tstzrange(known_from, known_to) && tstzrange($1, NULL) GROUP BY %4$s) l
+     WHERE (%5$s) = (%6$s) AND t.fetched_at < l.ends AND (%5$s) IN (SELECT %4$s FROM inserted)$q$,
+    TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_TABLE_NAME || '_history', keys,
+    (SELECT string_agg(format('t.%I', k), ', ') FROM unnest(TG_ARGV) k),
+    (SELECT string_agg(format('l.%I', k), ', ') FROM unnest(TG_ARGV) k))
+    USING earliest;
+  RETURN NULL;
 END
 $$;
 
@@ -170,7 +240,7 @@ $$;
 -- times, an index by key and time and one beside each of `T`'s indexes (they serve the same
 -- query shapes through `T_as_of`, which reads both). A column `T` gains later is added
 -- nullable (the versions before it had none), one whose type changes changes with it, and one
--- `T` lets be null may be null here too. Then the trigger, the constraint and the as-of function.
+-- `T` lets be null may be null here too. Then the triggers, the constraint and the as-of function.
 CREATE OR REPLACE FUNCTION "sync"."keep_history"(schema_name text, table_name text) RETURNS void LANGUAGE plpgsql AS $keep$
 DECLARE
   t regclass := format('%I.%I', schema_name, table_name)::regclass;
@@ -223,6 +293,18 @@ BEGIN
 
   EXECUTE format('CREATE OR REPLACE TRIGGER "keep_version" BEFORE UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION "sync"."keep_version"()', t);
   PERFORM "sync"."enforce_versions"(schema_name, table_name, key_columns);
+  -- A table without `start_after_history` yet (a release before it) may hold a row a racing
+  -- insert left overlapping its key's history, where every later write of the key is refused:
+  -- it is moved as the trigger would have moved it, once.
+  IF NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = t AND tgname = 'start_after_history') THEN
+    EXECUTE format($q$UPDATE %1$s t SET fetched_at = l.ends
+        FROM (SELECT %3$s, max(known_to) AS ends FROM %2$s WHERE known_from < known_to GROUP BY %3$s) l
+       WHERE %4$s AND t.fetched_at < l.ends$q$, t, h,
+      (SELECT string_agg(quote_ident(k), ', ') FROM unnest(key_columns) k),
+      (SELECT string_agg(format('t.%1$I = l.%1$I', k), ' AND ') FROM unnest(key_columns) k));
+  END IF;
+  EXECUTE format('CREATE OR REPLACE TRIGGER "start_after_history" AFTER INSERT ON %s REFERENCING NEW TABLE AS "inserted" FOR EACH STATEMENT EXECUTE FUNCTION "sync"."start_after_history"(%s)',
+    t, (SELECT string_agg(quote_literal(k), ', ') FROM unnest(key_columns) k));
   PERFORM "sync"."create_as_of"(schema_name, table_name);
 END
 $keep$;
