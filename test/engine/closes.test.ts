@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
 import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
-import { postgresWarehouses, WAREHOUSE_SERVERS, type WarehouseServer } from '../helpers/warehouse-servers.ts';
+import { BOTH_SERVERS, postgresWarehouses, type WarehouseServer } from '../helpers/servers.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -76,7 +76,7 @@ async function closedBy(table: string, where: string, runId: string): Promise<nu
   return closed;
 }
 
-describe.each(WAREHOUSE_SERVERS)('on %s', (_label, start) => {
+describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
   useSimAndServer(start);
 
   describe('fully fetched sets close what they lost', () => {

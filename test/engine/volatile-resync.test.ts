@@ -10,7 +10,7 @@ import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
-import { useSimAndWarehouseOn, WAREHOUSE_SERVERS } from '../helpers/warehouse-servers.ts';
+import { BOTH_SERVERS, useSimAndWarehouseOn } from '../helpers/servers.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -47,7 +47,7 @@ function grown(before: Record<string, number>, after: Record<string, number>): R
   return Object.fromEntries(Object.entries(after).flatMap(([t, n]) => (n !== before[t] ? [[t, n - (before[t] ?? 0)]] : [])));
 }
 
-describe.each(WAREHOUSE_SERVERS)('volatile fields on %s', (_label, start) => {
+describe.each(BOTH_SERVERS)('volatile fields on %s', (_label, start) => {
   const fx = useSimAndWarehouseOn(start, { tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   const sync = async (full: boolean) => {

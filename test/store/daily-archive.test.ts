@@ -20,7 +20,7 @@ import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestDatabase, createTestLogger, withServerClockOffset } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
-import { useSimAndWarehouseOn, WAREHOUSE_SERVERS } from '../helpers/warehouse-servers.ts';
+import { BOTH_SERVERS, useSimAndWarehouseOn } from '../helpers/servers.ts';
 import type { SimOptions } from '../../sim/index.ts';
 
 const appKey = canaryKey('ak');
@@ -142,7 +142,7 @@ describe('daily archives', () => {
   });
 });
 
-describe.each(WAREHOUSE_SERVERS)('daily archives on %s', (_label, start) => {
+describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
   const fx = useSimAndWarehouseOn(start, SIM);
 
   /** A server-clock offset that makes the server read `target` now. */

@@ -26,7 +26,7 @@ import type { Executor } from '../../src/store/table-shape.ts';
 import { upsertRows } from '../../src/store/upsert.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { runCli } from '../helpers/cli.ts';
-import { BOTH_SERVERS, type TestServer } from '../helpers/servers.ts';
+import { BOTH_SERVERS, type WarehouseServer } from '../helpers/servers.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../helpers/workers.ts';
 import { syncOnce } from '../helpers/sync.ts';
@@ -49,7 +49,7 @@ function faketimeWorks(): boolean {
 
 describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   let sim: Simulator;
-  let server: TestServer;
+  let server: WarehouseServer;
   beforeAll(async () => {
     sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
     server = await start();
@@ -125,7 +125,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('writers 2 h behind, right and 30 min behind (injected clocks): the past is what arrived, when it arrived', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     try {
       await w.migrate();
       const states = [];
@@ -149,9 +149,9 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   it('two real `tesync sync` processes, one under faketime 2 h behind: the same', async () => {
     expect(faketimeWorks(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBe(true);
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     try {
-      const env = { DATABASE_URL: db.url, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
+      const env = { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
       const states = [];
       for (const [epoch, skew] of [
         [0, '-2h'],
@@ -176,11 +176,11 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   it('two workers on one queue, their clocks an hour apart: the same', async () => {
     expect(faketimeWorks(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBe(true);
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     const prefix = uniqueName('tesync_clock');
     const redisUrl = await redisServerUrl();
     const env = {
-      DATABASE_URL: db.url,
+      DATABASE_URL: db.databaseUrl,
       REDIS_URL: redisUrl,
       TE_QUEUE_PREFIX: prefix,
       TE_APP_URL: sim.url,
@@ -223,7 +223,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('the database refuses an overlapping version: a constraint on every history table', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     try {
       await w.migrate();
       const constraints = await w.query<{ t: string }>(
@@ -257,7 +257,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       const journalFile = path.join(folder, 'meta', '_journal.json');
       const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { idx: number }[] };
       writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.filter((e) => e.idx <= 13) }));
-      const client = postgres(db.url, { max: 1, onnotice: () => {} });
+      const client = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
       try {
         await migrate(drizzle(client), { migrationsFolder: folder });
         const [before] = await client<{ def: string }[]>`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'metrics_history_no_overlap'`;
@@ -267,7 +267,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       } finally {
         await client.end();
       }
-      const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+      const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
       try {
         await w.migrate();
         const [after] = await w.query<{ def: string }>(sql`select pg_get_constraintdef(oid) as def from pg_constraint where conname = 'metrics_history_no_overlap'`);
@@ -290,9 +290,9 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('two writers racing on one row: the later-started one commits first, both versions kept in order', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
-    const a = postgres(db.url, { max: 1, onnotice: () => {} });
-    const b = postgres(db.url, { max: 1, onnotice: () => {} });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const a = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+    const b = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
     try {
       await w.migrate();
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
@@ -326,8 +326,8 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('an earlier-known insert after a later-known delete: the row starts where its history ends, and the key can still be written', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
-    const [a, b] = writers(db.url);
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const [a, b] = writers(db.databaseUrl);
     try {
       await w.migrate();
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
@@ -370,7 +370,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('a backdated insert of a key with history starts where the history ends; one of a key without history is left as written', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     try {
       await w.migrate();
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
@@ -398,8 +398,8 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('an upsert whose batch partly conflicts: only the rows it inserts are moved, and only those overlapping a history', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
-    const [a, b] = writers(db.url);
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const [a, b] = writers(db.databaseUrl);
     try {
       await w.migrate();
       // What the statement's transition table holds (Postgres: an INSERT ... ON CONFLICT DO
@@ -446,7 +446,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('the ordinary write path (a new range without ON CONFLICT, an upsert, an unchanged resync, a change) starts each row at its transaction\'s known time', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     try {
       await w.migrate();
       // 600 days of one token: a range no stored row shares, written as a plain INSERT (upsert.ts).
@@ -498,8 +498,8 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('a warehouse an earlier release left with a row overlapping its history: migrated, the row starts where the history ends, and its key can be written again', async () => {
     const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.url, dataDir: '' });
-    const [a, b] = writers(db.url);
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const [a, b] = writers(db.databaseUrl);
     try {
       await w.migrate();
       // The release before had no trigger after INSERT: the race of the test above left m so.

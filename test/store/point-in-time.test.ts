@@ -11,7 +11,7 @@ import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
-import { BOTH_SERVERS, migratedWarehouse, type TestServer } from '../helpers/servers.ts';
+import { BOTH_SERVERS, type WarehouseServer } from '../helpers/servers.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
@@ -24,7 +24,7 @@ const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig
 
 describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
   let sim: Simulator;
-  let server: TestServer;
+  let server: WarehouseServer;
   let w: Warehouse;
   let cleanup: () => Promise<void>;
   // tesync's clock, which schedules (never stamps): the first syncs ran ten days ago, so the
@@ -35,7 +35,7 @@ describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
   beforeAll(async () => {
     sim = await startSimulator({ tokens: 6, historyDays: 30, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
     server = await start();
-    ({ warehouse: w, cleanup } = await migratedWarehouse(server));
+    ({ warehouse: w, cleanup } = await server.warehouse());
   }, 120_000);
   afterAll(async () => {
     await sim?.close();
@@ -105,7 +105,7 @@ describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
     expect([await edges(s1.at), await edges(s2.at)]).toEqual([rev.bundle.removedEdges.length, 0]);
 
     // T equals a fresh sync of the same data, but for when and from which body rows were read.
-    const fresh = await migratedWarehouse(server);
+    const fresh = await server.warehouse();
     try {
       const r = await syncOnce(sim, fresh.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
       expect(r.status).toBe('succeeded');

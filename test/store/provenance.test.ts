@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
-import { useSimAndWarehouseOn, WAREHOUSE_SERVERS } from '../helpers/warehouse-servers.ts';
+import { BOTH_SERVERS, useSimAndWarehouseOn } from '../helpers/servers.ts';
 
 const appKey = canaryKey('ak');
 const scopeless = canaryKey('ak');
@@ -20,7 +20,7 @@ const gatewayKey = canaryKey('gk');
 const testLog = createTestLogger([appKey, scopeless, gatewayKey]);
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 
-describe.each(WAREHOUSE_SERVERS)('provenance of closing, refused and skipped versions on %s', (_label, start) => {
+describe.each(BOTH_SERVERS)('provenance of closing, refused and skipped versions on %s', (_label, start) => {
   const fx = useSimAndWarehouseOn(start, {
     tokens: 5,
     historyDays: 10,
