@@ -12,7 +12,7 @@
 //   on; when another sync took it meanwhile, `lost` aborts and the caller stops.
 // - The session's application_name carries the run id, so whoever finds a source busy can say
 //   which run holds it (pg_locks → pg_stat_activity → sync.runs).
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, inArray, sql } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
 import { runs } from '../schema/warehouse/sync.ts';

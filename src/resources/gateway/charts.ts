@@ -18,7 +18,7 @@ import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
 import { keptMembers, wholeSet } from '../../engine/sets.ts';
 import { documentedPath } from '../../engine/paths.ts';
-import { defineJob, into, type JobContext, type JobRequest, type TableWrite, type Unchanged } from '../../engine/types.ts';
+import { defineJob, into, type JobContext, type TableWrite, type Unchanged } from '../../engine/types.ts';
 import { slugPayload } from './page.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
