@@ -10,7 +10,8 @@ import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
-import { BOTH_SERVERS, useSimAndWarehouseOn } from '../helpers/servers.ts';
+import { useSimAndWarehouseOn } from '../helpers/mirror-fixture.ts';
+import { BOTH_SERVERS } from '../helpers/servers.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');

@@ -7,7 +7,8 @@ import type { SyncOutcome } from '../../src/cli/sync-session.ts';
 import type { Logger } from '../../src/lib/logger.ts';
 import type { Source } from '../../src/resources/index.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import { createTestWarehouse, type TestWarehouse } from './services.ts';
+import { postgresWarehouses, type WarehouseServer } from './servers.ts';
+import type { TestWarehouse } from './services.ts';
 import { syncOnce, type SyncEnv } from './sync.ts';
 
 export interface SimAndWarehouse {
@@ -21,30 +22,44 @@ export interface SimAndWarehouse {
   sync(logger: Logger, env: SyncEnv, sources: Source[], extra?: Parameters<typeof syncOnce>[5]): Promise<SyncOutcome>;
 }
 
-/**
- * Starts a simulator with `options` (or what the function returns when the hook runs, for
- * options known only then) and creates a fresh migrated warehouse, both at once; closes the
- * one and drops the other afterwards, whichever of them came up.
- */
+export interface ServerSimAndWarehouse extends SimAndWarehouse {
+  /** The server the warehouse is on: for more databases or warehouses on it. */
+  readonly server: WarehouseServer;
+}
+
+/** useSimAndWarehouseOn the test's Postgres. */
 export function useSimAndWarehouse(options: SimOptions | (() => SimOptions) = {}): SimAndWarehouse {
+  return useSimAndWarehouseOn(postgresWarehouses, options);
+}
+
+/**
+ * On the server `start` gives (one of BOTH_SERVERS): starts the server and a simulator with
+ * `options` (or what the function returns when the hook runs, for options known only then),
+ * then a fresh migrated warehouse on that server; afterwards drops the warehouse, then closes
+ * the simulator and the server, whichever of them came up.
+ */
+export function useSimAndWarehouseOn(start: () => Promise<WarehouseServer>, options: SimOptions | (() => SimOptions) = {}): ServerSimAndWarehouse {
+  let server: WarehouseServer | undefined;
   let sim: Simulator | undefined;
   let tw: TestWarehouse | undefined;
 
   beforeAll(async () => {
-    const [s, w] = await Promise.allSettled([startSimulator(typeof options === 'function' ? options() : options), createTestWarehouse()]);
+    const [s, v] = await Promise.allSettled([startSimulator(typeof options === 'function' ? options() : options), start()]);
     // Kept even when the other failed, so that afterAll closes it.
     if (s.status === 'fulfilled') sim = s.value;
-    if (w.status === 'fulfilled') tw = w.value;
+    if (v.status === 'fulfilled') server = v.value;
     if (s.status === 'rejected') throw s.reason;
-    if (w.status === 'rejected') throw w.reason;
-  });
+    if (v.status === 'rejected') throw v.reason;
+    tw = await server!.warehouse();
+  }, 120_000);
   afterAll(async () => {
-    const [s, w] = [sim, tw];
-    sim = tw = undefined;
-    const closed = await Promise.allSettled([s?.close(), w?.cleanup()]);
-    const failed = closed.find((c) => c.status === 'rejected');
+    const [s, v, w] = [sim, server, tw];
+    sim = server = tw = undefined;
+    const dropped = await Promise.allSettled([w?.cleanup()]);
+    const closed = await Promise.allSettled([s?.close(), v?.close()]);
+    const failed = [...dropped, ...closed].find((c) => c.status === 'rejected');
     if (failed) throw failed.reason;
-  });
+  }, 60_000);
 
   // A value read at collection time, or after a failed setup, would be undefined: say why instead.
   const ready = <T>(value: T | undefined, what: string): T => {
@@ -52,6 +67,9 @@ export function useSimAndWarehouse(options: SimOptions | (() => SimOptions) = {}
     return value;
   };
   return {
+    get server() {
+      return ready(server, 'server');
+    },
     get sim() {
       return ready(sim, 'sim');
     },

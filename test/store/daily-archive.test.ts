@@ -20,7 +20,8 @@ import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestDatabase, createTestLogger, withServerClockOffset } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
-import { BOTH_SERVERS, useSimAndWarehouseOn } from '../helpers/servers.ts';
+import { useSimAndWarehouseOn } from '../helpers/mirror-fixture.ts';
+import { BOTH_SERVERS } from '../helpers/servers.ts';
 import type { SimOptions } from '../../sim/index.ts';
 
 const appKey = canaryKey('ak');

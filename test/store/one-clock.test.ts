@@ -114,6 +114,24 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   /** Two connections of their own: writers whose transactions interleave. */
   const writers = (url: string) => [0, 1].map(() => postgres(url, { max: 1, onnotice: () => {}, connection: { TimeZone: 'UTC' } })) as [postgres.Sql, postgres.Sql];
 
+  /**
+   * A migrated warehouse in a new database of this server for `fn`, with two connections of
+   * their own beside it (writers whose transactions interleave); all closed and dropped after.
+   */
+  async function withWarehouse(fn: (w: Warehouse, url: string, writers: [postgres.Sql, postgres.Sql]) => Promise<void>): Promise<void> {
+    const db = await server.database();
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const pair = writers(db.databaseUrl);
+    try {
+      await w.migrate();
+      await fn(w, db.databaseUrl, pair);
+    } finally {
+      await Promise.all(pair.map((c) => c.end()));
+      await w.close();
+      await db.drop();
+    }
+  }
+
   /** What the write path sends for `app.metrics` (upsert.ts): an upsert that rewrites a row only when it changed. */
   const UPSERT_METRICS = `on conflict (slug) do update set unit = excluded.unit, payload = excluded.payload, fetched_at = excluded.fetched_at where app.metrics.unit is distinct from excluded.unit`;
 
@@ -124,10 +142,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
     w.query<{ slug: string; unit: string; from: string; to: string }>(sql`select slug, unit, known_from::text as from, known_to::text as to from app.metrics_history order by slug, known_from`);
 
   it('writers 2 h behind, right and 30 min behind (injected clocks): the past is what arrived, when it arrived', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      await w.migrate();
+    await withWarehouse(async (w) => {
       const states = [];
       for (const [epoch, skew] of [
         [0, -2 * HOUR],
@@ -140,10 +155,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
         states.push({ at: await serverNow(w), tables: await dump(w) });
       }
       await expectPastAsArrived(w, states);
-    } finally {
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('two real `tesync sync` processes, one under faketime 2 h behind: the same', async () => {
@@ -222,10 +234,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   }, 180_000);
 
   it('the database refuses an overlapping version: a constraint on every history table', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      await w.migrate();
+    await withWarehouse(async (w) => {
       const constraints = await w.query<{ t: string }>(
         sql`select n.nspname || '.' || c.relname as t from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
             where k.contype = 'x' and c.relname like '%\_history' order by 1`,
@@ -242,10 +251,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       await expect(w.query(sql.raw(`insert into app.metrics_history (slug, unit, payload, status, fetched_at, known_from, known_to) values ('m', 'x', '{}', 'ok', '${v!.from}', '${v!.from}', '${v!.to}')`))).rejects.toMatchObject({
         cause: { code: '23P01' },
       });
-    } finally {
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('a warehouse of the release before: its key-first constraints are rebuilt period first, every version kept and still refused to overlap', async () => {
@@ -289,12 +295,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   });
 
   it('two writers racing on one row: the later-started one commits first, both versions kept in order', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    const a = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
-    const b = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
-    try {
-      await w.migrate();
+    await withWarehouse(async (w, _url, [a, b]) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
       const [t0] = await w.query<{ f: string }>(sql`select fetched_at::text as f from app.metrics`);
       // A takes its known time first; B takes a later one, writes and commits; then A writes.
@@ -316,20 +317,11 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       expect(history[1]!.to).toBe(current!.f);
       expect(current!.unit).toBe('vA');
       await expectNoOverlap(w);
-    } finally {
-      await a.end();
-      await b.end();
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('an earlier-known insert after a later-known delete: the row starts where its history ends, and the key can still be written', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    const [a, b] = writers(db.databaseUrl);
-    try {
-      await w.migrate();
+    await withWarehouse(async (w, url, [a, b]) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
       const [t0] = await metricRows(w);
       // 1. A takes its known time. 2. B takes a later one, removes m and commits.
@@ -360,19 +352,11 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       for (let i = 1; i < versions.length; i++) expect(versions[i]!.from).toBe(versions[i - 1]!.to);
       await expectOneRowPerKey(w);
       await expectNoOverlap(w);
-    } finally {
-      await a.end();
-      await b.end();
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('a backdated insert of a key with history starts where the history ends; one of a key without history is left as written', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      await w.migrate();
+    await withWarehouse(async (w) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
       await w.query(sql`delete from app.metrics where slug = 'm'`);
       const [v0] = await metricVersions(w);
@@ -390,18 +374,11 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       expect((await metricVersions(w)).map((v) => v.unit)).toEqual(['v0', 'back']);
       await expectOneRowPerKey(w);
       await expectNoOverlap(w);
-    } finally {
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('an upsert whose batch partly conflicts: only the rows it inserts are moved, and only those overlapping a history', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    const [a, b] = writers(db.databaseUrl);
-    try {
-      await w.migrate();
+    await withWarehouse(async (w, url, [a, b]) => {
       // What the statement's transition table holds (Postgres: an INSERT ... ON CONFLICT DO
       // UPDATE's inserted rows only), seen by a trigger beside the one under test.
       await w.query(sql.raw('create table public.inserted_rows (slug text)'));
@@ -436,19 +413,11 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       ]);
       await expectOneRowPerKey(w);
       await expectNoOverlap(w);
-    } finally {
-      await a.end();
-      await b.end();
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('the ordinary write path (a new range without ON CONFLICT, an upsert, an unchanged resync, a change) starts each row at its transaction\'s known time', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      await w.migrate();
+    await withWarehouse(async (w) => {
       // 600 days of one token: a range no stored row shares, written as a plain INSERT (upsert.ts).
       const days = (value: (d: number) => string) =>
         Array.from({ length: 600 }, (_, d) => ({ tokenSlug: 'tok', stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: value(d), unit: null, kind: null, asOf: null, freshness: null, runId: null, status: 'ok' }));
@@ -490,18 +459,11 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
         { from: first.known, to: changed.known },
       ]);
       await expectNoOverlap(w);
-    } finally {
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 
   it('a warehouse an earlier release left with a row overlapping its history: migrated, the row starts where the history ends, and its key can be written again', async () => {
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    const [a, b] = writers(db.databaseUrl);
-    try {
-      await w.migrate();
+    await withWarehouse(async (w, url, [a, b]) => {
       // The release before had no trigger after INSERT: the race of the test above left m so.
       await w.query(sql.raw('drop trigger start_after_history on app.metrics'));
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
@@ -529,11 +491,6 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       expect((await metricVersions(w)).map((v) => v.unit)).toEqual(['v0', 'vA']);
       const [trigger] = await w.query<{ n: number }>(sql`select count(*)::int as n from pg_trigger where tgname = 'start_after_history' and tgrelid = 'app.metrics'::regclass`);
       expect(trigger!.n).toBe(1);
-    } finally {
-      await a.end();
-      await b.end();
-      await w.close();
-      await db.drop();
-    }
+    });
   });
 });

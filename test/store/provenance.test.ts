@@ -12,7 +12,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
-import { BOTH_SERVERS, useSimAndWarehouseOn } from '../helpers/servers.ts';
+import { useSimAndWarehouseOn } from '../helpers/mirror-fixture.ts';
+import { BOTH_SERVERS } from '../helpers/servers.ts';
 
 const appKey = canaryKey('ak');
 const scopeless = canaryKey('ak');
