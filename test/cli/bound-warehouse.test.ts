@@ -148,24 +148,7 @@ describe('a warehouse bound to its upstream', () => {
     const r = await runCli(['sync', '--force', '--json'], envB, { cwd });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`rebound the app source of this warehouse (--force): from ${simA.url} to ${simB.url}`);
-    const bindings = await query<{ source: string; upstream: string; event: string }>(db.databaseUrl, 'select source, upstream, event from sync.upstream_bindings order by source');
-    expect(bindings).toEqual([
-      { source: 'app', upstream: simB.url, event: 'rebound' },
-      { source: 'gateway', upstream: simB.url, event: 'rebound' },
-    ]);
-    const log = await query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; t: number }>(
-      db.databaseUrl,
-      'select source, event, from_upstream, to_upstream, command, extract(epoch from at)::float8 as t from sync.upstream_binding_log order by id',
-    );
-    expect(log.map(({ t: _t, ...e }) => e)).toEqual([
-      { source: 'app', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
-      { source: 'gateway', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
-      { source: 'app', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
-      { source: 'gateway', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
-    ]);
-    // When: on the server's clock, after the first binding, within the test's minutes.
-    expect(log[2]!.t).toBeGreaterThan(log[0]!.t);
-    expect(Math.abs(log[2]!.t * 1000 - Date.now())).toBeLessThan(120_000);
+    await expectReboundAToB(db.databaseUrl, simA.url, simB.url);
     // Bound to B now: A is the other upstream.
     const back = await runCli(['sync'], envA, { cwd });
     expect(back.code).toBe(2);
@@ -296,25 +279,34 @@ describe('the embedded warehouse, bound to a real upstream', () => {
     const r = await cli(['sync', '--force', '--json'], envB);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`rebound the app source of this warehouse (--force): from ${simA.url} to ${simB.url}`);
-    expect(await query(server.url, 'select source, upstream, event from sync.upstream_bindings order by source')).toEqual([
-      { source: 'app', upstream: simB.url, event: 'rebound' },
-      { source: 'gateway', upstream: simB.url, event: 'rebound' },
-    ]);
-    const log = await query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; t: number }>(
-      server.url,
-      'select source, event, from_upstream, to_upstream, command, extract(epoch from at)::float8 as t from sync.upstream_binding_log order by id',
-    );
-    expect(log.map(({ t: _t, ...e }) => e)).toEqual([
-      { source: 'app', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
-      { source: 'gateway', event: 'bound', from_upstream: null, to_upstream: simA.url, command: 'sync' },
-      { source: 'app', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
-      { source: 'gateway', event: 'rebound', from_upstream: simA.url, to_upstream: simB.url, command: 'sync' },
-    ]);
-    expect(log[2]!.t).toBeGreaterThan(log[0]!.t);
-    expect(Math.abs(log[2]!.t * 1000 - Date.now())).toBeLessThan(120_000);
+    await expectReboundAToB(server.url, simA.url, simB.url);
     // Bound to B now: A is the other upstream.
     const back = await cli(['sync'], envA);
     expect(back.code).toBe(2);
     expect(back.stderr).toContain(`app is bound to ${simB.url}, TE_APP_URL is ${simA.url}`);
   });
 });
+
+/**
+ * The warehouse at `url`, first synced from upstream `a` and then by `sync --force` from `b`:
+ * bound to `b`, and its log says so with when, from what and which command.
+ */
+async function expectReboundAToB(url: string, a: string, b: string) {
+  expect(await query(url, 'select source, upstream, event from sync.upstream_bindings order by source')).toEqual([
+    { source: 'app', upstream: b, event: 'rebound' },
+    { source: 'gateway', upstream: b, event: 'rebound' },
+  ]);
+  const log = await query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; t: number }>(
+    url,
+    'select source, event, from_upstream, to_upstream, command, extract(epoch from at)::float8 as t from sync.upstream_binding_log order by id',
+  );
+  expect(log.map(({ t: _t, ...e }) => e)).toEqual([
+    { source: 'app', event: 'bound', from_upstream: null, to_upstream: a, command: 'sync' },
+    { source: 'gateway', event: 'bound', from_upstream: null, to_upstream: a, command: 'sync' },
+    { source: 'app', event: 'rebound', from_upstream: a, to_upstream: b, command: 'sync' },
+    { source: 'gateway', event: 'rebound', from_upstream: a, to_upstream: b, command: 'sync' },
+  ]);
+  // When: on the server's clock, after the first binding, within the test's minutes.
+  expect(log[2]!.t).toBeGreaterThan(log[0]!.t);
+  expect(Math.abs(log[2]!.t * 1000 - Date.now())).toBeLessThan(120_000);
+}
