@@ -135,6 +135,29 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   /** What the write path sends for `app.metrics` (upsert.ts): an upsert that rewrites a row only when it changed. */
   const UPSERT_METRICS = `on conflict (slug) do update set unit = excluded.unit, payload = excluded.payload, fetched_at = excluded.fetched_at where app.metrics.unit is distinct from excluded.unit`;
 
+  /**
+   * The race of two writers on `app.metrics`' key m: 1. A takes its known time; 2. B takes a
+   * later one, removes m and commits; 3. A writes m as the write path does (nothing conflicts
+   * any more, so m is inserted, known from tA) and commits.
+   */
+  async function insertAfterLaterDelete(a: postgres.Sql, b: postgres.Sql): Promise<{ tA: string; tB: string }> {
+    const reserved = await a.reserve();
+    try {
+      await reserved`begin`;
+      const [{ known: tA }] = (await reserved`select "sync"."begin_write"(null)::text as known`) as unknown as [{ known: string }];
+      const tB = await b.begin(async (tx) => {
+        const [r] = await tx<{ known: string }[]>`select "sync"."begin_write"(null)::text as known`;
+        await tx`delete from app.metrics where slug = 'm'`;
+        return r!.known;
+      });
+      await reserved.unsafe(`insert into app.metrics (slug, unit, payload) values ('m', 'vA', '{}') ${UPSERT_METRICS}`);
+      await reserved`commit`;
+      return { tA, tB };
+    } finally {
+      reserved.release();
+    }
+  }
+
   const metricsAsOf = async (w: Warehouse, at: string) => w.query<{ slug: string; unit: string }>(sql`select slug, unit from app.metrics_as_of(${at}::timestamptz) order by slug`);
   const earlier = async (w: Warehouse, x: string, y: string) => (await w.query<{ e: boolean }>(sql`select ${x}::timestamptz < ${y}::timestamptz as e`))[0]!.e;
   const metricRows = async (w: Warehouse) => w.query<{ slug: string; unit: string; f: string }>(sql`select slug, unit, fetched_at::text as f from app.metrics order by slug`);
@@ -324,19 +347,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
     await withWarehouse(async (w, url, [a, b]) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
       const [t0] = await metricRows(w);
-      // 1. A takes its known time. 2. B takes a later one, removes m and commits.
-      const reserved = await a.reserve();
-      await reserved`begin`;
-      const [{ known: tA }] = (await reserved`select "sync"."begin_write"(null)::text as known`) as unknown as [{ known: string }];
-      const tB = await b.begin(async (tx) => {
-        const [r] = await tx<{ known: string }[]>`select "sync"."begin_write"(null)::text as known`;
-        await tx`delete from app.metrics where slug = 'm'`;
-        return r!.known;
-      });
-      // 3. A writes m as the write path does: nothing conflicts any more, so m is inserted, known from tA.
-      await reserved.unsafe(`insert into app.metrics (slug, unit, payload) values ('m', 'vA', '{}') ${UPSERT_METRICS}`);
-      await reserved`commit`;
-      reserved.release();
+      const { tA, tB } = await insertAfterLaterDelete(a, b);
       expect(await earlier(w, tA, tB), `A (${tA}) took its known time before B (${tB})`).toBe(true);
       // The version B closed ends at tB, and A's row starts there: not at tA, inside it.
       expect(await metricVersions(w)).toEqual([{ slug: 'm', unit: 'v0', from: t0!.f, to: tB }]);
@@ -467,17 +478,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       // The release before had no trigger after INSERT: the race of the test above left m so.
       await w.query(sql.raw('drop trigger start_after_history on app.metrics'));
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
-      const reserved = await a.reserve();
-      await reserved`begin`;
-      await reserved`select "sync"."begin_write"(null)`;
-      const tB = await b.begin(async (tx) => {
-        const [r] = await tx<{ known: string }[]>`select "sync"."begin_write"(null)::text as known`;
-        await tx`delete from app.metrics where slug = 'm'`;
-        return r!.known;
-      });
-      await reserved.unsafe(`insert into app.metrics (slug, unit, payload) values ('m', 'vA', '{}') ${UPSERT_METRICS}`);
-      await reserved`commit`;
-      reserved.release();
+      const { tB } = await insertAfterLaterDelete(a, b);
       const [stuck] = await metricRows(w);
       expect(await earlier(w, stuck!.f, tB)).toBe(true);
       await expect(w.query(sql`update app.metrics set unit = 'v2' where slug = 'm'`)).rejects.toMatchObject({ cause: { code: '23P01' } });
