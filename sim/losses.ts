@@ -2,7 +2,7 @@
 //
 // `removed` changes the truth: a view over the dataset whose sets each lose one member (a day
 // of every app history, a point of every chart, a time of every trend, a section of every
-// page, a row of each screener, a chart of every catalog of two or more, a timeframe of every
+// page, a row of each screener, the last entry of the metric catalog, a chart of every catalog of two or more, a timeframe of every
 // gateway chart, a series of every gateway chart of two or more). Full answers no longer carry them; `sim.data` says so.
 //
 // `omitted` changes only answers: the dataset is as before, but a page leaves out `sections`,
@@ -10,7 +10,7 @@
 // list, as a list cut on the way would: the next answer is whole again).
 import { addDays } from './calendar.ts';
 import { DatasetView } from './data.ts';
-import type { AppChartCatalogEntry, AppChartData, AppHistory, AppScreenerRow, GatewayChartCatalogEntry, GatewayChartItem, GatewayPageShell, GatewayScreenerRow, GatewayTrend, Period, Timeframe } from './dataset-types.ts';
+import type { AppChartCatalogEntry, AppChartData, AppHistory, AppMetricEntry, AppScreenerRow, GatewayChartCatalogEntry, GatewayChartItem, GatewayPageShell, GatewayScreenerRow, GatewayTrend, Period, Timeframe } from './dataset-types.ts';
 import type { DataRouteKind } from './forms.ts';
 import type { SimLosses, SimOmission } from './types.ts';
 
@@ -62,6 +62,11 @@ export class RemovedView extends DatasetView {
     if (!c) return null;
     const kept = c.length >= 2 ? c.slice(0, -1) : c;
     return kept.map((e) => (e.timeframes.length >= 2 ? { ...e, timeframes: e.timeframes.filter((t) => t !== REMOVED_TIMEFRAME) } : e));
+  }
+
+  /** The metric catalog loses its last entry. */
+  override appMetrics(): readonly AppMetricEntry[] {
+    return super.appMetrics().slice(0, -1);
   }
 
   override appScreenerRows(): readonly AppScreenerRow[] {

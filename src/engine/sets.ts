@@ -36,6 +36,7 @@ export interface SetDeclaration {
 }
 
 export const SETS: readonly SetDeclaration[] = [
+  { table: app.metrics, scope: [], statedBy: 'a /api/v1/metrics catalog whose every item is readable' },
   { table: app.tokens, scope: [], statedBy: 'a complete /api/v1/tokens list (read to its last page, every item readable, every count and total matching: fetch-list.ts)' },
   { table: app.screenerRows, scope: [], statedBy: 'a /api/v1/screener list whose every row names its token' },
   { table: app.tokenStreams, scope: ['tokenSlug'], statedBy: "a snapshot that carries its `streams` array" },

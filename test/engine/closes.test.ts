@@ -85,13 +85,14 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
       sim.setLosses({ removed: false, omitted: [] });
     });
 
-    it('a day of a history, a point of a chart, a section, a screener row: each closed by the response without it', async () => {
+    it('a day of a history, a point of a chart, a section, a screener row, a catalog metric: each closed by the response without it', async () => {
       expect((await sync()).status).toBe('succeeded');
       const slug = sim.data.appTokens().find((t) => t.coverage.metricHistory && t.coverage.charts)!.slug;
       const gone = removedHistoryDate(sim.data);
       const chartKey = sim.data.appCharts(slug)![0]!.key;
       const appX = sim.data.appChartData(slug, chartKey)!.rows[REMOVED_POINT_INDEX]![0]!;
       const appRow = sim.data.appScreenerRows().at(-1)!.token.slug;
+      const metric = sim.data.appMetrics().at(-1)!.slug;
       const gwSlug = sim.data.gatewayTokens().find((t) => (sim.data.gatewayCharts(t.slug) ?? []).length > 0)!.slug;
       const gwChart = sim.data.gatewayCharts(gwSlug)![0]!;
       const [tf] = await tw.warehouse.query<{ timeframe: string }>(sql`select timeframe from gateway.chart_points where token_slug = ${gwSlug} and chart_key = ${gwChart.key} limit 1`);
@@ -113,6 +114,8 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
       expect(await count('app.metric_history')).toBe(before - onTheDay);
       await closedBy('app.chart_points', `token_slug = '${slug}' and chart_key = '${chartKey}' and x = '${appX}'`, run.runId);
       await closedBy('app.screener_rows', `token_slug = '${appRow}'`, run.runId);
+      await closedBy('app.metrics', `slug = '${metric}'`, run.runId);
+      expect(await count('app.metrics')).toBe(sim.data.appMetrics().length);
       await closedBy('gateway.token_sections', `token_slug = '${gwSlug}' and section = '${REMOVED_SECTION}'`, run.runId);
       await closedBy('gateway.chart_points', `token_slug = '${gwSlug}' and chart_key = '${gwChart.key}' and timeframe = '${tf!.timeframe}' and ts = '${gwTs}'`, run.runId);
       await closedBy('gateway.trend_points', `token_slug = '${gwSlug}' and period = '${period!.period}' and ts = '${trendTs}'`, run.runId);

@@ -109,7 +109,7 @@ describe.each(BOTH_SERVERS)('provenance of closing, refused and skipped versions
       }
     }
     // Each kind of set the scenario shrank was examined, each at least once.
-    const shrunk = ['app.metric_history', 'app.chart_points', 'app.charts', 'app.screener_rows', 'app.metric_values', 'app.value_drivers', 'app.value_driver_edges', 'app.tokens'];
+    const shrunk = ['app.metrics', 'app.metric_history', 'app.chart_points', 'app.charts', 'app.screener_rows', 'app.metric_values', 'app.value_drivers', 'app.value_driver_edges', 'app.tokens'];
     shrunk.push('gateway.token_sections', 'gateway.chart_points', 'gateway.chart_series', 'gateway.chart_timeframes', 'gateway.charts', 'gateway.trend_points', 'gateway.screener_rows');
     shrunk.push('gateway.screener_streams', 'gateway.screener_windows', 'gateway.tokens');
     for (const t of shrunk) {

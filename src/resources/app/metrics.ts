@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
 import { metrics } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/sets.ts';
 import { defineJob, into, type JobContext } from '../../engine/types.ts';
 
 export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date | null) => {
@@ -33,7 +34,7 @@ export const appMetricsJob = defineJob({
     return {
       status: invalidItems ? 'partial' : 'ok',
       details: invalidItems ? { invalidItems } : null,
-      writes: [into(metrics, rows)],
+      writes: [into(metrics, rows, wholeSet(metrics, {}, invalidItems === 0))],
     };
   },
 });

@@ -37,6 +37,7 @@ export const app: SchemaDescription = {
         group: 'the surface it belongs to, e.g. `screener`, `snapshot`',
         payload: 'the catalog entry as sent',
       },
+      notes: 'A metric a catalog read whole (every item readable) no longer lists closes; values already stored for it stay in their own tables.',
     },
     tokens: {
       summary: 'tokens and what the API covers for them',
