@@ -169,7 +169,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const { waitedMs } = await budget.acquire(how.bucket, { maxWaitMs: Math.max(0, maxRateWaitMs - rateWaitedMs), signal: req.signal });
       rateWaitedMs += waitedMs;
       const startedAt = now();
-      let observed = false;
+      // The budget's observation of this response, made once its headers are in (undefined: none yet).
+      let told: Promise<void> | undefined;
       let rl: RateLimitHeaders | undefined;
       let heldMs: number | undefined;
       let res: BoundedResponse;
@@ -183,25 +184,28 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           errorBodyMaxBytes: policy.errorBodyMaxBytes,
           signal: req.signal,
           urlVariable: SOURCE_URL_VARIABLE[route.source],
-          onHeaders: async (status, h) => {
-            // Exactly one observation per grant, even when the body then fails.
-            observed = true;
+          onHeaders: (status, h) => {
             const at = now();
             rl = readRateLimitHeaders(h, at);
             if (status === 429) rateLimitHits++;
             const hold = holdOf({ status, headers: rl, receivedAtMs: at, sentAtMs: startedAt, rateLimitHits, policy, random });
             heldMs = hold.heldMs;
-            await budget.observe(how.bucket, hold.observation);
+            // This process holds the bucket at once (observe's first, synchronous part); the
+            // shared store hears of it while the body is read, not after, and not before it.
+            told = Promise.resolve(budget.observe(how.bucket, hold.observation));
           },
         });
       } catch (err) {
-        if (!observed) await budget.observe(how.bucket, { status: null, sentAtMs: startedAt });
+        // Exactly one observation per grant, even when the body then fails.
+        if (told) await told.catch(() => {});
+        else await budget.observe(how.bucket, { status: null, sentAtMs: startedAt });
         // A request its walk stopped (an interrupt, a shutdown) is no fault of the network's.
         const error = req.signal?.aborted ? `${STOPPED_REQUEST}${(err as Error).message}` : (err as Error).message;
         recorder.request({ ...base(attemptNumber, startedAt, targetPath, how), httpStatus: null, error });
         throw err;
       }
       const receivedAt = now();
+      await told;
       const record = {
         ...base(attemptNumber, startedAt, targetPath, how),
         httpStatus: res.status,
