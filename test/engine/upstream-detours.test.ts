@@ -123,14 +123,15 @@ describe('an announced outage', () => {
     const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey, env: { TE_MAX_ATTEMPTS: '1' } }, ['app', 'gateway']);
     const [w] = sim.outages;
     expect(w).toMatchObject({ bucket, seconds: SECONDS });
-    // As tesync saw it: no request of the bucket was sent from the moment the first 503's
-    // headers arrived until its Retry-After ran out (the hold starts with the headers, not
-    // when the body has been read; 50 ms for a turn taken just before, already on its way).
+    // As tesync saw it: no request of the bucket was sent from the moment the first 503 had
+    // been read (50 ms for a turn taken just before, already on its way) until its Retry-After
+    // ran out, counted from the headers, which came somewhere inside the request's duration:
+    // surely held until its start plus the Retry-After.
     const sent = await tw.warehouse.query<{ status: number; sent: string; first: string; until: string }>(sql`
-      with first as (select started_at + duration_ms * interval '1 ms' as at, retry_after_ms from sync.requests where http_status = 503 order by started_at, id limit 1)
-      select r.http_status as status, r.started_at::text as sent, f.at::text as first, (f.at + f.retry_after_ms * interval '1 ms')::text as until
+      with first as (select started_at, started_at + duration_ms * interval '1 ms' as at, retry_after_ms from sync.requests where http_status = 503 order by started_at, id limit 1)
+      select r.http_status as status, r.started_at::text as sent, f.at::text as first, (f.started_at + f.retry_after_ms * interval '1 ms')::text as until
       from sync.requests r, first f
-      where r.bucket = ${bucket === 'app-public' ? 'app-public' : 'gateway'} and r.started_at > f.at + interval '50 ms' and r.started_at < f.at + f.retry_after_ms * interval '1 ms'`);
+      where r.bucket = ${bucket === 'app-public' ? 'app-public' : 'gateway'} and r.started_at > f.at + interval '50 ms' and r.started_at < f.started_at + f.retry_after_ms * interval '1 ms'`);
     expect(sent).toEqual([]);
     // As the simulator saw it: nothing arrived inside the window but what was on the way as it began.
     const ofBucket = sim.requests.filter((r) => r.bucket === bucket);

@@ -166,12 +166,15 @@ async function workerRunning(s: Scenario, queueName: string, jobName: string, pa
 async function requestsInsideRetryAfter(s: Scenario, status = 429): Promise<{ limited: number; inside: number }> {
   const blocks = await s.tw.warehouse.query<{ bucket: string; from_ms: string; until_ms: string }>(
     sql`select bucket, (extract(epoch from started_at) * 1000 + duration_ms)::bigint::text as from_ms,
-               (extract(epoch from started_at) * 1000 + duration_ms + retry_after_ms)::bigint::text as until_ms
+               (extract(epoch from started_at) * 1000 + retry_after_ms)::bigint::text as until_ms
         from sync.requests where http_status = ${status} and retry_after_ms is not null`,
   );
-  // Every worker knows of the block one Redis script after the 429 arrived; a request that
-  // reaches the simulator more than 250 ms later (a generous bound for a loaded machine's
-  // event loops) was sent after the block was known.
+  // Every worker knows of the block one store round trip after the 429's headers arrived; a
+  // request that reaches the simulator more than 250 ms after its whole answer (a generous
+  // bound for a loaded machine's event loops) was sent after the block was known. The block
+  // runs from the headers, somewhere inside the request's duration: it surely holds until
+  // its start plus the Retry-After, and a request sent just after it may fall before its
+  // answer's end plus the Retry-After.
   const inside = s.sim.requests.filter((r) => blocks.some((b) => b.bucket === r.bucket && r.at > Number(b.from_ms) + 250 && r.at < Number(b.until_ms)));
   return { limited: blocks.length, inside: inside.length };
 }
