@@ -21,10 +21,11 @@
 //   - 0 runs left `running` after the graceful stop and the next worker's start: a run handed
 //     back is finished by the next worker, nothing is lost;
 //   - 0 requests sent inside a Retry-After window: for each 429 with a Retry-After, the window is
-//     [answered, answered + retry_after_ms) where answered = started_at + duration_ms (the moment
-//     tesync had the answer); a request to the same bucket whose started_at (the moment it was
-//     sent) falls inside that window is a violation. Requests sent before the 429's answer
-//     arrived (already in flight) are not.
+//     [answered, started_at + retry_after_ms) where answered = started_at + duration_ms (the moment
+//     tesync had the whole answer; the hold itself runs from its headers, somewhere inside the
+//     request's duration, so it surely holds until started_at + retry_after_ms); a request to
+//     the same bucket whose started_at (the moment it was sent) falls inside that window is a
+//     violation. Requests sent before the 429's answer arrived (already in flight) are not.
 // It prints a report, writes test/soak/results/<date>.json (<date>-postgres.json on Postgres) and
 // exits 1 when a check fails. Cleanup: workers stopped, the prefix's queues removed (`tesync reset
 // --queues`; on Redis also whatever keys it left), database dropped, simulator closed.
@@ -524,7 +525,7 @@ async function main(): Promise<number> {
   const violations = await db`
     with w as (
       select id, bucket, started_at + duration_ms * interval '1 millisecond' as answered_at,
-             started_at + (duration_ms + retry_after_ms) * interval '1 millisecond' as ends_at, retry_after_ms
+             started_at + retry_after_ms * interval '1 millisecond' as ends_at, retry_after_ms
       from sync.requests where http_status = 429 and retry_after_ms is not null and retry_after_ms > 0 and bucket is not null)
     select w.id as r429_id, q.id as request_id, w.bucket, w.retry_after_ms,
            round(extract(epoch from (w.ends_at - q.started_at)) * 1000)::int as early_ms
@@ -538,7 +539,7 @@ async function main(): Promise<number> {
   // The closest any request to the bucket came after a window's end (how tight the wait was).
   const [closest] = await db`
     with w as (
-      select id, bucket, started_at + (duration_ms + retry_after_ms) * interval '1 millisecond' as ends_at
+      select id, bucket, started_at + retry_after_ms * interval '1 millisecond' as ends_at
       from sync.requests where http_status = 429 and retry_after_ms > 0 and bucket is not null)
     select percentile_disc(0.5) within group (order by gap_ms) as median_ms, min(gap_ms) as min_ms from (
       select w.id, (select round(extract(epoch from (q.started_at - w.ends_at)) * 1000)::int from sync.requests q
