@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
 import { embeddedFolder, isAlive, serverPids } from './embedded.ts';
-import { createTestDatabase, createTestWarehouse, uniqueName, type TestDatabase, type TestWarehouse } from './services.ts';
+import { createTestDatabase, createTestWarehouse, uniqueName, warehouseIn, type TestDatabase, type TestWarehouse } from './services.ts';
 
 export interface WarehouseServer {
   readonly kind: 'postgres' | 'embedded';
@@ -22,27 +22,6 @@ export interface WarehouseServer {
   warehouse(): Promise<TestWarehouse>;
   /** Stops the server (the embedded one) with every database on it. */
   close(): Promise<void>;
-}
-
-/** The same pool as createTestWarehouse's. */
-const POOL = 5;
-
-async function warehouseIn(db: TestDatabase): Promise<TestWarehouse> {
-  try {
-    const warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: POOL });
-    await warehouse.migrate();
-    return {
-      warehouse,
-      databaseUrl: db.databaseUrl,
-      async cleanup() {
-        await warehouse.close();
-        await db.drop();
-      },
-    };
-  } catch (err) {
-    await db.drop().catch(() => {});
-    throw err;
-  }
 }
 
 /** The test's Postgres (TEST_DATABASE_URL or a container). */

@@ -159,18 +159,27 @@ export function withServerClockOffset(databaseUrl: string, offset: string): stri
 
 /** A fresh, migrated Postgres warehouse (a copy of the template; `migrate()` finds it in step). */
 export async function createTestWarehouse(): Promise<TestWarehouse> {
-  const database = await createTestDatabase({ migrated: true });
-  // Test files run side by side on one Postgres: a smaller pool than a process's default.
-  const warehouse = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 5 });
-  await warehouse.migrate();
-  return {
-    warehouse,
-    databaseUrl: database.databaseUrl,
-    async cleanup() {
-      await warehouse.close();
-      await database.drop();
-    },
-  };
+  return warehouseIn(await createTestDatabase({ migrated: true }));
+}
+
+/** A warehouse opened and migrated in `db` (dropped with it afterwards, or at once when that fails). */
+export async function warehouseIn(db: TestDatabase): Promise<TestWarehouse> {
+  try {
+    // Test files run side by side on one Postgres: a smaller pool than a process's default.
+    const warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 5 });
+    await warehouse.migrate();
+    return {
+      warehouse,
+      databaseUrl: db.databaseUrl,
+      async cleanup() {
+        await warehouse.close();
+        await db.drop();
+      },
+    };
+  } catch (err) {
+    await db.drop().catch(() => {});
+    throw err;
+  }
 }
 
 export interface TestLogger {
