@@ -1,5 +1,6 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+import { patience } from './test/helpers/patience.ts';
 
 // Test files run several at a time: each owns its databases, Redis prefixes, simulators and
 // temporary folders. The files that hold time to a bound (rate windows, Retry-After holds,
@@ -51,9 +52,10 @@ class LongestFirst extends BaseSequencer {
   }
 }
 
+// Hang guards, scaled to the machine (test/helpers/patience.ts); never a bound on speed.
 const shared = {
-  testTimeout: 60_000,
-  hookTimeout: 120_000,
+  testTimeout: patience(60_000),
+  hookTimeout: patience(120_000),
   globalSetup: ['test/helpers/global-setup.ts'],
 };
 

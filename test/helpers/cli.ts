@@ -1,6 +1,7 @@
 // Runs the real `tesync` command in a child process, as a user would.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { patience } from './patience.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/tesync.js', import.meta.url));
 
@@ -20,7 +21,10 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
   return { PATH: process.env.PATH, HOME: process.env.HOME, TE_DATABASE_POOL: '4', ...env };
 }
 
-/** `wrap`: a command the process runs under, e.g. `['faketime', '-f', '-2h']` (a skewed clock). */
+/**
+ * `wrap`: a command the process runs under, e.g. `['faketime', '-f', '-2h']` (a skewed clock).
+ * `timeoutMs`: when to kill it as hung, as measured on an idle machine (scaled by `patience`).
+ */
 export function runCli(args: string[], env: Record<string, string | undefined>, options: { cwd?: string; timeoutMs?: number; wrap?: string[] } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const [command, ...prefix] = [...(options.wrap ?? []), process.execPath];
@@ -33,7 +37,7 @@ export function runCli(args: string[], env: Record<string, string | undefined>, 
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), patience(options.timeoutMs ?? 60_000));
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -48,7 +52,7 @@ export interface CliProcess {
   stderr(): string;
   /** Resolves when the process has ended, whatever ended it. */
   exited: Promise<CliResult>;
-  /** Resolves once stderr or stdout matches (rejects when the process ends first, or after timeoutMs). */
+  /** Resolves once stderr or stdout matches (rejects when the process ends first, or after `patience(timeoutMs)`). */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
 }
 
@@ -69,7 +73,7 @@ export function startCli(args: string[], env: Record<string, string | undefined>
     stderr += d.toString();
     changed();
   });
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), patience(options.timeoutMs ?? 120_000));
   const exited = new Promise<CliResult>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -97,7 +101,7 @@ export function startCli(args: string[], env: Record<string, string | undefined>
           if (pattern.exec(stdout) !== null || pattern.exec(stderr) !== null) done();
           else if (ended || child.exitCode !== null || child.signalCode !== null) done(new Error(`tesync ${args.join(' ')} ended before printing ${pattern}:\n${stdout}\n${stderr}`));
         };
-        const t = setTimeout(() => done(new Error(`tesync ${args.join(' ')} did not print ${pattern} within ${timeoutMs} ms:\n${stdout}\n${stderr}`)), timeoutMs);
+        const t = setTimeout(() => done(new Error(`tesync ${args.join(' ')} did not print ${pattern} within ${patience(timeoutMs)} ms:\n${stdout}\n${stderr}`)), patience(timeoutMs));
         listeners.add(look);
         look();
       });

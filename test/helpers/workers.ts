@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { BIN, childEnv, runCli, type CliResult } from './cli.ts';
+import { patience } from './patience.ts';
 
 export interface LogLine {
   level: number;
@@ -136,8 +137,9 @@ export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise
   }
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 100): Promise<T> {
+/** Polls until `check` returns a value (not undefined), or fails after `patience(timeoutMs)`: a hang guard, not a bound. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, nominalMs: number, everyMs = 100): Promise<T> {
+  const timeoutMs = patience(nominalMs);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
