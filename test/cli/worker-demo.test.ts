@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
+import { patience } from '../helpers/patience.ts';
 import { killAll, startWorker, waitFor, type WorkerProcess } from '../helpers/workers.ts';
 
 describe('tesync worker --demo after tesync demo', () => {
@@ -38,7 +39,8 @@ describe('tesync worker --demo after tesync demo', () => {
       const bound = await warehouse.query<{ upstream: string }>(sql`select distinct upstream from sync.upstream_bindings`);
       expect(bound).toEqual([{ upstream: 'simulator' }]);
       // `tesync enqueue` configured with no upstream of its own: a walk of the workers' sources.
-      const enqueued = await runCli(['enqueue', '--wait', '--json', '--timeout', '90', '--only', 'screener'], env, { timeoutMs: 100_000 });
+      // --timeout is the command's own give-up time, scaled like a hang guard: a slow machine waits.
+      const enqueued = await runCli(['enqueue', '--wait', '--json', '--timeout', String(patience(90)), '--only', 'screener'], env, { timeoutMs: 100_000 });
       expect(enqueued.code, enqueued.stderr).toBe(0);
       const outcome = JSON.parse(enqueued.stdout) as { status: string; stats: { byGroup: Record<string, unknown> } };
       expect(outcome.status).toBe('succeeded');
@@ -51,5 +53,5 @@ describe('tesync worker --demo after tesync demo', () => {
     worker.child.kill('SIGINT');
     expect((await worker.exited).code).toBe(0);
     expect(worker.lines().filter((l) => l.level >= 50)).toEqual([]);
-  }, 200_000);
+  }, patience(200_000));
 });

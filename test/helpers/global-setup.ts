@@ -5,7 +5,8 @@
 // touch the ones it was given.
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
-import { TEMPLATE_PREFIX } from './services.ts';
+import { randomBytes } from 'node:crypto';
+import { TEMPLATE_PREFIX, TEST_RUN_VARIABLE } from './services.ts';
 
 interface Servers {
   /** pg_postmaster_start_time(): changes when the server restarts. */
@@ -49,11 +50,11 @@ async function servers(): Promise<Servers> {
   return out;
 }
 
-/** Drops the migrated templates the test databases were copied from (services.ts). */
-async function dropTemplates(url: string): Promise<void> {
+/** Drops the migrated templates this run's test databases were copied from (services.ts). */
+async function dropTemplates(url: string, run: string): Promise<void> {
   const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
   try {
-    const templates = await sql<{ datname: string }[]>`select datname from pg_database where datname like ${`${TEMPLATE_PREFIX}%`}`;
+    const templates = await sql<{ datname: string }[]>`select datname from pg_database where datname like ${`${TEMPLATE_PREFIX}%_${run}`}`;
     for (const t of templates) await sql.unsafe(`drop database if exists "${t.datname}" with (force)`);
   } finally {
     await sql.end({ timeout: 1 });
@@ -62,8 +63,10 @@ async function dropTemplates(url: string): Promise<void> {
 
 export default async function setup(): Promise<() => Promise<void>> {
   const before = await servers();
+  // The test processes inherit it: the templates they make are this run's alone.
+  const run = (process.env[TEST_RUN_VARIABLE] ??= randomBytes(4).toString('hex'));
   return async () => {
-    if (process.env.TEST_DATABASE_URL) await dropTemplates(process.env.TEST_DATABASE_URL);
+    if (process.env.TEST_DATABASE_URL) await dropTemplates(process.env.TEST_DATABASE_URL, run);
     const after = await servers();
     const changed: string[] = [];
     if (before.postgres !== after.postgres) changed.push(`Postgres at TEST_DATABASE_URL restarted (started ${before.postgres}, now ${after.postgres})`);

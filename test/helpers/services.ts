@@ -61,13 +61,27 @@ function filesUnder(dir: string): string[] {
     .flatMap((f) => (statSync(join(dir, f)).isDirectory() ? filesUnder(join(dir, f)) : [join(dir, f)]));
 }
 
-/** The template for the code as it is: named by what a migration reads (migrations, SQL files, declarations). */
-function templateName(): string {
+/**
+ * What a migration reads (migrations, SQL files, declarations), as 16 hex digits: what names a
+ * migrated template for the code as it is (here, and the embedded server's in embedded.ts).
+ */
+export function migrationsDigest(): string {
   const root = new URL('../../', import.meta.url).pathname;
   const hash = createHash('sha256');
   for (const dir of ['drizzle', 'src/store/sql', 'src/schema/warehouse']) for (const f of filesUnder(join(root, dir))) hash.update(f).update(readFileSync(f));
-  return `${TEMPLATE_PREFIX}${hash.digest('hex').slice(0, 16)}`;
+  return hash.digest('hex').slice(0, 16);
 }
+
+/**
+ * The template for the code as it is, of this test run: two suites on one server (a developer's
+ * and CI's) each make and drop their own, never the other's. global-setup.ts names the run.
+ */
+function templateName(): string {
+  return `${TEMPLATE_PREFIX}${migrationsDigest()}_${process.env[TEST_RUN_VARIABLE] ?? 'solo'}`;
+}
+
+/** Names the test run whose templates a database was copied from (set by global-setup.ts). */
+export const TEST_RUN_VARIABLE = 'TESYNC_TEST_RUN';
 
 const isCode = (err: unknown, code: string) => (err as { code?: string }).code === code;
 
