@@ -56,6 +56,8 @@ class LongestFirst extends BaseSequencer {
 const shared = {
   testTimeout: patience(60_000),
   hookTimeout: patience(120_000),
+  // expect.poll gives up after 1 s by default: on a loaded machine that is a false failure.
+  expect: { poll: { timeout: patience(5_000) } },
   globalSetup: ['test/helpers/global-setup.ts'],
 };
 

@@ -200,6 +200,7 @@ class SimServer implements Simulator {
     this.limiter.configure(r);
   }
   script(pathPrefix: string, responses: ScriptedResponse[]): void {
+    for (const r of responses) if (r.delayMs !== undefined) nonNegativeInt('script delayMs', r.delayMs, 0);
     this.scripts.push({ prefix: pathPrefix, queue: [...responses] });
   }
   redirect(r: SimRedirect): void {
@@ -293,6 +294,12 @@ class SimServer implements Simulator {
 
     await this.sleep(this.latencyFor(seq));
     if (this.closed) return;
+    // 1. a scripted answer wins over everything but latency; a held one waits here first
+    const scripted = this.takeScript(rawUrl);
+    if (scripted?.delayMs) {
+      await this.sleep(scripted.delayMs);
+      if (this.closed) return;
+    }
 
     const now = this.now();
     const skew = this.faults.dateSkewMs;
@@ -328,8 +335,7 @@ class SimServer implements Simulator {
       return { status, headers: { ...headersFor(decision, status), 'Content-Type': PROBLEM_TYPE, ...extra }, body };
     };
 
-    // 1. a scripted answer wins over everything but latency
-    const scripted = this.takeScript(rawUrl);
+    // 1. the scripted answer taken above
     let scriptHeaders: Record<string, string> = {};
     if (scripted) {
       if (scripted.status === 0) return reset();

@@ -264,6 +264,12 @@ export interface SimFaults {
  */
 export interface ScriptedResponse {
   status: number;
+  /**
+   * Holds this one request this many milliseconds of real time (after `latencyMs`) before it
+   * is answered as above; the requests after it are not held. The request is recorded on
+   * arrival with status 0 until the answer goes out; close() ends the hold unanswered.
+   */
+  delayMs?: number;
   code?: string;
   retryAfter?: string;
   headers?: Record<string, string>;

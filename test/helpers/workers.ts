@@ -96,7 +96,7 @@ export interface WorkerRun {
 
 /**
  * One `tesync worker` started with `env` (its REDIS_URL and TE_QUEUE_PREFIX included), and once
- * it is ready one run queued to it with `tesync enqueue --wait --timeout 90 --only <only>`;
+ * it is ready one run queued to it with `tesync enqueue --wait --timeout <patience(90)> --only <only>`;
  * `check` gets both while the worker still runs. The worker is then killed, whatever happened;
  * with `removeKeys` the Redis keys under the prefix go too (a test that looks at what the worker
  * left keeps them and removes them itself).
@@ -112,7 +112,7 @@ export async function withWorkerRun(
   const worker = startWorker(env);
   try {
     await worker.ready;
-    const enqueue = await runCli(['enqueue', '--wait', '--timeout', '90', '--only', only], env, { timeoutMs: 100_000 });
+    const enqueue = await runCli(['enqueue', '--wait', '--timeout', String(patience(90)), '--only', only], env, { timeoutMs: 100_000 });
     await check({ worker, enqueue });
   } finally {
     await killAll([worker]);

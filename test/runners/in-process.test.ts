@@ -7,9 +7,11 @@ import type { JobContext, JobDefinition } from '../../src/engine/types.ts';
 import type { RouteName } from '../../src/upstream/routes.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { emptyPendingWork, runWalk } from '../../src/runners/in-process.ts';
+import { patience } from '../helpers/patience.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const logger = createLogger({ level: 'silent', secrets: [] });
+const POLL = { timeout: patience(5_000) };
 
 describe('runWalk', () => {
   // The job lifecycle keeps each resource's state in a real warehouse.
@@ -66,14 +68,15 @@ describe('runWalk', () => {
     const catalog = new Map<string, JobDefinition<any>>([planner, gateway, app, bundle].map((j) => [j.name, j]));
     const pending = emptyPendingWork();
     const walk = runWalk({ catalog, roots: [{ name: 'gateway.tokens', payload: {} }], context, concurrency: 2, pending });
-    await expect.poll(() => order.filter((o) => o.startsWith('app.')).length).toBe(5);
+    // expect.poll gives up after a second unless told: a hang guard, scaled like every other.
+    await expect.poll(() => order.filter((o) => o.startsWith('app.')).length, POLL).toBe(5);
     expect(order.some((o) => o.startsWith('gateway.page'))).toBe(false);
     // The work left, as progress reads it for its ETA: the gateway's 4, 2 of them running; the
     // token list that planned them is done, so nothing more is coming. (An app job has pushed
     // its name a moment before the runner has recorded it and counted it done.)
     // The same holds for the bundle job in the app-key bucket: wait until both are counted.
     await expect
-      .poll(() => structuredClone(pending))
+      .poll(() => structuredClone(pending), POLL)
       .toEqual({ byBucket: { gateway: { queued: 2, active: 2 }, 'app-public': { queued: 0, active: 0 }, 'app-key': { queued: 0, active: 0 } }, planners: 0, concurrency: 2 });
     release();
     const stats = await walk;

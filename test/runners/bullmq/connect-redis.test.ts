@@ -14,7 +14,7 @@ describe('connectRedis', () => {
     await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   });
 
-  it('reports a refused connection as refused, within a couple of seconds', async () => {
+  it('reports a refused connection as refused once its grace period is over, before the connect timeout', async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
     const started = Date.now();
     const err = (await connectRedis(redisOptions(url), url).then(
@@ -22,10 +22,12 @@ describe('connectRedis', () => {
       (e: unknown) => e,
     )) as Error;
     const elapsed = Date.now() - started;
+    // Refused, not timed out: the refusal ended the wait before the connect timeout could.
     expect(err.message).toMatch(/^cannot reach Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): connection refused \(ECONNREFUSED\)/);
     expect(err.message).not.toContain('timed out');
+    // Not before the grace period: a lower bound, which a slower machine only lengthens (less a
+    // little for timers that round to the millisecond).
     expect(elapsed).toBeGreaterThanOrEqual(REDIS_REFUSED_GRACE_MS - 50);
-    expect(elapsed).toBeLessThan(2500);
   });
 
   it('reports a server that never answers as timed out', async () => {

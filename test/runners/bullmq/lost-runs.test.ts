@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type SimOptions, type Simulator } from '../../../sim/index.ts';
 import { LOST_RUN_ERROR, runFate } from '../../../src/runners/bullmq/lost-runs.ts';
 import { runCli } from '../../helpers/cli.ts';
+import { patience } from '../../helpers/patience.ts';
 import { backendEnv, loseQueueState, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
@@ -29,7 +30,6 @@ describe('runFate', () => {
 
 const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
-// The contract is slow to send: a SIGTERM while it is in flight hands it back (grace 500 ms).
 const SIM: SimOptions = {
   tokens: 4,
   historyDays: 20,
@@ -37,8 +37,9 @@ const SIM: SimOptions = {
   appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
   gatewayKeys: [gwKey],
   latencyMs: [5, 20],
-  faults: { stallMs: 1500, pathFilter: '/openapi-product.json' },
 };
+// Longer than any case runs: a request held this long is never answered while a case watches it.
+const HOLD_MS = 600_000;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -62,6 +63,8 @@ async function setup(backend: QueueBackendKind): Promise<{ sim: Simulator; tw: T
     TE_GATEWAY_API_KEY: gwKey,
     TE_METRICS_PORT: '0',
     TE_WORKER_SHUTDOWN_GRACE_MS: '500',
+    // The held request must still be waiting when its worker is stopped: here only a hang guard.
+    TE_REQUEST_TIMEOUT_MS: String(patience(15_000)),
     TE_WORKER_LOCK_MS: '2000',
     TE_WORKER_STALLED_INTERVAL_MS: '1000',
     ...SCHEDULES_OFF,
@@ -81,16 +84,19 @@ async function runRow(s: Setup, runId: string) {
 
 /**
  * Enqueues a walk, and stops the only worker (`running`, or one started here) with SIGTERM while
- * the slow contract is in flight: the run is left with jobs handed back.
+ * the walk's contract request is held unanswered: the worker can end that job only by handing
+ * it back, and the run is left with jobs handed back.
  */
 async function walkStoppedGracefully(s: Setup, running?: WorkerProcess): Promise<string> {
   const worker = running ?? startWorker(s.env);
   if (!running) s.workers.push(worker);
   await worker.ready;
+  const seen = s.sim.requests.length;
+  s.sim.script('/openapi-product.json', [{ status: 200, delayMs: HOLD_MS }]);
   const queued = await runCli(['enqueue', '--json'], s.env);
   expect(queued.code).toBe(0);
   const { runId } = JSON.parse(queued.stdout) as { runId: string };
-  await waitFor('the contract request to be in flight', async () => (s.sim.requests.some((r) => r.path.startsWith('/openapi-product.json') && Date.now() - r.at < 1000) ? true : undefined), 30_000, 20);
+  await waitFor('the contract request to be in flight', () => (s.sim.requests.slice(seen).some((r) => r.path.startsWith('/openapi-product.json') && r.status === 0) ? true : undefined), 30_000, 20);
   worker.child.kill('SIGTERM');
   expect((await worker.exited).code).toBe(0);
   expect(worker.lines().filter((l) => l.msg === 'shutting down: job handed back to the queue').length).toBeGreaterThanOrEqual(1);

@@ -40,6 +40,7 @@ import { acquireEmbeddedServer } from '../../../src/store/embedded-server.ts';
 import { fetchJobId, finishJobId, resourceKey } from '../../../src/runners/bullmq/ids.ts';
 import { COMPLETED_JOBS_KEPT, FAILED_JOBS_KEPT, WALK_JOB_OPTIONS } from '../../../src/runners/bullmq/queues.ts';
 import { embeddedFolder } from '../../helpers/embedded.ts';
+import { patience } from '../../helpers/patience.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/services.ts';
 
 const SCHEMA = 'bullmq';
@@ -111,9 +112,9 @@ function openWorker(name: string, processor: Processor | null, opts: Partial<Wor
   return w;
 }
 
-/** Polls until `check` holds; the timeout is generous, only there to fail instead of hanging. */
+/** Polls until `check` holds; the timeout (scaled by patience) is only there to fail instead of hanging. */
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
+  const end = Date.now() + patience(timeoutMs);
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
     await delay(20);
@@ -556,8 +557,10 @@ describe('BullMQ 6.7.0 on PostgreSQL (createPostgresBackend)', () => {
     const other = openQueue('bucket-b');
     openWorker('bucket-a', async () => 'ok', { limiter: MANUAL_LIMITER });
     const ow = openWorker('bucket-b', async () => 'ok', { limiter: MANUAL_LIMITER });
+    const limitedFrom = Date.now();
     await limited.rateLimit(60_000);
-    expect(await limited.getRateLimitTtl()).toBeGreaterThan(50_000);
+    // The whole minute, less what has passed since the call (each end rounded to the millisecond).
+    expect(await limited.getRateLimitTtl()).toBeGreaterThanOrEqual(60_000 - (Date.now() - limitedFrom) - 2);
     expect(await other.getRateLimitTtl()).toBeLessThanOrEqual(0);
     const held = await limited.add('x', {});
     const done = once(ow, 'completed');

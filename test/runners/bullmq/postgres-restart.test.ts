@@ -3,8 +3,10 @@
 // queues, the shared budget and the run ledger go with it. The worker lives through it, the walk
 // in flight ends (succeeded, partial or failed: recorded, never left `running`), and the next
 // walk completes the mirror. The server restarted is the test's own (the embedded server in a
-// temporary folder on a free port, restarted with its pg_ctl), never the machine's.
+// temporary folder on a free port, restarted with its pg_ctl), never the machine's: one for the
+// file, a database of its own for each backend's case, restarted in each.
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
@@ -12,37 +14,59 @@ import { expectAppMirror } from '../../helpers/app-mirror.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { recordFigure } from '../../helpers/fault-figures.ts';
 import { startOwnPostgres, type OwnPostgres } from '../../helpers/own-servers.ts';
+import { patience } from '../../helpers/patience.ts';
 import { backendEnv, QUEUE_BACKENDS, removeQueueState } from '../../helpers/queue-backends.ts';
 import { redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
+let sim: Simulator;
+let pg: OwnPostgres;
+let redisUrl: string;
+beforeAll(async () => {
+  // Slow enough answers that the walk lasts seconds, whatever the machine's load. The cases only
+  // read its data: one serves both.
+  [sim, pg, redisUrl] = await Promise.all([
+    startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, seed: 331, latencyMs: [80, 160] }),
+    startOwnPostgres('tesync-worker-pg-restart'),
+    redisServerUrl(),
+  ]);
+});
+afterAll(async () => {
+  await sim?.close();
+  await pg?.cleanup();
+});
+
+/** A new, empty database on the test's own server. */
+async function ownDatabase(name: string): Promise<string> {
+  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(pg.url);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 describe.each(QUEUE_BACKENDS)('Postgres restarted under tesync worker, queues on %s', (backend) => {
-  let sim: Simulator;
-  let pg: OwnPostgres;
+  let databaseUrl = '';
   let w: Warehouse;
-  let redisUrl: string;
   const prefix = uniqueName('tesync_pg_restart');
   const workers: WorkerProcess[] = [];
   beforeAll(async () => {
-    // Slow enough answers that the walk lasts seconds, whatever the machine's load.
-    [sim, pg, redisUrl] = await Promise.all([
-      startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, seed: 331, latencyMs: [80, 160] }),
-      startOwnPostgres('tesync-worker-pg-restart'),
-      redisServerUrl(),
-    ]);
-    w = await openWarehouse({ databaseUrl: pg.url, dataDir: '', maxConnections: 2 });
+    databaseUrl = await ownDatabase(prefix);
+    w = await openWarehouse({ databaseUrl, dataDir: '', maxConnections: 2 });
   });
   afterAll(async () => {
     await killAll(workers);
-    await removeQueueState({ backend, redisUrl, databaseUrl: pg?.url ?? '', prefix });
+    await removeQueueState({ backend, redisUrl, databaseUrl, prefix });
     await w?.close();
-    await sim?.close();
-    await pg?.cleanup();
   });
 
   it('the worker lives through it; the walk in flight is recorded, not left running; the next walk completes', async () => {
     const env = {
-      DATABASE_URL: pg.url,
+      DATABASE_URL: databaseUrl,
       ...backendEnv({ backend, redisUrl }),
       TE_QUEUE_PREFIX: prefix,
       TE_APP_URL: sim.url,
@@ -84,7 +108,7 @@ describe.each(QUEUE_BACKENDS)('Postgres restarted under tesync worker, queues on
     expect(first.status).toMatch(/^(succeeded|partial|failed)$/);
     const firstEndedMs = Date.now() - t0;
 
-    const second = await runCli(['enqueue', '--wait', '--timeout', '90', '--json'], env, { timeoutMs: 100_000 });
+    const second = await runCli(['enqueue', '--wait', '--timeout', String(patience(90)), '--json'], env, { timeoutMs: 100_000 });
     expect(second.code, second.stderr).toBe(0);
     const outcome = JSON.parse(second.stdout) as { status: string; stats: { failed: number } };
     expect(outcome.status).toBe('succeeded');
@@ -100,5 +124,5 @@ describe.each(QUEUE_BACKENDS)('Postgres restarted under tesync worker, queues on
     expect((await worker.exited).code).toBe(0);
     console.info(`${backend}: restart ${restartMs} ms; walk in flight ${first.status} ${firstEndedMs} ms after it; next walk ${outcome.status} in ${Date.now() - t0 - firstEndedMs} ms`);
     recordFigure(`process.postgresRestartWorker.${backend}`, { walkInFlight: first.status, nextWalk: outcome.status, workerErrors: worker.lines().filter((l) => l.level >= 50).length });
-  }, 180_000);
+  }, patience(180_000));
 });

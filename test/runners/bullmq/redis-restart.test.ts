@@ -9,6 +9,7 @@ import { LOST_RUN_ERROR } from '../../../src/runners/bullmq/lost-runs.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { uniqueName } from '../../helpers/services.ts';
 import { startOwnRedis, type OwnRedis } from '../../helpers/own-servers.ts';
+import { patience } from '../../helpers/patience.ts';
 import { killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 import { recordFigure } from '../../helpers/fault-figures.ts';
 
@@ -75,5 +76,5 @@ describe('Redis restarted under tesync worker', () => {
     w.child.kill('SIGTERM');
     expect((await w.exited).code).toBe(0);
     recordFigure('process.redisRestart', { schedulersAfter: 1, scheduledRunAfterRestart: after.status, runsBeforeRestart: earlier.total, closedAsLost: earlier.lost });
-  }, 90_000);
+  }, patience(90_000));
 });

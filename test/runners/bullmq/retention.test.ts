@@ -15,6 +15,7 @@ import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts'
 import { removeExpiredRuns } from '../../../src/store/run-ledger.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { patience } from '../../helpers/patience.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName, withServerClockOffset } from '../../helpers/services.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
@@ -130,7 +131,7 @@ describe.each(QUEUE_BACKENDS)('retention and late duplicates, queues on %s', (ba
     const w = startWorker(env);
     workers.push(w);
     await w.ready;
-    const r = await runCli(['enqueue', '--source', 'app', '--wait', '--timeout', '40', '--json'], env, { timeoutMs: 50_000 });
+    const r = await runCli(['enqueue', '--source', 'app', '--wait', '--timeout', String(patience(40)), '--json'], env, { timeoutMs: 50_000 });
     expect(r.code, r.stderr).toBe(0);
     const outcome = JSON.parse(r.stdout) as { runId: string; status: string };
     expect(outcome.status).toBe('succeeded');

@@ -1,14 +1,17 @@
 // `tesync worker` as it runs in production: three real processes on one queue backend (Redis,
 // or the warehouse's own Postgres: each case runs on both) and one Postgres warehouse, a
-// simulator with a tight budget, a walk queued with `tesync enqueue --wait`. Each scenario gets
-// its own database, queue prefix and simulator; the warehouse must come out equal to what the
-// in-process runner writes from the same data.
+// simulator, a walk queued with `tesync enqueue --wait`. Each scenario gets its own database,
+// queue prefix and simulator; the warehouse must come out equal to what the in-process runner
+// writes from the same data. The cases about the shared budget run against a tight one; the
+// cases that stop a worker hold one request of the walk unanswered, so that the worker sending
+// it is surely busy and cannot finish that job by waiting.
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type SimOptions, type Simulator } from '../../../sim/index.ts';
+import { startSimulator, type RecordedRequest, type SimOptions, type Simulator } from '../../../sim/index.ts';
 import { expectAppMirror } from '../../helpers/app-mirror.ts';
-import { runCli } from '../../helpers/cli.ts';
+import { startCli, type CliProcess } from '../../helpers/cli.ts';
 import { expectGatewayMirror } from '../../helpers/gateway-mirror.ts';
+import { patience } from '../../helpers/patience.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
@@ -17,10 +20,21 @@ import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type Queue
 
 const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
-const DATA: SimOptions = { tokens: 8, historyDays: 30, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] };
-// Tight: the walk needs several windows of every bucket.
+// Eight tokens: under TIGHT the walk needs several windows of every bucket. Few days and one
+// chart each: the number of requests, not of rows, is what the cases are about.
+const DATA: SimOptions = { tokens: 8, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] };
 const TIGHT: SimOptions['rateLimits'] = { appPublic: { limit: 10, windowMs: 1000 }, appKey: { limit: 3, windowMs: 1000 }, gateway: { limit: 15, windowMs: 1000 } };
+// No limit: a case that stops a worker would only wait for windows.
+const UNLIMITED: SimOptions['rateLimits'] = {};
 const GRACE_MS = 800;
+// Longer than any case runs: a request held this long is never answered while a case watches it.
+const HOLD_MS = 600_000;
+// For the cases that stop a worker: its held request must still be waiting when the worker is
+// stopped, so the request timeout here is only a hang guard. (Their budget has no limit: the
+// slots a killed worker leaves leased hold nothing up.)
+const STOPPABLE = { TE_REQUEST_TIMEOUT_MS: String(patience(15_000)) };
+// The least margin of requestsInsideRetryAfter: a store round trip among three busy workers on an idle machine, with room.
+const IDLE_STORE_MS = 250;
 
 interface Scenario {
   sim: Simulator;
@@ -29,6 +43,15 @@ interface Scenario {
   prefix: string;
   env: Record<string, string>;
   workers: WorkerProcess[];
+  /** `tesync enqueue --wait` processes: ended with the scenario if a failed case left one waiting. */
+  walks: CliProcess[];
+}
+
+interface WalkResult {
+  outcome: RunOutcome;
+  /** When the test queued it, on this machine's clock. */
+  queuedAt: number;
+  wallMs: number;
 }
 
 interface RunOutcome {
@@ -60,6 +83,8 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const s of scenarios.splice(0)) {
+    for (const w of s.walks) w.child.kill('SIGKILL');
+    await Promise.all(s.walks.map((w) => w.exited));
     await killAll(s.workers);
     await s.sim.close();
     await removeQueueState(s.place);
@@ -77,6 +102,7 @@ async function scenario(backend: QueueBackendKind, sim: Partial<SimOptions> = {}
     prefix,
     env: {},
     workers: [],
+    walks: [],
   };
   scenarios.push(s);
   s.env = {
@@ -105,12 +131,28 @@ async function scenario(backend: QueueBackendKind, sim: Partial<SimOptions> = {}
   return s;
 }
 
-async function enqueueAndWait(s: Scenario): Promise<{ outcome: RunOutcome; wallMs: number }> {
-  const started = Date.now();
-  const r = await runCli(['enqueue', '--wait', '--timeout', '60', '--json'], s.env, { timeoutMs: 70_000 });
-  expect(r.stderr).toBe('');
-  expect(r.code).toBe(0);
-  return { outcome: JSON.parse(r.stdout) as RunOutcome, wallMs: Date.now() - started };
+/**
+ * Queues a walk with `tesync enqueue --wait` and returns at once, while the case does what it
+ * does during the walk. The walk's failure (one of its checks here) reaches the case when the
+ * case awaits it; a rejection is handled from the start, so that a case failing before it awaits
+ * its walk leaves nothing unhandled for vitest to blame on another file.
+ */
+function startWalk(s: Scenario): Promise<WalkResult> {
+  const queuedAt = Date.now();
+  // --timeout is in seconds: a hang guard, as long as the process's own.
+  const walk = startCli(['enqueue', '--wait', '--timeout', String(patience(60)), '--json'], s.env, { timeoutMs: 70_000 });
+  s.walks.push(walk);
+  const result = walk.exited.then((r) => {
+    // It prints its outcome on stdout; any line on stderr is one this test does not expect.
+    expect(
+      r.stderr.split('\n').filter((l) => l.trim() !== ''),
+      'lines tesync enqueue --wait printed on stderr',
+    ).toEqual([]);
+    expect(r.code, r.stdout).toBe(0);
+    return { outcome: JSON.parse(r.stdout) as RunOutcome, queuedAt, wallMs: Date.now() - queuedAt };
+  });
+  result.catch(() => {});
+  return result;
 }
 
 /** The run is complete, the warehouse mirrors the simulator, and holds exactly what the in-process runner writes (no row twice). */
@@ -142,17 +184,24 @@ async function jobsNamed(s: Scenario, queueName: string, jobName: string) {
   return (await jobsIn(s, queueName)).filter((j) => j.name === jobName);
 }
 
-/** Waits until the named job's request is stalling at the simulator; returns the worker running it. */
-async function workerRunning(s: Scenario, queueName: string, jobName: string, path: string, stallMs: number): Promise<WorkerProcess> {
+/** Holds the first request to `path` at the simulator (HOLD_MS): the job sending it stays busy until its worker gives up on it. */
+function holdFirst(s: Scenario, path: string): void {
+  s.sim.script(path, [{ status: 200, delayMs: HOLD_MS }]);
+}
+
+/** Waits until the held request to `path` is in flight (arrived, unanswered); returns it and the worker whose job `jobName` sent it. */
+async function heldBy(s: Scenario, queueName: string, jobName: string, path: string): Promise<{ worker: WorkerProcess; request: RecordedRequest }> {
   const queue = openQueue(s, queueName);
   try {
     return await waitFor(
-      `${jobName} to be in flight`,
+      `${jobName}'s held request to be in flight`,
       async () => {
-        if (!s.sim.requests.some((r) => r.path.startsWith(path) && Date.now() - r.at < stallMs - 500)) return undefined;
+        const request = s.sim.requests.find((r) => r.path.startsWith(path));
+        if (request?.status !== 0) return undefined;
         const active = await queue.getJobs(['active']);
         const job = active.find((j) => j.name === jobName && j.processedBy);
-        return job ? s.workers.find((w) => job.processedBy!.endsWith(`.${w.pid}`)) : undefined;
+        const worker = job && s.workers.find((w) => job.processedBy!.endsWith(`.${w.pid}`));
+        return worker && { worker, request };
       },
       30_000,
       25,
@@ -162,21 +211,53 @@ async function workerRunning(s: Scenario, queueName: string, jobName: string, pa
   }
 }
 
-/** Requests that reached the simulator while a Retry-After the workers had received (a 429's, or any status's: `status`) was running. */
-async function requestsInsideRetryAfter(s: Scenario, status = 429): Promise<{ limited: number; inside: number }> {
-  const blocks = await s.tw.warehouse.query<{ bucket: string; from_ms: string; until_ms: string }>(
-    sql`select bucket, (extract(epoch from started_at) * 1000 + duration_ms)::bigint::text as from_ms,
-               (extract(epoch from started_at) * 1000 + retry_after_ms)::bigint::text as until_ms
-        from sync.requests where http_status = ${status} and retry_after_ms is not null`,
+interface RetryAfterView {
+  /** Answers of the status that carried a Retry-After, as tesync recorded them. */
+  limited: number;
+  /** Requests that reached the simulator inside a Retry-After, started by a worker once it was known. */
+  inside: string[];
+  /** When the first of those answers was received, on the warehouse's clock. */
+  firstKnownMs: number;
+  marginMs: number;
+  /** When tesync started a request the simulator saw (its arrival, if tesync did not record it). */
+  startOf(r: RecordedRequest): number;
+}
+
+/**
+ * Requests that reached the simulator while a Retry-After the workers had received (a 429's, or
+ * any status's: `status`) was running, judged by when tesync started each (sync.requests, found
+ * by the simulator's X-Request-Id), not by when it arrived: a request started before the block
+ * was known may arrive late on a busy machine.
+ *
+ * The block runs from the answer's headers, somewhere inside that request: it surely holds until
+ * the request's start plus the Retry-After, and it is known to its worker by the answer's end.
+ * A worker may start a request a little after that on a grant the shared store made before it
+ * heard of the block: the answer's worker tells the store while the answer arrives, the other
+ * acts on its grant a moment after the store made it, and each places its times on the
+ * warehouse's clock by a round trip of its own. Each of those lags is a hop through a busy event
+ * loop and a local round trip, as is the time from a request's start to its arrival at the
+ * simulator: the margin is twice the longest such time this run saw, on top of IDLE_STORE_MS. A
+ * slower machine widens it, so it checks less of the window but cannot fail the case.
+ */
+async function requestsInsideRetryAfter(s: Scenario, status = 429): Promise<RetryAfterView> {
+  const rows = await s.tw.warehouse.query<{ request_id: string | null; bucket: string; start_ms: number; duration_ms: number; http_status: number | null; retry_after_ms: number | null }>(
+    sql`select request_id, bucket, (extract(epoch from started_at) * 1000)::float8 as start_ms, duration_ms, http_status, retry_after_ms from sync.requests`,
   );
-  // Every worker knows of the block one store round trip after the 429's headers arrived; a
-  // request that reaches the simulator more than 250 ms after its whole answer (a generous
-  // bound for a loaded machine's event loops) was sent after the block was known. The block
-  // runs from the headers, somewhere inside the request's duration: it surely holds until
-  // its start plus the Retry-After, and a request sent just after it may fall before its
-  // answer's end plus the Retry-After.
-  const inside = s.sim.requests.filter((r) => blocks.some((b) => b.bucket === r.bucket && r.at > Number(b.from_ms) + 250 && r.at < Number(b.until_ms)));
-  return { limited: blocks.length, inside: inside.length };
+  const startBySeq = new Map<number, number>();
+  for (const r of rows) {
+    const seq = /^sim-\d+-(\d+)$/.exec(r.request_id ?? '')?.[1];
+    if (seq !== undefined) startBySeq.set(Number(seq), Number(r.start_ms));
+  }
+  const startOf = (r: RecordedRequest) => startBySeq.get(r.seq) ?? r.at;
+  const slowestMs = Math.max(0, ...s.sim.requests.filter((r) => startBySeq.has(r.seq)).map((r) => Math.abs(r.at - startOf(r))));
+  const marginMs = IDLE_STORE_MS + 2 * slowestMs;
+  const blocks = rows
+    .filter((b) => b.http_status === status && b.retry_after_ms !== null)
+    .map((b) => ({ bucket: b.bucket, knownMs: Number(b.start_ms) + b.duration_ms, untilMs: Number(b.start_ms) + b.retry_after_ms! }));
+  const inside = s.sim.requests
+    .filter((r) => blocks.some((b) => b.bucket === r.bucket && startOf(r) > b.knownMs + marginMs && r.at < b.untilMs))
+    .map((r) => `#${r.seq} ${r.path} (${r.status})`);
+  return { limited: blocks.length, inside, firstKnownMs: Math.min(...blocks.map((b) => b.knownMs)), marginMs, startOf };
 }
 
 function metricSum(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -198,13 +279,13 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     const slug = s.sim.data.appTokens().find((t) => t.coverage.charts)!.slug;
     s.sim.script(`/api/v1/tokens/${slug}/charts`, [{ status: 429, retryAfter: '2' }]);
 
-    const { outcome, wallMs } = await enqueueAndWait(s);
+    const { outcome, queuedAt, wallMs } = await startWalk(s);
     await expectCompleteMirror(s, outcome);
 
     const tooMany = s.sim.requests.filter((r) => r.status === 429).length;
-    const { limited, inside } = await requestsInsideRetryAfter(s);
+    const { limited, inside, marginMs } = await requestsInsideRetryAfter(s);
     expect(limited).toBeGreaterThanOrEqual(1);
-    expect(inside).toBe(0);
+    expect(inside).toEqual([]);
     expect(tooMany).toBeLessThanOrEqual(4); // the scripted one, and at most a few probes
     // Jobs sent back to their queue by the long Retry-After started again without using an attempt.
     const appJobs = await jobsIn(s, 'fetch-app-public');
@@ -227,15 +308,17 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
       sum('tesync_jobs_processed_total', { source: 'app' }) - sum('tesync_jobs_processed_total', { group: 'bundle' }),
     );
     expect(metricSum(texts[2]!, 'tesync_queue_jobs', { queue: 'fetch-app-key', state: 'completed' })).toBe(sum('tesync_jobs_processed_total', { group: 'bundle' }));
+    // The last success the gauge reports is this walk's: after it was queued, before now.
     const lastTokens = metricSum(texts[0]!, 'tesync_resource_last_success_timestamp_seconds', { source: 'app', group: 'tokens' });
-    expect(Math.abs(lastTokens - Date.now() / 1000)).toBeLessThan(120);
+    expect(lastTokens * 1000).toBeGreaterThanOrEqual(queuedAt);
+    expect(lastTokens * 1000).toBeLessThanOrEqual(Date.now());
     const health = await fetch(`http://127.0.0.1:${(await s.workers[1]!.ready).metricsPort}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok', [backend === 'redis' ? 'redis' : 'queues']: 'ok', postgres: 'ok' });
 
     console.info(
       `3 workers on ${backend}: walk of ${outcome.stats.done} resources, ${s.sim.requests.length} requests in ${(wallMs / 1000).toFixed(1)} s ` +
-        `(run ${(outcome.durationMs / 1000).toFixed(1)} s); 429s: ${tooMany} (1 scripted); requests inside a Retry-After window: ${inside}`,
+        `(run ${(outcome.durationMs / 1000).toFixed(1)} s); 429s: ${tooMany} (1 scripted); requests inside a Retry-After window: ${inside.length} (margin ${Math.round(marginMs)} ms)`,
     );
 
     for (const w of s.workers) w.child.kill('SIGTERM');
@@ -245,25 +328,31 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
   it('an outage announced by 503 + Retry-After mid-walk: no worker sends to the bucket inside it, the walk completes, no attempt spent', async () => {
     // One attempt per request: a 503 that spent one would fail its resource, and the run.
     const s = await scenario(backend, { outage: { bucket: 'gateway', seconds: 3, after: 15 } }, { TE_MAX_ATTEMPTS: '1' });
-    const { outcome, wallMs } = await enqueueAndWait(s);
+    const { outcome, wallMs } = await startWalk(s);
     await expectCompleteMirror(s, outcome);
     const [w] = s.sim.outages;
     expect(w).toMatchObject({ bucket: 'gateway', seconds: 3 });
-    const { limited, inside } = await requestsInsideRetryAfter(s, 503);
+    const { limited, inside, firstKnownMs, marginMs, startOf } = await requestsInsideRetryAfter(s, 503);
     expect(limited).toBeGreaterThanOrEqual(1);
-    expect(inside).toBe(0);
-    // The simulator agrees: only what was on the way as the outage began arrived inside it.
-    expect(s.sim.requests.filter((r) => r.bucket === 'gateway' && r.at > w!.startedAt + 250 && r.at < w!.endsAt)).toEqual([]);
+    expect(inside).toEqual([]);
+    // The simulator agrees: what arrived inside the outage, by its own clock, was on the way
+    // before the workers heard of it (started before the first 503 was received, by the margin).
+    const late = s.sim.requests.filter((r) => r.bucket === 'gateway' && r.at >= w!.startedAt && r.at < w!.endsAt && startOf(r) > firstKnownMs + marginMs);
+    expect(late.map((r) => `#${r.seq} ${r.path} (${r.status})`)).toEqual([]);
     const gatewayJobs = await jobsIn(s, 'fetch-gateway');
     expect(gatewayJobs.every((j) => j.attemptsMade <= 1)).toBe(true);
-    console.info(`outage on ${backend}: walk of ${outcome.stats.done} resources in ${(wallMs / 1000).toFixed(1)} s across 3 workers; 503s answered: ${limited}; requests inside the window: ${inside}`);
+    console.info(
+      `outage on ${backend}: walk of ${outcome.stats.done} resources in ${(wallMs / 1000).toFixed(1)} s across 3 workers; 503s answered: ${limited}; ` +
+        `requests inside the window: ${inside.length} (margin ${Math.round(marginMs)} ms)`,
+    );
   });
 
   it('a worker killed with SIGKILL mid-walk: its jobs are taken over, nothing missing, nothing twice', async () => {
-    // The screener answers slowly, so the worker that takes it is surely busy when it dies.
-    const s = await scenario(backend, { faults: { stallMs: 1500, pathFilter: '/api/v1/screener' } });
-    const walk = enqueueAndWait(s);
-    const victim = await workerRunning(s, 'fetch-app-public', 'app.screener', '/api/v1/screener', 1500);
+    // The screener's first request is held: the worker that sends it is surely busy when it dies.
+    const s = await scenario(backend, { rateLimits: UNLIMITED }, STOPPABLE);
+    holdFirst(s, '/api/v1/screener');
+    const walk = startWalk(s);
+    const { worker: victim } = await heldBy(s, 'fetch-app-public', 'app.screener', '/api/v1/screener');
     victim.child.kill('SIGKILL');
     const { outcome, wallMs } = await walk;
     expect((await victim.exited).signal).toBe('SIGKILL');
@@ -279,20 +368,47 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     console.info(`SIGKILL on ${backend}: walk completed in ${(wallMs / 1000).toFixed(1)} s; ${stalled.length} stalled job(s) taken over`);
   });
 
-  it('SIGTERM: the worker exits 0 within its grace period, and its jobs are completed by the others', async () => {
-    // The contract is slow to send: the worker holding it cannot finish within the grace period.
-    const s = await scenario(backend, { faults: { stallMs: 2000, pathFilter: '/openapi-product.json' } });
-    const walk = enqueueAndWait(s);
-    const victim = await workerRunning(s, 'fetch-gateway', 'gateway.openapi', '/openapi-product.json', 2000);
+  it('SIGTERM: the worker leaves by its grace period, handing back what it cannot finish, and exits 0; the others complete its jobs', async () => {
+    // The contract's first request is held: the worker that sends it can end that job only by
+    // its grace period running out. At debug level it logs every job it starts.
+    const s = await scenario(backend, { rateLimits: UNLIMITED }, { ...STOPPABLE, LOG_LEVEL: 'debug' });
+    holdFirst(s, '/openapi-product.json');
+    const walk = startWalk(s);
+    const { worker: victim, request: held } = await heldBy(s, 'fetch-gateway', 'gateway.openapi', '/openapi-product.json');
     const signalled = Date.now();
     victim.child.kill('SIGTERM');
     const exit = await victim.exited;
     expect(exit.code).toBe(0);
-    expect(exit.at - signalled).toBeLessThan(GRACE_MS + 2000);
-    const handedBack = victim.lines().filter((l) => l.msg === 'shutting down: job handed back to the queue').length;
-    expect(handedBack).toBeGreaterThanOrEqual(1);
+    // It left with its request unanswered: it did not wait for that job.
+    expect(held.status).toBe(0);
+    // In its own order: the signal, the grace period running out, the held job handed back, the
+    // end; and no job started once the grace was over.
+    const lines = victim.lines();
+    const signalAt = lines.findIndex((l) => l.msg === 'shutting down: finishing active jobs');
+    const graceAt = lines.findIndex((l) => l.msg === 'grace period over: aborting active jobs and handing them back');
+    expect(signalAt).toBeGreaterThanOrEqual(0);
+    expect(graceAt).toBeGreaterThan(signalAt);
+    const afterGrace = lines.slice(graceAt + 1);
+    const handedBack = afterGrace.filter((l) => l.msg === 'shutting down: job handed back to the queue');
+    expect(handedBack.map((l) => l.job)).toContain('gateway.openapi');
+    expect(afterGrace.filter((l) => l.msg === 'job started').map((l) => `${String(l.job)} ${String(l.resource)}`)).toEqual([]);
+    expect(afterGrace.map((l) => l.msg)).toContain('worker stopped');
+    // Its shutdown warned of nothing but the grace period running out.
+    const warnings = lines.slice(signalAt).filter((l) => l.level >= 40 && l !== lines[graceAt]);
+    expect(warnings.map((l) => JSON.stringify(l))).toEqual([]);
+
     const { outcome } = await walk;
     await expectCompleteMirror(s, outcome);
-    console.info(`SIGTERM on ${backend}: exit 0 after ${exit.at - signalled} ms (grace ${GRACE_MS} ms), ${handedBack} job(s) handed back and completed by the others`);
+    // The held job was done by another worker; the victim's request is recorded as stopped by
+    // its shutdown (not answered, not timed out).
+    const contract = await jobsNamed(s, 'fetch-gateway', 'gateway.openapi');
+    expect(contract).toHaveLength(1);
+    expect(s.workers.filter((w) => w !== victim).some((w) => contract[0]!.processedBy?.endsWith(`.${w.pid}`))).toBe(true);
+    const sent = await s.tw.warehouse.query<{ http_status: number | null; error: string | null }>(
+      sql`select http_status, error from sync.requests where path like '/openapi-product.json%' order by started_at`,
+    );
+    expect(sent[0]).toMatchObject({ http_status: null, error: expect.stringMatching(/^stopped: /) });
+    expect(sent.at(-1)).toMatchObject({ http_status: 200 });
+    console.info(`SIGTERM on ${backend}: exit 0 after ${exit.at - signalled} ms (grace ${GRACE_MS} ms), ${handedBack.length} job(s) handed back and completed by the others`);
   });
 });

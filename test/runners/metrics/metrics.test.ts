@@ -6,6 +6,7 @@ import postgres from 'postgres';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { healthCause, startMetricsServer } from '../../../src/runners/metrics/server.ts';
+import { patience } from '../../helpers/patience.ts';
 import { createTestLogger } from '../../helpers/services.ts';
 import { ProblemError, UpstreamTimeoutError } from '../../../src/lib/errors.ts';
 import { createMetrics, jobLabels } from '../../../src/runners/metrics/metrics.ts';
@@ -46,7 +47,8 @@ describe('jobLabels', () => {
 describe('/healthz', () => {
   it('says why a check failed, in one line: the cause under the query wrapper, with its code', async () => {
     // A Postgres nothing listens for, through the same drizzle path as the worker's check.
-    const client = postgres('postgres://nobody@127.0.0.1:9/none', { max: 1, connect_timeout: 2, onnotice: () => {} });
+    // connect_timeout is in seconds: a hang guard; a refusal comes at once.
+    const client = postgres('postgres://nobody@127.0.0.1:9/none', { max: 1, connect_timeout: patience(2_000) / 1000, onnotice: () => {} });
     const db = drizzle({ client });
     const server = await startMetricsServer({
       port: 0,
