@@ -6,13 +6,7 @@ import { patience } from './test/helpers/patience.ts';
 // temporary folders. The files that hold time to a bound (rate windows, Retry-After holds,
 // pacing) run afterwards, one at a time, on an otherwise idle machine.
 const SERIAL = [
-  'test/upstream/budget-pacing.test.ts',
-  'test/upstream/redis-budget.test.ts',
-  'test/store/postgres-budget.test.ts',
-  'test/upstream/retry-after-skew.test.ts',
-  'test/upstream/client.test.ts',
   'test/engine/upstream-detours.test.ts',
-  'test/sim/limits.test.ts',
 ];
 
 // Started first, so that no long file is left running alone at the end (a clean clone has no

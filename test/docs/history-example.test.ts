@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { compareDecimal, type SimDataset } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
+import { patience } from '../helpers/patience.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { createTestLogger } from '../helpers/services.ts';
@@ -135,7 +136,7 @@ describe(SCRIPT, () => {
       expect(linesOf(out.stdout, 'history')).toEqual(expectedHistory(data, pick.slug, pick.streams));
       expect(linesOf(out.stdout, 'screener')).toEqual(expectedScreener(data));
       // `tesync sql` stopped when the script was done, and with it the server (nothing else used it).
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + patience(20_000);
       while ((await serverPids(folder.dir)).some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       expect((await serverPids(folder.dir)).filter(isAlive)).toEqual([]);
     });

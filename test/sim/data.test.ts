@@ -139,13 +139,17 @@ describe('the dataset', () => {
     expect(Object.keys(e1.openapi().paths)).toContain(ch.openapiAddedPath);
   });
 
-  it('starts instantly at benchmark scale and generates per token on demand', () => {
-    const t0 = performance.now();
-    const v = new SimData({ seed: 1, tokens: 1000, historyDays: 1095, chartsPerToken: 3 }).view(0);
+  it('at benchmark scale, generates each token on its own, on demand', () => {
+    const scale = { seed: 1, tokens: 1000, historyDays: 1095, chartsPerToken: 3 };
+    const v = new SimData(scale).view(0);
     expect(v.appTokens()).toHaveLength(1000);
-    expect(performance.now() - t0).toBeLessThan(500);
     const docs = v.appHistory('token-0999');
     expect(docs?.[0]?.rows).toHaveLength(1095);
+    // A token's data is the same whichever tokens were generated before it: nothing is made
+    // for the universe as a whole. (How fast that starts: npm run bench.)
+    const other = new SimData(scale).view(0);
+    for (const t of other.appTokens().slice(0, 3)) other.appHistory(t.slug);
+    expect(other.appHistory('token-0999')).toEqual(docs);
   });
 
   it('hands out frozen objects', () => {

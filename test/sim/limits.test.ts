@@ -14,9 +14,20 @@ afterEach(async () => {
 });
 const auth = { authorization: 'Bearer gw' };
 
+/** The simulator's clock, moved by the test alone: its windows and Retry-After count on nothing else. */
+function heldClock() {
+  let t = Date.now();
+  return {
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
+}
+
 describe('app host rate limits', () => {
   it('counts the public bucket per IP and answers 429 rate_limited with delta-seconds Retry-After', async () => {
-    const sim = await start({ rateLimits: { appPublic: { limit: 3, windowMs: 30_000 } } });
+    const sim = await start({ rateLimits: { appPublic: { limit: 3, windowMs: 30_000 } }, now: heldClock().now });
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await get(`${sim.url}/api/v1/tokens`);
@@ -40,7 +51,7 @@ describe('app host rate limits', () => {
   });
 
   it('limits /full per key and can answer Retry-After as an HTTP-date', async () => {
-    const sim = await start({ rateLimits: { appKey: { limit: 1, windowMs: 5_000 } }, retryAfterForm: 'http-date' });
+    const sim = await start({ rateLimits: { appKey: { limit: 1, windowMs: 5_000 } }, retryAfterForm: 'http-date', now: heldClock().now });
     const k = { authorization: 'Bearer k' };
     expect((await get(`${sim.url}/api/v1/tokens/aurora/full`, k)).status).toBe(200);
     const limited = await get(`${sim.url}/api/v1/tokens/aurora/full`, k);
@@ -56,12 +67,13 @@ describe('app host rate limits', () => {
   });
 
   it('starts over after the window and after setRateLimits', async () => {
-    const sim = await start({ rateLimits: { appPublic: { limit: 1, windowMs: 300 } } });
+    const clock = heldClock();
+    const sim = await start({ rateLimits: { appPublic: { limit: 1, windowMs: 300 } }, now: clock.now });
     expect((await get(`${sim.url}/api/v1/tokens`)).status).toBe(200);
     const limited = await get(`${sim.url}/api/v1/tokens`);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('1');
-    await new Promise((r) => setTimeout(r, 350));
+    clock.advance(350);
     expect((await get(`${sim.url}/api/v1/tokens`)).status).toBe(200);
     expect((await get(`${sim.url}/api/v1/tokens`)).status).toBe(429);
     sim.setRateLimits(undefined);
@@ -73,7 +85,7 @@ describe('app host rate limits', () => {
 
 describe('gateway rate limits', () => {
   it('sends limit, remaining and delta reset on every response, and 429 rate-limit-exceeded', async () => {
-    const sim = await start({ rateLimits: { gateway: { limit: 2, windowMs: 10_000 } } });
+    const sim = await start({ rateLimits: { gateway: { limit: 2, windowMs: 10_000 } }, now: heldClock().now });
     const a = await get(`${sim.url}/v1/tokens`, auth);
     expect([a.headers.get('x-ratelimit-limit'), a.headers.get('x-ratelimit-remaining'), a.headers.get('x-ratelimit-reset')]).toEqual(['2', '1', '10']);
     const b = await get(`${sim.url}/v1/tokens`, {});
@@ -87,10 +99,11 @@ describe('gateway rate limits', () => {
   });
 
   it('can send the reset as epoch seconds', async () => {
-    const sim = await start({ rateLimits: { gateway: { limit: 5, windowMs: 60_000 } }, resetForm: 'epoch' });
+    const clock = heldClock();
+    const sim = await start({ rateLimits: { gateway: { limit: 5, windowMs: 60_000 } }, resetForm: 'epoch', now: clock.now });
     const r = await get(`${sim.url}/v1/tokens`, auth);
     const reset = Number(r.headers.get('x-ratelimit-reset'));
-    expect(Math.abs(reset - (Date.now() / 1000 + 60))).toBeLessThan(3);
+    expect(Math.abs(reset - (clock.now() / 1000 + 60))).toBeLessThan(3);
   });
 });
 

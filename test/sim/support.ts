@@ -33,7 +33,6 @@ export interface RawRes {
   body: Buffer;
   /** set when the connection failed before the body completed */
   error: Error | null;
-  msToHeaders: number;
   msToEnd: number;
 }
 
@@ -42,13 +41,12 @@ export function rawGet(url: string, headers: Record<string, string> = {}): Promi
   const started = Date.now();
   return new Promise((resolve) => {
     const req = request(url, { headers, agent: false }, (res) => {
-      const msToHeaders = Date.now() - started;
       const chunks: Buffer[] = [];
       let settled = false;
       const finish = (error: Error | null) => {
         if (settled) return;
         settled = true;
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error, msToHeaders, msToEnd: Date.now() - started });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error, msToEnd: Date.now() - started });
       };
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => finish(null));
@@ -56,7 +54,7 @@ export function rawGet(url: string, headers: Record<string, string> = {}): Promi
       res.on('aborted', () => finish(new Error('aborted')));
       res.on('close', () => finish(res.complete ? null : new Error('incomplete body')));
     });
-    req.on('error', (e) => resolve({ status: 0, headers: {}, body: Buffer.alloc(0), error: e, msToHeaders: -1, msToEnd: Date.now() - started }));
+    req.on('error', (e) => resolve({ status: 0, headers: {}, body: Buffer.alloc(0), error: e, msToEnd: Date.now() - started }));
     req.end();
   });
 }

@@ -9,8 +9,10 @@ import { openWarehouse, type SessionOptions, type Warehouse } from '../../src/st
 import { PostgresBudget } from '../../src/store/postgres-budget.ts';
 import { budgetChannel, PostgresBudgetStore } from '../../src/store/postgres-budget-store.ts';
 import type { VersionedBudgetStore } from '../../src/upstream/versioned-budget-store.ts';
-import { addLease, budgetCases, type BudgetBackend, type BudgetOverrides } from '../helpers/budget-cases.ts';
+import { addLease, budgetCases, settles, type BudgetBackend, type BudgetOverrides } from '../helpers/budget-cases.ts';
+import { heldSleep } from '../helpers/fast-clock.ts';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { waitFor } from '../helpers/workers.ts';
 
 let db: TestDatabase;
 let warehouse: Warehouse;
@@ -97,30 +99,39 @@ describe('Postgres budget store, its own', () => {
 
   it('a lost connection only slows waiters down to polling, and the next update listens again', async () => {
     const a = budget();
-    const b = budget({ policy: { pollMs: 1500 } });
+    // b's waits end when the test polls for it, or when a change wakes them.
+    const polls = heldSleep();
+    const b = budget({ sleep: polls.sleep });
     await a.acquire('lost');
     // Nothing known yet: b waits for the probe's answer.
     const waiting = b.acquire('lost');
-    await sleep(200);
+    await waitFor('b to wait for the probe', () => polls.waiting() === 1 || undefined, 5_000, 10);
     const [killed] = await admin<{ n: number }[]>`
       select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
        where datname = current_database() and application_name like '%:budget %'`;
     expect(killed!.n).toBeGreaterThanOrEqual(2);
+    // A holder listening on a connection opened since.
+    const heard: string[] = [];
+    const listener = store();
+    listener.onChange((bucket) => heard.push(bucket));
+    await listener.update('lost', (rec) => ({ record: rec, result: undefined }));
     let t0 = Date.now();
-    // a reconnects and announces; b, its LISTEN gone with its connection, hears nothing and polls.
+    // a reconnects and announces; b, its LISTEN gone with its connection, has heard nothing by
+    // the time that holder has, and its poll finds the change.
     await a.observe('lost', { status: 200, remaining: 50, resetAtMs: t0 + 10_000, sentAtMs: t0 - 200 });
-    await waiting;
-    expect(Date.now() - t0).toBeGreaterThan(500);
-    expect(Date.now() - t0).toBeLessThan(3000);
+    await waitFor('the announcement to reach a holder that listens', () => heard.includes('lost') || undefined, 5_000, 10);
+    expect(polls.woken()).toBe(0);
+    polls.poll();
+    await settles("b's poll to find the change", waiting);
 
     // b's poll listened again: the next change wakes it at once.
     await a.acquire('lost-again');
     const again = b.acquire('lost-again');
-    await sleep(200);
+    await waitFor('b to wait for the next probe', () => polls.waiting() === 1 || undefined, 5_000, 10);
     t0 = Date.now();
     await a.observe('lost-again', { status: 200, remaining: 50, resetAtMs: t0 + 10_000, sentAtMs: t0 - 200 });
-    await again;
-    expect(Date.now() - t0).toBeLessThan(300);
+    await settles("b's wait to end on a's change", again);
+    expect(polls.woken()).toBe(1);
   });
 
   it('budgets of other prefixes in the same database neither share records nor hear each other', async () => {
@@ -134,7 +145,8 @@ describe('Postgres budget store, its own', () => {
     await oneElsewhere.update('gateway', (rec) => ({ record: rec, result: undefined }));
     await two.update('gateway', (rec) => ({ record: rec, result: undefined }));
     await one.update('gateway', addLease('mine', { n: 0 }), { announce: true });
-    await sleep(200);
+    // By the time the budget of the same prefix heard the change, the other had too, were it listening.
+    await waitFor('the change to reach the budget of its prefix', () => heard.length > 0 || undefined, 5_000, 10);
     expect(heard).toEqual(['one:gateway']);
     expect(await two.update('gateway', (rec) => ({ record: rec, result: rec.leases }))).toEqual({});
     expect(await oneElsewhere.update('gateway', (rec) => ({ record: rec, result: Object.keys(rec.leases) }))).toEqual(['mine']);

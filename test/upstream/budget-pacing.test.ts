@@ -1,13 +1,14 @@
 // Pacing by advertised budget: with X-RateLimit-* headers read and requests in flight
 // counted, a burst far larger than the budget never gets a 429. The simulator, the budget
-// and the client share a clock, which runs four times fast where only 429s are counted: the
-// windows are the same to all three. Where every window must carry exactly its budget, the
-// wall clock: sped up, the client's own CPU time becomes a fair part of a window.
+// and the client share a clock that stands still while they work and jumps to the next
+// wake-up once every request waits (test/helpers/fast-clock.ts): the windows are the same to
+// all three, the client's own CPU time is no part of any, and the waits take no wall time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder } from '../../src/upstream/index.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
-import { fastClock } from '../helpers/fast-clock.ts';
+import { idleClock } from '../helpers/fast-clock.ts';
+import { patience } from '../helpers/patience.ts';
 
 const GW_KEY = canaryKey('gw');
 let sim: Simulator | undefined;
@@ -17,14 +18,15 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function burst(resetForm: 'delta' | 'epoch', requests: number, clock = fastClock(1)) {
-  sim = await startSimulator({ gatewayKeys: [GW_KEY], rateLimits: { gateway: { limit: 20, windowMs: 2000 } }, resetForm, latencyMs: [0, Math.round(15 / clock.factor)], now: clock.now });
+async function burst(resetForm: 'delta' | 'epoch', requests: number) {
+  const clock = idleClock();
+  sim = await startSimulator({ gatewayKeys: [GW_KEY], rateLimits: { gateway: { limit: 20, windowMs: 2000 } }, resetForm, latencyMs: [0, 15], now: clock.now });
   const recorder = new MemoryRecorder();
   const budget = new InProcessBudget({ now: clock.now, sleep: clock.sleep });
   const upstream = createUpstream({
     now: clock.now,
     sleep: clock.sleep,
-    config: { app: undefined, gateway: { url: sim.url, apiKey: GW_KEY }, requestTimeoutMs: 5_000, maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
+    config: { app: undefined, gateway: { url: sim.url, apiKey: GW_KEY }, requestTimeoutMs: patience(5_000), maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
     budget,
     recorder,
     logger: createTestLogger([GW_KEY]).logger,
@@ -33,7 +35,9 @@ async function burst(resetForm: 'delta' | 'epoch', requests: number, clock = fas
   const slugs = ['aurora', 'cobalt-dex', 'emberline', 'glacier-lend'];
   // Every request at once: the budget alone decides when each goes.
   const results = await Promise.all(
-    Array.from({ length: requests }, (_, i) => upstream.get({ route: i % 2 ? 'gateway.tokens' : 'gateway.token', params: i % 2 ? {} : { slug: slugs[i % slugs.length] as string } })),
+    Array.from({ length: requests }, (_, i) =>
+      clock.track(() => upstream.get({ route: i % 2 ? 'gateway.tokens' : 'gateway.token', params: i % 2 ? {} : { slug: slugs[i % slugs.length] as string } })),
+    ),
   );
   return { sim, results, recorder, budget };
 }
@@ -60,7 +64,7 @@ describe('advertised budget', () => {
   });
 
   it('the same with X-RateLimit-Reset as epoch seconds', async () => {
-    const { sim, results } = await burst('epoch', 40, fastClock(4));
+    const { sim, results } = await burst('epoch', 40);
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(sim.requests.filter((r) => r.status === 429)).toHaveLength(0);
   });
@@ -70,20 +74,20 @@ describe('a budget without a reset time (the app host)', () => {
   // X-RateLimit-Remaining only; nothing says when a window ends but a 429's Retry-After. The
   // budget keeps a reserve of each window to time it instead of meeting that 429.
   async function appBurst(limit: number, windowMs: number, requests: number) {
-    const clock = fastClock(4);
-    sim = await startSimulator({ rateLimits: { appPublic: { limit, windowMs } }, latencyMs: [0, Math.round(10 / clock.factor)], now: clock.now });
+    const clock = idleClock();
+    sim = await startSimulator({ rateLimits: { appPublic: { limit, windowMs } }, latencyMs: [0, 10], now: clock.now });
     const budget = new InProcessBudget({ now: clock.now, sleep: clock.sleep });
     const upstream = createUpstream({
       now: clock.now,
       sleep: clock.sleep,
-      config: { app: { url: sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: 5_000, maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
+      config: { app: { url: sim.url, apiKey: undefined }, gateway: undefined, requestTimeoutMs: patience(5_000), maxResponseBytes: 1 << 20, maxAttempts: 3, maxRateWaitMs: 60_000 },
       budget,
       recorder: new MemoryRecorder(),
       logger: createTestLogger([]).logger,
       retry: FAST_RETRY_POLICY,
     });
     const started = clock.now();
-    const results = await Promise.all(Array.from({ length: requests }, (_, i) => upstream.get({ route: i % 2 ? 'app.tokens' : 'app.metrics' })));
+    const results = await Promise.all(Array.from({ length: requests }, (_, i) => clock.track(() => upstream.get({ route: i % 2 ? 'app.tokens' : 'app.metrics' }))));
     const ms = clock.now() - started;
     // The simulator's fixed windows, replayed: each opens with the first request after the last ended.
     const opened: number[] = [];

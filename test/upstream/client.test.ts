@@ -16,7 +16,11 @@ import {
 } from '../../src/lib/errors.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder, type UpstreamConfig, type UpstreamOptions } from '../../src/upstream/index.ts';
+import { DEFAULT_BUDGET_POLICY } from '../../src/upstream/budget-state.ts';
+import { recordingSleep } from '../helpers/fast-clock.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
+import { waitFor } from '../helpers/workers.ts';
 
 const APP_KEY = canaryKey('app');
 const NARROW_KEY = canaryKey('narrow');
@@ -56,15 +60,19 @@ beforeEach(() => {
   evilHits = 0;
 });
 
+/** A client whose budget and retries sleep for real; `waits` keeps every wait they decided on. */
 function client(config: Partial<UpstreamConfig> = {}, options: Partial<UpstreamOptions> = {}) {
   const recorder = new MemoryRecorder();
-  const budget = new InProcessBudget();
+  const { sleep, waits } = recordingSleep();
+  const budget = new InProcessBudget({ sleep });
   const log = createTestLogger([APP_KEY, GW_KEY, NARROW_KEY]);
   const upstream = createUpstream({
+    sleep,
     config: {
       app: { url: sim.url, apiKey: APP_KEY },
       gateway: { url: sim.url, apiKey: GW_KEY },
-      requestTimeoutMs: 3_000,
+      // Only ends a hung request: no test here times its answers.
+      requestTimeoutMs: patience(3_000),
       maxResponseBytes: 1024 * 1024,
       maxAttempts: 4,
       maxRateWaitMs: 20_000,
@@ -76,10 +84,15 @@ function client(config: Partial<UpstreamConfig> = {}, options: Partial<UpstreamO
     retry: FAST_RETRY_POLICY,
     ...options,
   });
-  return { upstream, recorder, budget, lines: log.lines };
+  return { upstream, recorder, budget, waits, lines: log.lines };
 }
 
+/** The gateway bucket as the budget shows it. */
+const gatewayOf = (budget: InProcessBudget) => budget.snapshot().find((b) => b.bucket === 'gateway');
+
 const pathsSeen = () => sim.requests.map((r) => r.path);
+/** An hour: what a test makes wait so long that an answer at all shows something else ended it. */
+const HOUR_MS = 3600_000;
 
 describe('credentials', () => {
   it('sends the key only to routes that need it, and never records or logs it', async () => {
@@ -210,7 +223,7 @@ describe('retries', () => {
 
   it('a truncated body (cut connection, or a short body that is not JSON) is retried, then fails clearly', async () => {
     sim.setFaults({ truncateRate: 1, pathFilter: '/api/v1/tokens' });
-    const { upstream, recorder } = client({ maxAttempts: 4, requestTimeoutMs: 1_000 });
+    const { upstream, recorder } = client({ maxAttempts: 4, requestTimeoutMs: patience(1_000) });
     const err = await upstream.get({ route: 'app.tokens' }).catch((e: unknown) => e);
     expect(err instanceof TransientError || err instanceof InvalidResponseError).toBe(true);
     // The simulator alternates the two forms: both were seen, and both were retried.
@@ -385,21 +398,21 @@ describe('response bounds', () => {
 
   it('an endless body is cut at the size limit', async () => {
     sim.setFaults({ endlessBody: true, pathFilter: '/v1/screener' });
-    const { upstream } = client({ maxResponseBytes: 256 * 1024, requestTimeoutMs: 20_000 });
+    const { upstream } = client({ maxResponseBytes: 256 * 1024, requestTimeoutMs: patience(20_000) });
     const err = await upstream.get({ route: 'gateway.screener' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ResponseTooLargeError);
   });
 
   it('a stalled body times out (and is retried up to maxAttempts)', async () => {
-    sim.setFaults({ stallMs: 30_000, pathFilter: '/api/v1/tokens' });
+    // The body would come in an hour: an answer now is the timeout's.
+    sim.setFaults({ stallMs: HOUR_MS, pathFilter: '/api/v1/tokens' });
     const { upstream, recorder } = client({ requestTimeoutMs: 400, maxAttempts: 2 });
-    const started = Date.now();
     const err = await upstream.get({ route: 'app.tokens' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamTimeoutError);
     expect(err).toMatchObject({ phase: 'body', timeoutMs: 400 });
     expect(recorder.requests).toHaveLength(2);
-    // Bounded by the timeout, not by the stall.
-    expect(Date.now() - started).toBeLessThan(30_000);
+    // Each attempt ended by the timeout, not by the stall.
+    for (const r of recorder.requests) expect(r.error).toMatch(/no complete response within 400 ms \(timed out waiting for the body/);
   });
 
   it('a server that never sends headers times out', async () => {
@@ -448,9 +461,11 @@ describe('429', () => {
     sim.script('/v1/tokens', [{ status: 429, retryAfter: date }]);
     const { upstream } = client();
     await Promise.all(Array.from({ length: 8 }, () => upstream.get({ route: 'gateway.tokens' })));
-    const { t429, rest } = afterBlock('gateway');
+    const { rest } = afterBlock('gateway');
     expect(rest).toHaveLength(8);
-    for (const r of rest) expect(r.at - t429).toBeGreaterThanOrEqual(3000);
+    // Until the date itself: the simulator's Date header has whole seconds, so the wait read
+    // against it ends no sooner, however long the 429 took to come.
+    for (const r of rest) expect(r.at).toBeGreaterThanOrEqual(Date.parse(date));
   });
 
   it('an unusable Retry-After falls back to backoff, and 429s spend no attempts', async () => {
@@ -474,23 +489,24 @@ describe('429', () => {
 
   it('a caller that gives up stops waiting at once', async () => {
     sim.script('/v1/screener', [{ status: 429, retryAfter: '10' }]);
-    const { upstream } = client();
+    const { upstream, budget } = client();
     const ac = new AbortController();
     const pending = upstream.get({ route: 'gateway.screener', signal: ac.signal });
-    setTimeout(() => ac.abort(new Error('shutting down')), 100);
+    await waitFor('the caller to wait out the 429', () => gatewayOf(budget)?.waiters === 1 || undefined, 5_000, 10);
+    ac.abort(new Error('shutting down'));
     await expect(pending).rejects.toThrow('shutting down');
     expect(sim.requests).toHaveLength(1);
   });
 
   it('a wait longer than maxRateWaitMs fails fast with RateLimitedError', async () => {
     sim.script('/v1/screener', [{ status: 429, retryAfter: '3600' }]);
-    const { upstream, budget } = client({ maxRateWaitMs: 10_000 });
-    const started = Date.now();
+    const { upstream, budget, waits } = client({ maxRateWaitMs: 10_000 });
     const err = await upstream.get({ route: 'gateway.screener' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ bucket: 'gateway' });
     expect((err as RateLimitedError).waitMs).toBeGreaterThan(3_000_000);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Fast: it did not wait at all.
+    expect(waits).toEqual([]);
     // Every other caller of the bucket is told the same, without a request.
     await expect(upstream.get({ route: 'gateway.tokens' })).rejects.toBeInstanceOf(RateLimitedError);
     expect(sim.requests).toHaveLength(1);
@@ -549,8 +565,7 @@ describe('Retry-After on any status', () => {
     // Against our clock the date would be 92 s away: past maxRateWaitMs, every caller would fail.
     const serverNow = Math.floor(Date.now() / 1000) * 1000 + 90_000;
     sim.script('/v1/screener', [{ status: 503, code: 'service-unavailable', retryAfter: new Date(serverNow + 2000).toUTCString(), headers: { Date: new Date(serverNow).toUTCString() } }]);
-    const { upstream, recorder } = client({ maxAttempts: 1 });
-    const started = Date.now();
+    const { upstream, recorder, waits } = client({ maxAttempts: 1 });
     const first = upstream.get({ route: 'gateway.screener' });
     const others = Array.from({ length: 7 }, (_, i) => (i % 2 ? upstream.get({ route: 'gateway.tokens' }) : upstream.get({ route: 'gateway.token', params: { slug: 'aurora' } })));
     const results = await Promise.all([first, ...others]);
@@ -559,13 +574,15 @@ describe('Retry-After on any status', () => {
     expect(outage).toMatchObject({ path: '/v1/screener', status: 503 });
     expect(rest).toHaveLength(8);
     for (const r of rest) expect(r.at - outage!.at).toBeGreaterThanOrEqual(2000);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Held for those 2 s and its jitter, never the 92 s our clock would make of the date.
+    expect(Math.max(...waits)).toBeLessThanOrEqual(2000 + DEFAULT_BUDGET_POLICY.jitterMaxMs);
     expect(recorder.requests.filter((r) => r.httpStatus === 503).map((r) => r.retryAfterMs)).toEqual([2000]);
   });
 
   it('holds the bucket from the moment the headers arrive, not once a slow body has ended', async () => {
     let screener = 0;
     let headersSentAt = 0;
+    let endBody: (() => void) | undefined;
     const arrivals: { path: string; at: number }[] = [];
     const gw = createServer((req, res) => {
       arrivals.push({ path: req.url ?? '', at: Date.now() });
@@ -573,7 +590,8 @@ describe('Retry-After on any status', () => {
         res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '2' });
         res.flushHeaders();
         headersSentAt = Date.now();
-        setTimeout(() => res.end('{"type":"about:blank","status":503,"code":"service-unavailable"}'), 800);
+        // The body comes when the test has seen the hold.
+        endBody = () => res.end('{"type":"about:blank","status":503,"code":"service-unavailable"}');
         return;
       }
       // No rate-limit headers: the bucket is unmetered, requests go side by side.
@@ -581,13 +599,15 @@ describe('Retry-After on any status', () => {
     });
     await new Promise<void>((r) => gw.listen(0, '127.0.0.1', r));
     try {
-      const { upstream, recorder } = client({ gateway: { url: `http://127.0.0.1:${(gw.address() as AddressInfo).port}`, apiKey: GW_KEY } });
+      const { upstream, recorder, budget } = client({ gateway: { url: `http://127.0.0.1:${(gw.address() as AddressInfo).port}`, apiKey: GW_KEY } });
       await upstream.get({ route: 'gateway.tokens' });
       const slow = upstream.get({ route: 'gateway.screener' });
-      while (headersSentAt === 0) await new Promise((r) => setTimeout(r, 5));
-      // The headers are in; the body is 650 ms away.
-      await new Promise((r) => setTimeout(r, 150));
-      await upstream.get({ route: 'gateway.token', params: { slug: 'aurora' } });
+      // The headers are in, the body is not: the bucket is held already, and the next caller waits.
+      await waitFor('the hold of the 503 headers', () => gatewayOf(budget)?.reason === 'retry-after' || undefined, 5_000, 5);
+      const next = upstream.get({ route: 'gateway.token', params: { slug: 'aurora' } });
+      await waitFor('the next caller to wait', () => gatewayOf(budget)?.waiters === 1 || undefined, 5_000, 5);
+      endBody!();
+      await next;
       await slow;
       const after = arrivals.filter((a) => a.at > headersSentAt);
       expect(after.map((a) => a.path).sort()).toEqual(['/v1/screener', '/v1/tokens/aurora']);

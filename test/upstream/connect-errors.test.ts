@@ -25,6 +25,7 @@ import {
 import { networkReason, permanentConnectError } from '../../src/upstream/connect-errors.ts';
 import { boundedGet } from '../../src/upstream/http.ts';
 import { freePort } from '../helpers/own-servers.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
 
 /** A failed fetch as undici makes it: TypeError('fetch failed') with the system error as cause. */
@@ -96,7 +97,7 @@ describe('networkReason (pure): which kind of unreachable', () => {
 describe('FETCH_BAD_PORTS is the running Node\'s list', () => {
   const failure = async (port: number) => {
     try {
-      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
+      await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(patience(2000)) });
       return 'answered';
     } catch (err) {
       const cause = (err as { cause?: { message?: string; code?: string } }).cause;
@@ -112,7 +113,7 @@ describe('FETCH_BAD_PORTS is the running Node\'s list', () => {
 });
 
 const request = (url: URL, variable = 'TE_APP_URL') =>
-  boundedGet({ url, path: `${url.pathname}${url.search}`, headers: {}, timeoutMs: 5000, maxBytes: 1e6, errorBodyMaxBytes: 1e4, urlVariable: variable });
+  boundedGet({ url, path: `${url.pathname}${url.search}`, headers: {}, timeoutMs: patience(5000), maxBytes: 1e6, errorBodyMaxBytes: 1e4, urlVariable: variable });
 
 describe('boundedGet on loopback', () => {
   it('a closed port: refused, named by the base URL\'s host:port and the variable', async () => {
