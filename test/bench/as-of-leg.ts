@@ -12,7 +12,7 @@ import { openWarehouse } from '../../src/store/connection.ts';
 import { quoteIdentifier as q } from '../../src/store/quote.ts';
 import { deepen, type DepthFigures } from './depth.ts';
 import { docExample, withDecisions } from '../docs/doc-examples.ts';
-import { instants, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';
+import { instants, QUICK_RUNS, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';
 
 export interface AsOfLegOptions {
   databaseUrl: string;
@@ -20,6 +20,8 @@ export interface AsOfLegOptions {
   days: number;
   /** Runs per timed read (their median). */
   runs: number;
+  /** Runs of a read under 5 ms (default QUICK_RUNS). */
+  quickRuns?: number;
   log: (line: string) => void;
 }
 
@@ -39,6 +41,7 @@ export interface AsOfLegResult {
 const GAP_DAYS = 60;
 
 export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
+  const quickRuns = o.quickRuns ?? QUICK_RUNS;
   const db = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
   const w = await openWarehouse({ databaseUrl: o.databaseUrl, dataDir: '' });
   try {
@@ -69,7 +72,7 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
     o.log(`as-of: fill ${fromEmptyMs.toFixed(0)} ms from empty (${span!.days} days), ${afterGapMs.toFixed(0)} ms after a ${GAP_DAYS}-day gap, ${fill.unchangedMs.toFixed(0)} ms unchanged`);
 
     const at = await instants(db);
-    const tables = await tableReads(db, at, o.runs, o.log);
+    const tables = await tableReads(db, at, o.runs, o.log, quickRuns);
 
     const backtests: AsOfLegResult['backtests'] = [];
     // In the docs' form: the instants counted in integers, so that the planner knows how many.
@@ -78,7 +81,7 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
     for (const example of ['backtest-no-look-ahead', 'backtest-history']) {
       for (const [label, decisions] of [['last 30 days', lastDays], ['30 over the years', overYears]] as const) {
         const text = withDecisions(docExample(example), decisions);
-        const r = await timed(db, text, o.runs);
+        const r = await timed(db, text, o.runs, false, quickRuns);
         backtests.push({ example, instants: label, ms: r.ms, rows: r.rows });
         o.log(`as-of: ${example}, ${label}: ${r.ms.toFixed(1)} ms, ${r.rows} rows`);
       }
@@ -87,9 +90,9 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
     const [token] = await db<{ slug: string }[]>`select token_slug as slug from app.metric_history where stream = 'aggregate' order by 1 limit 1`;
     const one = `m.token_slug = '${token!.slug}' and m.stream = 'aggregate' and m.metric = 'erm30d'`;
     const [last] = await db<{ at: string }[]>`select max(finished_at)::text as at from sync.runs`;
-    const literalMs = (await timed(db, `select m.ts, m.value from app.metric_history_as_of('${last!.at}') m where ${one} order by m.ts`, o.runs)).ms;
-    const lateralMs = (await timed(db, `select m.ts, m.value from (select max(finished_at) as at from sync.runs) k cross join lateral app.metric_history_as_of(k.at) m where ${one} order by m.ts`, o.runs)).ms;
-    const subSelectMs = (await timed(db, `select m.ts, m.value from app.metric_history_as_of((select max(finished_at) from sync.runs)) m where ${one} order by m.ts`, 1)).ms;
+    const literalMs = (await timed(db, `select m.ts, m.value from app.metric_history_as_of('${last!.at}') m where ${one} order by m.ts`, o.runs, false, quickRuns)).ms;
+    const lateralMs = (await timed(db, `select m.ts, m.value from (select max(finished_at) as at from sync.runs) k cross join lateral app.metric_history_as_of(k.at) m where ${one} order by m.ts`, o.runs, false, quickRuns)).ms;
+    const subSelectMs = (await timed(db, `select m.ts, m.value from app.metric_history_as_of((select max(finished_at) from sync.runs)) m where ${one} order by m.ts`, 1, false, quickRuns)).ms;
     o.log(`as-of: one token's series at the last run's end: literal ${literalMs.toFixed(1)} ms, lateral ${lateralMs.toFixed(1)} ms, sub-select in the call ${subSelectMs.toFixed(0)} ms`);
 
     const sizes = await w.query<{ table: string; bytes: string; table_bytes: string }>(sql`

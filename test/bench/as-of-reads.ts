@@ -36,12 +36,15 @@ export interface TableReads {
 }
 
 
+/** Runs of a read under 5 ms, for their median: a read that short is at the mercy of the scheduler. */
+export const QUICK_RUNS = 31;
+
 /**
- * The median time of `runs` runs of `text` (31 when it is quick; after one unmeasured), and the
- * rows it returned. `prepare`: as a prepared statement (PREPARE once, then EXECUTE), its plan
- * made once, as drivers that prepare do.
+ * The median time of `runs` runs of `text` (`quickRuns` when it is quick; after one
+ * unmeasured), and the rows it returned. `prepare`: as a prepared statement (PREPARE once,
+ * then EXECUTE), its plan made once, as drivers that prepare do.
  */
-export async function timed(db: Sql, text: string, runs = 5, prepare = false): Promise<{ ms: number; rows: number }> {
+export async function timed(db: Sql, text: string, runs = 5, prepare = false, quickRuns = QUICK_RUNS): Promise<{ ms: number; rows: number }> {
   const name = `as_of_read_${++prepared}`;
   if (prepare) await db.unsafe(`prepare ${name} as ${text}`);
   const read = prepare ? `execute ${name}` : text;
@@ -49,7 +52,7 @@ export async function timed(db: Sql, text: string, runs = 5, prepare = false): P
     const t = performance.now();
     let rows = (await db.unsafe(read)).length;
     // A read of a few milliseconds is at the mercy of the scheduler: more runs for their median.
-    const n = performance.now() - t < 5 ? Math.max(runs, 31) : runs;
+    const n = performance.now() - t < 5 ? Math.max(runs, quickRuns) : runs;
     const times: number[] = [];
     for (let i = 0; i < n; i++) {
       const t0 = performance.now();
@@ -78,7 +81,7 @@ export async function instants(db: Sql): Promise<Instant[]> {
 }
 
 /** Plain and as-of reads of every versioned table. */
-export async function tableReads(db: Sql, at: readonly Instant[], runs = 5, log: (line: string) => void = () => {}): Promise<TableReads[]> {
+export async function tableReads(db: Sql, at: readonly Instant[], runs = 5, log: (line: string) => void = () => {}, quickRuns = QUICK_RUNS): Promise<TableReads[]> {
   const out: TableReads[] = [];
   for (const table of VERSIONED) {
     const c = getTableConfig(table);
@@ -96,10 +99,10 @@ export async function tableReads(db: Sql, at: readonly Instant[], runs = 5, log:
     const value = v?.v ?? '';
     const oneKey = (from: string) => `select * from ${from} where ${q(key)} = ${lit(value)}`;
     const pair = async (read: (from: string) => string, prepare = false): Promise<ReadPair> => {
-      const p = await timed(db, read(plain), runs, prepare);
+      const p = await timed(db, read(plain), runs, prepare, quickRuns);
       const asOfReads = [];
       for (const i of at) {
-        const r = await timed(db, read(asOf(i.at)), runs, prepare);
+        const r = await timed(db, read(asOf(i.at)), runs, prepare, quickRuns);
         asOfReads.push({ label: i.label, ms: r.ms, rows: r.rows, ratio: r.ms / Math.max(p.ms, 0.001) });
       }
       return { plainMs: p.ms, asOf: asOfReads };

@@ -69,9 +69,11 @@ export interface BenchOptions {
   settleMaxMs: number;
   /**
    * The as-of leg: a first sync of `seedTokens` tokens with `days` days of history, deepened to
-   * `tokens` tokens and `days` daily versions; null: no such leg.
+   * `tokens` tokens and `days` daily versions; null: no such leg. `quickRuns`: runs of a read
+   * under 5 ms (default as-of-reads.ts QUICK_RUNS); the smoke test takes fewer, as it checks
+   * that the figures come out, not what they are.
    */
-  asOf: { tokens: number; seedTokens: number; days: number; runs: number } | null;
+  asOf: { tokens: number; seedTokens: number; days: number; runs: number; quickRuns?: number } | null;
   log: (line: string) => void;
 }
 
@@ -287,7 +289,7 @@ async function asOfRun(o: BenchOptions, a: NonNullable<BenchOptions['asOf']>): P
   return withDatabase(o.databaseUrl, 'bench_asof', async (url) => {
     o.log(`as-of: first sync of ${a.seedTokens} tokens with ${a.days} days of history`);
     await withSim(seed, (sim) => syncChild({ scenario: seed, simUrl: sim.url, target: { kind: 'postgres', url }, phases: ['full'] }, o.nodeFlags ?? []));
-    return runAsOfLeg({ databaseUrl: url, copies: Math.max(1, Math.round(a.tokens / a.seedTokens)), days: a.days, runs: a.runs, log: o.log });
+    return runAsOfLeg({ databaseUrl: url, copies: Math.max(1, Math.round(a.tokens / a.seedTokens)), days: a.days, runs: a.runs, quickRuns: a.quickRuns, log: o.log });
   });
 }
 

@@ -18,6 +18,7 @@ import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
 import { describePostgresUrl } from '../../src/store/connection.ts';
 import { startRun } from '../../src/store/runs.ts';
 import { runCli } from '../helpers/cli.ts';
+import { patience } from '../helpers/patience.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
@@ -237,80 +238,105 @@ describe('tesync reset', () => {
   }
   const runStatus = async (id: string) => (await fx.warehouse.query<{ status: string; error: string | null }>(sql`select status, error from sync.runs where id = ${id}`))[0];
 
-  it('says what it needs (exit 2): what to reset without --queues; REDIS_URL for --redis, removing nothing without it', async () => {
-    const p = newPrefix('postgres');
-    const rows = await seedRows(p, 1);
-    const [none, redisFlag] = await Promise.all([runCli(['reset'], { REDIS_URL: redisUrl }), runCli(['reset', '--redis'], onPostgres.env(p))]);
-    expect(none.code).toBe(2);
-    expect(none.stderr).toContain('say what to reset: --queues');
-    expect(redisFlag.code).toBe(2);
-    expect(redisFlag.stderr).toContain("reset --redis: REDIS_URL is not set, so the queues are in the warehouse's Postgres: use --queues");
-    expect(await prefixRows(p)).toBe(rows);
-  });
-
-  describe.each(QUEUE_BACKENDS)('queues on %s', (backend) => {
-    const side = SIDES[backend];
-
-    it("removes exactly the prefix's queues and says how many, closing its workers' runs; --dry-run only counts", async () => {
-      const p = newPrefix(backend);
-      const mine = await side.seed(p, 'large');
-      const othersIntact = await side.seedOthers(p);
-      const runs = await seedRuns(p, backend);
-      const env = side.env(p);
-
-      const dry = await runCli(['reset', '--queues', '--dry-run'], env);
-      expect(dry.code, dry.stderr).toBe(0);
-      expect(dry.stdout).toContain(side.dryRun(p, mine));
-      expect(dry.stdout).toContain('nothing removed (--dry-run)');
-      expect(side.dryCount(dry.stdout)).toBe(mine);
-      const seeded = await side.left(p);
-      expect(seeded).toBeGreaterThan(0);
-      expect(await runStatus(runs.mine)).toMatchObject({ status: 'running' });
-
-      const r = await runCli(['reset', '--queues'], env);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(side.removed(p, mine));
-      expect(r.stdout).toContain(`Closed 1 run of these workers as failed in ${location()}`);
-      expect(await side.left(p)).toBe(0);
-      await othersIntact();
-      expect(await runStatus(runs.mine)).toEqual({ status: 'failed', error: LOST_RUN_ERROR });
-      // Runs of the same prefix on the other backend, and of another prefix, are not this reset's.
-      expect(await runStatus(runs.otherBackend)).toMatchObject({ status: 'running' });
-      expect(await runStatus(runs.otherPrefix)).toMatchObject({ status: 'running' });
-
-      // Nothing left: it says so (on Redis under its name before the Postgres backend, --redis).
-      const again = await runCli(['reset', backend === 'redis' ? '--redis' : '--queues'], env);
-      expect(again.code, again.stderr).toBe(0);
-      expect(again.stdout).toBe(`${side.nothingLeft(p)}\n`);
-      await othersIntact();
+  // Each of these cases seeds, resets and looks under a prefix of its own, and the runs it
+  // seeds are its prefix's: they run side by side.
+  describe.concurrent('a prefix of its own per case', () => {
+    it('says what it needs (exit 2): what to reset without --queues; REDIS_URL for --redis, removing nothing without it', async () => {
+      const p = newPrefix('postgres');
+      const rows = await seedRows(p, 1);
+      const [none, redisFlag] = await Promise.all([runCli(['reset'], { REDIS_URL: redisUrl }), runCli(['reset', '--redis'], onPostgres.env(p))]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain('say what to reset: --queues');
+      expect(redisFlag.code).toBe(2);
+      expect(redisFlag.stderr).toContain("reset --redis: REDIS_URL is not set, so the queues are in the warehouse's Postgres: use --queues");
+      expect(await prefixRows(p)).toBe(rows);
     });
 
-    it('refuses while a worker is connected under the prefix, naming it; --force removes anyway', async () => {
-      const p = newPrefix(backend);
-      const mine = await side.seed(p, 'small');
-      const othersIntact = await side.seedOthers(p);
-      const seeded = await side.left(p);
-      const env = side.env(p);
-      const worker = await side.fakeWorker(p);
-      try {
-        const r = await runCli(['reset', '--queues'], env);
-        expect(r.code).toBe(1);
-        expect(r.stderr).toContain(side.refused(p));
-        expect(r.stderr).toContain('1 connection under the prefix (1 from workers)');
-        expect(r.stderr).toContain(`  ${worker.name} from `);
-        expect(r.stderr).toContain('--force');
-        expect(r.stdout).toBe('');
-        expect(await side.left(p)).toBe(seeded);
+    describe.each(QUEUE_BACKENDS)('queues on %s', (backend) => {
+      const side = SIDES[backend];
 
-        const forced = await runCli(['reset', '--queues', '--force'], env);
-        expect(forced.code, forced.stderr).toBe(0);
-        expect(forced.stdout).toMatch(side.removed(p, mine));
+      it("removes exactly the prefix's queues and says how many, closing its workers' runs; --dry-run only counts", async () => {
+        const p = newPrefix(backend);
+        const mine = await side.seed(p, 'large');
+        const othersIntact = await side.seedOthers(p);
+        const runs = await seedRuns(p, backend);
+        const env = side.env(p);
+
+        const dry = await runCli(['reset', '--queues', '--dry-run'], env);
+        expect(dry.code, dry.stderr).toBe(0);
+        expect(dry.stdout).toContain(side.dryRun(p, mine));
+        expect(dry.stdout).toContain('nothing removed (--dry-run)');
+        expect(side.dryCount(dry.stdout)).toBe(mine);
+        const seeded = await side.left(p);
+        expect(seeded).toBeGreaterThan(0);
+        expect(await runStatus(runs.mine)).toMatchObject({ status: 'running' });
+
+        const r = await runCli(['reset', '--queues'], env);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toMatch(side.removed(p, mine));
+        expect(r.stdout).toContain(`Closed 1 run of these workers as failed in ${location()}`);
         expect(await side.left(p)).toBe(0);
         await othersIntact();
-      } finally {
-        await worker.close();
-      }
+        expect(await runStatus(runs.mine)).toEqual({ status: 'failed', error: LOST_RUN_ERROR });
+        // Runs of the same prefix on the other backend, and of another prefix, are not this reset's.
+        expect(await runStatus(runs.otherBackend)).toMatchObject({ status: 'running' });
+        expect(await runStatus(runs.otherPrefix)).toMatchObject({ status: 'running' });
+
+        // Nothing left: it says so (on Redis under its name before the Postgres backend, --redis).
+        const again = await runCli(['reset', backend === 'redis' ? '--redis' : '--queues'], env);
+        expect(again.code, again.stderr).toBe(0);
+        expect(again.stdout).toBe(`${side.nothingLeft(p)}\n`);
+        await othersIntact();
+      });
+
+      it('refuses while a worker is connected under the prefix, naming it; --force removes anyway', async () => {
+        const p = newPrefix(backend);
+        const mine = await side.seed(p, 'small');
+        const othersIntact = await side.seedOthers(p);
+        const seeded = await side.left(p);
+        const env = side.env(p);
+        const worker = await side.fakeWorker(p);
+        try {
+          const r = await runCli(['reset', '--queues'], env);
+          expect(r.code).toBe(1);
+          expect(r.stderr).toContain(side.refused(p));
+          expect(r.stderr).toContain('1 connection under the prefix (1 from workers)');
+          expect(r.stderr).toContain(`  ${worker.name} from `);
+          expect(r.stderr).toContain('--force');
+          expect(r.stdout).toBe('');
+          expect(await side.left(p)).toBe(seeded);
+
+          const forced = await runCli(['reset', '--queues', '--force'], env);
+          expect(forced.code, forced.stderr).toBe(0);
+          expect(forced.stdout).toMatch(side.removed(p, mine));
+          expect(await side.left(p)).toBe(0);
+          await othersIntact();
+        } finally {
+          await worker.close();
+        }
+      });
     });
+
+    describe('queues on redis only', () => {
+      it('refuses while a job lock is held, with no worker connected (a worker died less than TE_WORKER_LOCK_MS ago)', async () => {
+        const p = newPrefix('redis');
+        const mine = await onRedis.seed(p, 'small');
+        // Held for longer than the reset below takes to start, however slow the machine.
+        await redis.set(`${p}:fetch-gateway:7:lock`, 'token', 'PX', patience(60_000));
+        const locked = await runCli(['reset', '--queues'], onRedis.env(p));
+        expect(locked.code).toBe(1);
+        expect(locked.stderr).toContain(onRedis.refused(p));
+        expect(locked.stderr).toContain('1 job lock held');
+        expect(locked.stderr).not.toContain('under the prefix');
+        expect(await redisKeysUnder(p)).toBe(mine + 1);
+      });
+    });
+  });
+
+  // Each of these has a real worker walk the shared warehouse, and two walks would meet at its
+  // sync lock: one at a time.
+  describe.each(QUEUE_BACKENDS)('queues on %s', (backend) => {
+    const side = SIDES[backend];
 
     describe('after a real worker', () => {
       it('is refused while it runs, naming its connections, and removes everything it left once it stopped', async () => {
@@ -352,21 +378,7 @@ describe('tesync reset', () => {
         expect(r.stdout).toMatch(side.removed(p, counted));
         expect(await side.left(p)).toBe(0);
         await othersIntact();
-      }, 150_000);
-    });
-  });
-
-  describe('queues on redis only', () => {
-    it('refuses while a job lock is held, with no worker connected (a worker died less than TE_WORKER_LOCK_MS ago)', async () => {
-      const p = newPrefix('redis');
-      const mine = await onRedis.seed(p, 'small');
-      await redis.set(`${p}:fetch-gateway:7:lock`, 'token', 'PX', 60_000);
-      const locked = await runCli(['reset', '--queues'], onRedis.env(p));
-      expect(locked.code).toBe(1);
-      expect(locked.stderr).toContain(onRedis.refused(p));
-      expect(locked.stderr).toContain('1 job lock held');
-      expect(locked.stderr).not.toContain('under the prefix');
-      expect(await redisKeysUnder(p)).toBe(mine + 1);
+      }, patience(120_000));
     });
   });
 });

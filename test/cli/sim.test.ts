@@ -3,9 +3,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/cli/context.ts';
+import { runSim } from '../../src/cli/sim.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { apiKeyProblem } from '../../src/lib/variables.ts';
-import { BIN, childEnv, runCli } from '../helpers/cli.ts';
+import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
+import { patience } from '../helpers/patience.ts';
+import { createTestLogger } from '../helpers/services.ts';
 
 /** resolves with everything printed up to the banner's last line */
 function bannerOf(child: ChildProcess): Promise<string> {
@@ -18,6 +22,28 @@ function bannerOf(child: ChildProcess): Promise<string> {
     child.on('exit', (code) => reject(new Error(`tesync sim exited ${code}`)));
   });
 }
+
+/**
+ * `tesync sim ARGS` refusing its command line, run in this process: every check of a flag
+ * happens before the simulator listens, and main (src/cli/main.ts reportFailure) prints a
+ * UsageError or a parseArgs error as `tesync: <message>` with exit 2 (each test below runs one
+ * of its cases as the real command, which shows that). A command line it wrongly accepts comes
+ * back as a simulator listening (exit code null).
+ */
+async function simRefusal(argv: string[]): Promise<CliResult> {
+  const usage = (err: unknown) => err instanceof UsageError || String((err as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS');
+  const ran = runSim({ argv, config: loadConfig({}), logger: createTestLogger().logger }).then(
+    (code): CliResult => ({ code, signal: null, stdout: '', stderr: '' }),
+    (err: unknown): CliResult => ({ code: usage(err) ? 2 : 1, signal: null, stdout: '', stderr: `tesync: ${(err as Error).message}\n` }),
+  );
+  // Accepted, it would serve until a signal: say so instead of waiting for one.
+  const listening = new Promise<CliResult>((resolve) => setTimeout(() => resolve({ code: null, signal: null, stdout: 'listening (the command line was accepted)', stderr: '' }), patience(5_000)).unref());
+  return Promise.race([ran, listening]);
+}
+
+/** `tesync sim --help`, run once for the tests that read it. */
+let help: Promise<CliResult> | undefined;
+const simHelp = () => (help ??= runCli(['sim', '--help'], {}));
 
 describe('tesync sim', () => {
   it('serves both APIs on the port it prints, and stops cleanly on SIGINT', async () => {
@@ -123,17 +149,19 @@ describe('tesync sim', () => {
   });
 
   it('refuses, with exit 2, a key tesync would refuse, and its help shows keys tesync accepts', async () => {
-    for (const [flag, key, variable] of [
+    const cases = [
       ['--app-key', 'ak-test', 'TE_APP_API_KEY'],
       ['--gateway-key', 'gw', 'TE_GATEWAY_API_KEY'],
       ['--gateway-key', 'two words here', 'TE_GATEWAY_API_KEY'],
-    ] as const) {
-      const r = await runCli(['sim', '--port', '0', flag, key], {});
+    ] as const;
+    for (const [i, [flag, key, variable]] of cases.entries()) {
+      const argv = ['--port', '0', flag, key];
+      const r = i === 0 ? await runCli(['sim', ...argv], {}) : await simRefusal(argv);
       expect(r.code, `${flag} ${key}`).toBe(2);
       expect(r.stderr).toContain(`${flag}: tesync would refuse this key as ${variable}`);
       expect(r.stdout).not.toContain('listening');
     }
-    const help = (await runCli(['sim', '--help'], {})).stdout;
+    const help = (await simHelp()).stdout;
     const examples = [...help.matchAll(/e\.g\.\s+(sim_\w+)/g)].map((m) => m[1]!);
     expect(examples).toEqual(['sim_app_key_0001', 'sim_gw_key_0001']);
     for (const k of examples) expect(apiKeyProblem(k)).toBeUndefined();
@@ -141,10 +169,10 @@ describe('tesync sim', () => {
   });
 
   it('lists the form flags in --help and refuses bad values with exit 2, naming the flag', async () => {
-    const help = await runCli(['sim', '--help'], {});
+    const help = await simHelp();
     expect(help.code).toBe(0);
     for (const flag of ['--history-all FORM', '--chart-labels', '--added-field R=F', '--duplicated-key R=K', '--recomputation N', '--removed', '--omit PART', '--redirect P[,S[,U]]', '--outage B:N[:A]', '--retry-after-form F', '--page-size N', '--page-form FORM', '--page-total T', '--page-loop']) expect(help.stdout).toContain(flag);
-    for (const [flag, value] of [
+    const cases = [
       ['--recomputation', 'often'],
       ['--history-all', 'sideways'],
       ['--omit', 'everything'],
@@ -161,8 +189,10 @@ describe('tesync sim', () => {
       ['--page-size', '-1'],
       ['--page-form', 'scroll'],
       ['--page-total', 'some'],
-    ] as const) {
-      const r = await runCli(['sim', '--port', '0', flag, value], {});
+    ] as const;
+    for (const [i, [flag, value]] of cases.entries()) {
+      const argv = ['--port', '0', flag, value];
+      const r = i === 0 ? await runCli(['sim', ...argv], {}) : await simRefusal(argv);
       expect(r.code, `${flag} ${value}`).toBe(2);
       expect(r.stderr).toContain(flag);
       expect(r.stdout).not.toContain('listening');
@@ -192,7 +222,7 @@ describe('tesync sim', () => {
       ['--outage', 'gateway:1e3', /^tesync: --outage SECONDS must be a whole number/],
       ['--host', '192.0.2.1', /^tesync: --host "192\.0\.2\.1" is not an address of this machine \(EADDRNOTAVAIL\)$/],
     ];
-    const results = await Promise.all(cases.map(([flag, value]) => runCli(['sim', `${flag}=${value}`], {}, { timeoutMs: 20_000 })));
+    const results = await Promise.all(cases.map(([flag, value], i) => (i === 0 ? runCli(['sim', `${flag}=${value}`], {}, { timeoutMs: 20_000 }) : simRefusal([`${flag}=${value}`]))));
     cases.forEach(([flag, value, line], i) => {
       const r = results[i]!;
       expect(r.code, `${flag}=${value}: ${r.stdout}${r.stderr}`).toBe(2);
