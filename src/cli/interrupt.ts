@@ -71,6 +71,9 @@ export function watchInterrupts(options: { say: (line: string) => void; phase?: 
       held.push(work.catch(() => {}));
     },
     dispose() {
+      // Once a signal was taken the command is ending: a second one, however late, must still
+      // quit with the first one's code, not kill the process as an unhandled signal would.
+      if (received) return;
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
     },

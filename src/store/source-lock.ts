@@ -220,7 +220,9 @@ async function lockHolders(warehouse: Warehouse, session: postgres.Sql, ids: { s
     select l.objid::bigint::int as id, a.application_name as name
       from pg_locks l left join pg_stat_activity a on a.pid = l.pid
      where l.locktype = 'advisory' and l.granted and l.classid::bigint = ${SYNC_LOCK_NAMESPACE} and l.objsubid = 2
-       and l.pid <> pg_backend_pid()`;
+       and l.pid <> pg_backend_pid()
+       -- advisory locks are per database: a sync of another warehouse on this server holds nothing here
+       and l.database = (select oid from pg_database where datname = current_database())`;
   const runOf = new Map(rows.map((r) => [Number(r.id), runIdOfSession(r.name)]));
   const runIds = [...new Set([...runOf.values()].filter((r): r is string => r !== undefined))];
   const byRun = await runRows(warehouse, runIds);

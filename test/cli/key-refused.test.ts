@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { SCHEDULES_OFF, withWorkerRun } from '../helpers/workers.ts';
 
@@ -38,7 +39,7 @@ describe('a key refused on every request that needs it', () => {
     const run = await lastRun();
     expect(run.status).toBe('partial');
     expect(run.stats.requests.keyRefusals).toEqual([{ variable: 'TE_APP_API_KEY', source: 'app', bucket: 'app-key', refused, answers: { '401 unauthorized': refused } }]);
-  }, 150_000);
+  }, patience(150_000));
 
   it('tesync sync --json: the status and the refusal in the JSON, the warning on stderr', async () => {
     const r = await runCli(['sync', '--json', '--only', 'tokens,bundle'], env, { timeoutMs: 120_000 });
@@ -48,7 +49,7 @@ describe('a key refused on every request that needs it', () => {
     expect(outcome.requests.keyRefusals).toMatchObject([{ variable: 'TE_APP_API_KEY', refused: 3 }]);
     expect(r.stderr).toMatch(new RegExp(`tesync: ${WARNING.source}`));
     expect(r.stdout + r.stderr).not.toContain(wrongKey);
-  }, 150_000);
+  }, patience(150_000));
 
   it('tesync status lists the refused run as partial', async () => {
     await runCli(['sync', '--only', 'tokens,bundle'], env, { timeoutMs: 120_000 });
@@ -56,7 +57,7 @@ describe('a key refused on every request that needs it', () => {
     expect(r.code, r.stderr).toBe(0);
     const status = JSON.parse(r.stdout) as { runs: { status: string }[] };
     expect(status.runs[0]!.status).toBe('partial');
-  }, 150_000);
+  }, patience(150_000));
 
   it('tesync worker + enqueue --wait: the same status, the same warning, and a warn log line', async () => {
     const workerEnv = { ...env, REDIS_URL: await redisServerUrl(), TE_QUEUE_PREFIX: uniqueName('tesync_keyref'), TE_METRICS_PORT: '0', ...SCHEDULES_OFF, LOG_LEVEL: 'info' };
@@ -75,7 +76,7 @@ describe('a key refused on every request that needs it', () => {
       },
       { removeKeys: true },
     );
-  }, 150_000);
+  }, patience(150_000));
 
   // Last: once the right key fetched the bundles, later runs skip them as unchanged.
   it('with the right key: succeeded and no warning', async () => {
@@ -84,5 +85,5 @@ describe('a key refused on every request that needs it', () => {
     expect(r.stdout).toMatch(/^Sync succeeded in /);
     expect(r.stdout).not.toContain('warning');
     expect((await lastRun()).status).toBe('succeeded');
-  }, 150_000);
+  }, patience(150_000));
 });

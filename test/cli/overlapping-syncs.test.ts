@@ -3,25 +3,32 @@
 // warehouse comes out as a single sync leaves it, and upstream is asked nothing twice. The
 // lock lives in the warehouse: a holder killed outright frees it at once, a holder whose
 // connection drops takes it again (or stops, when another sync got it first).
+//
+// A walk that must still be going when the other process arrives is paused (SIGSTOP) once it
+// has started, its locks held, and resumed (SIGCONT) after: it lasts however long the other
+// takes to start on a busy machine.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SYNC_LOCK_NAMESPACE, SOURCE_LOCK_IDS } from '../../src/store/source-lock.ts';
-import { runCli, startCli } from '../helpers/cli.ts';
+import { runCli, startCli, type CliProcess } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
+import { waitFor } from '../helpers/workers.ts';
 
 const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const STARTED = /"msg":"sync started"/;
 const SKIPPED = new RegExp(`^Sync skipped: another tesync sync is walking app and gateway \\(run (${UUID}), started \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC, pid (\\d+) on [^)]+\\); nothing to do \\(--wait waits for it instead\\)\\n$`);
 
 describe('overlapping tesync sync runs on one warehouse', () => {
   const fx = useSimAndWarehouse({
-    tokens: 4,
-    historyDays: 10,
+    tokens: 2,
+    historyDays: 5,
     chartsPerToken: 1,
     seed: 231,
     latencyMs: [150, 250],
@@ -36,8 +43,10 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     TE_GATEWAY_URL: fx.sim.url,
     TE_GATEWAY_API_KEY: gwKey,
     DATABASE_URL: w.databaseUrl,
-    TE_REQUEST_TIMEOUT_MS: '5000',
-    // Slow enough that a walk lasts seconds: the second process starts while the first walks.
+    // A paused walk's requests are answered when it resumes: never timed out meanwhile (the
+    // most allowed). Its rate-budget leases last as long: no matter, the simulator sets no limit.
+    TE_REQUEST_TIMEOUT_MS: '600000',
+    // Slow enough that a walk lasts seconds: it is still going when the test pauses it.
     TE_CONCURRENCY: '2',
     ...extra,
   });
@@ -47,8 +56,24 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     );
   const paths = () => fx.sim.requests.map((r) => r.path);
 
+  // Every process a test started, killed if still there (a failed test may leave one paused).
+  const started: CliProcess[] = [];
+  const start = (args: string[], env: Record<string, string>) => {
+    const p = startCli(args, env);
+    started.push(p);
+    return p;
+  };
+  const pause = (p: CliProcess) => p.child.kill('SIGSTOP');
+  const resume = (p: CliProcess) => p.child.kill('SIGCONT');
+
   beforeAll(async () => {
     base = await createTestWarehouse();
+  });
+  afterEach(async () => {
+    for (const p of started.splice(0)) {
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+      await p.exited;
+    }
   });
   afterAll(async () => {
     await base?.cleanup();
@@ -65,7 +90,22 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     expect(new Set(single).size, 'one sync alone asks each path once').toBe(single.length);
 
     fx.sim.resetRequests();
-    const both = await Promise.all([runCli(['sync'], envFor(fx.tw), { timeoutMs: 120_000 }), runCli(['sync'], envFor(fx.tw), { timeoutMs: 120_000 })]);
+    const pair = [start(['sync'], envFor(fx.tw)), start(['sync'], envFor(fx.tw))];
+    // The one that took the locks, paused as it starts walking: the other meets them held.
+    const walker = await waitFor(
+      'one of the two to start walking',
+      () => {
+        const p = pair.find((x) => STARTED.test(x.stderr()));
+        if (!p && pair.every((x) => x.child.exitCode !== null)) throw new Error(`neither started walking:\n${pair.map((x) => x.stdout() + x.stderr()).join('\n---\n')}`);
+        return p;
+      },
+      60_000,
+      20,
+    );
+    pause(walker);
+    await pair.find((x) => x !== walker)!.exited;
+    resume(walker);
+    const both = await Promise.all(pair.map((x) => x.exited));
     for (const r of both) expect(r.code, r.stderr).toBe(0);
     const walked = both.filter((r) => r.stdout.startsWith('Sync succeeded in '));
     const skipped = both.filter((r) => r.stdout.startsWith('Sync skipped: '));
@@ -84,15 +124,14 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     expect(new Set(asked).size).toBe(asked.length);
     expect([...asked].sort()).toEqual([...single].sort());
     expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base.warehouse));
-  }, 240_000);
+  }, patience(240_000));
 
   it('a source another sync walks is left to it; the rest is walked', async () => {
-    // The gateway's walk lasts, however long the second process takes to start on a busy
-    // machine: its screener answers 429 with Retry-After 8 once, holding the gateway's bucket.
-    fx.sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '8' }]);
-    const gateway = startCli(['sync', '--source', 'gateway', '--full'], envFor(fx.tw));
-    await gateway.waitFor(/"msg":"sync started"/);
+    const gateway = start(['sync', '--source', 'gateway', '--full'], envFor(fx.tw));
+    await gateway.waitFor(STARTED);
+    pause(gateway);
     const r = await runCli(['sync', '--only', 'tokens'], envFor(fx.tw), { timeoutMs: 120_000 });
+    resume(gateway);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`tesync: skipped: another tesync sync is walking gateway \\(run ${UUID}, started [^)]+\\); this sync walks app\\n`));
     expect(r.stdout).toMatch(/^Sync succeeded in /);
@@ -105,7 +144,7 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     expect(appRun?.status).toBe('succeeded');
     expect(gatewayRun?.status).toBe('succeeded');
     expect(recorded.every((x) => x.status !== 'running')).toBe(true);
-  }, 240_000);
+  }, patience(240_000));
 
   it('--wait waits for the holder; a holder killed outright (SIGKILL) frees the lock and the waiter proceeds', async () => {
     // A run some other machine started and lost: the next sync that holds its sources closes it.
@@ -114,14 +153,14 @@ describe('overlapping tesync sync runs on one warehouse', () => {
       sql`insert into sync.runs (id, trigger, sources, status, options, started_at) values (${elsewhere}, 'cli', array['app','gateway']::text[], 'running', ${JSON.stringify({ owner: { host: 'elsewhere.invalid', pid: 4242 } })}::jsonb, now() - interval '1 hour')`,
     );
     // The holder's walk lasts until it is killed, however long the waiter takes to start.
-    fx.sim.script('/v1/screener', [{ status: 429, code: 'rate-limit-exceeded', retryAfter: '30' }]);
-    const first = startCli(['sync', '--full'], envFor(fx.tw));
-    await first.waitFor(/"msg":"sync started"/);
+    const first = start(['sync', '--full'], envFor(fx.tw));
+    await first.waitFor(STARTED);
+    pause(first);
     const [held] = await fx.warehouse.query<{ id: string }>(sql`select id::text from sync.runs where status = 'running' and id <> ${elsewhere} order by started_at desc limit 1`);
     expect(held).toBeDefined();
     expect((await fx.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${elsewhere}`))[0]?.status).toBe('failed');
 
-    const second = startCli(['sync', '--wait'], envFor(fx.tw));
+    const second = start(['sync', '--wait'], envFor(fx.tw));
     await second.waitFor(new RegExp(`tesync: waiting: another tesync sync is walking app and gateway \\(run ${held!.id}, started [^)]+, pid ${first.child.pid} on `));
     first.child.kill('SIGKILL');
     const killed = await first.exited;
@@ -140,15 +179,18 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     const waiterRun = after.at(-1)!;
     expect(waiterRun.status).toBe('succeeded');
     expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base.warehouse));
-  }, 240_000);
+  }, patience(240_000));
 
   it('a holder whose lock connection drops takes the lock again when it is free, and goes on', async () => {
     const admin = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const p = startCli(['sync', '--full'], envFor(fx.tw));
-      await p.waitFor(/"msg":"sync started"/);
+      const p = start(['sync', '--full'], envFor(fx.tw));
+      await p.waitFor(STARTED);
+      // Dropped while it walks.
+      pause(p);
       const [t] = await admin<{ n: number }[]>`select count(pg_terminate_backend(pid, 5000))::int as n from pg_stat_activity where application_name like 'tesync sync %' and datname = current_database()`;
       expect(t!.n).toBe(1);
+      resume(p);
       const r = await p.exited;
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain('the warehouse connection holding the sync lock dropped; the lock was still free and is held again');
@@ -156,19 +198,26 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     } finally {
       await admin.end();
     }
-  }, 240_000);
+  }, patience(240_000));
 
   it('a holder whose lock another sync took while its connection was down stops early, exit 1, saying so', async () => {
     const admin = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
     const rival = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const p = startCli(['sync', '--full'], envFor(fx.tw));
-      await p.waitFor(/"msg":"sync started"/);
+      const p = start(['sync', '--full'], envFor(fx.tw));
+      await p.waitFor(STARTED);
+      pause(p);
       // The rival queues for the locks first: the moment the holder's session ends, they are its.
       const rivalLocks = rival`select pg_advisory_lock(${SYNC_LOCK_NAMESPACE}::int, ${SOURCE_LOCK_IDS.app!}::int), pg_advisory_lock(${SYNC_LOCK_NAMESPACE}::int, ${SOURCE_LOCK_IDS.gateway!}::int)`.execute();
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor(
+        'the rival queued for the locks',
+        async () => (await admin<{ n: number }[]>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`)[0]!.n > 0 || undefined,
+        10_000,
+        20,
+      );
       await admin`select pg_terminate_backend(pid, 5000) from pg_stat_activity where application_name like 'tesync sync %' and datname = current_database()`;
       await rivalLocks;
+      resume(p);
       const r = await p.exited;
       expect(r.code, r.stdout + r.stderr).toBe(1);
       expect(r.stderr).toMatch(/tesync: error: lost the warehouse lock of app(, gateway)? to another tesync sync: stopped this sync early/);
@@ -178,5 +227,5 @@ describe('overlapping tesync sync runs on one warehouse', () => {
       await rival.end();
       await admin.end();
     }
-  }, 240_000);
+  }, patience(240_000));
 });

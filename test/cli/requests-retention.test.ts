@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/lib/config.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { SCHEDULES_OFF, withWorkerRun } from '../helpers/workers.ts';
 
@@ -70,7 +71,7 @@ describe('requests retention in both runners', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.table === 'sync.requests');
     expect(line).toMatchObject({ level: 30, removed: 3, retentionDays: 30, runId: outcome.runId, msg: 'removed 3 request rows older than 30 days (TE_REQUESTS_RETENTION_DAYS)' });
-  }, 150_000);
+  }, patience(150_000));
 
   it('tesync sync with 0 keeps everything', async () => {
     await seed([400]);
@@ -78,7 +79,7 @@ describe('requests retention in both runners', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(await seededAges()).toEqual([400, 29, 2]);
     expect(r.stderr).not.toContain('"table":"sync.requests"');
-  }, 150_000);
+  }, patience(150_000));
 
   it('a tesync worker run (enqueue --wait) removes them at its end too', async () => {
     await seed([100, 31]);
@@ -95,5 +96,5 @@ describe('requests retention in both runners', () => {
       },
       { removeKeys: true },
     );
-  }, 150_000);
+  }, patience(150_000));
 });

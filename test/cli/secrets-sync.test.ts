@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey } from '../helpers/services.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
 
@@ -45,5 +46,5 @@ describe('secrets', () => {
     expect(publicRoutes.filter((r) => r.headers.authorization !== undefined)).toEqual([]);
     expect(fx.sim.requests.filter((r) => r.path.includes('?') && (r.path.includes(appKey) || r.path.includes(gatewayKey)))).toEqual([]);
     recordFigure('secrets', { logLines: printed.split('\n').length, dumpBytes: dump.length, requestsChecked: fx.sim.requests.length, secretsFound: 0 });
-  }, 120_000);
+  }, patience(120_000));
 });

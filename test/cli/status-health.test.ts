@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OverLimit } from '../../src/cli/status.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestLogger, uniqueName } from '../helpers/services.ts';
 import { requireTmux } from '../helpers/tmux.ts';
 
@@ -69,7 +70,7 @@ describe('one token whose data stopped advancing months ago, the rest of today',
       sql`select status, details->>'lastTs' as last_ts from sync.resource_state where source = 'app' and resource = ${`token/${stale}/history`}`,
     );
     expect(row).toMatchObject({ status: 'failed', last_ts: expect.stringMatching(new RegExp(`^${day(-MONTHS)}`)) });
-  }, 120_000);
+  }, patience(120_000));
 
   it('--max-age 24 exits 1 and names that token, by its newest history point; nothing else is over', async () => {
     const r = await runCli(['status', '--max-age', '24'], envOf(fx));
@@ -130,14 +131,14 @@ describe('one token whose data stopped advancing months ago, the rest of today',
       const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
       writeFileSync(
         script,
-        ['#!/bin/sh', ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`), `${quote(process.execPath)} ${quote(BIN)} status --max-age 24`, 'echo "tesync exited $?"', 'sleep 60'].join('\n'),
+        ['#!/bin/sh', ...Object.entries(env).map(([k, v]) => `export ${k}=${quote(v)}`), `${quote(process.execPath)} ${quote(BIN)} status --max-age 24`, 'echo "tesync exited $?"', `sleep ${patience(60)}`].join('\n'),
         { mode: 0o755 },
       );
-      const started = Date.now();
+      const deadline = Date.now() + patience(30_000);
       execFileSync('tmux', ['-u', '-L', socket, '-f', '/dev/null', 'new-session', '-d', '-s', session, '-x', String(columns), '-y', '200', script]);
       for (;;) {
         await delay(300);
-        if (tmux('capture-pane', '-p', '-t', session).includes('tesync exited') || Date.now() - started > 30_000) break;
+        if (tmux('capture-pane', '-p', '-t', session).includes('tesync exited') || Date.now() > deadline) break;
       }
       const capture = (...flags: string[]) => tmux('capture-pane', '-p', ...flags, '-t', session).trimEnd().split('\n');
       return { shown: capture(), joined: capture('-J') };
@@ -151,7 +152,7 @@ describe('one token whose data stopped advancing months ago, the rest of today',
       for (const line of shown) expect([...line].length, line).toBeLessThanOrEqual(columns);
       expect(shown.join('\n')).toMatch(/^group\s+data time\s+age\s+confirmed\s+upstream\s+statuses$/m);
       if (columns === 80) console.info(`tesync status --max-age 24 on an 80-column terminal:\n${shown.join('\n')}`);
-    }, 40_000);
+    }, patience(40_000));
   });
 });
 
@@ -180,7 +181,7 @@ describe('a token its list delisted, last confirmed days ago', () => {
       expect(s.active).toBe(false);
       expect(Date.now() - new Date(s.verified_at).getTime()).toBeGreaterThan(2 * DAY_MS);
     }
-  }, 120_000);
+  }, patience(120_000));
 
   it('--max-unconfirmed 24 stays quiet', async () => {
     const r = await runCli(['status', '--max-unconfirmed', '24'], envOf(fx));
@@ -216,7 +217,7 @@ describe('what a complete list no longer plans: a chart gone from its catalog, a
     // Every catalog of two charts or more loses its last; the 90d period is configured no more.
     fx.sim.setLosses({ removed: true });
     expect((await fx.sync(log.logger, periods('365d'), ['app', 'gateway'], { full: true })).status).not.toBe('failed');
-  }, 120_000);
+  }, patience(120_000));
 
   it('retires them (active false) and leaves the rest; --max-unconfirmed 24 stays quiet, the table says so', async () => {
     const retired = await inactive();
@@ -232,5 +233,5 @@ describe('what a complete list no longer plans: a chart gone from its catalog, a
     fx.sim.setLosses({ removed: false });
     expect((await fx.sync(log.logger, periods('365d,90d'), ['app', 'gateway'], { full: true })).status).toBe('succeeded');
     expect(await inactive()).toEqual([]);
-  }, 60_000);
+  }, patience(60_000));
 });

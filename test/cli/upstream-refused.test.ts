@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/own-servers.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
 const APP_KEY = canaryKey('app');
@@ -96,6 +97,6 @@ describe('tesync sync against an upstream it cannot connect to', () => {
       } finally {
         await w.close();
       }
-    }, 90_000);
+    }, patience(90_000));
   }
 });

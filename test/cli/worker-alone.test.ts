@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { requireBinary } from '../helpers/own-servers.ts';
+import { patience } from '../helpers/patience.ts';
 
 const run = promisify(execFile);
 const FIXTURE = fileURLToPath(new URL('../helpers/worker-alone-run.ts', import.meta.url));
@@ -28,7 +29,13 @@ describe('tesync worker with nothing else installed', () => {
       // As root a network namespace of its own; as a user, inside a user namespace too.
       const unshare = userInfo().uid === 0 ? ['-n'] : ['-rn'];
       const script = `ip link set lo up && exec "${process.execPath}" --import tsx "${FIXTURE}" "${dir}"`;
-      const { stdout } = await run('unshare', [...unshare, 'sh', '-c', script], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 170_000, maxBuffer: 16 << 20 });
+      const { stdout } = await run('unshare', [...unshare, 'sh', '-c', script], {
+        cwd: ROOT,
+        // TEST_PATIENCE too: the fixture's own hang guards scale as this test's do.
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...(process.env.TEST_PATIENCE ? { TEST_PATIENCE: process.env.TEST_PATIENCE } : {}) },
+        timeout: patience(170_000),
+        maxBuffer: 16 << 20,
+      });
       const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, any>;
       expect(out.error, JSON.stringify(out)).toBeUndefined();
       // The trap listened where Redis would be, and nothing came.
@@ -48,5 +55,5 @@ describe('tesync worker with nothing else installed', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, patience(180_000));
 });

@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BIN } from './cli.ts';
+import { patience } from './patience.ts';
 
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -33,7 +34,8 @@ export function tmuxPane(socket: string, dir: string, columns: number, env: Reco
       ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
       `${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(' ')}`,
       'echo "tesync exited $?"',
-      'sleep 120',
+      // The pane stays for the captures after the exit; the test's teardown kills the server.
+      `sleep ${patience(120)}`,
     ].join('\n'),
     { mode: 0o755 },
   );
@@ -45,14 +47,17 @@ export function tmuxPane(socket: string, dir: string, columns: number, env: Reco
     /** The pane's rows as the terminal shows them, a wrapped line on several. */
     rows: () => tmux('capture-pane', '-p', '-t', 'run').split('\n'),
     ctrlC: () => tmux('send-keys', '-t', 'run', 'C-c'),
-    /** Polls the pane until `done` holds of it (or `timeoutMs` passes); every capture kept. */
+    /**
+     * Polls the pane until `done` holds of it, or `patience(timeoutMs)` passed (a hang guard:
+     * the caller checks `done` of the last capture); every capture kept.
+     */
     async until(done: (text: string) => boolean, timeoutMs: number): Promise<string[]> {
       const seen: string[] = [];
-      const started = Date.now();
+      const deadline = Date.now() + patience(timeoutMs);
       for (;;) {
         const text = screen();
         seen.push(text);
-        if (done(text) || Date.now() - started > timeoutMs) return seen;
+        if (done(text) || Date.now() > deadline) return seen;
         await delay(200);
       }
     },
