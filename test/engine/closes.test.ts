@@ -9,13 +9,14 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
 import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
+import { patience } from '../helpers/patience.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { BOTH_SERVERS, postgresWarehouses, type WarehouseServer } from '../helpers/servers.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
 const log = createTestLogger([appKey, gatewayKey], 'warn');
-const SIM: SimOptions = { tokens: 6, historyDays: 12, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] };
+const SIM: SimOptions = { tokens: 6, historyDays: 6, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] };
 
 // The simulator, server and warehouse of the block running now (blocks run one after another).
 let sim: Simulator;
@@ -38,12 +39,12 @@ function useSimAndServer(start: () => Promise<WarehouseServer>) {
   beforeAll(async () => {
     sim = await startSimulator(SIM);
     server = await start();
-  }, 120_000);
+  }, patience(120_000));
   afterAll(async () => {
     await dropWarehouse();
     await sim?.close();
     await server?.close();
-  }, 60_000);
+  }, patience(60_000));
 }
 
 const sync = async (full = false) => {
@@ -126,7 +127,7 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
       // The tokens stay listed: a screener row leaving is not a delisting.
       expect(await count('app.tokens where delisted_at is not null')).toBe(0);
       expect(await count('gateway.tokens where delisted_at is not null')).toBe(0);
-    }, 120_000);
+    }, patience(120_000));
   });
 
   describe('partial responses close nothing, and the next sync repairs them', () => {
@@ -172,7 +173,7 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
       expect(await count('gateway.token_sections')).toBe(sections);
       expect(await count('app.value_drivers')).toBe(drivers);
       expect(await versions()).toBe(v0);
-    }, 120_000);
+    }, patience(120_000));
 
     it('a token list cut short without a count: nothing delisted, refused, whole again next time', async () => {
       const listed = await count('app.tokens where delisted_at is null');
@@ -200,7 +201,7 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
       expect(next.status).toBe('succeeded');
       for (const source of ['app', 'gateway']) expect(await state(source, 'tokens'), source).toMatchObject({ status: 'ok', last_run_id: next.runId });
       expect(await count('app.tokens where delisted_at is null')).toBe(listed);
-    }, 120_000);
+    }, patience(120_000));
   });
 });
 
@@ -213,7 +214,7 @@ describe('catalogs and mass removals, on Postgres', () => {
     let sim2: Simulator;
     beforeAll(async () => {
       await freshWarehouse();
-      sim2 = await startSimulator({ tokens: 6, historyDays: 8, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+      sim2 = await startSimulator({ tokens: 6, historyDays: 6, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
     });
     afterAll(() => sim2?.close());
     const sync2 = () => syncOnce(sim2, tw.warehouse, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
@@ -260,7 +261,7 @@ describe('catalogs and mass removals, on Postgres', () => {
       // Nothing of a chart still listed: every app chart listed still has points.
       const listedWithout = await count(`app.charts c where not exists (select 1 from app.chart_points p where p.token_slug = c.token_slug and p.chart_key = c.chart_key)`);
       expect(listedWithout).toBe(0);
-    }, 120_000);
+    }, patience(120_000));
   });
 
   describe('a mass removal is written only when a second response agrees', () => {
@@ -282,6 +283,6 @@ describe('catalogs and mass removals, on Postgres', () => {
       expect(await state('app', 'tokens')).toMatchObject({ status: 'ok', last_run_id: run.runId });
       expect(await count('app.tokens where delisted_at is not null')).toBe(listed - 2);
       expect(await count("sync.raw_responses where status = 'invalid'")).toBe(0);
-    }, 60_000);
+    }, patience(60_000));
   });
 });

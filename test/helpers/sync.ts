@@ -23,6 +23,7 @@ export function simConfig(sim: Simulator, e: SyncEnv, sources: Source[]) {
   });
 }
 
-export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[]; clock?: () => Date } = {}): Promise<SyncOutcome> {
+/** `extra`: a whole fetch, the walk's tokens or groups (the planners always run), the known-time clock. */
+export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[]; only?: string[]; clock?: () => Date } = {}): Promise<SyncOutcome> {
   return performSync(simConfig(sim, e, sources), logger, warehouse, { sources, trigger: 'test', retry: FAST_RETRY_POLICY, ...extra });
 }

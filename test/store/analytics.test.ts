@@ -9,6 +9,7 @@ import { ANALYTICS_VIEWS, CROSSWALK, TABLE_GROUPS, WINDOWS } from '../../src/sch
 import { hasAsOf } from '../../src/schema/warehouse/analytics.ts';
 import { analyticsSqlFile } from '../../src/store/analytics-sql.ts';
 import { SQL_FOLDER } from '../../src/store/sql-files.ts';
+import { patience } from '../helpers/patience.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
 
@@ -22,12 +23,12 @@ describe('analytics views', () => {
   let beforeSwitch: string;
   beforeAll(async () => {
     expect((await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
-    beforeSwitch = new Date().toISOString();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // An instant between the two syncs on the clock that stamps them: the server's.
+    beforeSwitch = (await fx.warehouse.query<{ t: string }>(sql`select "sync"."server_clock"()::text as t`))[0]!.t;
     // The delisting epoch: one token leaves both universes, a value is revised.
     fx.sim.setEpoch(1);
     expect((await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
-  }, 60_000);
+  }, patience(60_000));
   const q = <T>(text: string) => fx.warehouse.query<T & Record<string, unknown>>(sql.raw(text));
 
   it('src/store/sql/analytics.sql holds what the generator makes of the declarations (npm run db:analytics)', () => {

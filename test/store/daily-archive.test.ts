@@ -31,6 +31,11 @@ const DAY = 86_400_000;
 const name = (t: Parameters<typeof getTableConfig>[0]) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`;
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 const SIM: SimOptions = { tokens: 6, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] };
+/**
+ * The groups whose rows the archives keep (the screeners, the app's token snapshots): a walk of
+ * these and the planners fills every archive; the histories and charts would only add work.
+ */
+const ARCHIVED = ['screener', 'snapshot'];
 const serverDay = async (w: { query<T>(s: ReturnType<typeof sql>): Promise<T[]> }) => (await w.query<{ d: string }>(sql`select ("sync"."server_clock"() at time zone 'UTC')::date::text as d`))[0]!.d;
 
 // The late commit, the TimeZone and the connections' UTC on both servers; the rest on Postgres.
@@ -59,11 +64,11 @@ describe('daily archives', () => {
     const firstAt = secondAt - 3 * DAY;
     // Two syncs three days apart: the first on a server clock three days behind.
     const past = await openWarehouse({ databaseUrl: withServerClockOffset(fx.databaseUrl, '-3 days'), dataDir: '' });
-    const first = await syncOnce(fx.sim, past, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY) }).finally(() => past.close());
+    const first = await syncOnce(fx.sim, past, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * DAY), only: ARCHIVED }).finally(() => past.close());
     expect(first.status).toBe('succeeded');
     const known1 = await listedRows();
     fx.sim.setEpoch(1);
-    const second = await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+    const second = await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { only: ARCHIVED });
     expect(second.status).toBe('succeeded');
     const known2 = await listedRows();
 
@@ -123,7 +128,7 @@ describe('daily archives', () => {
       try {
         await w.migrate();
         fx.sim.setEpoch(0);
-        const r = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+        const r = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { only: ARCHIVED });
         expect(r.status).toBe('succeeded');
         const old = await w.query<{ t: string }>(
           sql`select 'app.screener_daily ' || snapshot_date || ' ' || multiple_30d::text as t from app.screener_daily where snapshot_date < '2026-02-01'
@@ -159,37 +164,45 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
     const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     await today.migrate();
     fx.sim.setEpoch(0);
-    expect((await syncOnce(fx.sim, today, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+    expect((await syncOnce(fx.sim, today, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { only: ARCHIVED })).status).toBe('succeeded');
     await today.close();
-    // From now on the server's clock reads tomorrow, 23:59:59 UTC.
     const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1));
-    const url = withServerClockOffset(db.databaseUrl, clockAt(new Date(tomorrow.getTime() + DAY - 1000)));
-    const w = await openWarehouse({ databaseUrl: url, dataDir: '' });
-    const writer = postgres(url, { max: 1, onnotice: () => {} });
+    const midnight = new Date(tomorrow.getTime() + DAY);
+    const writer = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+    let w: Awaited<ReturnType<typeof openWarehouse>> | undefined;
     try {
-      const [row] = await w.query<{ slug: string }>(sql`select token_slug as slug from app.screener_rows order by 1 limit 1`);
-      // A write known before midnight that has not committed when the day's fill starts.
+      // A write known before midnight that has not committed when the day's fill starts: its
+      // clock is set to read tomorrow, 23:59:59 UTC, in the statement that takes its known time,
+      // so that no slowness of the machine's moves the known time past midnight.
       const tx = await writer.reserve();
       await tx`begin`;
-      const [{ known }] = (await tx`select "sync"."begin_write"(null)::text as known`) as unknown as [{ known: string }];
-      await tx`update app.screener_rows set effective_market_cap = 424242.000001 where token_slug = ${row!.slug}`;
+      const [row] = (await tx`select token_slug as slug from app.screener_rows order by 1 limit 1`) as unknown as [{ slug: string }];
+      const [{ offset, known }] = (await tx`
+        with o as (select set_config('tesync.clock_offset', ((${midnight.toISOString()}::timestamptz - interval '1 second') - clock_timestamp())::text, true) as offset)
+        select o.offset, "sync"."begin_write"(null)::text as known from o`) as unknown as [{ offset: string; known: string }];
+      await tx`update app.screener_rows set effective_market_cap = 424242.000001 where token_slug = ${row.slug}`;
+      // The fill on the same clock, once that clock has passed midnight; the write commits once
+      // the fill waits for it at the write barrier.
+      w = await openWarehouse({ databaseUrl: withServerClockOffset(db.databaseUrl, offset), dataDir: '' });
       while ((await serverDay(w)) === utcDay(tomorrow)) await new Promise((r) => setTimeout(r, 100));
       const fill = fillDailyArchives(w.db);
-      await new Promise((r) => setTimeout(r, 500));
+      const fillWaits = async () =>
+        (await w!.query<{ n: number }>(sql`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`))[0]!.n > 0;
+      while (!(await fillWaits())) await new Promise((r) => setTimeout(r, 20));
       await tx`commit`;
       tx.release();
       await fill;
       expect(known.slice(0, 10)).toBe(utcDay(tomorrow));
-      const [archived] = await w.query<{ v: string }>(sql`select effective_market_cap::text as v from app.screener_daily where snapshot_date = ${utcDay(tomorrow)} and token_slug = ${row!.slug}`);
+      const [archived] = await w.query<{ v: string }>(sql`select effective_market_cap::text as v from app.screener_daily where snapshot_date = ${utcDay(tomorrow)} and token_slug = ${row.slug}`);
       expect(archived!.v).toBe('424242.000001');
       // And the day equals the as-of view at its end.
-      const end = new Date(tomorrow.getTime() + DAY - 1).toISOString();
+      const end = new Date(midnight.getTime() - 1).toISOString();
       const asOf = await w.query<{ r: string }>(sql.raw(`select to_jsonb(s)::text as r from app.screener_rows_as_of('${end}') s join app.tokens_as_of('${end}') u on u.slug = s.token_slug and u.delisted_at is null order by 1`));
       const day = await w.query<{ r: string }>(sql.raw(`select (to_jsonb(a) - 'snapshot_date')::text as r from app.screener_daily a where snapshot_date = '${utcDay(tomorrow)}' order by 1`));
       expect(day.map((d) => d.r)).toEqual(asOf.map((d) => d.r));
     } finally {
       await writer.end();
-      await w.close();
+      await w?.close();
       await db.drop();
     }
   });
@@ -207,7 +220,7 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
         try {
           await w.migrate();
           fx.sim.setEpoch(epoch);
-          expect((await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
+          expect((await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { only: ARCHIVED })).status).toBe('succeeded');
         } finally {
           await w.close();
         }
@@ -248,10 +261,19 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
       expect(p.TimeZone).toBe('America/Santiago');
 
       w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 3 });
-      // Every connection of the pool (three at once, each held), and a session of its own.
-      const pool = await Promise.all(
-        [1, 2, 3].map(() => w!.query<{ pid: number; tz: string; t: string }>(sql`select pg_backend_pid() as pid, current_setting('TimeZone') as tz, timestamptz '2026-09-06 03:30:00+00'::text as t, (select 1 from pg_sleep(0.3)) as slept`)),
+      // Every connection of the pool (three at once, each held: each query waits on a lock the
+      // admin connection holds until all three wait), and a session of its own.
+      const locker = await admin.reserve();
+      await locker`begin`;
+      await locker`lock table sync.runs in access exclusive mode`;
+      const asked = Promise.all(
+        [1, 2, 3].map(() => w!.query<{ pid: number; tz: string; t: string }>(sql`select pg_backend_pid() as pid, current_setting('TimeZone') as tz, timestamptz '2026-09-06 03:30:00+00'::text as t, (select count(*) from sync.runs) as runs`)),
       );
+      const waiting = async () => (await locker<{ n: number }[]>`select count(*)::int as n from pg_locks where relation = 'sync.runs'::regclass and not granted`)[0]!.n;
+      while ((await waiting()) < 3) await new Promise((r) => setTimeout(r, 20));
+      await locker`commit`;
+      locker.release();
+      const pool = await asked;
       expect(new Set(pool.map((r) => r[0]!.pid)).size).toBe(3);
       for (const [r] of pool) expect({ tz: r!.tz, t: r!.t }).toEqual({ tz: 'UTC', t: '2026-09-06 03:30:00+00' });
       session = w.session({ name: 'tesync-timezone-test' });

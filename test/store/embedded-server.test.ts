@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
+import { patience } from '../helpers/patience.ts';
 import { assertSameAsServed, docExamples, parsePsql, PSQL_ARGS, PSQL_ENV, psqlNotInstalled, Served } from '../docs/doc-examples.ts';
 
 const run = promisify(execFile);
@@ -64,20 +65,36 @@ async function contents(url: string): Promise<Record<string, string>> {
   }
 }
 
+// One demo into a fresh folder for the file: what the demos run at once must come to, and the
+// warehouse real clients query through `tesync sql`. The folder is one an earlier tesync filled
+// with PGlite (its old warehouse beside, no server yet): the demo is the new server's first
+// command there, as the last test has it.
+let reference: TempFolder;
+let oldPglite: string;
+let fresh: CliResult;
+beforeAll(async () => {
+  reference = await embeddedFolder('tesync-reference');
+  oldPglite = path.join(reference.dir, '.tesync', 'warehouse');
+  mkdirSync(oldPglite, { recursive: true });
+  writeFileSync(path.join(oldPglite, 'PG_VERSION'), '17\n');
+  fresh = await runCli(['demo', '--tokens', TOKENS], {}, { cwd: reference.dir, timeoutMs: DEMO_TIMEOUT });
+  expect(fresh.code, fresh.stderr).toBe(0);
+}, patience(DEMO_TIMEOUT));
+afterAll(async () => {
+  await reference?.cleanup();
+});
+
 describe('one embedded server, many commands at once', () => {
   let chaos: TempFolder;
-  let reference: TempFolder;
   let sim: Simulator;
   beforeAll(async () => {
     chaos = await embeddedFolder('tesync-chaos');
-    reference = await embeddedFolder('tesync-reference');
     // The upstream `tesync demo` starts for itself, started here too: the killed sync writes the same data.
     sim = await startSimulator({ tokens: Number(TOKENS), historyDays: 365, gatewayKeys: ['gw-key-for-the-killed-sync'] });
   });
   afterAll(async () => {
     await sim?.close();
     await chaos?.cleanup();
-    await reference?.cleanup();
   });
 
   it('demo, status and sql at once, twice over, and a sync killed mid-run: exact and consistent, and the next demo succeeds', async () => {
@@ -117,8 +134,7 @@ describe('one embedded server, many commands at once', () => {
 
     const last = await runCli(['demo', '--tokens', TOKENS, '--force'], {}, { cwd: chaos.dir, timeoutMs: DEMO_TIMEOUT });
     expect(last.code, last.stderr).toBe(0);
-    const fresh = await runCli(['demo', '--tokens', TOKENS], {}, { cwd: reference.dir, timeoutMs: DEMO_TIMEOUT });
-    expect(fresh.code, fresh.stderr).toBe(0);
+    // The same as one demo into a fresh folder.
     expect(rowsPerTable(last)).toEqual(rowsPerTable(fresh));
     expect(Object.keys(rowsPerTable(last)).length).toBeGreaterThan(20);
 
@@ -144,30 +160,26 @@ describe('one embedded server, many commands at once', () => {
     }
     // Nobody uses either server now: both stopped.
     expect([...(await serverPids(chaos.dir)), ...(await serverPids(reference.dir))].filter(isAlive)).toEqual([]);
-  }, 600_000);
+  }, patience(600_000));
 });
 
+// On the file's fresh demo: its warehouse is only read here (temporary tables and settings stay
+// in their sessions).
 describe('real clients through tesync sql', () => {
-  let folder: TempFolder;
   let server: Awaited<ReturnType<typeof startSql>>;
-  let demo: CliResult;
   beforeAll(async () => {
-    folder = await embeddedFolder('tesync-clients');
-    demo = await runCli(['demo', '--tokens', '4'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
-    expect(demo.code, demo.stderr).toBe(0);
-    server = await startSql(folder.dir);
-  }, DEMO_TIMEOUT);
+    server = await startSql(reference.dir);
+  });
   afterAll(async () => {
     await server?.stop();
-    await folder?.cleanup();
   });
 
   it("psql: \\l, \\dt app.*, and every example query of docs/warehouse.md, returning what the demo's upstream served", async () => {
     const psql = (args: string[]) => run('psql', [server.url, '-X', '-v', 'ON_ERROR_STOP=1', ...args]).catch(psqlNotInstalled);
     expect((await psql(['-c', '\\l'])).stdout).toMatch(/tesync\s+\|/);
     expect((await psql(['-c', '\\dt app.*'])).stdout).toMatch(/app\s+\| metric_history\s+\| table/);
-    // The demo's simulator again (`demo --tokens 4`: 365 days, the default seed): the same data.
-    const sim = await startSimulator({ tokens: 4, historyDays: 365 });
+    // The demo's simulator again (`demo --tokens 6`: 365 days, the default seed): the same data.
+    const sim = await startSimulator({ tokens: Number(TOKENS), historyDays: 365 });
     try {
       const answer = async (text: string) =>
         parsePsql((await run('psql', [server.url, ...PSQL_ARGS, '-c', text], { env: { ...process.env, ...PSQL_ENV }, maxBuffer: 64 << 20 }).catch(psqlNotInstalled)).stdout);
@@ -179,7 +191,7 @@ describe('real clients through tesync sql', () => {
         const got = await answer(e.text).catch((err: Error) => {
           throw new Error(`example ${e.name} fails in psql: ${err.message}`);
         });
-        assertSameAsServed(e.name, 'psql, after `tesync demo --tokens 4`', got, served);
+        assertSameAsServed(e.name, `psql, after \`tesync demo --tokens ${TOKENS}\``, got, served);
       }
     } finally {
       await sim.close();
@@ -190,21 +202,31 @@ describe('real clients through tesync sql', () => {
     const a = postgres(server.url, { max: 1, onnotice: () => {} });
     const b = postgres(server.url, { max: 1, onnotice: () => {} });
     try {
-      // psycopg2's default: a transaction left open after a read.
+      // psycopg2's default: a transaction left open after a read, here until b has done its work.
+      let opened!: () => void;
+      let bDone!: () => void;
+      const open = new Promise<void>((resolve) => (opened = resolve));
+      const bFinished = new Promise<void>((resolve) => (bDone = resolve));
       const holding = a.begin(async (tx) => {
         await tx`select count(*) from app.tokens`;
         await tx`set local search_path to gateway`;
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        opened();
+        await bFinished;
         return (await tx`show search_path`)[0]!.search_path as string;
       });
-      await b`set search_path to app, public`;
-      await b`set application_name to 'bi-tool'`;
-      await b`create temp table scratch (x int)`;
-      await b`insert into scratch values (1), (2)`;
-      const n = (await b<{ n: number }[]>`select count(*)::int as n from scratch`)[0]!.n;
-      expect(n).toBe(2);
-      const t = (await b<{ t: number }[]>`select count(*)::int as t from tokens`)[0]!.t;
-      expect(t).toBeGreaterThan(0);
+      await open;
+      try {
+        await b`set search_path to app, public`;
+        await b`set application_name to 'bi-tool'`;
+        await b`create temp table scratch (x int)`;
+        await b`insert into scratch values (1), (2)`;
+        const n = (await b<{ n: number }[]>`select count(*)::int as n from scratch`)[0]!.n;
+        expect(n).toBe(2);
+        const t = (await b<{ t: number }[]>`select count(*)::int as t from tokens`)[0]!.t;
+        expect(t).toBeGreaterThan(0);
+      } finally {
+        bDone();
+      }
       expect(await holding).toBe('gateway');
       const [settings] = await a<{ path: string; app: string; scratch: string | null }[]>`select current_setting('search_path') as path, current_setting('application_name') as app, to_regclass('scratch')::text as scratch`;
       expect(settings).toEqual({ path: '"$user", public', app: 'postgres.js', scratch: null });
@@ -219,12 +241,16 @@ describe('real clients through tesync sql', () => {
     const b = postgres(server.url, { max: 1, onnotice: () => {} });
     try {
       const pid = (await b<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
+      // Cancelled once the server runs it: a cancel that came before would cancel nothing.
+      const sleeping = async () => {
+        while ((await a<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where pid = ${pid} and state = 'active' and query like '%pg_sleep%'`)[0]!.n === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      };
       const slow = b`select pg_sleep(30)`;
       const settled = slow.then(
         () => 'finished',
         (err: { code?: string }) => err.code,
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleeping();
       const cancelled = (await a<{ cancelled: boolean }[]>`select pg_cancel_backend(${pid}) as cancelled`)[0]!.cancelled;
       expect(cancelled).toBe(true);
       expect(await settled).toBe('57014');
@@ -235,7 +261,7 @@ describe('real clients through tesync sql', () => {
         () => 'finished',
         (err: { code?: string }) => err.code,
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleeping();
       again.cancel();
       expect(await outcome).toBe('57014');
       expect((await b`select 2 as two`)[0]!.two).toBe(2);
@@ -248,7 +274,7 @@ describe('real clients through tesync sql', () => {
   it('refuses a connection without the password, with a wrong one, and from another system user', async () => {
     const u = new URL(server.url);
     const tryConnect = async (url: string) => {
-      const c = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+      const c = postgres(url, { max: 1, connect_timeout: patience(5_000) / 1000, onnotice: () => {} });
       try {
         await c`select 1`;
         return 'connected';
@@ -267,13 +293,13 @@ describe('real clients through tesync sql', () => {
     expect(await tryConnect(server.url)).toBe('connected');
 
     // Only its owner can read the password; no one gets in without it.
-    const passwordFile = path.join(folder.dir, '.tesync', 'postgres', 'password');
+    const passwordFile = path.join(reference.dir, '.tesync', 'postgres', 'password');
     expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
     // Printed by `tesync sql` alone: no other command's output or log has it.
     const password = readFileSync(passwordFile, 'utf8').trim();
     expect(password).toMatch(/^[0-9a-f]{48}$/);
-    expect(demo.stdout + demo.stderr).not.toContain(password);
-    expect(statSync(path.join(folder.dir, '.tesync', 'postgres', 'data')).mode & 0o077).toBe(0);
+    expect(fresh.stdout + fresh.stderr).not.toContain(password);
+    expect(statSync(path.join(reference.dir, '.tesync', 'postgres', 'data')).mode & 0o077).toBe(0);
     if (process.getuid?.() === 0) {
       await expect(run('runuser', ['-u', 'nobody', '--', 'cat', passwordFile])).rejects.toThrow(/Permission denied/);
       await expect(run('runuser', ['-u', 'nobody', '--', 'psql', `postgres://tesync@127.0.0.1:${u.port}/tesync`, '-w', '-X', '-c', 'select 1'])).rejects.toThrow(/password/);
@@ -284,24 +310,16 @@ describe('real clients through tesync sql', () => {
   });
 });
 
+// The file's reference folder: the demo was its first command.
 describe('a folder an earlier tesync filled with PGlite', () => {
   it('is left untouched, said in one line, and the new server is used', async () => {
-    const folder = await embeddedFolder('tesync-old-pglite');
-    try {
-      const old = path.join(folder.dir, '.tesync', 'warehouse');
-      mkdirSync(old, { recursive: true });
-      writeFileSync(path.join(old, 'PG_VERSION'), '17\n');
-      const r = await runCli(['migrate'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
-      expect(r.code, r.stderr).toBe(0);
-      const said = r.stderr.split('\n').filter((l) => l.includes('PGlite'));
-      expect(said).toHaveLength(1);
-      expect(said[0]).toContain(old);
-      expect(readFileSync(path.join(old, 'PG_VERSION'), 'utf8')).toBe('17\n');
-      // Said once: the new server exists now.
-      const again = await runCli(['migrate'], {}, { cwd: folder.dir, timeoutMs: DEMO_TIMEOUT });
-      expect(again.stderr).not.toContain('PGlite');
-    } finally {
-      await folder.cleanup();
-    }
+    const said = fresh.stderr.split('\n').filter((l) => l.includes('PGlite'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(oldPglite);
+    expect(readFileSync(path.join(oldPglite, 'PG_VERSION'), 'utf8')).toBe('17\n');
+    // Said once: the new server exists now.
+    const again = await runCli(['migrate'], {}, { cwd: reference.dir, timeoutMs: DEMO_TIMEOUT });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('PGlite');
   });
 });

@@ -6,8 +6,10 @@
 // their versions in order, and so do a later-known removal and an earlier-known insert of one
 // key (the row starts where its history ends, as any backdated insert does; a warehouse an
 // earlier release left overlapping so is mended when migrated); the ordinary write still
-// starts at its transaction's known time. On Postgres and on the embedded server.
-import { execFileSync } from 'node:child_process';
+// starts at its transaction's known time. On Postgres and on the embedded server; the real
+// processes on Postgres alone (what they vary is their own clock, not the server's: the
+// injected clocks show the same on both servers).
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,8 +28,9 @@ import type { Executor } from '../../src/store/table-shape.ts';
 import { upsertRows } from '../../src/store/upsert.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { runCli } from '../helpers/cli.ts';
+import { patience } from '../helpers/patience.ts';
 import { BOTH_SERVERS, type WarehouseServer } from '../helpers/servers.ts';
-import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
+import { canaryKey, createTestDatabase, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../helpers/workers.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
@@ -37,89 +40,100 @@ const testLog = createTestLogger([appKey, gatewayKey]);
 const HOUR = 3_600_000;
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 
-/** Whether faketime runs a process on a skewed clock here (`.ci/run` installs it). */
-function faketimeWorks(): boolean {
-  try {
-    const out = execFileSync('faketime', ['-f', '-2h', process.execPath, '-e', 'process.stdout.write(String(Date.now()))'], { encoding: 'utf8' });
-    return Math.abs(Date.now() - 2 * HOUR - Number(out)) < 60_000;
-  } catch {
-    return false;
+/**
+ * What keeps faketime from running a process on a skewed clock here (`.ci/run` installs it), or
+ * undefined: the time the process read, two hours on, falls between our readings before and
+ * after it ran.
+ */
+function faketimeProblem(): string | undefined {
+  const before = Date.now();
+  const r = spawnSync('faketime', ['-f', '-2h', process.execPath, '-e', 'process.stdout.write(String(Date.now()))'], { encoding: 'utf8' });
+  const after = Date.now();
+  if (r.error || r.status !== 0) return `faketime -f -2h node: ${r.error?.message ?? `exit ${r.status ?? r.signal}`} ${r.stderr ?? ''}`.trim();
+  const read = Number(r.stdout) + 2 * HOUR;
+  return before <= read && read <= after ? undefined : `the process read ${JSON.stringify(r.stdout)}, not two hours before a time between ${before} and ${after}`;
+}
+
+// One simulator for the file: each test sets the epoch it serves.
+let sim: Simulator;
+beforeAll(async () => {
+  sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+});
+afterAll(async () => {
+  await sim?.close();
+});
+
+/** Each table's rows (or a function's), as JSON text, sorted. */
+const rowsOf = async (w: Warehouse, from: string) => (await w.query<{ r: string }>(sql.raw(`select to_jsonb(x)::text as r from ${from} x order by 1`))).map((x) => x.r);
+const dump = async (w: Warehouse) => new Map(await Promise.all(NAMES.map(async (t) => [t, await rowsOf(w, t)] as const)));
+const serverNow = async (w: Warehouse) => (await w.query<{ t: string }>(sql`select "sync"."server_clock"()::text as t`))[0]!.t;
+
+/**
+ * After syncs that each served one epoch: at each sync's end, every T_as_of equals what that
+ * sync left; just before each sync began, what the one before left (nothing seen early).
+ */
+async function expectPastAsArrived(w: Warehouse, states: { at: string; tables: Map<string, string[]> }[]) {
+  const runs = await w.query<{ before: string }>(sql`select (started_at - interval '1 microsecond')::text as before from sync.runs order by started_at`);
+  expect(runs).toHaveLength(states.length);
+  for (const t of NAMES) {
+    for (const [i, s] of states.entries()) {
+      expect(await rowsOf(w, `${t}_as_of('${s.at}')`), `${t} as of the end of sync ${i}`).toEqual(s.tables.get(t));
+      const earlier = i === 0 ? [] : states[i - 1]!.tables.get(t);
+      expect(await rowsOf(w, `${t}_as_of('${runs[i]!.before}')`), `${t} just before sync ${i} began`).toEqual(earlier);
+    }
+  }
+  // The epochs changed many tables: the check above saw versions, not one state thrice.
+  const changed = NAMES.filter((t) => JSON.stringify(states[0]!.tables.get(t)) !== JSON.stringify(states.at(-1)!.tables.get(t)));
+  expect(changed.length, changed.join(' ')).toBeGreaterThanOrEqual(10);
+  await expectNoOverlap(w);
+}
+
+async function expectNoOverlap(w: Warehouse) {
+  for (const table of VERSIONED) {
+    const { schema, name } = getTableConfig(table);
+    const on = rulesOf(table).key.map((c) => `a."${c.name}" = b."${c.name}"`).join(' and ');
+    const [r] = await w.query<{ n: string }>(
+      sql.raw(`select (select count(*) from ${schema}.${name}_history a join ${schema}.${name}_history b on ${on} and a.ctid <> b.ctid
+                 where a.known_from < b.known_to and b.known_from < a.known_to)
+               + (select count(*) from ${schema}.${name}_history a join ${schema}.${name} b on ${on} where a.known_to > b.fetched_at)
+               + (select count(*) from ${schema}.${name}_history where known_to <= known_from) as n`),
+    );
+    expect(Number(r!.n), `${schema}.${name}: overlapping or empty versions`).toBe(0);
   }
 }
 
+/**
+ * `app.metrics_as_of` holds each slug at most once at every instant a version of it begins or
+ * ends, and one microsecond either side.
+ */
+async function expectOneRowPerKey(w: Warehouse) {
+  const [twice] = await w.query<{ n: number; at: string | null }>(
+    sql.raw(`with bounds as (select known_from as t from app.metrics_history union select known_to from app.metrics_history union select fetched_at from app.metrics),
+                  instants as (select distinct t + d as at from bounds, unnest(array[interval '-1 microsecond', interval '0', interval '1 microsecond']) d)
+             select count(*)::int as n, min(i.at)::text as at from instants i, lateral (select slug from app.metrics_as_of(i.at) group by slug having count(*) > 1) k`),
+  );
+  expect(twice, 'a slug twice in app.metrics_as_of').toEqual({ n: 0, at: null });
+}
+
 describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
-  let sim: Simulator;
   let server: WarehouseServer;
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
     server = await start();
-  }, 120_000);
+  }, patience(120_000));
   afterAll(async () => {
-    await sim?.close();
     await server?.close();
   });
-
-  /** Each table's rows (or a function's), as JSON text, sorted. */
-  const rowsOf = async (w: Warehouse, from: string) => (await w.query<{ r: string }>(sql.raw(`select to_jsonb(x)::text as r from ${from} x order by 1`))).map((x) => x.r);
-  const dump = async (w: Warehouse) => new Map(await Promise.all(NAMES.map(async (t) => [t, await rowsOf(w, t)] as const)));
-  const serverNow = async (w: Warehouse) => (await w.query<{ t: string }>(sql`select "sync"."server_clock"()::text as t`))[0]!.t;
-
-  /**
-   * After syncs that each served one epoch: at each sync's end, every T_as_of equals what that
-   * sync left; just before each sync began, what the one before left (nothing seen early).
-   */
-  async function expectPastAsArrived(w: Warehouse, states: { at: string; tables: Map<string, string[]> }[]) {
-    const runs = await w.query<{ before: string }>(sql`select (started_at - interval '1 microsecond')::text as before from sync.runs order by started_at`);
-    expect(runs).toHaveLength(states.length);
-    for (const t of NAMES) {
-      for (const [i, s] of states.entries()) {
-        expect(await rowsOf(w, `${t}_as_of('${s.at}')`), `${t} as of the end of sync ${i}`).toEqual(s.tables.get(t));
-        const earlier = i === 0 ? [] : states[i - 1]!.tables.get(t);
-        expect(await rowsOf(w, `${t}_as_of('${runs[i]!.before}')`), `${t} just before sync ${i} began`).toEqual(earlier);
-      }
-    }
-    // The epochs changed many tables: the check above saw versions, not one state thrice.
-    const changed = NAMES.filter((t) => JSON.stringify(states[0]!.tables.get(t)) !== JSON.stringify(states.at(-1)!.tables.get(t)));
-    expect(changed.length, changed.join(' ')).toBeGreaterThanOrEqual(10);
-    await expectNoOverlap(w);
-  }
-
-  async function expectNoOverlap(w: Warehouse) {
-    for (const table of VERSIONED) {
-      const { schema, name } = getTableConfig(table);
-      const on = rulesOf(table).key.map((c) => `a."${c.name}" = b."${c.name}"`).join(' and ');
-      const [r] = await w.query<{ n: string }>(
-        sql.raw(`select (select count(*) from ${schema}.${name}_history a join ${schema}.${name}_history b on ${on} and a.ctid <> b.ctid
-                   where a.known_from < b.known_to and b.known_from < a.known_to)
-                 + (select count(*) from ${schema}.${name}_history a join ${schema}.${name} b on ${on} where a.known_to > b.fetched_at)
-                 + (select count(*) from ${schema}.${name}_history where known_to <= known_from) as n`),
-      );
-      expect(Number(r!.n), `${schema}.${name}: overlapping or empty versions`).toBe(0);
-    }
-  }
-
-  /**
-   * `app.metrics_as_of` holds each slug at most once at every instant a version of it begins or
-   * ends, and one microsecond either side.
-   */
-  async function expectOneRowPerKey(w: Warehouse) {
-    const [twice] = await w.query<{ n: number; at: string | null }>(
-      sql.raw(`with bounds as (select known_from as t from app.metrics_history union select known_to from app.metrics_history union select fetched_at from app.metrics),
-                    instants as (select distinct t + d as at from bounds, unnest(array[interval '-1 microsecond', interval '0', interval '1 microsecond']) d)
-               select count(*)::int as n, min(i.at)::text as at from instants i, lateral (select slug from app.metrics_as_of(i.at) group by slug having count(*) > 1) k`),
-    );
-    expect(twice, 'a slug twice in app.metrics_as_of').toEqual({ n: 0, at: null });
-  }
 
   /** Two connections of their own: writers whose transactions interleave. */
   const writers = (url: string) => [0, 1].map(() => postgres(url, { max: 1, onnotice: () => {}, connection: { TimeZone: 'UTC' } })) as [postgres.Sql, postgres.Sql];
 
   /**
-   * A migrated warehouse in a new database of this server for `fn`, with two connections of
-   * their own beside it (writers whose transactions interleave); all closed and dropped after.
+   * A migrated warehouse in a new database of this server for `fn` (a copy of the server's
+   * migrated template), with two connections of their own beside it (writers whose
+   * transactions interleave); all closed and dropped after.
    */
   async function withWarehouse(fn: (w: Warehouse, url: string, writers: [postgres.Sql, postgres.Sql]) => Promise<void>): Promise<void> {
-    const db = await server.database();
+    const db = await server.database({ migrated: true });
     const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     const pair = writers(db.databaseUrl);
     try {
@@ -180,81 +194,6 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       await expectPastAsArrived(w, states);
     });
   });
-
-  it('two real `tesync sync` processes, one under faketime 2 h behind: the same', async () => {
-    expect(faketimeWorks(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBe(true);
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      const env = { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
-      const states = [];
-      for (const [epoch, skew] of [
-        [0, '-2h'],
-        [1, null],
-        [2, '-30m'],
-      ] as const) {
-        sim.setEpoch(epoch);
-        const r = await runCli(['sync', '--json'], env, skew ? { wrap: ['faketime', '-f', skew] } : {});
-        expect(r.code, r.stderr.slice(-2000)).toBe(0);
-        states.push({ at: await serverNow(w), tables: await dump(w) });
-      }
-      // Each process stamped nothing with its own clock: the runs follow one another.
-      const runs = await w.query<{ ok: boolean }>(sql`select started_at < finished_at and finished_at < lead(started_at, 1, 'infinity') over (order by started_at) as ok from sync.runs`);
-      expect(runs.map((r) => r.ok)).toEqual([true, true, true]);
-      await expectPastAsArrived(w, states);
-    } finally {
-      await w.close();
-      await db.drop();
-    }
-  });
-
-  it('two workers on one queue, their clocks an hour apart: the same', async () => {
-    expect(faketimeWorks(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBe(true);
-    const db = await server.database();
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    const prefix = uniqueName('tesync_clock');
-    const redisUrl = await redisServerUrl();
-    const env = {
-      DATABASE_URL: db.databaseUrl,
-      REDIS_URL: redisUrl,
-      TE_QUEUE_PREFIX: prefix,
-      TE_APP_URL: sim.url,
-      TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: sim.url,
-      TE_GATEWAY_API_KEY: gatewayKey,
-      TE_METRICS_PORT: '0',
-      TE_WORKER_CONCURRENCY: '3',
-      // Info: a worker says `worker ready` at that level.
-      LOG_LEVEL: 'info',
-      ...SCHEDULES_OFF,
-    };
-    await w.migrate();
-    const workers = [startWorker(env), startWorker(env, [], { wrap: ['faketime', '-f', '-1h'] })];
-    try {
-      await Promise.all(workers.map((x) => x.ready));
-      const states = [];
-      for (const epoch of [0, 1, 2]) {
-        sim.setEpoch(epoch);
-        const r = await runCli(['enqueue', '--wait', '--timeout', '90', '--full'], env, { timeoutMs: 100_000 });
-        expect(r.code, r.stderr.slice(-2000)).toBe(0);
-        states.push({ at: await serverNow(w), tables: await dump(w) });
-      }
-      const [req] = await w.query<{ n: number }>(sql`select count(distinct run_id)::int as n from sync.requests`);
-      expect(req!.n).toBe(3);
-      // Both workers ran jobs that wrote rows: the skewed one's writes are in the versions checked.
-      for (const [i, name] of ['the worker on the right clock', 'the worker an hour behind'].entries()) {
-        const done = workers[i]!.lines().filter((l) => l.msg === 'job done');
-        expect(done.length, `${name}: jobs done`).toBeGreaterThan(0);
-        expect(done.reduce((n, l) => n + Number(l.rows ?? 0), 0), `${name}: rows written`).toBeGreaterThan(0);
-      }
-      await expectPastAsArrived(w, states);
-    } finally {
-      await killAll(workers);
-      await deleteRedisKeys(redisUrl, prefix);
-      await w.close();
-      await db.drop();
-    }
-  }, 180_000);
 
   it('the database refuses an overlapping version: a constraint on every history table', async () => {
     await withWarehouse(async (w) => {
@@ -494,4 +433,82 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       expect(trigger!.n).toBe(1);
     });
   });
+});
+
+// What these vary is each process's own clock; the server's clock, which alone stamps, is of
+// the same kind as in the injected-clock test above, which runs on both servers.
+describe('one clock across real processes, on Postgres', () => {
+  it('two real `tesync sync` processes, one under faketime 2 h behind: the same', async () => {
+    expect(faketimeProblem(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBeUndefined();
+    const db = await createTestDatabase({ migrated: true });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    try {
+      const env = { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
+      const states = [];
+      for (const [epoch, skew] of [
+        [0, '-2h'],
+        [1, null],
+        [2, '-30m'],
+      ] as const) {
+        sim.setEpoch(epoch);
+        const r = await runCli(['sync', '--json'], env, skew ? { wrap: ['faketime', '-f', skew] } : {});
+        expect(r.code, r.stderr.slice(-2000)).toBe(0);
+        states.push({ at: await serverNow(w), tables: await dump(w) });
+      }
+      // Each process stamped nothing with its own clock: the runs follow one another.
+      const runs = await w.query<{ ok: boolean }>(sql`select started_at < finished_at and finished_at < lead(started_at, 1, 'infinity') over (order by started_at) as ok from sync.runs`);
+      expect(runs.map((r) => r.ok)).toEqual([true, true, true]);
+      await expectPastAsArrived(w, states);
+    } finally {
+      await w.close();
+      await db.drop();
+    }
+  });
+
+  it('two workers on one queue, their clocks an hour apart: the same', async () => {
+    expect(faketimeProblem(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBeUndefined();
+    const db = await createTestDatabase({ migrated: true });
+    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const prefix = uniqueName('tesync_clock');
+    const redisUrl = await redisServerUrl();
+    const env = {
+      DATABASE_URL: db.databaseUrl,
+      REDIS_URL: redisUrl,
+      TE_QUEUE_PREFIX: prefix,
+      TE_APP_URL: sim.url,
+      TE_APP_API_KEY: appKey,
+      TE_GATEWAY_URL: sim.url,
+      TE_GATEWAY_API_KEY: gatewayKey,
+      TE_METRICS_PORT: '0',
+      TE_WORKER_CONCURRENCY: '3',
+      // Info: a worker says `worker ready` at that level.
+      LOG_LEVEL: 'info',
+      ...SCHEDULES_OFF,
+    };
+    const workers = [startWorker(env), startWorker(env, [], { wrap: ['faketime', '-f', '-1h'] })];
+    try {
+      await Promise.all(workers.map((x) => x.ready));
+      const states = [];
+      for (const epoch of [0, 1, 2]) {
+        sim.setEpoch(epoch);
+        const r = await runCli(['enqueue', '--wait', '--timeout', String(patience(90_000) / 1000), '--full'], env, { timeoutMs: 100_000 });
+        expect(r.code, r.stderr.slice(-2000)).toBe(0);
+        states.push({ at: await serverNow(w), tables: await dump(w) });
+      }
+      const [req] = await w.query<{ n: number }>(sql`select count(distinct run_id)::int as n from sync.requests`);
+      expect(req!.n).toBe(3);
+      // Both workers ran jobs that wrote rows: the skewed one's writes are in the versions checked.
+      for (const [i, name] of ['the worker on the right clock', 'the worker an hour behind'].entries()) {
+        const done = workers[i]!.lines().filter((l) => l.msg === 'job done');
+        expect(done.length, `${name}: jobs done`).toBeGreaterThan(0);
+        expect(done.reduce((n, l) => n + Number(l.rows ?? 0), 0), `${name}: rows written`).toBeGreaterThan(0);
+      }
+      await expectPastAsArrived(w, states);
+    } finally {
+      await killAll(workers);
+      await deleteRedisKeys(redisUrl, prefix);
+      await w.close();
+      await db.drop();
+    }
+  }, patience(180_000));
 });

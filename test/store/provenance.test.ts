@@ -11,6 +11,7 @@ import { getTableConfig } from 'drizzle-orm/pg-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
+import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { useSimAndWarehouseOn } from '../helpers/mirror-fixture.ts';
 import { BOTH_SERVERS } from '../helpers/servers.ts';
@@ -44,7 +45,7 @@ describe.each(BOTH_SERVERS)('provenance of closing, refused and skipped versions
     const r = await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full: true });
     expect(r.status).toBe('succeeded');
     runs.push(r.runId);
-  }, 180_000);
+  }, patience(180_000));
   const q = <T>(s: ReturnType<typeof sql>) => fx.warehouse.query<T & Record<string, unknown>>(s);
 
   it('every closed version links to an archived body other than its own; a replaced one to its successor\'s', async () => {

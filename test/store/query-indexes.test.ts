@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { patience } from '../helpers/patience.ts';
 import { startOwnPostgres, type OwnPostgres } from '../helpers/own-servers.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { docExample, withDecisions } from '../docs/doc-examples.ts';
@@ -75,7 +76,7 @@ describe.each([
       await w.migrate();
     }
     await fill(w);
-  }, 120_000);
+  }, patience(120_000));
   afterAll(async () => {
     if (tw) await tw.cleanup();
     else await w?.close();

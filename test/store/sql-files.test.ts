@@ -6,6 +6,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySqlFiles, fingerprint, SQL_FILES } from '../../src/store/sql-files.ts';
+import { patience } from '../helpers/patience.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 describe('fingerprint', () => {
@@ -24,7 +25,7 @@ describe('SQL files on a warehouse', () => {
   beforeAll(async () => {
     tw = await createTestWarehouse();
     sql = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
-  }, 60_000);
+  }, patience(60_000));
   afterAll(async () => {
     await sql?.end();
     await tw?.cleanup();

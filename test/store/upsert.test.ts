@@ -13,6 +13,7 @@ import { parseJson } from '../../src/lib/json.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import type { Executor } from '../../src/store/table-shape.ts';
 import { prepareUpsert, upsertRows } from '../../src/store/upsert.ts';
+import { patience } from '../helpers/patience.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.678Z');
@@ -179,16 +180,19 @@ describe('upsertRows on Postgres', () => {
       // The other writer holds an uncommitted row of the range: our probe cannot see it, and
       // our plain INSERT waits on its key until it commits, then fails on it.
       let commit!: () => void;
+      let inserted!: () => void;
       const committed = new Promise<void>((r) => (commit = r));
+      const held = new Promise<void>((r) => (inserted = r));
       const holding = other.begin(async (tx) => {
         await tx`insert into app.metric_history (token_slug, stream, metric, ts, value, fetched_at, status) values ('race', 'all', 'm', ${last}::timestamptz, -1, now(), 'ok')`;
+        inserted();
         await committed;
       });
-      await new Promise((r) => setTimeout(r, 100));
+      await held;
       const ours = upsertRows(tw.warehouse.db, metricHistory, rows);
       // Wait until ours is blocked on the held key, then let the other writer commit.
       let blocked = false;
-      for (let i = 0; i < 100 && !blocked; i++) {
+      for (const deadline = Date.now() + patience(5_000); !blocked && Date.now() < deadline; ) {
         const [w] = await watcher<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = ${tw.databaseUrl.split('/').pop()!} and wait_event_type = 'Lock' and query like 'insert into "app"."metric_history"%'`;
         blocked = (w?.n ?? 0) > 0;
         if (!blocked) await new Promise((r) => setTimeout(r, 50));

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, WarehouseError } from '../../src/lib/errors.ts';
 import { databaseUrlFailure } from '../../src/store/connection.ts';
+import { patience } from '../helpers/patience.ts';
 import { runCli } from '../helpers/cli.ts';
 import { freePort, startOwnPostgres, type OwnPostgres } from '../helpers/own-servers.ts';
 
@@ -64,7 +65,7 @@ describe('a warehouse that cannot be used: one line naming the cause and the var
     // mkdtemp makes it 0700: the ordinary user must reach the folders in it.
     chmodSync(scratch, 0o755);
     refusedPort = await freePort();
-  }, 120_000);
+  }, patience(120_000));
   afterAll(async () => {
     await pg?.cleanup();
     if (!scratch) return;

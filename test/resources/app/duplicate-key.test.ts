@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { patience } from '../../helpers/patience.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger } from '../../helpers/services.ts';
 
@@ -55,7 +56,7 @@ describe('a key named twice with two values', () => {
     // The rest of the run went on: the screener, whose rows name the key once each, is stored.
     expect(run.status).toBe('partial');
     expect(await count(fx, 'app.screener_rows')).toBe(fx.sim.data.appScreenerRows().length);
-  }, 60_000);
+  }, patience(60_000));
 
   it('a gateway token page naming priceUsd twice: no page, no section stored, invalid, the body kept with both', async () => {
     fx.sim.resetRequests();
@@ -77,7 +78,7 @@ describe('a key named twice with two values', () => {
 
     expect(run.status).toBe('partial');
     expect(await count(fx, 'gateway.tokens')).toBe(fx.sim.data.gatewayTokens().length);
-  }, 60_000);
+  }, patience(60_000));
 });
 
 describe('a key named twice with the same value', () => {
@@ -139,7 +140,7 @@ describe('a key named twice with the same value', () => {
     expect(await count(fx, 'app.token_snapshots')).toBe(snapshots.length - 1);
     const pages = fx.sim.data.gatewayTokens().filter((t) => fx.sim.data.gatewayPage(t.slug) !== null);
     expect(await count(fx, 'gateway.token_pages')).toBe(pages.length - 1);
-  }, 60_000);
+  }, patience(60_000));
 });
 
 /** `text` with the first member named `name` written twice, its value text repeated exactly. */
