@@ -33,6 +33,9 @@ const HOLD_MS = 600_000;
 // stopped, so the request timeout here is only a hang guard. (Their budget has no limit: the
 // slots a killed worker leaves leased hold nothing up.)
 const STOPPABLE = { TE_REQUEST_TIMEOUT_MS: String(patience(15_000)) };
+// A killed worker's budget leases last its request timeout and a little more: the survivors
+// may wait that long for its slots, so the case that kills one keeps the timeout short.
+const KILLABLE = { TE_REQUEST_TIMEOUT_MS: String(patience(3_000)) };
 // The least margin of requestsInsideRetryAfter: a store round trip among three busy workers on an idle machine, with room.
 const IDLE_STORE_MS = 250;
 
@@ -349,7 +352,7 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
 
   it('a worker killed with SIGKILL mid-walk: its jobs are taken over, nothing missing, nothing twice', async () => {
     // The screener's first request is held: the worker that sends it is surely busy when it dies.
-    const s = await scenario(backend, { rateLimits: UNLIMITED }, STOPPABLE);
+    const s = await scenario(backend, { rateLimits: UNLIMITED }, KILLABLE);
     holdFirst(s, '/api/v1/screener');
     const walk = startWalk(s);
     const { worker: victim } = await heldBy(s, 'fetch-app-public', 'app.screener', '/api/v1/screener');
