@@ -10,11 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import postgres from 'postgres';
-import { openWarehouse } from '../../src/store/connection.ts';
 import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
 import { patience } from './patience.ts';
-import { migrationsDigest } from './services.ts';
+import { createDatabaseOn, migrateDatabaseAt, migrationsDigest } from './services.ts';
 
 const run = promisify(execFile);
 
@@ -169,20 +167,7 @@ function lockHolder(lock: string): number {
 async function makeSeed(dir: string): Promise<void> {
   const server = await acquireEmbeddedServer(dir);
   try {
-    const admin = postgres(server.url, { max: 1, onnotice: () => {} });
-    try {
-      await admin.unsafe(`create database "${SEED_TEMPLATE}"`);
-    } finally {
-      await admin.end();
-    }
-    const url = new URL(server.url);
-    url.pathname = `/${SEED_TEMPLATE}`;
-    const w = await openWarehouse({ databaseUrl: url.toString(), dataDir: '', maxConnections: 2 });
-    try {
-      await w.migrate();
-    } finally {
-      await w.close();
-    }
+    await migrateDatabaseAt(await createDatabaseOn(server.url, SEED_TEMPLATE));
   } finally {
     // The last user: the server stops (a clean shutdown, nothing for a copy to recover).
     await server.release();

@@ -14,10 +14,10 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import postgres from 'postgres';
 import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/store/embedded-server.ts';
 import { SEED_TEMPLATE, seededFolder, serverPids } from './embedded.ts';
 import { patience } from './patience.ts';
+import { createDatabaseOn } from './services.ts';
 
 const run = promisify(execFile);
 
@@ -193,16 +193,7 @@ export async function startOwnPostgres(prefix: string): Promise<OwnPostgres> {
   return {
     url,
     async migratedDatabase() {
-      const name = `tesync_${randomBytes(6).toString('hex')}`;
-      const admin = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(`create database "${name}" template "${SEED_TEMPLATE}"`);
-      } finally {
-        await admin.end();
-      }
-      const u = new URL(url);
-      u.pathname = `/${name}`;
-      return u.toString();
+      return createDatabaseOn(url, `tesync_${randomBytes(6).toString('hex')}`, SEED_TEMPLATE);
     },
     pid: async () => (await serverPids(dir))[0],
     async restart() {

@@ -85,6 +85,34 @@ export const TEST_RUN_VARIABLE = 'TESYNC_TEST_RUN';
 
 const isCode = (err: unknown, code: string) => (err as { code?: string }).code === code;
 
+/** The URL of database `name` on the server at `serverUrl`. */
+export function databaseUrlOn(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Creates database `name` on the server at `serverUrl` (a copy of `template` when given); returns its URL. */
+export async function createDatabaseOn(serverUrl: string, name: string, template?: string): Promise<string> {
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database "${name}"${template ? ` template "${template}"` : ''}`);
+  } finally {
+    await admin.end();
+  }
+  return databaseUrlOn(serverUrl, name);
+}
+
+/** Migrates the database at `databaseUrl` as tesync does, and closes it. */
+export async function migrateDatabaseAt(databaseUrl: string): Promise<void> {
+  const warehouse = await openWarehouse({ databaseUrl, dataDir: '', maxConnections: 2 });
+  try {
+    await warehouse.migrate();
+  } finally {
+    await warehouse.close();
+  }
+}
+
 /**
  * Makes the migrated template once per code state, for every test process (the first one
  * to take the lock migrates it; the others find it). Migrating a database costs about a
@@ -97,14 +125,7 @@ async function ensureTemplate(serverUrl: string, name: string): Promise<void> {
     const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
     if (exists) return;
     await admin.unsafe(`create database "${name}"`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    const warehouse = await openWarehouse({ databaseUrl: url.toString(), dataDir: '', maxConnections: 2 });
-    try {
-      await warehouse.migrate();
-    } finally {
-      await warehouse.close();
-    }
+    await migrateDatabaseAt(databaseUrlOn(serverUrl, name));
   } finally {
     await admin`select pg_advisory_unlock(${TEMPLATE_LOCK.toString()}::bigint)`.catch(() => {});
     await admin.end();

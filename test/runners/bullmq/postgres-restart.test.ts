@@ -6,7 +6,6 @@
 // temporary folder on a free port, restarted with its pg_ctl), never the machine's: one for the
 // file, a database of its own for each backend's case, restarted in each.
 import { sql } from 'drizzle-orm';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
@@ -16,7 +15,7 @@ import { recordFigure } from '../../helpers/fault-figures.ts';
 import { startOwnPostgres, type OwnPostgres } from '../../helpers/own-servers.ts';
 import { patience } from '../../helpers/patience.ts';
 import { backendEnv, QUEUE_BACKENDS, removeQueueState } from '../../helpers/queue-backends.ts';
-import { redisServerUrl, uniqueName } from '../../helpers/services.ts';
+import { createDatabaseOn, redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
 let sim: Simulator;
@@ -36,26 +35,13 @@ afterAll(async () => {
   await pg?.cleanup();
 });
 
-/** A new, empty database on the test's own server. */
-async function ownDatabase(name: string): Promise<string> {
-  const admin = postgres(pg.url, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(pg.url);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 describe.each(QUEUE_BACKENDS)('Postgres restarted under tesync worker, queues on %s', (backend) => {
   let databaseUrl = '';
   let w: Warehouse;
   const prefix = uniqueName('tesync_pg_restart');
   const workers: WorkerProcess[] = [];
   beforeAll(async () => {
-    databaseUrl = await ownDatabase(prefix);
+    databaseUrl = await createDatabaseOn(pg.url, prefix);
     w = await openWarehouse({ databaseUrl, dataDir: '', maxConnections: 2 });
   });
   afterAll(async () => {
