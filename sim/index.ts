@@ -26,6 +26,9 @@ export type {
   ChartLinkField,
   GatewayRowToken,
   HistoryStreams,
+  SimHostile,
+  HostilePlace,
+  HostileChar,
 } from './types.ts';
 export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';
@@ -34,3 +37,4 @@ export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAM
 export { ALIAS_SEGMENT } from './detours.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
 export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';
+export { HOSTILE_CHARS, HOSTILE_PLACES, hostileChar, hostileEscape, hostileText } from './hostile.ts';

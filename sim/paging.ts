@@ -3,7 +3,9 @@
 // names the next one in the configured form. The pages are addressed by `?page=N` (1-based) in
 // the link forms and by an opaque `?cursor=` in the cursor forms; other query parameters are
 // kept in every next link. Faults for readers to refuse: a `meta.total` larger than the list,
-// and a last page that names an earlier page again (a loop).
+// and a last page that names an earlier page again (a loop). And a list that changes between
+// its pages (`drift`): on the first reads of a list, the pages after the first come from the
+// list without its first item (`PageDrift` counts the reads).
 import type { DataRouteKind } from './forms.ts';
 import type { PageForm, SimPaging } from './types.ts';
 
@@ -18,7 +20,7 @@ export const pageParam = (form: PageForm): 'cursor' | 'page' => (CURSOR_FORMS.in
 /** The lists served in pages unless `routes` says otherwise. */
 export const PAGED_ROUTES: readonly DataRouteKind[] = ['app.tokens', 'gateway.tokens', 'app.screener', 'gateway.screener', 'app.charts', 'gateway.charts'];
 
-export const NO_PAGING: SimPaging = { pageSize: 0, form: 'metaNext', routes: [...PAGED_ROUTES], total: 'exact', loop: false };
+export const NO_PAGING: SimPaging = { pageSize: 0, form: 'metaNext', routes: [...PAGED_ROUTES], total: 'exact', loop: false, drift: 0 };
 
 export function mergePaging(current: SimPaging, partial: Partial<SimPaging>): SimPaging {
   const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<SimPaging>;
@@ -26,6 +28,8 @@ export function mergePaging(current: SimPaging, partial: Partial<SimPaging>): Si
   if (!Number.isInteger(next.pageSize) || next.pageSize < 0) throw new RangeError(`simulator option paging.pageSize must be an integer >= 0, got ${String(next.pageSize)}`);
   if (!PAGE_FORMS.includes(next.form)) throw new RangeError(`simulator option paging.form must be one of ${PAGE_FORMS.join(', ')}`);
   if (!PAGE_TOTALS.includes(next.total)) throw new RangeError(`simulator option paging.total must be one of ${PAGE_TOTALS.join(', ')}`);
+  const drift = next.drift ?? 0;
+  if (!(drift === Infinity || (Number.isInteger(drift) && drift >= 0))) throw new RangeError(`simulator option paging.drift must be an integer >= 0 or Infinity, got ${String(next.drift)}`);
   return next;
 }
 
@@ -48,25 +52,65 @@ export type PagedAnswer =
   | { kind: 'bad'; detail: string }
   | null;
 
-/** One page of `list` (null: the route is not paged, and the whole list is served as it is). */
-export function pageOf(p: SimPaging, kind: DataRouteKind | null, list: unknown, meta: Record<string, unknown>, req: PageRequest): PagedAnswer {
-  if (p.pageSize === 0 || kind === null || !p.routes.includes(kind) || !Array.isArray(list)) return null;
+/**
+ * The reads of each paged list, for `drift`: a request for page 1 starts a read; the pages
+ * after it belong to the last read started of the same list (route and query without the page
+ * or cursor).
+ */
+export class PageDrift {
+  private readonly reads = new Map<string, number>();
+
+  /** forgets every read (when `drift` is set again) */
+  reset(): void {
+    this.reads.clear();
+  }
+
+  /** whether page `index` (0-based) of the list `key` is served from the changed list */
+  drifted(drift: number, key: string, index: number): boolean {
+    if (!(drift > 0)) return false;
+    const started = this.reads.get(key) ?? 0;
+    if (index === 0) {
+      this.reads.set(key, started + 1);
+      return false;
+    }
+    return started >= 1 && started <= drift;
+  }
+}
+
+/** The list a read is counted on: the path and its query without the page or the cursor, sorted. */
+function readKey(req: PageRequest): string {
+  const q = [...req.query].filter(([k]) => k !== 'page' && k !== 'cursor').sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  return `${req.path}?${new URLSearchParams(q).toString()}`;
+}
+
+/**
+ * One page of `list` (null: the route is not paged, and the whole list is served as it is).
+ * With `drift` on and `reads` given, a later page of one of the first `drift` reads is served
+ * from the list without its first item: its `meta.total` one less, every item one place earlier
+ * (a page the read's page 1 named is still served, empty when the shorter list has no such page).
+ */
+export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown, meta: Record<string, unknown>, req: PageRequest, reads?: PageDrift): PagedAnswer {
+  if (p.pageSize === 0 || kind === null || !p.routes.includes(kind) || !Array.isArray(whole)) return null;
   const size = p.pageSize;
-  const pages = Math.max(1, Math.ceil(list.length / size));
+  // the pages that exist, as page 1 of this list says
+  const named = Math.max(1, Math.ceil(whole.length / size));
   let index: number;
   if (pageParam(p.form) === 'cursor') {
     const raw = req.query.get('cursor');
     const offset = raw === null ? 0 : decodeCursor(raw);
-    if (offset === null || offset % size !== 0 || offset / size >= pages) return { kind: 'bad', detail: 'The cursor is not valid.' };
+    if (offset === null || offset % size !== 0 || offset / size >= named) return { kind: 'bad', detail: 'The cursor is not valid.' };
     index = offset / size;
   } else {
     const raw = req.query.get('page');
     if (raw !== null && !/^[1-9]\d{0,8}$/.test(raw)) return { kind: 'bad', detail: 'page must be a whole number from 1.' };
     index = raw === null ? 0 : Number(raw) - 1;
-    if (index >= pages) return { kind: 'bad', detail: `page must be at most ${pages}.` };
+    if (index >= named) return { kind: 'bad', detail: `page must be at most ${named}.` };
   }
+  const drifted = reads !== undefined && reads.drifted(p.drift ?? 0, `${kind} ${readKey(req)}`, index);
+  const list = drifted ? whole.slice(1) : whole;
+  const pages = Math.max(1, Math.ceil(list.length / size));
   const items = list.slice(index * size, (index + 1) * size);
-  const last = index === pages - 1;
+  const last = index >= pages - 1;
   // A loop: the last page names again the page after the first (or the first, of a one-page list).
   const nextIndex = !last ? index + 1 : p.loop ? Math.min(1, pages - 1) : null;
   const out: PagedAnswer = { kind: 'page', data: items, meta: { ...meta, count: items.length }, top: {}, headers: {} };

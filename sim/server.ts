@@ -1,6 +1,6 @@
 // The HTTP server: one port serving both APIs. Each request is recorded on arrival, then goes
 // through: latency, scripted answer, method check, outage, rate limit, redirect, faults,
-// route, body faults.
+// route (then its answer's losses, forms, hostile strings, page, ETag or 304), body faults.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { APP_PREFIX, appRouteKind, handleApp, isAppKeyRoute } from './app-routes.ts';
@@ -9,19 +9,21 @@ import { historyStreams } from './context.ts';
 import { DatasetView, SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
 import { Outages, Redirects, unalias } from './detours.ts';
+import { etagOf, ifNoneMatchHits } from './etag.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
 import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataRouteKind, type FormState } from './forms.ts';
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
+import { hostileOption, withHostile } from './hostile.ts';
 import { toJson } from './json.ts';
 import { NO_LOSSES, RemovedView, omitParts } from './losses.ts';
-import { NO_PAGING, mergePaging, pageOf, pageParam } from './paging.ts';
+import { NO_PAGING, PageDrift, mergePaging, pageOf, pageParam } from './paging.ts';
 import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './outcome.ts';
 import { defaultCode, problemBody, type Api } from './problem.ts';
 import { rngFor } from './random.ts';
 import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
 import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
-import type { BucketName, KeyGrant, OutageWindow, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
+import type { BucketName, KeyGrant, OutageWindow, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimHostile, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const API_PREFIXES = [APP_PREFIX, GATEWAY_PREFIX] as const;
@@ -51,6 +53,11 @@ function verdict(value: string): 'fresh' | 'stale' {
 
 function recomputationOption(value: Recomputation | undefined): Recomputation {
   return value === 'eachResponse' ? value : nonNegativeInt('recomputation', value, 0);
+}
+
+function etagsOption(value: boolean | undefined): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new RangeError(`simulator option etags must be true or false, got ${String(value)}`);
+  return value ?? false;
 }
 
 function classify(path: string): Api {
@@ -97,6 +104,10 @@ class SimServer implements Simulator {
   private forms: FormState;
   private losses: SimLosses;
   private paging: SimPaging;
+  /** the reads of each paged list, for `paging.drift` */
+  private readonly pageReads = new PageDrift();
+  private hostile: SimHostile[];
+  private etags: boolean;
   /** The token lists already served cut (losses.ts: once per list). */
   private readonly cutLists = new Set<string>();
   private scripts: { prefix: string; queue: ScriptedResponse[] }[] = [];
@@ -134,6 +145,8 @@ class SimServer implements Simulator {
     for (const r of o.redirects ?? []) this.redirects.add(r);
     if (o.outage) this.outage.set(o.outage);
     this.paging = mergePaging(NO_PAGING, o.paging ?? {});
+    this.hostile = hostileOption(o.hostile);
+    this.etags = etagsOption(o.etags);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => {
         // a bug in the simulator must not hang the client: answer 500 or drop the socket
@@ -192,6 +205,13 @@ class SimServer implements Simulator {
   }
   setPaging(paging: Partial<SimPaging>): void {
     this.paging = mergePaging(this.paging, paging);
+    if (paging.drift !== undefined) this.pageReads.reset();
+  }
+  setHostile(list: SimHostile[]): void {
+    this.hostile = hostileOption(list);
+  }
+  setEtags(on: boolean): void {
+    this.etags = etagsOption(on);
   }
   private view(): DatasetView {
     return this.store.view(this.epoch, this.losses.removed ? RemovedView : DatasetView);
@@ -271,6 +291,18 @@ class SimServer implements Simulator {
     return kind === null ? data : withAddedField(data, this.forms.forms.addedFields[kind]);
   }
 
+  /**
+   * With `etags` on: the 200 `reply` with its ETag, or, when `ifNoneMatch` names the tag, a 304
+   * with no body, the ETag and the headers the 200 would have had (its page's Link too).
+   */
+  private tagged(reply: Reply, servedAt: string | null, ifNoneMatch: string | undefined, decision: LimitDecision | null, headersFor: (d: LimitDecision | null, status: number) => Record<string, string>): Reply {
+    if (!this.etags) return reply;
+    const etag = etagOf(reply.body, servedAt);
+    if (!ifNoneMatchHits(ifNoneMatch, etag)) return { ...reply, headers: { ...reply.headers, ETag: etag } };
+    const { 'Content-Type': _type, ...kept } = reply.headers;
+    return { status: 304, headers: { ...kept, ...headersFor(decision, 304), ETag: etag }, body: '' };
+  }
+
   private limiterKey(bucket: LimitedBucket, headers: Record<string, string>, ip: string): string {
     if (bucket === 'app-key') {
       const key = bearerKey(headers);
@@ -290,6 +322,7 @@ class SimServer implements Simulator {
     const headers = flattenHeaders(req.headers);
     const bucket: BucketName = api === 'app' ? (isAppKeyRoute(segments) ? 'app-key' : 'app-public') : api === 'gateway' ? 'gateway' : 'none';
     const record: RecordedRequest = { seq, at: this.now(), method: req.method ?? 'GET', path: rawUrl, headers, remoteAddress: req.socket.remoteAddress ?? '', bucket, status: 0 };
+    if (headers['if-none-match'] !== undefined) record.ifNoneMatch = headers['if-none-match'];
     this.requests.push(record);
 
     await this.sleep(this.latencyFor(seq));
@@ -309,6 +342,7 @@ class SimServer implements Simulator {
       sleep: (ms: number) => this.sleep(ms),
       isClosed: () => this.closed,
       onStatus: (status: number) => (record.status = status),
+      onBody: (sha256: string) => (record.bodySha256 = sha256),
     };
     const reset = () => {
       record.status = 0;
@@ -325,7 +359,8 @@ class SimServer implements Simulator {
           h['X-RateLimit-Reset'] = resetValue(this.resetForm, decision.resetAt, now, skew);
         }
         h['X-Service-Source'] = surface ?? 'gateway';
-        h['Cache-Control'] = status === 200 ? 'private, max-age=30' : 'no-store';
+        // a 304 sends what its 200 would have (RFC 9110 15.4.5)
+        h['Cache-Control'] = status === 200 || status === 304 ? 'private, max-age=30' : 'no-store';
       }
       return h;
     };
@@ -408,18 +443,24 @@ class SimServer implements Simulator {
     if (outcome.kind === 'problem') {
       reply = problemReply(outcome.status, outcome.code, outcome.detail, decision, outcome.extensions, outcome.headers);
     } else if (outcome.kind === 'raw') {
-      reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, outcome.surface), 'Content-Type': outcome.contentType }, body: outcome.body };
+      const surface = outcome.surface;
+      reply = { status: outcome.status, headers: { ...headersFor(decision, outcome.status, surface), 'Content-Type': outcome.contentType }, body: outcome.body };
+      if (outcome.status === 200 && outcome.contentType.startsWith('application/json')) reply = this.tagged(reply, null, record.ifNoneMatch, decision, (d, status) => headersFor(d, status, surface));
     } else {
       const kind = this.routeKind(api, path, segments);
       const answer = omitParts(this.losses.omitted, kind, path, { data: outcome.data, meta: outcome.meta }, this.cutLists);
-      const data = this.decorate(kind, answer.data);
-      const page = pageOf(this.paging, kind, data, answer.meta, { baseUrl: this.url, path, query: routeReq.query });
+      const decorated = this.decorate(kind, answer.data);
+      const view = env.view;
+      const data = this.hostile.length === 0 ? decorated : withHostile(this.hostile, { kind, slug: segments.length >= 2 ? (segments[1] ?? null) : null, firstSlug: (source) => (source === 'gateway' ? view.gatewayTokens() : view.appTokens())[0]?.slug }, decorated);
+      const page = pageOf(this.paging, kind, data, answer.meta, { baseUrl: this.url, path, query: routeReq.query }, this.pageReads);
       if (page?.kind === 'bad') {
         reply = problemReply(400, api === 'app' ? 'invalid_page' : 'invalid-parameter', page.detail, decision, api === 'app' ? {} : { parameter: pageParam(this.paging.form) });
       } else {
         const envelope = page ? { data: page.data, ...outcome.siblings, ...page.top, meta: { servedAt, ...page.meta } } : { data, ...outcome.siblings, meta: { servedAt, ...answer.meta } };
         const body = withDuplicatedKey(toJson(recomputed(envelope, recomputationMinutes(this.recomputation, seq))), kind === null ? undefined : this.forms.forms.duplicatedKeys[kind]);
         reply = { status: 200, headers: { ...headersFor(decision, 200, outcome.surface), 'Content-Type': JSON_TYPE, ...page?.headers }, body };
+        const surface = outcome.surface;
+        reply = this.tagged(reply, servedAt, record.ifNoneMatch, decision, (d, status) => headersFor(d, status, surface));
       }
     }
     reply.headers = { ...reply.headers, ...scriptHeaders };

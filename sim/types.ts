@@ -85,6 +85,38 @@ export interface SimOptions {
   outage?: SimOutage;
   /** lists served in pages (`paging.ts`); absent: every list whole in one answer */
   paging?: Partial<SimPaging>;
+  /** strings Postgres cannot hold, served in answers only (`hostile.ts`); later with `setHostile()` */
+  hostile?: SimHostile[];
+  /**
+   * every 200 JSON answer carries `ETag: "<sha256 hex>"` of its body without `meta.servedAt`;
+   * a request whose `If-None-Match` names it gets 304 with no body (`etag.ts`); later with
+   * `setEtags()`. Default false.
+   */
+  etags?: boolean;
+}
+
+/**
+ * Where a hostile string goes (answers only: `sim.data` keeps the clean value):
+ * - 'tokenName': the token list item of `slug`: its `displayName` in `/api/v1/tokens`, or with
+ *   source 'gateway' its `name` in `/v1/tokens`: `O'Reilly "Quote" <char>NUL 🚀 Token`
+ * - 'snapshotField': the app snapshot (`/api/v1/tokens/{slug}`): the first stream's `label`
+ *   becomes `Fees <char> stream` (a snapshot without streams: `token.displayName`)
+ * - 'bundleString': the research bundle (`/api/v1/tokens/{slug}/full`): the first value
+ *   driver's `description` becomes `Driver <char> note` (a bundle without drivers: `summary`)
+ * - 'objectKey': the app snapshot gets an extra top-level member of `data`,
+ *   `labels: { "note<char>": "x" }`: an object key holding the char
+ */
+export type HostilePlace = 'tokenName' | 'snapshotField' | 'bundleString' | 'objectKey';
+/** 'nul': U+0000, on the wire `\u0000`; 'surrogate': a lone high surrogate U+D83D, on the wire `\ud83d` */
+export type HostileChar = 'nul' | 'surrogate';
+
+export interface SimHostile {
+  place: HostilePlace;
+  char: HostileChar;
+  /** the token whose answer carries it; default the first token of the source's token list */
+  slug?: string;
+  /** 'app' (default); 'gateway' only with place 'tokenName' */
+  source?: 'app' | 'gateway';
 }
 
 /**
@@ -153,6 +185,15 @@ export interface SimPaging {
   total: 'none' | 'exact' | 'larger';
   /** the last page names an earlier page again as its next (page 2, or page 1 of a one-page list) */
   loop: boolean;
+  /**
+   * a list that changes between its pages: on the first `drift` reads of a paged list (a read:
+   * its page 1 and the pages after it, counted per route and query without the page or
+   * cursor), the pages after the first are served from the list without its first item, so
+   * page 1 says `meta.total` N and the later pages N-1, and the item first on page 2 falls into
+   * page 1's range, served on no page of that read. Then the list is served consistently.
+   * 0 (default): never; `Infinity`: every read. Setting it starts the count again.
+   */
+  drift?: number;
 }
 
 /**
@@ -292,6 +333,14 @@ export interface RecordedRequest {
   bucket: BucketName;
   /** what was sent; 0 while pending or when the socket was reset */
   status: number;
+  /** the `If-None-Match` header as received (absent when it was not sent) */
+  ifNoneMatch?: string;
+  /**
+   * sha256 hex of the exact bytes written as the response body, after every body fault (a
+   * 304 or an empty body: the sha256 of nothing; a body cut short: of what was written).
+   * Set as the body is written; absent while pending or when the socket was reset.
+   */
+  bodySha256?: string;
 }
 
 export interface Simulator {
@@ -310,8 +359,12 @@ export interface Simulator {
   setForms(forms: Partial<SimForms>): void;
   /** merges into the current losses; setting `omitted` again cuts each token list once more */
   setLosses(losses: Partial<SimLosses>): void;
-  /** merges into the current paging (`SimPaging`) */
+  /** merges into the current paging (`SimPaging`); giving `drift` starts its count of reads again */
   setPaging(paging: Partial<SimPaging>): void;
+  /** replaces the hostile strings served (`SimHostile`); `[]` serves none */
+  setHostile(list: SimHostile[]): void;
+  /** turns ETags and 304 answers on or off (see SimOptions.etags) */
+  setEtags(on: boolean): void;
   /** replaces every bucket's limit and starts fresh windows */
   setRateLimits(r: SimOptions['rateLimits']): void;
   script(pathPrefix: string, responses: ScriptedResponse[]): void;

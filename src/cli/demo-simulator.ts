@@ -26,6 +26,8 @@ export async function startDemoSimulator(options: { tokens?: number; pageSize?: 
     rateLimits: { appPublic: { limit: 120, windowMs: 10_000 }, appKey: { limit: 60, windowMs: 10_000 }, gateway: { limit: 120, windowMs: 10_000 } },
     latencyMs: [5, 40],
     paging: { pageSize: options.pageSize ?? 0 },
+    // ETags and 304s, so the demo's second sync shows conditional requests.
+    etags: true,
   });
   return { sim, appKey, gatewayKey };
 }

@@ -63,7 +63,13 @@ Options:
                        next_cursor beside has_more, asked as ?cursor=)
   --page-total T       meta.total on each page: exact (default), none, or larger (one
                        more than the list holds: a list a reader must refuse)
-  --page-loop          the last page names page 2 again as its next (a loop)`;
+  --page-loop          the last page names page 2 again as its next (a loop)
+  --page-drift N       a list that changes between its pages: on the first N reads of
+                       each paged list, the pages after page 1 come from the list without
+                       its first item (a total one less, an item on no page); Infinity:
+                       every read (default 0: none)
+  --etags              every 200 JSON answer carries an ETag (a hash of its body without
+                       meta.servedAt); If-None-Match naming it gets 304 with no body`;
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -95,6 +101,8 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       'page-form': { type: 'string' },
       'page-total': { type: 'string' },
       'page-loop': { type: 'boolean' },
+      'page-drift': { type: 'string' },
+      etags: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -134,7 +142,9 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     ...(values['page-form'] !== undefined ? { form: oneOf('--page-form', values['page-form'], PAGE_FORMS) } : {}),
     ...(values['page-total'] !== undefined ? { total: oneOf('--page-total', values['page-total'], PAGE_TOTALS) } : {}),
     ...(values['page-loop'] ? { loop: true } : {}),
+    ...(values['page-drift'] !== undefined ? { drift: values['page-drift'] === 'Infinity' ? Infinity : wholeNumberFlag('--page-drift', values['page-drift'], 0, 1_000_000, 'reads, or Infinity') } : {}),
   };
+  if (values.etags) options.etags = true;
   const sim = await startSimulator(options).catch((err: unknown) => {
     throw listenProblem(err, options) ?? err;
   });
