@@ -45,10 +45,19 @@ export async function validate<S extends z.ZodType>(
 
 /**
  * Refuses a response: its raw body is kept as `invalid` when the job ends (the ledger), the
- * reason logged; returns the error to throw.
+ * reason logged; returns the error to throw. The body goes as served: its text, and its bytes
+ * where the text does not say them exactly.
  */
 export function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string, options: { quiet?: boolean } = {}): InvalidResponseError {
-  ctx.ledger.refused.push({ source: ROUTES[route].source, runId: ctx.runId, path: response.path, httpStatus: response.status, contentType: response.headers['content-type'] ?? null, text: response.text });
+  ctx.ledger.refused.push({
+    source: ROUTES[route].source,
+    runId: ctx.runId,
+    path: response.path,
+    httpStatus: response.status,
+    contentType: response.headers['content-type'] ?? null,
+    text: response.text,
+    ...(response.raw ? { bytes: response.raw } : {}),
+  });
   if (!options.quiet) ctx.logger.warn({ path: response.path, reason }, 'response failed validation; recorded as invalid');
   return new InvalidResponseError(`${response.path}: ${reason}`, response.text);
 }

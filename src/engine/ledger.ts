@@ -18,7 +18,7 @@ export class JobLedger {
   readonly understood: UpstreamResponse[] = [];
   /** The fields of each understood response, for the drift record. */
   readonly sightings: FieldSighting[] = [];
-  /** Bodies refused, to keep as `invalid` with their raw text. */
+  /** Bodies refused, to keep as `invalid` as served: their raw text, and their bytes where the text does not say them exactly. */
   readonly refused: InvalidBody[] = [];
 
   received(r: ReadResponse): void {

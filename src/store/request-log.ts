@@ -4,11 +4,17 @@
 // logging does not slow the sync, and a failed write is logged and dropped: recording must
 // never fail the sync it describes. What a record holds is the upstream client's
 // (src/upstream/recorder.ts).
+//
+// A body is kept exactly or not at all: as jsonb (a valid body), as text, or, where text cannot
+// say it (a U+0000, bytes that are not UTF-8), as the bytes served (`body_bytes`); never with
+// a character dropped or replaced. The other text columns are not data: a U+0000 or an
+// unpaired surrogate in them (a problem code from upstream) is written as a visible escape.
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rawResponses, requests } from '../schema/warehouse/sync.ts';
 import type { Logger } from '../lib/logger.ts';
 import { bodyKey, type ArchivedBody, type RequestRecord, type RequestRecorder, type ResponseRecord } from '../upstream/recorder.ts';
-import { textBodyHash } from '../upstream/hash.ts';
+import { servedBodyHash } from '../upstream/hash.ts';
+import { holdsExactly, visibleText } from '../lib/pg-text.ts';
 import type { Source } from '../upstream/routes.ts';
 import type { Warehouse } from './connection.ts';
 import { onServerClock, SERVER_CLOCK, serverClockOffset } from './known-time.ts';
@@ -27,8 +33,22 @@ const INT4_MAX = 2_147_483_647;
 
 const int = (v: number | undefined | null): number | null => (v === undefined || v === null || !Number.isFinite(v) ? null : Math.min(INT4_MAX, Math.round(v)));
 const uuidOrNull = (v: string | undefined): string | null => (v && UUID.test(v) ? v : null);
-/** Postgres text cannot hold NUL. */
-const pgText = (v: string): string => (v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v);
+/** Text that is not data, readable and storable: U+0000 and unpaired surrogates as visible escapes. */
+const pgText = visibleText;
+
+/**
+ * How a body is kept: `text` when Postgres text holds it exactly, else `bytes` (the bytes
+ * served, or the UTF-8 of a text holding U+0000, which is those bytes).
+ */
+function bodyForm(text: string, bytes: Uint8Array | undefined): { text: string; bytes: null } | { text: null; bytes: Buffer } {
+  if (bytes) return { text: null, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+  if (holdsExactly(text)) return { text, bytes: null };
+  // Only U+0000 can get here from the client (its text is decoded from UTF-8, no lone surrogates).
+  return { text: null, bytes: Buffer.from(text, 'utf8') };
+}
+
+/** The JSON text jsonb reads: a byte-order mark is not part of the value. */
+const jsonTextOf = (text: string): string => (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
 
 export class WarehouseRecorder implements RequestRecorder {
   private pendingRequests: RequestRecord[] = [];
@@ -168,8 +188,9 @@ export class WarehouseRecorder implements RequestRecorder {
       .insert(rawResponses)
       .values(
         rows.map((r) => {
-          // jsonb refuses \u0000; the text is kept either way.
-          const json = r.status === 'ok' && !asText && !r.text.includes('\\u0000');
+          const form = bodyForm(r.text, r.bytes);
+          // jsonb refuses \u0000 (and an unpaired surrogate: then the row is written again asText).
+          const json = r.status === 'ok' && !asText && form.text !== null && !r.text.includes('\\u0000');
           return {
             runId: uuidOrNull(r.runId),
             source: r.source,
@@ -180,8 +201,9 @@ export class WarehouseRecorder implements RequestRecorder {
             contentType: r.contentType ? pgText(r.contentType) : null,
             sha256: r.sha256,
             // The text as received is valid JSON with its numbers exactly as upstream wrote them.
-            body: json ? sql`${r.text}::jsonb` : null,
-            bodyText: json ? null : pgText(r.text),
+            body: json ? sql`${jsonTextOf(r.text)}::jsonb` : null,
+            bodyText: json ? null : form.text,
+            bodyBytes: json ? null : form.bytes,
             status: r.status,
           };
         }),
@@ -230,13 +252,18 @@ export interface InvalidBody {
   httpStatus: number;
   contentType: string | null;
   text: string;
+  /** The body as served, byte for byte, when `text` does not say it exactly (UpstreamResponse `raw`). */
+  bytes?: Uint8Array | undefined;
 }
 
 /**
  * Keeps a refused body as `invalid` in its own hash space (the archive may hold the same bytes
- * as a valid body), stamped on the server's clock; seen again, it is only marked seen.
+ * as a valid body), stamped on the server's clock; seen again, it is only marked seen. Its
+ * `sha256` is `invalid:` and the sha256 of the bytes served; the body is kept as text, or as
+ * those bytes where text cannot hold it exactly.
  */
 export async function keepInvalidBody(warehouse: Warehouse, b: InvalidBody): Promise<void> {
+  const form = bodyForm(b.text, b.bytes);
   await warehouse.db
     .insert(rawResponses)
     .values({
@@ -247,8 +274,9 @@ export async function keepInvalidBody(warehouse: Warehouse, b: InvalidBody): Pro
       lastSeenAt: SERVER_CLOCK,
       httpStatus: b.httpStatus,
       contentType: b.contentType ? pgText(b.contentType) : null,
-      sha256: `invalid:${textBodyHash(b.text)}`,
-      bodyText: pgText(b.text),
+      sha256: `invalid:${servedBodyHash(b.text, b.bytes)}`,
+      bodyText: form.text,
+      bodyBytes: form.bytes,
       status: 'invalid',
     })
     .onConflictDoUpdate({ target: [rawResponses.source, rawResponses.path, rawResponses.sha256], set: { lastSeenAt: SERVER_CLOCK, runId: uuidOrNull(b.runId) } });

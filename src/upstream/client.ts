@@ -22,18 +22,21 @@
 // What a response's headers say of the budget (a Retry-After, the remaining count) is folded
 // in as soon as they arrive, before the body is read (holdOf): a hold announced on a slow or
 // large body holds the bucket's other callers from that instant.
+//
+// A 2xx body is understood only when it parses and the warehouse can hold it exactly
+// (body.ts); otherwise it is refused here and archived `invalid` byte for byte.
 import pRetry from 'p-retry';
 import type { Config } from '../lib/config.ts';
 import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../lib/errors.ts';
-import { DuplicateKeyError, parseJson } from '../lib/json.ts';
 import type { Logger } from '../lib/logger.ts';
 import { backoffDelay } from './backoff.ts';
 import { holdOf } from './hold.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
-import { jsonBodyHash, textBodyHash } from './hash.ts';
+import { jsonBodyHash, servedBodyHash } from './hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
+import { rawOf, readJsonBody } from './body.ts';
 import { parseProblem, problemError } from './problem.ts';
 import { readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
 import { NullRecorder, type RequestRecorder } from './recorder.ts';
@@ -82,7 +85,14 @@ export interface UpstreamResponse {
   path: string;
   /** parseJson of the body (numbers as LosslessNumber); undefined on 304. */
   body: unknown;
+  /** The body as text; exactly the body served unless `raw` is given. */
   text: string;
+  /**
+   * The body as served (after content decoding), byte for byte, when `text` does not say it
+   * exactly. The client refuses such a 2xx body, so a response it returns has none; a refused
+   * body keeps them (src/engine/fetch.ts `invalid`).
+   */
+  raw?: Uint8Array | undefined;
   etag?: string | undefined;
   requestId?: string | undefined;
   /** sha256 of the body without meta.servedAt; '' on 304. */
@@ -106,6 +116,9 @@ class AnnouncedOutage extends UpstreamServerError {}
 
 /** A 200 whose body did not parse: retried a few times, then surfaced as InvalidResponseError. */
 class InvalidJsonAttempt extends InvalidResponseError {}
+
+/** Offered: Node's fetch decodes all three. */
+const ACCEPT_ENCODING = 'br, gzip, deflate';
 
 export function createUpstream(options: UpstreamOptions): Upstream {
   const { config, budget, logger } = options;
@@ -148,7 +161,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     // Everything that could be unsafe is refused here, before the budget or the wire.
     const url = requestUrl(route, req, source.url);
     const path = pathOf(url);
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent };
+    const headers: Record<string, string> = { accept: 'application/json', 'accept-encoding': ACCEPT_ENCODING, 'user-agent': userAgent };
     // Only requests to paths that need it ever carry the key (sendingOf, hopSending).
     const keyHeader: Record<string, string> = source.apiKey ? { authorization: `Bearer ${source.apiKey}` } : {};
     if (req.etag && SAFE_ETAG.test(req.etag)) headers['if-none-match'] = req.etag;
@@ -252,17 +265,14 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         return { ...success(res), status: 304, notModified: true, body: undefined, text: '', sha256: '', etag: res.headers.get('etag') ?? req.etag };
       }
       if (res.status >= 200 && res.status < 300) {
-        let body: unknown;
-        try {
-          body = parseJson(res.text);
-        } catch (err) {
-          const reason = `invalid JSON in a ${res.status} response: ${(err as Error).message}`;
-          recorder.request({ ...record, error: reason });
-          recorder.response({ ...archive(res, receivedAt), sha256: textBodyHash(res.text), status: 'invalid' });
-          // A key named twice is how the body was written, not a body cut short: asking again would not help.
-          if (err instanceof DuplicateKeyError) throw new InvalidResponseError(`GET ${path}: ${reason}`, res.text);
-          throw new InvalidJsonAttempt(`GET ${path}: ${reason}`, res.text);
+        const read = readJsonBody(res);
+        if (!read.ok) {
+          archiveInvalid(res, receivedAt, record, read.reason);
+          // A body cut short may come whole next time; one written so (a key named twice, a NUL) will not.
+          if (read.retry) throw new InvalidJsonAttempt(`GET ${path}: ${read.reason}`, res.text);
+          throw new InvalidResponseError(`GET ${path}: ${read.reason}`, res.text);
         }
+        const body = read.body;
         const sha256 = jsonBodyHash(body);
         recorder.request(record);
         // Archived under the path asked for, whatever hops it took: rows read from it, and
@@ -293,6 +303,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         notModified: false,
         path,
         text: r.text,
+        raw: rawOf(r),
         etag: r.headers.get('etag') ?? undefined,
         requestId: r.headers.get('x-request-id') ?? undefined,
         headers: Object.fromEntries(r.headers),
@@ -311,16 +322,18 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       };
     }
 
-    /** Archives a 4xx body (as JSON where it parses) and returns its hash. */
+    /** Records a 2xx attempt whose body was refused, and archives the body `invalid`, as served. */
+    function archiveInvalid(res: BoundedResponse, receivedAt: number, record: Awaited<ReturnType<typeof send>>['record'], reason: string): void {
+      recorder.request({ ...record, error: reason });
+      recorder.response({ ...archive(res, receivedAt), sha256: servedBodyHash(res.text, rawOf(res)), status: 'invalid' });
+    }
+
+    /** Archives a 4xx body (as JSON where it parses and can be held exactly; else `invalid`, as served) and returns its hash. */
     function archiveRefusal(res: BoundedResponse, receivedAt: number): string {
-      let sha256: string;
-      let status: 'ok' | 'invalid' = 'ok';
-      try {
-        sha256 = jsonBodyHash(parseJson(res.text));
-      } catch {
-        sha256 = textBodyHash(res.text);
-        status = 'invalid';
-      }
+      const read = readJsonBody(res);
+      let sha256 = read.ok ? jsonBodyHash(read.body) : undefined;
+      const status = sha256 === undefined ? 'invalid' : 'ok';
+      sha256 ??= servedBodyHash(res.text, rawOf(res));
       recorder.response({ ...archive(res, receivedAt), sha256, status });
       return sha256;
     }
@@ -334,6 +347,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         httpStatus: res.status,
         contentType: res.headers.get('content-type') ?? undefined,
         text: res.text,
+        bytes: rawOf(res),
       };
     }
 

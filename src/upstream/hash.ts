@@ -1,5 +1,6 @@
 // The identity of a body for the raw archive: sha256 of its JSON with `meta.servedAt` left
-// out (it changes on every call), so an unchanged resource hashes the same across runs.
+// out (it changes on every call), so an unchanged resource hashes the same across runs. A
+// body that is not kept as JSON is named by the sha256 of its bytes as served.
 import { createHash } from 'node:crypto';
 import { isLosslessNumber, writeJson } from '../lib/json.ts';
 
@@ -23,7 +24,18 @@ export function jsonBodyHash(body: unknown): string {
   return hash.digest('hex');
 }
 
-/** Hash of a body that is not JSON: its text as received. */
+/**
+ * Hash of a body that is not JSON: its text as received, as UTF-8. For a text decoded exactly
+ * (every byte UTF-8, nothing replaced) that is the sha256 of the bytes served.
+ */
 export function textBodyHash(text: string): string {
   return sha256(text);
+}
+
+/**
+ * Hash of a body as served: the sha256 of its bytes when there are bytes (text that does not
+ * say them exactly), else of its text's UTF-8 (textBodyHash: the same bytes when it does).
+ */
+export function servedBodyHash(text: string, bytes?: Uint8Array): string {
+  return bytes ? createHash('sha256').update(bytes).digest('hex') : sha256(text);
 }

@@ -4,7 +4,11 @@
 // (the client follows the safe ones itself, one recorded request per hop: redirects.ts).
 // A fetch that fails before any response is told apart here (connect-errors.ts): refused or
 // a blocked port (permanent), or unreachable, reset, timed out (transient).
+// The body is kept as bytes beside its text, and the text says whether it is exactly those
+// bytes: decoded strictly (bytes that are not UTF-8 are not silently U+FFFD), a byte-order
+// mark kept, not stripped. The archive keeps a body that text cannot say byte for byte.
 import { ResponseTooLargeError, UnsafeRequestError, UpstreamNetworkError, UpstreamTimeoutError } from '../lib/errors.ts';
+import { notUtf8At } from '../lib/pg-text.ts';
 import { networkReason, permanentConnectError } from './connect-errors.ts';
 
 export interface BoundedRequest {
@@ -31,9 +35,23 @@ export interface BoundedResponse {
   status: number;
   statusText: string;
   headers: Headers;
+  /** The body as text: exactly `raw` when `notUtf8At` is null; else decoded with U+FFFD for what is not UTF-8 (for reading, never for keeping). */
   text: string;
+  /** The body bytes received (after content decoding), byte for byte. */
+  raw: Uint8Array;
+  /** Where `raw` stops being UTF-8 (the offset of the first byte that is not); null when `text` is exactly `raw`. */
+  notUtf8At: number | null;
   /** Body bytes received (after content decoding). */
   bytes: number;
+}
+
+/** Decodes a body strictly: `notUtf8At` null says the text is the bytes, every one (nothing replaced, a byte-order mark kept). */
+export function decodeBody(raw: Uint8Array): { text: string; notUtf8At: number | null } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw), notUtf8At: null };
+  } catch {
+    return { text: new TextDecoder('utf-8', { ignoreBOM: true }).decode(raw), notUtf8At: notUtf8At(raw) ?? 0 };
+  }
 }
 
 const TIMEOUT = Symbol('timeout');
@@ -105,8 +123,9 @@ export async function boundedGet(req: BoundedRequest): Promise<BoundedResponse> 
         return fail(err);
       }
     }
-    const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks));
-    return { status: res.status, statusText: res.statusText, headers: res.headers, text, bytes };
+    const raw = Buffer.concat(chunks);
+    const { text, notUtf8At } = decodeBody(raw);
+    return { status: res.status, statusText: res.statusText, headers: res.headers, text, raw, notUtf8At, bytes };
   } finally {
     clearTimeout(timer);
     req.signal?.removeEventListener('abort', onAbort);

@@ -33,9 +33,14 @@ export interface ResponseRecord {
   httpStatus: number;
   contentType?: string | undefined;
   sha256: string;
-  /** The body as received. */
+  /** The body as received, as text (exactly the body unless `bytes` is given). */
   text: string;
-  /** `ok`: valid JSON, stored as jsonb; `invalid`: kept as text. */
+  /**
+   * The body as served, byte for byte, when `text` does not say it exactly (bytes that are not
+   * UTF-8). Absent: the UTF-8 of `text` is the body.
+   */
+  bytes?: Uint8Array | undefined;
+  /** `ok`: valid JSON, stored as jsonb; `invalid`: kept as text, or as bytes where text cannot hold it exactly. */
   status: 'ok' | 'invalid';
 }
 

@@ -8,7 +8,7 @@ import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { createTestLogger } from '../helpers/services.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
 
-const HOSTILE = ['..', '.', '%2e%2e', '%2E%2E', 'a/b', '?x=1', '#', '', 'x'.repeat(10_000), '../../v1/internal/keys', 'a b', 'ä', '\u0000', 'tok\nen'];
+const HOSTILE = ['..', '.', '%2e%2e', '%2E%2E', 'a/b', '?x=1', '#', '', 'x'.repeat(10_000), '../../v1/internal/keys', 'a b', 'ä', 'tok\nen'];
 const NAMES = [`O'Brien "Q" \\ Token`, `Robert'); DROP TABLE app.tokens;--`, 'Tab\there\u0007bell\u001b[31mred', 'Emoji 🚀🔥 ✨ 日本', '<script>alert(1)</script>'];
 
 const envelope = (data: unknown, count?: number) => JSON.stringify({ data, meta: { servedAt: new Date().toISOString(), asOf: '2026-06-30T00:00:00.000Z', ...(count === undefined ? {} : { count }) } });

@@ -138,10 +138,10 @@ describe('WarehouseRecorder', () => {
     expect(count?.n).toBe(3);
   });
 
-  it('a body jsonb refuses (\\u0000) is kept as text without losing the batch', async () => {
+  it('a body jsonb refuses (\\u0000) is refused, kept as text as served, without losing the batch', async () => {
     fx.sim.script('/api/v1/screener', [{ status: 200, body: '{"data":["a\\u0000b"],"meta":{}}' }]);
     const { upstream, recorder } = setup();
-    await upstream.get({ route: 'app.screener' });
+    await expect(upstream.get({ route: 'app.screener' })).rejects.toThrow(/not understood: data\[0\] holds U\+0000/);
     await upstream.get({ route: 'app.metrics' });
     await recorder.flush();
     const rows = await fx.warehouse.query<{ path: string; body_text: string | null; body: unknown }>(sql`select path, body_text, body from sync.raw_responses order by path`);

@@ -1,11 +1,14 @@
 // Bookkeeping tables: runs, every upstream attempt, archived bodies, per-resource state,
 // contract drift and the field names seen per kind of resource.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 export const syncSchema = pgSchema('sync');
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** Bytes as they are: postgres.js sends a Buffer as bytea and reads one back as a Buffer. */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 
 export const runs = syncSchema.table(
   'runs',
@@ -106,8 +109,10 @@ export const rawResponses = syncSchema.table(
     /** sha256 of the body with `meta.servedAt` left out, so unchanged data hashes the same. */
     sha256: text('sha256').notNull(),
     body: jsonb('body'),
-    /** The body as received when it is not JSON (or not valid JSON). */
+    /** The body as received when it is not JSON (or not valid JSON), and text holds it exactly. */
     bodyText: text('body_text'),
+    /** The body as served, byte for byte, when neither `body` nor `body_text` can hold it exactly (a U+0000, bytes that are not UTF-8). */
+    bodyBytes: bytea('body_bytes'),
     /** ok | invalid */
     status: text('status').notNull().default('ok'),
   },

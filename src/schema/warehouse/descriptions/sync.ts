@@ -76,7 +76,7 @@ export const sync: SchemaDescription = {
     raw_responses: {
       summary: 'the archive of bodies',
       description:
-        'Every 2xx body, and the body of every refusal (4xx other than 429) that a row may link to. Identical bodies of one path are stored once: `sha256` leaves out `meta.servedAt`, which changes on every call, so unchanged data hashes the same. Never pruned: the table refuses `DELETE` and `TRUNCATE`, since versions link to its rows (`raw_response_id`, `closing_raw_response_id`).',
+        "Every 2xx body, and the body of every refusal (4xx other than 429) that a row may link to. Identical bodies of one path are stored once: `sha256` leaves out `meta.servedAt`, which changes on every call, so unchanged data hashes the same. Each body is kept exactly, in one of `body`, `body_text`, `body_bytes`, never with a character dropped or replaced; a body refused (`status` `invalid`) as served is `coalesce(body_bytes, convert_to(body_text, 'UTF8'))`. Never pruned: the table refuses `DELETE` and `TRUNCATE`, since versions link to its rows (`raw_response_id`, `closing_raw_response_id`).",
       columns: {
         id: 'the body; rows of `app` and `gateway` name it in `raw_response_id`',
         run_id: 'the run that first received it',
@@ -86,10 +86,13 @@ export const sync: SchemaDescription = {
         last_seen_at: 'when the same body was last received again (the same clock)',
         http_status: 'the response\'s HTTP status',
         content_type: 'the response\'s `Content-Type`',
-        sha256: 'hash of the body without `meta.servedAt`: unchanged data hashes the same',
+        sha256: "hash of the body without `meta.servedAt`: unchanged data hashes the same; for a body kept `invalid`, the sha256 of the bytes served (after `invalid:` when a job refused it): `encode(sha256(coalesce(body_bytes, convert_to(body_text, 'UTF8'))), 'hex')`",
         body: 'the body as jsonb, numbers exact',
-        body_text: 'the body as received, when it was not JSON (or not valid JSON)',
-        status: '`ok`, or `invalid` when the body failed validation: it is kept here as received',
+        body_text: 'the body as received, when it was not JSON (or not valid JSON, or refused) and text holds it exactly',
+        body_bytes:
+          "the body as served, byte for byte, when neither `body` (jsonb) nor `body_text` can hold it exactly: a U+0000 (NUL), bytes that are not UTF-8; then both are null. The body as served, whichever column holds it: `coalesce(body_bytes, convert_to(body_text, 'UTF8'))` for refused bodies",
+        status:
+          '`ok`, or `invalid` when the body failed validation or was not understood (a string holding U+0000 or an unpaired surrogate, which Postgres cannot store exactly; bytes that are not UTF-8): it is kept here as received',
       },
     },
     resource_state: {
@@ -114,7 +117,7 @@ export const sync: SchemaDescription = {
         freshness: 'change marker: the freshness the last successful fetch saw',
         as_of: 'change marker: the `asOf` the last successful fetch saw',
         hash: 'change marker: the hash of the body the last successful fetch saw',
-        etag: 'change marker: the `ETag` the last successful fetch saw',
+        etag: 'change marker: the `ETag` of the one response the last successful fetch read (null when it read several, or upstream sent none); the next fetch sends it as `If-None-Match`, and a 304 confirms the resource without writing',
         row_count: 'rows the last fetch wrote, across the tables it writes',
         consecutive_failures: 'failures in a row since the last success',
         details:

@@ -1,0 +1,1 @@
+ALTER TABLE "sync"."raw_responses" ADD COLUMN "body_bytes" "bytea";
