@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, readEnvironment, type Config } from '../lib/co
 import { WarehouseError } from '../lib/errors.ts';
 import { limitHeapGrowth } from '../lib/heap.ts';
 import { createLogger, scrub, type Logger } from '../lib/logger.ts';
+import { errorMessage, recordable, RECORD_CHARS, reportedError } from '../lib/recordable.ts';
 import { UsageError, type CommandContext } from './context.ts';
 
 const USAGE = `Usage: tesync <command> [options]
@@ -88,11 +89,26 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The most characters of an error's message on the command's last line: a few hundred of
+ * another library's (a failed query's can run to kilobytes), more of tesync's own warehouse
+ * errors, written to be read whole (a server that did not start, and what its log says).
+ */
+const PRINTED_CHARS = RECORD_CHARS;
+const PRINTED_WAREHOUSE_CHARS = 2000;
+
+/**
+ * The exit code of a command that threw, its line said. The line is the error's message as it
+ * may be shown (src/lib/recordable.ts): a failed query's driver error, never drizzle's message
+ * with the query's parameters; secrets scrubbed, then control characters escaped and, but for
+ * a configuration or usage error, cut (PRINTED_CHARS).
+ */
 export function reportFailure(err: unknown, config: Config, logger: Logger): number {
   const debug = config.logLevel === 'debug' || config.logLevel === 'trace';
-  const message = err instanceof Error ? err.message : String(err);
+  // Said whole: what to fix in the configuration or the command line.
+  const message = recordable(scrub(errorMessage(err), config.secrets), Infinity);
   if (err instanceof ConfigError) {
-    process.stderr.write(`tesync: configuration error: ${scrub(message, config.secrets)}\n`);
+    process.stderr.write(`tesync: configuration error: ${message}\n`);
     return 2;
   }
   // Node's parseArgs errors; other libraries' codes may be numbers (BullMQ's).
@@ -102,8 +118,9 @@ export function reportFailure(err: unknown, config: Config, logger: Logger): num
     return 2;
   }
   const prefix = err instanceof WarehouseError ? 'warehouse' : 'error';
-  process.stderr.write(`tesync: ${prefix}: ${scrub(message, config.secrets)}\n`);
-  if (debug && err instanceof Error && err.stack) process.stderr.write(`${scrub(err.stack, config.secrets)}\n`);
+  process.stderr.write(`tesync: ${prefix}: ${recordable(message, err instanceof WarehouseError ? PRINTED_WAREHOUSE_CHARS : PRINTED_CHARS)}\n`);
+  const said = reportedError(err);
+  if (debug && said instanceof Error && said.stack) process.stderr.write(`${scrub(said.stack, config.secrets)}\n`);
   logger.flush?.();
   return 1;
 }
@@ -114,7 +131,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`tesync: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`tesync: ${recordable(errorMessage(err), PRINTED_CHARS)}\n`);
     process.exitCode = 1;
   },
 );

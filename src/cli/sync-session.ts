@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../resources/index.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
+import { errorLine, recordable } from '../lib/recordable.ts';
 import { emptyPendingWork, runWalk, type PendingWork } from '../runners/in-process.ts';
 import { inScope } from '../runners/walk-scope.ts';
 import type { WalkStats } from '../engine/run-stats.ts';
@@ -22,7 +23,8 @@ import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/request-log.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
 import { withReconnect } from '../store/retry.ts';
-import { closeAbandonedRuns, markInterrupted, runOwner, type RunStatus } from '../store/runs.ts';
+import type { Housekeeping } from '../store/retention.ts';
+import { closeAbandonedRuns, finishRun, markInterrupted, runOwner, type RunStatus } from '../store/runs.ts';
 import { withSignal } from '../upstream/with-signal.ts';
 
 export interface SyncRequest {
@@ -137,29 +139,49 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const pending = emptyPendingWork();
   const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started, pending, requestTimes });
   const ticker = req.onProgress ? setInterval(report, PROGRESS_INTERVAL_MS) : undefined;
+  const housekeeping = { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger };
+  const interruptedBy = () => (req.signal?.reason instanceof RunInterrupted ? req.signal.reason : undefined);
   try {
-    await runWalk({
-      catalog,
-      roots: walkRoots(req.sources),
-      context: { warehouse, upstream, archive: recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
-      concurrency: config.concurrency,
-      filter,
-      ledger,
-      pending,
-      ...(req.signal ? { signal: req.signal } : {}),
-    });
-  } finally {
-    clearInterval(ticker);
-    req.signal?.removeEventListener('abort', markInterrupt);
-    report();
-    await recorder.close();
+    try {
+      await runWalk({
+        catalog,
+        roots: walkRoots(req.sources),
+        context: { warehouse, upstream, archive: recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
+        concurrency: config.concurrency,
+        filter,
+        ledger,
+        pending,
+        ...(req.signal ? { signal: req.signal } : {}),
+      });
+    } finally {
+      clearInterval(ticker);
+      req.signal?.removeEventListener('abort', markInterrupt);
+      report();
+      await recorder.close();
+    }
+  } catch (err) {
+    // The walk itself broke (not a job: those fail into the stats): the run is closed here,
+    // not left `running` for a later command to find abandoned, then the command fails.
+    await interruptMarked;
+    await closeBrokenWalk(warehouse, runId, stats, err, housekeeping, interruptedBy()).catch((closeErr: unknown) => runLogger.error({ err: closeErr }, 'could not close the run'));
+    throw err;
   }
   await interruptMarked;
-  const interrupted = req.signal?.reason instanceof RunInterrupted ? req.signal.reason : undefined;
-  const { status, requests } = await closeRun(warehouse, runId, stats, { requestsRetentionDays: config.requestsRetentionDays, logger: runLogger }, interrupted);
+  const interrupted = interruptedBy();
+  const { status, requests } = await closeRun(warehouse, runId, stats, housekeeping, interrupted);
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };
+}
+
+/**
+ * Closes the run of a walk that threw: `failed` (or `interrupted`, when a signal stopped it)
+ * with what it did and why it stopped; finishRun closes it with the least record when even
+ * that cannot be written.
+ */
+async function closeBrokenWalk(warehouse: Warehouse, runId: string, stats: WalkStats, err: unknown, housekeeping: Housekeeping, interrupted: RunInterrupted | undefined): Promise<void> {
+  const why = `the walk stopped: ${recordable(errorLine(err), 300)}`;
+  await finishRun(warehouse.db, runId, { status: interrupted ? 'interrupted' : 'failed', stats, error: interrupted ? `${interrupted.message}; ${why}` : why }, housekeeping);
 }
 
 /** A recorder that also counts attempts, for live progress. */

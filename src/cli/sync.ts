@@ -3,6 +3,8 @@
 // left to it, or waited for with --wait.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { WalkStats } from '../engine/run-stats.ts';
+import { recordable, RECORD_CHARS } from '../lib/recordable.ts';
 import { groups } from '../resources/index.ts';
 import { openWarehouse } from '../store/connection.ts';
 import { listedTokens, unknownSlugs } from '../store/listed-tokens.ts';
@@ -139,7 +141,7 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
         await budget.close();
       }
       const skipped = locks.busy.length > 0 ? { skipped: locks.busy } : {};
-      process.stdout.write(values.json ? `${JSON.stringify({ ...outcome, ...skipped })}\n` : formatSummary(outcome));
+      process.stdout.write(values.json ? `${JSON.stringify({ ...outcome, stats: printableStats(outcome.stats), ...skipped })}\n` : formatSummary(outcome));
       for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
       // The text summary says it already; beside JSON, people still get one line.
       if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
@@ -179,6 +181,15 @@ export function skippedLine(busy: readonly LockHolder[]): string {
   return `Sync skipped: ${describeHolders(busy)}; nothing to do (--wait waits for it instead)`;
 }
 
+/**
+ * Pure: a walk's stats as printed, each failure's text recordable (src/lib/recordable.ts):
+ * whatever an error said, no control character reaches the terminal and no line runs on.
+ */
+export function printableStats(stats: WalkStats): WalkStats {
+  return { ...stats, failures: stats.failures.map((f) => ({ ...f, resource: recordable(f.resource, RECORD_CHARS), error: recordable(f.error, RECORD_CHARS) })) };
+}
+
+/** Pure: the text summary of a walk; each failure's text recordable, as printableStats. */
 export function formatSummary(o: SyncOutcome): string {
   const lines = [
     `Sync ${o.status} in ${(o.durationMs / 1000).toFixed(1)} s (run ${o.runId})`,
@@ -192,6 +203,6 @@ export function formatSummary(o: SyncOutcome): string {
   for (const [group, counts] of Object.entries(o.stats.byGroup).sort()) {
     lines.push(`  ${group.padEnd(18)} ${Object.entries(counts).map(([s, n]) => `${s} ${n}`).join(', ')}`);
   }
-  for (const f of o.stats.failures.slice(0, 10)) lines.push(`  failed: ${f.resource} (${f.job}): ${f.error}`);
+  for (const f of o.stats.failures.slice(0, 10)) lines.push(`  failed: ${recordable(f.resource, RECORD_CHARS)} (${f.job}): ${recordable(f.error, RECORD_CHARS)}`);
   return `${lines.join('\n')}\n`;
 }

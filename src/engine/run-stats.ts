@@ -2,6 +2,7 @@
 import type { RequestSummary } from '../store/request-summary.ts';
 import type { RunStatus } from '../store/runs.ts';
 import type { Failure } from '../lib/failure.ts';
+import { recordable, RECORD_CHARS } from '../lib/recordable.ts';
 
 /**
  * One failed job of a walk, as data: hints and summaries read the fields, `error` is for
@@ -17,7 +18,7 @@ export interface WalkFailure {
   code?: string;
   httpStatus?: number;
   bucket?: string;
-  /** `<error class>: <message>`: for people, never parsed. */
+  /** `<error class>: <message>`: for people, never parsed; recordable (src/lib/recordable.ts), at most RECORD_CHARS. */
   error: string;
 }
 
@@ -38,9 +39,9 @@ export const MAX_FAILURES = 50;
 /** How long a run ledger keeps a run after it last planned a job (the Redis keys' time to live). */
 export const RUN_TTL_MS = 7 * 24 * 3600_000;
 
-/** Pure: a walk's entry for a failed job, from judgeFailure's record. */
+/** Pure: a walk's entry for a failed job, from judgeFailure's record; its error recordable whatever it says. */
 export function walkFailure(job: { name: string; source: string }, resource: string, f: Omit<Failure, 'retryable'>): WalkFailure {
-  const entry: WalkFailure = { job: job.name, resource, source: job.source, status: f.status, type: f.type, error: f.message };
+  const entry: WalkFailure = { job: job.name, resource: recordable(resource, RECORD_CHARS), source: job.source, status: f.status, type: f.type, error: recordable(f.message, RECORD_CHARS) };
   if (f.code !== undefined) entry.code = f.code;
   if (f.httpStatus !== undefined) entry.httpStatus = f.httpStatus;
   if (f.bucket !== undefined) entry.bucket = f.bucket;
@@ -52,7 +53,8 @@ export function emptyStats(): WalkStats {
 }
 
 /**
- * Pure: a failure entry read back (Redis, sync.runs.stats), whatever version wrote it.
+ * Pure: a failure entry read back (Redis, sync.runs.stats), whatever version wrote it; its
+ * texts recordable (a version before they were may have kept a long or NUL-carrying one).
  * Entries from before failures were data have only job, resource and error; their source
  * is the job name's prefix (`app.tokens`, `gateway.screener`).
  */
@@ -60,7 +62,7 @@ export function readWalkFailure(value: unknown): WalkFailure {
   const v = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
   const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
   const job = str(v.job) ?? '?';
-  const entry: WalkFailure = { job, resource: str(v.resource) ?? '?', error: str(v.error) ?? (typeof value === 'string' ? value : '') };
+  const entry: WalkFailure = { job, resource: recordable(str(v.resource) ?? '?', RECORD_CHARS), error: recordable(str(v.error) ?? (typeof value === 'string' ? value : ''), RECORD_CHARS) };
   const source = str(v.source) ?? (job.includes('.') ? job.slice(0, job.indexOf('.')) : undefined);
   if (source !== undefined) entry.source = source;
   const status = str(v.status);

@@ -10,7 +10,9 @@ import { summarizeRunRequests, type RequestSummary } from '../store/request-summ
 import { withReconnect } from '../store/retry.ts';
 import { finishRun, startRun, type RunStatus } from '../store/runs.ts';
 import type { Housekeeping } from '../store/retention.ts';
-import { emptyStats, finalRunStatus, MAX_FAILURES, type WalkFailure, type WalkStats } from './run-stats.ts';
+import { WarehouseError } from '../lib/errors.ts';
+import { errorLine, recordable, RECORD_CHARS } from '../lib/recordable.ts';
+import { emptyStats, finalRunStatus, MAX_FAILURES, runStatus, type WalkFailure, type WalkStats } from './run-stats.ts';
 
 /** What planning a job found: first planned now, planned before and still pending, or settled already. */
 export type PlanState = 'new' | 'pending' | 'settled';
@@ -124,6 +126,9 @@ export function openRun(db: Db, run: Parameters<typeof startRun>[1]): Promise<vo
  * Closes a run whose jobs all settled: its status from what they did and what upstream
  * answered (finalRunStatus), or `interrupted` at its signal's time; recorded with its stats and
  * request summary; the daily archives filled and retention applied as every run's end does.
+ * Never leaves it `running` (finishRun closes it with the least record when the full one
+ * cannot be written): requests that cannot be counted close it with its stats alone, its
+ * status from them (runStatus), and then the failure is thrown.
  */
 export async function closeRun(
   warehouse: Warehouse,
@@ -132,7 +137,15 @@ export async function closeRun(
   housekeeping: Housekeeping,
   interrupted?: RunInterrupted,
 ): Promise<{ status: RunStatus; requests: RequestSummary }> {
-  const requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
+  let requests: RequestSummary;
+  try {
+    requests = await withReconnect(() => summarizeRunRequests(warehouse, runId));
+  } catch (err) {
+    const status = interrupted ? 'interrupted' : runStatus(stats);
+    const why = `its requests could not be counted (${recordable(errorLine(err), 200)})`;
+    await finishRun(warehouse.db, runId, { status, stats, error: interrupted ? `${interrupted.message}; ${why}` : why }, housekeeping);
+    throw new WarehouseError(recordable(`run ${runId} closed ${status}, but ${why}`, RECORD_CHARS), { cause: err });
+  }
   // An interrupted run is neither a success nor a failure of upstream's or ours: what it did is
   // kept, what it did not reach is counted, and the next run goes on from there.
   const status = interrupted ? 'interrupted' : finalRunStatus(stats, requests);

@@ -10,6 +10,7 @@ import {
   RateLimitedError,
   TransientError,
 } from './errors.ts';
+import { errorLine, recordable, RECORD_CHARS, reportedError } from './recordable.ts';
 
 export type FailureStatus = 'failed' | 'invalid' | 'rate_limited' | 'not_found';
 
@@ -37,7 +38,11 @@ export interface Failure {
   detail?: string;
   /** Path and query of the failed request (no host, no key), for any upstream error that has one. */
   path?: string;
-  /** `${name}: ${message}`, for people: never parsed. */
+  /**
+   * `${name}: ${message}`, for people: never parsed. Recordable (src/lib/recordable.ts): no
+   * U+0000 or unpaired surrogate, at most 300 characters (MESSAGE_CHARS); of a failed query, the driver's
+   * error, never drizzle's message with the query's parameters.
+   */
   message: string;
 }
 
@@ -76,22 +81,28 @@ export function judgeFailure(err: unknown): Failure {
 
 type FailureFacts = Omit<Failure, 'status' | 'retryable' | 'answered'>;
 
-/** Pure: the data an error carries, whatever its verdict. */
+/**
+ * Pure: the data an error carries, whatever its verdict, each text recordable (upstream's
+ * fields too: they go to sync.resource_state as they are). A failed query is said by the
+ * driver's error it wraps (its class and SQLSTATE message), not by drizzle's wrapper.
+ */
 function failureFacts(err: unknown): FailureFacts {
-  if (!(err instanceof Error)) return { type: 'unknown', message: String(err) };
-  const facts: FailureFacts = { type: err.name || 'Error', message: `${err.name}: ${err.message}` };
+  if (!(err instanceof Error)) return { type: 'unknown', message: recordable(err) };
+  const said = reportedError(err);
+  const type = said instanceof Error ? said.name || 'Error' : err.name || 'Error';
+  const facts: FailureFacts = { type: recordable(type), message: recordable(errorLine(err)) };
   if (isUpstreamProblem(err)) {
     facts.httpStatus = err.status;
-    if (err.code !== undefined) facts.code = err.code;
-    if (err.requestId !== undefined) facts.requestId = err.requestId;
-    if (err.instance !== undefined) facts.instance = err.instance;
-    if (err.detail !== undefined) facts.detail = err.detail;
-    facts.path = err.path;
+    if (err.code !== undefined) facts.code = recordable(err.code);
+    if (err.requestId !== undefined) facts.requestId = recordable(err.requestId);
+    if (err.instance !== undefined) facts.instance = recordable(err.instance);
+    if (err.detail !== undefined) facts.detail = recordable(err.detail);
+    facts.path = recordable(err.path, RECORD_CHARS);
   } else if (err instanceof RateLimitedError) {
     facts.bucket = err.bucket;
   } else {
     const path = requestPath(err);
-    if (path !== undefined) facts.path = path;
+    if (path !== undefined) facts.path = recordable(path, RECORD_CHARS);
   }
   return facts;
 }

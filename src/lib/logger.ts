@@ -3,6 +3,7 @@
 // key that slipped into a URL or an error message is still never written. Lines are JSON;
 // beside a progress line on a terminal they are said in words instead (logLineInWords).
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { errorMessage, isQueryError, recordable, reportedError } from './recordable.ts';
 
 export type { Logger } from 'pino';
 
@@ -56,8 +57,9 @@ export function createLogger(settings: LoggerSettings): Logger {
     redact: { paths: REDACT_PATHS, censor: CENSOR },
     hooks: { streamWrite: (line) => scrub(line, secrets) },
     // One shape for every `err`, whatever was thrown; stack traces are for developers: only at
-    // debug and below.
-    serializers: { err: (value: unknown) => serializeError(value, { stack: debug }) },
+    // debug and below. The message is cut short, so it is scrubbed first: a cut must not leave
+    // the start of a secret where the line's scrub would no longer know it.
+    serializers: { err: (value: unknown) => serializeError(value, { stack: debug, secrets }) },
   };
   return pino(options, settings.destination ?? pino.destination({ fd: 2, sync: true }));
 }
@@ -166,49 +168,73 @@ function oneLine(s: string): string {
 export interface SerializedError {
   /** The error's class (`ProblemError`, `TypeError`), or what was thrown instead (`string`, `null`, `object`). */
   type: string;
+  /** At most LOGGED_MESSAGE_CHARS, control characters escaped (src/lib/recordable.ts). */
   message: string;
   /** `ECONNREFUSED`, a Postgres SQLSTATE, an upstream problem code. */
   code?: string;
+  /** Of a failed query: the start of its SQL, never its parameters. */
+  query?: string;
   stack?: string;
 }
 
 /** Causes followed, at most: a cycle of causes must not hang the logger. */
 const MAX_CAUSES = 5;
+/** The most characters of an error's message (its causes' included) in a log line. */
+const LOGGED_MESSAGE_CHARS = 1000;
+/** The most characters of a failed query's SQL in a log line. */
+const LOGGED_QUERY_CHARS = 120;
 
 /**
  * Pure: any `err` value (an Error, a string, a plain object, null) as `{ type, message, code?,
- * stack? }`. Only these fields: an error's other properties (a raw body, request options) stay
- * out of the log. Causes are appended to the message (and the stack). Secrets are not this
- * function's business: every line is scrubbed as it is written.
+ * query?, stack? }`. Only these fields: an error's other properties (a raw body, request
+ * options, a failed query's parameters) stay out of the log. Causes are appended to the message
+ * (and the stack); a failed query (drizzle's DrizzleQueryError, whose message lists every
+ * parameter) is said by its driver's error, with the start of its SQL. The message is
+ * recordable (src/lib/recordable.ts): control characters escaped, cut to
+ * LOGGED_MESSAGE_CHARS, after `secrets` are scrubbed from it. Every line is scrubbed again as
+ * it is written.
  */
-export function serializeError(value: unknown, options: { stack?: boolean } = {}): SerializedError {
+export function serializeError(value: unknown, options: { stack?: boolean; secrets?: readonly string[] } = {}): SerializedError {
+  const said = (text: string) => recordable(options.secrets ? scrub(text, options.secrets) : text, LOGGED_MESSAGE_CHARS);
   if (value === null || value === undefined) return { type: String(value), message: String(value) };
-  if (typeof value === 'string') return { type: 'string', message: value };
-  if (typeof value !== 'object') return { type: typeof value, message: String(value) };
+  if (typeof value === 'string') return { type: 'string', message: said(value) };
+  if (typeof value !== 'object') return { type: typeof value, message: said(String(value)) };
   const o = value as { name?: unknown; message?: unknown; code?: unknown; errors?: unknown; stack?: unknown };
   const ctor = (value as { constructor?: { name?: unknown } }).constructor?.name;
   const className = typeof ctor === 'string' && ctor !== 'Object' && ctor !== '' ? ctor : undefined;
   // A subclass that kept Error's `name` is still told apart by its class.
   const name = nonEmpty(o.name);
   const type = (name === 'Error' ? className : undefined) ?? name ?? className ?? 'object';
-  const out: SerializedError = { type, message: messageOf(value, 0) };
-  const code = typeof o.code === 'string' || typeof o.code === 'number' ? String(o.code) : undefined;
-  if (code !== undefined && code !== '') out.code = code;
+  const out: SerializedError = { type, message: said(messageOf(value, 0)) };
+  const code = codeOf(o.code) ?? codeOf((reportedError(value) as { code?: unknown } | null)?.code);
+  if (code !== undefined) out.code = code;
+  if (isQueryError(value)) out.query = recordable(value.query.replace(/\s+/g, ' ').trim(), LOGGED_QUERY_CHARS);
   if (options.stack) {
     const stack = stackOf(value, 0);
-    if (stack) out.stack = stack;
+    if (stack) out.stack = options.secrets ? scrub(stack, options.secrets) : stack;
   }
   return out;
+}
+
+function codeOf(v: unknown): string | undefined {
+  return (typeof v === 'string' || typeof v === 'number') && v !== '' ? String(v) : undefined;
 }
 
 function nonEmpty(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** The message, else the inner errors' (Node's AggregateError of a refused connection has none), else the value as JSON. */
+/**
+ * The message, else the inner errors' (Node's AggregateError of a refused connection has none),
+ * else the value as JSON; a failed query's is its driver error's (errorMessage), at every depth.
+ */
 function messageOf(value: object, depth: number): string {
+  if (isQueryError(value)) {
+    const cause = value.cause;
+    return depth < MAX_CAUSES && typeof cause === 'object' && cause !== null ? messageOf(cause, depth + 1) : errorMessage(value);
+  }
   const o = value as { message?: unknown; errors?: unknown; cause?: unknown };
-  let message = nonEmpty(o.message);
+  let message = nonEmpty(o.message) === undefined ? undefined : errorMessage(value);
   if (message === undefined && Array.isArray(o.errors) && o.errors.length > 0) {
     message = o.errors.map((e: unknown) => (typeof e === 'object' && e !== null ? messageOf(e, depth + 1) : String(e))).join('; ');
   }
@@ -221,7 +247,12 @@ function messageOf(value: object, depth: number): string {
   return message;
 }
 
+/** The stack, its causes' appended; a failed query's is its driver error's (drizzle's first line lists the parameters). */
 function stackOf(value: object, depth: number): string | undefined {
+  if (isQueryError(value)) {
+    const cause = value.cause;
+    return depth < MAX_CAUSES && typeof cause === 'object' && cause !== null ? stackOf(cause, depth + 1) : undefined;
+  }
   const o = value as { stack?: unknown; cause?: unknown };
   let stack = nonEmpty(o.stack);
   if (stack !== undefined && typeof o.cause === 'object' && o.cause !== null && depth < MAX_CAUSES) {

@@ -1,6 +1,8 @@
 // sync.runs: one row per walk, from start to its final status.
 import { hostname } from 'node:os';
 import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { WarehouseError } from '../lib/errors.ts';
+import { errorLine, recordable, RECORD_CHARS, recordableJson } from '../lib/recordable.ts';
 import { runs } from '../schema/warehouse/sync.ts';
 import type { Db } from './connection.ts';
 import { fillDailyArchives } from './daily-archive.ts';
@@ -24,20 +26,63 @@ export async function startRun(db: Db, run: { id: string; trigger: string; sourc
   }));
 }
 
+/** The most characters of why a close failed, in the record and the error that say so. */
+const WHY_CHARS = 200;
+
 /**
  * Ends a run: the daily archives filled through its day (whatever its status), then its row;
  * then, with `housekeeping`, sync.requests past its retention removed (retention.ts: cheap
  * when there is nothing to remove, bounded when there is much; never fails the run).
+ *
+ * A run is never left `running` by the process that ends it: its error and stats are made
+ * recordable first (no U+0000 or unpaired surrogate, each text at most RECORD_CHARS), and
+ * when its row still cannot be written (stats that cannot be serialised, the statement
+ * refused) it is closed again with the least record (closeRunBare), and only then does this
+ * throw, a WarehouseError saying so. Daily archives that could not be filled do not keep the
+ * row from being written: its error says so, and that failure is thrown after it.
  */
 export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string }, housekeeping?: Housekeeping): Promise<void> {
-  await withReconnect(() => fillDailyArchives(db));
+  let archives: unknown;
+  await withReconnect(() => fillDailyArchives(db)).catch((err: unknown) => {
+    archives = err;
+  });
+  const notFilled = archives === undefined ? undefined : `the daily archives were not filled (${errorLine(archives)})`;
+  const said = [end.error, notFilled].filter((e) => e !== undefined);
+  try {
+    const stats = recordableJson(end.stats, RECORD_CHARS) ?? {};
+    const error = said.length === 0 ? null : recordable(said.join('; '), RECORD_CHARS);
+    await withReconnect(() =>
+      db
+        .update(runs)
+        .set({ status: end.status, stats, error, finishedAt: end.status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
+        .where(eq(runs.id, id)),
+    );
+  } catch (err) {
+    const why = recordable(errorLine(err), WHY_CHARS);
+    try {
+      await closeRunBare(db, id, end.status, [`the first close failed (${why}): closed without its stats`, ...said].join('; '));
+    } catch (again) {
+      throw new WarehouseError(recordable(`could not close run ${id} (${why}), nor without its stats (${recordable(errorLine(again), WHY_CHARS)}): it stays running until found abandoned`, RECORD_CHARS), { cause: err });
+    }
+    throw new WarehouseError(recordable(`could not record the end of run ${id} (${why}): closed ${end.status} without its stats`, RECORD_CHARS), { cause: err });
+  }
+  if (notFilled !== undefined) throw new WarehouseError(recordable(`run ${id} closed ${end.status}, but ${notFilled}: the next run fills them`, RECORD_CHARS), { cause: archives });
+  if (housekeeping) await applyRetention(db, housekeeping);
+}
+
+/**
+ * Closes a run with the least record, when its full one could not be written: its status, its
+ * end on the server's clock (an interrupted run's, at its signal), `error` (made recordable),
+ * and no stats. Every value is one Postgres takes, so only a warehouse out of reach keeps it
+ * from being written.
+ */
+export async function closeRunBare(db: Db, id: string, status: RunStatus, error: string): Promise<void> {
   await withReconnect(() =>
     db
       .update(runs)
-      .set({ status: end.status, stats: end.stats, error: end.error ?? null, finishedAt: end.status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
+      .set({ status, stats: {}, error: recordable(error, RECORD_CHARS), finishedAt: status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
       .where(eq(runs.id, id)),
   );
-  if (housekeeping) await applyRetention(db, housekeeping);
 }
 
 // An interrupted run ends when its signal came (recorded by markInterrupted), not when the
@@ -101,7 +146,7 @@ export async function abandonRuns(db: Db, where: SQL, error: string): Promise<nu
       .set({
         status: sql`case when ${interrupted} then 'interrupted' else 'failed' end`,
         finishedAt: sql`case when ${interrupted} then ${INTERRUPTED_AT} else ${SERVER_CLOCK} end`,
-        error: sql`case when ${interrupted} then 'interrupted by ' || (${runs.options}->'interrupted'->>'signal') || '; its process quit before closing the run' else ${error}::text end`,
+        error: sql`case when ${interrupted} then 'interrupted by ' || (${runs.options}->'interrupted'->>'signal') || '; its process quit before closing the run' else ${recordable(error, RECORD_CHARS)}::text end`,
       })
       .where(and(eq(runs.status, 'running'), where))
       .returning({ id: runs.id }),

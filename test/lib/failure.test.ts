@@ -92,3 +92,25 @@ describe('judgeFailure of a request that got no answer, by kind', () => {
     expect(judgeFailure(fsError).path).toBeUndefined();
   });
 });
+
+describe('judgeFailure records only what can be written', () => {
+  const unrecordable = (s: string) => /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+
+  it("an upstream problem's texts and the message: no NUL, no lone surrogate, at most 300 characters", () => {
+    const f = judgeFailure(
+      new ProblemError({ status: 400, code: 'bad\u0000code', type: undefined, title: `t\ud800${'x'.repeat(4000)}`, detail: `d\u0000${'y'.repeat(4000)}`, instance: 'i\udc00', scope: undefined, requestId: 'r\u0000', extensions: {}, path: '/v1/x' }),
+    );
+    for (const text of [f.message, f.detail!, f.code!, f.instance!, f.requestId!]) {
+      expect(unrecordable(text), text.slice(0, 40)).toBe(false);
+      expect(text.length).toBeLessThanOrEqual(300);
+    }
+    expect(f.code).toBe('bad\\u0000code');
+    expect(f.detail).toMatch(/^d\\u0000y+… \(\d+ more characters\)$/);
+  });
+
+  it("a failed query: the driver's error and its class, never drizzle's message with the parameters", () => {
+    const cause = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { name: 'PostgresError', code: '22021' });
+    const err = Object.assign(new Error('Failed query: insert into t (a) values ($1)\nparams: a\u0000b,param_canary'), { query: 'insert into t (a) values ($1)', params: ['a\u0000b', 'param_canary'], cause });
+    expect(judgeFailure(err)).toMatchObject({ status: 'failed', type: 'PostgresError', message: 'PostgresError: invalid byte sequence for encoding "UTF8": 0x00' });
+  });
+});

@@ -79,4 +79,15 @@ describe('errors in log lines', () => {
       if (level === 'debug') expect(String(parsed[3]!.err.stack)).toContain('caused by: Error: cause with [REDACTED]');
     }
   });
+
+  it('cut a long message to 1000 characters after scrubbing its secrets, so no start of a secret is left', () => {
+    const key = canaryKey('cut');
+    const { logger, lines } = createTestLogger([key], 'info');
+    // The key straddles where the message is cut: cut before the scrub, its start would stay.
+    logger.error({ err: new Error(`${'y'.repeat(960)}${key}\u0000${'z'.repeat(4000)}`) }, 'long');
+    const message = String((JSON.parse(lines()[0]!) as { err: Record<string, unknown> }).err.message);
+    expect(message.length).toBeLessThanOrEqual(1000);
+    expect(message).toMatch(/^y{960}\[REDACTED\]\\u0000z*… \(\d+ more characters\)$/);
+    expect(lines()[0]).not.toContain(key.slice(0, 12));
+  });
 });

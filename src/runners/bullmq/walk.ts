@@ -4,6 +4,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { sql } from 'drizzle-orm';
 import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { errorMessage, isQueryError, recordable, RECORD_CHARS, reportedError } from '../../lib/recordable.ts';
 import { finishRun } from '../../store/runs.ts';
 import { closeRun, openRun } from '../../engine/run.ts';
 import type { RunnerDeps } from './deps.ts';
@@ -23,6 +24,12 @@ import { isScheduleId, scheduleGroups } from './schedules.ts';
 export const FINISHED_RUN_KEYS_MS = 120_000;
 
 export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued: number }> {
+  return walk(deps, job).catch((err: unknown) => {
+    throw keptFailure(err);
+  });
+}
+
+async function walk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued: number }> {
   const data = walkJobData.parse(job.data);
   const runId = data.runId ?? runIdFor(`${deps.prefix}:${WALK_QUEUE}`, job.id!);
   const logger = deps.logger.child({ runId, schedule: data.schedule });
@@ -95,7 +102,27 @@ export async function queueFinish(deps: Pick<RunnerDeps, 'walkQueue'>, runId: st
 
 export async function processFinish(deps: RunnerDeps, job: Job): Promise<string> {
   const { runId } = finishJobData.parse(job.data);
-  return finishRunIfSettled(deps, runId, deps.logger.child({ runId }));
+  // closeRun never leaves the run `running` when its record cannot be written (finishRun);
+  // the retry of this job then finds it recorded.
+  return finishRunIfSettled(deps, runId, deps.logger.child({ runId })).catch((err: unknown) => {
+    throw keptFailure(err);
+  });
+}
+
+/**
+ * The error a walk or finish job fails with, as BullMQ keeps it (its failed reason and stack,
+ * which `tesync enqueue --wait` prints): recordable (src/lib/recordable.ts), a failed query
+ * said by its driver's error, never drizzle's message with the query's parameters. BullMQ's
+ * own signal (UnrecoverableError) passes as it is.
+ */
+function keptFailure(err: unknown): unknown {
+  if (!(err instanceof Error) || err instanceof UnrecoverableError) return err;
+  const message = recordable(errorMessage(err), RECORD_CHARS);
+  if (message === err.message && !isQueryError(err)) return err;
+  const kept = new Error(message, { cause: err });
+  const said = reportedError(err);
+  kept.name = said instanceof Error ? said.name : err.name;
+  return kept;
 }
 
 /** Records the run's outcome once nothing of it is pending; the statuses and stats of `tesync sync`. */
