@@ -11,9 +11,19 @@ import type { Outcome } from './types.ts';
 /** Statuses a marker vouches for: a success, and upstream's answer that there is nothing yet. */
 const TRUSTED: ReadonlySet<string> = new Set(['ok', 'unchanged', 'not_materialized']);
 
+/**
+ * Pure: whether the resource's rows are as its last success wrote them (a success, or
+ * upstream's answer that there is nothing yet): only then may a marker or an ETag of that
+ * success stand for them. A failure, a refusal or rows another job wrote since (bundles
+ * recorded `skipped` by a keyless token list) vouch for nothing.
+ */
+export function vouched(state: Pick<ResourceStateRow, 'status'> | undefined): boolean {
+  return state !== undefined && TRUSTED.has(state.status);
+}
+
 export function markerUnchanged(state: ResourceStateRow | undefined, marker: string | null | undefined, now: Date, maxAgeMs: number): boolean {
   if (!state || !marker || state.freshness !== marker) return false;
-  if (!TRUSTED.has(state.status)) return false;
+  if (!vouched(state)) return false;
   return state.lastSuccessAt !== null && now.getTime() - state.lastSuccessAt.getTime() < maxAgeMs;
 }
 

@@ -27,3 +27,16 @@ export function fanOut(children: readonly JobDefinition<any>[], listed: Listed |
   if (listed?.wholeUnder === undefined) return { followUps };
   return { followUps, wholeList: wholeListOf(listed.wholeUnder, perItem, fanned) };
 }
+
+/**
+ * Pure: follow-ups with no `marker` in their payloads. A marker says upstream's list vouched
+ * that nothing changed since the last success (the job may skip its fetch); a list the
+ * warehouse stored cannot vouch for now.
+ */
+export function unvouched(followUps: readonly JobRequest[]): JobRequest[] {
+  return followUps.map((f) => {
+    if (f.payload === null || typeof f.payload !== 'object' || !('marker' in f.payload)) return f;
+    const { marker: _marker, ...rest } = f.payload as Record<string, unknown>;
+    return { name: f.name, payload: rest };
+  });
+}

@@ -15,9 +15,16 @@ import { chooseNext, CURSOR_PARAM, readPageSignals, type PageSignals } from './n
 /** Pages read of one list at most: a list longer than this is refused, never cut. */
 export const MAX_PAGES = 1000;
 
+/** Reads of one list from its first page at most, when its pages disagree: then it is refused. */
+export const MAX_READS = 3;
+
 export interface FetchListOptions {
   /** The bound on pages (default MAX_PAGES); tests lower it. */
   maxPages?: number;
+  /** The bound on reads of a list whose pages disagree (default MAX_READS). */
+  maxReads?: number;
+  /** An item's key, to find one key on two pages of a read (a list that shifted while it was read). */
+  keyOf?: (item: unknown) => string | undefined;
 }
 
 export interface FetchedList {
@@ -49,8 +56,10 @@ interface Page {
 
 /**
  * Fetches a list and every page after it. `schema` validates each page's `data`; `listOf`
- * finds the items in it (an array, or an object holding one). Throws InvalidResponseError
- * after keeping every page's body when the list is not complete or not understood.
+ * finds the items in it (an array, or an object holding one). A list whose pages disagree
+ * (totals that differ, a key on two pages: it changed while it was read) is read again from
+ * its first page, up to `maxReads` reads in all. Throws InvalidResponseError after keeping
+ * every page's body when the list is not complete or not understood.
  */
 export async function fetchList<S extends z.ZodType>(
   ctx: JobContext,
@@ -59,30 +68,53 @@ export async function fetchList<S extends z.ZodType>(
   listOf: (data: z.output<S>) => unknown[] | undefined = (d) => (Array.isArray(d) ? d : undefined),
   options: FetchListOptions = {},
 ): Promise<FetchedList> {
+  const maxReads = options.maxReads ?? MAX_READS;
+  const refuse = (received: readonly UpstreamResponse[], reason: string): InvalidResponseError => {
+    for (const r of received.slice(0, -1)) invalid(ctx, req.route, r, reason, { quiet: true });
+    const last = received.at(-1);
+    return last ? invalid(ctx, req.route, last, reason) : new InvalidResponseError(reason, '');
+  };
+  const drifted: UpstreamResponse[] = [];
+  for (let read = 1; ; read++) {
+    const r = await readPages(ctx, req, schema, listOf, options, (received, reason) => refuse([...drifted, ...received], reason));
+    if ('single' in r) return r.single;
+    const drift = disagreement(r.pages, options.keyOf);
+    if (drift === null) return wholeList(r.pages, (reason) => refuse([...drifted, ...r.pages.map((p) => p.response)], reason));
+    if (read >= maxReads) throw refuse([...drifted, ...r.pages.map((p) => p.response)], `${drift}, on each of ${read} reads from its first page: the list kept changing while it was read`);
+    for (const p of r.pages) invalid(ctx, req.route, p.response, `${drift}: the list changed while it was read; read again from its first page`, { quiet: true });
+    drifted.push(...r.pages.map((p) => p.response));
+    ctx.logger.info({ route: req.route, read, reason: drift }, 'a list changed while it was read; reading it again from its first page');
+  }
+}
+
+/** One read of a list from its first page to the page that names no next one. */
+async function readPages<S extends z.ZodType>(
+  ctx: JobContext,
+  req: Omit<UpstreamRequest, 'runId' | 'link' | 'linkOnly'>,
+  schema: S,
+  listOf: (data: z.output<S>) => unknown[] | undefined,
+  options: FetchListOptions,
+  refuse: (received: readonly UpstreamResponse[], reason: string) => InvalidResponseError,
+): Promise<{ pages: Page[] } | { single: FetchedList }> {
   const maxPages = options.maxPages ?? MAX_PAGES;
   const received: UpstreamResponse[] = [];
   const pages: Page[] = [];
   const fetchedPaths = new Set<string>();
   const named = new Set<string>();
-  const refuse = (reason: string): InvalidResponseError => {
-    for (const r of received.slice(0, -1)) invalid(ctx, req.route, r, reason, { quiet: true });
-    const last = received.at(-1);
-    return last ? invalid(ctx, req.route, last, reason) : new InvalidResponseError(reason, '');
-  };
 
   let request: Omit<UpstreamRequest, 'runId'> = req;
   for (;;) {
-    if (pages.length >= maxPages) throw refuse(`page ${maxPages} names a next page: the list has more than ${maxPages} pages, not read to its end`);
+    if (pages.length >= maxPages) throw refuse(received, `page ${maxPages} names a next page: the list has more than ${maxPages} pages, not read to its end`);
     let response: UpstreamResponse;
     try {
       response = await ctx.upstream.get({ ...request, runId: ctx.runId });
     } catch (err) {
       // A next link off the base URL or the route is never requested: the list cannot be completed.
-      if (pages.length > 0 && err instanceof UnsafeRequestError) throw refuse(`page ${pages.length + 1}: ${err.message}`);
+      if (pages.length > 0 && err instanceof UnsafeRequestError) throw refuse(received, `page ${pages.length + 1}: ${err.message}`);
       throw err;
     }
     received.push(response);
-    if (fetchedPaths.has(response.path)) throw refuse(`page ${pages.length + 1} is ${response.path} again: the next links loop`);
+    if (fetchedPaths.has(response.path)) throw refuse(received, `page ${pages.length + 1} is ${response.path} again: the next links loop`);
     fetchedPaths.add(response.path);
     const signals = readPageSignals(response.body, response.headers);
     const next = chooseNext(signals.nexts, response.path);
@@ -97,18 +129,21 @@ export async function fetchList<S extends z.ZodType>(
     }
     const items = listOf(f.data);
     if (items === undefined) {
-      if (paged) throw refuse(`page ${pages.length + 1} holds no list`);
-      return { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count, pageOf: () => response };
+      if (paged) throw refuse(received, `page ${pages.length + 1} holds no list`);
+      return { single: { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count, pageOf: () => response } };
     }
     pages.push({ response, items, meta: f.meta, body: f.body, signals });
-    if (next === null) break;
-    if ('conflict' in next) throw refuse(next.conflict);
+    if (next === null) return { pages };
+    if ('conflict' in next) throw refuse(received, next.conflict);
     const key = 'link' in next ? `link:${next.link}` : `cursor:${next.cursor}`;
-    if (named.has(key)) throw refuse(`page ${pages.length} names a next page named before: the next links loop`);
+    if (named.has(key)) throw refuse(received, `page ${pages.length} names a next page named before: the next links loop`);
     named.add(key);
     request = 'link' in next ? { route: req.route, params: req.params, link: next.link, linkOnly: true } : { ...req, query: { ...req.query, [CURSOR_PARAM]: next.cursor } };
   }
+}
 
+/** A list read to its last page, when complete (else refused). */
+function wholeList(pages: Page[], refuse: (reason: string) => InvalidResponseError): FetchedList {
   const items = pages.flatMap((p) => p.items);
   const reason = incompleteness(pages, items.length);
   if (reason) throw refuse(reason);
@@ -125,6 +160,28 @@ export async function fetchList<S extends z.ZodType>(
     count: single ? first.meta.count : items.length,
     pageOf: (item) => pageByItem.get(item),
   };
+}
+
+/**
+ * Pure: how the pages of one read disagree with each other, so that the list changed while it
+ * was read (null: they agree): totals that differ, or one key on two pages.
+ */
+export function disagreement(pages: readonly Pick<Page, 'items' | 'signals'>[], keyOf?: (item: unknown) => string | undefined): string | null {
+  if (pages.length < 2) return null;
+  const totals = [...new Set(pages.map((p) => p.signals.total).filter((t) => t !== undefined))];
+  if (totals.length > 1) return `its pages disagree on the list's total (${totals.join(' vs ')})`;
+  if (!keyOf) return null;
+  const pageOfKey = new Map<string, number>();
+  for (const [i, p] of pages.entries()) {
+    for (const item of p.items) {
+      const key = keyOf(item);
+      if (key === undefined) continue;
+      const seen = pageOfKey.get(key);
+      if (seen !== undefined && seen !== i) return `item ${JSON.stringify(key.slice(0, 60))} is on page ${seen + 1} and on page ${i + 1}`;
+      pageOfKey.set(key, i);
+    }
+  }
+  return null;
 }
 
 /** Pure: why a list read to its last page is still not the whole list (null: it is). */

@@ -16,10 +16,11 @@ import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
 import type { Executor } from '../store/table-shape.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.ts';
-import { markerUnchanged, sameBodyAsWritten } from './change.ts';
+import { markerUnchanged, sameBodyAsWritten, vouched } from './change.ts';
 import { invalid } from './fetch.ts';
 import { readDeclared } from './declared.ts';
-import { childrenOf, fanOut } from './fan-out.ts';
+import { childrenOf, fanOut, unvouched } from './fan-out.ts';
+import { ConditionalUpstream, NotModified } from './conditional.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
@@ -94,11 +95,12 @@ async function keepLedger(ctx: JobContext): Promise<void> {
 async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt): Promise<Settled> {
   const { job, payload, resource } = planned;
   const marker = job.marker?.(payload) ?? null;
+  let state: ResourceStateRow | undefined;
   try {
-    const state = await readState(ctx.warehouse.db, { source: job.source, resource });
+    state = await readState(ctx.warehouse.db, { source: job.source, resource });
     if (!ctx.settings.full && marker) {
-      if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload) ?? true)) {
-        const unchanged = (await job.unchanged?.(ctx, payload)) ?? {};
+      if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true)) {
+        const unchanged = (await job.unchanged?.(ctx, payload, state)) ?? {};
         const rows = await commitUnchanged(ctx, job, resource, unchanged.writes ?? []);
         const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
         return { status: 'unchanged', rows, followUps };
@@ -108,10 +110,21 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
         return { status: 'not_found', rows: 0, followUps: [] };
       }
     }
-    const way = new Way(ctx, job, payload, state);
-    const handled = await way.read();
+    // The tag of the one response last written, sent as If-None-Match while the rows are as
+    // that response left them (conditional.ts).
+    const etag = !ctx.settings.full && vouched(state) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true) ? (state?.etag ?? undefined) : undefined;
+    const upstream = new ConditionalUpstream(ctx.upstream, job.route, etag);
+    const jobCtx: JobContext = { ...ctx, upstream };
+    const way = new Way(jobCtx, job, payload, state);
+    let handled: Outcome;
+    try {
+      handled = await way.read();
+    } catch (err) {
+      if (!(err instanceof NotModified)) throw err;
+      return await confirmedUnchanged(ctx, planned, state);
+    }
     const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
-    const { rows, written, followUps } = await commitOutcome(ctx, planned, marker, outcome, way);
+    const { rows, written, followUps } = await commitOutcome(jobCtx, planned, marker, outcome, way, upstream.keptTag());
     return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
     if (attempt.passThrough?.(err)) throw err;
@@ -119,16 +132,68 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     if (judged.retryable && !attempt.last) throw err;
     const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
     const details = failure.answered ? notFoundDetails(marker) : undefined;
+    const fallback = walksOnBelow(failure) ? await plannedFromStored(ctx, planned, state) : { followUps: [], from: null };
+    if (fallback.from) failure.message = `${failure.message}; what it plans was planned from the list of ${fallback.from}`;
     await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
       (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
     );
-    return { status: failure.status, rows: 0, followUps: [], ...(failure.answered ? {} : { failure }) };
+    return { status: failure.status, rows: 0, followUps: fallback.followUps, ...(failure.answered ? {} : { failure }) };
   }
 }
 
-/** A job found unchanged: its state says so, with what it still writes (no body read), in one transaction. */
-async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[]): Promise<number> {
-  const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now() };
+/**
+ * Pure: whether a list that failed so still plans its children (from the stored list). Yes
+ * when upstream answered and the answer was refused, was a 5xx, or held the bucket: the host
+ * is up, and its other routes may answer. No when it says the list does not exist (404), when
+ * it refused the request (another 4xx: a key refused is refused on every route), and when no
+ * answer came at all (a connection refused, a name not found, a timeout): the children would
+ * ask the same host, and a sync of an unreachable upstream ends at its roots.
+ */
+export function walksOnBelow(failure: Pick<Failure, 'status' | 'httpStatus' | 'answered'>): boolean {
+  if (failure.answered) return false;
+  if (failure.status === 'invalid' || failure.status === 'rate_limited') return true;
+  return failure.httpStatus !== undefined && failure.httpStatus >= 500;
+}
+
+/**
+ * What a job that failed or was refused still plans: its children, fanned out over the items
+ * the warehouse holds from its last complete list (`JobDefinition.unchanged`), never a whole
+ * list (nothing is retired, forgotten or removed by it) and with no marker (nothing vouches
+ * that they did not change, so each is fetched). `from`: when that list was stored, when any
+ * of its items were.
+ */
+async function plannedFromStored(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined): Promise<{ followUps: JobRequest[]; from: string | null }> {
+  if (planned.children.length === 0) return { followUps: [], from: null };
+  let items: readonly unknown[] = [];
+  try {
+    items = (await planned.job.unchanged?.(ctx, planned.payload, state))?.items ?? [];
+  } catch (err) {
+    ctx.logger.warn({ err }, 'could not read the stored list; planning only what needs no list');
+  }
+  const { followUps } = fanOut(planned.children, { items }, ctx.settings);
+  const from = items.length > 0 ? (state?.lastSuccessAt?.toISOString() ?? 'an earlier run') : null;
+  if (from) ctx.logger.info({ planned: followUps.length, from }, 'list not read: its children planned from the list the warehouse holds');
+  return { followUps: unvouched(followUps), from };
+}
+
+/**
+ * Upstream's 304 to the job's conditional request: the body is the one last written. As a
+ * marker found unchanged, with upstream's word for it: confirmed (`last_success_at`), no row,
+ * version or set touched; a list plans its children from what it stored and closes nothing.
+ */
+async function confirmedUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined): Promise<Settled> {
+  const unchanged = (await planned.job.unchanged?.(ctx, planned.payload, state)) ?? {};
+  const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], true);
+  const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
+  return { status: 'unchanged', rows, followUps };
+}
+
+/**
+ * A job found unchanged: its state says so, with what it still writes (no body read), in one
+ * transaction. `confirmed`: upstream said so (a 304), which counts as a successful fetch.
+ */
+async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmed = false): Promise<number> {
+  const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now(), confirmed };
   if (writes.length === 0) {
     await writeUnchanged(ctx.warehouse.db, key);
     return 0;
@@ -162,6 +227,7 @@ async function commitOutcome(
   marker: string | null,
   outcome: Outcome,
   way: Way,
+  etag: string | null,
 ): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] }> {
   const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrAlternative(ctx, job.source, outcome, way), way);
   const { followUps, wholeList } = fanOut(children, o.listed, ctx.settings);
@@ -208,6 +274,7 @@ async function commitOutcome(
       freshness: o.freshness !== undefined ? o.freshness : marker,
       asOf: o.asOf ?? null,
       hash: o.hash ?? null,
+      etag,
       rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
       details: details ?? null,
     });
@@ -279,9 +346,10 @@ async function prepareOrAlternative(ctx: JobContext, source: Source, outcome: Ou
 
 /**
  * The mass-removal check (removals.ts): when the outcome would remove more than a fifth of a
- * set (three or more), the handler runs again and its answer is written only when it removes
- * exactly the same members; otherwise the first answer's bodies are kept `invalid` and
- * nothing is written.
+ * set (three or more), the way is read again at once; when that second answer removes exactly
+ * the same members it is written. When it disagrees, a third read decides: the answer two of
+ * the three agree on is written (the third's rows), the outvoted one's bodies kept `invalid`.
+ * When all three disagree, every body is kept `invalid` and nothing is written.
  */
 async function confirmRemovals(
   ctx: JobContext,
@@ -297,9 +365,19 @@ async function confirmRemovals(
   const second = await prepareOrAlternative(ctx, source, await way.read(), way);
   const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
   if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
-  const reason = `${describeRemovals(mass)}, and a second response fetched at once disagrees: nothing removed`;
-  const last = firstBodies.at(-1);
-  for (const { route, response } of firstBodies.slice(0, -1)) invalid(ctx, route, response, reason, { quiet: true });
+  const secondBodies = ctx.ledger.takeReceived();
+  ctx.logger.info({ removals: describeRemovals(mass) }, 'the second answer disagrees with the first; a third decides');
+  const third = await prepareOrAlternative(ctx, source, await way.read(), way);
+  const decided = await plannedRemovals(ctx.warehouse.db, (third.o.writes ?? []) as TableWrite[]);
+  const outvoted = sameRemovals(decided, confirmed) ? firstBodies : sameRemovals(decided, planned) ? secondBodies : null;
+  if (outvoted) {
+    for (const { route, response } of outvoted) invalid(ctx, route, response, 'outvoted: two other answers fetched at once agree on what the set holds', { quiet: true });
+    return { ...third, planned: decided };
+  }
+  const reason = `${describeRemovals(mass)}, and two more responses fetched at once disagree with it and with each other: nothing removed`;
+  const bodies = [...firstBodies, ...secondBodies, ...ctx.ledger.takeReceived()];
+  const last = bodies.at(-1);
+  for (const { route, response } of bodies.slice(0, -1)) invalid(ctx, route, response, reason, { quiet: true });
   if (!last) throw new NotUnderstoodError(reason);
   const err = invalid(ctx, last.route, last.response, reason);
   throw new NotUnderstoodError(err.message, err.rawBody);

@@ -12,6 +12,11 @@ export interface TokenListRead {
   complete: boolean;
 }
 
+/** Pure: a raw token list item's slug as sent (undefined: it has none), to find one on two pages. */
+export function slugOf(raw: unknown): string | undefined {
+  return raw !== null && typeof raw === 'object' && typeof (raw as { slug?: unknown }).slug === 'string' ? (raw as { slug: string }).slug : undefined;
+}
+
 export function readTokenList(data: unknown[], count: number | undefined): TokenListRead {
   const items: TokenListRead['items'] = [];
   let invalidItems = 0;

@@ -223,13 +223,18 @@ export interface JobDefinition<P = unknown, S extends z.ZodType = z.ZodType> {
    * written is not read into rows again (change.ts).
    */
   rowsFromBodyAlone?: boolean;
-  /** Beyond an equal marker, what else must be as before to skip the fetch. */
-  sameAsBefore?(state: ResourceStateRow, payload: P): boolean;
+  /**
+   * Beyond an equal marker, what else must be as before to skip the fetch; and for an ETag of
+   * the last success to be sent (a 304 then stands for the rows that success wrote).
+   */
+  sameAsBefore?(state: ResourceStateRow, payload: P, settings: SyncSettings): boolean;
   /**
    * What a job skipped as unchanged still does, from what it stored: the jobs it plans, and
-   * writes (written with its unchanged state, in one transaction).
+   * writes (written with its unchanged state, in one transaction). A list's `items` are also
+   * what its children are planned from when the list itself fails or is refused (only the
+   * items then: nothing is written).
    */
-  unchanged?(ctx: JobContext, payload: P): Promise<Unchanged>;
+  unchanged?(ctx: JobContext, payload: P, state?: ResourceStateRow): Promise<Unchanged>;
   /**
    * Another way to the same rows (the app's history stream by stream), tried once when what
    * `handle` read is refused as not understood, whether on reading or when its rows are

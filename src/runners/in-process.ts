@@ -89,6 +89,8 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         if (r.failure) {
           await ledger.settle(runId, jobId(p), { kind: 'failed', group, status: r.status, failure: walkFailure(p.job, p.resource, r.failure) });
           logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
+          // A list that failed still plans its children, from the list the warehouse holds.
+          for (const f of r.followUps) await plan(f, false);
           return;
         }
         await ledger.settle(runId, jobId(p), { kind: 'done', rows: r.rows, group, status: r.status });

@@ -3,8 +3,8 @@
 // warehouse; each method is one question a resource asks (what a planner stored before this
 // run's list is written, the streams a token is known to have). It writes nothing: what a
 // resource writes goes through the lifecycle, in its job's transaction.
-import { and, eq, sql } from 'drizzle-orm';
-import { charts, metrics, tokenStreams } from '../schema/warehouse/app.ts';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { charts, metrics, tokens, tokenStreams } from '../schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTokens } from '../schema/warehouse/gateway.ts';
 import { rawResponses } from '../schema/warehouse/sync.ts';
 import type { Warehouse } from './connection.ts';
@@ -33,6 +33,8 @@ export interface Known {
   streamKeys(slug: string): Promise<Set<string>>;
   /** A token's gateway chart catalog as stored. */
   gatewayCharts(slug: string): Promise<StoredGatewayChart[]>;
+  /** The app's token list as stored, delisted tokens left out: each listed item as it was sent. */
+  appTokenItems(): Promise<unknown[]>;
   /** The gateway's tokens as stored, delisted ones included. */
   gatewayTokens(): Promise<StoredGatewayToken[]>;
   /** An archived body by its hash (undefined: not archived, or kept as text). */
@@ -61,6 +63,10 @@ export function knownOf(warehouse: Warehouse): Known {
         .select()
         .from(gatewayCharts)
         .where(eq(gatewayCharts.tokenSlug, slug));
+    },
+    async appTokenItems() {
+      const rows = await db.select({ payload: tokens.payload }).from(tokens).where(isNull(tokens.delistedAt)).orderBy(tokens.slug);
+      return rows.map((r) => r.payload);
     },
     async gatewayTokens() {
       const rows = await db.select({ slug: gatewayTokens.slug, symbol: gatewayTokens.symbol, delistedAt: gatewayTokens.delistedAt }).from(gatewayTokens);

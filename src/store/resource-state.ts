@@ -3,6 +3,7 @@
 import { and, eq, inArray, like, notInArray, sql, type SQL } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
 import type { Failure } from '../lib/failure.ts';
+import { recordable, RECORD_CHARS, recordableJson } from '../lib/recordable.ts';
 import type { Executor } from './table-shape.ts';
 
 export type ResourceStateRow = typeof resourceState.$inferSelect;
@@ -160,32 +161,37 @@ export function problemDetails(f: Failure): ProblemDetails | null {
   return { code: f.code ?? null, status: f.httpStatus, instance: f.instance ?? null, requestId: f.requestId ?? null, detail: f.detail ?? null, path: f.path ?? null };
 }
 
-const MAX_ERROR_CHARS = 2000;
-
 /**
  * Records a failed attempt (or upstream's `not_found` answer); the last success and its
  * markers are kept. The failure's fields go to their columns and, for an upstream problem,
  * to `details.problem` (merged: the rest of `details` stays; a failure without a problem
  * drops a previous one). `not_found` is an answer, not a failure: it leaves
- * consecutive_failures as it was.
+ * consecutive_failures as it was. Whatever the failure says, it can be written: every text is
+ * recordable (src/lib/recordable.ts: no U+0000 or unpaired surrogate; `last_error` and the
+ * problem's fields at most RECORD_CHARS; the other details' strings, markers compared later,
+ * escaped but never cut).
  */
 export async function writeFailure(db: Executor, f: FailureState): Promise<void> {
   const { failure } = f;
   const problem = problemDetails(failure);
-  const added: Record<string, unknown> = { ...(problem ? { problem } : {}), ...f.details };
+  const added = {
+    ...(problem ? { problem: recordableJson(problem, RECORD_CHARS) } : {}),
+    ...(f.details ? (recordableJson(f.details) as Record<string, unknown>) : {}),
+  };
   const adds = Object.keys(added).length > 0;
   const kept = problem ? sql`${resourceState.details}` : sql`(${resourceState.details} - 'problem')`;
   const details = adds ? sql`coalesce(${kept}, '{}'::jsonb) || ${JSON.stringify(added)}::jsonb` : kept;
+  const text = (v: string | undefined) => (v === undefined ? null : recordable(v, RECORD_CHARS));
   const columns = {
     kind: f.kind,
     status: failure.status,
     lastAttemptAt: f.at,
-    lastError: failure.message.slice(0, MAX_ERROR_CHARS),
+    lastError: recordable(failure.message, RECORD_CHARS),
     lastRunId: f.runId,
-    errorType: failure.type ?? null,
-    errorCode: failure.code ?? null,
+    errorType: text(failure.type),
+    errorCode: text(failure.code),
     httpStatus: failure.httpStatus ?? null,
-    bucket: failure.bucket ?? null,
+    bucket: text(failure.bucket),
     // Asked again: tracked again, whatever a list had retired (retireUnplanned).
     active: true,
   };
@@ -212,9 +218,20 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
  * The marker said nothing changed: confirmed current without a fetch; the last fetch's markers
  * stay, and so does `not_materialized` (upstream's answer still stands).
  */
-export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date }): Promise<void> {
+export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date; confirmed?: boolean }): Promise<void> {
   await db
     .update(resourceState)
-    .set({ status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`, lastAttemptAt: key.at, verifiedAt: key.at, lastRunId: key.runId, lastError: null, ...NO_FAILURE, consecutiveFailures: 0, active: true })
+    .set({
+      status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`,
+      lastAttemptAt: key.at,
+      verifiedAt: key.at,
+      // Upstream's 304: fetched, and found as written.
+      ...(key.confirmed ? { lastSuccessAt: key.at } : {}),
+      lastRunId: key.runId,
+      lastError: null,
+      ...NO_FAILURE,
+      consecutiveFailures: 0,
+      active: true,
+    })
     .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource)));
 }

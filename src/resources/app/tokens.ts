@@ -6,12 +6,12 @@
 // src/engine/not-found.ts).
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
-import { stableMarker } from '../../schema/upstream/values.ts';
+import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
-import { readTokenList } from '../../engine/lists.ts';
+import { readTokenList, slugOf } from '../../engine/lists.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { defineJob, into, type JobContext, type TableWrite } from '../../engine/types.ts';
 import { appBundleJob } from './bundle.ts';
@@ -51,8 +51,14 @@ export const appTokensJob = defineJob({
   plannedBy: 'app.metrics',
   payload: z.object({}),
   resource: () => 'tokens',
+  // A 304 stands for the rows last written only while bundles are skipped as they were then.
+  sameAsBefore: (state, _p, settings) => isRecord(state.details) && state.details.bundlesSkipped === !settings.appBundles,
+  // The list as last stored (its items as sent): planned from when this one is not read.
+  async unchanged(ctx) {
+    return { items: readTokenList(await ctx.known.appTokenItems(), undefined).items.map((i) => i.item) };
+  },
   async handle(ctx) {
-    const f = await fetchList(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
+    const f = await fetchList(ctx, { route: 'app.tokens' }, z.array(z.unknown()), undefined, { keyOf: slugOf });
     const list = readTokenList(f.items ?? [], f.count);
     const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
     const status = list.complete ? 'ok' : 'partial';
@@ -73,7 +79,7 @@ export const appTokensJob = defineJob({
       status,
       asOf: f.meta.asOf,
       hash: f.sha256,
-      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length },
+      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !ctx.settings.appBundles },
       writes,
       ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
       // A whole list plans every token route that exists: one it leaves out is gone.

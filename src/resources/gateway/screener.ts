@@ -107,6 +107,8 @@ export const gatewayScreenerJob = defineJob({
   plannedBy: 'gateway.tokens',
   payload: z.object({}),
   resource: () => 'screener',
+  // Rows matched by symbol depend on the token list too: a 304 stands for them only when none was.
+  sameAsBefore: (state) => isRecord(state.details) && state.details.matchedBySymbol === 0,
   async handle(ctx) {
     const f = await fetchList(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
     const known = await ctx.known.gatewayTokens();

@@ -10,7 +10,7 @@
 // at most TE_MARKER_MAX_AGE_HOURS). No asOf, no marker: everything is fetched.
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
-import { readTokenList, type TokenListRead } from '../../engine/lists.ts';
+import { readTokenList, slugOf, type TokenListRead } from '../../engine/lists.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { fetchList } from '../../engine/fetch-list.ts';
@@ -57,8 +57,14 @@ export const gatewayTokensJob = defineJob({
   group: 'tokens',
   payload: z.object({}),
   resource: () => 'tokens',
+  // The catalog as last stored, with the marker of the last one read whole: planned from when
+  // this one is not read.
+  async unchanged(ctx, _p, state) {
+    const listed = (await ctx.known.gatewayTokens()).filter((t) => !t.delisted).map((t) => t.slug);
+    return { items: gatewayTokenItems(listed, catalogMarker(state?.asOf ?? null)) };
+  },
   async handle(ctx) {
-    const f = await fetchList(ctx, { route: 'gateway.tokens' }, z.array(z.unknown()));
+    const f = await fetchList(ctx, { route: 'gateway.tokens' }, z.array(z.unknown()), undefined, { keyOf: slugOf });
     const list = readTokenList(f.items ?? [], f.count);
     const rows = gatewayTokenRows(ctx, list, f.meta.asOf);
     const items = gatewayTokenItems(rows.map((r) => r.slug), catalogMarker(f.meta.asOf));

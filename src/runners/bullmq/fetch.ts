@@ -86,6 +86,8 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   const group = `${def.source}.${def.group}`;
   if (r.failure) {
     logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
+    // A list that failed still plans its children (from the list the warehouse holds), first.
+    if (r.followUps.length > 0 && (await deps.tracker.isPending(data.runId, job.id!))) await enqueueRequests(deps, data, r.followUps, { roots: false });
     await deps.recorder.flush();
     await settle(deps, job, data, { kind: 'failed', group, status: r.status, failure: walkFailure(def, resource, r.failure) });
     deps.events?.jobSettled(def, r.status, 0, ms, r.failure);

@@ -1,0 +1,208 @@
+// One bad response stops nothing (issue 44), as the real CLI on a real server: a warehouse
+// synced whole once, then `tesync sync --full` against a simulator whose one response is one
+// Postgres cannot store (a NUL or an unpaired surrogate in a token list item's name, in a
+// snapshot field, in a nested bundle string, in an object key) or a root list that cannot be
+// trusted (cut, with a confirming fetch that disagrees and a third that disagrees again; pages
+// that disagree on every read). Each time: exit 0, the run `partial` and closed, the refused
+// resource `invalid` with its body archived byte for byte (the sha256 of what the simulator
+// wrote), every other resource fetched in that run, and the whole warehouse still equal to
+// the simulator's data. The thin files beside this one run it on Postgres and on the embedded
+// server.
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type SimHostile, type Simulator } from '../../sim/index.ts';
+import { expectAppMirror } from '../helpers/app-mirror.ts';
+import { runCli } from '../helpers/cli.ts';
+import { recordFigure } from '../helpers/fault-figures.ts';
+import { expectGatewayMirror } from '../helpers/gateway-mirror.ts';
+import { patience } from '../helpers/patience.ts';
+import type { WarehouseServer } from '../helpers/servers.ts';
+import { canaryKey, type TestWarehouse } from '../helpers/services.ts';
+
+const appKey = canaryKey('ak');
+const gatewayKey = canaryKey('gk');
+const TOKENS = 5;
+
+interface Refused {
+  source: 'app' | 'gateway';
+  resource: string;
+  /** The path of the refused response(s). */
+  path: string;
+  /** What `last_error` says. */
+  error: RegExp;
+}
+
+interface Case {
+  name: string;
+  /** Sets the simulator's form; returns what undoes it. */
+  arrange(sim: Simulator): Promise<() => void>;
+  refused: (sim: Simulator) => Refused;
+  /** The list was refused: what it plans was planned from the stored list. */
+  plannedFromStored?: boolean;
+}
+
+const first = (sim: Simulator) => sim.data.appTokens()[0]!.slug;
+const CHAR_TEXT = { nul: 'U\\+0000', surrogate: 'unpaired surrogate' } as const;
+
+function hostile(place: SimHostile['place'], char: SimHostile['char']): Case {
+  const where: Record<SimHostile['place'], { resource: (s: string) => string; path: (s: string) => string; field: string }> = {
+    tokenName: { resource: () => 'tokens', path: () => '/api/v1/tokens', field: 'displayName' },
+    snapshotField: { resource: (s) => `token/${s}/snapshot`, path: (s) => `/api/v1/tokens/${s}`, field: 'label' },
+    bundleString: { resource: (s) => `token/${s}/bundle`, path: (s) => `/api/v1/tokens/${s}/full`, field: 'description' },
+    objectKey: { resource: (s) => `token/${s}/snapshot`, path: (s) => `/api/v1/tokens/${s}`, field: 'labels' },
+  };
+  const w = where[place];
+  return {
+    name: `${char === 'nul' ? 'a NUL' : 'an unpaired surrogate'} in ${place}`,
+    async arrange(sim) {
+      sim.setHostile([{ place, char }]);
+      return () => sim.setHostile([]);
+    },
+    refused: (sim) => ({ source: 'app', resource: w.resource(first(sim)), path: w.path(first(sim)), error: new RegExp(`${w.field}.*${CHAR_TEXT[char]}`) }),
+    plannedFromStored: place === 'tokenName',
+  };
+}
+
+/** The app token list as the simulator serves it, cut to `n` items and without a count. */
+async function cutList(sim: Simulator, n: number): Promise<string> {
+  const body = JSON.parse(await (await fetch(`${sim.url}/api/v1/tokens`)).text()) as { data: unknown[]; meta: Record<string, unknown> };
+  return JSON.stringify({ data: body.data.slice(0, n), meta: { asOf: body.meta.asOf } });
+}
+
+export const CASES: Case[] = [
+  ...(['tokenName', 'snapshotField', 'bundleString', 'objectKey'] as const).flatMap((p) => [hostile(p, 'nul'), hostile(p, 'surrogate')]),
+  {
+    name: 'a root list cut short, whose confirming fetch disagrees, and a third that disagrees again',
+    async arrange(sim) {
+      const whole = await (await fetch(`${sim.url}/api/v1/tokens`)).text();
+      const answer = (body: string) => ({ status: 200, headers: { 'content-type': 'application/json' }, body });
+      // Three answers that remove three, none and four of five tokens: no two agree.
+      sim.script('/api/v1/tokens', [answer(await cutList(sim, 2)), answer(whole), answer(await cutList(sim, 1))]);
+      return () => {};
+    },
+    refused: () => ({ source: 'app', resource: 'tokens', path: '/api/v1/tokens', error: /would lose 3 of 5.*disagree with it and with each other/ }),
+    plannedFromStored: true,
+  },
+  {
+    name: 'a root list whose pages disagree on every read',
+    async arrange(sim) {
+      sim.setPaging({ pageSize: 2, routes: ['app.tokens'], drift: Infinity });
+      return () => sim.setPaging({ pageSize: 0, drift: 0 });
+    },
+    refused: () => ({ source: 'app', resource: 'tokens', path: '/api/v1/tokens', error: /disagree on the list's total.*kept changing while it was read/ }),
+    plannedFromStored: true,
+  },
+];
+
+/** The whole suite on one kind of server. */
+export function walkAroundRefusals(start: () => Promise<WarehouseServer>): void {
+  let sim: Simulator;
+  let server: WarehouseServer;
+  let tw: TestWarehouse;
+  let baselineRequests = 0;
+
+  const q = <T>(text: ReturnType<typeof sql>) => tw.warehouse.query<T>(text);
+  const sync = () =>
+    runCli(['sync', '--full'], { DATABASE_URL: tw.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, TE_CONCURRENCY: '8' }, { timeoutMs: 120_000 });
+  const lastRun = async () => (await q<{ id: string; status: string }>(sql`select id::text, status from sync.runs order by started_at desc limit 1`))[0]!;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ tokens: TOKENS, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+    server = await start();
+    tw = await server.warehouse();
+    const r = await sync();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect((await lastRun()).status).toBe('succeeded');
+    baselineRequests = sim.requests.length;
+  }, patience(180_000));
+  afterAll(async () => {
+    await tw?.cleanup();
+    await sim?.close();
+    await server?.close();
+  }, patience(60_000));
+
+  for (const c of CASES) {
+    it(`${c.name}: refused alone, the walk goes on, the run ends partial, exit 0`, async () => {
+      const undo = await c.arrange(sim);
+      sim.resetRequests();
+      let r;
+      try {
+        r = await sync();
+      } finally {
+        undo();
+      }
+      const refused = c.refused(sim);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const run = await lastRun();
+      expect(run.status).toBe('partial');
+      expect(await q<{ n: number }>(sql`select count(*)::int as n from sync.runs where status = 'running'`)).toEqual([{ n: 0 }]);
+      // Nothing tesync recorded carries the character.
+      const dirty = await q<{ n: number }>(sql`select count(*)::int as n from sync.runs where strpos(coalesce(error, '') || stats::text, chr(65533)) > 0`);
+      expect(dirty).toEqual([{ n: 0 }]);
+
+      // The refused resource: invalid, saying where and why.
+      const [state] = await q<{ status: string; last_run_id: string; last_error: string }>(
+        sql`select status, last_run_id::text, last_error from sync.resource_state where source = ${refused.source} and resource = ${refused.resource}`,
+      );
+      expect(state).toMatchObject({ status: 'invalid', last_run_id: run.id });
+      expect(state!.last_error).toMatch(refused.error);
+      expect(state!.last_error.length).toBeLessThanOrEqual(600);
+      expect(state!.last_error).not.toMatch(/[\u0000\ud800-\udfff]/);
+      if (c.plannedFromStored) expect(state!.last_error).toMatch(/planned from the list of \d{4}-\d\d-\d\dT/);
+
+      // Its body(ies), archived byte for byte: the hashes of what the simulator wrote.
+      const served = new Set(sim.requests.filter((x) => x.path.split('?')[0] === refused.path && x.status === 200).map((x) => x.bodySha256));
+      const kept = await q<{ sha: string }>(
+        sql`select encode(sha256(coalesce(body_bytes, convert_to(body_text, 'UTF8'))), 'hex') as sha from sync.raw_responses where status = 'invalid' and source = ${refused.source} and path like ${`${refused.path}%`} and run_id = ${run.id}::uuid`,
+      );
+      expect(kept.length).toBeGreaterThan(0);
+      for (const k of kept) expect(served.has(k.sha), `archived ${k.sha} was served`).toBe(true);
+
+      // Every other resource was fetched in this run and understood.
+      const others = await q<{ source: string; resource: string; status: string; last_run_id: string }>(
+        sql`select source, resource, status, last_run_id::text from sync.resource_state where active and not (source = ${refused.source} and resource = ${refused.resource}) order by 1, 2`,
+      );
+      expect(others.length).toBeGreaterThan(TOKENS * 4);
+      for (const o of others) {
+        expect(o.last_run_id, `${o.source} ${o.resource} fetched in this run`).toBe(run.id);
+        expect(['failed', 'invalid']).not.toContain(o.status);
+      }
+      // And the warehouse equals the simulator's data (the refused rows as the last good answer left them).
+      await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
+      await expectGatewayMirror(tw.warehouse, sim.data);
+
+      if (c.plannedFromStored) {
+        const walk = sim.requests.length;
+        expect(walk).toBeGreaterThan(baselineRequests * 0.8);
+        recordFigure(`refused token list: requests (${server.kind}, ${c.name})`, { refusedRun: walk, wholeRun: baselineRequests });
+      }
+    }, patience(180_000));
+  }
+
+  it('a root list whose pages disagree once is read again from its first page and written: succeeded', async () => {
+    sim.setPaging({ pageSize: 2, routes: ['app.tokens'], drift: 1 });
+    sim.resetRequests();
+    let r;
+    try {
+      r = await sync();
+    } finally {
+      sim.setPaging({ pageSize: 0, drift: 0 });
+    }
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const run = await lastRun();
+    expect(run.status).toBe('succeeded');
+    // Two reads from the first page: the one that drifted, and the whole one written.
+    expect(sim.requests.filter((x) => x.path === '/api/v1/tokens')).toHaveLength(2);
+    const [state] = await q<{ status: string; last_run_id: string }>(sql`select status, last_run_id::text from sync.resource_state where source = 'app' and resource = 'tokens'`);
+    expect(state).toEqual({ status: 'ok', last_run_id: run.id });
+    await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
+  }, patience(180_000));
+
+  it('the next sync, with every form gone, is whole again: succeeded, exit 0', async () => {
+    const r = await sync();
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect((await lastRun()).status).toBe('succeeded');
+    const bad = await q<{ n: number }>(sql`select count(*)::int as n from sync.resource_state where active and status in ('invalid', 'failed')`);
+    expect(bad).toEqual([{ n: 0 }]);
+  }, patience(180_000));
+}
