@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { fetchList, MAX_PAGES } from '../../src/engine/fetch-list.ts';
+import { disagreement, fetchList, MAX_PAGES } from '../../src/engine/fetch-list.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { useTestRuns } from '../helpers/job-context.ts';
@@ -86,5 +86,22 @@ describe('fetchList', () => {
     // Refused whole, every page's body kept: a job refused writes, delists and closes nothing.
     expect(t.ctx.ledger.refused.map((r) => r.path)).toEqual(requested());
     expect(t.log.lines().filter((l) => l.includes('"level":40'))).toHaveLength(1);
+  });
+});
+
+describe('disagreement: pages of one read that say the list changed', () => {
+  const page = (items: unknown[], total?: number) => ({ items, signals: { nexts: [], more: false, total } });
+  const slug = (i: unknown) => (i as { slug: string }).slug;
+  it('agreeing pages, or a single one, are no disagreement', () => {
+    expect(disagreement([page([{ slug: 'a' }], 3)])).toBeNull();
+    expect(disagreement([page([{ slug: 'a' }], 2), page([{ slug: 'b' }], 2)], slug)).toBeNull();
+  });
+  it('totals that differ between pages', () => {
+    expect(disagreement([page([{ slug: 'a' }], 14), page([{ slug: 'b' }], 13)])).toBe("its pages disagree on the list's total (14 vs 13)");
+  });
+  it('one key on two pages, found only when the list says how to key its items', () => {
+    const pages = [page([{ slug: 'a' }, { slug: 'b' }]), page([{ slug: 'b' }, { slug: 'c' }])];
+    expect(disagreement(pages)).toBeNull();
+    expect(disagreement(pages, slug)).toBe('item "b" is on page 1 and on page 2');
   });
 });
