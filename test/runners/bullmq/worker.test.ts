@@ -350,6 +350,25 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     );
   });
 
+  it('a token list refused (a NUL in a name): the workers plan its children from the stored list, the walk ends partial', async () => {
+    const s = await scenario(backend, { rateLimits: UNLIMITED });
+    await expectCompleteMirror(s, (await startWalk(s)).outcome);
+    s.sim.setHostile([{ place: 'tokenName', char: 'nul' }]);
+    s.sim.resetRequests();
+    const { outcome } = await startWalk(s);
+    expect(outcome.status).toBe('partial');
+    expect(outcome.stats.failed).toBe(1);
+    const [state] = await s.tw.warehouse.query<{ status: string; last_error: string }>(sql`select status, last_error from sync.resource_state where source = 'app' and resource = 'tokens'`);
+    expect(state!.status).toBe('invalid');
+    expect(state!.last_error).toMatch(/U\+0000.*planned from the list of /);
+    // Every listed token's snapshot was asked again (no marker vouched for it), under the refused list.
+    const snapshots = s.sim.data.appTokens().filter((t) => t.coverage.snapshot).map((t) => `/api/v1/tokens/${t.slug}`);
+    expect(snapshots.length).toBeGreaterThan(0);
+    for (const path of snapshots) expect(s.sim.requests.some((r) => r.path === path && r.status === 200), path).toBe(true);
+    await expectAppMirror(s.tw.warehouse, s.sim.data, { bundles: 'ok' });
+    await expectGatewayMirror(s.tw.warehouse, s.sim.data);
+  });
+
   it('a worker killed with SIGKILL mid-walk: its jobs are taken over, nothing missing, nothing twice', async () => {
     // The screener's first request is held: the worker that sends it is surely busy when it dies.
     const s = await scenario(backend, { rateLimits: UNLIMITED }, KILLABLE);
