@@ -20,9 +20,10 @@ export interface SourceFacts {
   /** The bound upstream's canonical text, when one is recorded. */
   bound: string | undefined;
   /**
-   * For a source with no binding: `none` (no data of it), `demo` (data, and every run that
-   * synced the source was a `tesync demo`: the simulator's), `other` (data of an upstream an
-   * earlier release did not record).
+   * What the warehouse holds of the source: `none` (nothing upstream ever answered as itself:
+   * no body of a 2xx archived, no resource fetched), `demo` (data, and every run that synced
+   * the source was a `tesync demo`: the simulator's), `other` (data of another upstream, or
+   * one an earlier release did not record).
    */
   data: 'none' | 'demo' | 'other';
 }
@@ -46,7 +47,11 @@ export type Refusal = Extract<BindingStep, { action: 'refuse' }>;
 export function planBinding(facts: readonly SourceFacts[], force: boolean): BindingStep[] {
   return facts.map((f): BindingStep => {
     const { source, configured } = f;
-    if (f.bound === undefined && f.data === 'none') return { source, action: 'bind', event: 'bound', to: configured };
+    if (f.bound === configured.upstream) return { source, action: 'keep', upstream: f.bound };
+    // Nothing of the source came from upstream yet (a first sync on a wrong port, a DNS typo,
+    // a 404 at the root): a binding made then binds nothing, and the configured one takes its
+    // place, as a first binding, without --force.
+    if (f.data === 'none') return { source, action: 'bind', event: 'bound', to: configured };
     // The upstream the data came from: recorded; else inferred (the simulator's, when only
     // demos synced it); else the configured one, unless the demo is what is configured (null:
     // unknown, never the simulator's to take).
@@ -77,7 +82,7 @@ export async function bindUpstreams(db: Db, configured: ReadonlyMap<string, Upst
     const facts: SourceFacts[] = [];
     for (const [source, identity] of configured) {
       const upstream = bound.get(source);
-      facts.push({ source, configured: identity, bound: upstream, data: upstream === undefined ? await dataOf(run, source) : 'none' });
+      facts.push({ source, configured: identity, bound: upstream, data: await dataOf(run, source) });
     }
     const steps = planBinding(facts, options.force);
     const refused = steps.filter((s): s is Refusal => s.action === 'refuse');
@@ -92,10 +97,11 @@ export async function bindUpstreams(db: Db, configured: ReadonlyMap<string, Upst
 
 type Run = <T>(statement: ReturnType<typeof sql>) => Promise<T[]>;
 
+/** Only what upstream answered as itself counts: a body of a 2xx, a resource fetched. */
 async function dataOf(run: Run, source: string): Promise<SourceFacts['data']> {
   const [r] = await run<{ has_data: boolean; demo_only: boolean | null }>(sql`
-    select (exists (select 1 from sync.resource_state where source = ${source})
-            or exists (select 1 from sync.raw_responses where source = ${source})) as has_data,
+    select (exists (select 1 from sync.resource_state where source = ${source} and last_success_at is not null)
+            or exists (select 1 from sync.raw_responses where source = ${source} and http_status between 200 and 299 and status = 'ok')) as has_data,
            (select bool_and(trigger = 'demo') from sync.runs where ${source} = any(sources)) as demo_only`);
   if (!r?.has_data) return 'none';
   return r.demo_only === true ? 'demo' : 'other';

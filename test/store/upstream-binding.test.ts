@@ -18,10 +18,15 @@ describe('planBinding', () => {
   });
 
   it('refuses another upstream, and rebinds it with force', () => {
-    expect(planBinding([facts({ configured: B, bound: A.upstream })], false)).toEqual([{ source: 'app', action: 'refuse', bound: A.upstream, configured: B }]);
-    expect(planBinding([facts({ configured: B, bound: A.upstream })], true)).toEqual([{ source: 'app', action: 'rebind', from: A.upstream, to: B }]);
-    expect(planBinding([facts({ configured: SIM, bound: A.upstream })], false)[0]).toMatchObject({ action: 'refuse', bound: A.upstream });
-    expect(planBinding([facts({ configured: A, bound: 'simulator' })], false)[0]).toMatchObject({ action: 'refuse', bound: 'simulator' });
+    expect(planBinding([facts({ configured: B, bound: A.upstream, data: 'other' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: A.upstream, configured: B }]);
+    expect(planBinding([facts({ configured: B, bound: A.upstream, data: 'other' })], true)).toEqual([{ source: 'app', action: 'rebind', from: A.upstream, to: B }]);
+    expect(planBinding([facts({ configured: SIM, bound: A.upstream, data: 'other' })], false)[0]).toMatchObject({ action: 'refuse', bound: A.upstream });
+    expect(planBinding([facts({ configured: A, bound: 'simulator', data: 'demo' })], false)[0]).toMatchObject({ action: 'refuse', bound: 'simulator' });
+  });
+
+  it('a binding nothing came through (no data of the source) gives way to the configured upstream, without force', () => {
+    expect(planBinding([facts({ configured: B, bound: A.upstream, data: 'none' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: B }]);
+    expect(planBinding([facts({ configured: SIM, bound: A.upstream, data: 'none' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: SIM }]);
   });
 
   it('plans each source on its own: a new source is bound beside a bound one', () => {
@@ -90,6 +95,8 @@ describe('bindUpstreams on Postgres', () => {
     const db = tw.warehouse.db;
     await bindUpstreams(db, new Map([['app', A]]), { force: false, command: 'sync' });
     expect(await bindings()).toEqual([{ source: 'app', upstream: 'https://a.example.com', scheme: 'https', host: 'a.example.com', port: 443, path: '', event: 'bound', command: 'sync' }]);
+    // Upstream A answered: the source holds its data from now on.
+    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
     // Gateway configured later: bound beside app.
     const second = await bindUpstreams(db, new Map([['app', A], ['gateway', B]]), { force: false, command: 'worker' });
     expect(second.steps.map((s) => s.action)).toEqual(['keep', 'bind']);
@@ -108,9 +115,23 @@ describe('bindUpstreams on Postgres', () => {
     expect(events.every((e) => e.recent)).toBe(true);
   });
 
+  it('a binding nothing came through gives way without force; failures and refusals are no data', async () => {
+    const db = tw.warehouse.db;
+    await bindUpstreams(db, new Map([['app', A]]), { force: false, command: 'sync' });
+    // A's first sync failed: its attempt recorded, no answer archived, nothing fetched.
+    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_error) values ('app', 'metrics', 'failed', 'connection refused')`);
+    await tw.warehouse.query(sql`insert into sync.raw_responses (source, path, fetched_at, last_seen_at, http_status, sha256, body_text, status) values ('app', '/api/v1/metrics', now(), now(), 404, 'x', 'not found', 'invalid') on conflict do nothing`);
+    const r = await bindUpstreams(db, new Map([['app', B]]), { force: false, command: 'sync' });
+    expect(r.refused).toEqual([]);
+    expect(r.steps).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: B }]);
+    expect((await bindings())[0]).toMatchObject({ upstream: B.upstream, event: 'bound' });
+    expect((await log()).map((e) => e.event)).toEqual(['bound', 'bound']);
+  });
+
   it('a refusal of one source writes nothing for the others', async () => {
     const db = tw.warehouse.db;
     await bindUpstreams(db, new Map([['app', A]]), { force: false, command: 'sync' });
+    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
     const r = await bindUpstreams(db, new Map([['app', B], ['gateway', B]]), { force: false, command: 'sync' });
     expect(r.refused).toHaveLength(1);
     expect((await bindings()).map((b) => b.source)).toEqual(['app']);
@@ -118,7 +139,7 @@ describe('bindUpstreams on Postgres', () => {
 
   it('adopts data an earlier release wrote: demo-only data as the simulator\'s', async () => {
     const db = tw.warehouse.db;
-    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status) values ('app', 'tokens', 'ok'), ('gateway', 'tokens', 'ok')`);
+    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now()), ('gateway', 'tokens', 'ok', now())`);
     await tw.warehouse.query(sql`insert into sync.runs (id, trigger, sources) values (gen_random_uuid(), 'demo', '{app}'), (gen_random_uuid(), 'cli', '{gateway}')`);
     const demo = await bindUpstreams(db, new Map([['app', SIM], ['gateway', SIM]]), { force: false, command: 'demo' });
     expect(demo.refused).toEqual([{ source: 'gateway', action: 'refuse', bound: null, configured: SIM }]);
@@ -132,6 +153,8 @@ describe('bindUpstreams on Postgres', () => {
   });
 
   it('two processes binding at once: one upstream wins, the other is refused', async () => {
+    // Data of an upstream no release recorded: each process would adopt it as its own.
+    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
     const others = await Promise.all([1, 2, 3, 4].map(async () => (await import('../../src/store/connection.ts')).openWarehouse({ databaseUrl: tw.databaseUrl, dataDir: '' })));
     try {
       const candidates = [A, B, upstreamIdentity('https://c.example.com'), upstreamIdentity('https://d.example.com')];
