@@ -1,6 +1,7 @@
 // Every route tesync may call, as data. URLs are only ever built from this table, so a
 // caller cannot send a key where none is due nor reach a path outside it (`/v1/internal/*`
 // is deliberately absent).
+import { isPlainPath, serverPath } from './decoded-path.ts';
 
 export type Source = 'app' | 'gateway';
 export type Bucket = 'app-public' | 'app-key' | 'gateway';
@@ -46,6 +47,12 @@ export const API_PREFIXES: Readonly<Record<Source, string>> = { app: '/api/v1/',
 /** Path prefixes no request may ever carry, whatever the table says. */
 export const FORBIDDEN_PREFIXES: readonly string[] = ['/v1/internal/', '/api/v1/internal/'];
 
+/** Whether a path below a base URL is private; give it decoded (decoded-path.ts), as a server reads it. */
+export function isForbiddenPath(pathBelowBase: string): boolean {
+  const lower = pathBelowBase.toLowerCase();
+  return FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p) || lower === p.slice(0, -1));
+}
+
 /** What a request to a path is due: the key or not, and the bucket it counts against. */
 export type PathRules = Pick<Route, 'auth' | 'bucket'>;
 
@@ -55,9 +62,15 @@ export type PathRules = Pick<Route, 'auth' | 'bucket'>;
  * longest: a route moved below its prefix, `/api/v1/moved/tokens/x/full`, is still the
  * bundle). A path no route stands for gets what every route of the source gets where they
  * agree (the gateway: the key), else the rules of the source's routes without a key.
+ * The path is judged as a server reads it (decoded-path.ts): one that is not plain (decoding
+ * changes it: `%69nternal`, `%2F`, `%2e%2e`, a backslash), or that is private once decoded,
+ * stands for no route and never gets the key.
  */
 export function rulesAt(source: Source, pathBelowBase: string): PathRules {
   const own: Route[] = Object.values(ROUTES).filter((r) => r.source === source);
+  const decoded = serverPath(pathBelowBase);
+  if (decoded === null || !isPlainPath(pathBelowBase) || isForbiddenPath(decoded)) return keylessRules(own);
+  pathBelowBase = decoded;
   const prefix = API_PREFIXES[source];
   let best: { route: Route; length: number } | undefined;
   if (pathBelowBase.startsWith(prefix)) {
@@ -75,6 +88,12 @@ export function rulesAt(source: Source, pathBelowBase: string): PathRules {
   if (own.every((r) => r.auth === first.auth && r.bucket === first.bucket)) return { auth: first.auth, bucket: first.bucket };
   const keyless = own.find((r) => r.auth === 'none') ?? first;
   return { auth: keyless.auth, bucket: keyless.bucket };
+}
+
+/** No key, on the bucket the source's keyless requests count against (the gateway limits per IP either way). */
+function keylessRules(own: readonly Route[]): PathRules {
+  const keyless = own.find((r) => r.auth === 'none') ?? own[0]!;
+  return { auth: 'none', bucket: keyless.bucket };
 }
 
 export function isRouteName(name: string): name is RouteName {

@@ -2,7 +2,8 @@
 // against an allow-list BEFORE encoding: encodeURIComponent leaves `.` alone, and `..` would
 // collapse the path. The built URL is then checked again for origin and route prefix.
 import { UnsafeRequestError } from '../lib/errors.ts';
-import { API_PREFIXES, FORBIDDEN_PREFIXES, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
+import { decodedBelow } from './decoded-path.ts';
+import { API_PREFIXES, isForbiddenPath, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
 
 /** Starts with a letter or digit (so never `.`, `..`, `-x`), then URL-unreserved characters and `:@+`. */
 const PARAM = /^[A-Za-z0-9][A-Za-z0-9._~:@+-]{0,127}$/;
@@ -40,10 +41,8 @@ function parseBase(baseUrl: string): { origin: string; basePath: string } {
   return { origin: base.origin, basePath: base.pathname.replace(/\/+$/, '') };
 }
 
-function isForbidden(pathBelowBase: string): boolean {
-  const lower = pathBelowBase.toLowerCase();
-  return FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p) || lower === p.slice(0, -1));
-}
+/** A private path (`/v1/internal/...`); given a decoded path, as a server reads it (decoded-path.ts). */
+const isForbidden = isForbiddenPath;
 
 /**
  * The URL of a route: base URL + template with validated, encoded parameters + sorted query
@@ -88,9 +87,11 @@ export interface ResolvedLink {
 }
 
 /**
- * Reads a link given by upstream (a chart's data endpoint, an href) as parameters of `route`.
- * Returns null, so the caller builds the documented path from the key instead, unless the
- * link resolves to the same origin, below the base path, is not private, matches the route's
+ * Reads a link given by upstream (a chart's data endpoint, an href, a next page) as parameters
+ * of `route`. Returns null, so the caller builds the documented path from the key instead (or
+ * refuses a next link), unless the link resolves to the same origin, its path read as the
+ * server will read it (decoded-path.ts) is below the base path, is not private and is the path
+ * it would send, matches the route's
  * template with valid parameters, and agrees with every parameter in `expected`.
  */
 export function resolveLink(baseUrl: string, route: Route | RouteName, link: unknown, expected: Record<string, string> = {}): ResolvedLink | null {
@@ -104,9 +105,10 @@ export function resolveLink(baseUrl: string, route: Route | RouteName, link: unk
     return null;
   }
   if (url.origin !== origin || url.username || url.password) return null;
-  if (!url.pathname.startsWith(`${basePath}/`)) return null;
-  const below = url.pathname.slice(basePath.length);
-  if (isForbidden(below)) return null;
+  // Judged as the server will read it: decoded, dot segments gone; and taken only when that is
+  // exactly the path it would send (a link whose meaning changes under decoding is refused).
+  const { below, plain } = decodedBelow(url.pathname, basePath);
+  if (below === null || isForbidden(below) || !plain) return null;
 
   const want = r.template.split('/');
   const got = below.split('/');
@@ -147,9 +149,10 @@ export type RedirectTarget =
 
 /**
  * Where a redirect's `Location` (relative to the URL that answered, RFC 9110) may take a
- * request of `route`: followed only when it stays on the base URL's origin, below its path
- * and the route's API prefix (`/api/v1/`, `/v1/`; the OpenAPI document only to itself), is
- * not private, every path segment is a plain word (the allow-list of path parameters) and
+ * request of `route`: followed only when its path, read as the server will read it
+ * (decoded-path.ts), stays on the base URL's origin, below its path and the route's API
+ * prefix (`/api/v1/`, `/v1/`; the OpenAPI document only to itself), is not private, is the
+ * path it would send (decoding changes nothing), every path segment is a plain word (the allow-list of path parameters) and
  * the query is well-formed; and when no key (`secrets`) appears in it, since the path of
  * every request is recorded. Whether the hop carries the key is the caller's to decide from
  * the target's path (nextHop in redirects.ts).
@@ -170,9 +173,13 @@ export function resolveRedirect(baseUrl: string, route: Route | RouteName, locat
   if (url.origin !== origin) return { follow: false, host, reason: 'off the base URL' };
   if (url.username || url.password) return { follow: false, host, reason: 'credentials in the Location' };
   const prefix = r.template.startsWith(API_PREFIXES[r.source]) ? API_PREFIXES[r.source] : r.template;
-  const below = url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : null;
+  // The target's path as the server will read it (decoded until stable, dot segments removed,
+  // `%2F` `%5C` `\` as separators): that is what the prefix and the private paths judge ...
+  const { below, plain } = decodedBelow(url.pathname, basePath);
   const onRoute = below !== null && (prefix.endsWith('/') ? below.startsWith(prefix) : below === prefix);
   if (!onRoute || isForbidden(below)) return { follow: false, host, reason: 'off the route prefix' };
+  // ... and it is followed only when that is the path it would send (else an unsafe path).
+  if (!plain) return { follow: false, host, reason: 'an unsafe path' };
   const segments = below.slice(prefix.length).split('/');
   // A trailing slash is a common canonical form; any other empty or odd segment is not.
   if (segments.length > 1 && segments.at(-1) === '') segments.pop();
