@@ -22,6 +22,7 @@ import {
 import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/request-log.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
+import { ServerClock } from '../store/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
 import type { Housekeeping } from '../store/retention.ts';
 import { closeAbandonedRuns, finishRun, markInterrupted, runOwner, type RunStatus } from '../store/runs.ts';
@@ -100,7 +101,10 @@ export function configuredSources(config: Config): Source[] {
 
 export async function performSync(config: Config, logger: Logger, warehouse: Warehouse, req: SyncRequest): Promise<SyncOutcome> {
   const started = Date.now();
-  const now = req.clock ?? (() => new Date());
+  // Times a job stamps, and markers' ages, on the warehouse's clock (an injected one in tests).
+  const serverClock = req.clock ? undefined : new ServerClock(warehouse.db);
+  await serverClock?.refresh();
+  const now = req.clock ?? serverClock!.now;
   const runId = req.runId ?? randomUUID();
   const budget = req.budget ?? new InProcessBudget();
   let requestCount = 0;

@@ -60,3 +60,29 @@ export async function serverClockOffset(db: Transacts): Promise<number> {
 export function onServerClock(at: Date, offsetMs: number): Date {
   return new Date(at.getTime() + offsetMs);
 }
+
+/**
+ * This process's reading of the server's clock, for decisions that compare a stored time with
+ * "now" and for the times a job stamps before it writes: its own clock moved by the offset
+ * read at most `refreshMs` ago (`refresh()`), so a process whose clock is days off stores and
+ * judges on the warehouse's time. The process's own clock still paces requests.
+ */
+export class ServerClock {
+  private offsetMs = 0;
+  private readAtMs = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly db: Transacts,
+    private readonly refreshMs = 60_000,
+  ) {}
+
+  /** Reads the offset again when the last reading is older than `refreshMs`. */
+  async refresh(): Promise<void> {
+    const at = performance.now();
+    if (at - this.readAtMs < this.refreshMs) return;
+    this.offsetMs = await serverClockOffset(this.db);
+    this.readAtMs = at;
+  }
+
+  readonly now = (): Date => new Date(Date.now() + this.offsetMs);
+}

@@ -4,6 +4,7 @@
 // advisory lock, so two processes binding at once cannot both win with different upstreams.
 import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
+import { SERVER_CLOCK } from './known-time.ts';
 import { SIMULATOR, type UpstreamIdentity } from './upstream-identity.ts';
 import { rowsOf, type Db } from './connection.ts';
 
@@ -111,12 +112,12 @@ async function write(run: Run, source: string, to: UpstreamIdentity, event: 'bou
   const parts = to.kind === 'url' ? to : { scheme: null, host: null, port: null, path: null };
   await run(sql`
     insert into sync.upstream_bindings (source, upstream, scheme, host, port, path, bound_at, event, command)
-    values (${source}, ${to.upstream}, ${parts.scheme}, ${parts.host}, ${parts.port}, ${parts.path}, now(), ${event}, ${command})
+    values (${source}, ${to.upstream}, ${parts.scheme}, ${parts.host}, ${parts.port}, ${parts.path}, ${SERVER_CLOCK}, ${event}, ${command})
     on conflict (source) do update set upstream = excluded.upstream, scheme = excluded.scheme, host = excluded.host, port = excluded.port,
       path = excluded.path, bound_at = excluded.bound_at, event = excluded.event, command = excluded.command`);
   await run(sql`
     insert into sync.upstream_binding_log (source, event, at, from_upstream, to_upstream, command, host)
-    values (${source}, ${event}, now(), ${from}, ${to.upstream}, ${command}, ${hostname()})`);
+    values (${source}, ${event}, ${SERVER_CLOCK}, ${from}, ${to.upstream}, ${command}, ${hostname()})`);
 }
 
 /** Pure: whether a step changed the warehouse's binding (for a log line). */

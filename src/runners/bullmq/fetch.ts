@@ -15,6 +15,7 @@ import { RateLimitedError } from '../../lib/errors.ts';
 import { withSignal } from '../../upstream/with-signal.ts';
 import { writeFailure } from '../../store/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
+import { ServerClock } from '../../store/known-time.ts';
 import { walkFailure } from '../../engine/run-stats.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
@@ -49,12 +50,14 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   const { job: def, resource } = planned;
   const logger = deps.logger.child({ runId: data.runId, job: def.name, resource });
   const started = Date.now();
+  const clock = serverClockOf(deps.warehouse.db);
+  await clock.refresh();
   const context = {
     warehouse: deps.warehouse,
     upstream: signal ? withSignal(deps.upstream, signal) : deps.upstream,
     archive: deps.recorder,
     logger,
-    now: () => new Date(),
+    now: clock.now,
     runId: data.runId,
     settings: deps.plan.settings(data.full),
   };
@@ -118,7 +121,7 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
   // Stalled too often, or the like: BullMQ's own error, failed for good whatever it is.
   const verdict: Failure = { ...judgeFailure(err), status: 'failed', retryable: false, bucket: planned.bucket };
   deps.logger.warn({ runId: data.data.runId, job: def.name, err }, 'job failed in BullMQ');
-  await writeFailure(deps.warehouse.db, { source: def.source, resource, kind: def.group, runId: data.data.runId, at: new Date(), failure: verdict }).catch((e: unknown) =>
+  await writeFailure(deps.warehouse.db, { source: def.source, resource, kind: def.group, runId: data.data.runId, at: serverClockOf(deps.warehouse.db).now(), failure: verdict }).catch((e: unknown) =>
     deps.logger.error({ err: e }, 'could not record the failure'),
   );
   await deps.recorder.flush();
@@ -139,4 +142,12 @@ async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: P
   // Also when this call did not count the job (it ran before): the earlier attempt may
   // have died between counting and queueing the finish.
   if (pending === 0) await queueFinish(deps, data.runId);
+}
+
+/** One reading of the server's clock per warehouse of this process (ServerClock). */
+const clocks = new WeakMap<object, ServerClock>();
+function serverClockOf(db: ConstructorParameters<typeof ServerClock>[0]): ServerClock {
+  let clock = clocks.get(db);
+  if (!clock) clocks.set(db, (clock = new ServerClock(db)));
+  return clock;
 }

@@ -1,0 +1,70 @@
+// One clock for every stored time (issue 45): `tesync sync` under faketime, its process clock 3
+// days ahead (then 3 days behind), against a warehouse on the right clock. No time tesync
+// stored in any table of sync, app or gateway is ahead of the warehouse's clock_timestamp()
+// after the sync, none is earlier than the run's start on the server's clock, and `tesync
+// status`, run on the right clock, ages the data confirmed just now as just confirmed.
+import { spawnSync } from 'node:child_process';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { runCli } from '../helpers/cli.ts';
+import { patience } from '../helpers/patience.ts';
+import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+
+const appKey = canaryKey('ak');
+const gatewayKey = canaryKey('gk');
+
+/** Every timestamptz column tesync writes in these schemas: upstream's own times (`as_of`, `ts`, `generated_at`, `data_from`, `data_through`) and instants meant to lie ahead (a budget record's `expires_at`) aside. */
+async function storedTimes(w: Warehouse): Promise<{ column: string; max: string | null; min: string | null; ahead: boolean; before: boolean }[]> {
+  const columns = await w.query<{ t: string; c: string }>(sql`
+    select table_schema || '.' || table_name as t, column_name as c from information_schema.columns c
+    where table_schema in ('sync', 'app', 'gateway') and data_type = 'timestamp with time zone'
+      and exists (select 1 from information_schema.tables x where x.table_schema = c.table_schema and x.table_name = c.table_name and x.table_type = 'BASE TABLE')
+      and column_name not in ('as_of', 'ts', 'generated_at', 'data_as_of', 'known_to', 'expires_at', 'data_from', 'data_through')
+    order by 1, 2`);
+  const out = [];
+  const [{ started }] = (await w.query<{ started: string }>(sql`select min(started_at)::text as started from sync.runs`)) as [{ started: string }];
+  for (const { t, c } of columns) {
+    const [r] = await w.query<{ max: string | null; min: string | null; ahead: boolean | null; before: boolean | null }>(
+      sql.raw(`select max("${c}")::text as max, min("${c}")::text as min, max("${c}") > clock_timestamp() as ahead, min("${c}") < timestamptz '${started}' - interval '1 second' as before from ${t}`),
+    );
+    if (r!.max !== null) out.push({ column: `${t}.${c}`, max: r!.max, min: r!.min, ahead: r!.ahead === true, before: r!.before === true });
+  }
+  return out;
+}
+
+describe.each([['+3d'], ['-3d']])('tesync sync under faketime %s, the warehouse on the right clock', (skew) => {
+  let sim: Simulator;
+  let db: TestDatabase;
+  let w: Warehouse;
+  beforeAll(async () => {
+    const probe = spawnSync('faketime', ['-f', skew, process.execPath, '-e', 'process.stdout.write(String(Date.now()))'], { encoding: 'utf8' });
+    expect(probe.status, `faketime is needed (Debian package faketime; .ci/run installs it): ${probe.error?.message ?? probe.stderr}`).toBe(0);
+    expect(Math.abs(Number(probe.stdout) - Date.now())).toBeGreaterThan(2 * 86_400_000);
+    sim = await startSimulator({ tokens: 3, historyDays: 4, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+    db = await createTestDatabase({ migrated: true });
+    w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 1 });
+  }, patience(60_000));
+  afterAll(async () => {
+    await w?.close();
+    await db?.drop();
+    await sim?.close();
+  });
+
+  it('stores every time on the warehouse clock, and status ages it so', async () => {
+    const env = { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(['sync'], env, { wrap: ['faketime', '-f', skew], timeoutMs: 120_000 });
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    }
+    const times = await storedTimes(w);
+    expect(times.map((t) => t.column)).toEqual(expect.arrayContaining(['sync.resource_state.last_success_at', 'sync.resource_state.last_attempt_at', 'sync.runs.started_at', 'sync.requests.started_at', 'app.tokens.fetched_at', 'sync.upstream_bindings.bound_at']));
+    expect(times.filter((t) => t.ahead), 'stored ahead of the warehouse clock').toEqual([]);
+    expect(times.filter((t) => t.before), 'stored before the first run began').toEqual([]);
+
+    // Status, on the right clock: the data was confirmed minutes ago, not days off.
+    const status = await runCli(['status', '--json', '--max-unconfirmed', '1'], env, { timeoutMs: 60_000 });
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+  }, patience(300_000));
+});
