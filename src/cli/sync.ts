@@ -92,7 +92,19 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
     progress?.phase('checking the warehouse\'s upstream');
     // Beside a progress line only warnings are logged (a rebinding is one), above it, in words.
     const quiet = progress ? progress.logger(logger) : logger;
-    await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: quiet });
+    const bindings = await ensureBoundUpstream(warehouse, configuredUpstreams(config, sources), { command: 'sync', force: values.force, logger: quiet });
+    if (values.token?.length) {
+      // Before a run is opened: a --token that names no token the lists hold (as last
+      // fetched) is a mistyped command line, not a walk. Lists never fetched cannot say.
+      progress?.phase('checking --token against the token lists');
+      const rebound = bindings.filter((b) => b.action === 'rebind').map((b) => b.source);
+      const unknown = await unknownBeforeTheWalk(warehouse, sources, values.token, rebound);
+      if (unknown) {
+        progress?.stop();
+        process.stderr.write(`tesync: ${unknownTokensLine(unknown, 'fetched')} ${AS_LAST_FETCHED}\n`);
+        return 2;
+      }
+    }
     progress?.phase('checking for another sync');
     const locks = await lockSources(warehouse, sources, {
       runId,
@@ -140,14 +152,19 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
         progress?.stop();
         await budget.close();
       }
+      // Judged after the walk too: its token lists are the ones just fetched (the first sync's,
+      // or newer than those checked above). Lists that failed to arrive cannot tell a wrong
+      // slug from a new token.
+      const unknown = values.token?.length && outcome.status !== 'failed' && outcome.status !== 'interrupted' ? unknownSlugs(values.token, await listedTokens(warehouse, locks.held)) : [];
+      // None of the tokens asked for exists: the walk fetched the lists and nothing else, which
+      // is no "Sync succeeded".
+      const noneListed = unknown.length > 0 && unknown.length === new Set(values.token).size;
       const skipped = locks.busy.length > 0 ? { skipped: locks.busy } : {};
-      process.stdout.write(values.json ? `${JSON.stringify({ ...outcome, stats: printableStats(outcome.stats), ...skipped })}\n` : formatSummary(outcome));
+      const unknownTokens = unknown.length > 0 ? { unknownTokens: unknown } : {};
+      process.stdout.write(values.json ? `${JSON.stringify({ ...outcome, stats: printableStats(outcome.stats), ...skipped, ...unknownTokens })}\n` : formatSummary(outcome, { noneListed }));
       for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
       // The text summary says it already; beside JSON, people still get one line.
       if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
-      // Judged after the walk: its token lists are the ones just fetched. Lists that failed
-      // to arrive cannot tell a wrong slug from a new token.
-      const unknown = values.token?.length && outcome.status !== 'failed' && outcome.status !== 'interrupted' ? unknownSlugs(values.token, await listedTokens(warehouse, locks.held)) : [];
       if (unknown.length > 0) {
         say(`tesync: ${unknownTokensLine(unknown, 'fetched')}\n`);
         return 2;
@@ -171,6 +188,29 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
   }
 }
 
+/** What the pre-walk --token line adds: the lists it was judged by, and how to fetch them again. */
+const AS_LAST_FETCHED = '(the lists as last fetched; `tesync sync --only tokens` fetches them again)';
+
+/**
+ * The --token slugs to refuse before a run is opened: every one of them, when the warehouse
+ * holds a token list of each source asked (not one rebound just now: its lists are another
+ * upstream's) and none of the slugs is on them. Undefined when that cannot be told (a list
+ * never fetched: the walk reads the lists first, and the slugs are judged after it) or when
+ * some slug is listed (the walk goes on for those; the others are named after it).
+ */
+export async function unknownBeforeTheWalk(
+  warehouse: Parameters<typeof listedTokens>[0],
+  sources: readonly string[],
+  asked: readonly string[],
+  rebound: readonly string[] = [],
+): Promise<{ slug: string; meant?: string }[] | undefined> {
+  if (sources.some((s) => rebound.includes(s))) return undefined;
+  const lists = await Promise.all(sources.map((s) => listedTokens(warehouse, [s])));
+  if (lists.some((l) => l.length === 0)) return undefined;
+  const unknown = unknownSlugs(asked, lists.flat());
+  return unknown.length > 0 && unknown.length === new Set(asked).size ? unknown : undefined;
+}
+
 /** Pure: the one line of a walk a signal stopped (the summary above it names the run); fits 80 columns. */
 export function interruptedLine(signal: InterruptSignal, o: Pick<SyncOutcome, 'stats'>, command: 'sync' | 'demo' = 'sync'): string {
   return `${signalName(signal)}: run interrupted (${o.stats.done} done, ${o.stats.cancelled} left); the next ${command} goes on`;
@@ -189,10 +229,17 @@ export function printableStats(stats: WalkStats): WalkStats {
   return { ...stats, failures: stats.failures.map((f) => ({ ...f, resource: recordable(f.resource, RECORD_CHARS), error: recordable(f.error, RECORD_CHARS) })) };
 }
 
-/** Pure: the text summary of a walk; each failure's text recordable, as printableStats. */
-export function formatSummary(o: SyncOutcome): string {
+/**
+ * Pure: the text summary of a walk; each failure's text recordable, as printableStats.
+ * `noneListed`: no token asked for by --token is on the lists the walk fetched, so the walk
+ * fetched those lists and nothing else: said as such, never "Sync succeeded".
+ */
+export function formatSummary(o: SyncOutcome, { noneListed = false }: { noneListed?: boolean } = {}): string {
+  const seconds = (o.durationMs / 1000).toFixed(1);
   const lines = [
-    `Sync ${o.status} in ${(o.durationMs / 1000).toFixed(1)} s (run ${o.runId})`,
+    noneListed
+      ? `Sync found no token asked for by --token: only the token lists were fetched, in ${seconds} s (run ${o.runId}, recorded ${o.status})`
+      : `Sync ${o.status} in ${seconds} s (run ${o.runId})`,
     `  resources: ${o.stats.done} done, ${o.stats.failed} failed${o.stats.cancelled ? `, ${o.stats.cancelled} not reached` : ''}; rows written: ${o.stats.rows}`,
     `  requests: ${o.requests.total} (${Object.entries(o.requests.byStatus)
       .map(([s, n]) => `${s}: ${n}`)

@@ -74,6 +74,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     out[name] = result.data;
   }
   const v = out as Parsed;
+  const databaseUrlWrong = v.DATABASE_URL ? databaseUrlProblem(v.DATABASE_URL) : undefined;
+  if (databaseUrlWrong) throw new ConfigError('DATABASE_URL', databaseUrlWrong, VARIABLES.DATABASE_URL.example);
   if (v.TE_GATEWAY_URL && !v.TE_GATEWAY_API_KEY) {
     throw new ConfigError('TE_GATEWAY_API_KEY', 'is required when TE_GATEWAY_URL is set', VARIABLES.TE_GATEWAY_API_KEY.example);
   }
@@ -119,15 +121,63 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-/** Passwords inside connection URLs are secrets too: the password as written and decoded. */
+/** Passwords inside connection URLs are secrets too: the password as written and, when it can be, decoded. */
 export function urlSecrets(url: string | undefined): string[] {
   if (!url) return [];
+  let pw: string;
   try {
-    const pw = new URL(url).password;
-    return pw ? [pw, decodeURIComponent(pw)] : [];
+    pw = new URL(url).password;
   } catch {
     return [];
   }
+  if (!pw) return [];
+  try {
+    return [pw, decodeURIComponent(pw)];
+  } catch {
+    return [pw];
+  }
+}
+
+/**
+ * Pure: what is wrong with a Postgres URL that the driver (postgres.js) could not read, in
+ * words that never quote the URL (its password may be anywhere in a URL that cannot be read);
+ * undefined when it reads. The driver's own steps, in its order: the host part after the last
+ * `@` is percent-decoded, the first of several hosts (`h1,h2`) stands for them in WHATWG URL
+ * parsing, then the user name and the password are percent-decoded. Its errors name nothing
+ * (`URI malformed`, `Invalid URL`).
+ */
+export function databaseUrlProblem(url: string): string | undefined {
+  const undecodable = (part: string) =>
+    `${part} is not percent-encoded right: each "%" must be followed by two hex digits (write a literal % as %25, and percent-encode @ : / ? # in the user name and password)`;
+  const afterScheme = url.slice(url.indexOf('://') + 3);
+  const hostPart = afterScheme.split(/[?/]/)[0] ?? '';
+  let host: string;
+  try {
+    host = decodeURIComponent(hostPart.slice(hostPart.indexOf('@') + 1));
+  } catch {
+    // Which part the `%` is in cannot be told for sure when the URL is not read whole.
+    return undecodable(hostPart.slice(hostPart.indexOf('@') + 1).includes('@') ? 'its user name, password or host' : 'its host');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url.replace(host, host.split(',')[0] ?? ''));
+  } catch {
+    const authority = afterScheme.split(/[/?#]/)[0] ?? '';
+    const hostAndPort = authority.slice(authority.lastIndexOf('@') + 1);
+    if (hostAndPort.includes('[') && !/\[[^\]]*\]/.test(hostAndPort)) return 'is not a URL that can be read: its host has a "[" with no "]" (an IPv6 address is written in brackets, like [::1])';
+    return 'is not a URL that can be read: check the host and port (a port is a number up to 65535; an IPv6 address is written in brackets, like [::1]), and percent-encode @ : / ? # % in the user name and password';
+  }
+  for (const [part, value] of [
+    ['its user name', parsed.username],
+    ['its password', parsed.password],
+  ] as const) {
+    try {
+      decodeURIComponent(value);
+    } catch {
+      return undecodable(part);
+    }
+  }
+  return undefined;
 }
 
 /** The process environment over a `.env` file in the working folder (the environment wins). */

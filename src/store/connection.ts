@@ -9,7 +9,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import * as schema from '../schema/warehouse/index.ts';
-import { urlSecrets } from '../lib/config.ts';
+import { databaseUrlProblem, urlSecrets } from '../lib/config.ts';
 import { ConfigError, WarehouseError } from '../lib/errors.ts';
 import { scrub } from '../lib/logger.ts';
 import { applyComments } from './comments.ts';
@@ -75,6 +75,10 @@ export interface WarehouseOptions {
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
   if (options.databaseUrl) {
     const url = options.databaseUrl;
+    // loadConfig refuses such a URL already; a caller that did not load one is told the same,
+    // not the driver's `URI malformed`.
+    const wrong = databaseUrlProblem(url);
+    if (wrong) throw new ConfigError('DATABASE_URL', wrong);
     return openPostgres(url, options.maxConnections ?? options.databasePool ?? 10, `Postgres at ${describePostgresUrl(url)}`, (err) => databaseUrlFailure(err, url));
   }
   const server = await acquireEmbeddedServer(options.dataDir);
