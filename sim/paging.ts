@@ -1,21 +1,35 @@
 // Lists served in pages (`SimPaging` in types.ts). A paged route answers one page of its list:
 // `meta.count` counts the page, `meta.total` (unless turned off) the whole list, and the page
 // names the next one in the configured form. The pages are addressed by `?page=N` (1-based) in
-// the link forms and by an opaque `?cursor=` in the cursor forms; other query parameters are
-// kept in every next link. Faults for readers to refuse: a `meta.total` larger than the list,
-// and a last page that names an earlier page again (a loop). And a list that changes between
-// its pages (`drift`): on the first reads of a list, the pages after the first come from the
-// list without its first item (`PageDrift` counts the reads).
+// the link and page-number forms, by an opaque `?cursor=` in the cursor forms and by an opaque
+// `?pageToken=` in 'pageToken'; other query parameters are kept in every next link. Faults for
+// readers to refuse: a `meta.total` larger than the list, a last page that names an earlier
+// page again (a loop), and the forms that say more pages exist but name no way to ask them
+// ('pagesNoLink', 'moreNoLink'). And a list that changes between its pages (`drift`): on the
+// first reads of a list, the pages after the first come from the list without its first item
+// (`PageDrift` counts the reads).
 import type { DataRouteKind } from './forms.ts';
 import type { PageForm, SimPaging } from './types.ts';
 
+/** The forms that name the next page by a link or a cursor (`test/engine/pages.test.ts` syncs through each). */
 export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHeader', 'cursor', 'topNext', 'topCursor'];
+/**
+ * Other paging vocabularies (`test/engine/paging-vocabularies.test.ts` syncs through each): page
+ * numbers, Laravel's, a page token, a `pagination` object; and two that name no way to the
+ * pages they say exist.
+ */
+export const VOCABULARY_FORMS: readonly PageForm[] = ['pageNumbers', 'laravel', 'pageToken', 'pagination', 'pagesNoLink', 'moreNoLink'];
+/** Every form the simulator serves. */
+export const ALL_PAGE_FORMS: readonly PageForm[] = [...PAGE_FORMS, ...VOCABULARY_FORMS];
 export const PAGE_TOTALS: readonly SimPaging['total'][] = ['none', 'exact', 'larger'];
 
-/** The forms that name the next page by a cursor asked back as `?cursor=` (the others by `?page=N`). */
+/** The forms that name the next page by a cursor asked back as `?cursor=`, or a token as `?pageToken=` (the others by `?page=N`). */
 const CURSOR_FORMS: readonly PageForm[] = ['cursor', 'topCursor'];
+/** The forms that serve page 1 only: they say more pages exist but name no way to ask them. */
+const FIRST_PAGE_ONLY: readonly PageForm[] = ['pagesNoLink', 'moreNoLink'];
 /** The query parameter that addresses a page in `form`. */
-export const pageParam = (form: PageForm): 'cursor' | 'page' => (CURSOR_FORMS.includes(form) ? 'cursor' : 'page');
+export const pageParam = (form: PageForm): 'cursor' | 'pageToken' | 'page' => (CURSOR_FORMS.includes(form) ? 'cursor' : form === 'pageToken' ? 'pageToken' : 'page');
+const opaque = (form: PageForm) => pageParam(form) !== 'page';
 
 /** The lists served in pages unless `routes` says otherwise. */
 export const PAGED_ROUTES: readonly DataRouteKind[] = ['app.tokens', 'gateway.tokens', 'app.screener', 'gateway.screener', 'app.charts', 'gateway.charts'];
@@ -26,18 +40,20 @@ export function mergePaging(current: SimPaging, partial: Partial<SimPaging>): Si
   const defined = Object.fromEntries(Object.entries(partial).filter(([, v]) => v !== undefined)) as Partial<SimPaging>;
   const next = { ...current, ...defined, routes: [...(defined.routes ?? current.routes)] };
   if (!Number.isInteger(next.pageSize) || next.pageSize < 0) throw new RangeError(`simulator option paging.pageSize must be an integer >= 0, got ${String(next.pageSize)}`);
-  if (!PAGE_FORMS.includes(next.form)) throw new RangeError(`simulator option paging.form must be one of ${PAGE_FORMS.join(', ')}`);
+  if (!ALL_PAGE_FORMS.includes(next.form)) throw new RangeError(`simulator option paging.form must be one of ${ALL_PAGE_FORMS.join(', ')}`);
   if (!PAGE_TOTALS.includes(next.total)) throw new RangeError(`simulator option paging.total must be one of ${PAGE_TOTALS.join(', ')}`);
   const drift = next.drift ?? 0;
   if (!(drift === Infinity || (Number.isInteger(drift) && drift >= 0))) throw new RangeError(`simulator option paging.drift must be an integer >= 0 or Infinity, got ${String(next.drift)}`);
   return next;
 }
 
-const encodeCursor = (offset: number) => Buffer.from(`offset:${offset}`).toString('base64url');
-function decodeCursor(cursor: string): number | null {
-  const m = /^offset:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+const encodeCursor = (offset: number, kind = 'offset') => Buffer.from(`${kind}:${offset}`).toString('base64url');
+function decodeCursor(cursor: string, kind = 'offset'): number | null {
+  const m = new RegExp(`^${kind}:(\\d{1,9})$`).exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   return m ? Number(m[1]) : null;
 }
+/** A page token is a cursor of its own kind: a cursor is no token, and no token a cursor. */
+const TOKEN_KIND = 'token';
 
 export interface PageRequest {
   /** the simulator's own URL, for absolute links */
@@ -79,7 +95,7 @@ export class PageDrift {
 
 /** The list a read is counted on: the path and its query without the page or the cursor, sorted. */
 function readKey(req: PageRequest): string {
-  const q = [...req.query].filter(([k]) => k !== 'page' && k !== 'cursor').sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  const q = [...req.query].filter(([k]) => k !== 'page' && k !== 'cursor' && k !== 'pageToken').sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   return `${req.path}?${new URLSearchParams(q).toString()}`;
 }
 
@@ -95,11 +111,16 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown,
   // the pages that exist, as page 1 of this list says
   const named = Math.max(1, Math.ceil(whole.length / size));
   let index: number;
-  if (pageParam(p.form) === 'cursor') {
-    const raw = req.query.get('cursor');
-    const offset = raw === null ? 0 : decodeCursor(raw);
-    if (offset === null || offset % size !== 0 || offset / size >= named) return { kind: 'bad', detail: 'The cursor is not valid.' };
+  const param = pageParam(p.form);
+  const cursorKind = param === 'pageToken' ? TOKEN_KIND : 'offset';
+  if (opaque(p.form)) {
+    const raw = req.query.get(param);
+    const offset = raw === null ? 0 : decodeCursor(raw, cursorKind);
+    if (offset === null || offset % size !== 0 || offset / size >= named) return { kind: 'bad', detail: `The ${param === 'cursor' ? 'cursor' : 'page token'} is not valid.` };
     index = offset / size;
+  } else if (FIRST_PAGE_ONLY.includes(p.form)) {
+    if (req.query.has('page')) return { kind: 'bad', detail: 'This list takes no page parameter.' };
+    index = 0;
   } else {
     const raw = req.query.get('page');
     if (raw !== null && !/^[1-9]\d{0,8}$/.test(raw)) return { kind: 'bad', detail: 'page must be a whole number from 1.' };
@@ -114,21 +135,32 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown,
   // A loop: the last page names again the page after the first (or the first, of a one-page list).
   const nextIndex = !last ? index + 1 : p.loop ? Math.min(1, pages - 1) : null;
   const out: PagedAnswer = { kind: 'page', data: items, meta: { ...meta, count: items.length }, top: {}, headers: {} };
-  if (p.total !== 'none') out.meta.total = list.length + (p.total === 'larger' ? 1 : 0);
+  const total = p.total === 'none' ? undefined : list.length + (p.total === 'larger' ? 1 : 0);
+  if (total !== undefined && p.form !== 'laravel' && p.form !== 'pagination') out.meta.total = total;
   // Stripe's and Slack's pair: `has_more` on every page, false on the last.
   if (p.form === 'topCursor') out.top.has_more = nextIndex !== null;
+  const query = new URLSearchParams(req.query);
+  if (nextIndex !== null) query.set('page', String(nextIndex + 1));
+  const search = `?${query.toString()}`;
+  // The vocabularies that say where the page is among the pages.
+  if (p.form === 'pageNumbers') Object.assign(out.meta, { page: index + 1, pageSize: size, totalPages: pages });
+  else if (p.form === 'pagesNoLink') Object.assign(out.meta, { pageSize: size, totalPages: pages });
+  else if (p.form === 'moreNoLink') out.meta.hasMore = nextIndex !== null ? 1 : 0;
+  else if (p.form === 'laravel') {
+    Object.assign(out.top, { current_page: index + 1, last_page: pages, per_page: size, next_page_url: nextIndex === null ? null : `${req.baseUrl}${req.path}${search}` });
+    if (total !== undefined) out.top.total = total;
+  } else if (p.form === 'pagination') {
+    out.top.pagination = { current_page: index + 1, total_pages: pages, per_page: size, has_more: String(nextIndex !== null), ...(total !== undefined ? { total } : {}) };
+  }
   if (nextIndex === null) return out;
   if (p.form === 'cursor') out.meta.nextCursor = encodeCursor(nextIndex * size);
   else if (p.form === 'topCursor') out.top.next_cursor = encodeCursor(nextIndex * size);
-  if (pageParam(p.form) === 'cursor') return out;
-  const query = new URLSearchParams(req.query);
-  query.set('page', String(nextIndex + 1));
-  const search = `?${query.toString()}`;
-  if (p.form === 'metaNext') out.meta.next = `${req.path}${search}`;
+  else if (p.form === 'pageToken') out.top.nextPageToken = encodeCursor(nextIndex * size, TOKEN_KIND);
+  else if (p.form === 'metaNext') out.meta.next = `${req.path}${search}`;
   else if (p.form === 'linksNext') out.top.links = { next: `${req.baseUrl}${req.path}${search}` };
   // Django REST framework's form: a top-level absolute `next` beside the data.
   else if (p.form === 'topNext') out.top.next = `${req.baseUrl}${req.path}${search}`;
   // Relative to the request: a reader must resolve it against the page (RFC 8288).
-  else out.headers.Link = `<${search}>; rel="next"`;
+  else if (p.form === 'linkHeader') out.headers.Link = `<${search}>; rel="next"`;
   return out;
 }

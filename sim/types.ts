@@ -167,8 +167,22 @@ export interface OutageWindow {
  *   framework's form)
  * - 'topCursor': a top-level `next_cursor` asked back as `?cursor=`, beside a top-level
  *   `has_more` on every page (true but on the last)
+ *
+ * Other vocabularies (`VOCABULARY_FORMS` in paging.ts):
+ * - 'pageNumbers': `meta.page`, `meta.pageSize`, `meta.totalPages`, no next link; pages asked
+ *   as `?page=N`
+ * - 'laravel': top-level `current_page`, `last_page`, `per_page`, `next_page_url` (absolute,
+ *   null on the last page) and `total` (in place of `meta.total`)
+ * - 'pageToken': a top-level `nextPageToken` (Google's), asked back as `?pageToken=`
+ * - 'pagination': a top-level `pagination` object: `current_page`, `total_pages`, `per_page`,
+ *   `has_more` as the string "true" or "false", and `total` (in place of `meta.total`); pages
+ *   asked as `?page=N`
+ * - 'pagesNoLink': `meta.totalPages` and `meta.pageSize` only: no page number, no next page;
+ *   `?page=` is a 400 (only page 1 is served), a list tesync must refuse
+ * - 'moreNoLink': `meta.hasMore` as the number 1 (0 on the last page), no next page; `?page=`
+ *   is a 400, a list tesync must refuse
  */
-export type PageForm = 'metaNext' | 'linksNext' | 'linkHeader' | 'cursor' | 'topNext' | 'topCursor';
+export type PageForm = 'metaNext' | 'linksNext' | 'linkHeader' | 'cursor' | 'topNext' | 'topCursor' | 'pageNumbers' | 'laravel' | 'pageToken' | 'pagination' | 'pagesNoLink' | 'moreNoLink';
 
 /** Lists served in pages (`paging.ts`). */
 export interface SimPaging {

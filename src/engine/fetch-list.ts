@@ -10,7 +10,7 @@ import { InvalidResponseError, UnsafeRequestError } from '../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import type { JobContext } from './types.ts';
 import { invalid, validate } from './fetch.ts';
-import { chooseNext, CURSOR_PARAM, readPageSignals, type PageSignals } from './next-page.ts';
+import { chooseNext, readPageSignals, type PageSignals } from './next-page.ts';
 
 /** Pages read of one list at most: a list longer than this is refused, never cut. */
 export const MAX_PAGES = 1000;
@@ -116,7 +116,8 @@ async function readPages<S extends z.ZodType>(
     received.push(response);
     if (fetchedPaths.has(response.path)) throw refuse(received, `page ${pages.length + 1} is ${response.path} again: the next links loop`);
     fetchedPaths.add(response.path);
-    const signals = readPageSignals(response.body, response.headers);
+    // Later pages count their numbers from the first page's (0 or 1).
+    const signals = readPageSignals(response.body, response.headers, { firstPage: pages.length > 0 ? firstPageOf(pages) : undefined });
     const next = chooseNext(signals.nexts, response.path);
     const paged = pages.length > 0 || next !== null;
     let f: Awaited<ReturnType<typeof validate<S>>>;
@@ -135,11 +136,16 @@ async function readPages<S extends z.ZodType>(
     pages.push({ response, items, meta: f.meta, body: f.body, signals });
     if (next === null) return { pages };
     if ('conflict' in next) throw refuse(received, next.conflict);
-    const key = 'link' in next ? `link:${next.link}` : `cursor:${next.cursor}`;
+    const key = 'link' in next ? `link:${next.link}` : `${next.param}:${next.cursor}`;
     if (named.has(key)) throw refuse(received, `page ${pages.length} names a next page named before: the next links loop`);
     named.add(key);
-    request = 'link' in next ? { route: req.route, params: req.params, link: next.link, linkOnly: true } : { ...req, query: { ...req.query, [CURSOR_PARAM]: next.cursor } };
+    request = 'link' in next ? { route: req.route, params: req.params, link: next.link, linkOnly: true } : { ...req, query: { ...req.query, [next.param]: next.cursor } };
   }
+}
+
+/** The number a list's first page gave itself: 0 when it said 0, else pages count from 1. */
+function firstPageOf(pages: readonly Pick<Page, 'signals'>[]): number {
+  return pages[0]?.signals.page?.number === 0 ? 0 : 1;
 }
 
 /** A list read to its last page, when complete (else refused). */
@@ -170,6 +176,8 @@ export function disagreement(pages: readonly Pick<Page, 'items' | 'signals'>[], 
   if (pages.length < 2) return null;
   const totals = [...new Set(pages.map((p) => p.signals.total).filter((t) => t !== undefined))];
   if (totals.length > 1) return `its pages disagree on the list's total (${totals.join(' vs ')})`;
+  const counts = [...new Set(pages.map((p) => p.signals.pages?.count).filter((t) => t !== undefined))];
+  if (counts.length > 1) return `its pages disagree on the list's number of pages (${counts.join(' vs ')})`;
   if (!keyOf) return null;
   const pageOfKey = new Map<string, number>();
   for (const [i, p] of pages.entries()) {
@@ -184,8 +192,28 @@ export function disagreement(pages: readonly Pick<Page, 'items' | 'signals'>[], 
   return null;
 }
 
-/** Pure: why a list read to its last page is still not the whole list (null: it is). */
+/**
+ * Pure: why a list read to its last page is still not the whole list (null: it is). Every
+ * paging field must be readable; each page must be the page its place in the read says; a
+ * number of pages must be the number read (more: a page tesync had no way to ask); each
+ * count must count its page or the list, each total the items read; and the last page must
+ * not say more items exist.
+ */
 export function incompleteness(pages: readonly Pick<Page, 'items' | 'meta' | 'signals'>[], read: number): string | null {
+  const first = firstPageOf(pages);
+  const at = (n: number) => (pages.length === 1 ? '' : `page ${n}: `);
+  for (const [i, p] of pages.entries()) {
+    // A paging field that cannot be read: what it says of the list cannot be checked.
+    const [unreadable] = p.signals.unreadable ?? [];
+    if (unreadable !== undefined) return `${at(i + 1)}${unreadable}: the list's paging is not understood`;
+    // A page that is not the one its place in the read says: the pages asked are not the pages served.
+    const { page } = p.signals;
+    if (page !== undefined && page.number !== first + i) return `page ${i + 1} says it is page ${page.number} (${page.where})`;
+  }
+  // The pages of one read agree on their number (else they disagree: read again), so the last one that says it speaks for all.
+  const said = pages.findLast((p) => p.signals.pages !== undefined)?.signals.pages;
+  if (said !== undefined && said.count > pages.length) return `page ${pages.length} of ${said.count} (${said.where}) and no way to ask page ${pages.length + 1}`;
+  if (said !== undefined && Math.max(said.count, 1) < pages.length) return `the list says it has ${said.count} pages (${said.where}), ${pages.length} were read`;
   for (const [i, p] of pages.entries()) {
     const n = i + 1;
     // A page's count may count the page or the whole list; anything else lost or added items.
@@ -195,6 +223,7 @@ export function incompleteness(pages: readonly Pick<Page, 'items' | 'meta' | 'si
     }
     if (p.signals.total !== undefined && p.signals.total !== read) return `page ${n} says the list holds ${p.signals.total} items, ${read} were read`;
   }
-  if (pages.at(-1)?.signals.more) return 'the last page says more items exist but names no next page';
+  const last = pages.at(-1)?.signals;
+  if (last?.more) return `the last page says more items exist but names no next page${last.moreSaid ? ` (${last.moreSaid})` : ''}`;
   return null;
 }

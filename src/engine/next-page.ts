@@ -1,75 +1,129 @@
 // Pure: what a page of a list says about the pages after it (contract: "Lists may come in
-// pages"). A next page is named by a link (in the body or an RFC 8288 `Link` header) or by a
-// cursor sent back as `?cursor=`. What the page says of the whole list (a total, a "has more"
-// flag) is read too, so the reader can tell a complete list from one that stopped early.
-// Nothing here decides whether a link may be followed: that is resolveLink's (safe-url.ts).
+// pages"). Upstreams name paging in many vocabularies; each is read here, in `meta`, at the top
+// level, or inside a `pagination` / `paging` object (`meta.pagination`, `meta.paging` too):
+//
+// - a next page's URL: `next`, `links.next`, `_links.next.href`, `next_page_url`, `nextLink`
+//   and their kin, or an RFC 8288 `Link` header with rel="next";
+// - a cursor (`nextCursor`, `next_cursor`, `meta.cursor`, ...), asked back as `?cursor=`;
+// - a page token (`nextPageToken`, `next_page_token`), asked back as `?pageToken=` (Google's
+//   AIP-158 name, for either spelling). A page that also gives a next link names the parameter
+//   itself: the link is followed, and the token must be in its query;
+// - a page number: the page's own (`page`, `current_page`, `currentPage`, `pageNumber`,
+//   `meta.page.number`) with the number of pages (`totalPages`, `total_pages`, `last_page`,
+//   `pageCount`, `page_count`, `pages`, `num_pages`): when they say a next page exists, it is
+//   asked as `?page=N+1` on the page's own path, every other query parameter kept. Page numbers
+//   count from 1, or from 0 when the first page says it is page 0. A next page number given
+//   outright (`next_page: 2`) is asked the same way. Without the page's own number nothing is
+//   asked: a page count alone is a sign of more that cannot be followed;
+// - what the page says of the whole list: a total of items (`total`, `totalCount`,
+//   `total_count`, `totalItems`, ...), and "more exists" (`hasMore`, `has_more`, `more`,
+//   `hasNext`, `hasNextPage`, ...) in any JSON truthy form: true, a number other than 0, or one
+//   of the strings "true", "t", "yes", "y", "on", "1" (trimmed, any case); false, null, 0 and
+//   "false", "f", "no", "n", "off", "0", "" say no more. Any other value cannot be read, and is
+//   taken as a sign of more.
+//
+// A paging field whose value cannot be read (a total that is not a count, a next page that is
+// neither a URL nor a number, two different totals on one page) is listed in `unreadable`:
+// the reader refuses the list. Nothing here decides whether a link may be followed: that is
+// resolveLink's (safe-url.ts).
 import { isRecord, readDecimal, readInt } from '../schema/upstream/values.ts';
 
 /** The query parameter a cursor goes back in (dlt's and Airbyte's cursor paginators' default). */
 export const CURSOR_PARAM = 'cursor';
+/** The query parameter a page token goes back in (Google's AIP-158 `pageToken`). */
+export const TOKEN_PARAM = 'pageToken';
+/** The query parameter a page number is asked in. */
+export const PAGE_PARAM = 'page';
 
-export type NextPage = { kind: 'link'; link: string; where: string } | { kind: 'cursor'; cursor: string; where: string };
+export type NextPage =
+  | { kind: 'link'; link: string; where: string }
+  | { kind: 'cursor'; cursor: string; param: string; where: string }
+  | { kind: 'page'; page: number; where: string };
 
 export interface PageSignals {
   /** Every place the page names a next page (a page may name it in several). */
   nexts: NextPage[];
   /** How many items the whole list holds, where the page says (`meta.total` and its kin). */
   total: number | undefined;
-  /** The page says more items exist (`hasMore` and its kin). */
+  /** The page says more items exist (`hasMore` and its kin, or a value that cannot be read). */
   more: boolean;
+  /** Where and how the page says more items exist (`meta.hasMore is "true"`). */
+  moreSaid?: string | undefined;
+  /** The page's own number, as it states it. */
+  page?: { number: number; where: string } | undefined;
+  /** How many pages the list has, as the page states it (`totalPages` and its kin; `last_page` counted from 1). */
+  pages?: { count: number; where: string } | undefined;
+  /** Paging fields whose value cannot be read: each makes the list not understood. */
+  unreadable?: string[] | undefined;
 }
 
+export interface PageContext {
+  /** The number the list's first page gave itself (0 or 1): what later pages count from. */
+  firstPage?: number | undefined;
+}
+
+type Path = readonly string[];
+
+/** The objects paging fields are found in. */
+const CONTAINERS: readonly Path[] = [[], ['meta'], ['pagination'], ['meta', 'pagination'], ['paging'], ['meta', 'paging']];
+/** A `page` object (`meta.page: { number, totalPages }`). */
+const PAGE_OBJECTS: readonly Path[] = [['page'], ['meta', 'page']];
+const inEach = (containers: readonly Path[], keys: readonly (string | Path)[]): Path[] =>
+  containers.flatMap((c) => keys.map((k) => [...c, ...(typeof k === 'string' ? [k] : k)]));
+
 // Where common APIs put the next page's URL (JSON:API `links.next`, HAL `_links.next.href`,
-// Facebook's `paging.next`, `meta.next`, a bare top-level `next`) ...
-const LINK_PLACES: readonly (readonly string[])[] = [
-  ['links', 'next'],
+// Facebook's `paging.next`, Laravel's `next_page_url`, Azure's `nextLink`, a bare `next`) ...
+const LINK_PLACES: readonly Path[] = [
+  ...inEach(CONTAINERS, ['next', ['links', 'next'], 'next_page_url', 'nextPageUrl', 'next_url', 'nextUrl', 'nextLink', 'next_link']),
   ['_links', 'next'],
-  ['paging', 'next'],
-  ['pagination', 'next'],
-  ['next'],
-  ['meta', 'next'],
-  ['meta', 'links', 'next'],
-  ['meta', 'pagination', 'next'],
-  ['meta', 'paging', 'next'],
+  ['@odata.nextLink'],
 ];
-// ... and its cursor (Stripe-like `next_cursor`, `meta.cursor`, dlt's `cursors.next`).
-const CURSOR_PLACES: readonly (readonly string[])[] = [
-  ['nextCursor'],
-  ['next_cursor'],
-  ['meta', 'nextCursor'],
-  ['meta', 'next_cursor'],
+// ... its number (`next_page: 2`; a URL given there is a link) ...
+const NEXT_NUMBER_PLACES: readonly Path[] = inEach(CONTAINERS, ['next_page', 'nextPage', 'next_page_number', 'nextPageNumber']);
+// ... its cursor (Stripe-like `next_cursor`, `meta.cursor`, dlt's `cursors.next`, Slack's `response_metadata.next_cursor`) ...
+const CURSOR_PLACES: readonly Path[] = [
+  ...inEach(CONTAINERS, ['nextCursor', 'next_cursor']),
   ['meta', 'cursor'],
   ['meta', 'cursors', 'next'],
   ['meta', 'cursor', 'next'],
-  ['meta', 'pagination', 'nextCursor'],
-  ['meta', 'pagination', 'next_cursor'],
+  ['response_metadata', 'next_cursor'],
 ];
-const TOTAL_PLACES: readonly (readonly string[])[] = [
-  ['meta', 'total'],
-  ['meta', 'totalCount'],
-  ['meta', 'total_count'],
-  ['meta', 'totalItems'],
-  ['meta', 'pagination', 'total'],
+// ... and its token (Google's `nextPageToken`).
+const TOKEN_PLACES: readonly Path[] = inEach(CONTAINERS, ['nextPageToken', 'next_page_token']);
+const TOTAL_PLACES: readonly Path[] = [
+  ...inEach(CONTAINERS, ['total', 'totalCount', 'total_count', 'totalItems', 'total_items', 'totalResults', 'total_results']),
   ['meta', 'page', 'total'],
 ];
-const MORE_PLACES: readonly (readonly string[])[] = [
-  ['has_more'],
-  ['hasMore'],
-  ['meta', 'hasMore'],
-  ['meta', 'has_more'],
-  ['meta', 'hasNext'],
-  ['meta', 'hasNextPage'],
-  ['meta', 'pagination', 'hasMore'],
-  ['meta', 'pagination', 'hasNext'],
+const MORE_PLACES: readonly Path[] = inEach(CONTAINERS, ['hasMore', 'has_more', 'more', 'hasNext', 'has_next', 'hasNextPage', 'has_next_page', 'hasMorePages', 'has_more_pages']);
+const PAGE_PLACES: readonly Path[] = [...inEach(CONTAINERS, ['page', 'current_page', 'currentPage', 'pageNumber', 'page_number']), ...inEach(PAGE_OBJECTS, ['number', 'current'])];
+/** The number of pages; `last_page` is the last page's number, so a count only counted from 1. */
+const PAGES_PLACES: readonly Path[] = [
+  ...inEach(CONTAINERS, ['totalPages', 'total_pages', 'pageCount', 'page_count', 'num_pages', 'last_page', 'lastPage']),
+  ...inEach(CONTAINERS.slice(1), ['pages']),
+  ...inEach(PAGE_OBJECTS, ['totalPages', 'total_pages']),
 ];
 
-function at(body: unknown, path: readonly string[]): unknown {
+const TRUE_WORDS = new Set(['true', 't', 'yes', 'y', 'on', '1']);
+const FALSE_WORDS = new Set(['false', 'f', 'no', 'n', 'off', '0', '']);
+
+function at(body: unknown, path: Path): unknown {
   let v = body;
   for (const k of path) {
     if (!isRecord(v) || !Object.hasOwn(v, k)) return undefined;
     v = v[k];
   }
   return v;
+}
+
+/** Nothing said: absent, null, false or empty. */
+const silent = (v: unknown) => v === undefined || v === null || v === false || v === '';
+
+/** A value as the message shows it (a LosslessNumber as its digits). */
+function shown(v: unknown): string {
+  const d = readDecimal(v);
+  if (d.ok && d.value !== null && typeof v !== 'string') return d.value;
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
 /** A link value: a string, or a HAL/JSON:API link object `{ href }`. */
@@ -79,12 +133,31 @@ function linkText(v: unknown): string | undefined {
   return undefined;
 }
 
-/** A cursor value: a string or a number (a LosslessNumber keeps its digits). */
+/** A cursor value: a string or a whole number (a LosslessNumber keeps its digits). */
 function cursorText(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
   if (isRecord(v) || v === null || typeof v === 'boolean') return undefined;
   const d = readDecimal(v);
   return d.ok && d.value !== null && /^\d+$/.test(d.value) ? d.value : undefined;
+}
+
+/** A count or a page number: a whole number from 0 (a string of digits too). */
+function wholeNumber(v: unknown): number | undefined {
+  const n = readInt(v);
+  return n !== undefined && n >= 0 ? n : undefined;
+}
+
+/** Pure: a "more exists" value read as yes or no; undefined when it cannot be read. */
+export function truthy(v: unknown): boolean | undefined {
+  if (v === null || v === undefined) return false;
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string') {
+    const w = v.trim().toLowerCase();
+    return TRUE_WORDS.has(w) ? true : FALSE_WORDS.has(w) ? false : undefined;
+  }
+  if (isRecord(v) || Array.isArray(v)) return undefined;
+  const d = readDecimal(v);
+  return d.ok && d.value !== null ? Number(d.value) !== 0 : undefined;
 }
 
 /**
@@ -107,39 +180,111 @@ export function nextFromLinkHeader(value: string | undefined): string[] {
   return out;
 }
 
-/** Pure: the next page a response names, and what it says of the whole list. */
-export function readPageSignals(body: unknown, headers: Readonly<Record<string, string>>): PageSignals {
-  const found: NextPage[] = [];
-  for (const link of nextFromLinkHeader(headers.link)) found.push({ kind: 'link', link, where: 'Link header' });
-  for (const path of LINK_PLACES) {
-    const link = linkText(at(body, path));
-    if (link !== undefined && link !== '') found.push({ kind: 'link', link, where: path.join('.') });
+/**
+ * The one number the places give (a page number, a page count, a total), or why not: two
+ * places that give different numbers, or a value that is not a whole number. A record is a
+ * container (`meta.page: { number }`), not a value.
+ */
+function oneNumber(body: unknown, places: readonly Path[], what: { one: string; many: string }, unreadable: string[]): { n: number; where: string } | undefined {
+  const found: { n: number; where: string }[] = [];
+  for (const path of places) {
+    const v = at(body, path);
+    if (v === undefined || v === null || isRecord(v)) continue;
+    const n = wholeNumber(v);
+    if (n === undefined) unreadable.push(`${path.join('.')} is ${shown(v)}, not ${what.one}`);
+    else found.push({ n, where: path.join('.') });
   }
-  for (const path of CURSOR_PLACES) {
-    const cursor = cursorText(at(body, path));
-    if (cursor !== undefined && cursor !== '') found.push({ kind: 'cursor', cursor, where: path.join('.') });
+  if (new Set(found.map((f) => f.n)).size > 1) {
+    unreadable.push(`the page gives different ${what.many} (${found.map((f) => `${f.where} ${f.n}`).join(', ')})`);
+    return undefined;
   }
-  let total: number | undefined;
-  for (const path of TOTAL_PLACES) {
-    total ??= readInt(at(body, path));
-  }
-  const more = MORE_PLACES.some((path) => at(body, path) === true);
-  return { nexts: found, total, more };
+  return found[0];
 }
 
-export type ChosenNext = { link: string } | { cursor: string } | { conflict: string } | null;
+/**
+ * Pure: the next page a response names, and what it says of the whole list. `context` says
+ * what the list's first page said of its own number (what page numbers count from).
+ */
+export function readPageSignals(body: unknown, headers: Readonly<Record<string, string>>, context: PageContext = {}): PageSignals {
+  const found: NextPage[] = [];
+  const unreadable: string[] = [];
+  const link = (v: unknown, where: string) => {
+    const text = linkText(v);
+    if (text !== undefined) found.push({ kind: 'link', link: text, where });
+    else unreadable.push(`${where} is ${shown(v)}, not a next page tesync can read`);
+  };
+  for (const l of nextFromLinkHeader(headers.link)) found.push({ kind: 'link', link: l, where: 'Link header' });
+  for (const path of LINK_PLACES) {
+    const v = at(body, path);
+    if (!silent(v)) link(v, path.join('.'));
+  }
+  for (const path of NEXT_NUMBER_PLACES) {
+    const v = at(body, path);
+    if (silent(v)) continue;
+    const where = path.join('.');
+    const n = typeof v === 'string' && !/^\s*\d+\s*$/.test(v) ? undefined : wholeNumber(v);
+    if (n !== undefined) found.push({ kind: 'page', page: n, where });
+    else link(v, where);
+  }
+  for (const [places, param] of [
+    [CURSOR_PLACES, CURSOR_PARAM],
+    [TOKEN_PLACES, TOKEN_PARAM],
+  ] as const) {
+    for (const path of places) {
+      const v = at(body, path);
+      if (silent(v) || isRecord(v)) continue;
+      const cursor = cursorText(v);
+      if (cursor !== undefined) found.push({ kind: 'cursor', cursor, param, where: path.join('.') });
+      else unreadable.push(`${path.join('.')} is ${shown(v)}, not a next page tesync can read`);
+    }
+  }
+
+  const total = oneNumber(body, TOTAL_PLACES, { one: 'a count of items', many: 'counts of items' }, unreadable);
+  const page = oneNumber(body, PAGE_PLACES, { one: 'a page number', many: 'page numbers' }, unreadable);
+  const pages = oneNumber(body, PAGES_PLACES, { one: 'a count of pages', many: 'counts of pages' }, unreadable);
+  if (page && pages) {
+    // The last page's number, counting from the first page's (or from this page's, when it is page 0).
+    const first = context.firstPage ?? (page.n === 0 ? 0 : 1);
+    if (page.n < first + pages.n - 1) found.push({ kind: 'page', page: page.n + 1, where: `${page.where} of ${pages.where}` });
+  }
+
+  let moreSaid: string | undefined;
+  for (const path of MORE_PLACES) {
+    const v = at(body, path);
+    if (v === undefined) continue;
+    const yes = truthy(v);
+    if (yes === false) continue;
+    moreSaid ??= `${path.join('.')} is ${shown(v)}${yes === undefined ? ', not a yes or no' : ''}`;
+  }
+  return {
+    nexts: found,
+    total: total?.n,
+    more: moreSaid !== undefined,
+    moreSaid,
+    page: page && { number: page.n, where: page.where },
+    pages: pages && { count: pages.n, where: pages.where },
+    unreadable,
+  };
+}
+
+export type ChosenNext = { link: string } | { cursor: string; param: string } | { conflict: string } | null;
 
 /**
  * Pure: the one next page the places agree on. Links are compared once resolved against the
- * page; a cursor given beside a link must be in the link's query (the usual pair), else the
- * page says two things and is not understood.
+ * page; a cursor or token given beside a link must be in the link's query (the usual pair),
+ * and a next page number must be the link's `page` when the link has one, else the page says
+ * two things and is not understood. Without a link, a cursor or token is asked back in its
+ * parameter; without either, a next page number is asked as `?page=N` on the page's own path
+ * and query.
  */
 export function chooseNext(nexts: readonly NextPage[], pagePath: string): ChosenNext {
   if (nexts.length === 0) return null;
   const links = new Set<string>();
-  const cursors = new Set<string>();
+  const cursors = new Map<string, { cursor: string; param: string }>();
+  const numbers = new Set<number>();
   for (const n of nexts) {
-    if (n.kind === 'cursor') cursors.add(n.cursor);
+    if (n.kind === 'cursor') cursors.set(`${n.param}=${n.cursor}`, { cursor: n.cursor, param: n.param });
+    else if (n.kind === 'page') numbers.add(n.page);
     else {
       const ref = againstPage(n.link, pagePath);
       if (ref === null) return { conflict: `a next link in ${n.where} cannot be read` };
@@ -151,14 +296,29 @@ export function chooseNext(nexts: readonly NextPage[], pagePath: string): Chosen
   // the absolute form is kept, so the safe-link check sees its origin.
   const absolute = [...links].filter((l) => URL.canParse(l));
   const targets = new Set([...links].map((l) => pathAndQuery(l)));
-  if (targets.size > 1 || new Set(absolute).size > 1 || cursors.size > 1) return { conflict: `the page names different next pages (${where})` };
+  if (targets.size > 1 || new Set(absolute).size > 1 || cursors.size > 1 || numbers.size > 1) return { conflict: `the page names different next pages (${where})` };
   const link = absolute[0] ?? [...links][0];
-  const [cursor] = cursors;
-  if (link === undefined) return { cursor: cursor! };
-  if (cursor !== undefined && ![...new URL(link, 'http://page.invalid').searchParams.values()].includes(cursor)) {
+  const [cursor] = cursors.values();
+  const [number] = numbers;
+  if (link === undefined) {
+    if (cursor) return cursor;
+    return { link: withPage(pagePath, number!) };
+  }
+  const query = new URL(link, 'http://page.invalid').searchParams;
+  if (cursor !== undefined && ![...query.values()].includes(cursor.cursor)) {
     return { conflict: `the next cursor is not in the next link (${where})` };
   }
+  if (number !== undefined && query.has(PAGE_PARAM) && query.get(PAGE_PARAM) !== String(number)) {
+    return { conflict: `the next page number is not the next link's page (${where})` };
+  }
   return { link };
+}
+
+/** The page's own path and query, asking page `n` (`?page=n`), every other parameter kept. */
+function withPage(pagePath: string, n: number): string {
+  const u = new URL(pagePath, 'http://page.invalid');
+  u.searchParams.set(PAGE_PARAM, String(n));
+  return `${u.pathname}${u.search}`;
 }
 
 function pathAndQuery(ref: string): string {

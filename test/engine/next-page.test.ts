@@ -1,12 +1,13 @@
 // The next-page forms a list reader follows, and when a list read to its end is whole, without IO.
 import { describe, expect, it } from 'vitest';
 import { incompleteness } from '../../src/engine/fetch-list.ts';
-import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals } from '../../src/engine/next-page.ts';
+import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals, truthy } from '../../src/engine/next-page.ts';
 import { readMeta } from '../../src/schema/upstream/envelope.ts';
 import { parseJson } from '../../src/lib/json.ts';
 
 const signals = (body: unknown, headers: Record<string, string> = {}) => readPageSignals(body, headers);
 const next = (body: unknown, headers: Record<string, string> = {}, page = '/api/v1/tokens') => chooseNext(signals(body, headers).nexts, page);
+const json = (text: string) => parseJson(text);
 
 describe('RFC 8288 Link header', () => {
   it('finds rel="next" among other links, quoted or not, in any case, among several rels', () => {
@@ -43,11 +44,11 @@ describe('next page in the body', () => {
     ['meta.cursors.next', { meta: { cursors: { next: 'abc' } } }],
     ['nextCursor', { nextCursor: 'abc' }],
   ])('a cursor in %s', (_where, body) => {
-    expect(next(body)).toEqual({ cursor: 'abc' });
+    expect(next(body)).toEqual({ cursor: 'abc', param: 'cursor' });
   });
 
   it('a numeric cursor keeps its digits', () => {
-    expect(next(parseJson('{"meta":{"nextCursor":12345678901234567890}}'))).toEqual({ cursor: '12345678901234567890' });
+    expect(next(parseJson('{"meta":{"nextCursor":12345678901234567890}}'))).toEqual({ cursor: '12345678901234567890', param: 'cursor' });
   });
 
   it('null, empty or absent: no next page', () => {
@@ -114,5 +115,197 @@ describe('a list read to its last page', () => {
     expect(incompleteness([page(7, { count: 9 }), page(6)], 13)).toMatch(/meta.count says 9/);
     expect(incompleteness([page(5, { count: 13 })], 5)).toMatch(/meta.count says 13 items, the list has 5/);
     expect(incompleteness([page(7), page(6, { hasMore: true })], 13)).toMatch(/more items exist/);
+  });
+});
+
+describe('paging vocabularies', () => {
+  const from = (body: unknown, page = '/api/v1/tokens?sort=slug') => chooseNext(readPageSignals(body, {}).nexts, page);
+
+  it.each([
+    ['meta.page / meta.totalPages', '{"data":[],"meta":{"page":1,"pageSize":3,"totalPages":2}}', 'meta.page', 'meta.totalPages'],
+    ['top-level current_page / last_page', '{"data":[],"current_page":1,"last_page":2}', 'current_page', 'last_page'],
+    ['pagination.current_page / total_pages', '{"data":[],"pagination":{"current_page":1,"total_pages":2}}', 'pagination.current_page', 'pagination.total_pages'],
+    ['meta.pagination.currentPage / pageCount', '{"data":[],"meta":{"pagination":{"currentPage":"1","pageCount":"2"}}}', 'meta.pagination.currentPage', 'meta.pagination.pageCount'],
+    ['paging.pageNumber / page_count', '{"data":[],"paging":{"pageNumber":1,"page_count":2}}', 'paging.pageNumber', 'paging.page_count'],
+    ['meta.page.number / meta.page.totalPages', '{"data":[],"meta":{"page":{"number":1,"totalPages":2}}}', 'meta.page.number', 'meta.page.totalPages'],
+    ['meta.page_number / meta.num_pages', '{"data":[],"meta":{"page_number":1,"num_pages":2}}', 'meta.page_number', 'meta.num_pages'],
+  ])('page numbers in %s: page 2 asked as ?page=2 on the page own path, its other parameters kept', (_what, text, pageWhere, pagesWhere) => {
+    const s = readPageSignals(json(text), {});
+    expect(s.page).toEqual({ number: 1, where: pageWhere });
+    expect(s.pages).toEqual({ count: 2, where: pagesWhere });
+    expect(s.unreadable).toEqual([]);
+    expect(from(json(text))).toEqual({ link: '/api/v1/tokens?sort=slug&page=2' });
+    // Asked page 2 (the query already naming it), the same vocabulary says it is the last.
+    expect(from(json(text.replace(/"?1"?,/, '2,')), '/api/v1/tokens?sort=slug&page=2')).toBeNull();
+  });
+
+  it('a page number is followed only when the page gives its own number and the number of pages', () => {
+    // The page count alone: nothing to ask (the list is refused by incompleteness, below).
+    expect(readPageSignals({ meta: { pageSize: 3, totalPages: 2 } }, {}).nexts).toEqual([]);
+    expect(readPageSignals({ meta: { pageSize: 3, totalPages: 2 } }, {}).pages).toEqual({ count: 2, where: 'meta.totalPages' });
+    // The page number alone: nothing says more.
+    expect(readPageSignals({ meta: { page: 1 } }, {}).nexts).toEqual([]);
+    // The last page, and an empty list that says it has 0 pages.
+    expect(readPageSignals({ meta: { page: 3, totalPages: 3 } }, {}).nexts).toEqual([]);
+    expect(readPageSignals({ meta: { page: 1, totalPages: 0 } }, {}).nexts).toEqual([]);
+  });
+
+  it('pages counted from 0 when the first page says it is page 0', () => {
+    expect(from({ meta: { page: 0, totalPages: 2 } }, '/v1/tokens')).toEqual({ link: '/v1/tokens?page=1' });
+    // Page 1 of a list counted from 0 is its last of 2; counted from 1 it would not be.
+    expect(readPageSignals({ meta: { page: 1, totalPages: 2 } }, {}, { firstPage: 0 }).nexts).toEqual([]);
+    expect(readPageSignals({ meta: { page: 1, totalPages: 2 } }, {}).nexts).toHaveLength(1);
+  });
+
+  it('a next page number given outright: asked as ?page=N; a URL in the same field is a link', () => {
+    expect(from({ meta: { next_page: 3 } })).toEqual({ link: '/api/v1/tokens?sort=slug&page=3' });
+    expect(from({ pagination: { nextPage: '3' } })).toEqual({ link: '/api/v1/tokens?sort=slug&page=3' });
+    expect(from({ next_page: 'https://h.test/api/v1/tokens?page=3' })).toEqual({ link: 'https://h.test/api/v1/tokens?page=3' });
+  });
+
+  it.each([
+    ['next_page_url', { current_page: 1, last_page: 2, next_page_url: 'https://h.test/api/v1/tokens?page=2' }],
+    ['meta.pagination.links.next', { meta: { pagination: { current_page: 1, total_pages: 2, links: { next: 'https://h.test/api/v1/tokens?page=2' } } } }],
+    ['nextLink', { nextLink: 'https://h.test/api/v1/tokens?page=2' }],
+    ['@odata.nextLink', { '@odata.nextLink': 'https://h.test/api/v1/tokens?page=2' }],
+    ['paging.next_url', { paging: { next_url: 'https://h.test/api/v1/tokens?page=2' } }],
+  ])('a next URL in %s is a link (beside page numbers that agree with it)', (_where, body) => {
+    expect(from(body)).toEqual({ link: 'https://h.test/api/v1/tokens?page=2' });
+  });
+
+  it('a next URL whose page is not the next page number: two next pages, not understood', () => {
+    expect(from({ current_page: 1, last_page: 3, next_page_url: 'https://h.test/api/v1/tokens?page=3' })).toHaveProperty('conflict');
+  });
+
+  it.each([
+    ['nextPageToken', { nextPageToken: 'tok' }, 'nextPageToken'],
+    ['next_page_token', { next_page_token: 'tok' }, 'next_page_token'],
+    ['meta.nextPageToken', { meta: { nextPageToken: 'tok' } }, 'meta.nextPageToken'],
+    ['pagination.next_page_token', { pagination: { next_page_token: 'tok' } }, 'pagination.next_page_token'],
+  ])('a page token in %s goes back as ?pageToken=', (_what, body, where) => {
+    expect(readPageSignals(body, {}).nexts).toEqual([{ kind: 'cursor', cursor: 'tok', param: 'pageToken', where }]);
+    expect(from(body)).toEqual({ cursor: 'tok', param: 'pageToken' });
+  });
+
+  it('a page token beside a next link: the link names the parameter, and must carry the token', () => {
+    expect(from({ nextPageToken: 'tok', links: { next: '/api/v1/tokens?page_token=tok' } })).toEqual({ link: '/api/v1/tokens?page_token=tok' });
+    expect(from({ nextPageToken: 'tok', links: { next: '/api/v1/tokens?page_token=other' } })).toHaveProperty('conflict');
+    // A cursor and a token that differ: two next pages.
+    expect(from({ nextCursor: 'a', nextPageToken: 'b' })).toHaveProperty('conflict');
+  });
+
+  it.each([
+    ['total', { total: 9 }, 9],
+    ['meta.total', { meta: { total: 9 } }, 9],
+    ['meta.totalCount', { meta: { totalCount: '9' } }, 9],
+    ['total_count', { total_count: 9 }, 9],
+    ['pagination.total', { pagination: { total: 9 } }, 9],
+    ['paging.totalItems', { paging: { totalItems: 9 } }, 9],
+    ['meta.page.total', { meta: { page: { total: 9 } } }, 9],
+  ])('a total in %s', (_where, body, total) => {
+    expect(readPageSignals(body, {}).total).toBe(total);
+  });
+});
+
+describe('"more exists" in any JSON truthy form', () => {
+  it.each([
+    ['true', true],
+    ['1', true],
+    ['2', true],
+    ['"true"', true],
+    ['" TRUE "', true],
+    ['"1"', true],
+    ['"yes"', true],
+    ['"Y"', true],
+    ['"on"', true],
+    ['"t"', true],
+    ['false', false],
+    ['0', false],
+    ['0.0', false],
+    ['null', false],
+    ['"false"', false],
+    ['"0"', false],
+    ['"no"', false],
+    ['"off"', false],
+    ['""', false],
+  ])('hasMore: %s reads as %s', (text, yes) => {
+    const value = json(text);
+    expect(truthy(value)).toBe(yes);
+    for (const place of ['{"hasMore":V}', '{"has_more":V}', '{"more":V}', '{"meta":{"hasMore":V}}', '{"meta":{"has_more":V}}', '{"pagination":{"has_more":V}}', '{"meta":{"pagination":{"hasMore":V}}}', '{"paging":{"hasNextPage":V}}']) {
+      const s = readPageSignals(json(place.replace('V', text)), {});
+      expect(s.more, place.replace('V', text)).toBe(yes);
+    }
+  });
+
+  it.each([['"maybe"'], ['{"a":1}'], ['[true]'], ['"2"']])('hasMore: %s cannot be read: a sign of more', (text) => {
+    expect(truthy(json(text))).toBeUndefined();
+    const s = readPageSignals(json(`{"meta":{"hasMore":${text}}}`), {});
+    expect(s.more).toBe(true);
+    expect(s.moreSaid).toMatch(/^meta\.hasMore is .*, not a yes or no$/);
+  });
+
+  it('says where and how: meta.hasMore is "true"', () => {
+    expect(readPageSignals({ meta: { hasMore: 'true' } }, {}).moreSaid).toBe('meta.hasMore is "true"');
+    expect(readPageSignals(json('{"has_more":1}'), {}).moreSaid).toBe('has_more is 1');
+  });
+});
+
+describe('paging fields that cannot be read', () => {
+  it.each([
+    ['a total that is not a count', { meta: { total: 'lots' } }, /meta\.total is "lots", not a count of items/],
+    ['a page count that is not a number', { meta: { page: 1, totalPages: 'two' } }, /meta\.totalPages is "two", not a count of pages/],
+    ['a negative page number', { meta: { page: -1, totalPages: 2 } }, /meta\.page is -1, not a page number/],
+    ['two different totals', { total: 9, meta: { total: 10 } }, /the page gives different counts of items \(total 9, meta\.total 10\)/],
+    ['a next page that is an object without href', { links: { next: { url: '/x' } } }, /links\.next is .*, not a next page tesync can read/],
+    ['a next page token that is an array', { nextPageToken: ['a'] }, /nextPageToken is \["a"\], not a next page tesync can read/],
+    ['a next link that is a number', { meta: { next: 2 } }, /meta\.next is 2, not a next page/],
+  ])('%s', (_what, body, reason) => {
+    const s = readPageSignals(body, {});
+    expect(s.unreadable).toHaveLength(1);
+    expect(s.unreadable![0]).toMatch(reason);
+  });
+
+  it('absent, null, false or empty says nothing', () => {
+    expect(readPageSignals({ data: [], meta: { total: null, next: null, nextPageToken: '', hasMore: null }, next_page_url: null, links: { next: false } }, {})).toEqual({
+      nexts: [],
+      total: undefined,
+      more: false,
+      moreSaid: undefined,
+      page: undefined,
+      pages: undefined,
+      unreadable: [],
+    });
+  });
+});
+
+describe('a list in numbered pages, read to its last', () => {
+  const page = (n: number, body: Record<string, unknown>, context = {}) => ({
+    items: Array.from({ length: n }, (_, i) => i),
+    meta: readMeta((body.meta as Record<string, unknown>) ?? {}),
+    signals: readPageSignals(body, {}, context),
+  });
+
+  it('whole when it read as many pages as it says, each the page its place says', () => {
+    expect(incompleteness([page(3, { meta: { page: 1, totalPages: 2 } }), page(3, { meta: { page: 2, totalPages: 2 } })], 6)).toBeNull();
+    expect(incompleteness([page(3, { current_page: 1, last_page: 1 })], 3)).toBeNull();
+    expect(incompleteness([page(0, { meta: { page: 1, totalPages: 0 } })], 0)).toBeNull();
+    expect(incompleteness([page(3, { meta: { page: 0, totalPages: 2 } }), page(3, { meta: { page: 1, totalPages: 2 } }, { firstPage: 0 })], 6)).toBeNull();
+  });
+
+  it('refused when it says more pages than tesync could ask', () => {
+    expect(incompleteness([page(3, { meta: { pageSize: 3, totalPages: 2 } })], 3)).toBe('page 1 of 2 (meta.totalPages) and no way to ask page 2');
+    expect(incompleteness([page(3, { pagination: { pageCount: 4 } }), page(3, { pagination: { pageCount: 4 } })], 6)).toBe('page 2 of 4 (pagination.pageCount) and no way to ask page 3');
+  });
+
+  it('refused when it read more pages than it says, or a page is not the one asked', () => {
+    expect(incompleteness([page(3, { meta: { totalPages: 1 } }), page(3, { meta: { totalPages: 1 } })], 6)).toBe('the list says it has 1 pages (meta.totalPages), 2 were read');
+    expect(incompleteness([page(3, { meta: { page: 1, totalPages: 2 } }), page(3, { meta: { page: 1, totalPages: 2 } })], 6)).toBe('page 2 says it is page 1 (meta.page)');
+  });
+
+  it('refused when a paging field cannot be read, or the last page says more in any truthy form', () => {
+    expect(incompleteness([page(3, { meta: { total: 'lots' } })], 3)).toBe('meta.total is "lots", not a count of items: the list\'s paging is not understood');
+    expect(incompleteness([page(3, { hasMore: 'true' })], 3)).toBe('the last page says more items exist but names no next page (hasMore is "true")');
+    expect(incompleteness([page(3, json('{"meta":{"has_more":1}}') as Record<string, unknown>)], 3)).toBe('the last page says more items exist but names no next page (meta.has_more is 1)');
+    expect(incompleteness([page(3, { hasMore: 'false' })], 3)).toBeNull();
   });
 });
