@@ -70,18 +70,31 @@ export function onServerClock(at: Date, offsetMs: number): Date {
 export class ServerClock {
   private offsetMs = 0;
   private readAtMs = Number.NEGATIVE_INFINITY;
+  private reading: Promise<void> | undefined;
 
   constructor(
     private readonly db: Transacts,
     private readonly refreshMs = 60_000,
   ) {}
 
-  /** Reads the offset again when the last reading is older than `refreshMs`. */
+  /**
+   * Reads the offset when the last reading is older than `refreshMs`: the first time awaited,
+   * later ones in the background. Never throws: a reading that fails (the warehouse
+   * restarting) keeps the offset it had, and a job is never held or failed by its clock.
+   */
   async refresh(): Promise<void> {
-    const at = performance.now();
-    if (at - this.readAtMs < this.refreshMs) return;
-    this.offsetMs = await serverClockOffset(this.db);
-    this.readAtMs = at;
+    if (performance.now() - this.readAtMs < this.refreshMs) return;
+    const first = this.readAtMs === Number.NEGATIVE_INFINITY;
+    this.reading ??= serverClockOffset(this.db).then(
+      (offset) => {
+        this.offsetMs = offset;
+        this.readAtMs = performance.now();
+      },
+      () => {},
+    ).finally(() => {
+      this.reading = undefined;
+    });
+    if (first) await this.reading;
   }
 
   readonly now = (): Date => new Date(Date.now() + this.offsetMs);
