@@ -101,10 +101,7 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     state = await readState(ctx.warehouse.db, { source: job.source, resource });
     if (!ctx.settings.full && marker) {
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true)) {
-        const unchanged = (await job.unchanged?.(ctx, payload, state)) ?? {};
-        const rows = await commitUnchanged(ctx, job, resource, unchanged.writes ?? []);
-        const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
-        return { status: 'unchanged', rows, followUps };
+        return await settleUnchanged(ctx, planned, state, false);
       }
       if (stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
@@ -122,7 +119,7 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
       handled = await way.read();
     } catch (err) {
       if (!(err instanceof NotModified)) throw err;
-      return await confirmedUnchanged(ctx, planned, state);
+      return await settleUnchanged(ctx, planned, state, true);
     }
     const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
     const { rows, written, followUps } = await commitOutcome(jobCtx, planned, marker, outcome, way, upstream.keptTag());
@@ -143,13 +140,14 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
 }
 
 /**
- * Upstream's 304 to the job's conditional request: the body is the one last written. As a
- * marker found unchanged, with upstream's word for it: confirmed (`last_success_at`), no row,
- * version or set touched; a list plans its children from what it stored and closes nothing.
+ * A job whose resource is as last written: its marker unchanged, or (`confirmed`) upstream's
+ * 304 to its conditional request, which counts as a successful fetch (`last_success_at`). No
+ * row, version or set is touched but what `unchanged` still writes; a list plans its children
+ * from what it stored and closes nothing.
  */
-async function confirmedUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined): Promise<Settled> {
+async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, confirmed: boolean): Promise<Settled> {
   const unchanged = (await planned.job.unchanged?.(ctx, planned.payload, state)) ?? {};
-  const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], true);
+  const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], confirmed);
   const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
   return { status: 'unchanged', rows, followUps };
 }
