@@ -10,8 +10,8 @@ import { ROUTES, type Bucket } from '../upstream/routes.ts';
 import { recordFieldDrift } from '../store/field-drift.ts';
 import { knownOf } from '../store/known.ts';
 import { keepInvalidBody } from '../store/request-log.ts';
-import { forgetNotFound, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
-import { beginWrite, closingBody } from '../store/known-time.ts';
+import { forgetNotFound, newerReceived, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/resource-state.ts';
+import { beginWrite, closingBody, serverClock } from '../store/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/set-removal.ts';
 import type { Executor } from '../store/table-shape.ts';
@@ -101,7 +101,7 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     state = await readState(ctx.warehouse.db, { source: job.source, resource });
     if (!ctx.settings.full && marker) {
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true)) {
-        return await settleUnchanged(ctx, planned, state, false);
+        return await settleUnchanged(ctx, planned, state, null);
       }
       if (stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
@@ -119,10 +119,14 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
       handled = await way.read();
     } catch (err) {
       if (!(err instanceof NotModified)) throw err;
-      return await settleUnchanged(ctx, planned, state, true);
+      return await settleUnchanged(ctx, planned, state, await serverClock(ctx.warehouse.db));
     }
+    // When it was received, on the server's clock: the newest response of a resource wins.
+    const receivedAt = await serverClock(ctx.warehouse.db);
     const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
-    const { rows, written, followUps } = await commitOutcome(jobCtx, planned, marker, outcome, way, upstream.keptTag());
+    const committed = await commitOutcome(jobCtx, planned, marker, outcome, way, upstream.keptTag(), receivedAt);
+    if ('newer' in committed) return await settleSuperseded(ctx, planned, committed.newer);
+    const { rows, written, followUps } = committed;
     return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
     if (attempt.passThrough?.(err)) throw err;
@@ -140,37 +144,56 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
 }
 
 /**
- * A job whose resource is as last written: its marker unchanged, or (`confirmed`) upstream's
- * 304 to its conditional request, which counts as a successful fetch (`last_success_at`). No
- * row, version or set is touched but what `unchanged` still writes; a list plans its children
- * from what it stored and closes nothing.
+ * A job whose resource is as last written: its marker unchanged, or upstream's 304 to its
+ * conditional request (received at `confirmedAt`), which counts as a successful fetch
+ * (`last_success_at`). No row, version or set is touched but what `unchanged` still writes;
+ * a list plans its children from what it stored and closes nothing.
  */
-async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, confirmed: boolean): Promise<Settled> {
+async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, confirmedAt: Date | null): Promise<Settled> {
   const unchanged = (await planned.job.unchanged?.(ctx, planned.payload, state)) ?? {};
-  const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], confirmed);
+  const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], confirmedAt);
+  if (typeof rows !== 'number') return settleSuperseded(ctx, planned, rows.newer);
   const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
   return { status: 'unchanged', rows, followUps };
 }
 
 /**
- * A job found unchanged: its state says so, with what it still writes (no body read), in one
- * transaction. `confirmed`: upstream said so (a 304), which counts as a successful fetch.
+ * A response older than the one its resource's rows already hold (received earlier, its write
+ * later): nothing of it is written, and the job is counted `superseded`. A list plans its
+ * children from the newer list the warehouse holds.
  */
-async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmed = false): Promise<number> {
-  const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now(), confirmed };
-  if (writes.length === 0) {
-    await writeUnchanged(ctx.warehouse.db, key);
-    return 0;
-  }
+async function settleSuperseded(ctx: JobContext, planned: PlannedJob, newer: Date): Promise<Settled> {
+  ctx.logger.info({ resource: planned.resource, newer: newer.toISOString() }, 'a newer response of this resource is written: this one is superseded, nothing of it written');
+  const state = await readState(ctx.warehouse.db, { source: planned.job.source, resource: planned.resource });
+  const unchanged = (await planned.job.unchanged?.(ctx, planned.payload, state)) ?? {};
+  const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
+  return { status: 'superseded', rows: 0, followUps };
+}
+
+/**
+ * A job found unchanged: its state says so, with what it still writes (no body read), in one
+ * transaction. `confirmedAt`: upstream said so (a 304, received then), which counts as a
+ * successful fetch; unless a newer response of the resource is written by then.
+ */
+async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmedAt: Date | null): Promise<number | { newer: Date }> {
+  const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now(), confirmed: confirmedAt !== null, receivedAt: confirmedAt };
   const prepared = await prepare(ctx, job.source, { status: 'unchanged', writes });
   return ctx.warehouse.db.transaction(async (t) => {
     const tx = t as unknown as Executor;
-    await beginWrite(tx, null);
+    // After any write of the resource that took its known time first (begin_write).
+    await beginWrite(tx, null, writeLock(job.source, resource));
+    const newer = confirmedAt && (await newerReceived(tx, key, confirmedAt));
+    if (newer) return { newer };
     let n = 0;
     for (const p of prepared.upserts) n += await p.run(tx);
     await writeUnchanged(tx, key);
     return n;
   });
+}
+
+/** Pure: the name a resource's writes take their turn by (`sync.begin_write`). */
+function writeLock(source: string, resource: string): string {
+  return `${source}/${resource}`;
 }
 
 /** Pure: the status of a written outcome (`partial` when some cells were unreadable). */
@@ -192,7 +215,8 @@ async function commitOutcome(
   outcome: Outcome,
   way: Way,
   etag: string | null,
-): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] }> {
+  receivedAt: Date,
+): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] } | { newer: Date }> {
   const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrAlternative(ctx, job.source, outcome, way), way);
   const { followUps, wholeList } = fanOut(children, o.listed, ctx.settings);
   const writes = o.writes ?? [];
@@ -200,8 +224,11 @@ async function commitOutcome(
   const details = o.cells && unreadable > 0 ? { ...(isRecord(o.details) ? o.details : {}), ...o.cells.summary() } : o.details;
   const rows = await ctx.warehouse.db.transaction(async (t) => {
     const tx = t as unknown as Executor;
-    // Known time: the server's clock, one instant for all this transaction writes.
-    await beginWrite(tx, prepared.bodies[0] ?? null);
+    // Known time: the server's clock, one instant for all this transaction writes; after any
+    // write of the resource that took its known time first, and only if none wrote a newer response.
+    await beginWrite(tx, prepared.bodies[0] ?? null, writeLock(job.source, resource));
+    const newer = await newerReceived(tx, { source: job.source, resource }, receivedAt);
+    if (newer) return { newer };
     // Rows written: inserted, changed or removed (a row received the same is left as it is).
     let n = 0;
     // One after another: a new key range's savepoint must hold its own statements only.
@@ -241,10 +268,11 @@ async function commitOutcome(
       etag,
       rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
       details: details ?? null,
+      receivedAt,
     });
     return n;
   });
-  return { rows, written: o, followUps };
+  return typeof rows === 'number' ? { rows, written: o, followUps } : rows;
 }
 
 interface Prepared {

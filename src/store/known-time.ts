@@ -20,10 +20,12 @@ interface Transacts {
 /**
  * Starts a write: takes the write barrier (shared) and the server's clock as this
  * transaction's known time, and names the body whose answer closes what it removes.
- * Call it first in the transaction. Returns the known time.
+ * `resource` (`<source>/<resource>`): the resource it writes, whose writers then commit one
+ * after another, in the order of their known times. Call it first in the transaction.
+ * Returns the known time.
  */
-export async function beginWrite(tx: Executes, closingBody: number | null = null): Promise<Date> {
-  const [row] = rowsOf<{ known: string | Date }>(await tx.execute(sql`select "sync"."begin_write"(${closingBody}::bigint) as known`));
+export async function beginWrite(tx: Executes, closingBody: number | null = null, resource: string | null = null): Promise<Date> {
+  const [row] = rowsOf<{ known: string | Date }>(await tx.execute(sql`select "sync"."begin_write"(${closingBody}::bigint, ${resource}::text) as known`));
   return new Date(row!.known);
 }
 

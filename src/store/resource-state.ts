@@ -21,12 +21,27 @@ export interface SuccessState extends ResourceKey {
   status: string;
   runId: string;
   at: Date;
+  /** When the response written was received, on the server's clock (`newerReceived`). */
+  receivedAt?: Date | null;
   freshness?: string | null;
   asOf?: Date | null;
   hash?: string | null;
   etag?: string | null;
   rowCount?: number | null;
   details?: unknown;
+}
+
+/**
+ * When the response behind the resource's last success was received, if that was after
+ * `receivedAt`: a newer response of it is written, and one received at `receivedAt` is older.
+ * Read under the resource's write lock (`sync.begin_write`), so that none is being written.
+ */
+export async function newerReceived(db: Executor, key: ResourceKey, receivedAt: Date): Promise<Date | null> {
+  const rows = await db
+    .select({ receivedAt: resourceState.receivedAt })
+    .from(resourceState)
+    .where(and(eq(resourceState.source, key.source), eq(resourceState.resource, key.resource), sql`${resourceState.receivedAt} > ${receivedAt.toISOString()}::timestamptz`));
+  return rows[0]?.receivedAt ?? null;
 }
 
 export async function readState(db: Executor, key: ResourceKey): Promise<ResourceStateRow | undefined> {
@@ -116,6 +131,7 @@ export async function writeSuccess(db: Executor, s: SuccessState): Promise<void>
     lastAttemptAt: s.at,
     lastSuccessAt: s.at,
     verifiedAt: s.at,
+    receivedAt: s.receivedAt ?? null,
     lastError: null,
     ...NO_FAILURE,
     lastRunId: s.runId,
@@ -218,7 +234,7 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
  * The marker said nothing changed: confirmed current without a fetch; the last fetch's markers
  * stay, and so does `not_materialized` (upstream's answer still stands).
  */
-export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date; confirmed?: boolean }): Promise<void> {
+export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date; confirmed?: boolean; receivedAt?: Date | null }): Promise<void> {
   await db
     .update(resourceState)
     .set({
@@ -227,6 +243,7 @@ export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: s
       verifiedAt: key.at,
       // Upstream's 304: fetched, and found as written.
       ...(key.confirmed ? { lastSuccessAt: key.at } : {}),
+      ...(key.receivedAt ? { receivedAt: key.receivedAt } : {}),
       lastRunId: key.runId,
       lastError: null,
       ...NO_FAILURE,

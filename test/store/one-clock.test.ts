@@ -2,11 +2,12 @@
 // (2 h behind, right, 30 min behind: injected into the sync, and real `tesync sync` processes
 // under faketime; two workers on one queue an hour apart) store a past in which every T_as_of at every instant equals what had
 // arrived by then, nothing is visible before its run began, no version is lost and none
-// overlaps; the database refuses an overlapping version; two writers racing on one row keep
-// their versions in order, and so do a later-known removal and an earlier-known insert of one
-// key (the row starts where its history ends, as any backdated insert does; a warehouse an
-// earlier release left overlapping so is mended when migrated); the ordinary write still
-// starts at its transaction's known time. On Postgres and on the embedded server; the real
+// overlaps; the database refuses an overlapping version; the newest response wins, not the
+// last commit: an older writer committing after a newer one on one row, a later-known removal
+// beside an earlier-known insert of one key, an older removal of a row rewritten since, and
+// any backdated insert each place the older write in the history where its known time puts
+// it, the newer row staying (a warehouse an earlier release left overlapping is mended when
+// migrated); the ordinary write still starts at its transaction's known time. On Postgres and on the embedded server; the real
 // processes on Postgres alone (what they vary is their own clock, not the server's: the
 // injected clocks show the same on both servers).
 import { spawnSync } from 'node:child_process';
@@ -26,13 +27,13 @@ import { openWarehouse, rowsOf as resultRows, type Warehouse } from '../../src/s
 import { beginWrite } from '../../src/store/known-time.ts';
 import type { Executor } from '../../src/store/table-shape.ts';
 import { upsertRows } from '../../src/store/upsert.ts';
-import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { BOTH_SERVERS, type WarehouseServer } from '../helpers/servers.ts';
 import { canaryKey, createTestDatabase, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../helpers/workers.ts';
 import { syncOnce } from '../helpers/sync.ts';
+import { expectNoOverlap } from '../helpers/versions.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -86,20 +87,6 @@ async function expectPastAsArrived(w: Warehouse, states: { at: string; tables: M
   const changed = NAMES.filter((t) => JSON.stringify(states[0]!.tables.get(t)) !== JSON.stringify(states.at(-1)!.tables.get(t)));
   expect(changed.length, changed.join(' ')).toBeGreaterThanOrEqual(10);
   await expectNoOverlap(w);
-}
-
-async function expectNoOverlap(w: Warehouse) {
-  for (const table of VERSIONED) {
-    const { schema, name } = getTableConfig(table);
-    const on = rulesOf(table).key.map((c) => `a."${c.name}" = b."${c.name}"`).join(' and ');
-    const [r] = await w.query<{ n: string }>(
-      sql.raw(`select (select count(*) from ${schema}.${name}_history a join ${schema}.${name}_history b on ${on} and a.ctid <> b.ctid
-                 where a.known_from < b.known_to and b.known_from < a.known_to)
-               + (select count(*) from ${schema}.${name}_history a join ${schema}.${name} b on ${on} where a.known_to > b.fetched_at)
-               + (select count(*) from ${schema}.${name}_history where known_to <= known_from) as n`),
-    );
-    expect(Number(r!.n), `${schema}.${name}: overlapping or empty versions`).toBe(0);
-  }
 }
 
 /**
@@ -256,78 +243,133 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
     }
   });
 
-  it('two writers racing on one row: the later-started one commits first, both versions kept in order', async () => {
+  /**
+   * A takes its known time first; B takes a later one, runs `b` and commits; then A runs `a`
+   * (held inside its transaction until B committed) and commits last.
+   */
+  async function olderCommitsLast(a: postgres.Sql, b: postgres.Sql, ofA: string, ofB: string): Promise<{ tA: string; tB: string }> {
+    const reserved = await a.reserve();
+    try {
+      await reserved`begin`;
+      const [{ known: tA }] = (await reserved`select "sync"."begin_write"(null)::text as known`) as unknown as [{ known: string }];
+      const tB = await b.begin(async (tx) => {
+        const [r] = await tx<{ known: string }[]>`select "sync"."begin_write"(null)::text as known`;
+        await tx.unsafe(ofB);
+        return r!.known;
+      });
+      await reserved.unsafe(ofA);
+      await reserved`commit`;
+      return { tA, tB };
+    } finally {
+      reserved.release();
+    }
+  }
+
+  it('two writers racing on one row: the older one, committing last, is placed before the newer, which stays', async () => {
     await withWarehouse(async (w, _url, [a, b]) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
-      const [t0] = await w.query<{ f: string }>(sql`select fetched_at::text as f from app.metrics`);
-      // A takes its known time first; B takes a later one, writes and commits; then A writes.
-      const reserved = await a.reserve();
-      await reserved`begin`;
-      await reserved`select "sync"."begin_write"(null)`;
-      await b.begin(async (tx) => {
-        await tx`select "sync"."begin_write"(null)`;
-        await tx`update app.metrics set unit = 'vB' where slug = 'm'`;
-      });
-      await reserved`update app.metrics set unit = 'vA' where slug = 'm'`;
-      await reserved`commit`;
-      reserved.release();
-      const history = await w.query<{ unit: string; from: string; to: string }>(sql`select unit, known_from::text as from, known_to::text as to from app.metrics_history order by known_from`);
-      const [current] = await w.query<{ unit: string; f: string }>(sql`select unit, fetched_at::text as f from app.metrics`);
-      expect(history.map((h) => h.unit)).toEqual(['v0', 'vB']);
-      expect(history[0]!.from).toBe(t0!.f);
-      expect(history[0]!.to).toBe(history[1]!.from);
-      expect(history[1]!.to).toBe(current!.f);
-      expect(current!.unit).toBe('vA');
+      const [t0] = await metricRows(w);
+      const { tA, tB } = await olderCommitsLast(a, b, `update app.metrics set unit = 'vA' where slug = 'm'`, `update app.metrics set unit = 'vB' where slug = 'm'`);
+      expect(await earlier(w, tA, tB)).toBe(true);
+      expect(await metricVersions(w)).toEqual([
+        { slug: 'm', unit: 'v0', from: t0!.f, to: tA },
+        { slug: 'm', unit: 'vA', from: tA, to: tB },
+      ]);
+      expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'vB', f: tB }]);
+      await expectOneRowPerKey(w);
+      await expectNoOverlap(w);
+      // The same through the write path's upsert (fetched_at from known time), and again in A's
+      // transaction: the version A placed is replaced, not cut to nothing.
+      const again = await olderCommitsLast(
+        a,
+        b,
+        `insert into app.metrics (slug, unit, payload) values ('m', 'a1', '{}') ${UPSERT_METRICS}; insert into app.metrics (slug, unit, payload) values ('m', 'a2', '{}') ${UPSERT_METRICS}`,
+        `insert into app.metrics (slug, unit, payload) values ('m', 'b1', '{}') ${UPSERT_METRICS}`,
+      );
+      expect((await metricVersions(w)).slice(2)).toEqual([
+        { slug: 'm', unit: 'vB', from: tB, to: again.tA },
+        { slug: 'm', unit: 'a2', from: again.tA, to: again.tB },
+      ]);
+      expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'b1', f: again.tB }]);
+      await expectOneRowPerKey(w);
       await expectNoOverlap(w);
     });
   });
 
-  it('an earlier-known insert after a later-known delete: the row starts where its history ends, and the key can still be written', async () => {
+  it('an older removal of a row a newer writer rewrote: the key absent from the older known time until the newer row; a key the newer writer first wrote: the older write held until it', async () => {
+    await withWarehouse(async (w, _url, [a, b]) => {
+      await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
+      const [t0] = await metricRows(w);
+      const { tA, tB } = await olderCommitsLast(a, b, `delete from app.metrics where slug = 'm'`, `update app.metrics set unit = 'vB' where slug = 'm'`);
+      expect(await metricVersions(w)).toEqual([{ slug: 'm', unit: 'v0', from: t0!.f, to: tA }]);
+      expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'vB', f: tB }]);
+      expect(await metricsAsOf(w, tA)).toEqual([]);
+      // n: B inserts it first, A's older upsert of it conflicts and is placed before B's row.
+      const n = await olderCommitsLast(
+        a,
+        b,
+        `insert into app.metrics (slug, unit, payload) values ('n', 'nA', '{}') ${UPSERT_METRICS}`,
+        `insert into app.metrics (slug, unit, payload) values ('n', 'nB', '{}') ${UPSERT_METRICS}`,
+      );
+      expect((await metricVersions(w)).filter((v) => v.slug === 'n')).toEqual([{ slug: 'n', unit: 'nA', from: n.tA, to: n.tB }]);
+      expect((await metricRows(w)).filter((r) => r.slug === 'n')).toEqual([{ slug: 'n', unit: 'nB', f: n.tB }]);
+      await expectOneRowPerKey(w);
+      await expectNoOverlap(w);
+    });
+  });
+
+  it('an earlier-known insert after a later-known delete: held from its known time until the removal, the key left removed, and still writable', async () => {
     await withWarehouse(async (w, url, [a, b]) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
       const [t0] = await metricRows(w);
       const { tA, tB } = await insertAfterLaterDelete(a, b);
       expect(await earlier(w, tA, tB), `A (${tA}) took its known time before B (${tB})`).toBe(true);
-      // The version B closed ends at tB, and A's row starts there: not at tA, inside it.
-      expect(await metricVersions(w)).toEqual([{ slug: 'm', unit: 'v0', from: t0!.f, to: tB }]);
-      expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'vA', f: tB }]);
+      // v0 until A's known time, A's value until B removed the key; nothing current.
+      expect(await metricVersions(w)).toEqual([
+        { slug: 'm', unit: 'v0', from: t0!.f, to: tA },
+        { slug: 'm', unit: 'vA', from: tA, to: tB },
+      ]);
+      expect(await metricRows(w)).toEqual([]);
       await expectOneRowPerKey(w);
       await expectNoOverlap(w);
-      // The key is not stuck: a later update and removal keep their versions, one after another.
-      await w.query(sql`update app.metrics set unit = 'v2' where slug = 'm'`);
+      // The key is not stuck: a later insert, update and removal keep their versions, one after another.
+      await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v2', '{}')`);
+      await w.query(sql`update app.metrics set unit = 'v3' where slug = 'm'`);
       await w.query(sql`delete from app.metrics where slug = 'm'`);
       const versions = await metricVersions(w);
-      expect(versions.map((v) => v.unit)).toEqual(['v0', 'vA', 'v2']);
-      expect(versions[1]!.from).toBe(tB);
-      for (let i = 1; i < versions.length; i++) expect(versions[i]!.from).toBe(versions[i - 1]!.to);
+      expect(versions.map((v) => v.unit)).toEqual(['v0', 'vA', 'v2', 'v3']);
+      expect(versions[3]!.from).toBe(versions[2]!.to);
       await expectOneRowPerKey(w);
       await expectNoOverlap(w);
     });
   });
 
-  it('a backdated insert of a key with history starts where the history ends; one of a key without history is left as written', async () => {
+  it('a backdated insert of a key with history is placed before that history; one of a key without history is left as written', async () => {
     await withWarehouse(async (w) => {
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
       await w.query(sql`delete from app.metrics where slug = 'm'`);
       const [v0] = await metricVersions(w);
       await w.query(sql`insert into app.metrics (slug, unit, payload, fetched_at) values ('m', 'back', '{}', '2000-01-01T00:00:00Z'), ('n', 'new', '{}', '2000-01-01T00:00:00Z')`);
-      expect(await metricRows(w)).toEqual([
-        { slug: 'm', unit: 'back', f: v0!.to },
-        { slug: 'n', unit: 'new', f: '2000-01-01 00:00:00+00' },
-      ]);
-      expect((await metricsAsOf(w, '2000-06-01T00:00:00Z')).map((r) => r.slug)).toEqual(['n']);
-      expect(await metricsAsOf(w, v0!.to)).toEqual([
+      expect(await metricRows(w)).toEqual([{ slug: 'n', unit: 'new', f: '2000-01-01 00:00:00+00' }]);
+      expect(await metricsAsOf(w, '2000-06-01T00:00:00Z')).toEqual([
         { slug: 'm', unit: 'back' },
         { slug: 'n', unit: 'new' },
       ]);
-      await w.query(sql`update app.metrics set unit = 'v2' where slug = 'm'`);
-      expect((await metricVersions(w)).map((v) => v.unit)).toEqual(['v0', 'back']);
+      expect(await metricsAsOf(w, v0!.from)).toEqual([
+        { slug: 'm', unit: 'v0' },
+        { slug: 'n', unit: 'new' },
+      ]);
+      expect(await metricsAsOf(w, v0!.to)).toEqual([{ slug: 'n', unit: 'new' }]);
+      expect((await metricVersions(w)).map((v) => [v.unit, v.to])).toEqual([
+        ['back', v0!.from],
+        ['v0', v0!.to],
+      ]);
       await expectOneRowPerKey(w);
       await expectNoOverlap(w);
     });
   });
 
-  it('an upsert whose batch partly conflicts: only the rows it inserts are moved, and only those overlapping a history', async () => {
+  it('an upsert whose batch partly conflicts: only the rows it inserts are placed, and only those overlapping a history', async () => {
     await withWarehouse(async (w, url, [a, b]) => {
       // What the statement's transition table holds (Postgres: an INSERT ... ON CONFLICT DO
       // UPDATE's inserted rows only), seen by a trigger beside the one under test.
@@ -352,13 +394,13 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       reserved.release();
       expect((await w.query<{ slug: string }>(sql.raw('select slug from public.inserted_rows order by slug'))).map((r) => r.slug)).toEqual(['back', 'fresh']);
       expect(await metricRows(w)).toEqual([
-        { slug: 'back', unit: 'b1', f: tB },
         { slug: 'changed', unit: 'c1', f: tA },
         { slug: 'fresh', unit: 'f', f: tA },
         { slug: 'kept', unit: 'k', f: before.get('kept') },
       ]);
       expect(await metricVersions(w)).toEqual([
-        { slug: 'back', unit: 'b0', from: before.get('back'), to: tB },
+        { slug: 'back', unit: 'b0', from: before.get('back'), to: tA },
+        { slug: 'back', unit: 'b1', from: tA, to: tB },
         { slug: 'changed', unit: 'c0', from: before.get('changed'), to: tA },
       ]);
       await expectOneRowPerKey(w);

@@ -132,6 +132,8 @@ export const resourceState = syncSchema.table(
     lastSuccessAt: tstz('last_success_at'),
     /** Last time the mirror was confirmed current: fetched, or skipped because its marker had not changed. */
     verifiedAt: tstz('verified_at'),
+    /** When the response behind the last success was received, on the server's clock: an older one, committing later, is superseded. */
+    receivedAt: tstz('received_at'),
     /** ok | unchanged | failed | invalid | skipped | unauthorized | not_materialized | ... */
     status: text('status').notNull(),
     /** For people: `<error class>: <message>`. Group and count failures by the columns below, never by this text. */

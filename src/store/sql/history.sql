@@ -9,15 +9,17 @@
 -- - `sync.keep_version()`: a trigger before UPDATE or DELETE on `T` copies the old row into
 --   `T_history`, its version held from its `fetched_at` until this write's known time, with
 --   the body that replaced or removed it; the new row starts where the old one ends.
--- - `sync.start_after_history()`: a trigger after each INSERT into `T` moves a row known from
---   before its key's last version ends to that end, so a key's current row never overlaps its
---   history either.
+-- - The newest response wins, not the last commit: a write whose known time is earlier than
+--   the current row's (an older writer that committed last), or an insert of a key a newer
+--   writer removed, is placed in the history where its known time puts it
+--   (`sync.place_version`), and the newer row stays.
 -- - An exclusion constraint per `T_history`: versions of one key never overlap.
 -- - `T_as_of(at)`: `T`'s rows as tesync knew them at `at`, current and earlier versions together.
 --
--- Three names live here and only here: the settings `tesync.known_at` (a writing
+-- Four names live here and only here: the settings `tesync.known_at` (a writing
 -- transaction's known time), `tesync.raw_response_id` (the body whose answer closes what it
--- removes) and `tesync.clock_offset` (an interval added to the server's clock, for a whole
+-- removes), `tesync.placing` (`place_version` is removing a row it placed in the history) and
+-- `tesync.clock_offset` (an interval added to the server's clock, for a whole
 -- database or one connection: a test's way to run syncs days apart; it moves every writer
 -- alike, as a server whose clock is off would), and the write barrier's lock number.
 
@@ -48,10 +50,20 @@ $$;
 -- The write barrier: every writing transaction holds it shared from the moment it takes its
 -- known time; a daily fill takes it alone for an instant (`sync.pass_write_barrier`), after
 -- which every write known before that instant has committed (src/store/daily-archive.ts).
-CREATE OR REPLACE FUNCTION "sync"."begin_write"(closing_body bigint) RETURNS timestamptz LANGUAGE plpgsql AS $$
+--
+-- `resource` (`<source>/<resource>`): the writes of one resource, one after another. Its lock
+-- is taken before the clock, so that of two writers of one resource the one that takes its
+-- known time later commits later: the newer of two responses of a resource always commits
+-- last, and one that confirmed the rows unchanged (which rewrites none) is never overtaken by
+-- an older one still in its transaction.
+DROP FUNCTION IF EXISTS "sync"."begin_write"(bigint);
+CREATE OR REPLACE FUNCTION "sync"."begin_write"(closing_body bigint, resource text DEFAULT NULL) RETURNS timestamptz LANGUAGE plpgsql AS $$
 DECLARE
   known timestamptz;
 BEGIN
+  IF resource IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('tesync resource ' || resource, 0));
+  END IF;
   PERFORM pg_advisory_xact_lock_shared(7281190437355202);
   known := "sync"."server_clock"();
   PERFORM set_config('tesync.known_at', known::text, true);
@@ -68,17 +80,21 @@ END
 $$;
 
 -- Before the row changes: the old row becomes a version held from its `fetched_at` until
--- now (known time), and the new row starts where it ends. A version's end is never before its
--- start: a row stamped later than this write's clock (another writer whose transaction began
--- after this one's and committed first) is followed one microsecond after it, so no version
--- is lost and none overlaps (the exclusion constraint on `T_history` enforces it). A row
--- this very transaction wrote held at no instant anyone could see: it makes no version.
+-- now (known time), and the new row starts where it ends. A row this very transaction wrote
+-- held at no instant anyone could see: it makes no version.
 --
--- Nor does the move `start_after_history` makes: an update that changes nothing but a later
--- start, to exactly where the key's history ends. The row it moves started inside a version
--- already kept (it can hold at no instant before that end), so what it gives up was never
--- its to hold. The guard is cheap on the ordinary write, whose row starts at known time, and
--- the history is read only for a row that moves.
+-- The newest response wins, not the last commit. A row stamped later than this write's known
+-- time was written by a writer that took its known time after this one and committed first
+-- (a sync beside a worker on the same keys, this one held inside its transaction): what this
+-- write carries is older than what that row holds. It does not replace the row: it becomes
+-- the version it would have been had the two committed in order (`sync.place_version`), and
+-- a removal leaves the key absent from its known time until the newer row begins.
+--
+-- Nor does the move an older release's mending makes (`keep_history`) make a version: an
+-- update that changes nothing but a later start, to exactly where the key's history ends.
+-- The row it moves started inside a version already kept (it can hold at no instant before
+-- that end), so what it gives up was never its to hold. The guard is cheap on the ordinary
+-- write, whose row starts at known time, and the history is read only for a row that moves.
 CREATE OR REPLACE FUNCTION "sync"."keep_version"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   known timestamptz := "sync"."known_at"();
@@ -87,6 +103,10 @@ DECLARE
   moved record;
   key_columns text[];
 BEGIN
+  -- `sync.place_version`'s own removal of a row it has placed in the history.
+  IF current_setting('tesync.placing', true) = 'on' THEN
+    RETURN OLD;
+  END IF;
   IF TG_OP = 'UPDATE' AND NEW.fetched_at > OLD.fetched_at AND NEW.fetched_at <> known THEN
     moved := OLD;
     moved.fetched_at := NEW.fetched_at;
@@ -109,29 +129,70 @@ BEGIN
     END IF;
     RETURN OLD;
   END IF;
-  ends := greatest(known, OLD.fetched_at + interval '1 microsecond');
   IF TG_OP = 'UPDATE' THEN
-    NEW.fetched_at := ends;
     closing := NEW.raw_response_id;
   ELSE
     closing := "sync"."closing_body"();
   END IF;
+  IF OLD.fetched_at > known THEN
+    PERFORM "sync"."place_version"(TG_TABLE_SCHEMA, TG_TABLE_NAME, "sync"."primary_key"(TG_RELID), to_jsonb(OLD),
+      CASE WHEN TG_OP = 'UPDATE' THEN to_jsonb(NEW) END, known, closing);
+    RETURN NULL;
+  END IF;
   EXECUTE format('INSERT INTO %I.%I SELECT * FROM jsonb_populate_record(NULL::%I.%I, $1)', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history')
-    USING to_jsonb(OLD) || jsonb_build_object('known_from', OLD.fetched_at, 'known_to', ends, 'closing_raw_response_id', closing);
+    USING to_jsonb(OLD) || jsonb_build_object('known_from', OLD.fetched_at, 'known_to', known, 'closing_raw_response_id', closing);
   IF TG_OP = 'UPDATE' THEN
+    NEW.fetched_at := known;
     RETURN NEW;
   END IF;
   RETURN OLD;
 END
 $$;
 
+-- An older write, placed where its known time `at` puts it among a key's versions: the
+-- version holding at `at` now ends there, closed by `closing` (the older write's body), and
+-- `version` (null for a removal) holds from `at` until that version used to end, closed by
+-- what closed it; when the key was absent at `at`, until the key's next version or row
+-- begins. A version this transaction placed at `at` before is replaced, not cut to nothing.
+-- `key_row`: a row of `T` holding the key. Called by the triggers, for the rare late write.
+CREATE OR REPLACE FUNCTION "sync"."place_version"(schema_name text, table_name text, key_columns text[], key_row jsonb, version jsonb, at timestamptz, closing bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  t text := format('%I.%I', schema_name, table_name);
+  h text := format('%I.%I', schema_name, table_name || '_history');
+  same text := (SELECT string_agg(format('v.%1$I = k.%1$I', c), ' AND ') FROM unnest(key_columns) c);
+  held tid;
+  held_from timestamptz;
+  ends timestamptz;
+  after bigint;
+BEGIN
+  EXECUTE format('SELECT v.ctid, v.known_from, v.known_to, v.closing_raw_response_id FROM %s v, jsonb_populate_record(NULL::%s, $1) k WHERE %s AND tstzrange(v.known_from, v.known_to) @> $2', h, t, same)
+    INTO held, held_from, ends, after USING key_row, at;
+  IF held_from = at THEN
+    EXECUTE format('DELETE FROM %s WHERE ctid = $1', h) USING held;
+  ELSIF held_from IS NOT NULL THEN
+    EXECUTE format('UPDATE %s SET known_to = $2, closing_raw_response_id = $3 WHERE ctid = $1', h) USING held, at, closing;
+  ELSE
+    EXECUTE format($q$SELECT n.start, n.body FROM (
+        SELECT v.known_from AS start, v.raw_response_id AS body FROM %1$s v, jsonb_populate_record(NULL::%2$s, $1) k WHERE %3$s AND v.known_from > $2
+        UNION ALL
+        SELECT v.fetched_at, v.raw_response_id FROM %2$s v, jsonb_populate_record(NULL::%2$s, $1) k WHERE %3$s AND v.fetched_at > $2) n ORDER BY n.start LIMIT 1$q$, h, t, same)
+      INTO ends, after USING key_row, at;
+  END IF;
+  IF version IS NOT NULL AND ends IS NOT NULL THEN
+    EXECUTE format('INSERT INTO %s SELECT * FROM jsonb_populate_record(NULL::%s, $1)', h, h)
+      USING version || jsonb_build_object('fetched_at', at, 'known_from', at, 'known_to', ends, 'closing_raw_response_id', after);
+  END IF;
+END
+$$;
+
 -- After an INSERT into `T`: an inserted row whose `fetched_at` is earlier than the end of its
--- key's last version starts at that end instead. A writer whose known time came before
--- another's can insert a key the other removed after it (a version closed later than its own
--- clock); left there, the current row would overlap the version before it, `T_as_of` would
--- return the key twice, and every later write of the key would be refused by the constraint.
--- Moved forward, it is known from the end of the version before it, as an update racing the
--- same way is (`keep_version`). `TG_ARGV`: the key's columns.
+-- key's last version was written by a writer whose known time came before another's that
+-- removed the key (or wrote and removed it) and committed first. Left there, the current row
+-- would overlap the version before it, `T_as_of` would return the key twice, and every later
+-- write of the key would be refused by the constraint. What it carries is older than that
+-- removal: it is placed in the history where its known time puts it (`sync.place_version`),
+-- and the key stays as the newer writer left it, as an update racing the same way does
+-- (`keep_version`). `TG_ARGV`: the key's columns.
 --
 -- What it costs is for a first sync's batches of new keys: one statement per INSERT (a
 -- statement trigger over the transition table `inserted`), not a lookup per row. Only a
@@ -145,6 +206,7 @@ CREATE OR REPLACE FUNCTION "sync"."start_after_history"() RETURNS trigger LANGUA
 DECLARE
   earliest timestamptz;
   late boolean;
+  r record;
   keys text := (SELECT string_agg(quote_ident(k), ', ') FROM unnest(TG_ARGV) k);
 BEGIN
   SELECT min(fetched_at) INTO earliest FROM inserted;
@@ -152,19 +214,27 @@ BEGIN
   IF earliest IS NULL THEN
     RETURN NULL;
   END IF;
-  -- Most often there is no such version: a statement quicker to plan than the update says so.
+  -- Most often there is no such version: a statement quicker to plan than the search says so.
   EXECUTE format('SELECT EXISTS (SELECT FROM %I.%I WHERE tstzrange(known_from, known_to) && tstzrange($1, NULL))', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_history')
     INTO late USING earliest;
   IF NOT late THEN
     RETURN NULL;
   END IF;
-  EXECUTE format($q$UPDATE %1$I.%2$I t SET fetched_at = l.ends
-      FROM (SELECT %4$s, max(known_to) AS ends FROM %1$I.%3$I WHERE tstzrange(known_from, known_to) && tstzrange($1, NULL) GROUP BY %4$s) l
-     WHERE (%5$s) = (%6$s) AND t.fetched_at < l.ends AND (%5$s) IN (SELECT %4$s FROM inserted)$q$,
+  FOR r IN EXECUTE format($q$SELECT to_jsonb(t) AS j FROM %1$I.%2$I t
+      JOIN (SELECT %4$s, max(known_to) AS ends FROM %1$I.%3$I WHERE tstzrange(known_from, known_to) && tstzrange($1, NULL) GROUP BY %4$s) l ON (%5$s) = (%6$s)
+     WHERE t.fetched_at < l.ends AND (%5$s) IN (SELECT %4$s FROM inserted)$q$,
     TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_TABLE_NAME || '_history', keys,
     (SELECT string_agg(format('t.%I', k), ', ') FROM unnest(TG_ARGV) k),
     (SELECT string_agg(format('l.%I', k), ', ') FROM unnest(TG_ARGV) k))
-    USING earliest;
+    USING earliest
+  LOOP
+    PERFORM "sync"."place_version"(TG_TABLE_SCHEMA, TG_TABLE_NAME, TG_ARGV, r.j, r.j, (r.j->>'fetched_at')::timestamptz, (r.j->>'raw_response_id')::bigint);
+    PERFORM set_config('tesync.placing', 'on', true);
+    EXECUTE format('DELETE FROM %I.%I t WHERE (%s) = (SELECT %s FROM jsonb_populate_record(NULL::%I.%I, $1))', TG_TABLE_SCHEMA, TG_TABLE_NAME,
+      (SELECT string_agg(format('t.%I', k), ', ') FROM unnest(TG_ARGV) k), keys, TG_TABLE_SCHEMA, TG_TABLE_NAME)
+      USING r.j;
+    PERFORM set_config('tesync.placing', '', true);
+  END LOOP;
   RETURN NULL;
 END
 $$;

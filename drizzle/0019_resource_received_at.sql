@@ -1,0 +1,1 @@
+ALTER TABLE "sync"."resource_state" ADD COLUMN "received_at" timestamp with time zone;
