@@ -4,7 +4,8 @@
 // a form tesync can follow is read to its last page (every table equal to a sync of the whole
 // lists, no token delisted, `tokens_as_of` complete at every instant); a form that says more
 // pages or items exist but names no way to ask them is refused (`invalid`, with its reason),
-// nothing delisted, no screener row closed, `tokens_as_of` complete at every instant.
+// nothing delisted, no screener row closed, `tokens_as_of` complete at every instant. A list
+// cut short in pages is confirmed by reading the whole list again, every page, not page 1.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type PageForm, type Simulator } from '../../sim/index.ts';
@@ -127,6 +128,30 @@ describe('paging vocabularies', () => {
       expect(live.length, schema).toBeGreaterThanOrEqual(2);
       expect(new Set(live), schema).toEqual(new Set([LISTS[schema]()]));
     }
+  });
+
+  it('a cut list in pages: the removal it implies is confirmed by reading the whole list again, every page of it, and nothing is delisted', async () => {
+    const { tw } = await holdingTheWholeLists();
+    sim.setPaging({ pageSize: 2, form: 'pageNumbers', total: 'none' });
+    sim.setLosses({ omitted: ['tokenListCut'] });
+    sim.resetRequests();
+    try {
+      expect((await sync(tw)).status).toBe('succeeded');
+    } finally {
+      sim.setPaging({ pageSize: 0, total: 'exact' });
+      sim.setLosses({ omitted: [] });
+    }
+    for (const [path, n] of [
+      ['/api/v1/tokens', LISTS.app()],
+      ['/v1/tokens', LISTS.gateway()],
+    ] as const) {
+      // The cut read (page 1, two tokens and no count); the confirming read, whole: every page;
+      // the two disagree, and a third whole read decides (two of three).
+      const whole = [path, ...Array.from({ length: Math.ceil(n / 2) - 1 }, (_, i) => `${path}?page=${i + 2}`)];
+      expect(requestsTo(path).map((r) => r.path), path).toEqual([path, ...whole, ...whole]);
+    }
+    expect(await delistedIn(tw, 'app.tokens')).toEqual([]);
+    expect(await delistedIn(tw, 'gateway.tokens')).toEqual([]);
   });
 
   it.each(REFUSED)('%s: refused, the token lists invalid, nothing delisted, no screener row closed', async (form, reason) => {
