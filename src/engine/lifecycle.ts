@@ -177,6 +177,11 @@ async function settleSuperseded(ctx: JobContext, planned: PlannedJob, newer: Dat
  */
 async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmedAt: Date | null): Promise<number | { newer: Date }> {
   const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now(), confirmed: confirmedAt !== null, receivedAt: confirmedAt };
+  // A marker's skip writes no row and confirms no response of its own: one statement.
+  if (writes.length === 0 && !confirmedAt) {
+    await writeUnchanged(ctx.warehouse.db, key);
+    return 0;
+  }
   const prepared = await prepare(ctx, job.source, { status: 'unchanged', writes });
   return ctx.warehouse.db.transaction(async (t) => {
     const tx = t as unknown as Executor;
