@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import pandas as pd
 from sqlalchemy import create_engine, text
+from tesync_db import sqlalchemy_url  # examples/tesync_db.py: the driver, psycopg or psycopg2
 
 PICKS = text("""
     select d.at, p.rank, p.token_slug, p.multiple_30d, p.effective_market_cap
@@ -43,10 +44,8 @@ def exact(value):
 
 
 def main():
-    url = os.environ["DATABASE_URL"]
-    if url.startswith("postgres://"):  # SQLAlchemy spells the scheme postgresql://
-        url = "postgresql://" + url[len("postgres://"):]
-    engine = create_engine(url)  # the psycopg2 driver: numeric arrives as decimal.Decimal
+    # postgresql+psycopg:// or +psycopg2://, whichever is installed: numeric arrives as Decimal
+    engine = create_engine(sqlalchemy_url(os.environ["DATABASE_URL"]))
     with engine.connect() as conn:
         result = conn.execute(PICKS, {"instants": decision_instants(sys.argv[1:]), "n": 3})
         # A frame built from the rows keeps the Decimals; pd.read_sql would coerce them to

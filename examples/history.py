@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 from sqlalchemy import create_engine, text
+from tesync_db import sqlalchemy_url  # examples/tesync_db.py: the driver, psycopg or psycopg2
 
 # The cheapest listed token by 30-day P/FCF that has history (its coverage says so).
 PICK = text("""
@@ -62,7 +63,7 @@ def embedded_warehouse():
 
 
 def frame(result):
-    # A frame built from the rows keeps psycopg2's Decimals; pd.read_sql would coerce numeric
+    # A frame built from the rows keeps the driver's Decimals; pd.read_sql would coerce numeric
     # columns to float64 (its coerce_float=True default) and lose digits.
     return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
 
@@ -76,7 +77,7 @@ def main():
     if not url:
         server, url = embedded_warehouse()
     try:
-        engine = create_engine(re.sub(r"^postgres://", "postgresql://", url))  # psycopg2 driver
+        engine = create_engine(sqlalchemy_url(url))  # psycopg or psycopg2: numeric as Decimal
         with engine.connect() as conn:
             token = sys.argv[1] if len(sys.argv) > 1 else conn.execute(PICK).scalar_one()
             history = frame(conn.execute(HISTORY, {"token": token}))

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Lowest first: each layer is the folder `src/<name>/` (design.md's layout). */
-export const LAYERS: readonly string[] = ['lib', 'schema', 'upstream', 'store', 'engine', 'resources', 'runners', 'cli'];
+export const LAYERS: readonly string[] = ['lib', 'schema', 'upstream', 'store', 'export', 'engine', 'resources', 'runners', 'cli'];
 /** The simulator is a package of its own beside the layers: it may use lib and schema, and only the cli uses it. */
 const SIM = { name: 'sim', above: ['lib', 'schema'], usedBy: ['cli'] };
 const ROOTS = ['src', 'sim'];

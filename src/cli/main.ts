@@ -23,6 +23,8 @@ Commands:
                           queue a walk now for the running workers
   reset --redis [--dry-run] [--force]
                           remove every Redis key under TE_QUEUE_PREFIX (queues, budgets, run counters)
+  export [--to DIR] [--as-of INSTANT] [--tables T,...] [--since DAY]
+                          the warehouse as Parquet (see \`tesync export --help\`)
   sim [--port N] [...]    run the bundled upstream simulator (see \`tesync sim --help\`)
 
 --force (demo, sync, worker, enqueue): write into a warehouse bound to another upstream,
@@ -44,6 +46,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; needsConfig: bool
   worker: { load: async () => (await import('./worker.ts')).runWorker, needsConfig: true },
   enqueue: { load: async () => (await import('./enqueue.ts')).runEnqueue, needsConfig: true },
   reset: { load: async () => (await import('./reset.ts')).runReset, needsConfig: true },
+  export: { load: async () => (await import('./export.ts')).runExport, needsConfig: true },
 };
 
 /** Commands that draw a progress line on a terminal (src/cli/progress.ts). */

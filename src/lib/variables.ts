@@ -113,6 +113,12 @@ export const VARIABLES = {
     default: './.tesync',
     example: '/var/lib/tesync',
   },
+  TE_EXPORT_DIR: {
+    schema: z.string().trim().min(1).optional(),
+    description:
+      "Folder `tesync export` writes Parquet into when `--to` is not given.",
+    example: '/var/lib/tesync/export',
+  },
   REDIS_URL: {
     schema: z
       .string()

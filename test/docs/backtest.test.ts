@@ -179,7 +179,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
   it(`${SCRIPT} prints the same picks, as Decimals equal digit for digit to the stored numerics`, async () => {
     const python = await pythonWithModules(SCRIPT);
     const env = { DATABASE_URL: fx.databaseUrl };
-    const out = await run(python, [SCRIPT, between, after], { extraEnv: env });
+    const out = await run(python, ['-B', SCRIPT, between, after], { extraEnv: env });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     // The frame's numbers are Decimals, not float64: pandas shows them as dtype object.
@@ -201,7 +201,7 @@ describe('docs/warehouse.md: a backtest without look-ahead', () => {
     }
 
     // Without instants: the end of each of the last seven UTC days, the last one now.
-    const byDefault = await run(python, [SCRIPT], { extraEnv: env });
+    const byDefault = await run(python, ['-B', SCRIPT], { extraEnv: env });
     expect(byDefault.stderr).toBe('');
     expect(byDefault.code).toBe(0);
     checkDefaultInstants(groupByInstant(byDefault.stdout));

@@ -1,7 +1,7 @@
-// examples/history.py, a notebook-style client (pandas, SQLAlchemy, psycopg2): it must print one
-// token's daily 30-day P/FCF and the listed tokens' latest screener as Decimals equal, digit for
-// digit, to the stored numerics (`::text`) and to what the simulator served. Warehouse synced
-// at epoch 0, then epoch 1 (which delists 'cobalt-dex', the cheapest token with history at
+// examples/history.py, a notebook-style client (pandas, SQLAlchemy, psycopg or psycopg2): it must
+// print one token's daily 30-day P/FCF and the listed tokens' latest screener as Decimals equal,
+// digit for digit, to the stored numerics (`::text`) and to what the simulator served. Warehouse
+// synced at epoch 0, then epoch 1 (which delists 'cobalt-dex', the cheapest token with history at
 // epoch 0). Without DATABASE_URL it reads the embedded warehouse through `tesync sql`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
@@ -76,7 +76,7 @@ describe(SCRIPT, () => {
   it('prints the listed tokens and the cheapest one with history, as Decimals equal digit for digit to the stored numerics and the simulator', async () => {
     python ??= await pythonWithModules(SCRIPT);
     // In a session whose time zone is not UTC: the days are still UTC days.
-    const out = await run(python, [SCRIPT], { extraEnv: { DATABASE_URL: fx.databaseUrl, PGTZ: 'America/New_York' } });
+    const out = await run(python, ['-B', SCRIPT], { extraEnv: { DATABASE_URL: fx.databaseUrl, PGTZ: 'America/New_York' } });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     expectDecimalColumns(out.stdout);
@@ -105,10 +105,13 @@ describe(SCRIPT, () => {
     expect(Math.max(...screener.flatMap((r) => r.slice(1)).filter((v) => v !== 'null').map(significant))).toBeGreaterThan(17);
   });
 
-  it("reads a token given by name, on its only stream when it has no 'aggregate' one", async () => {
+  it("reads a token given by name, on its only stream when it has no 'aggregate' one (a URL naming its driver)", async () => {
     python ??= await pythonWithModules(SCRIPT);
     expect(data.appStreams('basalt-finance')).toEqual(['lending']);
-    const out = await run(python, [SCRIPT, 'basalt-finance'], { extraEnv: { DATABASE_URL: fx.databaseUrl } });
+    // A driver the URL names is the one used (examples/tesync_db.py keeps it).
+    const url = fx.databaseUrl.replace(/^postgres(ql)?:/, 'postgresql+psycopg2:');
+    expect(url).toMatch(/^postgresql\+psycopg2:\/\//);
+    const out = await run(python, ['-B', SCRIPT, 'basalt-finance'], { extraEnv: { DATABASE_URL: url } });
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     const history = linesOf(out.stdout, 'history');
@@ -129,7 +132,7 @@ describe(SCRIPT, () => {
 
     it('prints the same, and leaves no server running', async () => {
       python ??= await pythonWithModules(SCRIPT);
-      const out = await run(python, [`${ROOT}${SCRIPT}`], { cwd: folder.dir, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+      const out = await run(python, ['-B', `${ROOT}${SCRIPT}`], { cwd: folder.dir, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
       expect(out.code, out.stderr).toBe(0);
       expectDecimalColumns(out.stdout);
       const pick = historyPick(data);

@@ -1,0 +1,82 @@
+// Pure: how each Postgres column goes out to Parquet. Rows leave Postgres as text (COPY ...
+// CSV), so no value passes through a JavaScript number; DuckDB casts the text to the column's
+// Parquet type. A numeric is DECIMAL(38,s) with `s` the largest scale present, when every
+// value fits 38 digits; otherwise (or when it holds NaN or infinity) it stays the text
+// Postgres gave, and the manifest says so. Never a float.
+
+/** A column as the warehouse describes it (`format_type`, its comment). */
+export interface SourceColumn {
+  name: string;
+  type: string;
+  comment: string | null;
+}
+
+/** What a numeric column holds, read by one aggregate in Postgres. */
+export interface NumericStats {
+  /** The largest scale of its finite values (null: none). */
+  maxScale: number | null;
+  /** The most digits left of the point of its finite values (0 for |v| < 1). */
+  maxIntegerDigits: number | null;
+  /** How many values are NaN or infinite. */
+  special: number;
+}
+
+/** The widest decimal Parquet holds. */
+export const MAX_DECIMAL_DIGITS = 38;
+
+export interface ExportColumn {
+  name: string;
+  /** Postgres' type, as `format_type` names it. */
+  sourceType: string;
+  /** The SQL expression the column is read as text with (in COPY's SELECT). */
+  read: string;
+  /** DuckDB's expression that turns the text column `"name"` into the written value. */
+  cast: string;
+  /** The type written, as DuckDB names it. */
+  type: string;
+  comment: string | null;
+  /** Numeric columns: the decimal's precision and scale, or `asString` when it does not fit. */
+  numeric?: { precision: number; scale: number; asString: boolean };
+}
+
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** Pure: whether a numeric column of these values fits DECIMAL(38,s), and at which scale. */
+export function decimalFit(stats: NumericStats): { precision: number; scale: number; asString: boolean } {
+  const scale = stats.maxScale ?? 0;
+  const digits = (stats.maxIntegerDigits ?? 0) + scale;
+  const asString = stats.special > 0 || digits > MAX_DECIMAL_DIGITS || scale > MAX_DECIMAL_DIGITS;
+  return { precision: MAX_DECIMAL_DIGITS, scale: asString ? 0 : scale, asString };
+}
+
+const SIMPLE: Readonly<Record<string, string>> = {
+  'timestamp with time zone': 'TIMESTAMPTZ',
+  'timestamp without time zone': 'TIMESTAMP',
+  date: 'DATE',
+  boolean: 'BOOLEAN',
+  smallint: 'SMALLINT',
+  integer: 'INTEGER',
+  bigint: 'BIGINT',
+  uuid: 'UUID',
+  'double precision': 'DOUBLE',
+  real: 'FLOAT',
+};
+
+/** Pure: a column's way out. `stats`: for a numeric column, what it holds. */
+export function exportColumn(c: SourceColumn, stats?: NumericStats): ExportColumn {
+  const id = quoteIdent(c.name);
+  const base = { name: c.name, sourceType: c.type, read: `${id}::text`, comment: c.comment };
+  if (c.type === 'numeric' || c.type.startsWith('numeric(')) {
+    const fit = decimalFit(stats ?? { maxScale: null, maxIntegerDigits: null, special: 0 });
+    const type = fit.asString ? 'VARCHAR' : `DECIMAL(${fit.precision},${fit.scale})`;
+    return { ...base, cast: fit.asString ? id : `CAST(${id} AS ${type})`, type, numeric: fit };
+  }
+  // An array leaves as JSON, which DuckDB reads into a list of its element's text.
+  if (c.type.endsWith('[]')) return { ...base, read: `array_to_json(${id})::text`, cast: `from_json(${id}, '["VARCHAR"]')`, type: 'VARCHAR[]' };
+  const simple = SIMPLE[c.type];
+  if (simple) return { ...base, cast: `CAST(${id} AS ${simple})`, type: simple };
+  // text, jsonb (its text, numbers in it untouched) and anything else: the text Postgres gave.
+  return { ...base, cast: id, type: 'VARCHAR' };
+}
+
+export { quoteIdent };

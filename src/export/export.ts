@@ -1,0 +1,194 @@
+// `tesync export`: the warehouse out as Parquet (contract: "Out of Postgres: Parquet";
+// docs/warehouse.md "Export"). Daily archives by day, each day written once and again only
+// when its rows changed; the versioned tables as known at one instant (now, or `--as-of`);
+// history tables on request; `_manifest.json` beside them. Everything read from one snapshot,
+// after the write barrier: every write known before the export's instant is in it.
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import type postgres from 'postgres';
+import type { Logger } from '../lib/logger.ts';
+import { DAILY_ARCHIVES, VERSIONED } from '../schema/warehouse/history.ts';
+import type { Warehouse } from '../store/connection.ts';
+import { readJournal } from '../store/migration-state.ts';
+import type { ExportColumn } from './columns.ts';
+import { planDays } from './day-changes.ts';
+import { FORMAT, manifestColumns, readManifest, sha256Of, writeManifest, type Manifest, type ManifestFile } from './manifest.ts';
+import { ParquetWriter } from './parquet.ts';
+import { archiveDays, copyCsv, describeRelation, exportColumns, exportSnapshot, snapshotHorizon } from './pg-read.ts';
+import { planTables, type TablePlan } from './tables.ts';
+
+export interface ExportRequest {
+  /** The export directory (created when missing). */
+  to: string;
+  /** An instant: the versioned tables as known then, instead of now. */
+  asOf?: string;
+  /** `schema.table` names: daily archives, versioned tables, `_history` tables. */
+  tables?: readonly string[];
+  /** The first day of the daily archives to write (YYYY-MM-DD). */
+  since?: string;
+}
+
+export interface ExportedTable {
+  table: string;
+  asOf: string | null;
+  /** Files written now. */
+  files: number;
+  rows: number;
+  /** Archive days removed (the archive holds none of their rows any more), and left as written. */
+  removed: number;
+  unchanged: number;
+}
+
+export interface ExportSummary {
+  dir: string;
+  knownAt: string;
+  tables: ExportedTable[];
+}
+
+/** A bad request (an unknown table, an instant after now): the command's exit code 2. */
+export class ExportRequestError extends Error {
+  override readonly name = 'ExportRequestError';
+}
+
+const nameOf = (t: PgTable) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`;
+const ISO = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req: ExportRequest): Promise<ExportSummary> {
+  const dir = path.resolve(req.to);
+  await mkdir(dir, { recursive: true });
+  const session = warehouse.session({ name: 'tesync export' });
+  const staging = path.join(dir, `.tesync-staging-${process.pid}-${Date.now()}`);
+  let writer: ParquetWriter | undefined;
+  try {
+    // One export into a directory at a time, whichever machine runs it.
+    await session`select pg_advisory_lock(hashtextextended(${`tesync export ${dir}`}, 0))`;
+    const [db] = await session<{ id: string }[]>`select current_database() || '/' || (select oid from pg_database where datname = current_database())::text as id`;
+    // Every write known before this instant has committed once the barrier is passed.
+    const [k] = await session.begin(async (tx) => tx<{ at: string; iso: string }[]>`select at::text, to_char(at at time zone 'UTC', ${ISO}) as iso from (select "sync"."pass_write_barrier"() as at) b`);
+    const knownAt = k!.iso;
+    const asOf = req.asOf === undefined ? null : await instant(session, req.asOf, k!.at);
+    const plans = planTables(
+      { archives: DAILY_ARCHIVES.map((a) => nameOf(a.archive)), versioned: VERSIONED.map(nameOf) },
+      { tables: req.tables ?? null, asOf: asOf?.iso ?? null, knownAt },
+    );
+    if ('error' in plans) throw new ExportRequestError(plans.error);
+    const previous = await readManifest(dir, db!.id);
+    const manifest: Manifest = previous ?? { format: FORMAT, tesync: VERSION, schema: '', database: db!.id, knownAt, files: [], tables: {} };
+    Object.assign(manifest, { tesync: VERSION, schema: readJournal().at(-1)?.tag ?? '', knownAt });
+    await mkdir(staging, { recursive: true });
+    writer = await ParquetWriter.open();
+    const out: ExportedTable[] = [];
+    await session.begin('isolation level repeatable read read only', async (tx) => {
+      const snapshot = await exportSnapshot(tx);
+      const reads: Reads = { tx, copy: (columns, from, where, file) => copyCsv(() => warehouse.session({ name: 'tesync export copy' }), snapshot, columns, from, where, file) };
+      for (const plan of plans) {
+        const done = plan.kind === 'archive' ? await exportArchive(reads, writer!, dir, staging, manifest, plan.table, req.since ?? null, knownAt) : await exportWhole(reads, writer!, dir, staging, manifest, plan, knownAt);
+        logger.info({ ...done }, 'exported');
+        out.push(done);
+      }
+    });
+    manifest.files.sort((a, b) => a.path.localeCompare(b.path));
+    await writeManifest(dir, manifest);
+    return { dir, knownAt, tables: out };
+  } finally {
+    writer?.close();
+    await rm(staging, { recursive: true, force: true });
+    await session.end({ timeout: 5 });
+  }
+}
+
+/** `at` as the server reads it, refused when it is not an instant or lies after the export's. */
+async function instant(session: postgres.Sql, at: string, knownAt: string): Promise<{ iso: string }> {
+  try {
+    const [r] = await session<{ iso: string; after: boolean }[]>`select to_char(${at}::timestamptz at time zone 'UTC', ${ISO}) as iso, ${at}::timestamptz > ${knownAt}::timestamptz as after`;
+    if (r!.after) throw new ExportRequestError(`--as-of ${at} is after the warehouse's now (${knownAt}): what is known then is not known yet`);
+    return { iso: r!.iso };
+  } catch (err) {
+    if (err instanceof ExportRequestError) throw err;
+    throw new ExportRequestError(`--as-of ${JSON.stringify(at)} is not an instant Postgres reads (e.g. 2026-11-28T12:00:00Z)`);
+  }
+}
+
+/** A daily archive: the days new or changed since the last export, each day's partition replaced whole. */
+/** The export's snapshot: its queries, and its COPYs on connections of their own. */
+interface Reads {
+  tx: postgres.TransactionSql;
+  copy(columns: readonly ExportColumn[], from: string, where: string | null, file: string): Promise<void>;
+}
+
+async function exportArchive({ tx, copy }: Reads, writer: ParquetWriter, dir: string, staging: string, m: Manifest, table: string, since: string | null, knownAt: string): Promise<ExportedTable> {
+  const { columns: source, comment } = await describeRelation(tx, table);
+  const before = m.tables[table];
+  const exported = new Map(m.files.filter((f) => f.table === table && f.partition !== null).map((f) => [f.partition!, 0]));
+  for (const f of m.files) if (f.table === table && f.partition !== null) exported.set(f.partition, exported.get(f.partition)! + f.rows);
+  const days = await archiveDays(tx, table, before?.horizon ?? null);
+  let plan = planDays(days, exported, since, !before?.horizon);
+  let columns = plan.write.length > 0 ? await exportColumns(tx, `(select * from ${table} where snapshot_date = any('{${plan.write.join(',')}}'::date[])) x`, source) : [];
+  // Every day of an archive shares one schema: when the days written now would not (a decimal
+  // of another scale), the types come from the whole archive, and if those changed too, every
+  // day is written again.
+  if (before && columns.some((c) => before.columns[c.name]?.type !== c.type)) {
+    columns = await exportColumns(tx, table, source);
+    if (columns.some((c) => before.columns[c.name]?.type !== c.type)) plan = planDays(days, exported, since, true);
+  }
+  const hive = 'snapshot_date';
+  if (plan.write.length > 0) {
+    const csv = path.join(staging, `${table}.csv`);
+    await copy(columns, table, `snapshot_date = any('{${plan.write.join(',')}}'::date[])`, csv);
+    await writer.write(csv, columns, { path: path.join(staging, table), partitionBy: hive, metadata: metadata(table, comment, columns, knownAt) });
+  }
+  const touched = new Set([...plan.write, ...plan.remove]);
+  m.files = m.files.filter((f) => !(f.table === table && f.partition !== null && touched.has(f.partition)));
+  let rows = 0;
+  let files = 0;
+  for (const day of plan.write) {
+    const rel = `${table}/${hive}=${day}`;
+    await rm(path.join(dir, rel), { recursive: true, force: true });
+    await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+    await rename(path.join(staging, rel), path.join(dir, rel));
+    const names = (await readdir(path.join(dir, rel))).filter((n) => n.endsWith('.parquet')).sort();
+    // One file a day (DuckDB writes a day's rows into one file at these sizes); its rows are the day's.
+    const dayRows = days.find((d) => d.day === day)?.rows ?? 0;
+    for (const [i, n] of names.entries()) {
+      m.files.push({ path: `${rel}/${n}`, table, partition: day, asOf: null, rows: i === 0 ? dayRows : 0, sha256: await sha256Of(path.join(dir, rel, n)) });
+      files++;
+    }
+    rows += dayRows;
+  }
+  for (const day of plan.remove) await rm(path.join(dir, `${table}/${hive}=${day}`), { recursive: true, force: true });
+  m.tables[table] = { columns: plan.write.length > 0 ? manifestColumns(columns) : (before?.columns ?? {}), horizon: await snapshotHorizon(tx) };
+  const inPlace = days.filter((d) => since === null || d.day >= since).length - plan.write.length;
+  return { table, asOf: null, files, rows, removed: plan.remove.length, unchanged: inPlace };
+}
+
+/** A table written whole: a versioned table as known at an instant, or a history table. */
+async function exportWhole({ tx, copy }: Reads, writer: ParquetWriter, dir: string, staging: string, m: Manifest, plan: Exclude<TablePlan, { kind: 'archive' }>, knownAt: string): Promise<ExportedTable> {
+  const { columns: source, comment } = await describeRelation(tx, plan.kind === 'history' ? plan.table : plan.base);
+  const from = plan.kind === 'history' ? plan.table : `${plan.base}_as_of('${plan.at}'::timestamptz) x`;
+  const columns = await exportColumns(tx, from, source);
+  const csv = path.join(staging, `${plan.rel.replaceAll('/', '_')}.csv`);
+  await copy(columns, from, null, csv);
+  const staged = path.join(staging, plan.rel, 'data_0.parquet');
+  await mkdir(path.dirname(staged), { recursive: true });
+  const rows = await writer.write(csv, columns, { path: staged, metadata: metadata(plan.table, comment, columns, plan.asOf ?? knownAt) });
+  await rm(path.join(dir, plan.rel), { recursive: true, force: true });
+  await mkdir(path.dirname(path.join(dir, plan.rel)), { recursive: true });
+  await rename(path.join(staging, plan.rel), path.join(dir, plan.rel));
+  const file = path.join(dir, plan.rel, 'data_0.parquet');
+  const sha256 = await sha256Of(file);
+  m.files = m.files.filter((f) => !(f.table === plan.table && f.partition === null && f.asOf === plan.asOf));
+  m.files.push({ path: `${plan.rel}/data_0.parquet`, table: plan.table, partition: null, asOf: plan.asOf, rows, sha256 });
+  m.tables[plan.table] = { columns: manifestColumns(columns) };
+  return { table: plan.table, asOf: plan.asOf, files: 1, rows, removed: 0, unchanged: 0 };
+}
+
+/** Pure: the key-value metadata of a table's files: what it is, when it was known, and its columns' descriptions. */
+function metadata(table: string, comment: string | null, columns: readonly ExportColumn[], knownAt: string): Record<string, string> {
+  const out: Record<string, string> = { 'tesync.table': table, 'tesync.version': VERSION, 'tesync.known_at': knownAt };
+  if (comment) out['tesync.comment'] = comment;
+  for (const c of columns) if (c.comment) out[`tesync.column.${c.name}`] = c.comment;
+  return out;
+}

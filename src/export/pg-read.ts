@@ -1,0 +1,99 @@
+// The export's reads, on a connection of its own inside one repeatable-read transaction, so
+// that every table comes from one snapshot. Rows leave Postgres as CSV text (COPY), the form
+// nothing in between can round: decimals, times and JSON as Postgres prints them.
+import { closeSync, openSync, writeSync } from 'node:fs';
+import type postgres from 'postgres';
+import { exportColumn, quoteIdent, type ExportColumn, type NumericStats, type SourceColumn } from './columns.ts';
+import type { DayNow } from './day-changes.ts';
+
+type Tx = postgres.TransactionSql | postgres.Sql;
+
+/** A relation's columns, in their stored order, with their comments. */
+export async function describeRelation(tx: Tx, qualified: string): Promise<{ columns: SourceColumn[]; comment: string | null }> {
+  const columns = await tx<SourceColumn[]>`
+    select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, col_description(a.attrelid, a.attnum) as comment
+      from pg_attribute a where a.attrelid = ${qualified}::regclass and a.attnum > 0 and not a.attisdropped order by a.attnum`;
+  const [t] = await tx<{ comment: string | null }[]>`select obj_description(${qualified}::regclass, 'pg_class') as comment`;
+  return { columns: [...columns], comment: t?.comment ?? null };
+}
+
+/** Each column's way out, the numeric ones judged on what `from` holds (one aggregate). */
+export async function exportColumns(tx: Tx, from: string, columns: readonly SourceColumn[]): Promise<ExportColumn[]> {
+  const numeric = columns.filter((c) => c.type === 'numeric' || c.type.startsWith('numeric('));
+  const stats = new Map<string, NumericStats>();
+  if (numeric.length > 0) {
+    const parts = numeric.flatMap((c, i) => {
+      const id = quoteIdent(c.name);
+      const finite = `${id} not in ('NaN', 'Infinity', '-Infinity')`;
+      return [
+        `max(scale(${id})) filter (where ${finite}) as s${i}`,
+        `max(case when abs(${id}) < 1 then 0 else length(trunc(abs(${id}))::text) end) filter (where ${finite}) as d${i}`,
+        `count(*) filter (where ${id} in ('NaN', 'Infinity', '-Infinity')) as x${i}`,
+      ];
+    });
+    const [row] = await tx.unsafe<Record<string, string | null>[]>(`select ${parts.join(', ')} from ${from}`);
+    numeric.forEach((c, i) => {
+      const n = (k: string) => (row?.[k] === null || row?.[k] === undefined ? null : Number(row[k]));
+      stats.set(c.name, { maxScale: n(`s${i}`), maxIntegerDigits: n(`d${i}`), special: n(`x${i}`) ?? 0 });
+    });
+  }
+  return columns.map((c) => exportColumn(c, stats.get(c.name)));
+}
+
+/**
+ * The rows of `from` (a FROM clause) `where`, as CSV into `file`, read in the export's snapshot
+ * (`pg_export_snapshot`) on a connection of their own, closed after. postgres.js can leave a
+ * connection that streamed a COPY unable to read its next answer (a stream ended while its
+ * socket was paused: porsager/postgres #499, #917), so no other query follows a COPY on it.
+ */
+export async function copyCsv(open: () => postgres.Sql, snapshot: string, columns: readonly ExportColumn[], from: string, where: string | null, file: string): Promise<void> {
+  const select = `select ${columns.map((c) => c.read).join(', ')} from ${from}${where ? ` where ${where}` : ''}`;
+  const connection = open();
+  const fd = openSync(file, 'w');
+  try {
+    await connection.unsafe('begin isolation level repeatable read read only');
+    await connection.unsafe(`set transaction snapshot '${snapshot.replaceAll("'", "''")}'`);
+    const stream = await connection.unsafe(`copy (${select}) to stdout (format csv)`).readable();
+    let failed: unknown;
+    await new Promise<void>((resolve, reject) => {
+      stream.on('data', (chunk: Buffer) => {
+        try {
+          if (failed === undefined) writeSync(fd, chunk);
+        } catch (err) {
+          failed = err;
+        }
+      });
+      stream.on('end', () => (failed === undefined ? resolve() : reject(failed)));
+      stream.on('error', reject);
+    });
+  } finally {
+    closeSync(fd);
+    await connection.end({ timeout: 0 });
+  }
+}
+
+/** The snapshot the export reads in, for its COPY connections (`set transaction snapshot`). */
+export async function exportSnapshot(tx: Tx): Promise<string> {
+  const [r] = await tx<{ s: string }[]>`select pg_export_snapshot() as s`;
+  return r!.s;
+}
+
+/**
+ * A daily archive's days: rows, and whether any row of the day was written by a transaction the
+ * export before could not see (its snapshot's xmin, `horizon`). A row's 32-bit xmin is placed
+ * among full transaction ids by its distance below this snapshot's xmax.
+ */
+export async function archiveDays(tx: Tx, archive: string, horizon: string | null): Promise<DayNow[]> {
+  const written = horizon === null ? 'true' : `bool_or((((s.n % 4294967296) - x.xmin::text::bigint + 4294967296) % 4294967296) <= s.n - ${BigInt(horizon).toString()})`;
+  const rows = await tx.unsafe<{ day: string; rows: string; written: boolean }[]>(
+    `with s as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as n)
+     select x.snapshot_date::text as day, count(*) as rows, ${written} as written from ${archive} x, s group by 1 order by 1`,
+  );
+  return rows.map((r) => ({ day: r.day, rows: Number(r.rows), written: r.written }));
+}
+
+/** This snapshot's xmin: the horizon the next export compares rows with. */
+export async function snapshotHorizon(tx: Tx): Promise<string> {
+  const [r] = await tx<{ h: string }[]>`select pg_snapshot_xmin(pg_current_snapshot())::text as h`;
+  return r!.h;
+}
