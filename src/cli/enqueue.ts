@@ -8,7 +8,9 @@ import { enqueueWalk } from '../runners/bullmq/enqueue.ts';
 import { queueBackendKind, type QueueBackend, type QueueBackendKind } from '../runners/bullmq/backend.ts';
 import { migrateQueueBackend, openQueueBackend } from '../runners/bullmq/open-backend.ts';
 import { pickedUp, watchRun, type RunView } from '../runners/bullmq/run-watch.ts';
-import { isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
+import { EXPORT_SCHEDULE, isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
+import type { ExportSummary } from '../export/export.ts';
+import { describe as describeExport } from './export.ts';
 import { emptyStats, type WalkStats } from '../engine/run-stats.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import type { RunStatus } from '../store/runs.ts';
@@ -26,7 +28,8 @@ import { configuredSources } from './sync-session.ts';
 const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json] [--force]
 
 Queues a walk now; running workers (tesync worker) do it, sharing the rate budget.
-  --schedule ID  the walk a schedule makes (${SCHEDULES.map((s) => s.id).join(', ')})
+  --schedule ID  the walk a schedule makes (${SCHEDULES.map((s) => s.id).join(', ')});
+                 export: no walk, the daily archives into the workers' TE_EXPORT_DIR
   --only G,...   only these resource groups (${groups().join(', ')})
   --source S     only this source (app or gateway)
   --token SLUG   only this token's resources (repeatable)
@@ -143,6 +146,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   const sources = values.source === undefined && configuredSources(config).length === 0 ? undefined : sourcesArg(config, values.source);
   if (values.schedule !== undefined && !isScheduleId(values.schedule)) throw new UsageError(`--schedule must be one of ${SCHEDULES.map((s) => s.id).join(', ')}`);
   if (values.schedule !== undefined && values.only) throw new UsageError('--schedule and --only do not go together');
+  if (values.schedule === EXPORT_SCHEDULE && (values.token?.length || values.full)) throw new UsageError('--schedule export walks nothing: --token and --full do not go with it');
   const only = onlyArg(values.only);
   const timeoutS = values.timeout === undefined ? 3600 : positiveNumberFlag('--timeout', values.timeout, 'seconds', '600');
   const onPostgres = queueBackendKind(config) === 'postgres';
@@ -202,8 +206,8 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
     const started = Date.now();
     const deadline = started + timeoutS * 1000;
     for (;;) {
-      const [run] = await warehouse.query<{ status: RunStatus; stats: (WalkStats & { requests: RequestSummary }) | null; started_at: string; finished_at: string | null }>(
-        sql`select status, stats, started_at::text, finished_at::text from sync.runs where id = ${runId}`,
+      const [run] = await warehouse.query<{ status: RunStatus; stats: (WalkStats & { requests: RequestSummary }) | null; started_at: string; finished_at: string | null; schedule: string | null; error: string | null }>(
+        sql`select status, stats, started_at::text, finished_at::text, options->>'schedule' as schedule, error from sync.runs where id = ${runId}`,
       );
       const view = run?.status === 'running' || !run ? await watch.read().catch(() => undefined) : undefined;
       const step = narrate({ elapsedMs: Date.now() - started, runStarted: run !== undefined, view });
@@ -221,6 +225,7 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
       if (run && run.status !== 'running') {
         progress?.stop();
         const durationMs = new Date(run.finished_at ?? Date.now()).getTime() - new Date(run.started_at).getTime();
+        if (run.schedule === EXPORT_SCHEDULE) return exportOutcome(runId, run.status, run.stats as unknown as ExportSummary | null, run.error, durationMs, json);
         // A run that failed before any job (no source) has no stats.
         const stats = run.stats?.requests ? run.stats : { ...emptyStats(), requests: { total: 0, byStatus: {}, rateLimited: 0, failedAttempts: 0 } };
         const outcome = { runId, status: run.status, stats, requests: stats.requests, durationMs };
@@ -238,4 +243,13 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
     progress?.stop();
     await watch.close();
   }
+}
+
+/** The end of an export run (the `export` schedule): what it wrote, or why it failed. */
+function exportOutcome(runId: string, status: RunStatus, summary: ExportSummary | null, error: string | null, durationMs: number, json: boolean): number {
+  const wrote = summary?.tables ? summary : null;
+  if (json) process.stdout.write(`${JSON.stringify({ runId, status, export: wrote, error, durationMs })}\n`);
+  else if (wrote) process.stdout.write(describeExport(wrote));
+  if (error !== null && !json) process.stderr.write(`tesync: run ${runId} ${status}: ${error}\n`);
+  return status === 'failed' ? 1 : 0;
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import type postgres from 'postgres';
 import type { Logger } from '../lib/logger.ts';
-import { DAILY_ARCHIVES, VERSIONED } from '../schema/warehouse/history.ts';
+import { DAILY_ARCHIVE_NAMES, VERSIONED } from '../schema/warehouse/history.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { readJournal } from '../store/migration-state.ts';
 import type { ExportColumn } from './columns.ts';
@@ -71,7 +71,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
     const knownAt = k!.iso;
     const asOf = req.asOf === undefined ? null : await instant(session, req.asOf, k!.at);
     const plans = planTables(
-      { archives: DAILY_ARCHIVES.map((a) => nameOf(a.archive)), versioned: VERSIONED.map(nameOf) },
+      { archives: DAILY_ARCHIVE_NAMES, versioned: VERSIONED.map(nameOf) },
       { tables: req.tables ?? null, asOf: asOf?.iso ?? null, knownAt },
     );
     if ('error' in plans) throw new ExportRequestError(plans.error);

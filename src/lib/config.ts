@@ -57,7 +57,7 @@ export interface Config {
     metricsPort: number;
   };
   /** Cron pattern per schedule id; null: switched off. */
-  schedules: Record<'catalog' | 'screener' | 'token-data' | 'bundles', string | null>;
+  schedules: Record<'catalog' | 'screener' | 'token-data' | 'bundles' | 'export', string | null>;
   scheduleTz: string;
   /** Every secret value, so the logger can scrub them wherever they appear. */
   secrets: string[];
@@ -116,6 +116,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       screener: v.TE_SCHEDULE_SCREENER,
       'token-data': v.TE_SCHEDULE_TOKEN_DATA,
       bundles: v.TE_SCHEDULE_BUNDLES,
+      export: v.TE_SCHEDULE_EXPORT,
     },
     scheduleTz: v.TE_SCHEDULE_TZ,
     secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.REDIS_URL)].filter(

@@ -116,7 +116,7 @@ export const VARIABLES = {
   TE_EXPORT_DIR: {
     schema: z.string().trim().min(1).optional(),
     description:
-      "Folder `tesync export` writes Parquet into when `--to` is not given.",
+      "Folder `tesync export` writes Parquet into when `--to` is not given; set, `tesync worker` exports the daily archives into it on its `export` schedule (`TE_SCHEDULE_EXPORT`).",
     example: '/var/lib/tesync/export',
   },
   REDIS_URL: {
@@ -272,6 +272,12 @@ export const VARIABLES = {
     description: 'Cron pattern of the research bundle walk (needs `TE_APP_API_KEY`).',
     default: '30 4 * * *',
     example: 'off',
+  },
+  TE_SCHEDULE_EXPORT: {
+    schema: schedule('15 0 * * *'),
+    description: 'Cron pattern of the export of the daily archives as Parquet into `TE_EXPORT_DIR` (the days new or changed since the last export); only with `TE_EXPORT_DIR` set.',
+    default: '15 0 * * *',
+    example: '15 1 * * *',
   },
   TE_SCHEDULE_TZ: {
     schema: timeZone.default('UTC'),

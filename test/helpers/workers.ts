@@ -85,6 +85,7 @@ export const SCHEDULES_OFF = {
   TE_SCHEDULE_SCREENER: 'off',
   TE_SCHEDULE_TOKEN_DATA: 'off',
   TE_SCHEDULE_BUNDLES: 'off',
+  TE_SCHEDULE_EXPORT: 'off',
 } as const;
 
 export interface WorkerRun {

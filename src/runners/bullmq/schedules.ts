@@ -1,9 +1,10 @@
 // The job schedulers: one per resource group family, each a cron pattern from the
 // environment (TE_SCHEDULE_*). A scheduled walk reads the planners (catalog, token lists)
-// and then only the groups its schedule covers.
+// and then only the groups its schedule covers. One more, `export`, walks nothing: it writes
+// the daily archives out as Parquet into TE_EXPORT_DIR (export-job.ts), and only when that is set.
 import type { Config } from '../../lib/config.ts';
 
-export type ScheduleId = 'catalog' | 'screener' | 'token-data' | 'bundles';
+export type ScheduleId = 'catalog' | 'screener' | 'token-data' | 'bundles' | 'export';
 
 export interface ScheduleSpec {
   id: ScheduleId;
@@ -17,7 +18,12 @@ export const SCHEDULES: readonly ScheduleSpec[] = [
   { id: 'bundles', groups: ['bundle'] },
   // Snapshots, history, chart catalogs and data, gateway pages, and any group added later.
   { id: 'token-data', groups: 'rest' },
+  // No walk, no upstream request: the daily archives into TE_EXPORT_DIR.
+  { id: 'export', groups: [] },
 ];
+
+/** The schedule whose job exports the daily archives instead of walking (export-job.ts). */
+export const EXPORT_SCHEDULE = 'export' satisfies ScheduleId;
 
 export function isScheduleId(id: string): id is ScheduleId {
   return SCHEDULES.some((s) => s.id === id);
@@ -38,6 +44,7 @@ export interface PlannedScheduler {
   tz: string;
 }
 
-export function plannedSchedulers(config: Pick<Config, 'schedules' | 'scheduleTz'>): PlannedScheduler[] {
-  return SCHEDULES.map((s) => ({ id: s.id, pattern: config.schedules[s.id], tz: config.scheduleTz }));
+/** Pure: each schedule's pattern; the export's only where it has somewhere to write (TE_EXPORT_DIR). */
+export function plannedSchedulers(config: Pick<Config, 'schedules' | 'scheduleTz' | 'exportDir'>): PlannedScheduler[] {
+  return SCHEDULES.map((s) => ({ id: s.id, pattern: s.id === EXPORT_SCHEDULE && !config.exportDir ? null : config.schedules[s.id], tz: config.scheduleTz }));
 }

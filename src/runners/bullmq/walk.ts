@@ -13,7 +13,8 @@ import { finishJobData, walkJobData } from './job-data.ts';
 import { enqueueRequests, type RunScope } from './plan.ts';
 import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
 import { describeKeyRefusal } from '../../store/request-summary.ts';
-import { isScheduleId, scheduleGroups } from './schedules.ts';
+import { EXPORT_SCHEDULE, isScheduleId, scheduleGroups } from './schedules.ts';
+import { processExport } from './export-job.ts';
 
 /**
  * Run keys stay this long after the run is recorded: a short grace for readers that looked
@@ -32,6 +33,8 @@ export async function processWalk(deps: RunnerDeps, job: Job): Promise<{ runId: 
 async function walk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued: number }> {
   const data = walkJobData.parse(job.data);
   const runId = data.runId ?? runIdFor(`${deps.prefix}:${WALK_QUEUE}`, job.id!);
+  // The export schedule walks nothing: its job exports the daily archives (export-job.ts).
+  if (data.schedule === EXPORT_SCHEDULE) return processExport(deps, job, runId, data.trigger);
   const logger = deps.logger.child({ runId, schedule: data.schedule });
   let groups = data.groups ?? null;
   if (data.schedule !== undefined) {

@@ -42,5 +42,8 @@ function qualifiedName(t: PgTable): string {
   return `${c.schema ?? 'public'}.${c.name}`;
 }
 
+/** The daily archives' `schema.table` names (what `tesync export --tables` takes). */
+export const DAILY_ARCHIVE_NAMES: readonly string[] = DAILY_ARCHIVES.map((a) => qualifiedName(a.archive));
+
 /** The tables whose versions are kept: every table of `app` and `gateway` but the daily archives. */
 export const VERSIONED: readonly PgTable[] = versionedTables(app, gateway);

@@ -25,7 +25,11 @@ describe('schedules', () => {
       { id: 'screener', pattern: '5 * * * *', tz: 'UTC' },
       { id: 'bundles', pattern: '30 4 * * *', tz: 'UTC' },
       { id: 'token-data', pattern: '30 2 * * *', tz: 'UTC' },
+      // Nowhere to write without TE_EXPORT_DIR: not registered.
+      { id: 'export', pattern: null, tz: 'UTC' },
     ]);
+    expect(plannedSchedulers(loadConfig({ TE_EXPORT_DIR: '/tmp/x' })).find((s) => s.id === 'export')).toEqual({ id: 'export', pattern: '15 0 * * *', tz: 'UTC' });
+    expect(plannedSchedulers(loadConfig({ TE_EXPORT_DIR: '/tmp/x', TE_SCHEDULE_EXPORT: 'off' })).find((s) => s.id === 'export')?.pattern).toBeNull();
     const c = loadConfig({ TE_SCHEDULE_SCREENER: '*/15  *  * * *', TE_SCHEDULE_BUNDLES: 'off', TE_SCHEDULE_TZ: 'Europe/Berlin' });
     expect(c.schedules).toMatchObject({ screener: '*/15 * * * *', bundles: null });
     expect(plannedSchedulers(c).find((s) => s.id === 'screener')).toEqual({ id: 'screener', pattern: '*/15 * * * *', tz: 'Europe/Berlin' });
