@@ -181,6 +181,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     async function send(target: URL, targetPath: string, attemptNumber: number, how: Sending) {
       const { waitedMs } = await budget.acquire(how.bucket, { maxWaitMs: Math.max(0, maxRateWaitMs - rateWaitedMs), signal: req.signal });
       rateWaitedMs += waitedMs;
+      req.signal?.throwIfAborted(); // stopped while it waited its turn: never sent, never a request
       const startedAt = now();
       // The budget's observation of this response, made once its headers are in (undefined: none yet).
       let told: Promise<void> | undefined;
