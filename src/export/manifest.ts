@@ -34,7 +34,7 @@ export interface ManifestColumn {
 
 export interface ManifestTable {
   columns: Record<string, ManifestColumn>;
-  /** Daily archives: the oldest transaction the export that last read it could not see (`pg_snapshot_xmin`). */
+  /** Daily archives: the snapshot the export that last read it read in (`pg_current_snapshot()`). */
   horizon?: string;
 }
 

@@ -79,12 +79,15 @@ export async function exportSnapshot(tx: Tx): Promise<string> {
 }
 
 /**
- * A daily archive's days: rows, and whether any row of the day was written by a transaction the
- * export before could not see (its snapshot's xmin, `horizon`). A row's 32-bit xmin is placed
- * among full transaction ids by its distance below this snapshot's xmax.
+ * A daily archive's days: rows, and whether any row of the day was written by a transaction
+ * the export before could not see (`since`, its snapshot: `pg_current_snapshot()`'s text). A
+ * row's 32-bit xmin is placed among full transaction ids by its distance below this
+ * snapshot's xmax, and asked whether that snapshot saw it.
  */
-export async function archiveDays(tx: Tx, archive: string, horizon: string | null): Promise<DayNow[]> {
-  const written = horizon === null ? 'true' : `bool_or((((s.n % 4294967296) - x.xmin::text::bigint + 4294967296) % 4294967296) <= s.n - ${BigInt(horizon).toString()})`;
+export async function archiveDays(tx: Tx, archive: string, since: string | null): Promise<DayNow[]> {
+  const snapshot = since !== null && /^\d+:\d+:[\d,]*$/.test(since) ? since : null;
+  const full = `(s.n - (((s.n % 4294967296) - x.xmin::text::bigint + 4294967296) % 4294967296))::text::xid8`;
+  const written = snapshot === null ? 'true' : `bool_or(not pg_visible_in_snapshot(${full}, '${snapshot}'::pg_snapshot))`;
   const rows = await tx.unsafe<{ day: string; rows: string; written: boolean }[]>(
     `with s as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as n)
      select x.snapshot_date::text as day, count(*) as rows, ${written} as written from ${archive} x, s group by 1 order by 1`,
@@ -92,8 +95,8 @@ export async function archiveDays(tx: Tx, archive: string, horizon: string | nul
   return rows.map((r) => ({ day: r.day, rows: Number(r.rows), written: r.written }));
 }
 
-/** This snapshot's xmin: the horizon the next export compares rows with. */
+/** This snapshot, which the next export asks each row's writer against. */
 export async function snapshotHorizon(tx: Tx): Promise<string> {
-  const [r] = await tx<{ h: string }[]>`select pg_snapshot_xmin(pg_current_snapshot())::text as h`;
+  const [r] = await tx<{ h: string }[]>`select pg_current_snapshot()::text as h`;
   return r!.h;
 }

@@ -169,8 +169,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
 
     const maxRateWaitMs = req.maxRateWaitMs ?? config.maxRateWaitMs;
     const secrets = [config.app?.apiKey, config.gateway?.apiKey];
-    let rateWaitedMs = 0;
-    let rateLimitHits = 0;
+    let [rateWaitedMs, rateLimitHits] = [0, 0];
     /** Responses whose stated wait the budget held the bucket for (429s and announced outages): bounded together. */
     let heldHits = 0;
     let spent = 0;
