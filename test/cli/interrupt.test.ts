@@ -18,7 +18,8 @@ import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';
 import { requireTmux, tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
-import { canaryKey, createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { canaryKey, createTestDatabase, createTestLogger, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 import { waitFor } from '../helpers/workers.ts';
 
@@ -130,18 +131,23 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
     expect(run!.finished_at!.getTime()).toBeLessThanOrEqual(exitSeenAt.getTime());
     expect(await requestsAfter(fx.databaseUrl, run!.id, run!.finished_at!), 'requests after the interrupt').toBe(0);
 
-    // The next sync goes on from there: the warehouse ends as an uninterrupted sync leaves one.
-    // Both at once and unlimited: the rate limit only made the walk last long enough to stop.
+    // The next sync goes on from there: the warehouse ends as an uninterrupted sync leaves one
+    // (the same sync in this process, into a warehouse of its own). Both at once and unlimited:
+    // the rate limit only made the walk last long enough to stop.
     fx.sim.setRateLimits(undefined);
-    try {
-      const [next, whole] = await Promise.all([runCli(['sync'], { ...env(), DATABASE_URL: fx.databaseUrl }), runCli(['sync'], { ...env(), DATABASE_URL: reference.databaseUrl })]);
-      expect(next.code, next.stderr).toBe(0);
-      expect(whole.code, whole.stderr).toBe(0);
-    } finally {
-      fx.sim.setRateLimits(rateLimits);
-    }
     const ref = await openWarehouse({ databaseUrl: reference.databaseUrl, dataDir: '', maxConnections: 2 });
     try {
+      try {
+        const { TE_CONCURRENCY, TE_REQUEST_TIMEOUT_MS } = env();
+        const [next, whole] = await Promise.all([
+          runCli(['sync'], { ...env(), DATABASE_URL: fx.databaseUrl }),
+          syncOnce(fx.sim, ref, createTestLogger([appKey, gwKey], 'warn').logger, { appKey, gatewayKey: gwKey, env: { TE_CONCURRENCY, TE_REQUEST_TIMEOUT_MS } }, ['app', 'gateway']),
+        ]);
+        expect(next.code, next.stderr).toBe(0);
+        expect(whole.status).toBe('succeeded');
+      } finally {
+        fx.sim.setRateLimits(rateLimits);
+      }
       expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(ref));
     } finally {
       await ref.close();

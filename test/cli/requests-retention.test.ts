@@ -1,6 +1,6 @@
 // TE_REQUESTS_RETENTION_DAYS as an operator meets it: `tesync sync` and a `tesync worker` run
-// (queued with `tesync enqueue --wait`) each end by removing the sync.requests rows older than
-// the setting, and only those, and log how many; a bad value stops start-up naming it.
+// (queued as `tesync enqueue --wait` queues it) each end by removing the sync.requests rows older
+// than the setting, and only those, and log how many; a bad value stops start-up naming it.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,8 @@ import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
-import { SCHEDULES_OFF, withWorkerRun } from '../helpers/workers.ts';
+import { queueWalk, runEnded } from '../helpers/queue-walk.ts';
+import { killAll, SCHEDULES_OFF, startWorker, deleteRedisKeys } from '../helpers/workers.ts';
 
 const DAY = 86_400_000;
 const gwKey = canaryKey('gw');
@@ -81,20 +82,22 @@ describe('requests retention in both runners', () => {
     expect(r.stderr).not.toContain('"table":"sync.requests"');
   }, patience(150_000));
 
-  it('a tesync worker run (enqueue --wait) removes them at its end too', async () => {
+  it('a tesync worker run removes them at its end too', async () => {
     await seed([100, 31]);
     const workerEnv = { ...env, REDIS_URL: await redisServerUrl(), TE_QUEUE_PREFIX: uniqueName('tesync_retention'), TE_METRICS_PORT: '0', ...SCHEDULES_OFF };
-    await withWorkerRun(
-      workerEnv,
-      'tokens',
-      async ({ worker, enqueue: r }) => {
-        expect(r.code, r.stderr).toBe(0);
-        expect(await seededAges()).toEqual([29, 2]);
-        const line = worker.lines().find((l) => l.table === 'sync.requests');
-        expect(line).toMatchObject({ level: 30, removed: 3, retentionDays: 30 });
-        expect(typeof line?.runId).toBe('string');
-      },
-      { removeKeys: true },
-    );
+    const worker = startWorker(workerEnv);
+    try {
+      await worker.ready;
+      // Queued and awaited as `tesync enqueue --wait --only tokens` does, from this process.
+      const walk = await runEnded(fx.databaseUrl, (await queueWalk(workerEnv, { groups: ['tokens'] })).runId, { nominalMs: 90_000 });
+      expect(walk.status, JSON.stringify(walk.stats.failures)).not.toBe('failed');
+      expect(await seededAges()).toEqual([29, 2]);
+      const line = worker.lines().find((l) => l.table === 'sync.requests');
+      expect(line).toMatchObject({ level: 30, removed: 3, retentionDays: 30 });
+      expect(typeof line?.runId).toBe('string');
+    } finally {
+      await killAll([worker]);
+      await deleteRedisKeys(workerEnv.REDIS_URL, workerEnv.TE_QUEUE_PREFIX);
+    }
   }, patience(150_000));
 });

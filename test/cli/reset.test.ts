@@ -22,7 +22,8 @@ import { patience } from '../helpers/patience.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
-import { deleteRedisKeys, withWorkerRun } from '../helpers/workers.ts';
+import { deleteRedisKeys, killAll, startWorker } from '../helpers/workers.ts';
+import { queueWalk, runEnded } from '../helpers/queue-walk.ts';
 
 describe('prefix keys (pure)', () => {
   it('matches only the prefix followed by a colon, with glob characters taken literally', () => {
@@ -349,9 +350,13 @@ describe('tesync reset', () => {
           TE_METRICS_PORT: '0',
           TE_REQUEST_TIMEOUT_MS: '5000',
         };
-        // What the worker leaves stays when it stops: reset is to remove it.
-        await withWorkerRun(env, 'tokens', async ({ enqueue: walk }) => {
-          expect(walk.code, walk.stderr).toBe(0);
+        // What the worker leaves stays when it stops: reset is to remove it. Its walk is queued
+        // and awaited as `tesync enqueue --wait --only tokens` does, from this process.
+        const worker = startWorker(env);
+        try {
+          await worker.ready;
+          const walk = await runEnded(fx.databaseUrl, (await queueWalk(env, { groups: ['tokens'] })).runId, { nominalMs: 90_000 });
+          expect(walk.status, JSON.stringify(walk.stats.failures)).not.toBe('failed');
           expect(await side.left(p)).toBeGreaterThan(5);
           // The worker removes and expires some of what it keeps as it goes: a marker tells
           // whether reset removed anything.
@@ -368,7 +373,9 @@ describe('tesync reset', () => {
           expect(named.length, refused.stderr).toBe(Math.min(10, Number(counted![1])));
           for (const name of named) expect(name.startsWith(`${p}:`) || name.includes(`:w:${p}@`) || name.endsWith(` ${p}`), name).toBe(true);
           expect(await side.marked(p)).toBe(true);
-        });
+        } finally {
+          await killAll([worker]);
+        }
         const dry = await runCli(['reset', '--queues', '--dry-run'], env);
         expect(dry.code, dry.stderr).toBe(0);
         const counted = side.dryCount(dry.stdout);

@@ -13,6 +13,7 @@ import { patience } from '../../helpers/patience.ts';
 import { backendEnv, loseQueueState, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+import { queueWalk } from '../../helpers/queue-walk.ts';
 
 describe('runFate', () => {
   it('jobs pending or a walk still to plan: the run goes on; work counted: only the finish is missing; nothing: lost', () => {
@@ -93,9 +94,8 @@ async function walkStoppedGracefully(s: Setup, running?: WorkerProcess): Promise
   await worker.ready;
   const seen = s.sim.requests.length;
   s.sim.script('/openapi-product.json', [{ status: 200, delayMs: HOLD_MS }]);
-  const queued = await runCli(['enqueue', '--json'], s.env);
-  expect(queued.code).toBe(0);
-  const { runId } = JSON.parse(queued.stdout) as { runId: string };
+  // Queued as `tesync enqueue` queues it, from this process: the case is about the workers.
+  const { runId } = await queueWalk(s.env);
   await waitFor('the contract request to be in flight', () => (s.sim.requests.slice(seen).some((r) => r.path.startsWith('/openapi-product.json') && r.status === 0) ? true : undefined), 30_000, 20);
   worker.child.kill('SIGTERM');
   expect((await worker.exited).code).toBe(0);

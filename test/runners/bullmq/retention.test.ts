@@ -13,9 +13,8 @@ import { COMPLETED_JOBS_KEPT, FAILED_JOBS_KEPT, FETCH_JOB_OPTIONS } from '../../
 import { FINISHED_RUN_KEYS_MS } from '../../../src/runners/bullmq/walk.ts';
 import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
 import { removeExpiredRuns } from '../../../src/store/run-ledger.ts';
-import { runCli } from '../../helpers/cli.ts';
+import { queueWalk, runEnded } from '../../helpers/queue-walk.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
-import { patience } from '../../helpers/patience.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName, withServerClockOffset } from '../../helpers/services.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
@@ -131,9 +130,8 @@ describe.each(QUEUE_BACKENDS)('retention and late duplicates, queues on %s', (ba
     const w = startWorker(env);
     workers.push(w);
     await w.ready;
-    const r = await runCli(['enqueue', '--source', 'app', '--wait', '--timeout', String(patience(40)), '--json'], env, { timeoutMs: 50_000 });
-    expect(r.code, r.stderr).toBe(0);
-    const outcome = JSON.parse(r.stdout) as { runId: string; status: string };
+    // Queued and awaited as `tesync enqueue --source app --wait` does, from this process.
+    const outcome = await runEnded(fx.databaseUrl, (await queueWalk(env, { sources: ['app'] })).runId, { nominalMs: 40_000 });
     expect(outcome.status).toBe('succeeded');
     runId = outcome.runId;
     ledger = backend === 'redis' ? redisLedger(place.redisUrl, place.prefix, runId) : postgresLedger(fx.warehouse, fx.databaseUrl, place.prefix, runId);

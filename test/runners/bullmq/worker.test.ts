@@ -1,10 +1,12 @@
 // `tesync worker` as it runs in production: three real processes on one queue backend (Redis,
 // or the warehouse's own Postgres: each case runs on both) and one Postgres warehouse, a
-// simulator, a walk queued with `tesync enqueue --wait`. Each scenario gets its own database,
-// queue prefix and simulator; the warehouse must come out equal to what the in-process runner
-// writes from the same data. The cases about the shared budget run against a tight one; the
-// cases that stop a worker hold one request of the walk unanswered, so that the worker sending
-// it is surely busy and cannot finish that job by waiting.
+// simulator, a walk queued for them. Each scenario gets its own database, queue prefix and
+// simulator; the warehouse must come out equal to what the in-process runner writes from the
+// same data. The cases about the shared budget run against a tight one; the cases that stop a
+// worker hold one request of the walk unanswered, so that the worker sending it is surely busy
+// and cannot finish that job by waiting. The first case queues its walk with `tesync enqueue
+// --wait`, a real process, as an operator does; the others queue theirs as that command does,
+// from this process (test/helpers/queue-walk.ts): what they look at is what the workers do.
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RecordedRequest, type SimOptions, type Simulator } from '../../../sim/index.ts';
@@ -16,6 +18,7 @@ import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqu
 import { syncOnce } from '../../helpers/sync.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
+import { queueWalk, runEnded, type RunEnd } from '../../helpers/queue-walk.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
 
 const appKey = canaryKey('app');
@@ -48,6 +51,8 @@ interface Scenario {
   workers: WorkerProcess[];
   /** `tesync enqueue --wait` processes: ended with the scenario if a failed case left one waiting. */
   walks: CliProcess[];
+  /** Aborted with the scenario: a walk awaited from this process stops waiting. */
+  over: AbortController;
 }
 
 interface WalkResult {
@@ -57,13 +62,8 @@ interface WalkResult {
   wallMs: number;
 }
 
-interface RunOutcome {
-  runId: string;
-  status: string;
-  durationMs: number;
-  stats: { planned: number; done: number; failed: number; rows: number; deduplicated: number };
-  requests: { total: number; byStatus: Record<string, number> };
-}
+/** The run as `tesync enqueue --wait --json` prints it. */
+type RunOutcome = RunEnd;
 
 let redisUrl: string;
 let reference: Awaited<ReturnType<typeof warehouseDigest>>;
@@ -86,6 +86,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const s of scenarios.splice(0)) {
+    s.over.abort();
     for (const w of s.walks) w.child.kill('SIGKILL');
     await Promise.all(s.walks.map((w) => w.exited));
     await killAll(s.workers);
@@ -106,6 +107,7 @@ async function scenario(backend: QueueBackendKind, sim: Partial<SimOptions> = {}
     env: {},
     workers: [],
     walks: [],
+    over: new AbortController(),
   };
   scenarios.push(s);
   s.env = {
@@ -135,17 +137,27 @@ async function scenario(backend: QueueBackendKind, sim: Partial<SimOptions> = {}
 }
 
 /**
- * Queues a walk with `tesync enqueue --wait` and returns at once, while the case does what it
- * does during the walk. The walk's failure (one of its checks here) reaches the case when the
- * case awaits it; a rejection is handled from the start, so that a case failing before it awaits
- * its walk leaves nothing unhandled for vitest to blame on another file.
+ * Queues a walk and returns at once, while the case does what it does during the walk. The
+ * walk's failure (one of its checks here) reaches the case when the case awaits it; a rejection
+ * is handled from the start, so that a case failing before it awaits its walk leaves nothing
+ * unhandled for vitest to blame on another file.
+ *
+ * `byCli`: queued and awaited by `tesync enqueue --wait --json`, a real process, which must exit
+ * 0 having printed the run's outcome and nothing on stderr. Otherwise queued as that command
+ * queues it and awaited as it awaits it (sync.runs), from this process.
  */
-function startWalk(s: Scenario): Promise<WalkResult> {
+function startWalk(s: Scenario, { byCli = false } = {}): Promise<WalkResult> {
   const queuedAt = Date.now();
+  const result = byCli ? walkByCli(s, queuedAt) : walkFromHere(s, queuedAt);
+  result.catch(() => {});
+  return result;
+}
+
+function walkByCli(s: Scenario, queuedAt: number): Promise<WalkResult> {
   // --timeout is in seconds: a hang guard, as long as the process's own.
   const walk = startCli(['enqueue', '--wait', '--timeout', String(patience(60)), '--json'], s.env, { timeoutMs: 70_000 });
   s.walks.push(walk);
-  const result = walk.exited.then((r) => {
+  return walk.exited.then((r) => {
     // It prints its outcome on stdout; any line on stderr is one this test does not expect.
     expect(
       r.stderr.split('\n').filter((l) => l.trim() !== ''),
@@ -154,8 +166,12 @@ function startWalk(s: Scenario): Promise<WalkResult> {
     expect(r.code, r.stdout).toBe(0);
     return { outcome: JSON.parse(r.stdout) as RunOutcome, queuedAt, wallMs: Date.now() - queuedAt };
   });
-  result.catch(() => {});
-  return result;
+}
+
+async function walkFromHere(s: Scenario, queuedAt: number): Promise<WalkResult> {
+  const { runId } = await queueWalk(s.env);
+  const outcome = await runEnded(s.tw.databaseUrl, runId, { nominalMs: 60_000, signal: s.over.signal });
+  return { outcome, queuedAt, wallMs: Date.now() - queuedAt };
 }
 
 /** The run is complete, the warehouse mirrors the simulator, and holds exactly what the in-process runner writes (no row twice). */
@@ -275,14 +291,14 @@ function metricSum(text: string, name: string, labels: Record<string, string> = 
 }
 
 describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
-  it('three workers complete a full walk within one shared budget; /healthz and /metrics tell the truth', async () => {
+  it('three workers complete a full walk within one shared budget; /healthz and /metrics tell the truth; then a token list refused (a NUL in a name): the workers plan its children from the stored list, the walk ends partial', async () => {
     const s = await scenario(backend);
     // A 429 with a 2 s Retry-After in the middle of the walk: every worker must hold off
     // the bucket, and jobs that would wait longer than 0.5 s go back to their queue.
     const slug = s.sim.data.appTokens().find((t) => t.coverage.charts)!.slug;
     s.sim.script(`/api/v1/tokens/${slug}/charts`, [{ status: 429, retryAfter: '2' }]);
 
-    const { outcome, queuedAt, wallMs } = await startWalk(s);
+    const { outcome, queuedAt, wallMs } = await startWalk(s, { byCli: true });
     await expectCompleteMirror(s, outcome);
 
     const tooMany = s.sim.requests.filter((r) => r.status === 429).length;
@@ -324,6 +340,10 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
         `(run ${(outcome.durationMs / 1000).toFixed(1)} s); 429s: ${tooMany} (1 scripted); requests inside a Retry-After window: ${inside.length} (margin ${Math.round(marginMs)} ms)`,
     );
 
+    // The next walk of the same workers, on the mirror this one left, with no limit: its token
+    // list refused.
+    await refusedListWalk(s);
+
     for (const w of s.workers) w.child.kill('SIGTERM');
     for (const w of s.workers) expect((await w.exited).code).toBe(0);
   });
@@ -350,9 +370,9 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     );
   });
 
-  it('a token list refused (a NUL in a name): the workers plan its children from the stored list, the walk ends partial', async () => {
-    const s = await scenario(backend, { rateLimits: UNLIMITED });
-    await expectCompleteMirror(s, (await startWalk(s)).outcome);
+  /** A walk after a complete one, whose token list is refused (a NUL in a name): the workers plan its children from the stored list, the walk ends partial. */
+  async function refusedListWalk(s: Scenario): Promise<void> {
+    s.sim.setRateLimits(UNLIMITED);
     s.sim.setHostile([{ place: 'tokenName', char: 'nul' }]);
     s.sim.resetRequests();
     const { outcome } = await startWalk(s);
@@ -367,7 +387,7 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     for (const path of snapshots) expect(s.sim.requests.some((r) => r.path === path && r.status === 200), path).toBe(true);
     await expectAppMirror(s.tw.warehouse, s.sim.data, { bundles: 'ok' });
     await expectGatewayMirror(s.tw.warehouse, s.sim.data);
-  });
+  }
 
   it('a worker killed with SIGKILL mid-walk: its jobs are taken over, nothing missing, nothing twice', async () => {
     // The screener's first request is held: the worker that sends it is surely busy when it dies.
