@@ -14,8 +14,9 @@ import type { Warehouse } from '../store/connection.ts';
 import { readJournal } from '../store/migration-state.ts';
 import type { ExportColumn } from './columns.ts';
 import { planDays } from './day-changes.ts';
-import { FORMAT, manifestColumns, readManifest, sha256Of, writeManifest, type Manifest, type ManifestFile } from './manifest.ts';
-import { ParquetWriter } from './parquet.ts';
+import { FORMAT, manifestColumns, readManifest, sha256Of, writeManifest, type Manifest } from './manifest.ts';
+import { Lanes, LANES, splitDays } from './lanes.ts';
+import type { ParquetWriter, WrittenFile } from './parquet.ts';
 import { archiveDays, copyCsv, describeRelation, exportColumns, exportSnapshot, snapshotHorizon } from './pg-read.ts';
 import { planTables, type TablePlan } from './tables.ts';
 
@@ -61,7 +62,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
   await mkdir(dir, { recursive: true });
   const session = warehouse.session({ name: 'tesync export' });
   const staging = path.join(dir, `.tesync-staging-${process.pid}-${Date.now()}`);
-  let writer: ParquetWriter | undefined;
+  let lanes: Lanes | undefined;
   try {
     // One export into a directory at a time, whichever machine runs it.
     await session`select pg_advisory_lock(hashtextextended(${`tesync export ${dir}`}, 0))`;
@@ -79,22 +80,25 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
     const manifest: Manifest = previous ?? { format: FORMAT, tesync: VERSION, schema: '', database: db!.id, knownAt, files: [], tables: {} };
     Object.assign(manifest, { tesync: VERSION, schema: readJournal().at(-1)?.tag ?? '', knownAt });
     await mkdir(staging, { recursive: true });
-    writer = await ParquetWriter.open();
-    const out: ExportedTable[] = [];
+    lanes = await Lanes.open();
+    let out: ExportedTable[] = [];
     await session.begin('isolation level repeatable read read only', async (tx) => {
       const snapshot = await exportSnapshot(tx);
-      const reads: Reads = { tx, copy: (columns, from, where, file) => copyCsv(() => warehouse.session({ name: 'tesync export copy' }), snapshot, columns, from, where, file) };
-      for (const plan of plans) {
-        const done = plan.kind === 'archive' ? await exportArchive(reads, writer!, dir, staging, manifest, plan.table, req.since ?? null, knownAt) : await exportWhole(reads, writer!, dir, staging, manifest, plan, knownAt);
-        logger.info({ ...done }, 'exported');
-        out.push(done);
-      }
+      const reads: Reads = { tx, lanes: lanes!, copy: (columns, from, where, file) => copyCsv(() => warehouse.session({ name: 'tesync export copy' }), snapshot, columns, from, where, file) };
+      // Tables side by side: while one waits on Postgres, another's rows are being written.
+      out = await Promise.all(
+        plans.map(async (plan) => {
+          const done = plan.kind === 'archive' ? await exportArchive(reads, dir, staging, manifest, plan.table, req.since ?? null, knownAt) : await exportWhole(reads, dir, staging, manifest, plan, knownAt);
+          logger.info({ ...done }, 'exported');
+          return done;
+        }),
+      );
     });
     manifest.files.sort((a, b) => a.path.localeCompare(b.path));
     await writeManifest(dir, manifest);
     return { dir, knownAt, tables: out };
   } finally {
-    writer?.close();
+    lanes?.close();
     await rm(staging, { recursive: true, force: true });
     await session.end({ timeout: 5 });
   }
@@ -112,21 +116,40 @@ async function instant(session: postgres.Sql, at: string, knownAt: string): Prom
   }
 }
 
-/** A daily archive: the days new or changed since the last export, each day's partition replaced whole. */
-/** The export's snapshot: its queries, and its COPYs on connections of their own. */
+/** The export's snapshot: its queries, its COPYs on connections of their own, and the writers. */
 interface Reads {
   tx: postgres.TransactionSql;
-  copy(columns: readonly ExportColumn[], from: string, where: string | null, file: string): Promise<void>;
+  lanes: Lanes;
+  copy(columns: readonly ExportColumn[], from: string, where: string | null, file: string): Promise<{ longestLine: number }>;
 }
 
-async function exportArchive({ tx, copy }: Reads, writer: ParquetWriter, dir: string, staging: string, m: Manifest, table: string, since: string | null, knownAt: string): Promise<ExportedTable> {
+/** A day's rows at least, each, before the days of an archive are split between the lanes. */
+const SPLIT_ROWS = 20_000;
+const HIVE = 'snapshot_date';
+
+/** Reads `from` into a CSV and writes it through a lane's writer; the CSV is removed after. */
+async function transfer({ lanes, copy }: Reads, csv: string, columns: readonly ExportColumn[], from: string, where: string | null, write: (writer: ParquetWriter, csv: string, longestLine: number) => Promise<WrittenFile[]>): Promise<WrittenFile[]> {
+  return lanes.run(async (writer) => {
+    try {
+      const { longestLine } = await copy(columns, from, where, csv);
+      return await write(writer, csv, longestLine);
+    } finally {
+      await rm(csv, { force: true });
+    }
+  });
+}
+
+/** A daily archive: the days new or changed since the last export, each day's partition replaced whole. */
+async function exportArchive(reads: Reads, dir: string, staging: string, m: Manifest, table: string, since: string | null, knownAt: string): Promise<ExportedTable> {
+  const { tx } = reads;
   const { columns: source, comment } = await describeRelation(tx, table);
   const before = m.tables[table];
-  const exported = new Map(m.files.filter((f) => f.table === table && f.partition !== null).map((f) => [f.partition!, 0]));
-  for (const f of m.files) if (f.table === table && f.partition !== null) exported.set(f.partition, exported.get(f.partition)! + f.rows);
+  const exported = new Map<string, number>();
+  for (const f of m.files) if (f.table === table && f.partition !== null) exported.set(f.partition, (exported.get(f.partition) ?? 0) + f.rows);
   const days = await archiveDays(tx, table, before?.horizon ?? null);
   let plan = planDays(days, exported, since, !before?.horizon);
-  let columns = plan.write.length > 0 ? await exportColumns(tx, `(select * from ${table} where snapshot_date = any('{${plan.write.join(',')}}'::date[])) x`, source) : [];
+  const dayList = (write: readonly string[]) => `'{${write.join(',')}}'::date[]`;
+  let columns = plan.write.length > 0 ? await exportColumns(tx, `(select * from ${table} where ${HIVE} = any(${dayList(plan.write)})) x`, source) : [];
   // Every day of an archive shares one schema: when the days written now would not (a decimal
   // of another scale), the types come from the whole archive, and if those changed too, every
   // day is written again.
@@ -134,55 +157,74 @@ async function exportArchive({ tx, copy }: Reads, writer: ParquetWriter, dir: st
     columns = await exportColumns(tx, table, source);
     if (columns.some((c) => before.columns[c.name]?.type !== c.type)) plan = planDays(days, exported, since, true);
   }
-  const hive = 'snapshot_date';
-  if (plan.write.length > 0) {
-    const csv = path.join(staging, `${table}.csv`);
-    await copy(columns, table, `snapshot_date = any('{${plan.write.join(',')}}'::date[])`, csv);
-    await writer.write(csv, columns, { path: path.join(staging, table), partitionBy: hive, metadata: metadata(table, comment, columns, knownAt) });
+  const rowsOf = new Map(days.map((d) => [d.day, d.rows]));
+  const parts = splitDays(plan.write.map((day) => ({ day, rows: rowsOf.get(day) ?? 0 })), LANES, SPLIT_ROWS);
+  const target = { path: path.join(staging, table), partitionBy: HIVE, metadata: metadata(table, comment, columns, knownAt) };
+  const written = (
+    await Promise.all(parts.map((part, i) => transfer(reads, path.join(staging, `${table}.${i}.csv`), columns, table, `${HIVE} = any(${dayList(part)})`, (w, csv, line) => w.write(csv, columns, line, target))))
+  ).flat();
+  const files = new Map<string, WrittenFile[]>(plan.write.map((day) => [day, []]));
+  for (const f of written) {
+    const day = f.path.split(/[\\/]/).find((p) => p.startsWith(`${HIVE}=`))?.slice(HIVE.length + 1);
+    if (!day || !files.has(day)) throw new Error(`export of ${table}: DuckDB wrote ${f.path}, a day not asked for`);
+    files.get(day)!.push(f);
   }
+  // The files came from the snapshot the days were counted in: a day whose files hold another
+  // count was not written whole, and nothing of this export is kept.
+  for (const [day, fs] of files) {
+    const n = fs.reduce((x, f) => x + f.rows, 0);
+    if (n !== rowsOf.get(day)) throw new Error(`export of ${table}: ${day} was written with ${n} rows, the archive holds ${rowsOf.get(day) ?? 0}`);
+  }
+
   const touched = new Set([...plan.write, ...plan.remove]);
-  m.files = m.files.filter((f) => !(f.table === table && f.partition !== null && touched.has(f.partition)));
-  let rows = 0;
-  let files = 0;
-  for (const day of plan.write) {
-    const rel = `${table}/${hive}=${day}`;
-    await rm(path.join(dir, rel), { recursive: true, force: true });
-    await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
-    await rename(path.join(staging, rel), path.join(dir, rel));
-    const names = (await readdir(path.join(dir, rel))).filter((n) => n.endsWith('.parquet')).sort();
-    // One file a day (DuckDB writes a day's rows into one file at these sizes); its rows are the day's.
-    const dayRows = days.find((d) => d.day === day)?.rows ?? 0;
-    for (const [i, n] of names.entries()) {
-      m.files.push({ path: `${rel}/${n}`, table, partition: day, asOf: null, rows: i === 0 ? dayRows : 0, sha256: await sha256Of(path.join(dir, rel, n)) });
-      files++;
+  const first = !m.files.some((f) => f.table === table && f.partition !== null);
+  if (first && plan.write.length > 0) {
+    // Nothing of this table was exported here before: its staged folder goes in whole, in one
+    // rename, and whatever an export of another database left under its name goes.
+    await rm(path.join(dir, table), { recursive: true, force: true });
+    await rename(path.join(staging, table), path.join(dir, table));
+  } else {
+    for (const day of plan.write) {
+      const rel = `${table}/${HIVE}=${day}`;
+      await rm(path.join(dir, rel), { recursive: true, force: true });
+      await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await rename(path.join(staging, rel), path.join(dir, rel));
     }
-    rows += dayRows;
   }
-  for (const day of plan.remove) await rm(path.join(dir, `${table}/${hive}=${day}`), { recursive: true, force: true });
+  for (const day of plan.remove) await rm(path.join(dir, `${table}/${HIVE}=${day}`), { recursive: true, force: true });
+  const entries = [...files].flatMap(([day, fs]) => fs.map((f) => ({ day, rel: `${table}/${HIVE}=${day}/${path.basename(f.path)}`, rows: f.rows })));
+  // Hashed before the manifest is touched: other tables' exports edit it meanwhile.
+  const listed = await inBatches(entries, async (e) => ({ path: e.rel, table, partition: e.day, asOf: null, rows: e.rows, sha256: await sha256Of(path.join(dir, e.rel)) }));
+  m.files = [...m.files.filter((f) => !(f.table === table && f.partition !== null && touched.has(f.partition))), ...listed];
   m.tables[table] = { columns: plan.write.length > 0 ? manifestColumns(columns) : (before?.columns ?? {}), horizon: await snapshotHorizon(tx) };
   const inPlace = days.filter((d) => since === null || d.day >= since).length - plan.write.length;
-  return { table, asOf: null, files, rows, removed: plan.remove.length, unchanged: inPlace };
+  return { table, asOf: null, files: entries.length, rows: written.reduce((n, f) => n + f.rows, 0), removed: plan.remove.length, unchanged: inPlace };
 }
 
 /** A table written whole: a versioned table as known at an instant, or a history table. */
-async function exportWhole({ tx, copy }: Reads, writer: ParquetWriter, dir: string, staging: string, m: Manifest, plan: Exclude<TablePlan, { kind: 'archive' }>, knownAt: string): Promise<ExportedTable> {
-  const { columns: source, comment } = await describeRelation(tx, plan.kind === 'history' ? plan.table : plan.base);
+async function exportWhole(reads: Reads, dir: string, staging: string, m: Manifest, plan: Exclude<TablePlan, { kind: 'archive' }>, knownAt: string): Promise<ExportedTable> {
+  const { columns: source, comment } = await describeRelation(reads.tx, plan.kind === 'history' ? plan.table : plan.base);
   const from = plan.kind === 'history' ? plan.table : `${plan.base}_as_of('${plan.at}'::timestamptz) x`;
-  const columns = await exportColumns(tx, from, source);
-  const csv = path.join(staging, `${plan.rel.replaceAll('/', '_')}.csv`);
-  await copy(columns, from, null, csv);
+  const columns = await exportColumns(reads.tx, from, source);
   const staged = path.join(staging, plan.rel, 'data_0.parquet');
   await mkdir(path.dirname(staged), { recursive: true });
-  const rows = await writer.write(csv, columns, { path: staged, metadata: metadata(plan.table, comment, columns, plan.asOf ?? knownAt) });
+  const target = { path: staged, metadata: metadata(plan.table, comment, columns, plan.asOf ?? knownAt) };
+  const written = await transfer(reads, path.join(staging, `${plan.rel.replaceAll('/', '_')}.csv`), columns, from, null, (w, csv, line) => w.write(csv, columns, line, target));
+  const rows = written.reduce((n, f) => n + f.rows, 0);
   await rm(path.join(dir, plan.rel), { recursive: true, force: true });
   await mkdir(path.dirname(path.join(dir, plan.rel)), { recursive: true });
   await rename(path.join(staging, plan.rel), path.join(dir, plan.rel));
-  const file = path.join(dir, plan.rel, 'data_0.parquet');
-  const sha256 = await sha256Of(file);
-  m.files = m.files.filter((f) => !(f.table === plan.table && f.partition === null && f.asOf === plan.asOf));
-  m.files.push({ path: `${plan.rel}/data_0.parquet`, table: plan.table, partition: null, asOf: plan.asOf, rows, sha256 });
+  const sha256 = await sha256Of(path.join(dir, plan.rel, 'data_0.parquet'));
+  m.files = [...m.files.filter((f) => !(f.table === plan.table && f.partition === null && f.asOf === plan.asOf)), { path: `${plan.rel}/data_0.parquet`, table: plan.table, partition: null, asOf: plan.asOf, rows, sha256 }];
   m.tables[plan.table] = { columns: manifestColumns(columns) };
   return { table: plan.table, asOf: plan.asOf, files: 1, rows, removed: 0, unchanged: 0 };
+}
+
+/** `each` over `items`, a few at a time (file reads: the thread pool has four). */
+async function inBatches<T, R>(items: readonly T[], each: (item: T) => Promise<R>, size = 8): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(each))));
+  return out;
 }
 
 /** Pure: the key-value metadata of a table's files: what it is, when it was known, and its columns' descriptions. */

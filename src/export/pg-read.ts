@@ -45,11 +45,13 @@ export async function exportColumns(tx: Tx, from: string, columns: readonly Sour
  * (`pg_export_snapshot`) on a connection of their own, closed after. postgres.js can leave a
  * connection that streamed a COPY unable to read its next answer (a stream ended while its
  * socket was paused: porsager/postgres #499, #917), so no other query follows a COPY on it.
+ * Returns the longest line written, in bytes (the reader's line limit: parquet.ts).
  */
-export async function copyCsv(open: () => postgres.Sql, snapshot: string, columns: readonly ExportColumn[], from: string, where: string | null, file: string): Promise<void> {
+export async function copyCsv(open: () => postgres.Sql, snapshot: string, columns: readonly ExportColumn[], from: string, where: string | null, file: string): Promise<{ longestLine: number }> {
   const select = `select ${columns.map((c) => c.read).join(', ')} from ${from}${where ? ` where ${where}` : ''}`;
   const connection = open();
   const fd = openSync(file, 'w');
+  const lines = new LineLength();
   try {
     await connection.unsafe('begin isolation level repeatable read read only');
     await connection.unsafe(`set transaction snapshot '${snapshot.replaceAll("'", "''")}'`);
@@ -58,7 +60,9 @@ export async function copyCsv(open: () => postgres.Sql, snapshot: string, column
     await new Promise<void>((resolve, reject) => {
       stream.on('data', (chunk: Buffer) => {
         try {
-          if (failed === undefined) writeSync(fd, chunk);
+          if (failed !== undefined) return;
+          writeSync(fd, chunk);
+          lines.add(chunk);
         } catch (err) {
           failed = err;
         }
@@ -69,6 +73,27 @@ export async function copyCsv(open: () => postgres.Sql, snapshot: string, column
   } finally {
     closeSync(fd);
     await connection.end({ timeout: 0 });
+  }
+  return { longestLine: lines.longest() };
+}
+
+/** The longest line of a stream of chunks, in bytes (a line that goes on into the next chunk counted whole). */
+export class LineLength {
+  private max = 0;
+  private open = 0;
+
+  add(chunk: Buffer): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      this.max = Math.max(this.max, this.open + nl - start);
+      this.open = 0;
+      start = nl + 1;
+    }
+    this.open += chunk.length - start;
+  }
+
+  longest(): number {
+    return Math.max(this.max, this.open);
   }
 }
 

@@ -158,6 +158,28 @@ describe('tesync export', () => {
     await sameRows(manifestOf(dir), 'app.screener_daily', 'app.screener_daily', parquetOf(dir, 'app.screener_daily'));
   }, patience(120_000));
 
+  it('values of megabytes, with line breaks and quotes, go out whole: one day is one file, its rows counted by DuckDB', async () => {
+    // One value with no line break, longer than DuckDB's default line (2 MiB); one whose lines
+    // are each shorter than that but whose row is not (the reader is asked again, for room).
+    const long = 'a'.repeat(3 * 1024 * 1024);
+    const broken = `${'b'.repeat(1536 * 1024)}\n"quoted, with ""quotes"""\r\n${'c'.repeat(1536 * 1024)}`;
+    const [{ day }] = (await w.query<{ day: string }>(sql`select max(snapshot_date)::text as day from app.screener_daily`)) as [{ day: string }];
+    const slugs = (await w.query<{ slug: string }>(sql.raw(`select token_slug as slug from app.screener_daily where snapshot_date = '${day}' order by 1 limit 2`))).map((r) => r.slug);
+    const d = newDir();
+    await w.query(sql`update app.screener_daily set display_name = ${broken} where snapshot_date = ${day}::date and token_slug = ${slugs[1]!}`);
+    await exportWarehouse(w, log.logger, { to: d, tables: ['app.screener_daily'] });
+    await w.query(sql`update app.screener_daily set display_name = ${long} where snapshot_date = ${day}::date and token_slug = ${slugs[0]!}`);
+    expect((await exportWarehouse(w, log.logger, { to: d, tables: ['app.screener_daily'] })).tables[0]).toMatchObject({ files: 1 });
+    const m = manifestOf(d);
+    // One file a day, and the manifest's rows are each file's own.
+    const days = m.files.map((f) => f.partition);
+    expect(new Set(days).size).toBe(days.length);
+    await sameRows(m, 'app.screener_daily', 'app.screener_daily', parquetOf(d, 'app.screener_daily'));
+    const back = await duckRows(`select token_slug, md5(display_name) as h, length(display_name) as n from ${parquetOf(d, 'app.screener_daily')} where snapshot_date = '${day}' and token_slug in ('${slugs.join("','")}') order by 1`);
+    const pg = await w.query<{ token_slug: string; h: string; n: number }>(sql.raw(`select token_slug, md5(display_name) as h, length(display_name) as n from app.screener_daily where snapshot_date = '${day}' and token_slug in ('${slugs.join("','")}') order by 1`));
+    expect(back.map((r) => [r.token_slug, r.h, Number(r.n)])).toEqual(pg.map((r) => [r.token_slug, r.h, r.n]));
+  }, patience(120_000));
+
   it('--as-of T: every versioned table equals T_as_of(T) row for row', async () => {
     const asOfDir = newDir();
     const r = await exportWarehouse(w, log.logger, { to: asOfDir, asOf: between });
