@@ -9,6 +9,7 @@ import path from 'node:path';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import type postgres from 'postgres';
 import type { Logger } from '../lib/logger.ts';
+import { ARCHIVE_DAY_COLUMN } from '../schema/warehouse/columns.ts';
 import { DAILY_ARCHIVE_NAMES, VERSIONED } from '../schema/warehouse/history.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { readJournal } from '../store/migration-state.ts';
@@ -125,7 +126,7 @@ interface Reads {
 
 /** A day's rows at least, each, before the days of an archive are split between the lanes. */
 const SPLIT_ROWS = 20_000;
-const HIVE = 'snapshot_date';
+const HIVE = ARCHIVE_DAY_COLUMN;
 
 /** Reads `from` into a CSV and writes it through a lane's writer; the CSV is removed after. */
 async function transfer({ lanes, copy }: Reads, csv: string, columns: readonly ExportColumn[], from: string, where: string | null, write: (writer: ParquetWriter, csv: string, longestLine: number) => Promise<WrittenFile[]>): Promise<WrittenFile[]> {

@@ -104,18 +104,17 @@ export async function exportSnapshot(tx: Tx): Promise<string> {
 }
 
 /**
- * A daily archive's days: rows, and whether any row of the day was written by a transaction
- * the export before could not see (`since`, its snapshot: `pg_current_snapshot()`'s text). A
- * row's 32-bit xmin is placed among full transaction ids by its distance below this
- * snapshot's xmax, and asked whether that snapshot saw it.
+ * A daily archive's days: rows, and whether a row of the day was written or removed by a
+ * transaction the export before could not see (`since`, its snapshot: `pg_current_snapshot()`'s
+ * text), as `sync.archive_days` keeps them (the archive's triggers, src/store/sql/
+ * daily-archive.sql): the days, not the archive's rows, are read.
  */
 export async function archiveDays(tx: Tx, archive: string, since: string | null): Promise<DayNow[]> {
   const snapshot = since !== null && /^\d+:\d+:[\d,]*$/.test(since) ? since : null;
-  const full = `(s.n - (((s.n % 4294967296) - x.xmin::text::bigint + 4294967296) % 4294967296))::text::xid8`;
-  const written = snapshot === null ? 'true' : `bool_or(not pg_visible_in_snapshot(${full}, '${snapshot}'::pg_snapshot))`;
   const rows = await tx.unsafe<{ day: string; rows: string; written: boolean }[]>(
-    `with s as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as n)
-     select x.snapshot_date::text as day, count(*) as rows, ${written} as written from ${archive} x, s group by 1 order by 1`,
+    `select day::text as day, rows::text as rows, ${snapshot === null ? 'true' : 'not pg_visible_in_snapshot(writer, $2::pg_snapshot)'} as written
+       from sync.archive_days where archive = $1 and rows > 0 order by day`,
+    snapshot === null ? [archive] : [archive, snapshot],
   );
   return rows.map((r) => ({ day: r.day, rows: Number(r.rows), written: r.written }));
 }

@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from 'postgres';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { VERSIONED } from '../schema/warehouse/history.ts';
+import { ARCHIVE_DAY_COLUMN } from '../schema/warehouse/columns.ts';
+import { DAILY_ARCHIVES, VERSIONED } from '../schema/warehouse/history.ts';
 
 export const SQL_FOLDER = fileURLToPath(new URL('./sql/', import.meta.url));
 
@@ -28,7 +29,7 @@ const qualifiedName = (t: PgTable) => {
 /** In order: the others read the as-of functions the history file makes. */
 export const SQL_FILES: readonly SqlFile[] = [
   { name: 'history.sql', perObject: () => VERSIONED.map((t) => ['sync.keep_history', ...qualifiedName(t)]) },
-  { name: 'daily-archive.sql' },
+  { name: 'daily-archive.sql', perObject: () => DAILY_ARCHIVES.map((a) => ['sync.track_archive_days', ...qualifiedName(a.archive), ARCHIVE_DAY_COLUMN]) },
   { name: 'analytics.sql' },
 ];
 

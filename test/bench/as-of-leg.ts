@@ -11,6 +11,7 @@ import { fillDailyArchives } from '../../src/store/daily-archive.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { quoteIdentifier as q } from '../../src/store/quote.ts';
 import { deepen, type DepthFigures } from './depth.ts';
+import { runExportLeg, type ExportLegResult } from './export-leg.ts';
 import { docExample, withDecisions } from '../docs/doc-examples.ts';
 import { instants, QUICK_RUNS, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';
 
@@ -22,6 +23,8 @@ export interface AsOfLegOptions {
   runs: number;
   /** Runs of a read under 5 ms (default QUICK_RUNS). */
   quickRuns?: number;
+  /** The export leg, on the same warehouse once it is read. */
+  exportLeg?: boolean;
   log: (line: string) => void;
 }
 
@@ -36,6 +39,8 @@ export interface AsOfLegResult {
   fill: { fromEmptyMs: number; daysFromEmpty: number; gapDays: number; afterGapMs: number; unchangedMs: number };
   /** The GiST index of each history table (period, key): what the as-of reads search, and its size. */
   indexes: { table: string; bytes: number; tableBytes: number }[];
+  /** The daily archives as Parquet (export-leg.ts); null when not asked. */
+  export: ExportLegResult | null;
 }
 
 const GAP_DAYS = 60;
@@ -100,7 +105,8 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
       from pg_index i join pg_class x on x.oid = i.indexrelid join pg_class c on c.oid = i.indrelid join pg_namespace n on n.oid = c.relnamespace
       where x.relname = c.relname || '_no_overlap' order by 1`);
     const indexes = sizes.map((r) => ({ table: r.table, bytes: Number(r.bytes), tableBytes: Number(r.table_bytes) }));
-    return { depth: { ...depth, copies: o.copies, days: o.days }, instants: at, tables, backtests, atFromSubquery: { literalMs, lateralMs, subSelectMs }, fill, indexes };
+    const exported = o.exportLeg === false ? null : await runExportLeg({ databaseUrl: o.databaseUrl, warehouse: w, log: o.log });
+    return { depth: { ...depth, copies: o.copies, days: o.days }, instants: at, tables, backtests, atFromSubquery: { literalMs, lateralMs, subSelectMs }, fill, indexes, export: exported };
   } finally {
     await w.close();
     await db.end({ timeout: 5 });

@@ -36,6 +36,7 @@ import type { SimReply, SimRequest } from './sim-process.ts';
 import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';
 import { runWorkerLeg, type WorkerLegResult } from './worker-leg.ts';
 import { runAsOfLeg, type AsOfLegResult } from './as-of-leg.ts';
+import type { ExportLegResult } from './export-leg.ts';
 import type { TableReads } from './as-of-reads.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -478,7 +479,19 @@ function asOfTargets(a: AsOfLegResult): BenchResult['targets'] {
   const idx = a.indexes.reduce((x, i) => x + i.bytes, 0);
   const tbl = a.indexes.reduce((x, i) => x + i.tableBytes, 0);
   out.push({ name: 'GiST (period, key) indexes of the history tables (MB, of their tables)', value: `${mb(idx)} of ${mb(tbl)}`, target: '(shown)', met: null });
+  if (a.export) out.push(...exportTargets(a.export, a.depth.tokens.app));
   return out;
+}
+
+function exportTargets(e: ExportLegResult, tokens: number): BenchResult['targets'] {
+  const days = Math.max(...e.archives.map((x) => x.days));
+  const perMillion = (e.first.ms / 1000) * (1_000_000 / Math.max(1, e.first.rows));
+  return [
+    { name: `export of the daily archives, every day (${e.first.rows} rows, ${e.first.files} files): s per 1,000,000 rows`, value: perMillion.toFixed(2), target: '<= 3', met: perMillion <= 3 },
+    { name: `export of one new day at ${tokens} tokens x ${days} days (ms)`, value: e.newDay.ms.toFixed(0), target: '<= 1000', met: e.newDay.ms <= 1000 && e.newDay.rewritten === 0 },
+    { name: 'export with nothing new (ms)', value: e.unchangedMs.toFixed(0), target: '(shown)', met: null },
+    { name: 'export of every day / its floors (COPY out; Parquet written again from memory)', value: `${(e.first.ms / 1000).toFixed(2)} s / ${(e.floors.copyMs / 1000).toFixed(2)} s; ${(e.floors.parquetMs / 1000).toFixed(2)} s`, target: '(shown)', met: null },
+  ];
 }
 
 /** The as-of leg's table: per versioned table, plain against as of each instant. */
@@ -492,6 +505,12 @@ export function asOfLines(a: AsOfLegResult): string[] {
     `as-of: ${d.tokens.app} app and ${d.tokens.gateway} gateway tokens, ${d.days} days of versions (built in ${(d.buildMs / 1000).toFixed(0)} s); instants ${a.instants.map((i) => `${i.label} ${i.at.slice(0, 10)}`).join(', ')}; whole: every row fetched, count(*) above 200000 rows`,
     ...table([head, ...rows]),
     `as-of: fill of the daily archives from empty ${(a.fill.fromEmptyMs / 1000).toFixed(1)} s (${a.fill.daysFromEmpty} days)`,
+    ...(a.export
+      ? [
+          `export: ${a.export.archives.map((x) => `${x.table} ${x.rows} rows`).join(', ')}; every day ${(a.export.first.ms / 1000).toFixed(2)} s (${a.export.first.files} files, ${(a.export.first.bytes / 2 ** 20).toFixed(0)} MB), ` +
+            `nothing new ${a.export.unchangedMs.toFixed(0)} ms, one new day ${a.export.newDay.ms.toFixed(0)} ms; floors: COPY out ${(a.export.floors.copyMs / 1000).toFixed(2)} s, Parquet again ${(a.export.floors.parquetMs / 1000).toFixed(2)} s`,
+        ]
+      : []),
   ];
 }
 

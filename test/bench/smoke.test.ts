@@ -247,5 +247,23 @@ describe('npm run bench, tiny', () => {
       expect(names).toContain('daily fill after an unchanged run (ms)');
       expect(formatTable(result)).toContain('as of first year');
     });
+
+    it('exports the daily archives: every day, nothing new, then one new day alone', () => {
+      const e = result.asOf!.export!;
+      expect(e.archives.map((x) => x.table)).toEqual(['app.screener_daily', 'app.token_snapshots_daily', 'gateway.screener_daily']);
+      // Every row, one file a day.
+      expect(e.first.rows).toBe(e.archives.reduce((n, x) => n + x.rows, 0));
+      expect(e.first.files).toBe(e.archives.reduce((n, x) => n + x.days, 0));
+      expect(e.first.bytes).toBeGreaterThan(0);
+      // The newest day came back with the fill: one file per archive, no other day rewritten.
+      expect(e.newDay.files).toBe(3);
+      expect(e.newDay.rewritten).toBe(0);
+      expect(e.newDay.rows).toBeGreaterThan(0);
+      for (const v of [e.first.ms, e.unchangedMs, e.newDay.ms, e.floors.copyMs, e.floors.parquetMs]) expect(v).toBeGreaterThan(0);
+      const names = result.targets.map((t) => t.name);
+      expect(names.some((n) => n.startsWith('export of the daily archives, every day'))).toBe(true);
+      expect(names.some((n) => n.startsWith('export of one new day at'))).toBe(true);
+      expect(formatTable(result)).toContain('one new day');
+    });
   });
 });

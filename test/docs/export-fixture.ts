@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { FORMAT, type Manifest, type ManifestColumn, type ManifestFile } from '../../src/export/manifest.ts';
 
 export const T0 = '2026-11-26T10:00:00.000000Z';
 export const T1 = '2026-11-27T10:00:00.000000Z';
@@ -66,15 +67,6 @@ export const ARCHIVE_DAYS: { day: string; scale: number; rows: Row[] }[] = [
 
 const sqlText = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-interface ManifestFile {
-  path: string;
-  table: string;
-  partition: string | null;
-  asOf: string | null;
-  rows: number;
-  sha256: string;
-}
-
 /**
  * Writes the export into `dir`. `historyHoldsCurrent`: the history tables also hold the current
  * versions (known_to null), as an export may write them; otherwise only the earlier ones, as the
@@ -85,7 +77,7 @@ export async function writeExportFixture(dir: string, o: { historyHoldsCurrent: 
   const c = await instance.connect();
   await c.run(`SET TimeZone = 'UTC'`);
   const files: ManifestFile[] = [];
-  const tables: Record<string, { columns: Record<string, Record<string, unknown>> }> = {};
+  const tables: Manifest['tables'] = {};
 
   async function write(rel: string, table: string, columns: Column[], rows: Row[], extra: { partition?: string; asOf?: string } = {}) {
     const file = path.join(dir, ...rel.split('/'));
@@ -98,7 +90,7 @@ export async function writeExportFixture(dir: string, o: { historyHoldsCurrent: 
     files.push({ path: rel, table, partition: extra.partition ?? null, asOf: extra.asOf ?? null, rows: rows.length, sha256 });
     tables[table] = {
       columns: Object.fromEntries(
-        columns.map((k) => {
+        columns.map((k): [string, ManifestColumn] => {
           const decimal = /^DECIMAL\((\d+),(\d+)\)$/.exec(k.type);
           if (decimal) return [k.name, { sourceType: 'numeric', type: k.type, precision: Number(decimal[1]), scale: Number(decimal[2]), asString: false }];
           if (k.numeric) return [k.name, { sourceType: 'numeric', type: 'VARCHAR', precision: 38, scale: 0, asString: true }];
@@ -142,6 +134,6 @@ export async function writeExportFixture(dir: string, o: { historyHoldsCurrent: 
     screener('delta', PFCF.delta0, T0),
   ], { asOf: K2 });
   c.closeSync();
-  const manifest = { format: 1, tesync: 'fixture', schema: 'fixture', database: 'fixture', knownAt: '2026-11-28T12:00:00.000000Z', files, tables };
+  const manifest: Manifest = { format: FORMAT, tesync: 'fixture', schema: 'fixture', database: 'fixture', knownAt: '2026-11-28T12:00:00.000000Z', files, tables };
   await writeFile(path.join(dir, '_manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 }

@@ -6,7 +6,7 @@ import { runCli } from '../helpers/cli.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
-const SYNC_TABLES = ['contract_changes', 'rate_budgets', 'raw_responses', 'requests', 'resource_fields', 'resource_kinds', 'resource_state', 'run_counts', 'run_jobs', 'runs', 'upstream_binding_log', 'upstream_bindings'];
+const SYNC_TABLES = ['archive_days', 'contract_changes', 'rate_budgets', 'raw_responses', 'requests', 'resource_fields', 'resource_kinds', 'resource_state', 'run_counts', 'run_jobs', 'runs', 'upstream_binding_log', 'upstream_bindings'];
 
 async function describeWarehouse(w: Warehouse) {
   const schemas = await w.query<{ name: string }>(

@@ -102,6 +102,9 @@ export const rowMeta = () => ({
   rawResponseId: bigint('raw_response_id', { mode: 'number' }),
 });
 
+/** The day column of every daily archive: its Hive partition when exported. */
+export const ARCHIVE_DAY_COLUMN = 'snapshot_date';
+
 /**
  * A daily archive of a table keyed by token: one row per UTC day (`snapshot_date`) and token,
  * with the table's own values (src/schema/warehouse/history.ts, DAILY_ARCHIVES).
@@ -110,7 +113,7 @@ export function dailyArchiveTable<T extends Record<string, PgColumnBuilderBase>>
   return schema.table(
     name,
     {
-      snapshotDate: date('snapshot_date', { mode: 'string' }).notNull(),
+      snapshotDate: date(ARCHIVE_DAY_COLUMN, { mode: 'string' }).notNull(),
       tokenSlug: text('token_slug').notNull(),
       ...values(),
     },

@@ -1,7 +1,7 @@
 // Bookkeeping tables: runs, every upstream attempt, archived bodies, per-resource state,
 // contract drift and the field names seen per kind of resource.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, date, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 export const syncSchema = pgSchema('sync');
 
@@ -291,4 +291,26 @@ export const rateBudgets = syncSchema.table(
     writtenBy: text('written_by').notNull(),
   },
   (t) => [primaryKey({ columns: [t.prefix, t.bucket] })],
+);
+
+/** A transaction id as Postgres keeps it (`pg_current_xact_id()`), as text in and out. */
+const xid8 = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+
+/**
+ * What each daily archive holds per day, kept by a trigger on the archive (src/store/sql/
+ * daily-archive.sql) in the transaction that writes it: the day's rows, and the last
+ * transaction that changed them. `tesync export` reads it to find the days written since its
+ * last snapshot without reading the archive (src/export/pg-read.ts).
+ */
+export const archiveDays = syncSchema.table(
+  'archive_days',
+  {
+    /** `schema.table` of the archive. */
+    archive: text('archive').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    rows: bigint('rows', { mode: 'number' }).notNull(),
+    /** The last transaction that wrote or removed a row of the day. */
+    writer: xid8('writer').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.archive, t.day] })],
 );

@@ -99,3 +99,59 @@ where (%14$s) is distinct from (%15$s)$q$,
   USING "at";
 END
 $fill$;
+
+-- Each daily archive's days (`sync.archive_days`): a day's rows and the last transaction that
+-- changed them, kept by statement triggers on the archive in the transaction that writes it,
+-- whoever writes it (the fill, a person's UPDATE). `tesync export` asks which days changed
+-- since its last snapshot of them here (`pg_visible_in_snapshot(writer, ...)`), instead of
+-- reading each row's writer off the whole archive, which cost a scan of gigabytes of payloads
+-- to find one new day (docs/performance.md, "Export").
+--
+-- A statement's changes are counted per day from its transition tables and added in day
+-- order, so two writers of the same days take their locks in the same order. A day rewritten
+-- by two transactions keeps the later committer: it waited for the earlier one's row lock, so
+-- whoever sees the later one saw the earlier too.
+CREATE OR REPLACE FUNCTION "sync"."count_archive_days"() RETURNS trigger LANGUAGE plpgsql AS $count$
+DECLARE
+  archive_name text := TG_TABLE_SCHEMA || '.' || TG_TABLE_NAME;
+  day_column text := TG_ARGV[0];
+  delta text;
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    UPDATE "sync"."archive_days" SET "rows" = 0, "writer" = pg_current_xact_id() WHERE "archive" = archive_name AND "rows" <> 0;
+    RETURN NULL;
+  ELSIF TG_OP = 'INSERT' THEN
+    delta := format('select %1$I as day, count(*) as n from new_rows group by 1', day_column);
+  ELSIF TG_OP = 'DELETE' THEN
+    delta := format('select %1$I as day, -count(*) as n from old_rows group by 1', day_column);
+  ELSE
+    delta := format('select day, sum(n) as n from (select %1$I as day, count(*) as n from new_rows group by 1 union all select %1$I, -count(*) from old_rows group by 1) d group by 1', day_column);
+  END IF;
+  EXECUTE format($q$
+    insert into "sync"."archive_days" as a ("archive", "day", "rows", "writer")
+    select $1, d.day, d.n, pg_current_xact_id() from (%s) d order by d.day
+    on conflict ("archive", "day") do update set "rows" = a."rows" + excluded."rows", "writer" = excluded."writer"
+  $q$, delta) USING archive_name;
+  RETURN NULL;
+END
+$count$;
+
+-- `sync.track_archive_days(schema, name, day column)`: the triggers on one archive, and its days
+-- as it holds them now for an archive that had none counted (an archive an earlier release
+-- filled: its days are counted as written now, so the next export writes them all once).
+-- Run for each archive the declarations name (src/store/sql-files.ts), in the migration's
+-- transaction: the triggers' lock keeps writers out until the counts are in.
+CREATE OR REPLACE FUNCTION "sync"."track_archive_days"(schema_name text, table_name text, day_column text) RETURNS void LANGUAGE plpgsql AS $track$
+DECLARE
+  target text := format('%I.%I', schema_name, table_name);
+BEGIN
+  EXECUTE format('CREATE OR REPLACE TRIGGER "archive_days_insert" AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "sync"."count_archive_days"(%L)', target, day_column);
+  EXECUTE format('CREATE OR REPLACE TRIGGER "archive_days_update" AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "sync"."count_archive_days"(%L)', target, day_column);
+  EXECUTE format('CREATE OR REPLACE TRIGGER "archive_days_delete" AFTER DELETE ON %s REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "sync"."count_archive_days"(%L)', target, day_column);
+  EXECUTE format('CREATE OR REPLACE TRIGGER "archive_days_truncate" AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION "sync"."count_archive_days"(%L)', target, day_column);
+  IF NOT EXISTS (SELECT 1 FROM "sync"."archive_days" WHERE "archive" = schema_name || '.' || table_name) THEN
+    EXECUTE format('insert into "sync"."archive_days" ("archive", "day", "rows", "writer") select $1, %1$I, count(*), pg_current_xact_id() from %2$s group by 2 order by 2', day_column, target)
+      USING schema_name || '.' || table_name;
+  END IF;
+END
+$track$;

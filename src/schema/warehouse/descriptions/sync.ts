@@ -95,6 +95,17 @@ export const sync: SchemaDescription = {
           '`ok`, or `invalid` when the body failed validation or was not understood (a string holding U+0000 or an unpaired surrogate, which Postgres cannot store exactly; bytes that are not UTF-8): it is kept here as received',
       },
     },
+    archive_days: {
+      summary: 'each daily archive\'s days: rows, and the last transaction that changed them',
+      description:
+        'Kept by a trigger on each daily archive (`app.screener_daily`, `app.token_snapshots_daily`, `gateway.screener_daily`), in the transaction that writes the archive: a day\'s row count and the last writer. `tesync export` reads it to write only the days changed since its last export, without reading the archives.',
+      columns: {
+        archive: 'the archive, `schema.table`',
+        day: 'the archive\'s `snapshot_date`',
+        rows: 'the archive\'s rows of that day (0 once they are all removed)',
+        writer: 'the last transaction (`pg_current_xact_id()`) that wrote or removed a row of the day: `pg_visible_in_snapshot(writer, s)` tells whether a reader in snapshot `s` saw the day as it is now',
+      },
+    },
     resource_state: {
       summary: 'where each resource stands',
       description:
@@ -251,6 +262,10 @@ export const sync: SchemaDescription = {
       'A table\'s primary key columns, in the key\'s order: what the versions and the daily archives take a table\'s key from.',
     'fill_daily_archive(archive regclass, source regclass, universe regclass, at timestamptz)':
       'Fills a daily archive (`app.screener_daily`, `app.token_snapshots_daily`, `gateway.screener_daily`) for each UTC day from the last one archived through the day of `at`: `source`\'s rows of each token `universe` listed at the day\'s end, as known then (`source_as_of`); archived rows no longer known at their day\'s end leave. Run by tesync after each run, after `pass_write_barrier()`.',
+    'count_archive_days()':
+      'The statement trigger function on each daily archive that keeps `sync.archive_days`: per day, the rows a statement added or removed (from its transition tables), and the statement\'s transaction as the day\'s last writer; a `TRUNCATE` sets every day of the archive to 0 rows. Not for calling.',
+    'track_archive_days(schema_name text, table_name text, day_column text)':
+      'Puts the `count_archive_days` triggers on a daily archive and, when `sync.archive_days` holds none of its days yet, counts them from the archive as it is. Run by the migrations for every daily archive.',
     'keep_history(schema_name text, table_name text)':
       'Makes a table versioned, from the table itself: creates `T_history` with `T`\'s columns and the version\'s (`known_from`, `known_to`, `closing_raw_response_id`) if it is missing, adds a column `T` gained (nullable) and follows a changed type or a dropped NOT NULL, adds the key-and-time index and one beside each of `T`\'s indexes, then the triggers (`keep_version` before an UPDATE or DELETE, `start_after_history` after each INSERT statement), the constraint (`enforce_versions`) and `T_as_of` (`create_as_of`). On a table that had no `start_after_history` yet, it first moves a row an earlier release left starting inside its key\'s history to where that history ends. Run by the migrations for every versioned table.',
     'enforce_versions(schema_name text, table_name text, key_columns text[])':
