@@ -25,6 +25,24 @@ export function backendEnv(place: Pick<QueuePlace, 'backend' | 'redisUrl'>): Rec
   return place.backend === 'redis' ? { REDIS_URL: place.redisUrl } : {};
 }
 
+/**
+ * The environment of a `tesync worker` of the place: its warehouse, its queue backend and
+ * prefix, `simUrl` as the app source, its metrics on any free port; `extra` on top.
+ */
+export function workerEnvFor(place: QueuePlace, simUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { DATABASE_URL: place.databaseUrl, ...backendEnv(place), TE_QUEUE_PREFIX: place.prefix, TE_APP_URL: simUrl, TE_METRICS_PORT: '0', LOG_LEVEL: 'warn', ...extra };
+}
+
+/** The walk queue's job schedulers, by id. */
+export async function jobSchedulers(place: QueuePlace): Promise<{ id: string; pattern: string | null | undefined }[]> {
+  const q = openTestQueue(place, 'walk');
+  try {
+    return (await q.getJobSchedulers(0, -1)).map((s) => ({ id: s.key, pattern: s.pattern })).sort((a, b) => (a.id < b.id ? -1 : 1));
+  } finally {
+    await q.close();
+  }
+}
+
 /** A BullMQ queue of the test's prefix, as the workers see it; the caller closes it. */
 export function openTestQueue(place: QueuePlace, name: string): AnyQueue {
   if (place.backend === 'redis') {

@@ -15,7 +15,7 @@ import { DAILY_ARCHIVE_NAMES } from '../../../src/schema/warehouse/history.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { patience } from '../../helpers/patience.ts';
-import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../../helpers/queue-backends.ts';
+import { jobSchedulers, QUEUE_BACKENDS, removeQueueState, workerEnvFor, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
@@ -50,30 +50,8 @@ describe.each(QUEUE_BACKENDS)('the export schedule, queues on %s', (backend) => 
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  function envFor(place: QueuePlace, extra: Record<string, string>): Record<string, string> {
-    return {
-      DATABASE_URL: fx.databaseUrl,
-      ...backendEnv(place),
-      TE_QUEUE_PREFIX: place.prefix,
-      TE_APP_URL: fx.sim.url,
-      TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: fx.sim.url,
-      TE_GATEWAY_API_KEY: gatewayKey,
-      TE_METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-      ...SCHEDULES_OFF,
-      ...extra,
-    };
-  }
-
-  async function schedulers(place: QueuePlace): Promise<{ id: string; pattern: string | null | undefined }[]> {
-    const q = openTestQueue(place, 'walk');
-    try {
-      return (await q.getJobSchedulers(0, -1)).map((s) => ({ id: s.key, pattern: s.pattern })).sort((a, b) => (a.id < b.id ? -1 : 1));
-    } finally {
-      await q.close();
-    }
-  }
+  const envFor = (place: QueuePlace, extra: Record<string, string>) =>
+    workerEnvFor(place, fx.sim.url, { TE_APP_API_KEY: appKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'info', ...SCHEDULES_OFF, ...extra });
 
   const exportRuns = (place: QueuePlace) =>
     fx.warehouse.query<ExportRun>(
@@ -104,7 +82,7 @@ describe.each(QUEUE_BACKENDS)('the export schedule, queues on %s', (backend) => 
     const worker = startWorker(env);
     workers.push(worker);
     await worker.ready;
-    expect(await schedulers(place)).toEqual([{ id: 'export', pattern: '15 0 1 1 *' }]);
+    expect(await jobSchedulers(place)).toEqual([{ id: 'export', pattern: '15 0 1 1 *' }]);
     fx.sim.resetRequests();
 
     const exportNow = async () => {
@@ -156,6 +134,6 @@ describe.each(QUEUE_BACKENDS)('the export schedule, queues on %s', (backend) => 
     const bare = startWorker(envFor(place, { TE_SCHEDULE_EXPORT: '15 0 1 1 *' }));
     workers.push(bare);
     await bare.ready;
-    await waitFor('the export scheduler removed', async () => ((await schedulers(place)).length === 0 ? true : undefined), 10_000);
+    await waitFor('the export scheduler removed', async () => ((await jobSchedulers(place)).length === 0 ? true : undefined), 10_000);
   }, patience(120_000));
 });

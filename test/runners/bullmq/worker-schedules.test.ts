@@ -9,7 +9,7 @@ import { startSimulator } from '../../../sim/index.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { patience } from '../../helpers/patience.ts';
-import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../../helpers/queue-backends.ts';
+import { jobSchedulers, openTestQueue, QUEUE_BACKENDS, removeQueueState, workerEnvFor, type QueuePlace } from '../../helpers/queue-backends.ts';
 import { redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { killAll, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 
@@ -37,17 +37,7 @@ describe.each(QUEUE_BACKENDS)('worker schedules, queues on %s', (backend) => {
     return place;
   }
 
-  function envFor(place: QueuePlace, extra: Record<string, string>): Record<string, string> {
-    return {
-      DATABASE_URL: fx.databaseUrl,
-      ...backendEnv(place),
-      TE_QUEUE_PREFIX: place.prefix,
-      TE_APP_URL: fx.sim.url,
-      TE_METRICS_PORT: '0',
-      LOG_LEVEL: 'warn',
-      ...extra,
-    };
-  }
+  const envFor = (place: QueuePlace, extra: Record<string, string>) => workerEnvFor(place, fx.sim.url, extra);
 
   function spawnWorker(env: Record<string, string>, args: string[] = [], level = 'info'): WorkerProcess {
     const w = startWorker({ ...env, LOG_LEVEL: level }, args);
@@ -57,13 +47,13 @@ describe.each(QUEUE_BACKENDS)('worker schedules, queues on %s', (backend) => {
 
   /** Scheduler ids, and how many next runs (delayed walk jobs) each has queued. */
   async function schedulerState(place: QueuePlace) {
+    const schedulers = await jobSchedulers(place);
     const q = openTestQueue(place, 'walk');
     try {
-      const schedulers = (await q.getJobSchedulers(0, -1)).map((s) => ({ id: s.key, pattern: s.pattern }));
       const delayed = await q.getJobs(['delayed', 'waiting']);
       const next: Record<string, number> = {};
       for (const j of delayed) if (j.repeatJobKey) next[j.repeatJobKey] = (next[j.repeatJobKey] ?? 0) + 1;
-      return { schedulers: schedulers.sort((a, b) => (a.id < b.id ? -1 : 1)), next };
+      return { schedulers, next };
     } finally {
       await q.close();
     }
