@@ -7,6 +7,7 @@ import { groups } from '../resources/index.ts';
 import { enqueueWalk } from '../runners/bullmq/enqueue.ts';
 import { queueBackendKind, type QueueBackend, type QueueBackendKind } from '../runners/bullmq/backend.ts';
 import { migrateQueueBackend, openQueueBackend } from '../runners/bullmq/open-backend.ts';
+import { WALK_QUEUE } from '../runners/bullmq/queues.ts';
 import { pickedUp, watchRun, type RunView } from '../runners/bullmq/run-watch.ts';
 import { EXPORT_SCHEDULE, isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
 import type { ExportSummary } from '../export/export.ts';
@@ -18,6 +19,7 @@ import { positiveNumberFlag } from './flag-values.ts';
 import { listedTokens, unknownSlugs } from '../store/listed-tokens.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { formatDuration } from './eta.ts';
+import { INTERRUPT_EXIT_CODE, signalName, type InterruptSignal } from './interrupt.ts';
 import { createProgressDisplay } from './progress.ts';
 import { formatSummary } from './sync.ts';
 import type { RequestSummary } from '../store/request-summary.ts';
@@ -25,7 +27,13 @@ import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
 import { configuredSources } from './sync-session.ts';
 
-const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S] [--token SLUG]... [--full] [--wait [--timeout SECONDS]] [--json] [--force]
+/** `--wait-timeout`'s default: how long a walk may wait for a worker to take it, in seconds. */
+export const DEFAULT_WAIT_TIMEOUT_S = 120;
+
+const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S]
+                      [--token SLUG]... [--full]
+                      [--wait [--wait-timeout SECONDS] [--timeout SECONDS]]
+                      [--json] [--force]
 
 Queues a walk now; running workers (tesync worker) do it, sharing the rate budget.
   --schedule ID  the walk a schedule makes (${SCHEDULES.map((s) => s.id).join(', ')});
@@ -36,7 +44,12 @@ Queues a walk now; running workers (tesync worker) do it, sharing the rate budge
   --full         ignore change markers: fetch everything again
   --wait         wait for the run to finish, showing its progress, print its summary;
                  exit 1 if it failed
-  --timeout S    with --wait: give up after S seconds (default 3600; exit 1)
+  --wait-timeout S
+                 with --wait: when no worker has taken the walk within S seconds
+                 (default ${DEFAULT_WAIT_TIMEOUT_S}), remove it from the queue and exit 1 (a walk
+                 nobody took must not start later, when a worker comes)
+  --timeout S    with --wait: give up after S seconds (default 3600; exit 1); a
+                 walk no worker has taken by then is removed, as with --wait-timeout
   --json         print JSON instead of text
   --force        with DATABASE_URL bound to another upstream: rebind it to this one
                  (recorded in sync.upstream_binding_log; without it: exit 2, nothing queued)`;
@@ -94,6 +107,8 @@ export interface WaitStep {
   line: string;
   /** Off a terminal: the progress line to log now, if any. */
   log: string | undefined;
+  /** A worker has taken the walk (and it stays taken, as the notices say). */
+  picked: boolean;
 }
 
 /**
@@ -127,7 +142,7 @@ export function createWaitNarrator(prefix: string, backend: Pick<QueueBackend, '
       log = line;
       logged = { atMs: o.elapsedMs, state };
     }
-    return { notices, line, log };
+    return { notices, line, log, picked };
   };
 }
 
@@ -135,7 +150,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: { ...WALK_OPTIONS, schedule: { type: 'string' }, timeout: { type: 'string' } },
+    options: { ...WALK_OPTIONS, schedule: { type: 'string' }, timeout: { type: 'string' }, 'wait-timeout': { type: 'string' } },
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
@@ -149,6 +164,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   if (values.schedule === EXPORT_SCHEDULE && (values.token?.length || values.full)) throw new UsageError('--schedule export walks nothing: --token and --full do not go with it');
   const only = onlyArg(values.only);
   const timeoutS = values.timeout === undefined ? 3600 : positiveNumberFlag('--timeout', values.timeout, 'seconds', '600');
+  const waitTimeoutS = values['wait-timeout'] === undefined ? DEFAULT_WAIT_TIMEOUT_S : positiveNumberFlag('--wait-timeout', values['wait-timeout'], 'seconds', '300');
   const onPostgres = queueBackendKind(config) === 'postgres';
   if (values.wait && !config.databaseUrl && !onPostgres) throw new UsageError('--wait reads the run from the warehouse: set DATABASE_URL');
 
@@ -182,7 +198,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
       process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId })}\n` : `Queued walk ${jobId} (run ${runId}); workers will pick it up.\n`);
       return 0;
     }
-    const code = await waitForRun(config, warehouse, backend, runId, jobId, { json: values.json, timeoutS });
+    const code = await waitForRun(config, warehouse, backend, runId, jobId, { json: values.json, timeoutS, waitTimeoutS });
     const unknown = code === 0 && values.token?.length ? unknownSlugs(values.token, await listedTokens(warehouse, listSources)) : [];
     if (unknown.length === 0) return code;
     process.stderr.write(`tesync: ${unknownTokensLine(unknown, 'fetched')}\n`);
@@ -193,15 +209,75 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   }
 }
 
-/** `--wait`: the run's progress until it ends, then its summary. */
-async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBackend, runId: string, jobId: string, options: { json: boolean; timeoutS: number }): Promise<number> {
-  const { json, timeoutS } = options;
+/**
+ * Pure: the line of a wait that gave up on a walk no worker took (removed from the queue), or
+ * that found a worker had taken it after all (left to it).
+ */
+export function notTakenLine(runId: string, afterS: number, flag: '--wait-timeout' | '--timeout'): string {
+  return `no worker took the walk of run ${runId} within ${afterS} s (${flag}): removed it from the queue, so it will not start later, when a worker comes; start \`tesync worker\` and enqueue it again`;
+}
+
+/**
+ * Removes the walk job while no worker holds it; false when one took it meanwhile (its lock
+ * keeps it: both queue backends remove only a job nobody holds).
+ */
+async function withdrawWalk(backend: QueueBackend, jobId: string): Promise<boolean> {
+  const queue = backend.queue(WALK_QUEUE);
+  try {
+    return (await queue.remove(jobId)) === 1 || (await queue.getJobState(jobId)) === 'unknown';
+  } finally {
+    await queue.close();
+  }
+}
+
+/** SIGINT/SIGTERM while waiting: the first one, until disposed. */
+function watchSignals(): { readonly received: InterruptSignal | undefined; readonly aborted: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  let received: InterruptSignal | undefined;
+  const on = (signal: InterruptSignal) => {
+    received ??= signal;
+    controller.abort();
+  };
+  const onInt = () => on('SIGINT');
+  const onTerm = () => on('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return {
+    get received() {
+      return received;
+    },
+    aborted: controller.signal,
+    dispose() {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+    },
+  };
+}
+
+interface WaitOptions {
+  json: boolean;
+  /** `--timeout`: the whole wait. */
+  timeoutS: number;
+  /** `--wait-timeout`: the wait for a worker to take the walk. */
+  waitTimeoutS: number;
+}
+
+/**
+ * `--wait`: the run's progress until it ends, then its summary. A walk no worker has taken
+ * within --wait-timeout (or --timeout, when shorter) is removed from the queue: the command
+ * gives up on it, and it must not start hours later when a worker appears. Ctrl-C or SIGTERM
+ * stops the wait only: the walk stays queued, or running.
+ */
+async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBackend, runId: string, jobId: string, options: WaitOptions): Promise<number> {
+  const { json, timeoutS, waitTimeoutS } = options;
   const watch = watchRun(backend, runId, jobId);
   // On a terminal the run's progress is one line, redrawn; elsewhere a line now and then
   // (never with --json: its stdout is the summary alone).
   const progress = process.stderr.isTTY && !json ? createProgressDisplay() : undefined;
   const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
   const narrate = createWaitNarrator(config.worker.queuePrefix, backend);
+  const signals = watchSignals();
+  const untaken = waitTimeoutS <= timeoutS ? { s: waitTimeoutS, flag: '--wait-timeout' as const } : { s: timeoutS, flag: '--timeout' as const };
   try {
     const started = Date.now();
     const deadline = started + timeoutS * 1000;
@@ -232,14 +308,27 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
         process.stdout.write(json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
         return run.status === 'failed' ? 1 : 0;
       }
+      // Nobody took it within the bound: withdrawn, unless a worker took it just now (then
+      // the next look sees it taken, and the wait goes on).
+      if (!step.picked && Date.now() - started >= untaken.s * 1000 && (await withdrawWalk(backend, jobId))) {
+        progress?.stop();
+        process.stderr.write(`tesync: ${notTakenLine(runId, untaken.s, untaken.flag)}\n`);
+        return 1;
+      }
       if (Date.now() > deadline) {
         progress?.stop();
         process.stderr.write(`tesync: run ${runId} ${run ? 'has not finished' : 'has not started (is a worker running?)'} after ${timeoutS} s\n`);
         return 1;
       }
-      await delay(POLL_MS);
+      await delay(POLL_MS, undefined, { signal: signals.aborted }).catch(() => {});
+      if (signals.received) {
+        progress?.stop();
+        process.stderr.write(`tesync: ${signalName(signals.received)}: stopped waiting; the walk of run ${runId} stays ${step.picked ? 'with the worker that took it' : 'queued for the workers'}\n`);
+        return INTERRUPT_EXIT_CODE[signals.received];
+      }
     }
   } finally {
+    signals.dispose();
     progress?.stop();
     await watch.close();
   }

@@ -28,6 +28,8 @@ export interface Config {
   /** Connections to DATABASE_URL per process, at most. */
   databasePool: number;
   dataDir: string;
+  /** TE_EMBEDDED_PORT: the embedded server's port, pinned; undefined: the one it had last time. */
+  embeddedPort: number | undefined;
   /** Where `tesync export` writes without `--to`, and the worker after each daily fill. */
   exportDir: string | undefined;
   /** Set: the workers' queues, budget and run ledger are in Redis; unset: in the warehouse's Postgres. */
@@ -87,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: v.DATABASE_URL,
     databasePool: v.TE_DATABASE_POOL,
     dataDir: v.TE_DATA_DIR,
+    embeddedPort: v.TE_EMBEDDED_PORT,
     exportDir: v.TE_EXPORT_DIR,
     redisUrl: v.REDIS_URL,
     logLevel: v.LOG_LEVEL,

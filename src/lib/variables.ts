@@ -113,6 +113,12 @@ export const VARIABLES = {
     default: './.tesync',
     example: '/var/lib/tesync',
   },
+  TE_EMBEDDED_PORT: {
+    schema: z.coerce.number({ error: 'must be a port from 1024 to 65535' }).int('must be a port from 1024 to 65535').min(1024, 'must be a port from 1024 to 65535').max(65535, 'must be a port from 1024 to 65535').optional(),
+    description:
+      "Port of the embedded Postgres server on 127.0.0.1, kept across restarts (a BI tool's saved connection keeps working). Unset: the port it had last time (`TE_DATA_DIR/postgres/port`), a free one from 5433 up the first time, another only when a program other than this folder's server holds it. Set: always this one; a command exits 1 naming this variable when another program holds it.",
+    example: '5433',
+  },
   TE_EXPORT_DIR: {
     schema: z.string().trim().min(1).optional(),
     description:

@@ -32,14 +32,31 @@ export function layoutOf(dataDir: string): Layout {
   };
 }
 
-/** The postmaster's pid from postmaster.pid, when that process is alive. */
-export function serverPid(l: Layout): number | null {
+/** The running server as its postmaster.pid describes it. */
+export interface ServerState {
+  pid: number;
+  /** The port it listens on (postmaster.pid's fourth line). */
+  port: number | undefined;
+  /** `starting`, `ready`, `stopping` or `standby` (the eighth line; '' where it has none). */
+  status: string;
+}
+
+/** The postmaster as postmaster.pid describes it, when that process is alive. */
+export function serverState(l: Layout): ServerState | null {
   try {
-    const pid = Number(readFileSync(path.join(l.data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : null;
+    const lines = readFileSync(path.join(l.data, 'postmaster.pid'), 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    if (!(Number.isInteger(pid) && pid > 0 && alive(pid))) return null;
+    const port = Number(lines[3]);
+    return { pid, port: Number.isInteger(port) && port > 0 ? port : undefined, status: (lines[7] ?? '').trim() };
   } catch {
     return null;
   }
+}
+
+/** The postmaster's pid from postmaster.pid, when that process is alive. */
+export function serverPid(l: Layout): number | null {
+  return serverState(l)?.pid ?? null;
 }
 
 export function liveUsers(l: Layout): string[] {

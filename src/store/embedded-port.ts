@@ -1,11 +1,17 @@
 // The embedded server's port, kept in TE_DATA_DIR/postgres/port: a free one from 5433 up (beside
-// a Postgres on 5432), chosen again when the saved one is taken. Between the check that a port
-// is free and the server's bind another process may take it; PORT_TAKEN recognises that in the
-// server's log, so the start moves to another port (up to PORT_TRIES) instead of failing.
+// a Postgres on 5432) the first time, then the same one at every start, so that a BI tool's saved
+// connection keeps working. Only a port another program holds makes it choose again; a server of
+// the folder itself still starting or stopping is waited for instead (settledServer). With
+// TE_EMBEDDED_PORT the port is that one, always: held by another program, the command refuses,
+// naming the variable. Between the check that a port is free and the server's bind another
+// process may take it; PORT_TAKEN recognises that in the server's log, so the start moves to
+// another port (up to PORT_TRIES) instead of failing, unless the port is pinned.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { WarehouseError } from '../lib/errors.ts';
-import type { Layout } from './embedded-folder.ts';
+import { serverState, type Layout } from './embedded-folder.ts';
+import { START_TIMEOUT_S } from './embedded-programs.ts';
 
 /** How many ports a start tries when another process takes each one between the check and the server's bind. */
 export const PORT_TRIES = 4;
@@ -60,4 +66,35 @@ export function anyFreePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** How often a start looks again at a server of the folder that is starting or stopping. */
+const SETTLE_POLL_MS = 100;
+
+/**
+ * The port of the folder's server once it is running and answering, or null once it is not
+ * running: a server still starting (a start whose command died) or stopping (a stop whose
+ * command died, or one under way by hand) is waited for, up to the START_TIMEOUT_S pg_ctl
+ * itself allows. Answering is what `running` means: a server that says it is ready but answers
+ * nothing is not (the next start finds out why).
+ */
+export async function settledServer(l: Layout): Promise<number | null> {
+  const deadline = Date.now() + START_TIMEOUT_S * 1000;
+  for (;;) {
+    const state = serverState(l);
+    if (state === null) return null;
+    const settling = state.status === 'starting' || state.status === 'stopping';
+    if (!settling) return state.port !== undefined && (await accepts(state.port)) ? state.port : null;
+    if (Date.now() > deadline) {
+      throw new WarehouseError(`the embedded Postgres server in ${l.data} (pid ${state.pid}) has been ${state.status} for ${START_TIMEOUT_S} s; see its log in ${l.log}`);
+    }
+    await delay(SETTLE_POLL_MS);
+  }
+}
+
+/** The refusal of a pinned port another program holds: names the variable. */
+export function pinnedPortTaken(l: Layout, port: number): WarehouseError {
+  return new WarehouseError(
+    `TE_EMBEDDED_PORT=${port}: another program listens on 127.0.0.1:${port} (not the embedded Postgres server of ${l.root}); stop it, or set TE_EMBEDDED_PORT to a free port (unset, tesync keeps the port it had last time, or finds a free one)`,
+  );
 }

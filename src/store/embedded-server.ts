@@ -14,6 +14,10 @@
 // As root (CI, containers) Postgres refuses to run: the server runs as the `postgres` system
 // user, created when missing, and owns the folder.
 //
+// Its port stays the same across restarts (a BI tool's saved connection keeps working): the one
+// it had last time, or TE_EMBEDDED_PORT; a server of the folder still starting or stopping (its
+// postmaster.pid says so) is waited for, never moved away from (embedded-port.ts).
+//
 // Its parts: the folder, its lock and users (embedded-folder.ts), the programs and the user they
 // run as (embedded-programs.ts), the port (embedded-port.ts), and TE_DATA_DIR's preparation and
 // the one-line errors when it cannot hold the server (data-dir.ts).
@@ -23,7 +27,7 @@ import path from 'node:path';
 import { WarehouseError } from '../lib/errors.ts';
 import { prepareDataDir, unusableDataDir } from './data-dir.ts';
 import { layoutOf, liveUsers, serverPid, withLock, type Layout } from './embedded-folder.ts';
-import { accepts, freePort, PORT_TAKEN, PORT_TRIES, portFree, readPort, savePort } from './embedded-port.ts';
+import { freePort, PORT_TAKEN, PORT_TRIES, pinnedPortTaken, portFree, readPort, savePort, settledServer } from './embedded-port.ts';
 import { binaries, giveTo, runAs, serverUser, START_TIMEOUT_S, type ServerUser } from './embedded-programs.ts';
 
 export { anyFreePort } from './embedded-port.ts';
@@ -42,6 +46,8 @@ export interface EmbeddedServer {
 }
 
 export interface EmbeddedOptions {
+  /** The port it must listen on (TE_EMBEDDED_PORT); unset: the one it had last time (pinEmbeddedPort's, when given). */
+  port?: number | undefined;
   /**
    * Called just before each attempt to start the server on `port`, after that port was found
    * free: tests take the port here, as another process might, to see the server move to another.
@@ -49,8 +55,17 @@ export interface EmbeddedOptions {
   beforeStart?: (port: number) => void | Promise<void>;
 }
 
+/** TE_EMBEDDED_PORT, as the composition root read it (src/cli/main.ts): the port every start of this process keeps to. */
+let pinnedPort: number | undefined;
+
+/** Sets the port every acquireEmbeddedServer of this process keeps to (TE_EMBEDDED_PORT), unless its options name one. */
+export function pinEmbeddedPort(port: number | undefined): void {
+  pinnedPort = port;
+}
+
 /** Starts the embedded server, or joins the one running; the caller must `release()` it. */
-export async function acquireEmbeddedServer(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+export async function acquireEmbeddedServer(dataDir: string, given: EmbeddedOptions = {}): Promise<EmbeddedServer> {
+  const options: EmbeddedOptions = { ...given, port: given.port ?? pinnedPort };
   const l = layoutOf(dataDir);
   const firstTime = !existsSync(path.join(l.data, 'PG_VERSION'));
   if (firstTime) noticeOldPglite(dataDir, l);
@@ -109,7 +124,7 @@ async function initialise(l: Layout, owner: ServerUser | null, options: Embedded
   const conf = path.join(l.data, 'postgresql.auto.conf');
   writeFileSync(conf, `${readFileSync(conf, 'utf8')}listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\n`);
   writeFileSync(path.join(l.data, 'pg_hba.conf'), 'host all all 127.0.0.1/32 scram-sha-256\n');
-  savePort(l, await freePort());
+  savePort(l, options.port ?? (await freePort()));
   giveTo(owner, conf, path.join(l.data, 'pg_hba.conf'));
   try {
     const port = await start(l, owner, readPort(l), options);
@@ -128,15 +143,30 @@ async function initialise(l: Layout, owner: ServerUser | null, options: Embedded
   }
 }
 
-/** The running server's port: started when it is not running (a dead owner's leftovers cleared). */
+/**
+ * The running server's port: started when it is not running (a dead owner's leftovers cleared),
+ * on the port it had last time (or the pinned one). A server of the folder still starting or
+ * stopping is waited for first: it holds the port, and moving on would change it.
+ */
 async function ensureRunning(l: Layout, owner: ServerUser | null, options: EmbeddedOptions): Promise<number> {
-  let port = readPort(l);
-  if (await accepts(port) && serverPid(l) !== null) return port;
-  // Not running (or not ours on that port): Postgres clears a stale postmaster.pid itself.
-  if (!(await portFree(port))) {
-    port = await freePort();
-    savePort(l, port);
+  const pinned = options.port;
+  const running = await settledServer(l);
+  if (running !== null) {
+    if (pinned !== undefined && running !== pinned) {
+      throw new WarehouseError(
+        `TE_EMBEDDED_PORT=${pinned}, but the embedded Postgres server of ${l.root} is running on 127.0.0.1:${running}, started by a tesync command without it (or with another); end the tesync commands using it (the last to leave stops it), then start again`,
+      );
+    }
+    if (readPort(l) !== running) savePort(l, running);
+    return running;
   }
+  let port = pinned ?? readPort(l);
+  // Not this folder's server (it is not running): another program's.
+  if (!(await portFree(port))) {
+    if (pinned !== undefined) throw pinnedPortTaken(l, pinned);
+    port = await freePort();
+  }
+  if (readPort(l) !== port) savePort(l, port);
   return start(l, owner, port, options);
 }
 
@@ -172,6 +202,8 @@ async function start(l: Layout, owner: ServerUser | null, port: number, options:
       const said = lastFatal(logged);
       throw new WarehouseError(`the embedded Postgres server in ${l.data} did not start: ${failure.message}${said ? `; its log says: ${said}` : ''} (its log: ${logFile})`);
     }
+    // Pinned: never another port.
+    if (options.port !== undefined) throw pinnedPortTaken(l, port);
     taken.push(port);
     if (taken.length >= PORT_TRIES) {
       throw new WarehouseError(

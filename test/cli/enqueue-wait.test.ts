@@ -1,15 +1,17 @@
 // `tesync enqueue --wait` while no worker runs: it says so within seconds, where the workers
 // should be (the Redis of REDIS_URL, or the queue schema of the warehouse's Postgres), instead
-// of a blank screen until its timeout; and off a terminal it says each thing once.
+// of a blank screen until its timeout; off a terminal it says each thing once; and when no
+// worker has taken the walk within --wait-timeout (or --timeout) it removes the walk from the
+// queue, so that it does not start later when a worker comes, and exits 1 saying so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWaitNarrator, noWorkerLine, runLine, type WaitObservation } from '../../src/cli/enqueue.ts';
+import { createWaitNarrator, noWorkerLine, notTakenLine, runLine, type WaitObservation } from '../../src/cli/enqueue.ts';
 import { emptyStats } from '../../src/engine/run-stats.ts';
 import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
 import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
 import { describePostgresUrl } from '../../src/store/connection.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, startCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { backendEnv, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../helpers/queue-backends.ts';
+import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../helpers/queue-backends.ts';
 import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
 
 describe('enqueue --wait: what it shows', () => {
@@ -122,14 +124,63 @@ describe('enqueue --wait with no worker running', () => {
     for (const tw of warehouses) await tw.cleanup();
   });
 
-  // Both backends at once: each case is mostly waiting, for a worker that never comes.
-  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: says within seconds that no worker has started the run, then gives up at its timeout', { timeout: patience(40_000) }, async (backend, { expect }) => {
+  /** A warehouse and a queue prefix of the case's own, and the environment of a command on them. */
+  async function place(backend: QueuePlace['backend']): Promise<{ place: QueuePlace; env: Record<string, string> }> {
     const tw = await createTestWarehouse();
     warehouses.push(tw);
     const prefix = uniqueName('tesync_noworker');
-    const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix };
-    places.push(place);
-    const env = { DATABASE_URL: tw.databaseUrl, ...backendEnv(place), TE_QUEUE_PREFIX: prefix, TE_GATEWAY_URL: 'http://127.0.0.1:9', TE_GATEWAY_API_KEY: 'gw_key_for_enqueue' };
+    const p: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix };
+    places.push(p);
+    return { place: p, env: { DATABASE_URL: tw.databaseUrl, ...backendEnv(p), TE_QUEUE_PREFIX: prefix, TE_GATEWAY_URL: 'http://127.0.0.1:9', TE_GATEWAY_API_KEY: 'gw_key_for_enqueue' } };
+  }
+
+  /** The walk queue as the workers would find it: the run's walk job, and how many jobs wait. */
+  async function walkQueue(p: QueuePlace, runId: string): Promise<{ state: string; waiting: number }> {
+    const q = openTestQueue(p, 'walk');
+    try {
+      const counts = await q.getJobCounts('waiting', 'delayed', 'prioritized', 'active');
+      return { state: await q.getJobState(`walk.${runId}`), waiting: Object.values(counts).reduce((a, b) => a + b, 0) };
+    } finally {
+      await q.close();
+    }
+  }
+
+  /** The run id in the line that gave up on the walk. */
+  const givenUp = (stderr: string) => /no worker took the walk of run ([0-9a-f-]{36}) within/.exec(stderr)?.[1];
+
+  // Both backends at once: each case is mostly waiting, for a worker that never comes.
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: --wait-timeout 3 and no worker: exit 1 saying so, the walk removed from the queue', { timeout: patience(40_000) }, async (backend, { expect }) => {
+    const { place: p, env } = await place(backend);
+    const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--wait-timeout', '3'], env, { timeoutMs: 40_000 });
+    expect(code, stderr).toBe(1);
+    const runId = givenUp(stderr);
+    expect(runId, stderr).toBeDefined();
+    expect(stderr).toContain(`tesync: ${notTakenLine(runId!, 3, '--wait-timeout')}\n`);
+    expect(notTakenLine('R', 3, '--wait-timeout')).toBe(
+      'no worker took the walk of run R within 3 s (--wait-timeout): removed it from the queue, so it will not start later, when a worker comes; start `tesync worker` and enqueue it again',
+    );
+    expect(stdout).toBe('');
+    // Nothing left for a worker that comes later: no walk job, nothing waiting.
+    expect(await walkQueue(p, runId!)).toEqual({ state: 'unknown', waiting: 0 });
+    // Said once, and nothing else (the JSON log lines aside).
+    expect(stderr.trimEnd().split('\n').filter((l) => !l.startsWith('{'))).toHaveLength(1);
+  });
+
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: Ctrl-C stops the wait only: exit 130, the walk still queued for the workers', { timeout: patience(40_000) }, async (backend, { expect }) => {
+    const { place: p, env } = await place(backend);
+    const waiting = startCli(['enqueue', '--wait'], env, { timeoutMs: 40_000 });
+    await waiting.waitFor(/no worker has started this run after/, 30_000);
+    waiting.child.kill('SIGINT');
+    const { code, stderr } = await waiting.exited;
+    expect(code, stderr).toBe(130);
+    const runId = /tesync: Ctrl-C: stopped waiting; the walk of run ([0-9a-f-]{36}) stays queued for the workers\n/.exec(stderr)?.[1];
+    expect(runId, stderr).toBeDefined();
+    expect(await walkQueue(p, runId!)).toEqual({ state: 'waiting', waiting: 1 });
+  });
+
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: says within seconds that no worker has started the run, then gives up at its timeout', { timeout: patience(40_000) }, async (backend, { expect }) => {
+    const { place: p, env } = await place(backend);
+    const { prefix, databaseUrl } = p;
     // 12 s: past the 10 s at which a line off a terminal used to repeat what the notice said.
     const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--timeout', '12'], env, { timeoutMs: 40_000 });
     expect(code, stderr).toBe(1);
@@ -137,7 +188,7 @@ describe('enqueue --wait with no worker running', () => {
     const where =
       backend === 'redis'
         ? `Redis at ${describeRedis(redisUrl)} (REDIS_URL) under TE_QUEUE_PREFIX=${prefix}; is \`tesync worker\` running with the same REDIS_URL and TE_QUEUE_PREFIX?`
-        : `the schema ${queueSchema(prefix)} of Postgres at ${describePostgresUrl(tw.databaseUrl)} under TE_QUEUE_PREFIX=${prefix}; ` +
+        : `the schema ${queueSchema(prefix)} of Postgres at ${describePostgresUrl(databaseUrl)} under TE_QUEUE_PREFIX=${prefix}; ` +
           'is `tesync worker` running with the same DATABASE_URL (or TE_DATA_DIR) and TE_QUEUE_PREFIX, without REDIS_URL?';
     // Said at the first look after 5 s of waiting (one every half second, later on a busy
     // machine), before the timeout's line (the order, not the wall clock: a busy machine's
@@ -145,10 +196,14 @@ describe('enqueue --wait with no worker running', () => {
     const said = new RegExp(`tesync: no worker has started this run after (\\d+) s: none listens on ${escapeRe(where)}\\n`).exec(stderr);
     expect(said, stderr).not.toBeNull();
     expect(Number(said![1]), "not before 5 s of the command's own waiting").toBeGreaterThanOrEqual(5);
-    const timedOut = /has not started \(is a worker running\?\) after 12 s/.exec(stderr);
-    expect(timedOut, stderr).not.toBeNull();
-    expect(said!.index).toBeLessThan(timedOut!.index);
+    // --timeout came before --wait-timeout's 120 s: the walk nobody took is removed all the same.
+    const runId = givenUp(stderr);
+    expect(runId, stderr).toBeDefined();
+    const timedOut = stderr.indexOf(`tesync: ${notTakenLine(runId!, 12, '--timeout')}\n`);
+    expect(timedOut, stderr).toBeGreaterThan(-1);
+    expect(said!.index).toBeLessThan(timedOut);
     expect(stdout).toBe('');
+    expect(await walkQueue(p, runId!)).toEqual({ state: 'unknown', waiting: 0 });
     // Each line once (the JSON log lines aside): the notice, the timeout; no `queued, waiting
     // for a worker… 10s` saying the notice again.
     const lines = stderr.trimEnd().split('\n').filter((l) => !l.startsWith('{'));
