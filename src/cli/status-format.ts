@@ -4,7 +4,9 @@
 // last error gets its own line, shortened to fit; prose and reasons wrap at spaces. `--wide`
 // (no width) lays everything out at its full width, one line per group.
 import { displayWidth, padEndToWidth as padEnd, padStartToWidth as padStart, sliceToWidth as takeWidth } from '../lib/display-width.ts';
-import type { FailureCount, GroupStatus, RunSummary } from '../store/status.ts';
+import { age, minute, second } from '../lib/ages.ts';
+import { formatCause } from '../store/status-checks.ts';
+import type { GroupStatus, RunSummary } from '../store/status.ts';
 import { EXACT_COUNT_MAX_BYTES, formatBytes, type TableSizes } from '../store/table-sizes.ts';
 
 /** A failed check as the report lists it. */
@@ -22,20 +24,8 @@ export interface StatusView {
   width?: number;
 }
 
-export function age(from: Date | null, now: Date): string {
-  if (!from) return 'never';
-  const s = Math.max(0, Math.round((now.getTime() - from.getTime()) / 1000));
-  if (s < 90) return `${s}s`;
-  if (s < 90 * 60) return `${Math.round(s / 60)}m`;
-  if (s < 48 * 3600) return `${(s / 3600).toFixed(1)}h`;
-  return `${(s / 86400).toFixed(1)}d`;
-}
-
-export const ago = (from: Date | null, now: Date) => (from ? `${age(from, now)} ago` : 'never');
-/** `2026-06-30 00:00`-style, without the zone (the header says UTC). */
-export const minute = (d: Date) => d.toISOString().slice(0, 16).replace('T', ' ');
-export const utc = (d: Date) => `${minute(d)} UTC`;
-const second = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+export { age, ago, minute, utc } from '../lib/ages.ts';
+export { formatCause } from '../store/status-checks.ts';
 
 /** The data time the table shows: the oldest among the resources the checks judge. */
 function dataTimeCell(g: GroupStatus, at: (d: Date) => string): string {
@@ -140,11 +130,11 @@ function groupTable(groups: GroupStatus[], now: Date, width: number): string[] {
 export function formatSizes(sizes: TableSizes, largest = 5): string[] {
   const rows = (n: number | null, exact: boolean) => (n === null ? '?' : `${exact ? '' : '~'}${n.toLocaleString('en-US')}`);
   const out = [
-    `Table sizes (rows: counted, or ~ estimated by Postgres for tables over ${formatBytes(EXACT_COUNT_MAX_BYTES)}; on disk: with indexes and TOAST):`,
+    `Table sizes (rows: counted, or ~ estimated from Postgres's statistics for analyzed tables over ${formatBytes(EXACT_COUNT_MAX_BYTES)}; on disk: with indexes and TOAST):`,
     ...table(
       [
         ['  schema', 'tables', 'rows', 'on disk', ''],
-        ...sizes.schemas.map((s) => [`  ${s.schema}`, String(s.tables), rows(s.rows, s.exact), formatBytes(s.bytes), s.unknown > 0 ? `(+ ${s.unknown} tables not yet analyzed)` : '']),
+        ...sizes.schemas.map((s) => [`  ${s.schema}`, String(s.tables), rows(s.rows, s.exact), formatBytes(s.bytes), s.unknown > 0 ? `(+ ${s.unknown} table${s.unknown === 1 ? '' : 's'} not counted: too big to count now, never analyzed)` : '']),
       ],
       [1, 2, 3],
     ),
@@ -155,12 +145,6 @@ export function formatSizes(sizes: TableSizes, largest = 5): string[] {
     out.push(...table(top.map((t) => [`    ${t.table}`, rows(t.rows, t.exact), formatBytes(t.bytes)]), [1, 2]));
   }
   return out;
-}
-
-/** `3 failed ProblemError 401 unauthorized`: the count, then what the failure columns say. */
-export function formatCause(c: FailureCount): string {
-  const what = [c.type ?? 'unknown error', c.httpStatus === null ? null : String(c.httpStatus), c.code].filter((x) => x !== null).join(' ');
-  return `${c.resources} ${c.status} ${what}`;
 }
 
 /** Columns padded to their widest cell; `right` lists the columns aligned right (numbers). */

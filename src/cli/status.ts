@@ -6,13 +6,19 @@
 import { parseArgs } from 'node:util';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readMigrationState, type MigrationState } from '../store/migration-state.ts';
-import { readStatus, type GroupStatus, type OldestData } from '../store/status.ts';
+import { readStatus } from '../store/status.ts';
+import { overMaxAge, overMaxUnconfirmed } from '../store/status-checks.ts';
 import type { TableSizes } from '../store/table-sizes.ts';
 import { positiveNumberFlag } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
-import { age, ago, fitLine, formatStatus, utc } from './status-format.ts';
+import { fitLine, formatStatus } from './status-format.ts';
+import { serveHost, servePort, serveStatusPage } from './status-serve.ts';
+
+export { dataOf, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../store/status-checks.ts';
 
 const HELP = `Usage: tesync status [--json] [--wide] [--max-age HOURS]
+                     [--max-unconfirmed HOURS]
+       tesync status --serve [--port N] [--host ADDRESS] [--max-age HOURS]
                      [--max-unconfirmed HOURS]
 
 Per source and resource group: the data's own time (upstream's asOf; for history
@@ -35,28 +41,23 @@ the checks.
   --wide                   the full width, one line per group (otherwise the
                            terminal's width, or 80 columns when not a terminal)
   --json                   the same as JSON
+  --serve                  serve the status page a worker serves at / (groups
+                           against their thresholds, runs, rate budget, failing
+                           resources and their archived bodies) until Ctrl-C;
+                           read-only. Thresholds: --max-age / --max-unconfirmed,
+                           else from each group's TE_SCHEDULE_* (two rounds)
+  --port N                 with --serve: the port (default TE_METRICS_PORT;
+                           0: any free one)
+  --host ADDRESS           with --serve: the address to listen on (default
+                           127.0.0.1: this machine only)
 
 HOURS: a number greater than 0 (24, 1.5). Each check says which group and
 resource failed it, how old, by which clock. Exit 2, having changed nothing,
 when the database is not a tesync warehouse or holds another release's schema.`;
 
-/** Why a group fails a check, for people and for --json. */
-export interface OverLimit {
-  source: string;
-  group: string;
-  /** The clock judged: the data's own time, or tesync's (when it confirmed the data). */
-  clock: 'newest history point' | 'upstream asOf' | 'last confirmed' | 'least recently confirmed';
-  at: Date | null;
-  ageHours: number | null;
-  /** The resource judged (`token/<slug>/history`), and its token; null when a group as a whole was. */
-  resource: string | null;
-  token: string | null;
-  reason: string;
-}
-
 const NUMERIC = ['--max-age', '--max-unconfirmed'] as const;
 
-export async function runStatus({ config, argv }: CommandContext): Promise<number> {
+export async function runStatus({ config, logger, argv }: CommandContext): Promise<number> {
   const values = parseStatusArgs(argv);
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
@@ -64,6 +65,10 @@ export async function runStatus({ config, argv }: CommandContext): Promise<numbe
   }
   const maxAgeHours = hoursOption('--max-age', values['max-age']);
   const maxUnconfirmedHours = hoursOption('--max-unconfirmed', values['max-unconfirmed']);
+  if (!values.serve && (values.port !== undefined || values.host !== undefined)) throw new UsageError(`${values.port !== undefined ? '--port' : '--host'} goes with --serve: tesync status --serve ${values.port !== undefined ? '--port 9464' : '--host 127.0.0.1'}`);
+  if (values.serve && (values.json || values.wide)) throw new UsageError(`--serve serves the page: leave out ${values.json ? '--json' : '--wide'} (the page's model is at /status.json)`);
+  if (values.serve) servePort(values.port, config.worker.metricsPort);
+  if (values.serve) serveHost(values.host);
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     const schema = await readMigrationState(warehouse);
@@ -76,6 +81,13 @@ export async function runStatus({ config, argv }: CommandContext): Promise<numbe
       // Read as they are (status never migrates); the figures may be an older release's.
       const note = "tesync: note: the warehouse's SQL views differ from this tesync's: run `tesync migrate`";
       process.stderr.write(`${fitLine(note, outputWidth(values.wide === true, process.stderr)).join('\n')}\n`);
+    }
+    if (values.serve) {
+      if (schema.state === 'none') {
+        process.stderr.write('tesync: nothing synced yet: the status page has nothing to show; run `tesync sync` (or `tesync demo`) first\n');
+        return 1;
+      }
+      return await serveStatusPage(config, logger, warehouse, { port: values.port, host: values.host, flags: { maxAgeHours, maxUnconfirmedHours } });
     }
     // The embedded warehouse before its first sync: tesync's own, with nothing in it yet.
     const { groups, runs, sizes } = schema.state === 'none' ? { groups: [], runs: [], sizes: { schemas: [], tables: [] } satisfies TableSizes } : await readStatus(warehouse);
@@ -108,6 +120,9 @@ function parseStatusArgs(argv: string[]) {
         wide: { type: 'boolean', default: false },
         'max-age': { type: 'string' },
         'max-unconfirmed': { type: 'string' },
+        serve: { type: 'boolean', default: false },
+        port: { type: 'string' },
+        host: { type: 'string' },
         help: { type: 'boolean' },
       },
     }).values;
@@ -167,76 +182,5 @@ export function migrationRefusal(m: MigrationState, w: Pick<Warehouse, 'kind' | 
     return `warehouse is at migration ${m.applied}, newer than this tesync, which expects ${m.expected} (${m.expectedTag}): run a tesync as new as the one that migrated it (${w.location})`;
   }
   return null;
-}
-
-const hoursSince = (at: Date, now: Date) => (now.getTime() - at.getTime()) / 3600_000;
-const limitText = (option: string, hours: number) => `more than ${option} ${hours}h`;
-
-/** Pure: whose data it is, for a reason: the token (and the resource, when the token has several of the group). */
-export function dataOf(group: string, d: Pick<OldestData, 'resource' | 'token'>): string {
-  if (d.token) return d.resource === `token/${d.token}/${group}` ? `data of token ${d.token}` : `data of token ${d.token} (${d.resource})`;
-  return d.resource === group ? 'data' : `data of ${d.resource}`;
-}
-
-/**
- * Groups whose oldest judged data is older than `maxAgeHours` by the data's own clock. A
- * group with nothing to judge (every resource delisted, not found or skipped) passes. Pure.
- */
-export function overMaxAge(groups: GroupStatus[], now: Date, maxAgeHours: number): OverLimit[] {
-  const out: OverLimit[] = [];
-  for (const g of groups) {
-    const name = `${g.source}.${g.group}`;
-    const { oldestData: d, leastConfirmed: c, checked } = g.checks;
-    if (checked === 0) continue;
-    if (d) {
-      const h = hoursSince(d.at, now);
-      if (h <= maxAgeHours) continue;
-      const verdict = g.freshness ? `upstream says ${g.freshness}` : 'upstream gives no freshness verdict';
-      const what = d.clock === 'newest history point' ? 'its newest history point' : "upstream's asOf";
-      out.push({
-        source: g.source,
-        group: g.group,
-        clock: d.clock,
-        at: d.at,
-        ageHours: h,
-        resource: d.resource,
-        token: d.token,
-        reason: `${name}: ${dataOf(g.group, d)} is ${age(d.at, now)} old by ${what}, ${utc(d.at)} (${limitText('--max-age', maxAgeHours)}); ${verdict}; tesync last confirmed it ${ago(d.confirmedAt, now)}`,
-      });
-    } else if (c) {
-      // No data time to judge (the OpenAPI document): how long since tesync last had it confirmed.
-      const h = c.at ? hoursSince(c.at, now) : null;
-      if (h !== null && h <= maxAgeHours) continue;
-      const whose = c.resource === g.group ? 'it' : c.resource;
-      out.push({
-        source: g.source,
-        group: g.group,
-        clock: 'last confirmed',
-        at: c.at,
-        ageHours: h,
-        resource: c.resource,
-        token: c.token,
-        reason: `${name}: upstream gives no data time; judged by when tesync last confirmed ${whose}: ${c.at ? `${age(c.at, now)} ago` : 'never'} (${limitText('--max-age', maxAgeHours)})`,
-      });
-    }
-  }
-  return out;
-}
-
-/** Groups with a judged resource tesync has not confirmed within `hours`, or never; names it. Pure. */
-export function overMaxUnconfirmed(groups: GroupStatus[], now: Date, hours: number): OverLimit[] {
-  const out: OverLimit[] = [];
-  for (const g of groups) {
-    const { leastConfirmed: c, neverConfirmed, checked } = g.checks;
-    if (!c || checked === 0) continue;
-    const h = c.at ? hoursSince(c.at, now) : null;
-    if (neverConfirmed === 0 && h !== null && h <= hours) continue;
-    const why =
-      neverConfirmed > 0
-        ? `never confirmed by tesync: ${c.resource}${neverConfirmed > 1 ? ` and ${neverConfirmed - 1} more` : ''} (${neverConfirmed} of ${checked} resources)`
-        : `${c.resource}, the least recently confirmed resource, was confirmed by tesync ${age(c.at, now)} ago (${limitText('--max-unconfirmed', hours)})`;
-    out.push({ source: g.source, group: g.group, clock: 'least recently confirmed', at: c.at, ageHours: h, resource: c.resource, token: c.token, reason: `${g.source}.${g.group}: ${why}` });
-  }
-  return out;
 }
 

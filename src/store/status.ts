@@ -109,6 +109,23 @@ export interface RunSummary {
 const asDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 
 export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[]; runs: RunSummary[]; sizes: TableSizes }> {
+  const groups = await readGroups(w);
+  return { groups, runs: await readRecentRuns(w, 5), sizes: await readTableSizes(w) };
+}
+
+/** The last `n` runs, newest first. */
+export async function readRecentRuns(w: Warehouse, n: number): Promise<RunSummary[]> {
+  return (await w.query<Record<string, unknown>>(sql`select id, trigger, status, started_at, finished_at from sync.runs order by started_at desc limit ${n}`)).map((r) => ({
+    id: String(r.id),
+    trigger: String(r.trigger),
+    status: String(r.status),
+    startedAt: asDate(r.started_at)!,
+    finishedAt: asDate(r.finished_at),
+  }));
+}
+
+/** Per source and resource group: its ages, statuses, failures and what the checks judge (`tesync status`, the status page). */
+export async function readGroups(w: Warehouse): Promise<GroupStatus[]> {
   // A group's figures repeat on each table it fills: one row per group.
   const ages = await w.query<Record<string, unknown>>(sql`
     select distinct on (source, "group") source, "group" as grp, resources, data_as_of, newest_point_at, freshness,
@@ -159,14 +176,7 @@ export async function readStatus(w: Warehouse): Promise<{ groups: GroupStatus[];
       checks: groupChecks(c),
     };
   });
-  const runs = (await w.query<Record<string, unknown>>(sql`select id, trigger, status, started_at, finished_at from sync.runs order by started_at desc limit 5`)).map((r) => ({
-    id: String(r.id),
-    trigger: String(r.trigger),
-    status: String(r.status),
-    startedAt: asDate(r.started_at)!,
-    finishedAt: asDate(r.finished_at),
-  }));
-  return { groups, runs, sizes: await readTableSizes(w) };
+  return groups;
 }
 
 const tokenOf = (resource: string): string | null => (resource.startsWith('token/') ? (resource.split('/')[1] ?? null) : null);

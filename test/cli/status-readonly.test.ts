@@ -155,7 +155,9 @@ describe('bad numbers for the checks', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stdout).toBe('');
     const line = oneLine(r.stderr);
-    expect(line).toMatch(new RegExp(`^tesync: ${flag} (must be|needs) a number of hours greater than 0`));
+    // With --json, the error is a JSON line (src/cli/commands.ts); otherwise `tesync: ...`.
+    const message = line.startsWith('{') ? (JSON.parse(line) as { error: { message: string } }).error.message : line.replace(/^tesync: /, '');
+    expect(message).toMatch(new RegExp(`^${flag} (must be|needs) a number of hours greater than 0`));
   });
 
   afterAll(async () => {

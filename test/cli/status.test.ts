@@ -100,9 +100,9 @@ describe('formatStatus', () => {
         { table: 'app.tokens', schema: 'app', rows: 1000, exact: true, bytes: 10 * 1024 * 1024 },
       ],
     });
-    expect(lines[0]).toMatch(/rows: counted, or ~ estimated by Postgres for tables over 8\.0 MB; on disk: with indexes and TOAST/);
+    expect(lines[0]).toMatch(/rows: counted, or ~ estimated from Postgres's statistics for analyzed tables over 8\.0 MB; on disk: with indexes and TOAST/);
     expect(lines).toContainEqual(expect.stringMatching(/^ {2}app\s+2\s+~1,500,000\s+300 MB$/));
-    expect(lines).toContainEqual(expect.stringMatching(/^ {2}sync\s+1\s+~0\s+20 MB {2}\(\+ 1 tables not yet analyzed\)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}sync\s+1\s+~0\s+20 MB {2}\(\+ 1 table not counted: too big to count now, never analyzed\)$/));
     expect(lines).toContainEqual(expect.stringMatching(/^ {4}app\.metric_history\s+~1,499,000\s+290 MB$/));
     expect(lines).toContainEqual(expect.stringMatching(/^ {4}sync\.raw_responses\s+\?\s+20 MB$/));
     expect(lines).toContainEqual(expect.stringMatching(/^ {4}app\.tokens\s+1,000\s+10 MB$/));
@@ -211,7 +211,7 @@ describe('tesync status on warehouses synced from the simulator', () => {
     expect(r.stdout).toMatch(new RegExp(`^ {2}gateway\\.history: data of token [a-z-]+ \\(token/[a-z-]+/history/\\w+\\) is \\d+\\.\\dd old`, 'm'));
     expect(r.stdout).not.toMatch(/^ {2}gateway\.contract:/m);
     // Sizes as sizes, labelled.
-    expect(r.stdout).toContain('Table sizes (rows: counted, or ~ estimated by Postgres for tables over 8.0 MB; on disk: with indexes and TOAST):');
+    expect(r.stdout).toContain("Table sizes (rows: counted, or ~ estimated from Postgres's statistics for analyzed tables over 8.0 MB; on disk: with indexes and TOAST):");
     expect(r.stdout).toMatch(/^ {2}app\s+\d+\s+[\d,]+\s+\d[\d.]* (kB|MB)$/m);
     expect(r.stdout).toMatch(/^ {2}sync\s+\d+\s+[\d,]+\s+\d[\d.]* (kB|MB)$/m);
     expect(r.stdout).not.toContain('rows written');

@@ -8,6 +8,12 @@ import type { Logger } from '../../lib/logger.ts';
 import { countingBudget, countingRecorder } from '../metrics/instrument.ts';
 import { createMetrics, jobLabels, type WorkerMetrics } from '../metrics/metrics.ts';
 import { startMetricsServer } from '../metrics/server.ts';
+import { readBudgetNow } from '../metrics/page-budget.ts';
+import { readPageData, PAGE_REFRESH_SECONDS } from '../metrics/page-data.ts';
+import { createStatusPage } from '../metrics/page-handler.ts';
+import { readQueues } from '../metrics/page-queues.ts';
+import { pageThresholds } from '../metrics/page-thresholds.ts';
+import { readFailureBody } from '../../store/failure-bodies.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../store/request-log.ts';
 import { LEASE_MARGIN_MS } from '../../upstream/redis-budget.ts';
@@ -138,6 +144,21 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       registry: metrics.registry,
       // The check of the queues is named for their backend: `redis`, or `queues` (in the warehouse's Postgres).
       checks: { [backend.kind === 'redis' ? 'redis' : 'queues']: () => backend.ping(), postgres: async () => void (await warehouse.query(sql`select 1`)) },
+      // The status page at `/`: the warehouse, the shared budget and the queues, read when asked.
+      page: createStatusPage({
+        read: () =>
+          readPageData({
+            warehouse,
+            servedBy: `tesync worker ${base.name}`,
+            refreshSeconds: PAGE_REFRESH_SECONDS,
+            thresholds: (nowMs) => pageThresholds(config, nowMs),
+            budget: () => readBudgetNow(budget),
+            queues: () => readQueues(backend, queues, walkQueue),
+          }),
+        body: (id) => readFailureBody(warehouse, id),
+        secrets: config.secrets,
+        logger,
+      }),
       logger,
     });
     closers.push(() => server.close());

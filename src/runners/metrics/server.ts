@@ -1,45 +1,67 @@
-// /healthz (the queue backend and Postgres reachable; a failure says why in one line) and /metrics (Prometheus text) on TE_METRICS_PORT.
+// /healthz (the queue backend and Postgres reachable; a failure says why in one line), /metrics
+// (Prometheus text) and the status page (page-handler.ts: `/`, `/status.json`, `/body/<id>`)
+// on TE_METRICS_PORT. A worker's binds as it always has (every interface, as /metrics needs
+// for a scraper); `tesync status --serve` gives a host (loopback unless told otherwise).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.ts';
+import type { StatusPage } from './page-handler.ts';
 
 export type HealthCheck = () => Promise<void>;
 
 export interface MetricsServer {
   port: number;
+  /** The address it listens on (`::` or `0.0.0.0`: every interface). */
+  host: string;
   close(): Promise<void>;
+}
+
+export interface MetricsServerOptions {
+  port: number;
+  /** Unset: every interface (the worker's binding since /metrics came). */
+  host?: string;
+  /** Unset: no /metrics. */
+  registry?: Registry;
+  checks: Record<string, HealthCheck>;
+  page?: StatusPage;
+  logger: Logger;
 }
 
 const CHECK_TIMEOUT_MS = 3000;
 
-export async function startMetricsServer(options: { port: number; registry: Registry; checks: Record<string, HealthCheck>; logger: Logger }): Promise<MetricsServer> {
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const { registry, page } = options;
   const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET' }).end();
     } else if (path === '/healthz') {
       void health(options.checks).then(({ ok, body }) => {
         res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
       });
-    } else if (path === '/metrics') {
-      void options.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': options.registry.contentType }).end(text),
+    } else if (path === '/metrics' && registry) {
+      void registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
         (err: unknown) => {
           options.logger.warn({ err }, 'metrics collection failed');
           res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n');
         },
       );
-    } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /healthz or /metrics\n');
+    } else if (!page?.handle(req, res, path)) {
+      const routes = [...(page ? ['/'] : []), '/healthz', ...(registry ? ['/metrics'] : [])];
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: try ${routes.join(', ')}\n`);
     }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, () => resolve());
+    if (options.host === undefined) server.listen(options.port, () => resolve());
+    else server.listen(options.port, options.host, () => resolve());
   });
+  const address = server.address() as AddressInfo;
   return {
-    port: (server.address() as AddressInfo).port,
+    port: address.port,
+    host: address.address,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

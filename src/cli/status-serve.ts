@@ -1,0 +1,87 @@
+// `tesync status --serve`: the status page a worker serves at `/`, for a warehouse with no
+// worker (or from another machine than the workers): the same reads and page, the rate budget
+// read from where the workers share it, no queues. Read-only; bound to loopback unless --host
+// says otherwise; until Ctrl-C.
+import { sql } from 'drizzle-orm';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/logger.ts';
+import { readBudgetNow } from '../runners/metrics/page-budget.ts';
+import { PAGE_REFRESH_SECONDS, readPageData } from '../runners/metrics/page-data.ts';
+import { createStatusPage } from '../runners/metrics/page-handler.ts';
+import { pageThresholds, type ThresholdFlags } from '../runners/metrics/page-thresholds.ts';
+import { startMetricsServer } from '../runners/metrics/server.ts';
+import type { Warehouse } from '../store/connection.ts';
+import { readFailureBody } from '../store/failure-bodies.ts';
+import { untilSignal, UsageError } from './context.ts';
+import { wholeNumberFlag } from './flag-values.ts';
+import { syncBudget } from './sync-budget.ts';
+
+export const DEFAULT_SERVE_HOST = '127.0.0.1';
+
+export interface ServeOptions {
+  /** Unset: TE_METRICS_PORT. */
+  port?: string | undefined;
+  host?: string | undefined;
+  flags: ThresholdFlags;
+}
+
+/** Pure: the port asked for (0: any free one). */
+export function servePort(raw: string | undefined, fallback: number): number {
+  return raw === undefined ? fallback : wholeNumberFlag('--port', raw, 0, 65535);
+}
+
+/** Pure: the host to bind, checked for what cannot be one. */
+export function serveHost(raw: string | undefined): string {
+  if (raw === undefined) return DEFAULT_SERVE_HOST;
+  const host = raw.trim();
+  if (host === '' || /[\s/?#@]/.test(host)) throw new UsageError(`--host needs an address or host name to listen on, e.g. --host 127.0.0.1 (got ${JSON.stringify(raw)})`);
+  return host;
+}
+
+/** `http://127.0.0.1:9464/`, `http://[::1]:9464/` */
+export function pageUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+}
+
+export async function serveStatusPage(config: Config, logger: Logger, warehouse: Warehouse, options: ServeOptions): Promise<number> {
+  const port = servePort(options.port, config.worker.metricsPort);
+  const host = serveHost(options.host);
+  const shared = await syncBudget(config, warehouse);
+  try {
+    const server = await startMetricsServer({
+      port,
+      host,
+      checks: { postgres: async () => void (await warehouse.query(sql`select 1`)) },
+      page: createStatusPage({
+        read: () =>
+          readPageData({
+            warehouse,
+            servedBy: 'tesync status --serve',
+            refreshSeconds: PAGE_REFRESH_SECONDS,
+            thresholds: (nowMs) => pageThresholds(config, nowMs, options.flags),
+            budget: () => readBudgetNow(shared.budget, shared.notShared ?? null),
+          }),
+        body: (id) => readFailureBody(warehouse, id),
+        secrets: config.secrets,
+        logger,
+      }),
+      logger,
+    }).catch((err: unknown) => {
+      const code = (err as { code?: unknown }).code;
+      if (code === 'EADDRINUSE') throw new UsageError(`--port ${port}: something already listens there (a worker's page?); give another with --port N, or --port 0 for any free one`);
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UsageError(`--host ${host}: not an address of this machine`);
+      throw err;
+    });
+    try {
+      process.stdout.write(`Status page of ${warehouse.location}: ${pageUrl(host, server.port)}\nRead-only; refreshes itself every ${PAGE_REFRESH_SECONDS} s. Ctrl-C stops serving.\n`);
+      logger.info({ url: pageUrl(host, server.port) }, 'status page served');
+      const signal = await untilSignal();
+      logger.info({ signal }, 'status page: no longer serving');
+      return 0;
+    } finally {
+      await server.close();
+    }
+  } finally {
+    await shared.close();
+  }
+}
