@@ -7,7 +7,8 @@ import { FETCH_BAD_PORTS } from '../upstream/connect-errors.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 import { shownValue, wholeNumberFlag } from './flag-values.ts';
 
-const HELP = `Usage: tesync sim [options]
+const HELP = `Usage: tesync sim [--port N] [--tokens N] [--history-days N] [--charts N]
+                  [--seed N] [--rate-limit N/MS] ...
 
 Runs the bundled simulator of both upstream APIs on loopback until Ctrl-C.
 

@@ -19,7 +19,8 @@ import { performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
 
-const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...] [--full] [--wait] [--json] [--force]
+const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...]
+                   [--full] [--wait] [--json] [--force]
 
 One full walk of the configured sources into the warehouse, in this process.
   --source S    only this source (default: every configured source)

@@ -1,0 +1,80 @@
+// `tesync check`'s look at the warehouse: reached as `tesync status` reaches it, and only read.
+// No migration, no binding, no embedded cluster made where none is yet: a check before the first
+// sync leaves the database (and TE_DATA_DIR) as it found them.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import type { Config } from '../lib/config.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { openWarehouse, type Warehouse } from '../store/connection.ts';
+import { layoutOf } from '../store/embedded-folder.ts';
+import { readMigrationState, type MigrationState } from '../store/migration-state.ts';
+import { describeUpstream, identityFromText, sameUpstream, upstreamIdentity } from '../store/upstream-identity.ts';
+import type { Source } from '../upstream/routes.ts';
+import { URL_VARIABLE, type CheckResult } from './check-upstream.ts';
+
+const database = (variable: string, status: CheckResult['status'], message: string): CheckResult => ({ check: 'database', variable, status, message });
+
+export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'app' | 'gateway'>): Promise<CheckResult[]> {
+  const variable = config.databaseUrl ? 'DATABASE_URL' : 'TE_DATA_DIR';
+  if (!config.databaseUrl && !existsSync(path.join(layoutOf(config.dataDir).data, 'PG_VERSION'))) {
+    return [database(variable, 'ok', `no embedded warehouse in ${path.resolve(config.dataDir)} yet: the first sync, demo or migrate makes one`)];
+  }
+  let warehouse: Warehouse;
+  try {
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 });
+  } catch (err) {
+    // A refused login or a missing database is a ConfigError naming its variable; its message, without the name.
+    if (err instanceof ConfigError) return [database(err.variable, 'failed', err.problem)];
+    return [database(variable, 'failed', err instanceof Error ? err.message : String(err))];
+  }
+  try {
+    const state = await readMigrationState(warehouse);
+    const out = [judgeSchema(state, warehouse.location, variable)];
+    if (state.state !== 'none') out.push(...judgeBindings(await readBindings(warehouse), config));
+    return out;
+  } finally {
+    await warehouse.close();
+  }
+}
+
+/** Pure: what the warehouse's schema means for the next sync. */
+export function judgeSchema(m: MigrationState & { sqlFilesInStep?: boolean }, location: string, variable: string): CheckResult {
+  if (m.state === 'none') return database(variable, 'ok', `${location} reached; no tesync schema in it yet: the first sync (or tesync migrate) makes it`);
+  if (m.state === 'ahead') {
+    return database(variable, 'failed', `${location} holds a newer tesync's schema (migration ${m.applied}; this tesync knows ${m.expected}): run a tesync as new as the one that migrated it`);
+  }
+  if (m.state === 'behind') return database(variable, 'ok', `${location} reached; a tesync warehouse at migration ${m.applied} of ${m.expected}: the next sync (or tesync migrate) brings it up to date`);
+  const views = m.sqlFilesInStep === false ? "; its SQL views differ from this tesync's: tesync migrate brings them in step" : '';
+  return database(variable, 'ok', `${location} reached; a tesync warehouse at this tesync's migration ${m.applied} (${m.expectedTag})${views}`);
+}
+
+/** The upstream each source of the warehouse is bound to (sync.upstream_bindings), when that table exists. */
+async function readBindings(w: Warehouse): Promise<Map<string, string>> {
+  const [t] = await w.query<{ table: string | null }>(sql`select to_regclass('sync.upstream_bindings')::text as table`);
+  if (!t?.table) return new Map();
+  const rows = await w.query<{ source: string; upstream: string }>(sql`select source, upstream from sync.upstream_bindings`);
+  return new Map(rows.map((r) => [r.source, r.upstream]));
+}
+
+/**
+ * Pure: a configured source whose base URL is not the upstream the warehouse is bound to:
+ * sync, worker and enqueue would refuse it (exit 2) unless `--force` rebinds the warehouse.
+ */
+export function judgeBindings(bound: ReadonlyMap<string, string>, config: Pick<Config, 'app' | 'gateway'>): CheckResult[] {
+  const out: CheckResult[] = [];
+  for (const source of ['app', 'gateway'] as const satisfies readonly Source[]) {
+    const url = config[source]?.url;
+    const upstream = bound.get(source);
+    if (!url || upstream === undefined) continue;
+    const configured = upstreamIdentity(url);
+    if (sameUpstream(identityFromText(upstream), configured)) continue;
+    out.push({
+      check: 'binding',
+      variable: URL_VARIABLE[source],
+      status: 'failed',
+      message: `the warehouse's ${source} source is bound to ${describeUpstream(upstream)}, not ${configured.upstream}: sync, worker and enqueue refuse it (exit 2) unless --force rebinds it`,
+    });
+  }
+  return out;
+}
