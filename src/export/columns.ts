@@ -35,18 +35,42 @@ export interface ExportColumn {
   /** The type written, as DuckDB names it. */
   type: string;
   comment: string | null;
-  /** Numeric columns: the decimal's precision and scale, or `asString` when it does not fit. */
-  numeric?: { precision: number; scale: number; asString: boolean };
+  /** Numeric columns: the decimal's precision and scale, or `asString` when it does not fit; the most digits left of the point. */
+  numeric?: { precision: number; scale: number; asString: boolean; integerDigits: number };
 }
 
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** Pure: whether a numeric column of these values fits DECIMAL(38,s), and at which scale. */
-export function decimalFit(stats: NumericStats): { precision: number; scale: number; asString: boolean } {
+export function decimalFit(stats: NumericStats): { precision: number; scale: number; asString: boolean; integerDigits: number } {
   const scale = stats.maxScale ?? 0;
-  const digits = (stats.maxIntegerDigits ?? 0) + scale;
-  const asString = stats.special > 0 || digits > MAX_DECIMAL_DIGITS || scale > MAX_DECIMAL_DIGITS;
-  return { precision: MAX_DECIMAL_DIGITS, scale: asString ? 0 : scale, asString };
+  const integerDigits = stats.maxIntegerDigits ?? 0;
+  const asString = stats.special > 0 || integerDigits + scale > MAX_DECIMAL_DIGITS || scale > MAX_DECIMAL_DIGITS;
+  return { precision: MAX_DECIMAL_DIGITS, scale: asString ? 0 : scale, asString, integerDigits };
+}
+
+/** The type a column was written in before, as the manifest keeps it. */
+export interface WrittenType {
+  sourceType: string;
+  type: string;
+  scale?: number;
+  asString?: boolean;
+}
+
+/**
+ * Pure: `c`, judged on the rows written now, in the type `before` (the days of the same archive
+ * written earlier), when that type holds every value of `c` exactly: text holds any number; a
+ * decimal of a larger scale holds a smaller one, as long as the digits still fit 38. Null when it
+ * does not (then the whole archive is judged again, and its days written again if its type moved).
+ */
+export function inTypeWritten(c: ExportColumn, before: WrittenType | undefined): ExportColumn | null {
+  if (!before || before.type === c.type) return c;
+  if (!c.numeric || before.sourceType !== c.sourceType) return null;
+  const id = quoteIdent(c.name);
+  if (before.asString) return { ...c, cast: id, type: 'VARCHAR', numeric: { ...c.numeric, scale: 0, asString: true } };
+  const scale = before.scale ?? 0;
+  if (c.numeric.asString || c.numeric.scale > scale || c.numeric.integerDigits + scale > MAX_DECIMAL_DIGITS) return null;
+  return { ...c, cast: decimalCast(id, scale), type: `DECIMAL(${MAX_DECIMAL_DIGITS},${scale})`, numeric: { ...c.numeric, scale } };
 }
 
 /**

@@ -13,7 +13,7 @@ import { ARCHIVE_DAY_COLUMN } from '../schema/warehouse/columns.ts';
 import { DAILY_ARCHIVE_NAMES, VERSIONED } from '../schema/warehouse/history.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { readJournal } from '../store/migration-state.ts';
-import type { ExportColumn } from './columns.ts';
+import { inTypeWritten, type ExportColumn } from './columns.ts';
 import { planDays } from './day-changes.ts';
 import { FORMAT, manifestColumns, readManifest, sha256Of, writeManifest, type Manifest } from './manifest.ts';
 import { Lanes, LANES, splitDays } from './lanes.ts';
@@ -151,12 +151,17 @@ async function exportArchive(reads: Reads, dir: string, staging: string, m: Mani
   let plan = planDays(days, exported, since, !before?.horizon);
   const dayList = (write: readonly string[]) => `'{${write.join(',')}}'::date[]`;
   let columns = plan.write.length > 0 ? await exportColumns(tx, `(select * from ${table} where ${HIVE} = any(${dayList(plan.write)})) x`, source) : [];
-  // Every day of an archive shares one schema: when the days written now would not (a decimal
-  // of another scale), the types come from the whole archive, and if those changed too, every
-  // day is written again.
-  if (before && columns.some((c) => before.columns[c.name]?.type !== c.type)) {
-    columns = await exportColumns(tx, table, source);
-    if (columns.some((c) => before.columns[c.name]?.type !== c.type)) plan = planDays(days, exported, since, true);
+  // Every day of an archive shares one schema. The days written now go out in the types the
+  // earlier days were written in when those hold their values (a decimal of a smaller scale);
+  // otherwise the types come from the whole archive, and if those moved, every day is written
+  // again.
+  if (before) {
+    const kept = columns.map((c) => inTypeWritten(c, before.columns[c.name]));
+    if (kept.every((c) => c !== null)) columns = kept;
+    else {
+      columns = await exportColumns(tx, table, source);
+      if (columns.some((c) => before.columns[c.name]?.type !== c.type)) plan = planDays(days, exported, since, true);
+    }
   }
   const rowsOf = new Map(days.map((d) => [d.day, d.rows]));
   const parts = splitDays(plan.write.map((day) => ({ day, rows: rowsOf.get(day) ?? 0 })), LANES, SPLIT_ROWS);

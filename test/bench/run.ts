@@ -12,7 +12,8 @@
 // the Postgres server tesync starts is sampled from here too (process-memory.ts). The
 // distributed leg runs `tesync worker` processes and `tesync enqueue --wait` as a user does
 // (worker-leg.ts). The as-of leg reads a warehouse of years of daily versions, plain and as of
-// past instants (as-of-leg.ts). Figures go to stdout as a table and to test/bench/results/<time>.json. See
+// past instants (as-of-leg.ts), then exports its daily archives as Parquet (export-leg.ts;
+// --no-export: not). Figures go to stdout as a table and to test/bench/results/<time>.json. See
 // docs/performance.md for the method.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -74,7 +75,7 @@ export interface BenchOptions {
    * under 5 ms (default as-of-reads.ts QUICK_RUNS); the smoke test takes fewer, as it checks
    * that the figures come out, not what they are.
    */
-  asOf: { tokens: number; seedTokens: number; days: number; runs: number; quickRuns?: number } | null;
+  asOf: { tokens: number; seedTokens: number; days: number; runs: number; quickRuns?: number; exportLeg?: boolean } | null;
   log: (line: string) => void;
 }
 
@@ -290,7 +291,7 @@ async function asOfRun(o: BenchOptions, a: NonNullable<BenchOptions['asOf']>): P
   return withDatabase(o.databaseUrl, 'bench_asof', async (url) => {
     o.log(`as-of: first sync of ${a.seedTokens} tokens with ${a.days} days of history`);
     await withSim(seed, (sim) => syncChild({ scenario: seed, simUrl: sim.url, target: { kind: 'postgres', url }, phases: ['full'] }, o.nodeFlags ?? []));
-    return runAsOfLeg({ databaseUrl: url, copies: Math.max(1, Math.round(a.tokens / a.seedTokens)), days: a.days, runs: a.runs, quickRuns: a.quickRuns, log: o.log });
+    return runAsOfLeg({ databaseUrl: url, copies: Math.max(1, Math.round(a.tokens / a.seedTokens)), days: a.days, runs: a.runs, quickRuns: a.quickRuns, exportLeg: a.exportLeg ?? true, log: o.log });
   });
 }
 
@@ -817,7 +818,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     queueBackends: queuesArg(args.get('queues')),
     embeddedTokens: embedded,
     rssTokens,
-    asOf: args.has('no-as-of') ? null : { tokens: num('as-of-tokens', quick ? 30 : 300), seedTokens: 10, days: num('as-of-days', quick ? 365 : 1095), runs: quick ? 3 : 5 },
+    asOf: args.has('no-as-of') ? null : { tokens: num('as-of-tokens', quick ? 30 : 300), seedTokens: 10, days: num('as-of-days', quick ? 365 : 1095), runs: quick ? 3 : 5, exportLeg: !args.has('no-export') },
     writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),
     settleMaxMs: args.has('no-settle') ? 0 : 60_000,
     resultsDir: args.has('no-results') ? null : path.join(HERE, 'results'),

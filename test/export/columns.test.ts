@@ -1,16 +1,16 @@
 // Pure: each column's way out (src/export/columns.ts), and the days an export writes (day-changes.ts).
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { decimalCast, decimalFit, exportColumn } from '../../src/export/columns.ts';
+import { decimalCast, decimalFit, exportColumn, inTypeWritten } from '../../src/export/columns.ts';
 import { planDays } from '../../src/export/day-changes.ts';
 
 describe('decimalFit', () => {
   it.each([
-    [{ maxScale: 12, maxIntegerDigits: 26, special: 0 }, { precision: 38, scale: 12, asString: false }],
-    [{ maxScale: 12, maxIntegerDigits: 27, special: 0 }, { precision: 38, scale: 0, asString: true }],
-    [{ maxScale: 38, maxIntegerDigits: 0, special: 0 }, { precision: 38, scale: 38, asString: false }],
-    [{ maxScale: 2, maxIntegerDigits: 3, special: 1 }, { precision: 38, scale: 0, asString: true }],
-    [{ maxScale: null, maxIntegerDigits: null, special: 0 }, { precision: 38, scale: 0, asString: false }],
+    [{ maxScale: 12, maxIntegerDigits: 26, special: 0 }, { precision: 38, scale: 12, asString: false, integerDigits: 26 }],
+    [{ maxScale: 12, maxIntegerDigits: 27, special: 0 }, { precision: 38, scale: 0, asString: true, integerDigits: 27 }],
+    [{ maxScale: 38, maxIntegerDigits: 0, special: 0 }, { precision: 38, scale: 38, asString: false, integerDigits: 0 }],
+    [{ maxScale: 2, maxIntegerDigits: 3, special: 1 }, { precision: 38, scale: 0, asString: true, integerDigits: 3 }],
+    [{ maxScale: null, maxIntegerDigits: null, special: 0 }, { precision: 38, scale: 0, asString: false, integerDigits: 0 }],
   ])('%j -> %j', (stats, fit) => expect(decimalFit(stats)).toEqual(fit));
 });
 
@@ -29,6 +29,29 @@ describe('exportColumn', () => {
       'VARCHAR',
       'VARCHAR[]',
     ]);
+  });
+});
+
+describe('inTypeWritten', () => {
+  const numeric = (maxScale: number, maxIntegerDigits: number, special = 0) => exportColumn({ name: 'v', type: 'numeric', comment: null }, { maxScale, maxIntegerDigits, special });
+  const written = (type: string, scale?: number, asString?: boolean) => ({ sourceType: 'numeric', type, ...(scale === undefined ? {} : { scale }), ...(asString ? { asString } : {}) });
+
+  it('keeps a type the days before were written in, when it holds the new values', () => {
+    expect(inTypeWritten(numeric(4, 5), written('DECIMAL(38,4)', 4))?.type).toBe('DECIMAL(38,4)');
+    // A smaller scale goes out at the larger one: the same digits, padded.
+    const kept = inTypeWritten(numeric(2, 5), written('DECIMAL(38,9)', 9))!;
+    expect(kept.type).toBe('DECIMAL(38,9)');
+    expect(kept.cast).toBe(numeric(9, 5).cast);
+    // Text holds any number.
+    expect(inTypeWritten(numeric(2, 5), written('VARCHAR', 0, true))).toMatchObject({ type: 'VARCHAR', cast: '"v"', numeric: { asString: true } });
+    expect(inTypeWritten(numeric(2, 5), undefined)?.type).toBe('DECIMAL(38,2)');
+  });
+
+  it('refuses a type that would not hold them: a larger scale, too many digits, text that was a decimal', () => {
+    expect(inTypeWritten(numeric(6, 5), written('DECIMAL(38,4)', 4))).toBeNull();
+    expect(inTypeWritten(numeric(2, 30), written('DECIMAL(38,9)', 9))).toBeNull();
+    expect(inTypeWritten(numeric(2, 5, 1), written('DECIMAL(38,9)', 9))).toBeNull();
+    expect(inTypeWritten(exportColumn({ name: 'v', type: 'text', comment: null }), written('DECIMAL(38,9)', 9))).toBeNull();
   });
 });
 
