@@ -67,7 +67,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   },
   {
     name: 'worker',
-    synopsis: '[--force] [--demo]',
+    synopsis: '[--force] [--demo] [--json]',
     summary: 'run scheduled walks and queued jobs until SIGTERM',
     needsConfig: true,
     load: async () => (await import('./worker.ts')).runWorker,

@@ -1,5 +1,6 @@
 // The bundled simulator as `tesync demo` runs it (and `tesync worker --demo` after it): the same
-// data every time (its seed), keys of its own, a rate budget like a real upstream's.
+// data every time (its seed), dated up to today (demoCalendar), keys of its own, a rate budget
+// like a real upstream's.
 import { randomBytes } from 'node:crypto';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import type { Config } from '../lib/config.ts';
@@ -8,18 +9,37 @@ export const DEMO_TOKENS = 12;
 /** As `tesync sim --tokens` allows. */
 export const MAX_DEMO_TOKENS = 100_000;
 
+/** Whole UTC days from `from` to `to` ('YYYY-MM-DD'). */
+function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+/**
+ * Pure: the demo's history, as the simulator's `lastDate` and `historyDays`: from the first day
+ * of the month a year before `today`'s month up to `today` (UTC), so that right after a demo
+ * `tesync status` finds its data hours old, not months (the simulator's own default calendar
+ * ends on a fixed day, for tests that want the same bytes every day). A demo on a later day of
+ * the same month finds every earlier day as it was (the simulator's series are generated from
+ * their first day) and adds the new ones; the first day moves once a month.
+ */
+export function demoCalendar(today: Date = new Date()): { lastDate: string; historyDays: number } {
+  const lastDate = today.toISOString().slice(0, 10);
+  const firstDate = new Date(Date.UTC(today.getUTCFullYear() - 1, today.getUTCMonth(), 1)).toISOString().slice(0, 10);
+  return { lastDate, historyDays: daysBetween(firstDate, lastDate) + 1 };
+}
+
 export interface DemoSimulator {
   sim: Simulator;
   appKey: string;
   gatewayKey: string;
 }
 
-export async function startDemoSimulator(options: { tokens?: number; pageSize?: number } = {}): Promise<DemoSimulator> {
+export async function startDemoSimulator(options: { tokens?: number; pageSize?: number; today?: Date } = {}): Promise<DemoSimulator> {
   const appKey = `demo_app_${randomBytes(8).toString('hex')}`;
   const gatewayKey = `demo_gw_${randomBytes(8).toString('hex')}`;
   const sim = await startSimulator({
     tokens: options.tokens ?? DEMO_TOKENS,
-    historyDays: 365,
+    ...demoCalendar(options.today),
     appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } },
     gatewayKeys: [gatewayKey],
     // A budget like a real upstream's, so the pacing shows.

@@ -10,7 +10,8 @@ import { COMMON_OPTIONS } from './walk-args.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import type { CommandContext } from './context.ts';
 import { wholeNumberFlag } from './flag-values.ts';
-import { exampleQuery, formatRows } from './examples.ts';
+import { exampleQuery } from './examples.ts';
+import { fitRows, fitText } from './fit-table.ts';
 import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
 import { formatSummary, interruptedLine } from './sync.ts';
@@ -23,9 +24,11 @@ const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]
 
 Starts the bundled simulator, syncs both of its APIs into the warehouse (the embedded
 Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example
-query. A warehouse that mirrors another upstream is left alone (exit 2); --force rebinds it
-to the simulator (recorded in sync.upstream_binding_log). --page-size N has the simulator
-serve its token lists, screeners and chart catalogs in pages of N items, each page a request.`;
+query. The simulator's data runs up to today (UTC). Fewer --tokens than the warehouse's
+last demo delists the others (the summary says how many). A warehouse that mirrors another
+upstream is left alone (exit 2); --force rebinds it to the simulator (recorded in
+sync.upstream_binding_log). --page-size N has the simulator serve its token lists,
+screeners and chart catalogs in pages of N items, each page a request.`;
 
 export async function runDemo({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -72,7 +75,10 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     TE_CONCURRENCY: String(config.concurrency),
   });
   const quiet = { ...demoConfig, secrets: [...demoConfig.secrets, ...config.secrets] };
-  const say = (line: string) => (progress ? progress.print(line, process.stderr) : process.stderr.write(line));
+  // What the demo prints fits the terminal (80 columns off one), a line that fills the last
+  // column wrapping on some terminals.
+  const width = (process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : 80) - 1;
+  const say = (line: string) => (progress ? progress.print(fitText(line, width), process.stderr) : process.stderr.write(fitText(line, width)));
   const interrupts = watchInterrupts({ say, phase: progress?.phase });
   const runId = randomUUID();
   const quietLogger = values.json ? logger : progress ? progress.logger(logger) : logger.child({}, { level: 'warn' });
@@ -112,7 +118,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
       : rebound
         ? "The warehouse held another upstream's data: rebound to the simulator (--force); the simulator's data is synced over it.\n"
         : 'The warehouse already holds an earlier demo: only what changed is fetched.\n';
-    const banner = `tesync demo: simulator at ${sim.url}, warehouse: ${warehouse.location}\n${note}\n`;
+    const banner = fitText(`tesync demo: simulator at ${sim.url}\nwarehouse: ${warehouse.location}\n${note}\n`, width);
     if (progress) progress.print(banner);
     else process.stdout.write(banner);
     progress?.phase('starting the run');
@@ -125,13 +131,17 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
       ...(progress ? { onProgress: progress.update } : {}),
     }).finally(() => progress?.stop());
     if (outcome.status === 'interrupted' && interrupts.received) {
-      process.stdout.write(`\n${formatSummary(outcome)}`);
+      process.stdout.write(fitText(`\n${formatSummary(outcome)}`, width));
       say(`tesync: ${interruptedLine(interrupts.received, outcome, 'demo')}\n`);
       return INTERRUPT_EXIT_CODE[interrupts.received];
     }
     const after = await tableCounts(warehouse);
-    process.stdout.write(`\n${formatSummary(outcome)}`);
-    process.stdout.write(`  tokens: ${sim.data.appTokens().length} (app), ${sim.data.gatewayTokens().length} (gateway)\n\nRows per table (added this run):\n`);
+    const delisted = await delistedBy(warehouse, runId);
+    const tokenLine = tokensLine([
+      { source: 'app', listed: sim.data.appTokens().length, delisted: delisted.app },
+      { source: 'gateway', listed: sim.data.gatewayTokens().length, delisted: delisted.gateway },
+    ]);
+    process.stdout.write(fitText(`\n${formatSummary(outcome)}${tokenLine}\n\nRows per table (added this run):\n`, width));
     const nameWidth = Math.max(0, ...Object.keys(after).map((t) => t.length));
     for (const [table, n] of Object.entries(after)) {
       const added = n - (before[table] ?? 0);
@@ -139,8 +149,11 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     }
     const example = exampleQuery('latest-screener');
     const rows = await warehouse.query(sql.raw(example.sql));
-    process.stdout.write(`\n${example.title} (from docs/warehouse.md):\n\n${formatRows(rows)}`);
-    process.stdout.write(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`);
+    const fitted = fitRows(rows, width);
+    process.stdout.write(fitText(`\n${example.title}\nFrom docs/warehouse.md (example latest-screener):\n\n`, width));
+    process.stdout.write(fitted.text);
+    if (fitted.rounded) process.stdout.write(fitText('(numbers rounded to fit the terminal; the warehouse holds them exactly)\n', width));
+    process.stdout.write(fitText(`\nQuery it yourself: ${warehouse.kind === 'embedded' ? '`npx tesync sql` serves this warehouse to psql and BI tools.' : 'point psql or a BI tool at DATABASE_URL.'}\n`, width));
     return outcome.status === 'failed' ? 1 : 0;
   } catch (err) {
     progress?.stop();
@@ -155,6 +168,39 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
 }
 
 const DEMO_SOURCES: Source[] = ['app', 'gateway'];
+
+export interface TokenCount {
+  source: Source;
+  /** Tokens the simulator lists now (`--tokens`). */
+  listed: number;
+  /** Tokens this run delisted: the warehouse held them, the simulator no longer lists them. */
+  delisted: number;
+}
+
+/**
+ * Pure: the summary's tokens line. A demo with fewer `--tokens` than the warehouse's earlier
+ * demo delists the others (kept, with `delisted_at`): said, with why and how to list them again.
+ */
+export function tokensLine(counts: readonly TokenCount[]): string {
+  const line = `  tokens: ${counts.map((c) => `${c.listed} (${c.source})`).join(', ')}`;
+  const delisting = counts.filter((c) => c.delisted > 0);
+  if (delisting.length === 0) return line;
+  const alike = delisting.length === counts.length && delisting.every((c) => c.delisted === delisting[0]!.delisted);
+  const how = alike ? `${delisting[0]!.delisted} of each` : delisting.map((c) => `${c.delisted} (${c.source})`).join(', ');
+  const listed = Math.max(...delisting.map((c) => c.listed));
+  const keep = Math.max(...delisting.map((c) => c.listed + c.delisted));
+  return `${line}; this demo delisted ${how}: the simulator now lists ${listed} (--tokens ${listed}); \`tesync demo --tokens ${keep}\` lists them again`;
+}
+
+/** Per source: the tokens this run marked delisted (the run that last wrote a row is its run_id). */
+async function delistedBy(w: Warehouse, runId: string): Promise<Record<Source, number>> {
+  const rows = await w.query<{ source: Source; n: number }>(
+    sql`select 'app' as source, count(*)::int as n from app.tokens where delisted_at is not null and run_id = ${runId}
+        union all select 'gateway', count(*)::int from gateway.tokens where delisted_at is not null and run_id = ${runId}`,
+  );
+  const of = (source: Source) => Number(rows.find((r) => r.source === source)?.n ?? 0);
+  return { app: of('app'), gateway: of('gateway') };
+}
 
 async function tableCounts(w: Warehouse): Promise<Record<string, number>> {
   const tables = await w.query<{ name: string }>(

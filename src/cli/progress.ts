@@ -25,8 +25,8 @@ export interface ProgressDisplay {
    * (progressLogger), broken between words to the terminal's width.
    */
   logger(base: Logger, level?: string): Logger;
-  /** The walk's last line stays on screen; a phase's line goes. */
-  stop(): void;
+  /** The walk's last line stays on screen (unless `keepLine` is false); a phase's line goes. */
+  stop(keepLine?: boolean): void;
 }
 
 /** The upstream buckets as a user knows them. */
@@ -237,9 +237,9 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
     logger(base, level) {
       return progressLogger(base, (line) => display.print(`${wrapToWidth(line.trimEnd(), columns() - 1, '  ').join('\n')}\n`, stream), level);
     },
-    stop() {
+    stop(keepLine = true) {
       clearInterval(ticker);
-      if (drawn && !stopped) stream.write(walking ? `\r${current()}\x1b[K\n` : '\r\x1b[K');
+      if (drawn && !stopped) stream.write(walking && keepLine ? `\r${current()}\x1b[K\n` : '\r\x1b[K');
       stopped = true;
     },
   };

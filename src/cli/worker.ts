@@ -10,11 +10,12 @@ import { UsageError, untilSignal, type CommandContext } from './context.ts';
 import { configuredSources, settingsFrom } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 import { DEMO_TOKENS, startDemoSimulator, withDemoUpstreams } from './demo-simulator.ts';
+import { createWorkerTerminal } from './worker-terminal.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { UpstreamIdentity } from '../store/upstream-identity.ts';
 
-const HELP = `Usage: tesync worker [--force] [--demo]
+const HELP = `Usage: tesync worker [--force] [--demo] [--json]
 
 Runs the scheduled walks (TE_SCHEDULE_*) and the jobs of every walk, sharing the queues
 and the upstream rate budget with every other worker of the same queue backend and
@@ -26,38 +27,58 @@ To start a walk now: tesync enqueue. See docs/operations.md.
   --force  run on a warehouse bound to another upstream: rebind it to this worker's
            (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
   --demo   the bundled simulator as the upstream, as tesync demo runs it (its ${DEMO_TOKENS}
-           tokens): keeps the demo's warehouse fresh on the schedules until Ctrl-C`;
+           tokens): keeps the demo's warehouse fresh on the schedules until Ctrl-C
+  --json   pino JSON log lines on a terminal too (off a terminal they always are);
+           on a terminal, without it: a line in words per event and a progress line`;
 
 export async function runWorker(context: CommandContext): Promise<number> {
-  const { logger, argv } = context;
+  const { argv } = context;
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: { force: { type: 'boolean', default: false }, demo: { type: 'boolean', default: false }, help: { type: 'boolean' } },
+    options: {
+      force: { type: 'boolean', default: false },
+      demo: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean' },
+    },
   });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const demo = values.demo ? await startDemoSimulator() : undefined;
+  // A person at a terminal reads lines in words and a progress line (worker-terminal.ts); off
+  // a terminal (or with --json) the JSON lines are as ever: tools and tests parse them.
+  const terminal = process.stderr.isTTY && !values.json ? createWorkerTerminal(context.logger) : undefined;
+  const logger = terminal?.logger ?? context.logger;
+  const phase = (text: string) => terminal?.phase(text);
   try {
-    const config = demo ? withDemoUpstreams(context.config, { ...demo, url: demo.sim.url }) : context.config;
-    // The simulator is one upstream whatever its port, as the demo bound it.
-    const upstreams = demo ? simulatorUpstreams(['app', 'gateway']) : configuredUpstreams(config, configuredSources(config));
-    if (demo) logger.info({ simulator: demo.sim.url }, 'the bundled simulator is the upstream (--demo)');
-    return await work(config, logger, upstreams, values.force);
+    if (values.demo) phase('starting the bundled simulator');
+    const demo = values.demo ? await startDemoSimulator() : undefined;
+    try {
+      const config = demo ? withDemoUpstreams(context.config, { ...demo, url: demo.sim.url }) : context.config;
+      // The simulator is one upstream whatever its port, as the demo bound it.
+      const upstreams = demo ? simulatorUpstreams(['app', 'gateway']) : configuredUpstreams(config, configuredSources(config));
+      if (demo) logger.info({ simulator: demo.sim.url }, 'the bundled simulator is the upstream (--demo)');
+      return await work(config, logger, upstreams, values.force, phase);
+    } finally {
+      await demo?.sim.close();
+    }
   } finally {
-    await demo?.sim.close();
+    terminal?.stop();
   }
 }
 
-async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<string, UpstreamIdentity>, force: boolean): Promise<number> {
+async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<string, UpstreamIdentity>, force: boolean, phase: (text: string) => void): Promise<number> {
   if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README), or try --demo');
 
+  phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
+    phase('updating the warehouse schema');
     await warehouse.migrate();
     // Before the runtime starts: it settles lost runs, a write.
+    phase("checking the warehouse's upstream");
     await ensureBoundUpstream(warehouse, upstreams, { command: 'worker', force, logger });
     const stop = untilSignal();
     const plan = {
@@ -69,6 +90,7 @@ async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<strin
       // Another process may rebind the warehouse while this worker runs: each walk looks again.
       checkUpstream: async () => void (await ensureBoundUpstream(warehouse, upstreams, { command: 'worker', force: false, logger })),
     };
+    phase('starting the queues and schedules');
     const runtime = await startWorkerRuntime({ config, logger, warehouse, plan });
     logger.info(
       {

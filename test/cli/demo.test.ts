@@ -11,8 +11,15 @@ import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { patience } from '../helpers/patience.ts';
 import { createTestDatabase } from '../helpers/services.ts';
+import { displayWidth } from '../../src/lib/display-width.ts';
 
 const requestsOf = (out: string) => Number(/requests: (\d+)/.exec(out)?.[1] ?? NaN);
+/** The lines of a demo's output wider than 80 terminal columns. */
+const wide = (out: string) => out.split('\n').filter((l) => displayWidth(l) > 80);
+/** A summary line the demo broke to fit 80 columns, joined back. */
+const joined = (out: string) => out.replace(/\n {4}/g, ' ');
+/** Today, UTC: the demo's simulator dates its data up to it. */
+const today = () => new Date().toISOString().slice(0, 10);
 const EARLIER_DEMO = 'The warehouse already holds an earlier demo: only what changed is fetched.';
 
 describe('demo, status and sql on the embedded warehouse', () => {
@@ -42,8 +49,24 @@ describe('demo, status and sql on the embedded warehouse', () => {
     expect(first.stdout).toMatch(/app\.metric_history\s+\d+\s+\(\+\d+\)/);
     expect(first.stdout).toMatch(/gateway\.trend_points\s+\d+\s+\(\+\d+\)/);
     expect(first.stdout).toContain('the five listed tokens cheapest by 30-day P/FCF');
-    const table = first.stdout.split('(from docs/warehouse.md):')[1]!;
+    const table = first.stdout.split('From docs/warehouse.md (example latest-screener):')[1]!;
     expect(table.split('\n').filter((l) => /^\S+\s+.+\d/.test(l)).length).toBeGreaterThanOrEqual(5);
+    // Nothing delisted: the summary says only how many tokens there are.
+    expect(first.stdout).toMatch(/^ {2}tokens: 6 \(app\), 6 \(gateway\)$/m);
+  });
+
+  it("every line fits an 80-column terminal: the summary, the rows per table, the query's table", () => {
+    for (const r of both) expect(wide(r.stdout + r.stderr), r.stdout).toEqual([]);
+    const table = first.stdout.split('From docs/warehouse.md (example latest-screener):\n\n')[1]!.split('\n\n')[0]!;
+    const [header, rule, ...rows] = table.split('\n');
+    // The docs' query, its five columns, each row a line of its own.
+    expect(header!.split(/\s+/)).toEqual(['token_slug', 'display_name', 'multiple_30d', 'effective_market_cap', 'annualized_revenue']);
+    expect(rule).toMatch(/^-+( +-+){4}$/);
+    expect(rows.filter((l) => /^[a-z]/.test(l)).length).toBe(5);
+    // The money columns do not fit whole: rounded, and said so.
+    expect(rows.some((l) => /\d(\.\d+)?[kMBT]\b/.test(l)), table).toBe(true);
+    expect(first.stdout).toContain('(numbers rounded to fit the terminal; the warehouse holds them exactly)');
+    console.info(`the demo's query table at 80 columns:\n${table}`);
   });
 
   it('a second demo reuses the warehouse and fetches far less', () => {
@@ -68,7 +91,7 @@ describe('demo, status and sql on the embedded warehouse', () => {
     // Side by side, as health checks and a user's terminal may be: they share the one server.
     const [table, json, dataAge, unconfirmed, neverConfirmed] = await Promise.all([
       runCli(['status'], {}, { cwd }),
-      runCli(['status', '--json'], {}, { cwd }),
+      runCli(['status', '--json', '--max-age', '24'], {}, { cwd }),
       runCli(['status', '--wide', '--max-age', '24'], {}, { cwd }),
       runCli(['status', '--max-unconfirmed', '24'], {}, { cwd }),
       runCli(['status', '--max-unconfirmed', '0.000001'], {}, { cwd }),
@@ -77,16 +100,22 @@ describe('demo, status and sql on the embedded warehouse', () => {
     // Not a terminal: 80 columns, no line longer.
     expect(table.stdout).toMatch(/^group\s+data time\s+age\s+confirmed\s+upstream\s+statuses$/m);
     expect(table.stdout).toContain('Table sizes');
-    expect(table.stdout).toMatch(/^app\.history\s+2026-06-30\*/m);
+    expect(table.stdout).toMatch(new RegExp(`^app\\.history\\s+${today()}`, 'm'));
     expect(table.stdout).toMatch(/^gateway\.\w+/m);
     for (const line of table.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
-    const parsed = JSON.parse(json.stdout) as { groups: { source: string; group: string; resources: number }[]; runs: unknown[] };
+    type Group = { source: string; group: string; resources: number; checks: { oldestData: { at: string } | null } };
+    const parsed = JSON.parse(json.stdout) as { groups: Group[]; runs: unknown[]; overLimit: unknown[] };
     expect(parsed.groups.some((g) => g.source === 'gateway')).toBe(true);
     expect(parsed.runs).toHaveLength(2);
-    // The demo's data is dated by the simulator's fixed calendar (2026-06-30), months old: the
-    // data-age check says so; tesync confirmed it moments ago.
-    expect(dataAge.code).toBe(1);
-    expect(dataAge.stdout).toMatch(/^ {2}app\.history: data of token [a-z-]+ is \d+\.\dd old by its newest history point, 2026-06-30 00:00 UTC/m);
+    // The demo's simulator dates its data up to today: every group's data is under a day old
+    // right after the demo, and the data-age check passes.
+    const ages = parsed.groups.filter((g) => g.checks.oldestData).map((g) => ({ group: `${g.source}.${g.group}`, hours: (Date.now() - Date.parse(g.checks.oldestData!.at)) / 3_600_000 }));
+    expect(ages.map((a) => a.group)).toEqual(expect.arrayContaining(['app.history', 'app.tokens', 'gateway.screener', 'gateway.history']));
+    for (const a of ages) expect(a.hours, a.group).toBeLessThan(24);
+    expect(json.code, json.stderr).toBe(0);
+    expect(parsed.overLimit).toEqual([]);
+    expect(dataAge.code, dataAge.stdout).toBe(0);
+    expect(dataAge.stdout).not.toContain('Over the limit');
     expect(unconfirmed.code).toBe(0);
     expect(neverConfirmed.code).toBe(1);
   });
@@ -155,11 +184,26 @@ describe('demo with lists in pages', () => {
         expect(pages.length).toBeGreaterThanOrEqual(2);
         const [listed] = await sql<{ app: string; gw: string }[]>`select (select count(*) from app.tokens)::text as app, (select count(*) from gateway.tokens)::text as gw`;
         expect(listed).toEqual({ app: '4', gw: '4' });
+
+        // A demo of fewer tokens on the same warehouse delists the others, and says so: how
+        // many, why, and how to list them again.
+        const fewer = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 60_000 });
+        expect(fewer.code, fewer.stderr).toBe(0);
+        expect(wide(fewer.stdout + fewer.stderr), fewer.stdout).toEqual([]);
+        expect(joined(fewer.stdout)).toMatch(/^ {2}tokens: 2 \(app\), 2 \(gateway\); this demo delisted 2 of each: the simulator now lists 2 \(--tokens 2\); `tesync demo --tokens 4` lists them again$/m);
+        const runId = /\(run ([0-9a-f-]{36})\)/.exec(fewer.stdout)?.[1];
+        const delisted = await sql<{ source: string; n: number }[]>`
+          select 'app' as source, count(*)::int as n from app.tokens where delisted_at is not null and run_id = ${runId!}
+          union all select 'gateway', count(*)::int from gateway.tokens where delisted_at is not null and run_id = ${runId!} order by 1`;
+        expect(delisted).toEqual([
+          { source: 'app', n: 2 },
+          { source: 'gateway', n: 2 },
+        ]);
       } finally {
         await sql.end();
       }
     } finally {
       await db.drop();
     }
-  }, patience(90_000));
+  }, patience(150_000));
 });
