@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
+import postgres from 'postgres';
+import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
 import { patience } from './patience.ts';
 import { createDatabaseOn, migrateDatabaseAt, migrationsDigest } from './services.ts';
 
@@ -175,4 +176,15 @@ async function makeSeed(dir: string): Promise<void> {
   // Its log is of no use to a copy.
   const log = path.join(dir, 'postgres', 'log');
   for (const f of readdirSync(log)) rmSync(path.join(log, f), { force: true });
+}
+
+/** The database a running embedded server answers a query in: that it answers, and as whom. */
+export async function answers(server: EmbeddedServer): Promise<string> {
+  const sql = postgres(server.url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ db: string }[]>`select current_database() as db`;
+    return row!.db;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
 }

@@ -10,7 +10,7 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
 import { runCli } from '../helpers/cli.ts';
-import { embeddedFolder, isAlive, seededFolder, serverPids, type TempFolder } from '../helpers/embedded.ts';
+import { answers, embeddedFolder, isAlive, seededFolder, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { freePort } from '../helpers/own-servers.ts';
 import { patience } from '../helpers/patience.ts';
 
@@ -29,16 +29,6 @@ const portOf = (server: EmbeddedServer) => Number(/@127\.0\.0\.1:(\d+)\//.exec(s
 function postmaster(dir: string): { pid: number; status: string } {
   const lines = readFileSync(path.join(dir, 'postgres', 'data', 'postmaster.pid'), 'utf8').split('\n');
   return { pid: Number(lines[0]), status: (lines[7] ?? '').trim() };
-}
-
-async function answers(server: EmbeddedServer): Promise<string> {
-  const sql = postgres(server.url, { max: 1, onnotice: () => {} });
-  try {
-    const [row] = await sql<{ db: string }[]>`select current_database() as db`;
-    return row!.db;
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
 }
 
 describe('the embedded server keeps its port', () => {

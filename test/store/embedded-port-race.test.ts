@@ -6,11 +6,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
 import { runCli } from '../helpers/cli.ts';
-import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
+import { answers, embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { freePort } from '../helpers/own-servers.ts';
 
 /** A listener on 127.0.0.1:port, as another program would hold it. */
@@ -24,16 +23,6 @@ function occupy(port: number): Promise<Server> {
 
 function savedPort(dir: string): number {
   return Number(readFileSync(path.join(dir, 'postgres', 'port'), 'utf8').trim());
-}
-
-async function answers(server: EmbeddedServer): Promise<string> {
-  const sql = postgres(server.url, { max: 1, onnotice: () => {} });
-  try {
-    const [row] = await sql<{ db: string }[]>`select current_database() as db`;
-    return row!.db;
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
 }
 
 describe('the embedded server when another process takes its port', () => {
