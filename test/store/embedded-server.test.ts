@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoCalendar } from '../../src/cli/demo-simulator.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
@@ -178,8 +179,8 @@ describe('real clients through tesync sql', () => {
     const psql = (args: string[]) => run('psql', [server.url, '-X', '-v', 'ON_ERROR_STOP=1', ...args]).catch(psqlNotInstalled);
     expect((await psql(['-c', '\\l'])).stdout).toMatch(/tesync\s+\|/);
     expect((await psql(['-c', '\\dt app.*'])).stdout).toMatch(/app\s+\| metric_history\s+\| table/);
-    // The demo's simulator again (`demo --tokens 6`: 365 days, the default seed): the same data.
-    const sim = await startSimulator({ tokens: Number(TOKENS), historyDays: 365 });
+    // The demo's simulator again (`demo --tokens 6`: its calendar, up to today, the default seed): the same data.
+    const sim = await startSimulator({ tokens: Number(TOKENS), ...demoCalendar() });
     try {
       const answer = async (text: string) =>
         parsePsql((await run('psql', [server.url, ...PSQL_ARGS, '-c', text], { env: { ...process.env, ...PSQL_ENV }, maxBuffer: 64 << 20 }).catch(psqlNotInstalled)).stdout);
