@@ -116,7 +116,13 @@ export const rawResponses = syncSchema.table(
     /** ok | invalid */
     status: text('status').notNull().default('ok'),
   },
-  (t) => [uniqueIndex('raw_responses_source_path_sha256_key').on(t.source, t.path, t.sha256), index('raw_responses_fetched_at_idx').on(t.fetchedAt)],
+  (t) => [
+    uniqueIndex('raw_responses_source_path_sha256_key').on(t.source, t.path, t.sha256),
+    index('raw_responses_fetched_at_idx').on(t.fetchedAt),
+    // The bodies refused in a run, which the status page reads at each refresh: a few rows of
+    // an archive that grows without end (src/store/failure-bodies.ts).
+    index('raw_responses_invalid_run_idx').on(t.runId).where(sql`${t.status} = 'invalid'`),
+  ],
 );
 
 export const resourceState = syncSchema.table(

@@ -1,0 +1,1 @@
+CREATE INDEX "raw_responses_invalid_run_idx" ON "sync"."raw_responses" USING btree ("run_id") WHERE "sync"."raw_responses"."status" = 'invalid';
