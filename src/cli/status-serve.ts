@@ -52,6 +52,8 @@ export async function serveStatusPage(config: Config, logger: Logger, warehouse:
       port,
       host,
       checks: { postgres: async () => void (await warehouse.query(sql`select 1`)) },
+      // Bound to --host: whoever that lets in is who asked for the page.
+      pageFor: 'all',
       page: createStatusPage({
         read: () =>
           readPageData({

@@ -57,6 +57,8 @@ export interface Config {
     stalledIntervalMs: number;
     shutdownGraceMs: number;
     metricsPort: number;
+    /** Who the status page answers (TE_STATUS_PAGE). */
+    statusPage: 'local' | 'all' | 'off';
   };
   /** Cron pattern per schedule id; null: switched off. */
   schedules: Record<'catalog' | 'screener' | 'token-data' | 'bundles' | 'export', string | null>;
@@ -113,6 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       stalledIntervalMs: v.TE_WORKER_STALLED_INTERVAL_MS,
       shutdownGraceMs: v.TE_WORKER_SHUTDOWN_GRACE_MS,
       metricsPort: v.TE_METRICS_PORT,
+      statusPage: v.TE_STATUS_PAGE,
     },
     schedules: {
       catalog: v.TE_SCHEDULE_CATALOG,

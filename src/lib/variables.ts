@@ -255,6 +255,13 @@ export const VARIABLES = {
     default: '9464',
     example: '9100',
   },
+  TE_STATUS_PAGE: {
+    schema: z.enum(['local', 'all', 'off'], { error: 'must be one of local, all, off' }).default('local'),
+    description:
+      "Who `tesync worker`'s status page (`/`, `/status.json`, `/body/<id>` on `TE_METRICS_PORT`) answers: `local`, requests from this machine only (loopback); `all`, whoever reaches the port (put a proxy with authentication in front); `off`, no page. `/healthz` and `/metrics` answer whoever reaches the port either way.",
+    default: 'local',
+    example: 'all',
+  },
   TE_SCHEDULE_CATALOG: {
     schema: schedule('0 */6 * * *'),
     description: 'Cron pattern of the walk of metric catalog, token lists and the gateway contract; `off` removes the schedule.',

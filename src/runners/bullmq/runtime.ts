@@ -145,7 +145,8 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       // The check of the queues is named for their backend: `redis`, or `queues` (in the warehouse's Postgres).
       checks: { [backend.kind === 'redis' ? 'redis' : 'queues']: () => backend.ping(), postgres: async () => void (await warehouse.query(sql`select 1`)) },
       // The status page at `/`: the warehouse, the shared budget and the queues, read when asked.
-      page: createStatusPage({
+      pageFor: config.worker.statusPage === 'all' ? 'all' : 'local',
+      page: config.worker.statusPage === 'off' ? undefined : createStatusPage({
         read: () =>
           readPageData({
             warehouse,

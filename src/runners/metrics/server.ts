@@ -1,7 +1,8 @@
 // /healthz (the queue backend and Postgres reachable; a failure says why in one line), /metrics
 // (Prometheus text) and the status page (page-handler.ts: `/`, `/status.json`, `/body/<id>`)
 // on TE_METRICS_PORT. A worker's binds as it always has (every interface, as /metrics needs
-// for a scraper); `tesync status --serve` gives a host (loopback unless told otherwise).
+// for a scraper), and its page answers loopback only unless TE_STATUS_PAGE=all; `tesync status
+// --serve` gives a host (loopback unless told otherwise) and its page answers whoever it lets in.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -25,7 +26,16 @@ export interface MetricsServerOptions {
   registry?: Registry;
   checks: Record<string, HealthCheck>;
   page?: StatusPage;
+  /** Who the page answers: `local`, requests from loopback only (TE_STATUS_PAGE's default); `all`, any. */
+  pageFor?: 'local' | 'all';
   logger: Logger;
+}
+
+/** Pure: whether a peer address is this machine's loopback (IPv4, IPv6, or IPv4 in IPv6). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4.startsWith('127.') || address === '::1';
 }
 
 const CHECK_TIMEOUT_MS = 3000;
@@ -48,6 +58,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
           res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n');
         },
       );
+    } else if (page && options.pageFor !== 'all' && !isLoopback(req.socket.remoteAddress)) {
+      // The port is every interface's for /metrics; the page, which shows the failures' bodies,
+      // is this machine's unless TE_STATUS_PAGE=all says otherwise.
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('the status page answers on this machine only (loopback); TE_STATUS_PAGE=all opens it to whoever reaches the port\n');
     } else if (!page?.handle(req, res, path)) {
       const routes = [...(page ? ['/'] : []), '/healthz', ...(registry ? ['/metrics'] : [])];
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: try ${routes.join(', ')}\n`);
