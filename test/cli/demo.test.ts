@@ -23,6 +23,8 @@ const today = () => new Date().toISOString().slice(0, 10);
 const EARLIER_DEMO = 'The warehouse already holds an earlier demo: only what changed is fetched.';
 
 describe('demo, status and sql on the embedded warehouse', () => {
+  /** Each table's rows as `status --json` gave them right after the demos (checked against count(*) through `tesync sql`). */
+  let statusRows: { table: string; rows: number | null }[] | undefined;
   let folder: TempFolder;
   let cwd: string;
   let both: CliResult[];
@@ -104,7 +106,8 @@ describe('demo, status and sql on the embedded warehouse', () => {
     expect(table.stdout).toMatch(/^gateway\.\w+/m);
     for (const line of table.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     type Group = { source: string; group: string; resources: number; checks: { oldestData: { at: string } | null } };
-    const parsed = JSON.parse(json.stdout) as { groups: Group[]; runs: unknown[]; overLimit: unknown[] };
+    const parsed = JSON.parse(json.stdout) as { groups: Group[]; runs: unknown[]; overLimit: unknown[]; sizes: { tables: { table: string; rows: number | null }[] } };
+    statusRows = parsed.sizes.tables;
     expect(parsed.groups.some((g) => g.source === 'gateway')).toBe(true);
     expect(parsed.runs).toHaveLength(2);
     // The demo's simulator dates its data up to today: every group's data is under a day old
@@ -137,6 +140,14 @@ describe('demo, status and sql on the embedded warehouse', () => {
       try {
         const rows = await client`select count(*)::int as n from app.screener_rows`;
         expect(rows[0]!.n).toBeGreaterThan(0);
+        // `status --json` right after the demo (issue 47): every table's rows within 10 % of count(*).
+        expect(statusRows, 'the status case ran first').toBeDefined();
+        expect(statusRows!.length).toBeGreaterThan(20);
+        for (const t of statusRows!) {
+          const [c] = await client.unsafe<{ n: string }[]>(`select count(*)::text as n from ${t.table}`);
+          const n = Number(c!.n);
+          expect(t.rows !== null && Math.abs(t.rows - n) <= 0.1 * n, `${t.table}: status ${t.rows}, count(*) ${n}`).toBe(true);
+        }
         // The two demos' runs never overlapped.
         const runs = await client<{ started_at: Date; finished_at: Date; status: string }[]>`select started_at, finished_at, status from sync.runs where trigger = 'demo' order by started_at`;
         expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
