@@ -6,8 +6,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Lowest first: each layer is the folder `src/<name>/` (design.md's layout). */
-export const LAYERS: readonly string[] = ['lib', 'schema', 'upstream', 'store', 'export', 'engine', 'resources', 'runners', 'cli'];
+/**
+ * Lowest first: each layer is the folder `src/<name>/` (design.md's layout). A row of several is
+ * siblings: upstream and store stand side by side, neither importing the other; the ports they
+ * share are declared below both.
+ */
+export const LAYERS: readonly (string | readonly string[])[] = ['lib', 'schema', 'ports', ['upstream', 'store'], 'export', 'engine', 'resources', 'runners', 'cli'];
+const NAMES = LAYERS.flat();
 /** The simulator is a package of its own beside the layers: it may use lib and schema, and only the cli uses it. */
 const SIM = { name: 'sim', above: ['lib', 'schema'], usedBy: ['cli'] };
 const ROOTS = ['src', 'sim'];
@@ -55,25 +60,26 @@ export function arrows(): Arrow[] {
 export function layerOf(file: string): string | null {
   if (file.startsWith('sim/')) return SIM.name;
   const [root, layer, ...rest] = file.split('/');
-  return root === 'src' && rest.length > 0 && LAYERS.includes(layer!) ? layer! : null;
+  return root === 'src' && rest.length > 0 && NAMES.includes(layer!) ? layer! : null;
 }
 
 /** The arrows that point up a layer, into the simulator from outside the cli, or out of the simulator beyond what it may use. */
 export function upward(all: readonly Arrow[]): Arrow[] {
-  const rank = new Map(LAYERS.map((l, i) => [l, i]));
+  const rank = new Map(LAYERS.flatMap((l, i) => (typeof l === 'string' ? [l] : l).map((name) => [name, i] as const)));
   return all.filter(({ from, to }) => {
     const a = layerOf(from);
     const b = layerOf(to);
     if (a === null || b === null || a === b) return false;
     if (a === 'sim') return !SIM.above.includes(b);
     if (b === 'sim') return !SIM.usedBy.includes(a);
-    return rank.get(b)! > rank.get(a)!;
+    // Siblings neither import each other: an arrow across a row counts as upward.
+    return rank.get(b)! >= rank.get(a)!;
   });
 }
 
 /**
  * Resource files that query the warehouse: a runtime import of drizzle-orm or of the store, or
- * a reach for the warehouse. What a resource needs to know, it asks `ctx.known` (store/known.ts).
+ * a reach for the warehouse. What a resource needs to know, it asks `ctx.known` (store/read/known.ts).
  */
 export function resourceQueries(): string[] {
   return files('src/resources').filter((file) => {

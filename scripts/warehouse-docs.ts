@@ -3,8 +3,8 @@
 // as written. `--check` writes nothing and exits 1 when the file is not up to date.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { warehouseCatalog } from '../src/store/catalog.ts';
-import { renderBlocks, spliceReference } from '../src/store/reference-doc.ts';
+import { warehouseCatalog } from '../src/store/schema/catalog.ts';
+import { renderBlocks, spliceReference } from '../src/store/schema/reference-doc.ts';
 
 const file = fileURLToPath(new URL('../docs/warehouse.md', import.meta.url));
 const catalog = warehouseCatalog();

@@ -7,9 +7,9 @@ import { sql } from 'drizzle-orm';
 import type { Config } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
-import { layoutOf } from '../store/embedded-folder.ts';
-import { readMigrationState, type MigrationState } from '../store/migration-state.ts';
-import { describeUpstream, identityFromText, sameUpstream, upstreamIdentity } from '../store/upstream-identity.ts';
+import { layoutOf } from '../store/server/embedded-folder.ts';
+import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
+import { describeUpstream, identityFromText, sameUpstream, upstreamIdentity } from '../store/books/upstream-identity.ts';
 import type { Source } from '../upstream/routes.ts';
 import { URL_VARIABLE, type CheckResult } from './check-upstream.ts';
 

@@ -17,7 +17,7 @@ import { performSync } from './sync-session.ts';
 import { formatSummary, interruptedLine } from './sync.ts';
 import { INTERRUPT_EXIT_CODE, stoppedBeforeTheWalk, watchInterrupts } from './interrupt.ts';
 import type { Source } from '../resources/index.ts';
-import { closeRunsOfFreeSources, describeHolders, lockSources, type SourceLocks } from '../store/source-lock.ts';
+import { closeRunsOfFreeSources, describeHolders, lockSources, type SourceLocks } from '../store/books/source-lock.ts';
 import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 
 const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]

@@ -3,7 +3,7 @@
 // `interrupted` and the embedded server is left as every command leaves it; the command then
 // exits 130 (SIGINT) or 143 (SIGTERM), as shells expect. A second signal quits at once: the
 // database rolls back what was in flight, and the run's interrupt, recorded in the warehouse
-// the moment the first signal came (src/store/runs.ts markInterrupted), lets the next command
+// the moment the first signal came (src/store/books/runs.ts markInterrupted), lets the next command
 // close it `interrupted` at that time.
 import { RunInterrupted } from '../engine/run.ts';
 

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, readEnvironment, type Config } from '../lib/config.ts';
 import { WarehouseError } from '../lib/errors.ts';
 import { limitHeapGrowth } from '../lib/heap.ts';
-import { pinEmbeddedPort } from '../store/embedded-server.ts';
+import { pinEmbeddedPort } from '../store/server/embedded-server.ts';
 import { createLogger, scrub, type Logger } from '../lib/logger.ts';
 import { errorMessage, recordable, RECORD_CHARS, reportedError } from '../lib/recordable.ts';
 import { asksJson, COMMAND_SPECS, commandSpec, generatedHelp, topUsage } from './commands.ts';

@@ -5,9 +5,9 @@
 // (no width) lays everything out at its full width, one line per group.
 import { displayWidth, padEndToWidth as padEnd, padStartToWidth as padStart, sliceToWidth as takeWidth } from '../lib/display-width.ts';
 import { age, minute, second } from '../lib/ages.ts';
-import { formatCause } from '../store/status-checks.ts';
-import type { GroupStatus, RunSummary } from '../store/status.ts';
-import { EXACT_COUNT_MAX_BYTES, formatBytes, type TableSizes } from '../store/table-sizes.ts';
+import { formatCause } from '../store/read/status-checks.ts';
+import type { GroupStatus, RunSummary } from '../store/read/status.ts';
+import { EXACT_COUNT_MAX_BYTES, formatBytes, type TableSizes } from '../store/read/table-sizes.ts';
 
 /** A failed check as the report lists it. */
 export interface Reason {
@@ -25,7 +25,7 @@ export interface StatusView {
 }
 
 export { age, ago, minute, utc } from '../lib/ages.ts';
-export { formatCause } from '../store/status-checks.ts';
+export { formatCause } from '../store/read/status-checks.ts';
 
 /** The data time the table shows: the oldest among the resources the checks judge. */
 function dataTimeCell(g: GroupStatus, at: (d: Date) => string): string {

@@ -11,7 +11,7 @@ import { createStatusPage } from '../runners/metrics/page-handler.ts';
 import { pageThresholds, type ThresholdFlags } from '../runners/metrics/page-thresholds.ts';
 import { startMetricsServer } from '../runners/metrics/server.ts';
 import type { Warehouse } from '../store/connection.ts';
-import { readFailureBody } from '../store/failure-bodies.ts';
+import { readFailureBody } from '../store/read/failure-bodies.ts';
 import { untilSignal, UsageError } from './context.ts';
 import { wholeNumberFlag } from './flag-values.ts';
 import { syncBudget } from './sync-budget.ts';

@@ -5,16 +5,16 @@
 // with another release's, is named as such and left exactly as it was (exit 2).
 import { parseArgs } from 'node:util';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
-import { readMigrationState, type MigrationState } from '../store/migration-state.ts';
-import { readStatus } from '../store/status.ts';
-import { overMaxAge, overMaxUnconfirmed } from '../store/status-checks.ts';
-import type { TableSizes } from '../store/table-sizes.ts';
+import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
+import { readStatus } from '../store/read/status.ts';
+import { overMaxAge, overMaxUnconfirmed } from '../store/read/status-checks.ts';
+import type { TableSizes } from '../store/read/table-sizes.ts';
 import { positiveNumberFlag } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { fitLine, formatStatus } from './status-format.ts';
 import { serveHost, servePort, serveStatusPage } from './status-serve.ts';
 
-export { dataOf, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../store/status-checks.ts';
+export { dataOf, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../store/read/status-checks.ts';
 
 const HELP = `Usage: tesync status [--json] [--wide] [--max-age HOURS]
                      [--max-unconfirmed HOURS]

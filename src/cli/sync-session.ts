@@ -20,12 +20,12 @@ import {
   type RetryPolicy,
 } from '../upstream/index.ts';
 import type { Warehouse } from '../store/connection.ts';
-import { WarehouseRecorder } from '../store/request-log.ts';
-import type { RequestSummary } from '../store/request-summary.ts';
-import { ServerClock } from '../store/known-time.ts';
+import { WarehouseRecorder } from '../store/books/request-log.ts';
+import type { RequestSummary } from '../store/books/request-summary.ts';
+import { ServerClock } from '../store/write/known-time.ts';
 import { withReconnect } from '../store/retry.ts';
-import type { Housekeeping } from '../store/retention.ts';
-import { closeAbandonedRuns, finishRun, markInterrupted, runOwner, type RunStatus } from '../store/runs.ts';
+import type { Housekeeping } from '../store/books/retention.ts';
+import { closeAbandonedRuns, finishRun, markInterrupted, runOwner, type RunStatus } from '../store/books/runs.ts';
 import { withSignal } from '../upstream/with-signal.ts';
 
 export interface SyncRequest {

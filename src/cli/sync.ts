@@ -1,5 +1,5 @@
 // `tesync sync`: one full walk in this process, no Redis needed. One sync per source at a
-// time on a warehouse (src/store/source-lock.ts): a source another sync is walking is
+// time on a warehouse (src/store/books/source-lock.ts): a source another sync is walking is
 // left to it, or waited for with --wait.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -7,9 +7,9 @@ import type { WalkStats } from '../engine/run-stats.ts';
 import { recordable, RECORD_CHARS } from '../lib/recordable.ts';
 import { groups } from '../resources/index.ts';
 import { openWarehouse } from '../store/connection.ts';
-import { listedTokens, unknownSlugs } from '../store/listed-tokens.ts';
-import { describeKeyRefusal } from '../store/request-summary.ts';
-import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../store/source-lock.ts';
+import { listedTokens, unknownSlugs } from '../store/read/listed-tokens.ts';
+import { describeKeyRefusal } from '../store/books/request-summary.ts';
+import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../store/books/source-lock.ts';
 import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
 import { INTERRUPT_EXIT_CODE, signalName, stoppedBeforeTheWalk, watchInterrupts, type Interrupts, type InterruptSignal } from './interrupt.ts';

@@ -1,13 +1,13 @@
 // Before a command writes a warehouse, the warehouse must mirror the upstream the command is
-// configured with (sync.upstream_bindings, src/store/upstream-binding.ts). Part of the
+// configured with (sync.upstream_bindings, src/store/books/upstream-binding.ts). Part of the
 // composition root: it knows the configuration's variable names and the commands' flags.
 import type { Source } from '../resources/index.ts';
 import type { Config } from '../lib/config.ts';
 import { UpstreamMismatchError } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
-import { describeUpstream, simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../store/upstream-identity.ts';
+import { describeUpstream, simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../store/books/upstream-identity.ts';
 import type { Warehouse } from '../store/connection.ts';
-import { bindUpstreams, changed, type BindingCommand, type BindingStep, type Refusal } from '../store/upstream-binding.ts';
+import { bindUpstreams, changed, type BindingCommand, type BindingStep, type Refusal } from '../store/books/upstream-binding.ts';
 
 const URL_VARIABLE: Readonly<Record<Source, string>> = { app: 'TE_APP_URL', gateway: 'TE_GATEWAY_URL' };
 

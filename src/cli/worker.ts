@@ -13,7 +13,7 @@ import { DEMO_TOKENS, startDemoSimulator, withDemoUpstreams } from './demo-simul
 import { createWorkerTerminal } from './worker-terminal.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { UpstreamIdentity } from '../store/upstream-identity.ts';
+import type { UpstreamIdentity } from '../store/books/upstream-identity.ts';
 
 const HELP = `Usage: tesync worker [--force] [--demo] [--json]
 

@@ -5,7 +5,7 @@
 // - after the fetch, the body: for a job whose rows come from its body alone
 //   (`JobDefinition.rowsFromBodyAlone`), a body byte for byte as last written is not written
 //   again; the fetch still counts as a success, so its new marker is kept for the next run.
-import type { ResourceStateRow } from '../store/resource-state.ts';
+import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import type { Outcome } from './types.ts';
 
 /** Statuses a marker vouches for: a success, and upstream's answer that there is nothing yet. */

@@ -2,8 +2,8 @@
 // the responses in order, those understood (the bodies its rows link to), and what is kept of
 // them once the try ends (the fields each understood response carried, the bodies refused).
 // Reading a response writes nothing; the lifecycle hands the ledger to the store at the end.
-import type { FieldSighting } from '../store/field-drift.ts';
-import type { InvalidBody } from '../store/request-log.ts';
+import type { FieldSighting } from '../store/books/field-drift.ts';
+import type { InvalidBody } from '../store/books/request-log.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 
 export interface ReadResponse {

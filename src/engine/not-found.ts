@@ -11,7 +11,7 @@
 //   - a full sync asks everything.
 // A success clears the state; a new 404 records the marker afresh.
 import { isRecord } from '../schema/upstream/values.ts';
-import type { ResourceStateRow } from '../store/resource-state.ts';
+import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import type { JobDefinition, JobRequest, WholeList } from './types.ts';
 
 /** Pure: whether a resource recorded `not_found` under `marker` is still to be left alone. */

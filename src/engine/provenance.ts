@@ -5,7 +5,7 @@
 import { getTableColumns } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { TransientError } from '../lib/errors.ts';
-import { bodyKey } from '../upstream/recorder.ts';
+import { bodyKey } from '../ports/recorder.ts';
 import type { JobContext, Source, TableWrite } from './types.ts';
 
 const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);

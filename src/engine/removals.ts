@@ -4,8 +4,8 @@
 // short on the way (a proxy, a timeout upstream, a page lost without a count) looks whole to
 // every other check, and would otherwise delist, close or delete for good in one run.
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { absentKeys } from '../store/set-removal.ts';
-import type { Executor } from '../store/table-shape.ts';
+import { absentKeys } from '../store/write/set-removal.ts';
+import type { Executor } from '../store/write/table-shape.ts';
 import type { TableWrite } from './types.ts';
 
 /** What one `replace` write would remove. */

@@ -1,6 +1,6 @@
 // What a walk did, for the summary, sync.runs.stats and the run's status.
-import type { RequestSummary } from '../store/request-summary.ts';
-import type { RunStatus } from '../store/runs.ts';
+import type { RequestSummary } from '../store/books/request-summary.ts';
+import type { RunStatus } from '../store/books/runs.ts';
 import type { Failure } from '../lib/failure.ts';
 import { recordable, RECORD_CHARS } from '../lib/recordable.ts';
 

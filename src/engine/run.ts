@@ -6,10 +6,10 @@
 // in Redis for workers (src/runners/bullmq/run-tracker.ts) or in the warehouse for workers
 // without Redis (postgres-run-ledger.ts), the same contract each way.
 import type { Db, Warehouse } from '../store/connection.ts';
-import { summarizeRunRequests, type RequestSummary } from '../store/request-summary.ts';
+import { summarizeRunRequests, type RequestSummary } from '../store/books/request-summary.ts';
 import { withReconnect } from '../store/retry.ts';
-import { finishRun, startRun, type RunStatus } from '../store/runs.ts';
-import type { Housekeeping } from '../store/retention.ts';
+import { finishRun, startRun, type RunStatus } from '../store/books/runs.ts';
+import type { Housekeeping } from '../store/books/retention.ts';
 import { WarehouseError } from '../lib/errors.ts';
 import { errorLine, recordable, RECORD_CHARS } from '../lib/recordable.ts';
 import { emptyStats, finalRunStatus, MAX_FAILURES, runStatus, type WalkFailure, type WalkStats } from './run-stats.ts';

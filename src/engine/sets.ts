@@ -12,7 +12,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import * as app from '../schema/warehouse/app.ts';
 import * as gw from '../schema/warehouse/gateway.ts';
-import { SET_FROM, SET_KEEPS, SET_KEPT_WHILE } from '../store/set-removal.ts';
+import { SET_FROM, SET_KEEPS, SET_KEPT_WHILE } from '../store/write/set-removal.ts';
 
 export interface SetDeclaration {
   table: PgTable;

@@ -1,7 +1,7 @@
 // What a list that failed or was refused still plans (contract: "A refused or failed list is
 // not the end of the walk"): its children, from the list the warehouse holds.
 import type { Failure } from '../lib/failure.ts';
-import type { ResourceStateRow } from '../store/resource-state.ts';
+import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import { fanOut, unvouched } from './fan-out.ts';
 import type { JobContext, JobDefinition, JobRequest } from './types.ts';
 

@@ -4,14 +4,14 @@
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { z } from 'zod';
 import type { CellTally } from './cell-tally.ts';
-import type { ResourceStateRow } from '../store/resource-state.ts';
+import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
 import type { RouteName } from '../upstream/routes.ts';
-import type { ArchivedBody, RequestRecorder } from '../upstream/recorder.ts';
+import type { ArchivedBody, RequestRecorder } from '../ports/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
-import type { Known } from '../store/known.ts';
+import type { Known } from '../store/read/known.ts';
 import type { JobLedger } from './ledger.ts';
 
 export type Source = 'app' | 'gateway';

@@ -5,7 +5,7 @@
 // or a time it could not read, means the response was not understood, and nothing of it is
 // written; single unreadable cells make the resource `partial`. The other sign, two rows for
 // one key with different values, is what the write preparation returns as a refusal
-// (prepareUpsert in src/store/upsert.ts), a value, never an error thrown up to here.
+// (prepareUpsert in src/store/write/upsert.ts), a value, never an error thrown up to here.
 import { NotUnderstoodError } from '../lib/errors.ts';
 import type { JobContext } from './types.ts';
 import { invalid } from './fetch.ts';

@@ -12,7 +12,7 @@ import type { Logger } from '../lib/logger.ts';
 import { ARCHIVE_DAY_COLUMN } from '../schema/warehouse/columns.ts';
 import { DAILY_ARCHIVE_NAMES, VERSIONED } from '../schema/warehouse/history.ts';
 import type { Warehouse } from '../store/connection.ts';
-import { readJournal } from '../store/migration-state.ts';
+import { readJournal } from '../store/schema/migration-state.ts';
 import { inTypeWritten, type ExportColumn } from './columns.ts';
 import { planDays } from './day-changes.ts';
 import { FORMAT, manifestColumns, readManifest, sha256Of, writeManifest, type Manifest } from './manifest.ts';

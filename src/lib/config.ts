@@ -46,7 +46,7 @@ export interface Config {
   historyFullRefetchDays: number;
   historyFromParam: string;
   markerMaxAgeMs: number;
-  /** Days sync.requests is kept (0: forever); applied as runs end (src/store/retention.ts). */
+  /** Days sync.requests is kept (0: forever); applied as runs end (src/store/books/retention.ts). */
   requestsRetentionDays: number;
   /** `tesync worker`: queues, locks, shutdown and metrics. */
   worker: {

@@ -12,9 +12,9 @@ import * as schema from '../schema/warehouse/index.ts';
 import { databaseUrlProblem, urlSecrets } from '../lib/config.ts';
 import { ConfigError, WarehouseError } from '../lib/errors.ts';
 import { scrub } from '../lib/logger.ts';
-import { applyComments } from './comments.ts';
-import { acquireEmbeddedServer } from './embedded-server.ts';
-import { applySqlFiles } from './sql-files.ts';
+import { applyComments } from './schema/comments.ts';
+import { acquireEmbeddedServer } from './server/embedded-server.ts';
+import { applySqlFiles } from './schema/sql-files.ts';
 
 export type WarehouseSchema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;

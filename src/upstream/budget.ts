@@ -26,13 +26,13 @@ import {
   type BucketStatus,
   type BudgetPolicy,
   type Observation,
-} from './budget-state.ts';
-import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreClock } from './budget-store.ts';
+} from '../ports/budget-state.ts';
+import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreClock } from '../ports/budget-store.ts';
 import { BUCKETS } from './routes.ts';
 import { BucketWaiters, type Sleep } from './waiters.ts';
 
-export type { BucketStatus, BudgetPolicy, Observation } from './budget-state.ts';
-export { DEFAULT_BUDGET_POLICY } from './budget-state.ts';
+export type { BucketStatus, BudgetPolicy, Observation } from '../ports/budget-state.ts';
+export { DEFAULT_BUDGET_POLICY } from '../ports/budget-state.ts';
 
 export interface AcquireOptions {
   /** Longer waits throw RateLimitedError instead of sleeping. */

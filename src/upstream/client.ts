@@ -33,19 +33,19 @@ import { backoffDelay } from './backoff.ts';
 import { holdOf } from './hold.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 import { realSleep, type RateBudget, type Sleep } from './budget.ts';
-import { jsonBodyHash, servedBodyHash } from './hash.ts';
+import { jsonBodyHash, servedBodyHash } from '../lib/hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { rawOf, readJsonBody } from './body.ts';
 import { parseProblem, problemError } from './problem.ts';
 import { readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
-import { NullRecorder, type RequestRecorder } from './recorder.ts';
+import { NullRecorder, type RequestRecorder } from '../ports/recorder.ts';
 import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
 import { isFollowedRedirect, nextHop, redirectRefused, sendingOf, targetHost, type Sending } from './redirects.ts';
+import { STOPPED_REQUEST } from '../ports/recorder.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
-/** How `sync.requests.error` begins for a request cut short because its walk stopped. */
-export const STOPPED_REQUEST = 'stopped: ';
+export { STOPPED_REQUEST } from '../ports/recorder.ts';
 export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
 
 export interface UpstreamOptions {

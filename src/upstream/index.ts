@@ -13,19 +13,19 @@ export {
   type BudgetPolicy,
   type Decision,
   type Observation,
-} from './budget-state.ts';
+} from '../ports/budget-state.ts';
 export { InProcessBudget, realSleep, type AcquireOptions, type InProcessBudgetOptions, type RateBudget, type Sleep } from './budget.ts';
 export { isUpstreamProblem, parseProblem, problemError, type ErrorResponse } from './problem.ts';
 export { backoffDelay, type BackoffPolicy } from './backoff.ts';
 export { FETCH_BAD_PORTS, hostPort, SOURCE_URL_VARIABLE, UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from './connect-errors.ts';
-export { jsonBodyHash, textBodyHash } from './hash.ts';
+export { jsonBodyHash, textBodyHash } from '../lib/hash.ts';
 export {
   MemoryRecorder,
   NullRecorder,
   type RequestRecord,
   type RequestRecorder,
   type ResponseRecord,
-} from './recorder.ts';
+} from '../ports/recorder.ts';
 export { DEFAULT_RETRY_POLICY, FAST_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
 export {
   createUpstream,

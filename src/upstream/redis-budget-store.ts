@@ -3,7 +3,7 @@
 // process decides on). Changes are announced over pub/sub, so waiting processes wake (they
 // poll as well, in case a message is lost).
 import type { Redis } from 'ioredis';
-import { VersionedBudgetStore, type VersionedRead } from './versioned-budget-store.ts';
+import { VersionedBudgetStore, type VersionedRead } from '../ports/versioned-budget-store.ts';
 import { luaFile } from './redis/scripts.ts';
 
 const readScript = luaFile(new URL('./redis/budget-read.lua', import.meta.url));

@@ -2,9 +2,9 @@
 // caller cannot send a key where none is due nor reach a path outside it (`/v1/internal/*`
 // is deliberately absent).
 import { isPlainPath, serverPath } from './decoded-path.ts';
+import type { Bucket, Source } from '../ports/sources.ts';
 
-export type Source = 'app' | 'gateway';
-export type Bucket = 'app-public' | 'app-key' | 'gateway';
+export type { Bucket, Source } from '../ports/sources.ts';
 export type Auth = 'none' | 'bearer';
 
 export interface Route {

@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { DAILY_ARCHIVES } from '../../src/schema/warehouse/history.ts';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { fillDailyArchives } from '../../src/store/daily-archive.ts';
+import { fillDailyArchives } from '../../src/store/write/daily-archive.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { quoteIdentifier as q } from '../../src/store/quote.ts';
 import { deepen, type DepthFigures } from './depth.ts';

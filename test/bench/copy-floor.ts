@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { chartPoints, metricHistory } from '../../src/schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import { upsertRows } from '../../src/store/upsert.ts';
+import { upsertRows } from '../../src/store/write/upsert.ts';
 
 const TABLES: PgTable[] = [metricHistory, chartPoints, gatewayChartPoints, gatewayTrendPoints];
 

@@ -15,7 +15,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import postgres from 'postgres';
 import { exportWarehouse, type ExportSummary } from '../../src/export/export.ts';
 import { DAILY_ARCHIVE_NAMES } from '../../src/schema/warehouse/history.ts';
-import { fillDailyArchives } from '../../src/store/daily-archive.ts';
+import { fillDailyArchives } from '../../src/store/write/daily-archive.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 

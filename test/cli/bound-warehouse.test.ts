@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
-import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from '../helpers/services.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { emptyStats, finalRunStatus } from '../../src/engine/run-stats.ts';
 import { databaseUrlProblem } from '../../src/lib/config.ts';
-import type { RequestSummary } from '../../src/store/request-summary.ts';
+import type { RequestSummary } from '../../src/store/books/request-summary.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';

@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/store/connection.ts';
-import { SOURCE_LOCK_IDS, SYNC_LOCK_NAMESPACE } from '../../src/store/source-lock.ts';
+import { SOURCE_LOCK_IDS, SYNC_LOCK_NAMESPACE } from '../../src/store/books/source-lock.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
@@ -232,7 +232,7 @@ describe('Ctrl-C while waiting for another sync (--wait)', () => {
     const db = await createTestDatabase({ migrated: true });
     const holder = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      // Another sync's lock of app, as src/store/source-lock.ts takes it.
+      // Another sync's lock of app, as src/store/books/source-lock.ts takes it.
       await holder`select pg_advisory_lock(${SYNC_LOCK_NAMESPACE}, ${SOURCE_LOCK_IDS.app!})`;
       const child = spawn(process.execPath, [BIN, 'sync', '--wait'], { env: childEnv({ TE_APP_URL: 'http://127.0.0.1:9', DATABASE_URL: db.databaseUrl }), stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SYNC_LOCK_NAMESPACE, SOURCE_LOCK_IDS } from '../../src/store/source-lock.ts';
+import { SYNC_LOCK_NAMESPACE, SOURCE_LOCK_IDS } from '../../src/store/books/source-lock.ts';
 import { runCli, startCli, type CliProcess } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';

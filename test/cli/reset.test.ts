@@ -16,7 +16,7 @@ import { migrateQueueSchema, queueSchema } from '../../src/runners/bullmq/postgr
 import { clientsUnder, escapeGlob, prefixPattern } from '../../src/runners/bullmq/prefix-keys.ts';
 import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
 import { describePostgresUrl } from '../../src/store/connection.ts';
-import { startRun } from '../../src/store/runs.ts';
+import { startRun } from '../../src/store/books/runs.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

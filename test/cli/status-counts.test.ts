@@ -5,7 +5,7 @@
 // estimated from its rows per page, not from the count of that ANALYZE.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { EXACT_COUNT_MAX_BYTES, readTableSizes, rowsBy, type TableSize } from '../../src/store/table-sizes.ts';
+import { EXACT_COUNT_MAX_BYTES, readTableSizes, rowsBy, type TableSize } from '../../src/store/read/table-sizes.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';

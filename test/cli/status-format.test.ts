@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { hoursOption, joinNegativeValues, migrationRefusal, outputWidth } from '../../src/cli/status.ts';
 import { fitLine, formatStatus, truncate, wrapItems, wrappedTable } from '../../src/cli/status-format.ts';
 import { displayWidth } from '../../src/lib/display-width.ts';
-import type { GroupChecks, GroupStatus } from '../../src/store/status.ts';
+import type { GroupChecks, GroupStatus } from '../../src/store/read/status.ts';
 
 const now = new Date('2026-11-24T12:00:00Z');
 const checks = (over: Partial<GroupChecks> = {}): GroupChecks => ({

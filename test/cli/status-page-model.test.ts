@@ -7,8 +7,8 @@ import { PAGE_CSP, esc, renderPage } from '../../src/runners/metrics/page-html.t
 import { buildPageModel, type PageData } from '../../src/runners/metrics/page-model.ts';
 import { pageThresholds, scheduleOfGroup, scheduleRoundMs } from '../../src/runners/metrics/page-thresholds.ts';
 import { pageUrl, serveHost, servePort } from '../../src/cli/status-serve.ts';
-import { soleRefusedBody } from '../../src/store/failure-bodies.ts';
-import type { GroupChecks, GroupStatus } from '../../src/store/status.ts';
+import { soleRefusedBody } from '../../src/store/read/failure-bodies.ts';
+import type { GroupChecks, GroupStatus } from '../../src/store/read/status.ts';
 
 const now = new Date('2026-11-24T12:00:00Z');
 const schedules = { catalog: '0 */6 * * *', screener: '5 * * * *', 'token-data': '30 2 * * *', bundles: null, export: '15 0 * * *' };

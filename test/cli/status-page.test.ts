@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readGroups } from '../../src/store/status.ts';
+import { readGroups } from '../../src/store/read/status.ts';
 import { BUCKETS } from '../../src/upstream/routes.ts';
 import { startCli, type CliProcess } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

@@ -5,7 +5,7 @@
 // numbers for the checks exit 2 naming the flag, before anything is opened.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJournal } from '../../src/store/migration-state.ts';
+import { readJournal } from '../../src/store/schema/migration-state.ts';
 import { runCli } from '../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 

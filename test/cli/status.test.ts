@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { overMaxAge, overMaxUnconfirmed, type OverLimit } from '../../src/cli/status.ts';
 import { formatCause, formatSizes, formatStatus } from '../../src/cli/status-format.ts';
-import type { GroupChecks, GroupStatus } from '../../src/store/status.ts';
+import type { GroupChecks, GroupStatus } from '../../src/store/read/status.ts';
 import { ANCHOR_DATE } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';

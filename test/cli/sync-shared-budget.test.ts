@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/lib/errors.ts';
-import { PostgresBudget } from '../../src/store/postgres-budget.ts';
+import { PostgresBudget } from '../../src/runners/postgres-budget.ts';
 import type { Budget } from '../../src/upstream/budget.ts';
 import { RedisBudget } from '../../src/upstream/redis-budget.ts';
 import { runCli, startCli } from '../helpers/cli.ts';

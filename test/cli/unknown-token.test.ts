@@ -2,7 +2,7 @@
 // it may have meant), never "Sync succeeded" for a walk of nothing.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { unknownSlugs } from '../../src/store/listed-tokens.ts';
+import { unknownSlugs } from '../../src/store/read/listed-tokens.ts';
 import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey } from '../helpers/services.ts';

@@ -3,7 +3,7 @@
 // from its body alone.
 import { describe, expect, it } from 'vitest';
 import { markerUnchanged, sameBodyAsWritten } from '../../src/engine/change.ts';
-import type { ResourceStateRow } from '../../src/store/resource-state.ts';
+import type { ResourceStateRow } from '../../src/store/books/resource-state.ts';
 
 const now = new Date('2026-11-26T12:00:00Z');
 const HOUR = 3_600_000;

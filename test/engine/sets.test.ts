@@ -5,7 +5,7 @@ import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../
 import { chartPoints, metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
-import { SET_FROM, SET_KEEPS } from '../../src/store/set-removal.ts';
+import { SET_FROM, SET_KEEPS } from '../../src/store/write/set-removal.ts';
 import { keyProps } from '../../src/schema/warehouse/table-rules.ts';
 
 describe('declared sets', () => {

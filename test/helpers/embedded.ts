@@ -11,7 +11,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
-import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { patience } from './patience.ts';
 import { createDatabaseOn, migrateDatabaseAt, migrationsDigest } from './services.ts';
 

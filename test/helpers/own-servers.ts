@@ -14,7 +14,7 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer, anyFreePort as freePort } from '../../src/store/server/embedded-server.ts';
 import { SEED_TEMPLATE, seededFolder, serverPids } from './embedded.ts';
 import { patience } from './patience.ts';
 import { createDatabaseOn } from './services.ts';

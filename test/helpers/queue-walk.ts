@@ -14,8 +14,8 @@ import { queueBackendKind } from '../../src/runners/bullmq/backend.ts';
 import { enqueueWalk } from '../../src/runners/bullmq/enqueue.ts';
 import { openQueueBackend } from '../../src/runners/bullmq/open-backend.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
-import type { RequestSummary } from '../../src/store/request-summary.ts';
-import type { RunStatus } from '../../src/store/runs.ts';
+import type { RequestSummary } from '../../src/store/books/request-summary.ts';
+import type { RunStatus } from '../../src/store/books/runs.ts';
 import { createTestLogger } from './services.ts';
 import { waitFor } from './workers.ts';
 

@@ -9,7 +9,7 @@
 // migrated template its warehouses copy, as on Postgres.
 import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
-import { acquireEmbeddedServer } from '../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { isAlive, SEED_TEMPLATE, seededFolder, serverPids } from './embedded.ts';
 import { patience } from './patience.ts';
 import { createTestDatabase, createTestWarehouse, uniqueName, warehouseIn, type TestDatabase, type TestWarehouse } from './services.ts';

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { VOLATILE_COLUMNS } from '../../src/schema/warehouse/columns.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import { withoutVolatileSql } from '../../src/store/volatile-sql.ts';
+import { withoutVolatileSql } from '../../src/store/write/volatile-sql.ts';
 
 const VOLATILE = new Set(['fetched_at', 'run_id', 'first_seen_at', 'last_seen_at', 'raw_response_id', ...VOLATILE_COLUMNS]);
 

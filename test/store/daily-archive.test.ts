@@ -14,7 +14,7 @@ import { getTableConfig } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { DAILY_ARCHIVES } from '../../src/schema/warehouse/history.ts';
-import { fillDailyArchives } from '../../src/store/daily-archive.ts';
+import { fillDailyArchives } from '../../src/store/write/daily-archive.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { runCli } from '../helpers/cli.ts';
 import { answers, embeddedFolder, isAlive, seededFolder, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { freePort } from '../helpers/own-servers.ts';

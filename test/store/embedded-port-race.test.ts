@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { runCli } from '../helpers/cli.ts';
 import { answers, embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { freePort } from '../helpers/own-servers.ts';

@@ -2,7 +2,7 @@
 // by its variable, and the run's status (both runners decide with finalRunStatus).
 import { describe, expect, it } from 'vitest';
 import { emptyStats, finalRunStatus } from '../../src/engine/run-stats.ts';
-import { describeKeyRefusal, judgeKeyRefusals, type BucketAnswers, type RequestSummary } from '../../src/store/request-summary.ts';
+import { describeKeyRefusal, judgeKeyRefusals, type BucketAnswers, type RequestSummary } from '../../src/store/books/request-summary.ts';
 
 const row = (bucket: string, httpStatus: number | null, n: number, problemCode: string | null = null): BucketAnswers => ({ bucket, httpStatus, problemCode, n });
 

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
-import { judgeMigrations, readJournal, readMigrationState, sqlFilesInStep } from '../../src/store/migration-state.ts';
+import { judgeMigrations, readJournal, readMigrationState, sqlFilesInStep } from '../../src/store/schema/migration-state.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
 const journal = [

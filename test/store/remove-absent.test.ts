@@ -8,8 +8,8 @@ import { metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
 import { keptMembers, wholeSet } from '../../src/engine/sets.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import { SET_FROM, absentKeys, removeAbsent, removeKeys } from '../../src/store/set-removal.ts';
-import { upsertRows } from '../../src/store/upsert.ts';
+import { SET_FROM, absentKeys, removeAbsent, removeKeys } from '../../src/store/write/set-removal.ts';
+import { upsertRows } from '../../src/store/write/upsert.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const t0 = new Date('2026-01-02T00:00:00.000Z');

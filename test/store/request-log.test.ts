@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, type Upstream } from '../../src/upstream/index.ts';
-import { WarehouseRecorder } from '../../src/store/request-log.ts';
+import { WarehouseRecorder } from '../../src/store/books/request-log.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';

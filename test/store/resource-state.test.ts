@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProblemError, UpstreamServerError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import { readState, writeFailure, writeSuccess, writeUnchanged } from '../../src/store/resource-state.ts';
-import { readStatus } from '../../src/store/status.ts';
+import { readState, writeFailure, writeSuccess, writeUnchanged } from '../../src/store/books/resource-state.ts';
+import { readStatus } from '../../src/store/read/status.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const runId = '00000000-0000-4000-8000-000000000001';

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/connection.ts';
-import { applyRetention, removeOldRequests, requestsCutoff } from '../../src/store/retention.ts';
-import { finishRun, startRun } from '../../src/store/runs.ts';
+import { applyRetention, removeOldRequests, requestsCutoff } from '../../src/store/books/retention.ts';
+import { finishRun, startRun } from '../../src/store/books/runs.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const DAY = 86_400_000;

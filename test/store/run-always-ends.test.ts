@@ -16,8 +16,8 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { MESSAGE_CHARS, RECORD_CHARS } from '../../src/lib/recordable.ts';
 import { runs } from '../../src/schema/warehouse/sync.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
-import { writeFailure } from '../../src/store/resource-state.ts';
-import { finishRun, markInterrupted, startRun } from '../../src/store/runs.ts';
+import { writeFailure } from '../../src/store/books/resource-state.ts';
+import { finishRun, markInterrupted, startRun } from '../../src/store/books/runs.ts';
 import { createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../helpers/services.ts';
 
 /** True when `s` holds U+0000 or a surrogate not part of a pair: what Postgres refuses. */

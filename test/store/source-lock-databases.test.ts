@@ -1,7 +1,7 @@
 // Advisory locks belong to one database: syncs of other warehouses on the same server, holding
 // the same source's lock there, are never named as the holder here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockSources, type SourceLocks } from '../../src/store/source-lock.ts';
+import { lockSources, type SourceLocks } from '../../src/store/books/source-lock.ts';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 describe('the sync lock of one warehouse among several on a server', () => {

@@ -5,7 +5,7 @@
 // gains later reaches its history (nullable: the versions before it had none).
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applySqlFiles, fingerprint, SQL_FILES } from '../../src/store/sql-files.ts';
+import { applySqlFiles, fingerprint, SQL_FILES } from '../../src/store/schema/sql-files.ts';
 import { patience } from '../helpers/patience.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 

@@ -11,8 +11,8 @@ import { gatewayCharts, gatewayTrendPoints } from '../../src/schema/warehouse/ga
 import { NotUnderstoodError } from '../../src/lib/errors.ts';
 import { parseJson } from '../../src/lib/json.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import type { Executor } from '../../src/store/table-shape.ts';
-import { prepareUpsert, upsertRows } from '../../src/store/upsert.ts';
+import type { Executor } from '../../src/store/write/table-shape.ts';
+import { prepareUpsert, upsertRows } from '../../src/store/write/upsert.ts';
 import { patience } from '../helpers/patience.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 

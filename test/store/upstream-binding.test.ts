@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { refusalMessage, refusalVariable } from '../../src/cli/upstream-check.ts';
-import { simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../../src/store/upstream-identity.ts';
-import { bindUpstreams, planBinding, type Refusal, type SourceFacts } from '../../src/store/upstream-binding.ts';
+import { simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../../src/store/books/upstream-identity.ts';
+import { bindUpstreams, planBinding, type Refusal, type SourceFacts } from '../../src/store/books/upstream-binding.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const A = upstreamIdentity('https://a.example.com');

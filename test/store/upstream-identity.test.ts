@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeUpstream, identityFromText, sameUpstream, simulatorIdentity, upstreamIdentity } from '../../src/store/upstream-identity.ts';
+import { describeUpstream, identityFromText, sameUpstream, simulatorIdentity, upstreamIdentity } from '../../src/store/books/upstream-identity.ts';
 
 describe('upstream identity', () => {
   it('is scheme, host, port and path', () => {

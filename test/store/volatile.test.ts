@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokens } from '../../src/schema/warehouse/app.ts';
 import { VOLATILE_COLUMNS, withoutVolatile } from '../../src/schema/warehouse/columns.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
-import { upsertRows } from '../../src/store/upsert.ts';
-import { withoutVolatileSql } from '../../src/store/volatile-sql.ts';
+import { upsertRows } from '../../src/store/write/upsert.ts';
+import { withoutVolatileSql } from '../../src/store/write/volatile-sql.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 describe('withoutVolatile (pure)', () => {

@@ -3,7 +3,7 @@ import { stringify } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { parseJson } from '../../src/lib/json.ts';
 import { backoffDelay } from '../../src/upstream/backoff.ts';
-import { jsonBodyHash, textBodyHash } from '../../src/upstream/hash.ts';
+import { jsonBodyHash, textBodyHash } from '../../src/lib/hash.ts';
 
 describe('backoffDelay', () => {
   const P = { baseDelayMs: 100, maxDelayMs: 1000 };

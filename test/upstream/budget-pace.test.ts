@@ -1,7 +1,7 @@
 // The pace a bucket's budget allows (BucketStatus.windowMs, cycleMs, refillInMs), as the ETA
 // of progress reads it.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BUDGET_POLICY, initialBucketState, observe, paceOf, type BucketState } from '../../src/upstream/budget-state.ts';
+import { DEFAULT_BUDGET_POLICY, initialBucketState, observe, paceOf, type BucketState } from '../../src/ports/budget-state.ts';
 
 const policy = DEFAULT_BUDGET_POLICY;
 const T = 1_000_000;

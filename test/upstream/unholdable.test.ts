@@ -9,7 +9,7 @@ import { brotliCompressSync } from 'node:zlib';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
-import { keepInvalidBody, WarehouseRecorder } from '../../src/store/request-log.ts';
+import { keepInvalidBody, WarehouseRecorder } from '../../src/store/books/request-log.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, type Upstream } from '../../src/upstream/index.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';

@@ -13,7 +13,7 @@ import { keptMembers, wholeSet } from '../../engine/sets.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into } from '../../engine/types.ts';
-import type { StoredAppChart } from '../../store/known.ts';
+import type { StoredAppChart } from '../../store/read/known.ts';
 import type { chartPayload } from './chart.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
 

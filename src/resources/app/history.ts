@@ -21,7 +21,7 @@ import { fetchList } from '../../engine/fetch-list.ts';
 import { wholeSet } from '../../engine/sets.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
 import { defineJob, into, refused, type JobContext, type Outcome, type Refusal } from '../../engine/types.ts';
-import type { ResourceStateRow } from '../../store/resource-state.ts';
+import type { ResourceStateRow } from '../../store/books/resource-state.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';

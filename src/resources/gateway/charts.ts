@@ -12,7 +12,7 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
-import type { StoredGatewayChart } from '../../store/known.ts';
+import type { StoredGatewayChart } from '../../store/read/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { fetchList } from '../../engine/fetch-list.ts';

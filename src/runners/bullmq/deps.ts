@@ -2,7 +2,7 @@
 import type { JobDefinition, JobRequest, Source, SyncSettings } from '../../engine/types.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Upstream } from '../../upstream/client.ts';
-import type { RequestRecorder } from '../../upstream/recorder.ts';
+import type { RequestRecorder } from '../../ports/recorder.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import type { Failure } from '../../lib/failure.ts';
 import type { PlanDeps } from './plan.ts';

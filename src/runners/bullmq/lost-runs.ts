@@ -6,7 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../../lib/logger.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import { abandonRun } from '../../store/runs.ts';
+import { abandonRun } from '../../store/books/runs.ts';
 import type { AnyQueue, QueueBackendKind, WorkerLedger } from './backend.ts';
 import { queueFinish } from './walk.ts';
 

@@ -5,14 +5,14 @@ import { sql } from 'drizzle-orm';
 import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { errorMessage, isQueryError, recordable, RECORD_CHARS, reportedError } from '../../lib/recordable.ts';
-import { finishRun } from '../../store/runs.ts';
+import { finishRun } from '../../store/books/runs.ts';
 import { closeRun, openRun } from '../../engine/run.ts';
 import type { RunnerDeps } from './deps.ts';
 import { finishJobId, runIdFor } from './ids.ts';
 import { finishJobData, walkJobData } from './job-data.ts';
 import { enqueueRequests, type RunScope } from './plan.ts';
 import { WALK_JOB_OPTIONS, WALK_QUEUE } from './queues.ts';
-import { describeKeyRefusal } from '../../store/request-summary.ts';
+import { describeKeyRefusal } from '../../store/books/request-summary.ts';
 import { EXPORT_SCHEDULE, isScheduleId, scheduleGroups } from './schedules.ts';
 import { processExport } from './export-job.ts';
 

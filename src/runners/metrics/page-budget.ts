@@ -3,7 +3,7 @@
 // budget writes, rather than one process's last look. Reading changes nothing: an update
 // that returns its record as it was writes nothing (budget-store.ts).
 import { Budget, type RateBudget } from '../../upstream/budget.ts';
-import { describe, type BucketStatus } from '../../upstream/budget-state.ts';
+import { describe, type BucketStatus } from '../../ports/budget-state.ts';
 import { BUCKETS } from '../../upstream/routes.ts';
 
 export interface BudgetNow {

@@ -3,9 +3,9 @@
 // the rate budget now and, on a worker, the queues. A part that cannot be read says why in
 // its place rather than failing the page.
 import type { Warehouse } from '../../store/connection.ts';
-import { readFailingResources } from '../../store/failure-bodies.ts';
-import { readGroups } from '../../store/status.ts';
-import { readBucketWindows, readRunTimeline, readTimelineEvents } from '../../store/status-page.ts';
+import { readFailingResources } from '../../store/read/failure-bodies.ts';
+import { readGroups } from '../../store/read/status.ts';
+import { readBucketWindows, readRunTimeline, readTimelineEvents } from '../../store/read/status-page.ts';
 import { healthCause } from './server.ts';
 import type { BudgetNow } from './page-budget.ts';
 import { WINDOW_MS, type PageData } from './page-model.ts';

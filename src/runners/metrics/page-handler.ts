@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/logger.ts';
-import type { FailureBody } from '../../store/failure-bodies.ts';
+import type { FailureBody } from '../../store/read/failure-bodies.ts';
 import { PAGE_CSP, renderPage } from './page-html.ts';
 import { buildPageModel, type PageData } from './page-model.ts';
 

@@ -3,11 +3,11 @@
 // escapes it; the same model is served as JSON at /status.json.
 import { age, ago, duration, minute, second } from '../../lib/ages.ts';
 import { readWalkFailure } from '../../engine/run-stats.ts';
-import type { FailingResource } from '../../store/failure-bodies.ts';
-import type { GroupStatus } from '../../store/status.ts';
-import { causeText, overMaxAge, overMaxUnconfirmed } from '../../store/status-checks.ts';
-import type { BucketWindow, RunRow, TimelineEvent } from '../../store/status-page.ts';
-import type { BucketStatus } from '../../upstream/budget-state.ts';
+import type { FailingResource } from '../../store/read/failure-bodies.ts';
+import type { GroupStatus } from '../../store/read/status.ts';
+import { causeText, overMaxAge, overMaxUnconfirmed } from '../../store/read/status-checks.ts';
+import type { BucketWindow, RunRow, TimelineEvent } from '../../store/read/status-page.ts';
+import type { BucketStatus } from '../../ports/budget-state.ts';
 import type { GroupThreshold } from './page-thresholds.ts';
 import type { QueuesView } from './page-queues.ts';
 

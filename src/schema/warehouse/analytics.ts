@@ -2,7 +2,7 @@
 // vocabulary (P/FCF is `pfcf_<window>`, holder FCF `holder_fcf_<window>` whichever API it came
 // from). A view's body names the tables it reads as `{schema.table}`: the view reads the tables,
 // and where every table it reads is versioned its as-of form `analytics.<view>_as_of(at)` reads
-// `T_as_of(at)` instead, so both come from one definition (src/store/analytics-sql.ts).
+// `T_as_of(at)` instead, so both come from one definition (src/store/schema/analytics-sql.ts).
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { VERSIONED } from './history.ts';
 

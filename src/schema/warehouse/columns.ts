@@ -45,7 +45,7 @@ export const delisted = () => tstz(DELISTED_COLUMN);
  * `generatedAt` that may move with every recomputation upstream, the values staying the same.
  * They never make a version by themselves, wherever they sit: as a key at any depth of a
  * jsonb column (a MetricValue's `asOf`, a snapshot's `freshness.generatedAt`, a section's
- * `asOf`), the comparison of a row written again leaves them out (src/store/volatile-sql.ts);
+ * `asOf`), the comparison of a row written again leaves them out (src/store/write/volatile-sql.ts);
  * as a column of their own (`as_of`, `generated_at`: the snake-case names below), they are
  * not compared; in a text marker stored as a row's `freshness`, they are left out
  * (`withoutVolatile`). A stored row keeps the ones that came with its current values, first;

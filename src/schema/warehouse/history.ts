@@ -14,7 +14,7 @@ import * as gateway from './gateway.ts';
 /**
  * The daily archives (contract: time and history): for every UTC day from the first sync on, a
  * row per token its `universe` listed at the day's end, holding `source`'s row as known then.
- * Filled from the versions when a run finishes (src/store/daily-archive.ts), so a day
+ * Filled from the versions when a run finishes (src/store/write/daily-archive.ts), so a day
  * without a sync or a change has its rows too.
  */
 export interface DailyArchive {

@@ -28,7 +28,7 @@ export const runs = syncSchema.table(
   (t) => [index('runs_started_at_idx').on(t.startedAt)],
 );
 
-// The run ledger on Postgres (src/store/run-ledger.ts): a run's counts in one row, its jobs a
+// The run ledger on Postgres (src/store/books/run-ledger.ts): a run's counts in one row, its jobs a
 // row each. Counts kept in a row, not computed from the jobs, so that a settle reads how many
 // are pending in the same statement that counts it, without counting the run's rows each time.
 
@@ -120,7 +120,7 @@ export const rawResponses = syncSchema.table(
     uniqueIndex('raw_responses_source_path_sha256_key').on(t.source, t.path, t.sha256),
     index('raw_responses_fetched_at_idx').on(t.fetchedAt),
     // The bodies refused in a run, which the status page reads at each refresh: a few rows of
-    // an archive that grows without end (src/store/failure-bodies.ts).
+    // an archive that grows without end (src/store/read/failure-bodies.ts).
     index('raw_responses_invalid_run_idx').on(t.runId).where(sql`${t.status} = 'invalid'`),
   ],
 );
@@ -238,7 +238,7 @@ export const resourceFields = syncSchema.table(
 
 /**
  * The upstream each source of this warehouse mirrors, recorded on its first sync: a sync of
- * another upstream into it is refused unless `--force` rebinds it (src/store/upstream-binding.ts).
+ * another upstream into it is refused unless `--force` rebinds it (src/store/books/upstream-binding.ts).
  */
 export const upstreamBindings = syncSchema.table('upstream_bindings', {
   source: text('source').primaryKey(),
@@ -278,7 +278,7 @@ export const upstreamBindingLog = syncSchema.table(
 /**
  * The rate budget shared through the warehouse by worker processes that run without Redis:
  * one row per bucket of each budget (`prefix`), written by compare-and-set on `version`
- * (src/store/postgres-budget-store.ts). A row past `expires_at` counts as none.
+ * (src/store/budget/postgres-budget-store.ts). A row past `expires_at` counts as none.
  */
 export const rateBudgets = syncSchema.table(
   'rate_budgets',
@@ -287,7 +287,7 @@ export const rateBudgets = syncSchema.table(
     prefix: text('prefix').notNull(),
     /** app-public | app-key | gateway */
     bucket: text('bucket').notNull(),
-    /** The bucket's state and live leases (src/upstream/budget-store.ts's BucketRecord); times in ms on the server's clock. */
+    /** The bucket's state and live leases (src/ports/budget-store.ts's BucketRecord); times in ms on the server's clock. */
     record: jsonb('record').notNull(),
     /** Writes so far: a write counts only if the version is still the one its record was read at. */
     version: bigint('version', { mode: 'number' }).notNull(),

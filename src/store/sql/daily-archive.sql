@@ -1,5 +1,5 @@
--- The daily archives' fill (src/store/daily-archive.ts): a repeatable migration
--- (src/store/sql-files.ts), after history.sql, whose as-of functions it reads.
+-- The daily archives' fill (src/store/write/daily-archive.ts): a repeatable migration
+-- (src/store/schema/sql-files.ts), after history.sql, whose as-of functions it reads.
 --
 -- `sync.fill_daily_archive(archive, source, universe, at)` fills `archive` for each UTC day
 -- from the last one archived (again, as it may have been archived before its end) through the
@@ -139,7 +139,7 @@ $count$;
 -- `sync.track_archive_days(schema, name, day column)`: the triggers on one archive, and its days
 -- as it holds them now for an archive that had none counted (an archive an earlier release
 -- filled: its days are counted as written now, so the next export writes them all once).
--- Run for each archive the declarations name (src/store/sql-files.ts), in the migration's
+-- Run for each archive the declarations name (src/store/schema/sql-files.ts), in the migration's
 -- transaction: the triggers' lock keeps writers out until the counts are in.
 CREATE OR REPLACE FUNCTION "sync"."track_archive_days"(schema_name text, table_name text, day_column text) RETURNS void LANGUAGE plpgsql AS $track$
 DECLARE

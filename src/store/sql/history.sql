@@ -1,5 +1,5 @@
 -- Point in time: how every versioned table `T` keeps and gives back its earlier versions.
--- A repeatable migration (src/store/sql-files.ts): applied after the drizzle migrations when
+-- A repeatable migration (src/store/schema/sql-files.ts): applied after the drizzle migrations when
 -- this file or the schema changed, then `sync.keep_history(schema, table)` for every
 -- versioned table (src/schema/warehouse/history.ts). Every statement can run again.
 --
@@ -49,7 +49,7 @@ $$;
 
 -- The write barrier: every writing transaction holds it shared from the moment it takes its
 -- known time; a daily fill takes it alone for an instant (`sync.pass_write_barrier`), after
--- which every write known before that instant has committed (src/store/daily-archive.ts).
+-- which every write known before that instant has committed (src/store/write/daily-archive.ts).
 --
 -- `resource` (`<source>/<resource>`): the writes of one resource, one after another. Its lock
 -- is taken before the clock, so that of two writers of one resource the one that takes its

@@ -8,7 +8,7 @@ import { matchRowToken, matchSymbol, type KnownToken } from '../../../src/resour
 import { diffContract, fingerprint } from '../../../src/resources/gateway/openapi.ts';
 import { normalizePage } from '../../../src/resources/gateway/page.ts';
 import { isNotFound as isNotCovered, judgeFailure } from '../../../src/lib/failure.ts';
-import { problemDetails as detailsOf } from '../../../src/store/resource-state.ts';
+import { problemDetails as detailsOf } from '../../../src/store/books/resource-state.ts';
 
 /** What a failed fetch keeps of its problem in `details.problem`. */
 const problemDetails = (err: unknown) => detailsOf(judgeFailure(err));

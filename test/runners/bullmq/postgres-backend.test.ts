@@ -36,7 +36,7 @@ import {
 } from 'bullmq';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acquireEmbeddedServer } from '../../../src/store/embedded-server.ts';
+import { acquireEmbeddedServer } from '../../../src/store/server/embedded-server.ts';
 import { fetchJobId, finishJobId, resourceKey } from '../../../src/runners/bullmq/ids.ts';
 import { COMPLETED_JOBS_KEPT, FAILED_JOBS_KEPT, WALK_JOB_OPTIONS } from '../../../src/runners/bullmq/queues.ts';
 import { embeddedFolder } from '../../helpers/embedded.ts';

@@ -12,7 +12,7 @@ import type { AnyQueue } from '../../../src/runners/bullmq/backend.ts';
 import { COMPLETED_JOBS_KEPT, FAILED_JOBS_KEPT, FETCH_JOB_OPTIONS } from '../../../src/runners/bullmq/queues.ts';
 import { FINISHED_RUN_KEYS_MS } from '../../../src/runners/bullmq/walk.ts';
 import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
-import { removeExpiredRuns } from '../../../src/store/run-ledger.ts';
+import { removeExpiredRuns } from '../../../src/store/books/run-ledger.ts';
 import { queueWalk, runEnded } from '../../helpers/queue-walk.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';

@@ -1,5 +1,5 @@
 // What every schema, table, column, view and function of the warehouse means, written once.
-// From here come the `COMMENT ON` statements `migrate()` applies (src/store/comments.ts),
+// From here come the `COMMENT ON` statements `migrate()` applies (src/store/schema/comments.ts),
 // which psql's `\d+` and BI tools show, and the per-table reference of docs/warehouse.md
 // (`npm run docs:warehouse`). A test fails when a declared column has no description here.
 //

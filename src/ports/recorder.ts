@@ -1,0 +1,96 @@
+// What the client tells a recorder of each attempt and each 2xx body: the records, the
+// interface, and recorders that keep nothing or keep them in memory. The one that writes them
+// to the warehouse (sync.requests, sync.raw_responses) is the store's:
+// src/store/books/request-log.ts.
+import type { Bucket, Source } from './sources.ts';
+
+/** How `sync.requests.error` begins for a request cut short because its walk stopped. */
+export const STOPPED_REQUEST = 'stopped: ';
+
+export interface RequestRecord {
+  runId?: string | undefined;
+  source: Source;
+  bucket: Bucket;
+  /** Path and query, never the host or a key. */
+  path: string;
+  /** Null when no response arrived. */
+  httpStatus: number | null;
+  /** 1-based, counting every try of the request including 429 re-tries. */
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  bytes?: number | undefined;
+  rateLimitRemaining?: number | undefined;
+  rateLimitLimit?: number | undefined;
+  retryAfterMs?: number | undefined;
+  problemCode?: string | undefined;
+  requestId?: string | undefined;
+  error?: string | undefined;
+}
+
+export interface ResponseRecord {
+  runId?: string | undefined;
+  source: Source;
+  path: string;
+  fetchedAt: Date;
+  httpStatus: number;
+  contentType?: string | undefined;
+  sha256: string;
+  /** The body as received, as text (exactly the body unless `bytes` is given). */
+  text: string;
+  /**
+   * The body as served, byte for byte, when `text` does not say it exactly (bytes that are not
+   * UTF-8). Absent: the UTF-8 of `text` is the body.
+   */
+  bytes?: Uint8Array | undefined;
+  /** `ok`: valid JSON, stored as jsonb; `invalid`: kept as text, or as bytes where text cannot hold it exactly. */
+  status: 'ok' | 'invalid';
+}
+
+export interface RequestRecorder {
+  request(r: RequestRecord): void;
+  response(r: ResponseRecord): void;
+  /** Writes what is pending; never rejects. */
+  flush(): Promise<void>;
+  /**
+   * The sync.raw_responses ids of archived bodies, by `path` and `sha256` (keyed by
+   * `bodyKey`), once what is pending is written. A body not archived has no id; never rejects.
+   */
+  archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>>;
+  close(): Promise<void>;
+}
+
+/** A body as the archive keys it (with its source). */
+export interface ArchivedBody {
+  path: string;
+  sha256: string;
+}
+
+export const bodyKey = (b: ArchivedBody): string => `${b.path}\u0000${b.sha256}`;
+
+export class NullRecorder implements RequestRecorder {
+  request(): void {}
+  response(): void {}
+  async flush(): Promise<void> {}
+  async archivedIds(): Promise<Map<string, number>> {
+    return new Map();
+  }
+  async close(): Promise<void> {}
+}
+
+/** Keeps records in memory: for tests and for callers that want to look at what happened. */
+export class MemoryRecorder implements RequestRecorder {
+  readonly requests: RequestRecord[] = [];
+  readonly responses: ResponseRecord[] = [];
+  request(r: RequestRecord): void {
+    this.requests.push(r);
+  }
+  response(r: ResponseRecord): void {
+    this.responses.push(r);
+  }
+  async flush(): Promise<void> {}
+  async archivedIds(): Promise<Map<string, number>> {
+    return new Map();
+  }
+  async close(): Promise<void> {}
+}

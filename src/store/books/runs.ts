@@ -1,0 +1,160 @@
+// sync.runs: one row per walk, from start to its final status.
+import { hostname } from 'node:os';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { WarehouseError } from '../../lib/errors.ts';
+import { errorLine, recordable, RECORD_CHARS, recordableJson } from '../../lib/recordable.ts';
+import { runs } from '../../schema/warehouse/sync.ts';
+import type { Db } from '../connection.ts';
+import { fillDailyArchives } from '../write/daily-archive.ts';
+import { SERVER_CLOCK } from '../write/known-time.ts';
+import { applyRetention, type Housekeeping } from './retention.ts';
+import { withReconnect } from '../retry.ts';
+
+export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed' | 'interrupted';
+
+// A run's times are the server's clock, as every time in the warehouse (SERVER_CLOCK). An
+// interrupted run keeps `options.interrupted` = { signal, at } from the moment the signal came.
+
+export async function startRun(db: Db, run: { id: string; trigger: string; sources: string[]; options?: unknown }): Promise<void> {
+  await withReconnect(() => db.insert(runs).values({
+    id: run.id,
+    trigger: run.trigger,
+    sources: run.sources,
+    options: run.options ?? {},
+    startedAt: SERVER_CLOCK,
+    status: 'running',
+  }));
+}
+
+/** The most characters of why a close failed, in the record and the error that say so. */
+const WHY_CHARS = 200;
+
+/**
+ * Ends a run: the daily archives filled through its day (whatever its status), then its row;
+ * then, with `housekeeping`, sync.requests past its retention removed (retention.ts: cheap
+ * when there is nothing to remove, bounded when there is much; never fails the run).
+ *
+ * A run is never left `running` by the process that ends it: its error and stats are made
+ * recordable first (no U+0000 or unpaired surrogate, each text at most RECORD_CHARS), and
+ * when its row still cannot be written (stats that cannot be serialised, the statement
+ * refused) it is closed again with the least record (closeRunBare), and only then does this
+ * throw, a WarehouseError saying so. Daily archives that could not be filled do not keep the
+ * row from being written: its error says so, and that failure is thrown after it.
+ */
+export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string }, housekeeping?: Housekeeping): Promise<void> {
+  let archives: unknown;
+  await withReconnect(() => fillDailyArchives(db)).catch((err: unknown) => {
+    archives = err;
+  });
+  const notFilled = archives === undefined ? undefined : `the daily archives were not filled (${errorLine(archives)})`;
+  const said = [end.error, notFilled].filter((e) => e !== undefined);
+  try {
+    const stats = recordableJson(end.stats, RECORD_CHARS) ?? {};
+    const error = said.length === 0 ? null : recordable(said.join('; '), RECORD_CHARS);
+    await withReconnect(() =>
+      db
+        .update(runs)
+        .set({ status: end.status, stats, error, finishedAt: end.status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
+        .where(eq(runs.id, id)),
+    );
+  } catch (err) {
+    const why = recordable(errorLine(err), WHY_CHARS);
+    try {
+      await closeRunBare(db, id, end.status, [`the first close failed (${why}): closed without its stats`, ...said].join('; '));
+    } catch (again) {
+      throw new WarehouseError(recordable(`could not close run ${id} (${why}), nor without its stats (${recordable(errorLine(again), WHY_CHARS)}): it stays running until found abandoned`, RECORD_CHARS), { cause: err });
+    }
+    throw new WarehouseError(recordable(`could not record the end of run ${id} (${why}): closed ${end.status} without its stats`, RECORD_CHARS), { cause: err });
+  }
+  if (notFilled !== undefined) throw new WarehouseError(recordable(`run ${id} closed ${end.status}, but ${notFilled}: the next run fills them`, RECORD_CHARS), { cause: archives });
+  if (housekeeping) await applyRetention(db, housekeeping);
+}
+
+/**
+ * Closes a run with the least record, when its full one could not be written: its status, its
+ * end on the server's clock (an interrupted run's, at its signal), `error` (made recordable),
+ * and no stats. Every value is one Postgres takes, so only a warehouse out of reach keeps it
+ * from being written.
+ */
+export async function closeRunBare(db: Db, id: string, status: RunStatus, error: string): Promise<void> {
+  await withReconnect(() =>
+    db
+      .update(runs)
+      .set({ status, stats: {}, error: recordable(error, RECORD_CHARS), finishedAt: status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
+      .where(eq(runs.id, id)),
+  );
+}
+
+// An interrupted run ends when its signal came (recorded by markInterrupted), not when the
+// writes in flight were done, nor when a later command found it.
+const INTERRUPTED_AT = sql`coalesce((${runs.options}->'interrupted'->>'at')::timestamptz, ${SERVER_CLOCK})`;
+
+/**
+ * Records in a running run that a signal came, at the server's time: the moment its command
+ * stops, kept even when the process is killed before it can close the run.
+ */
+export async function markInterrupted(db: Db, id: string, signal: string): Promise<void> {
+  await db
+    .update(runs)
+    .set({ options: sql`${runs.options} || jsonb_build_object('interrupted', jsonb_build_object('signal', ${signal}::text, 'at', ${SERVER_CLOCK}))` })
+    .where(and(eq(runs.id, id), eq(runs.status, 'running')));
+}
+
+/** Who runs a walk: lets a later run on the same machine tell a killed run from a live one. */
+export function runOwner(): { host: string; pid: number } {
+  return { host: hostname(), pid: process.pid };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, it is just not ours.
+    return (err as { code?: string }).code === 'EPERM';
+  }
+}
+
+/**
+ * Marks `failed` the runs still `running` that were started on this machine by a process
+ * that no longer exists (killed, crashed): nobody is left to finish them.
+ */
+export async function closeAbandonedRuns(db: Db): Promise<number> {
+  const { host } = runOwner();
+  const open = await db
+    .select({ id: runs.id, options: runs.options })
+    .from(runs)
+    .where(and(eq(runs.status, 'running'), sql`${runs.options}->'owner'->>'host' = ${host}`));
+  let closed = 0;
+  for (const r of open) {
+    const pid = Number((r.options as { owner?: { pid?: unknown } }).owner?.pid);
+    if (!Number.isInteger(pid) || alive(pid)) continue;
+    if (await abandonRun(db, r.id, `abandoned: process ${pid} on ${host} ended before the run finished`)) closed++;
+  }
+  return closed;
+}
+
+/**
+ * Closes runs nobody will finish, unless they were recorded meanwhile: `failed` with why, now;
+ * or, when their interrupt was recorded, `interrupted` at the signal's time. The number closed.
+ */
+export async function abandonRuns(db: Db, where: SQL, error: string): Promise<number> {
+  const interrupted = sql`${runs.options} ? 'interrupted'`;
+  const closed = await withReconnect(() =>
+    db
+      .update(runs)
+      .set({
+        status: sql`case when ${interrupted} then 'interrupted' else 'failed' end`,
+        finishedAt: sql`case when ${interrupted} then ${INTERRUPTED_AT} else ${SERVER_CLOCK} end`,
+        error: sql`case when ${interrupted} then 'interrupted by ' || (${runs.options}->'interrupted'->>'signal') || '; its process quit before closing the run' else ${recordable(error, RECORD_CHARS)}::text end`,
+      })
+      .where(and(eq(runs.status, 'running'), where))
+      .returning({ id: runs.id }),
+  );
+  return closed.length;
+}
+
+/** abandonRuns for one run: true when it was still running. */
+export async function abandonRun(db: Db, id: string, error: string): Promise<boolean> {
+  return (await abandonRuns(db, eq(runs.id, id), error)) > 0;
+}
