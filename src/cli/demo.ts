@@ -17,7 +17,7 @@ import { performSync } from './sync-session.ts';
 import { formatSummary, interruptedLine } from './sync.ts';
 import { INTERRUPT_EXIT_CODE, stoppedBeforeTheWalk, watchInterrupts } from './interrupt.ts';
 import type { Source } from '../resources/index.ts';
-import { closeRunsOfFreeSources, describeHolders, lockSources, type SourceLocks } from '../store/books/source-lock.ts';
+import { describeHolders, lockSources, type SourceLocks } from '../store/books/source-lock.ts';
 import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 
 const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]
@@ -108,7 +108,6 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
         progress?.phase('waiting for the other sync to finish');
       },
     });
-    await closeRunsOfFreeSources(warehouse.db, locks.held);
     interrupts.check();
     progress?.phase('counting the rows already there');
     const before = await tableCounts(warehouse);
@@ -126,6 +125,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
       sources: DEMO_SOURCES,
       trigger: 'demo',
       runId,
+      heldSources: locks.held,
       signal: AbortSignal.any([locks.lost, interrupts.signal]),
       hold: (work) => interrupts.hold(work),
       ...(progress ? { onProgress: progress.update } : {}),

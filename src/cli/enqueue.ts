@@ -1,7 +1,6 @@
 // `tesync enqueue`: queues a walk now for the running workers, optionally waiting for it.
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { sql } from 'drizzle-orm';
 import type { Config } from '../lib/config.ts';
 import { groups } from '../resources/index.ts';
 import { enqueueWalk } from '../runners/bullmq/enqueue.ts';
@@ -12,8 +11,9 @@ import { pickedUp, watchRun, type RunView } from '../runners/bullmq/run-watch.ts
 import { EXPORT_SCHEDULE, isScheduleId, SCHEDULES } from '../runners/bullmq/schedules.ts';
 import type { ExportSummary } from '../export/export.ts';
 import { describe as describeExport } from './export.ts';
-import { emptyStats, type WalkStats } from '../engine/run-stats.ts';
+import { emptyStats, type WalkStats } from '../ports/run-ledger.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
+import { readRunRecord } from '../store/read/run-record.ts';
 import type { RunStatus } from '../store/books/runs.ts';
 import { positiveNumberFlag } from './flag-values.ts';
 import { listedTokens, unknownSlugs } from '../store/read/listed-tokens.ts';
@@ -282,9 +282,7 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
     const started = Date.now();
     const deadline = started + timeoutS * 1000;
     for (;;) {
-      const [run] = await warehouse.query<{ status: RunStatus; stats: (WalkStats & { requests: RequestSummary }) | null; started_at: string; finished_at: string | null; schedule: string | null; error: string | null }>(
-        sql`select status, stats, started_at::text, finished_at::text, options->>'schedule' as schedule, error from sync.runs where id = ${runId}`,
-      );
+      const run = await readRunRecord(warehouse, runId);
       const view = run?.status === 'running' || !run ? await watch.read().catch(() => undefined) : undefined;
       const step = narrate({ elapsedMs: Date.now() - started, runStarted: run !== undefined, view });
       for (const notice of step.notices) say(`tesync: ${notice}\n`);
@@ -300,10 +298,11 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
       }
       if (run && run.status !== 'running') {
         progress?.stop();
-        const durationMs = new Date(run.finished_at ?? Date.now()).getTime() - new Date(run.started_at).getTime();
-        if (run.schedule === EXPORT_SCHEDULE) return exportOutcome(runId, run.status, run.stats as unknown as ExportSummary | null, run.error, durationMs, json);
+        const durationMs = new Date(run.finishedAt ?? Date.now()).getTime() - new Date(run.startedAt).getTime();
+        if (run.schedule === EXPORT_SCHEDULE) return exportOutcome(runId, run.status, run.stats as ExportSummary | null, run.error, durationMs, json);
         // A run that failed before any job (no source) has no stats.
-        const stats = run.stats?.requests ? run.stats : { ...emptyStats(), requests: { total: 0, byStatus: {}, rateLimited: 0, failedAttempts: 0 } };
+        const recorded = run.stats as (WalkStats & { requests?: RequestSummary }) | null;
+        const stats = recorded?.requests ? { ...recorded, requests: recorded.requests } : { ...emptyStats(), requests: { total: 0, byStatus: {}, rateLimited: 0, failedAttempts: 0 } };
         const outcome = { runId, status: run.status, stats, requests: stats.requests, durationMs };
         process.stdout.write(json ? `${JSON.stringify(outcome)}\n` : formatSummary(outcome));
         return run.status === 'failed' ? 1 : 0;

@@ -3,7 +3,7 @@
 // The hint is chosen by the failure's fields (HTTP status, error class), never by its text:
 // a reworded message keeps its hint.
 import type { Config } from '../lib/config.ts';
-import type { WalkFailure, WalkStats } from '../engine/run-stats.ts';
+import type { WalkFailure, WalkStats } from '../ports/run-ledger.ts';
 
 /** No answer, and maybe one next time: a DNS name not found, a host unreachable, a timeout, a reset (the message says which). */
 const UNREACHABLE = new Set(['UpstreamNetworkError', 'UpstreamTimeoutError']);

@@ -5,11 +5,12 @@ import { setMaxListeners } from 'node:events';
 import { catalog, walkRoots, type JobDefinition, type Source, type SyncSettings } from '../resources/index.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
-import { errorLine, recordable } from '../lib/recordable.ts';
 import { emptyPendingWork, runWalk, type PendingWork } from '../runners/in-process.ts';
 import { inScope } from '../runners/walk-scope.ts';
-import type { WalkStats } from '../engine/run-stats.ts';
-import { closeRun, MemoryRunLedger, openRun, RunInterrupted } from '../engine/run.ts';
+import type { WalkStats } from '../ports/run-ledger.ts';
+import { MemoryRunLedger } from '../engine/memory-run-ledger.ts';
+import { RunInterrupted } from '../engine/close-run.ts';
+import { RunDriver, walkStopped } from '../engine/run-driver.ts';
 import {
   createUpstream,
   InProcessBudget,
@@ -23,9 +24,7 @@ import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/books/request-log.ts';
 import type { RequestSummary } from '../store/books/request-summary.ts';
 import { ServerClock } from '../store/write/known-time.ts';
-import { withReconnect } from '../store/retry.ts';
-import type { Housekeeping } from '../store/books/retention.ts';
-import { closeAbandonedRuns, finishRun, markInterrupted, runOwner, type RunStatus } from '../store/books/runs.ts';
+import { closeAbandoned, runOwner, type RunStatus } from '../store/books/runs.ts';
 import { withSignal } from '../upstream/with-signal.ts';
 
 export interface SyncRequest {
@@ -36,6 +35,8 @@ export interface SyncRequest {
   trigger: string;
   /** The run's id, when the caller needs it before the run starts (the sync lock names it). */
   runId?: string;
+  /** The sources whose sync lock the caller holds (src/store/books/source-lock.ts): runs of theirs left `running` are abandoned. */
+  heldSources?: readonly string[];
   /** Test knob: shorter retry delays. */
   retry?: Partial<RetryPolicy>;
   budget?: RateBudget;
@@ -122,24 +123,24 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const upstream = req.signal ? withSignal(client, req.signal) : client;
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
-  const abandoned = await withReconnect(() => closeAbandonedRuns(warehouse.db));
-  if (abandoned > 0) logger.warn({ runs: abandoned }, 'closed runs whose process had ended without finishing them');
-  await openRun(warehouse.db, { id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
+  const abandoned = await closeAbandoned(warehouse.db, { of: 'syncs', ...(req.heldSources ? { heldSources: req.heldSources } : {}) });
+  if (abandoned.length > 0) logger.warn({ runs: abandoned.length }, 'closed runs whose process had ended without finishing them');
+  const runLogger = logger.child({ runId });
+  const driver = new RunDriver({ warehouse, ledger: new MemoryRunLedger(), catalog, logger: runLogger });
+  await driver.open({ id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
   // The interrupt's time is taken on the server the moment it comes, before the writes in
   // flight finish: the run ends then, and a second signal that kills us still leaves it known.
   let interruptMarked: Promise<void> = Promise.resolve();
   const markInterrupt = () => {
     const reason: unknown = req.signal?.reason;
     if (!(reason instanceof RunInterrupted)) return;
-    interruptMarked = withReconnect(() => markInterrupted(warehouse.db, runId, reason.signal)).catch((err: unknown) => logger.error({ err }, 'could not record the interrupt'));
+    interruptMarked = driver.markInterrupted(runId, reason.signal).catch((err: unknown) => logger.error({ err }, 'could not record the interrupt'));
     req.hold?.(interruptMarked);
   };
   if (req.signal?.aborted) markInterrupt();
   else req.signal?.addEventListener('abort', markInterrupt, { once: true });
-  const runLogger = logger.child({ runId });
   runLogger.info({ sources: req.sources }, 'sync started');
-  const ledger = new MemoryRunLedger();
-  const stats = ledger.live(runId);
+  const stats = driver.ledger.live(runId);
   const pending = emptyPendingWork();
   const report = () => req.onProgress?.({ stats, requests: requestCount, buckets: budget.snapshot(), elapsedMs: Date.now() - started, pending, requestTimes });
   const ticker = req.onProgress ? setInterval(report, PROGRESS_INTERVAL_MS) : undefined;
@@ -153,7 +154,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
         context: { warehouse, upstream, archive: recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
         concurrency: config.concurrency,
         filter,
-        ledger,
+        driver,
         pending,
         ...(req.signal ? { signal: req.signal } : {}),
       });
@@ -167,25 +168,15 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     // The walk itself broke (not a job: those fail into the stats): the run is closed here,
     // not left `running` for a later command to find abandoned, then the command fails.
     await interruptMarked;
-    await closeBrokenWalk(warehouse, runId, stats, err, housekeeping, interruptedBy()).catch((closeErr: unknown) => runLogger.error({ err: closeErr }, 'could not close the run'));
+    await driver.fail(runId, walkStopped(err), { stats, housekeeping, interrupted: interruptedBy() }).catch((closeErr: unknown) => runLogger.error({ err: closeErr }, 'could not close the run'));
     throw err;
   }
   await interruptMarked;
   const interrupted = interruptedBy();
-  const { status, requests } = await closeRun(warehouse, runId, stats, housekeeping, interrupted);
+  const { status, requests } = await driver.close(runId, housekeeping, interrupted);
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
   return { runId, status, stats, requests, durationMs };
-}
-
-/**
- * Closes the run of a walk that threw: `failed` (or `interrupted`, when a signal stopped it)
- * with what it did and why it stopped; finishRun closes it with the least record when even
- * that cannot be written.
- */
-async function closeBrokenWalk(warehouse: Warehouse, runId: string, stats: WalkStats, err: unknown, housekeeping: Housekeeping, interrupted: RunInterrupted | undefined): Promise<void> {
-  const why = `the walk stopped: ${recordable(errorLine(err), 300)}`;
-  await finishRun(warehouse.db, runId, { status: interrupted ? 'interrupted' : 'failed', stats, error: interrupted ? `${interrupted.message}; ${why}` : why }, housekeeping);
 }
 
 /** A recorder that also counts attempts, for live progress. */

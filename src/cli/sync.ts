@@ -3,13 +3,13 @@
 // left to it, or waited for with --wait.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { WalkStats } from '../engine/run-stats.ts';
+import type { WalkStats } from '../ports/run-ledger.ts';
 import { recordable, RECORD_CHARS } from '../lib/recordable.ts';
 import { groups } from '../resources/index.ts';
 import { openWarehouse } from '../store/connection.ts';
 import { listedTokens, unknownSlugs } from '../store/read/listed-tokens.ts';
 import { describeKeyRefusal } from '../store/books/request-summary.ts';
-import { closeRunsOfFreeSources, describeHolders, lockSources, LockLostError, type LockHolder } from '../store/books/source-lock.ts';
+import { describeHolders, lockSources, LockLostError, type LockHolder } from '../store/books/source-lock.ts';
 import type { CommandContext } from './context.ts';
 import { failureHints } from './hints.ts';
 import { INTERRUPT_EXIT_CODE, signalName, stoppedBeforeTheWalk, watchInterrupts, type Interrupts, type InterruptSignal } from './interrupt.ts';
@@ -128,9 +128,6 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
         say(`tesync: skipped: ${describeHolders(locks.busy)}; this sync walks ${locks.held.join(' and ')}\n`);
       }
       interrupts.check();
-      const closed = await closeRunsOfFreeSources(warehouse.db, locks.held);
-      if (closed > 0) quiet.warn({ runs: closed }, 'closed runs whose process had ended without finishing them');
-
       const budget = await syncBudget(config, warehouse);
       if (budget.notShared) say(`tesync: warning: ${budget.notShared}\n`);
       let outcome: SyncOutcome;
@@ -144,6 +141,8 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
           full: values.full,
           trigger: 'cli',
           runId,
+          // Runs of these sources still `running` lost their process: performSync closes them.
+          heldSources: locks.held,
           budget: budget.budget,
           signal: AbortSignal.any([locks.lost, interrupts.signal]),
           hold: (work) => interrupts.hold(work),

@@ -1,43 +1,10 @@
-// What a walk did, for the summary, sync.runs.stats and the run's status.
+// A walk's failures as its stats keep them, and the status a run is recorded with, from what
+// its jobs did (the stats themselves are the run ledger's: src/ports/run-ledger.ts).
 import type { RequestSummary } from '../store/books/request-summary.ts';
 import type { RunStatus } from '../store/books/runs.ts';
 import type { Failure } from '../lib/failure.ts';
 import { recordable, RECORD_CHARS } from '../lib/recordable.ts';
-
-/**
- * One failed job of a walk, as data: hints and summaries read the fields, `error` is for
- * people. `source`, `status` and `type` are absent only from entries written before failures
- * were data (older sync.runs.stats, a run tracked in Redis across an upgrade).
- */
-export interface WalkFailure {
-  job: string;
-  resource: string;
-  source?: string;
-  status?: Failure['status'];
-  type?: string;
-  code?: string;
-  httpStatus?: number;
-  bucket?: string;
-  /** `<error class>: <message>`: for people, never parsed; recordable (src/lib/recordable.ts), at most RECORD_CHARS. */
-  error: string;
-}
-
-export interface WalkStats {
-  planned: number;
-  done: number;
-  failed: number;
-  cancelled: number;
-  rows: number;
-  /** `source.group` → status → count */
-  byGroup: Record<string, Record<string, number>>;
-  failures: WalkFailure[];
-}
-
-/** The most failures a walk keeps for its summary (sync.runs.stats, the tracker in Redis). */
-export const MAX_FAILURES = 50;
-
-/** How long a run ledger keeps a run after it last planned a job (the Redis keys' time to live). */
-export const RUN_TTL_MS = 7 * 24 * 3600_000;
+import type { WalkFailure, WalkStats } from '../ports/run-ledger.ts';
 
 /** Pure: a walk's entry for a failed job, from judgeFailure's record; its error recordable whatever it says. */
 export function walkFailure(job: { name: string; source: string }, resource: string, f: Omit<Failure, 'retryable'>): WalkFailure {
@@ -45,33 +12,6 @@ export function walkFailure(job: { name: string; source: string }, resource: str
   if (f.code !== undefined) entry.code = f.code;
   if (f.httpStatus !== undefined) entry.httpStatus = f.httpStatus;
   if (f.bucket !== undefined) entry.bucket = f.bucket;
-  return entry;
-}
-
-export function emptyStats(): WalkStats {
-  return { planned: 0, done: 0, failed: 0, cancelled: 0, rows: 0, byGroup: {}, failures: [] };
-}
-
-/**
- * Pure: a failure entry read back (Redis, sync.runs.stats), whatever version wrote it; its
- * texts recordable (a version before they were may have kept a long or NUL-carrying one).
- * Entries from before failures were data have only job, resource and error; their source
- * is the job name's prefix (`app.tokens`, `gateway.screener`).
- */
-export function readWalkFailure(value: unknown): WalkFailure {
-  const v = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-  const str = (x: unknown) => (typeof x === 'string' ? x : undefined);
-  const job = str(v.job) ?? '?';
-  const entry: WalkFailure = { job, resource: recordable(str(v.resource) ?? '?', RECORD_CHARS), error: recordable(str(v.error) ?? (typeof value === 'string' ? value : ''), RECORD_CHARS) };
-  const source = str(v.source) ?? (job.includes('.') ? job.slice(0, job.indexOf('.')) : undefined);
-  if (source !== undefined) entry.source = source;
-  const status = str(v.status);
-  if (status === 'failed' || status === 'invalid' || status === 'rate_limited' || status === 'not_found') entry.status = status;
-  for (const key of ['type', 'code', 'bucket'] as const) {
-    const s = str(v[key]);
-    if (s !== undefined) entry[key] = s;
-  }
-  if (typeof v.httpStatus === 'number') entry.httpStatus = v.httpStatus;
   return entry;
 }
 

@@ -1,17 +1,21 @@
 // The runner behind `tesync sync`: a bounded-concurrency loop over the walk. Follow-up
 // jobs are deduplicated by resource; one resource failing never stops the others. What a
-// job does is the one lifecycle both runners share (src/engine/lifecycle.ts).
+// job does is the one lifecycle both runners share (src/engine/lifecycle.ts); how the run
+// plans and counts its jobs, the one run driver (src/engine/run-driver.ts). This runner only
+// decides when a job runs and how often it is tried.
 //
 // Jobs queue in one lane per upstream bucket, each lane with `concurrency` slots (as the
 // worker has one queue per bucket): a job waiting for its bucket's budget holds a slot of
 // that bucket only. With one shared queue, a bucket out of budget until its reset filled
 // every slot with its waiting jobs and left the other buckets' budget unspent.
 import { setTimeout as delay } from 'node:timers/promises';
-import { planJob, runJob, type PlannedJob } from '../engine/lifecycle.ts';
+import { runJob, type PlannedJob } from '../engine/lifecycle.ts';
 import { JOB_RETRY, retryDelayMs } from '../engine/retry.ts';
 import type { JobDefinition, JobRequest, RunContext } from '../engine/types.ts';
-import { walkFailure, type WalkStats } from '../engine/run-stats.ts';
-import { MemoryRunLedger } from '../engine/run.ts';
+import type { WalkStats } from '../ports/run-ledger.ts';
+import { MemoryRunLedger } from '../engine/memory-run-ledger.ts';
+import { RunDriver } from '../engine/run-driver.ts';
+import { settledJob } from '../engine/run-jobs.ts';
 import { mayPlan } from './walk-scope.ts';
 
 /** The work a walk still has, for an ETA: per bucket the jobs waiting and running; the planners among them. */
@@ -37,8 +41,8 @@ export interface WalkOptions {
   /** Called as each job ends, with the run's live stats. */
   onProgress?: (stats: WalkStats) => void;
   signal?: AbortSignal;
-  /** The run's ledger (src/engine/run.ts); its live stats are the progress. A fresh one when absent. */
-  ledger?: MemoryRunLedger;
+  /** The run's driver, over `catalog` and a ledger in memory whose live stats are the progress. A fresh one when absent. */
+  driver?: RunDriver<MemoryRunLedger>;
   /** Kept up to date as the walk goes, for live progress. */
   pending?: PendingWork;
 }
@@ -46,8 +50,8 @@ export interface WalkOptions {
 export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const { context, catalog } = options;
   const runId = context.runId;
-  const ledger = options.ledger ?? new MemoryRunLedger();
-  const stats = ledger.live(runId);
+  const driver = options.driver ?? new RunDriver({ warehouse: context.warehouse, ledger: new MemoryRunLedger(), catalog, logger: context.logger });
+  const stats = driver.ledger.live(runId);
   const lanes = new Map<string, { queue: PlannedJob[]; active: number }>();
   const pending = options.pending ?? emptyPendingWork();
   pending.concurrency = options.concurrency;
@@ -57,14 +61,10 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   };
 
   const plan = async (req: JobRequest, isRoot: boolean) => {
-    const p = planJob(catalog, req);
-    if ('error' in p) {
-      context.logger.error({ job: req.name, err: p.error }, 'job cannot run; skipped');
-      if (catalog.has(req.name)) await ledger.noteFailure(runId, { job: req.name, resource: '?', error: p.error });
-      return;
-    }
-    if (!isRoot && options.filter && !options.filter(p.job, p.payload)) return;
-    if ((await ledger.plan(runId, jobId(p))) !== 'new') return;
+    const planned = await driver.plan(runId, req, { root: isRoot, ...(options.filter ? { inScope: options.filter } : {}), idOf: jobId });
+    // `pending`: queued in this walk already.
+    if (planned?.state !== 'new') return;
+    const p = planned.planned;
     let lane = lanes.get(p.bucket);
     if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
     lane.queue.push(p);
@@ -85,15 +85,13 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         // nothing of it is recorded; the next run does it.
         const r = await runJob(p, { ...context, logger }, { last, passThrough: () => options.signal?.aborted === true });
         const ms = Date.now() - started;
-        const group = `${p.job.source}.${p.job.group}`;
+        await driver.settle(runId, jobId(p), settledJob(p, r));
         if (r.failure) {
-          await ledger.settle(runId, jobId(p), { kind: 'failed', group, status: r.status, failure: walkFailure(p.job, p.resource, r.failure) });
           logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
           // A list that failed still plans its children, from the list the warehouse holds.
           for (const f of r.followUps) await plan(f, false);
           return;
         }
-        await ledger.settle(runId, jobId(p), { kind: 'done', rows: r.rows, group, status: r.status });
         logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
         for (const f of r.followUps) await plan(f, false);
         return;

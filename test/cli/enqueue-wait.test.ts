@@ -5,7 +5,7 @@
 // queue, so that it does not start later when a worker comes, and exits 1 saying so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWaitNarrator, noWorkerLine, notTakenLine, runLine, type WaitObservation } from '../../src/cli/enqueue.ts';
-import { emptyStats } from '../../src/engine/run-stats.ts';
+import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
 import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
 import { describePostgresUrl } from '../../src/store/connection.ts';

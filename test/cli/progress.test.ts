@@ -5,7 +5,7 @@ import { displayWidth } from '../../src/lib/display-width.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { canaryKey } from '../helpers/services.ts';
 import type { LiveProgress } from '../../src/cli/sync-session.ts';
-import { emptyStats } from '../../src/engine/run-stats.ts';
+import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { RESERVE_REASON } from '../../src/ports/budget-state.ts';
 import type { BucketStatus } from '../../src/upstream/index.ts';
 

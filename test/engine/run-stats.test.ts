@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { emptyStats, runStatus } from '../../src/engine/run-stats.ts';
+import { runStatus } from '../../src/engine/run-stats.ts';
+import { emptyStats } from '../../src/ports/run-ledger.ts';
 
 describe('runStatus', () => {
   it('is partial when a resource was written with cells it could not read, not only when one failed', () => {

@@ -1,13 +1,13 @@
-// The run ledger's contract (src/engine/run.ts), one body run on each ledger: the in-memory one
+// The run ledger's contract (src/ports/run-ledger.ts), one body run on each ledger: the in-memory one
 // of `tesync sync`, the Redis one of workers (against a real Redis) and the Postgres one of
 // workers without Redis (against a migrated warehouse). A job is counted by its first plan and
 // its first settle only, however often either is repeated, from however many connections.
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresRunLedger } from '../../src/engine/postgres-run-ledger.ts';
-import { MAX_FAILURES } from '../../src/engine/run-stats.ts';
-import { MemoryRunLedger, type RunLedger, type RunStats } from '../../src/engine/run.ts';
+import { PostgresRunLedger } from '../../src/store/books/postgres-run-ledger.ts';
+import { MAX_FAILURES, type RunLedger, type RunStats } from '../../src/ports/run-ledger.ts';
+import { MemoryRunLedger } from '../../src/engine/memory-run-ledger.ts';
 import { RunTracker } from '../../src/runners/bullmq/run-tracker.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { patience } from '../helpers/patience.ts';

@@ -7,7 +7,7 @@
 // test/cli/key-refused.test.ts, the first case of test/runners/bullmq/worker.test.ts).
 import postgres from 'postgres';
 import { configuredSources } from '../../src/cli/sync-session.ts';
-import { emptyStats, type WalkStats } from '../../src/engine/run-stats.ts';
+import { emptyStats, type WalkStats } from '../../src/ports/run-ledger.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import type { Source } from '../../src/resources/index.ts';
 import { queueBackendKind } from '../../src/runners/bullmq/backend.ts';

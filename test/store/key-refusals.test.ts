@@ -1,7 +1,8 @@
 // A key refused on every request that needs it: judged from a run's answers per bucket, named
 // by its variable, and the run's status (both runners decide with finalRunStatus).
 import { describe, expect, it } from 'vitest';
-import { emptyStats, finalRunStatus } from '../../src/engine/run-stats.ts';
+import { finalRunStatus } from '../../src/engine/run-stats.ts';
+import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { describeKeyRefusal, judgeKeyRefusals, type BucketAnswers, type RequestSummary } from '../../src/store/books/request-summary.ts';
 
 const row = (bucket: string, httpStatus: number | null, n: number, problemCode: string | null = null): BucketAnswers => ({ bucket, httpStatus, problemCode, n });

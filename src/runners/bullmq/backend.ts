@@ -5,7 +5,7 @@
 // postgres-backend.ts are the two ways to build it.
 import type { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
 import type { Config } from '../../lib/config.ts';
-import type { RunLedger } from '../../engine/run.ts';
+import type { RunLedger } from '../../ports/run-ledger.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import type { RateBudget } from '../../upstream/budget.ts';
 

@@ -8,11 +8,10 @@
 // completes, and the schedule's next tick tries again. Only a run that cannot be opened (the
 // warehouse out of reach) fails the job, for BullMQ to try again.
 import type { Job } from 'bullmq';
-import { sql } from 'drizzle-orm';
 import { errorLine } from '../../lib/recordable.ts';
 import { DAILY_ARCHIVE_NAMES } from '../../schema/warehouse/history.ts';
 import { fillDailyArchives } from '../../store/write/daily-archive.ts';
-import { finishRun, startRun } from '../../store/books/runs.ts';
+import { finishRun, runStatusOf, startRun } from '../../store/books/runs.ts';
 import { exportWarehouse, type ExportSummary } from '../../export/export.ts';
 import type { RunnerDeps } from './deps.ts';
 import { EXPORT_SCHEDULE } from './schedules.ts';
@@ -21,8 +20,8 @@ export async function processExport(deps: Pick<RunnerDeps, 'config' | 'warehouse
   const logger = deps.logger.child({ runId, schedule: EXPORT_SCHEDULE });
   const to = deps.config.exportDir;
   // A job tried again after its worker died goes on with its run; one recorded is done.
-  const [existing] = await deps.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
-  if (existing && existing.status !== 'running') return { runId, queued: 0 };
+  const existing = await runStatusOf(deps.warehouse.db, runId);
+  if (existing && existing !== 'running') return { runId, queued: 0 };
   if (!existing) {
     // The prefix, backend and job tell a later worker whether the queues still hold the run (lost-runs.ts).
     const options = { schedule: EXPORT_SCHEDULE, to: to ?? null, tables: DAILY_ARCHIVE_NAMES, job: job.id, queuePrefix: deps.prefix, queueBackend: deps.queueBackend };

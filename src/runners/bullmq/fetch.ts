@@ -1,5 +1,6 @@
 // A fetch job: one resource of one run, through the one job lifecycle `tesync sync` runs
-// too (src/engine/lifecycle.ts).
+// too (src/engine/lifecycle.ts), planned and settled in its run by the one run driver
+// (src/engine/run-driver.ts).
 //
 // What its errors become in BullMQ:
 //   RateLimitedError (the bucket is closed longer than a job may hold its slot): the bucket's
@@ -16,7 +17,8 @@ import { withSignal } from '../../upstream/with-signal.ts';
 import { writeFailure } from '../../store/books/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
 import { ServerClock } from '../../store/write/known-time.ts';
-import { walkFailure } from '../../engine/run-stats.ts';
+import { settledJob, unplannable } from '../../engine/run-jobs.ts';
+import type { SettledJob } from '../../ports/run-ledger.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
 import { enqueueRequests } from './plan.ts';
@@ -44,7 +46,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   if (!(await deps.tracker.isPending(data.runId, job.id!))) return skipSettled(deps, job, data);
   const planned = planJob(deps.catalog, { name: data.job, payload: data.payload });
   if ('error' in planned) {
-    await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: { job: data.job, resource: '?', error: planned.error } });
+    await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: unplannable(data.job, planned.error) });
     throw new RecordedFailure(planned.error);
   }
   const { job: def, resource } = planned;
@@ -86,13 +88,12 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
     throw err;
   }
   const ms = Date.now() - started;
-  const group = `${def.source}.${def.group}`;
   if (r.failure) {
     logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
     // A list that failed still plans its children (from the list the warehouse holds), first.
     if (r.followUps.length > 0 && (await deps.tracker.isPending(data.runId, job.id!))) await enqueueRequests(deps, data, r.followUps, { roots: false });
     await deps.recorder.flush();
-    await settle(deps, job, data, { kind: 'failed', group, status: r.status, failure: walkFailure(def, resource, r.failure) });
+    await settle(deps, job, data, settledJob(planned, r));
     deps.events?.jobSettled(def, r.status, 0, ms, r.failure);
     throw new RecordedFailure(r.failure.message);
   }
@@ -102,7 +103,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   if (await deps.tracker.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, r.followUps, { roots: false });
   // The run's request figures are read from sync.requests when it finishes.
   await deps.recorder.flush();
-  await settle(deps, job, data, { kind: 'done', rows: r.rows, group, status: r.status });
+  await settle(deps, job, data, settledJob(planned, r));
   deps.events?.jobSettled(def, r.status, r.rows, ms);
   logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
   return { status: r.status, rows: r.rows };
@@ -125,7 +126,7 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
     deps.logger.error({ err: e }, 'could not record the failure'),
   );
   await deps.recorder.flush();
-  await settle(deps, job, data.data, { kind: 'failed', group: `${def.source}.${def.group}`, status: verdict.status, failure: walkFailure(def, resource, verdict) });
+  await settle(deps, job, data.data, settledJob(planned, { status: verdict.status, rows: 0, failure: verdict }));
 }
 
 /** A late duplicate: completes without a request or a write. */
@@ -137,8 +138,8 @@ async function skipSettled(deps: RunnerDeps, job: Job, data: FetchJobData): Prom
   return { status: 'already_settled', rows: 0 };
 }
 
-async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: Parameters<RunnerDeps['tracker']['settle']>[2]): Promise<void> {
-  const { pending } = await deps.tracker.settle(data.runId, job.id!, outcome);
+async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: SettledJob): Promise<void> {
+  const { pending } = await deps.driver.settle(data.runId, job.id!, outcome);
   // Also when this call did not count the job (it ran before): the earlier attempt may
   // have died between counting and queueing the finish.
   if (pending === 0) await queueFinish(deps, data.runId);

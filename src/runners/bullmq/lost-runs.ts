@@ -3,10 +3,9 @@
 // their runs resume when a worker starts. These are the runs that nothing would ever finish:
 // the finish job was lost, or the queues lost the run's jobs (`tesync reset`, a Redis that
 // restarted empty). A worker looks for them when it starts and after Redis reconnects.
-import { sql } from 'drizzle-orm';
 import type { Logger } from '../../lib/logger.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import { abandonRun } from '../../store/books/runs.ts';
+import { closeAbandoned, LOST_RUN_ERROR } from '../../store/books/runs.ts';
 import type { AnyQueue, QueueBackendKind, WorkerLedger } from './backend.ts';
 import { queueFinish } from './walk.ts';
 
@@ -22,8 +21,6 @@ export interface LostRunDeps {
 /** Walk job states from which the walk still plans its run. */
 const LIVE_WALK_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
-export const LOST_RUN_ERROR = 'abandoned: no job of it is left in the queues (removed by tesync reset, or Redis restarted empty)';
-
 export type RunFate = 'resumes' | 'finish' | 'lost';
 
 /**
@@ -36,40 +33,27 @@ export function runFate(r: { pending: number; planned: number; walkState: string
   return r.planned > 0 ? 'finish' : 'lost';
 }
 
-/** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish. */
+/** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish (closeAbandoned, judged by runFate). */
 export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: number; lost: number }> {
-  const open = await runningRunsOf(deps.warehouse, deps.prefix, deps.queueBackend);
   let finishing = 0;
-  let lost = 0;
-  for (const run of open) {
-    const walk = run.job ? await deps.walkQueue.getJob(run.job) : undefined;
-    const fate = runFate({
-      pending: await deps.tracker.pending(run.id),
-      planned: (await deps.tracker.stats(run.id)).planned,
-      walkState: walk ? await walk.getState() : undefined,
-    });
-    if (fate === 'finish') {
-      await queueFinish(deps, run.id);
-      finishing++;
-    } else if (fate === 'lost' && (await abandonRun(deps.warehouse.db, run.id, LOST_RUN_ERROR))) {
-      deps.logger.warn({ runId: run.id }, `run closed as failed: ${LOST_RUN_ERROR}`);
-      lost++;
-    }
-  }
-  return { finishing, lost };
-}
-
-/** After `tesync reset`: every run of the prefix and backend still `running` lost its jobs with the queues. */
-export async function abandonRunsOfPrefix(warehouse: Warehouse, prefix: string, backend: QueueBackendKind): Promise<number> {
-  let closed = 0;
-  for (const run of await runningRunsOf(warehouse, prefix, backend)) if (await abandonRun(warehouse.db, run.id, LOST_RUN_ERROR)) closed++;
-  return closed;
-}
-
-/** The runs still `running` that workers of this prefix and backend started, with their walk job (runs recorded before the backend was: Redis's). */
-function runningRunsOf(warehouse: Warehouse, prefix: string, backend: QueueBackendKind): Promise<{ id: string; job: string | null }[]> {
-  return warehouse.query(
-    sql`select id, options->>'job' as job from sync.runs
-        where status = 'running' and options->>'queuePrefix' = ${prefix} and coalesce(options->>'queueBackend', 'redis') = ${backend}`,
-  );
+  const lost = await closeAbandoned(deps.warehouse.db, {
+    of: 'workers',
+    prefix: deps.prefix,
+    backend: deps.queueBackend,
+    lost: async (run) => {
+      const walk = run.job ? await deps.walkQueue.getJob(run.job) : undefined;
+      const fate = runFate({
+        pending: await deps.tracker.pending(run.id),
+        planned: (await deps.tracker.stats(run.id)).planned,
+        walkState: walk ? await walk.getState() : undefined,
+      });
+      if (fate === 'finish') {
+        await queueFinish(deps, run.id);
+        finishing++;
+      }
+      return fate === 'lost';
+    },
+  });
+  for (const runId of lost) deps.logger.warn({ runId }, `run closed as failed: ${LOST_RUN_ERROR}`);
+  return { finishing, lost: lost.length };
 }

@@ -5,7 +5,7 @@
 // deduplication id is the resource alone, so that while one run has a resource queued or
 // running, another run does not queue it again. Planners (catalog, token lists) are not
 // deduplicated across runs: each run needs its own to plan its own follow-ups.
-import { planJob } from '../../engine/lifecycle.ts';
+import type { RunDriver } from '../../engine/run-driver.ts';
 import type { JobDefinition, JobRequest } from '../../engine/types.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Bucket } from '../../upstream/routes.ts';
@@ -19,6 +19,8 @@ export interface PlanDeps {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
   fetchQueues: ReadonlyMap<Bucket, AnyQueue>;
   tracker: WorkerLedger;
+  /** The run driver over `tracker` (src/engine/run-driver.ts): plans and settles the run's jobs. */
+  driver: RunDriver<WorkerLedger>;
   logger: Logger;
 }
 
@@ -31,25 +33,19 @@ export async function enqueueRequests(deps: PlanDeps, run: RunScope, requests: r
 }
 
 async function enqueueOne(deps: PlanDeps, run: RunScope, req: JobRequest, root: boolean): Promise<boolean> {
-  const p = planJob(deps.catalog, req);
-  if ('error' in p) {
-    deps.logger.error({ job: req.name, err: p.error }, 'job cannot run; skipped');
-    if (deps.catalog.has(req.name)) await deps.tracker.noteFailure(run.runId, { job: req.name, resource: '?', error: p.error });
-    return false;
-  }
-  const { job: def, resource } = p;
-  if (!root && !inScope(run, def, p.payload)) return false;
-  const jobId = fetchJobId(run.runId, def.source, resource);
-  // `pending`: planned before, maybe by an attempt that died before queueing it; adding
+  const planned = await deps.driver.plan(run.runId, req, { root, inScope: (job, payload) => inScope(run, job, payload), idOf: (p) => fetchJobId(run.runId, p.job.source, p.resource) });
+  // `pending` too: planned before, maybe by an attempt that died before queueing it; adding
   // again with the same id is a no-op when the job exists.
-  if ((await deps.tracker.plan(run.runId, jobId)) === 'settled') return false;
+  if (!planned) return false;
+  const { planned: p, id: jobId } = planned;
+  const { job: def, resource } = p;
   const queue = deps.fetchQueues.get(p.bucket)!;
   const data: FetchJobData = { ...run, job: def.name, payload: req.payload };
   const dedupe = PLANNER_GROUPS.includes(def.group) ? {} : { deduplication: { id: resourceKey(def.source, resource) } };
   const job = await queue.add(def.name, data, { ...FETCH_JOB_OPTIONS, jobId, ...dedupe });
   if (job.id !== jobId) {
     deps.logger.debug({ job: def.name, resource, queuedAs: job.id }, 'resource already queued by another run; left to it');
-    await deps.tracker.settle(run.runId, jobId, { kind: 'deduplicated' });
+    await deps.driver.settle(run.runId, jobId, { kind: 'deduplicated' });
     return false;
   }
   return true;

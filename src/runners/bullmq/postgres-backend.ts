@@ -16,7 +16,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { PostgresRunLedger } from '../../engine/postgres-run-ledger.ts';
+import { PostgresRunLedger } from '../../store/books/postgres-run-ledger.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import { PostgresBudget } from '../postgres-budget.ts';
 import { quoteIdentifier } from '../../store/quote.ts';

@@ -1,16 +1,15 @@
 // A walk spread over many jobs and processes is one run: Redis keeps, per run, the jobs it
 // planned (`seen`), those not settled yet (`pending`) and the counts of the summary. Each
 // step is one script (run-plan.lua, run-settle.lua), idempotent as the run ledger's contract
-// asks (src/engine/run.ts).
+// asks (src/ports/run-ledger.ts).
 import type { Redis } from 'ioredis';
 import { luaFile } from '../../upstream/redis/scripts.ts';
-import { emptyStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type WalkFailure } from '../../engine/run-stats.ts';
-import type { PlanState, RunLedger, RunStats, SettledJob } from '../../engine/run.ts';
+import { emptyRunStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type PlanState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
 
 const PLAN = luaFile(new URL('./run-plan.lua', import.meta.url));
 const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));
 
-/** The run ledger of workers (src/engine/run.ts), in Redis: shared by every process of the prefix. */
+/** The run ledger of workers (src/ports/run-ledger.ts), in Redis: shared by every process of the prefix. */
 export class RunTracker implements RunLedger {
   constructor(
     private readonly redis: Redis,
@@ -55,7 +54,7 @@ export class RunTracker implements RunLedger {
   async stats(runId: string): Promise<RunStats> {
     const k = this.keys(runId);
     const [hash, failures] = await Promise.all([this.redis.hgetall(k.stats), this.redis.lrange(k.failures, 0, MAX_FAILURES - 1)]);
-    const stats: RunStats = { ...emptyStats(), deduplicated: 0 };
+    const stats: RunStats = emptyRunStats();
     for (const [field, value] of Object.entries(hash)) {
       const n = Number(value);
       if (field.startsWith('by|')) {

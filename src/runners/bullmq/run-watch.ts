@@ -2,7 +2,7 @@
 // the walk job, how many workers listen on the queue prefix, and the run's counts as the
 // workers keep them in the run ledger of the queue backend.
 import type { JobState } from 'bullmq';
-import type { RunStats } from '../../engine/run.ts';
+import type { RunStats } from '../../ports/run-ledger.ts';
 import type { QueueBackend } from './backend.ts';
 import { WALK_QUEUE } from './queues.ts';
 

@@ -19,6 +19,7 @@ import { WarehouseRecorder } from '../../store/books/request-log.ts';
 import { LEASE_MARGIN_MS } from '../../upstream/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../store/connection.ts';
+import { RunDriver } from '../../engine/run-driver.ts';
 import type { RunnerDeps, RunnerEvents, WalkPlan } from './deps.ts';
 import { onFetchFailed, processFetch } from './fetch.ts';
 import { FETCH_QUEUES, WALK_QUEUE } from './queues.ts';
@@ -88,6 +89,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       walkQueue,
       fetchQueues,
       tracker: backend.ledger,
+      driver: new RunDriver({ warehouse, ledger: backend.ledger, catalog: options.plan.catalog, logger }),
       logger,
       prefix,
       queueBackend: backend.kind,

@@ -1,12 +1,11 @@
 // The orchestration queue's jobs: a walk (scheduled or enqueued) opens a run and queues its
-// roots; a finish job closes the run once its last fetch job settled.
+// roots; a finish job closes the run once its last fetch job settled. The run itself is the
+// run driver's (src/engine/run-driver.ts), as under `tesync sync`.
 import { UnrecoverableError, type Job } from 'bullmq';
-import { sql } from 'drizzle-orm';
 import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { errorMessage, isQueryError, recordable, RECORD_CHARS, reportedError } from '../../lib/recordable.ts';
-import { finishRun } from '../../store/books/runs.ts';
-import { closeRun, openRun } from '../../engine/run.ts';
+import { runningRunsOfSchedule } from '../../store/books/runs.ts';
 import type { RunnerDeps } from './deps.ts';
 import { finishJobId, runIdFor } from './ids.ts';
 import { finishJobData, walkJobData } from './job-data.ts';
@@ -44,8 +43,8 @@ async function walk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued
   const sources = deps.plan.sources.filter((s) => !data.sources || data.sources.includes(s));
 
   // A walk job that ran before (it stalled, or failed after planning) continues its run.
-  const [existing] = await deps.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
-  if (existing && existing.status !== 'running') return { runId, queued: 0 };
+  const existing = await deps.driver.status(runId);
+  if (existing && existing !== 'running') return { runId, queued: 0 };
   if (!existing && data.schedule !== undefined && data.trigger === 'schedule') {
     // A schedule's walk that lasts longer than its period would pile runs (and their jobs in
     // Redis) up: the tick is skipped while the previous walk of the schedule still has work.
@@ -61,11 +60,11 @@ async function walk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued
     await checkUpstream(deps, logger);
     // The prefix, backend and walk job tell a later worker whether the queues still hold the run's work (lost-runs.ts).
     const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix, queueBackend: deps.queueBackend };
-    await openRun(deps.warehouse.db, { id: runId, trigger: data.trigger, sources, options });
+    await deps.driver.open({ id: runId, trigger: data.trigger, sources, options });
     logger.info({ trigger: data.trigger, sources, groups }, 'run started');
   }
   if (sources.length === 0) {
-    await finishRun(deps.warehouse.db, runId, { status: 'failed', stats: {}, error: 'no source is configured' });
+    await deps.driver.fail(runId, 'no source is configured');
     return { runId, queued: 0 };
   }
   const scope: RunScope = { runId, groups, tokens: data.tokens, full: data.full };
@@ -90,9 +89,9 @@ async function checkUpstream(deps: RunnerDeps, logger: Logger): Promise<void> {
 
 /** A run of the schedule other than `runId` still `running` with jobs pending, if any. */
 async function openRunWithWork(deps: RunnerDeps, schedule: string, runId: string): Promise<string | null> {
-  const open = await deps.warehouse.query<{ id: string }>(sql`select id from sync.runs where status = 'running' and options->>'schedule' = ${schedule} and id <> ${runId}`);
+  const open = await runningRunsOfSchedule(deps.warehouse.db, schedule, runId);
   // A run whose jobs are all gone (Redis emptied, or its finish on the way) does not hold the schedule.
-  for (const r of open) if ((await deps.tracker.pending(r.id)) > 0) return r.id;
+  for (const id of open) if ((await deps.tracker.pending(id)) > 0) return id;
   return null;
 }
 
@@ -105,7 +104,7 @@ export async function queueFinish(deps: Pick<RunnerDeps, 'walkQueue'>, runId: st
 
 export async function processFinish(deps: RunnerDeps, job: Job): Promise<string> {
   const { runId } = finishJobData.parse(job.data);
-  // closeRun never leaves the run `running` when its record cannot be written (finishRun);
+  // The driver's close never leaves the run `running` when its record cannot be written (finishRun);
   // the retry of this job then finds it recorded.
   return finishRunIfSettled(deps, runId, deps.logger.child({ runId })).catch((err: unknown) => {
     throw keptFailure(err);
@@ -130,15 +129,10 @@ function keptFailure(err: unknown): unknown {
 
 /** Records the run's outcome once nothing of it is pending; the statuses and stats of `tesync sync`. */
 export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger: Logger): Promise<string> {
-  if ((await deps.tracker.pending(runId)) > 0) return 'pending';
-  const [row] = await deps.warehouse.query<{ status: string; started_at: string | Date }>(sql`select status, started_at from sync.runs where id = ${runId}`);
-  if (!row || row.status !== 'running') return 'recorded already';
-  const stats = await deps.tracker.stats(runId);
-  const { status, requests } = await closeRun(deps.warehouse, runId, stats, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
+  const closed = await deps.driver.closeIfSettled(runId, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
+  if (typeof closed === 'string') return closed;
   await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
-  // Both ends on the server's clock.
-  const [times] = await deps.warehouse.query<{ ms: number }>(sql`select (extract(epoch from finished_at - started_at) * 1000)::float8 as ms from sync.runs where id = ${runId}`);
-  const durationMs = Math.round(times?.ms ?? 0);
+  const { status, requests, stats, durationMs } = closed;
   for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
   logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
   return status;

@@ -2,7 +2,7 @@
 // what was read (PageData) by pure functions. The renderer (page-html.ts) only lays it out and
 // escapes it; the same model is served as JSON at /status.json.
 import { age, ago, duration, minute, second } from '../../lib/ages.ts';
-import { readWalkFailure } from '../../engine/run-stats.ts';
+import { readWalkFailure } from '../../ports/run-ledger.ts';
 import type { FailingResource } from '../../store/read/failure-bodies.ts';
 import type { GroupStatus } from '../../store/read/status.ts';
 import { causeText, overMaxAge, overMaxUnconfirmed } from '../../store/read/status-checks.ts';

@@ -1,5 +1,5 @@
 // The run ledger's tables, sync.run_counts and sync.run_jobs (src/schema/warehouse/sync.ts):
-// the statements of the run ledger on Postgres (src/engine/postgres-run-ledger.ts), each step
+// the statements of the run ledger on Postgres (postgres-run-ledger.ts), each step
 // one statement, as each step of the Redis ledger is one script.
 //
 // - A job counts once: `plan` counts it only when its row is inserted (`on conflict do

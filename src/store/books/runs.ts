@@ -1,6 +1,7 @@
-// sync.runs: one row per walk, from start to its final status.
+// sync.runs: one row per walk, from start to its final status. Every statement on it that a
+// run, a runner or a command makes is here (what commands and pages show: src/store/read/).
 import { hostname } from 'node:os';
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import { WarehouseError } from '../../lib/errors.ts';
 import { errorLine, recordable, RECORD_CHARS, recordableJson } from '../../lib/recordable.ts';
 import { runs } from '../../schema/warehouse/sync.ts';
@@ -105,6 +106,86 @@ export function runOwner(): { host: string; pid: number } {
   return { host: hostname(), pid: process.pid };
 }
 
+/** A run's status; undefined when sync.runs has no such run (not begun yet). */
+export async function runStatusOf(db: Db, id: string): Promise<RunStatus | undefined> {
+  const [row] = await db.select({ status: runs.status }).from(runs).where(eq(runs.id, id));
+  return row?.status as RunStatus | undefined;
+}
+
+/** How long a recorded run took, both ends on the server's clock; 0 while it runs. */
+export async function runDurationMs(db: Db, id: string): Promise<number> {
+  const [row] = await db.select({ ms: sql<number>`(extract(epoch from ${runs.finishedAt} - ${runs.startedAt}) * 1000)::float8` }).from(runs).where(eq(runs.id, id));
+  return Math.round(row?.ms ?? 0);
+}
+
+/** The runs of a worker schedule still `running`, other than `except`. */
+export async function runningRunsOfSchedule(db: Db, schedule: string, except: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.status, 'running'), sql`${runs.options}->>'schedule' = ${schedule}`, ne(runs.id, except)));
+  return rows.map((r) => r.id);
+}
+
+/** A run workers started, with its walk (or export) job. */
+export interface WorkerRun {
+  id: string;
+  job: string | null;
+}
+
+/**
+ * Which `running` runs nobody will finish, by who started them (the one difference between the
+ * commands that look for them):
+ * - `syncs`: the runs of `tesync sync` and `demo`. Their process holds the locks of their sources
+ *   until it records them (source-lock.ts), so a run whose every source's lock the caller holds
+ *   (`heldSources`) has lost its process, on whatever machine it was started; and a run started
+ *   on this machine by a process that no longer exists (killed, crashed) is lost whatever locks
+ *   the caller holds.
+ * - `workers`: the runs of the workers of one queue prefix and backend, whose work the queues no
+ *   longer hold: `lost` judges each from the queues; without it, every one is (their queues were
+ *   removed: `tesync reset`).
+ */
+export type AbandonPolicy =
+  | { of: 'syncs'; heldSources?: readonly string[] }
+  | { of: 'workers'; prefix: string; backend: string; lost?: (run: WorkerRun) => Promise<boolean> };
+
+export const LOST_RUN_ERROR = 'abandoned: no job of it is left in the queues (removed by tesync reset, or Redis restarted empty)';
+const FREE_LOCK_ERROR = 'abandoned: its process ended before the run finished (the lock of its sources was free)';
+/** The triggers of runs walked under the source locks: `tesync sync` and `tesync demo`. */
+const LOCKED_TRIGGERS = ['cli', 'demo'];
+
+/**
+ * Closes the runs the policy finds abandoned: `failed` now, or `interrupted` at its signal's
+ * time when one was recorded (abandonRuns). Returns the ids of those it closed.
+ */
+export async function closeAbandoned(db: Db, policy: AbandonPolicy): Promise<string[]> {
+  if (policy.of === 'workers') {
+    const closed: string[] = [];
+    for (const run of await withReconnect(() => runningRunsOfWorkers(db, policy.prefix, policy.backend))) {
+      if (policy.lost && !(await policy.lost(run))) continue;
+      if (await abandonRun(db, run.id, LOST_RUN_ERROR)) closed.push(run.id);
+    }
+    return closed;
+  }
+  const held = policy.heldSources ?? [];
+  const freed = held.length === 0 ? [] : await abandonRuns(db, ofSourcesHeld(held), FREE_LOCK_ERROR);
+  return [...freed, ...(await closeRunsOfEndedProcesses(db))];
+}
+
+/** The `tesync sync` and `demo` runs whose every source is among `held`. */
+function ofSourcesHeld(held: readonly string[]): SQL {
+  const sources = sql`array[${sql.join(held.map((s) => sql`${s}`), sql`, `)}]::text[]`;
+  return and(inArray(runs.trigger, LOCKED_TRIGGERS), sql`cardinality(${runs.sources}) > 0`, sql`${runs.sources} <@ ${sources}`)!;
+}
+
+/** The runs still `running` that workers of this prefix and backend started (runs recorded before the backend was: Redis's). */
+function runningRunsOfWorkers(db: Db, prefix: string, backend: string): Promise<WorkerRun[]> {
+  return db
+    .select({ id: runs.id, job: sql<string | null>`${runs.options}->>'job'` })
+    .from(runs)
+    .where(and(eq(runs.status, 'running'), sql`${runs.options}->>'queuePrefix' = ${prefix}`, sql`coalesce(${runs.options}->>'queueBackend', 'redis') = ${backend}`));
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -115,30 +196,29 @@ function alive(pid: number): boolean {
   }
 }
 
-/**
- * Marks `failed` the runs still `running` that were started on this machine by a process
- * that no longer exists (killed, crashed): nobody is left to finish them.
- */
-export async function closeAbandonedRuns(db: Db): Promise<number> {
+/** The runs still `running` that were started on this machine by a process that no longer exists. */
+async function closeRunsOfEndedProcesses(db: Db): Promise<string[]> {
   const { host } = runOwner();
-  const open = await db
-    .select({ id: runs.id, options: runs.options })
-    .from(runs)
-    .where(and(eq(runs.status, 'running'), sql`${runs.options}->'owner'->>'host' = ${host}`));
-  let closed = 0;
+  const open = await withReconnect(() =>
+    db
+      .select({ id: runs.id, options: runs.options })
+      .from(runs)
+      .where(and(eq(runs.status, 'running'), sql`${runs.options}->'owner'->>'host' = ${host}`)),
+  );
+  const closed: string[] = [];
   for (const r of open) {
     const pid = Number((r.options as { owner?: { pid?: unknown } }).owner?.pid);
     if (!Number.isInteger(pid) || alive(pid)) continue;
-    if (await abandonRun(db, r.id, `abandoned: process ${pid} on ${host} ended before the run finished`)) closed++;
+    if (await abandonRun(db, r.id, `abandoned: process ${pid} on ${host} ended before the run finished`)) closed.push(r.id);
   }
   return closed;
 }
 
 /**
  * Closes runs nobody will finish, unless they were recorded meanwhile: `failed` with why, now;
- * or, when their interrupt was recorded, `interrupted` at the signal's time. The number closed.
+ * or, when their interrupt was recorded, `interrupted` at the signal's time. The ids closed.
  */
-export async function abandonRuns(db: Db, where: SQL, error: string): Promise<number> {
+async function abandonRuns(db: Db, where: SQL, error: string): Promise<string[]> {
   const interrupted = sql`${runs.options} ? 'interrupted'`;
   const closed = await withReconnect(() =>
     db
@@ -151,10 +231,10 @@ export async function abandonRuns(db: Db, where: SQL, error: string): Promise<nu
       .where(and(eq(runs.status, 'running'), where))
       .returning({ id: runs.id }),
   );
-  return closed.length;
+  return closed.map((r) => r.id);
 }
 
 /** abandonRuns for one run: true when it was still running. */
-export async function abandonRun(db: Db, id: string, error: string): Promise<boolean> {
-  return (await abandonRuns(db, eq(runs.id, id), error)) > 0;
+async function abandonRun(db: Db, id: string, error: string): Promise<boolean> {
+  return (await abandonRuns(db, eq(runs.id, id), error)).length > 0;
 }

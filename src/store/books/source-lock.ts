@@ -3,7 +3,8 @@
 // connection of the sync's own (Warehouse.session, outside the pool), held for the whole run.
 //
 // - A process that dies (SIGKILL, OOM, a crash) loses its connection, and Postgres releases the
-//   lock with the session: nothing is left to clean up. A machine that vanishes is noticed by
+//   lock with the session: only its run is left `running`, for the next sync that holds its
+//   sources to close (closeAbandoned, runs.ts). A machine that vanishes is noticed by
 //   the server's TCP keepalives, set short on this session (about a minute instead of hours).
 // - A lock is lost when its connection drops (a Postgres restart, a network cut, an
 //   administrator's pg_terminate_backend): postgres.js would reconnect as a new session that
@@ -12,13 +13,11 @@
 //   on; when another sync took it meanwhile, `lost` aborts and the caller stops.
 // - The session's application_name carries the run id, so whoever finds a source busy can say
 //   which run holds it (pg_locks → pg_stat_activity → sync.runs).
-import { and, inArray, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type postgres from 'postgres';
-import { runs } from '../../schema/warehouse/sync.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { Db, Warehouse } from '../connection.ts';
-import { abandonRuns } from './runs.ts';
+import type { Warehouse } from '../connection.ts';
 
 /** pg_advisory_lock(int4, int4): this namespace, then the source's number. */
 export const SYNC_LOCK_NAMESPACE = 0x7e5c_5101;
@@ -263,23 +262,4 @@ export function describeHolders(holders: readonly LockHolder[]): string {
 
 function andList(xs: string[]): string {
   return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;
-}
-
-/** The triggers of runs walked under these locks: `tesync sync` and `tesync demo`. */
-const LOCKED_TRIGGERS = ['cli', 'demo'];
-
-/**
- * Closes the `tesync sync` and `demo` runs still `running` whose every source's lock the caller
- * holds, on whatever machine they were started: a live sync holds its sources' locks until
- * its run is recorded, so the process of these is gone (killed, crashed, its machine lost).
- * `failed` now, or `interrupted` at its signal's time when one was recorded (runs.ts).
- */
-export async function closeRunsOfFreeSources(db: Db, heldSources: readonly string[]): Promise<number> {
-  if (heldSources.length === 0) return 0;
-  const held = sql`array[${sql.join(heldSources.map((s) => sql`${s}`), sql`, `)}]::text[]`;
-  return abandonRuns(
-    db,
-    and(inArray(runs.trigger, LOCKED_TRIGGERS), sql`cardinality(${runs.sources}) > 0`, sql`${runs.sources} <@ ${held}`)!,
-    'abandoned: its process ended before the run finished (the lock of its sources was free)',
-  );
 }

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOST_RUN_ERROR } from '../../../src/runners/bullmq/lost-runs.ts';
+import { LOST_RUN_ERROR } from '../../../src/store/books/runs.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { uniqueName } from '../../helpers/services.ts';
 import { startOwnRedis, type OwnRedis } from '../../helpers/own-servers.ts';

@@ -1,15 +1,10 @@
-// The run ledger (run.ts) in the warehouse, for workers whose queues are in Postgres: the same
-// contract as the Redis one (src/runners/bullmq/run-tracker.ts), its state in sync.run_counts
-// and sync.run_jobs, each step one statement (src/store/books/run-ledger.ts says why it is atomic).
-// The counting rule stays countSettled's: a settle hands the store the counts its job adds.
-// It lives here, not in the store, because the store is below the engine that declares the
-// interface (scripts/check-layers.ts).
-import type { Db } from '../store/connection.ts';
-import { addToRun, expireRun, isRunJobPending, planRunJob, readRunCounts, runPending, settleRunJob, type LedgerRun } from '../store/books/run-ledger.ts';
-import { countSettled, type PlanState, type RunLedger, type RunStats, type SettledJob } from './run.ts';
-import { emptyStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type WalkFailure } from './run-stats.ts';
-
-const zero = (): RunStats => ({ ...emptyStats(), deduplicated: 0 });
+// The run ledger (src/ports/run-ledger.ts) in the warehouse, for workers whose queues are in
+// Postgres: the same contract as the Redis one (src/runners/bullmq/run-tracker.ts), its state in
+// sync.run_counts and sync.run_jobs, each step one statement (run-ledger.ts says why it is
+// atomic). The counting rule stays countSettled's: a settle hands the store the counts its job adds.
+import type { Db } from '../connection.ts';
+import { addToRun, expireRun, isRunJobPending, planRunJob, readRunCounts, runPending, settleRunJob, type LedgerRun } from './run-ledger.ts';
+import { countSettled, emptyRunStats as zero, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type PlanState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
 
 /** Shared by every process of the prefix (the queue prefix): one deployment's runs. */
 export class PostgresRunLedger implements RunLedger {

@@ -1,0 +1,102 @@
+// A run's jobs as the one run driver plans and counts them, the same for both runners: which
+// requests are planned, what a job's end adds to the ledger. No IO: the driver's plan and
+// settle touch only its ledger, here one in memory.
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { judgeFailure } from '../../src/lib/failure.ts';
+import { ProblemError } from '../../src/lib/errors.ts';
+import { MemoryRunLedger } from '../../src/engine/memory-run-ledger.ts';
+import { RunDriver } from '../../src/engine/run-driver.ts';
+import { planStep, settledJob, unplannable } from '../../src/engine/run-jobs.ts';
+import type { JobDefinition } from '../../src/engine/types.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import { createTestLogger } from '../helpers/services.ts';
+
+// Only what planning reads of a declaration: its payload, resource, route and parent.
+const charts = {
+  name: 'gateway.charts',
+  source: 'gateway',
+  group: 'charts',
+  route: 'gateway.token',
+  payload: z.object({ slug: z.string() }),
+  resource: (p: { slug: string }) => `token/${p.slug}/charts`,
+  token: (p: { slug: string }) => p.slug,
+} as unknown as JobDefinition<any>;
+const catalog = new Map([[charts.name, charts]]);
+const req = (slug: unknown) => ({ name: 'gateway.charts', payload: { slug } });
+const { logger } = createTestLogger();
+
+describe('planStep', () => {
+  it('plans a request the catalog reads, root or in scope', () => {
+    const step = planStep(catalog, req('aave'), { root: false, inScope: () => true });
+    expect(step.kind).toBe('plan');
+    expect(step.kind === 'plan' && step.planned.resource).toBe('token/aave/charts');
+    expect(planStep(catalog, req('aave'), { root: true, inScope: () => false }).kind).toBe('plan');
+    expect(planStep(catalog, req('aave'), { root: false }).kind).toBe('plan');
+  });
+
+  it('leaves a follow-up out of scope unplanned, and nothing counted', () => {
+    expect(planStep(catalog, req('aave'), { root: false, inScope: (_job, p) => (p as { slug: string }).slug !== 'aave' })).toEqual({ kind: 'out of scope' });
+  });
+
+  it('an unreadable payload of a known job is a failure of the run; an unknown job is only said', () => {
+    const bad = planStep(catalog, req(42), { root: false });
+    expect(bad).toMatchObject({ kind: 'unplannable', failure: { job: 'gateway.charts', resource: '?' } });
+    expect(bad.kind === 'unplannable' && bad.error).toMatch(/^payload invalid: /);
+    const unknown = planStep(catalog, { name: 'gateway.nope', payload: {} }, { root: true });
+    expect(unknown).toEqual({ kind: 'unplannable', error: 'unknown job gateway.nope' });
+  });
+});
+
+describe('settledJob', () => {
+  const p = { job: charts, resource: 'token/aave/charts' };
+  it('done: its rows, counted under `source.group` and its status', () => {
+    expect(settledJob(p, { status: 'ok', rows: 12 })).toEqual({ kind: 'done', rows: 12, group: 'gateway.charts', status: 'ok' });
+  });
+
+  it('failed: its failure entry as data, no rows', () => {
+    const err = new ProblemError({ status: 403, code: 'missing_scope', type: undefined, title: undefined, detail: undefined, instance: undefined, scope: 's', requestId: undefined, extensions: {}, path: '/v1/x' });
+    const failure = { ...judgeFailure(err), bucket: 'gateway' };
+    expect(settledJob(p, { status: failure.status, rows: 3, failure })).toEqual({
+      kind: 'failed',
+      group: 'gateway.charts',
+      status: failure.status,
+      failure: expect.objectContaining({ job: 'gateway.charts', resource: 'token/aave/charts', source: 'gateway', code: 'missing_scope', httpStatus: 403, bucket: 'gateway' }),
+    });
+  });
+
+  it('unplannable: the job without a resource', () => {
+    expect(unplannable('app.tokens', 'payload invalid: x')).toEqual({ job: 'app.tokens', resource: '?', error: 'payload invalid: x' });
+  });
+});
+
+describe('RunDriver: plan and settle over the ledger', () => {
+  // Planning and settling never touch the warehouse (only open and close do).
+  const driver = () => new RunDriver({ warehouse: {} as Warehouse, ledger: new MemoryRunLedger(), catalog, logger });
+  const idOf = (p: { resource: string }) => `gateway/${p.resource}`;
+
+  it('a job is new once, pending until it settles, then not planned again; counted once', async () => {
+    const d = driver();
+    const first = await d.plan('r', req('aave'), { root: true, idOf });
+    expect(first).toMatchObject({ id: 'gateway/token/aave/charts', state: 'new' });
+    expect(await d.plan('r', req('aave'), { root: true, idOf })).toMatchObject({ state: 'pending' });
+    expect(await d.settle('r', first!.id, settledJob(first!.planned, { status: 'ok', rows: 2 }))).toEqual({ counted: true, pending: 0 });
+    expect(await d.settle('r', first!.id, settledJob(first!.planned, { status: 'ok', rows: 2 }))).toEqual({ counted: false, pending: 0 });
+    expect(await d.plan('r', req('aave'), { root: true, idOf })).toBeUndefined();
+    expect(d.ledger.live('r')).toMatchObject({ planned: 1, done: 1, rows: 2, byGroup: { 'gateway.charts': { ok: 1 } } });
+  });
+
+  it('an unplannable request of a known job counts as a failed job of the run', async () => {
+    const d = driver();
+    expect(await d.plan('r', req(null), { root: false, idOf })).toBeUndefined();
+    expect(await d.plan('r', { name: 'nope', payload: {} }, { root: false, idOf })).toBeUndefined();
+    expect(d.ledger.live('r')).toMatchObject({ planned: 0, failed: 1, failures: [{ job: 'gateway.charts', resource: '?' }] });
+  });
+
+  it('a deduplicated job leaves the run\'s plan', async () => {
+    const d = driver();
+    const j = await d.plan('r', req('aave'), { root: true, idOf });
+    await d.settle('r', j!.id, { kind: 'deduplicated' });
+    expect(d.ledger.live('r')).toMatchObject({ planned: 0, deduplicated: 1 });
+  });
+});
