@@ -78,13 +78,19 @@ export function upward(all: readonly Arrow[]): Arrow[] {
 }
 
 /**
- * Resource files that query the warehouse: a runtime import of drizzle-orm or of the store, or
- * a reach for the warehouse. What a resource needs to know, it asks `ctx.known` (store/read/known.ts).
+ * Resource files that reach the warehouse or the upstream: a runtime import of drizzle-orm, of
+ * the store, or of the engine's modules that do IO (fetching, the lifecycle, the warehouse's
+ * answers); a reach for the warehouse, `known` or the upstream through a context. A resource
+ * declares what it asks and what it needs to know; the engine does the IO (engine/way.ts,
+ * engine/knowledge.ts) and hands it data.
  */
 export function resourceQueries(): string[] {
   return files('src/resources').filter((file) => {
     const text = readFileSync(path.join(ROOT, file), 'utf8');
-    return /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*)'/m.test(text) || /\.warehouse\b|\bsql`/.test(text);
+    return (
+      /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*|(\.\.\/)+engine\/(fetch|fetch-list|way|lifecycle|knowledge|job-input|reading|stored-list|provenance|understood)\.ts)'/m.test(text) ||
+      /\.warehouse\b|\bsql`|\bctx\.(known|upstream)\b|\.upstream\.get\(/.test(text)
+    );
   });
 }
 
@@ -133,7 +139,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const unplaced = [...new Set([...modules(), ...all.flatMap((a) => [a.from, a.to])])].filter((f) => layerOf(f) === null);
   for (const f of unplaced) console.log(`in no layer: ${f}`);
   const queries = resourceQueries();
-  for (const f of queries) console.log(`queries the warehouse: ${f}`);
+  for (const f of queries) console.log(`reaches the warehouse or the upstream: ${f}`);
   console.log(`${all.length} arrows, ${up.length} upward, ${loops.length} cycles, ${unplaced.length} files in no layer, ${queries.length} resources that query`);
   process.exit(up.length || loops.length || unplaced.length || queries.length ? 1 : 0);
 }

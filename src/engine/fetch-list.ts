@@ -8,7 +8,9 @@ import type { z } from 'zod';
 import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
 import { InvalidResponseError, UnsafeRequestError } from '../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
-import type { JobContext } from './types.ts';
+import type { FetchedList, FetchListOptions, JobContext } from './types.ts';
+
+export type { FetchedList, FetchListOptions } from './types.ts';
 import { invalid, validate } from './fetch.ts';
 import { chooseNext, readPageSignals, type PageSignals } from './next-page.ts';
 
@@ -18,33 +20,7 @@ export const MAX_PAGES = 1000;
 /** Reads of one list from its first page at most, when its pages disagree: then it is refused. */
 export const MAX_READS = 3;
 
-export interface FetchListOptions {
-  /** The bound on pages (default MAX_PAGES); tests lower it. */
-  maxPages?: number;
-  /** The bound on reads of a list whose pages disagree (default MAX_READS). */
-  maxReads?: number;
-  /** An item's key, to find one key on two pages of a read (a list that shifted while it was read). */
-  keyOf?: (item: unknown) => string | undefined;
-}
 
-export interface FetchedList {
-  /** The items of every page, in order; undefined when the (single) response holds no list. */
-  items: unknown[] | undefined;
-  /** The first page's meta and whole body (asOf, siblings such as the screener's insights). */
-  meta: EnvelopeMeta;
-  body: Record<string, unknown>;
-  /** Every page's response, in order. */
-  pages: UpstreamResponse[];
-  /** One hash of the whole list: the single page's own, or a hash of every page's. */
-  sha256: string;
-  /**
-   * How many items the list holds: a single page's `meta.count` (undefined: it does not say);
-   * for several pages, the number read, every page's count having been checked against it.
-   */
-  count: number | undefined;
-  /** The page an item (as found in `items`) was read from: its rows' provenance (`fromEach`). */
-  pageOf(item: unknown): UpstreamResponse | undefined;
-}
 
 interface Page {
   response: UpstreamResponse;

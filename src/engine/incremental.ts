@@ -8,19 +8,11 @@ import { ProblemError } from '../lib/errors.ts';
 import type { UpstreamRequest } from '../upstream/index.ts';
 import { fetchData, type Fetched } from './fetch.ts';
 import { utcDate } from './rows.ts';
-import type { JobContext, SyncSettings } from './types.ts';
+import type { Incremental, JobContext, SyncSettings } from './types.ts';
+
+export type { Incremental } from './types.ts';
 import type { z } from 'zod';
 
-export interface Incremental {
-  /** The query parameter the start day goes in. */
-  param(settings: SyncSettings): string;
-  /** How far before the newest day seen a request starts again. */
-  lagMs(settings: SyncSettings): number;
-  /** How often the resource is fetched whole all the same. */
-  wholeEveryMs(settings: SyncSettings): number;
-  /** Problem codes with which upstream refuses the filter: the request is asked again without it. */
-  refusedCodes: readonly string[];
-}
 
 /** What the state's details keep between runs. */
 export interface Cursor {

@@ -4,7 +4,6 @@
 // data. The runners only decide when a job runs and how often it may be tried.
 import { and, eq, inArray } from 'drizzle-orm';
 import { resourceState } from '../schema/warehouse/sync.ts';
-import { NotUnderstoodError } from '../lib/errors.ts';
 import { judgeFailure, type Failure } from '../lib/failure.ts';
 import { ROUTES, type Bucket } from '../upstream/routes.ts';
 import { recordFieldDrift } from '../store/books/field-drift.ts';
@@ -15,20 +14,19 @@ import { beginWrite, closingBody, serverClock } from '../store/write/known-time.
 import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/write/set-removal.ts';
 import type { Executor } from '../store/write/table-shape.ts';
-import { prepareUpsert, type PreparedUpsert } from '../store/write/upsert.ts';
-import { markerUnchanged, sameBodyAsWritten, vouched } from './change.ts';
+import { markerUnchanged, vouched } from './change.ts';
 import { invalid } from './fetch.ts';
-import { readDeclared } from './declared.ts';
+import { inputOf, storedPlan } from './job-input.ts';
+import { prepare, Reading, type Read, type Refused } from './reading.ts';
 import { childrenOf, fanOut } from './fan-out.ts';
 import { plannedFromStored, walksOnBelow } from './stored-list.ts';
 import { ConditionalUpstream, NotModified } from './conditional.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
-import { linkToBodies } from './provenance.ts';
-import { refuse } from './understood.ts';
+import { keepRefused, refuse } from './understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
-import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, Refusal, RunContext, Source, TableWrite } from './types.ts';
+import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, RunContext, TableWrite } from './types.ts';
 
 /** A job request resolved against the catalog. */
 export interface PlannedJob {
@@ -113,34 +111,43 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
     const etag = !ctx.settings.full && vouched(state) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true) ? (state?.etag ?? undefined) : undefined;
     const upstream = new ConditionalUpstream(ctx.upstream, job.route, etag);
     const jobCtx: JobContext = { ...ctx, upstream };
-    const way = new Way(jobCtx, job, payload, state);
-    let handled: Outcome;
+    const reading = new Reading(jobCtx, job, await inputOf(ctx, payload, state, job.knows));
+    let first: Read | Refused;
     try {
-      handled = await way.read();
+      first = await reading.next();
     } catch (err) {
       if (!(err instanceof NotModified)) throw err;
       return await settleUnchanged(ctx, planned, state, await serverClock(ctx.warehouse.db));
     }
-    // When it was received, on the server's clock: the newest response of a resource wins.
-    const receivedAt = await serverClock(ctx.warehouse.db);
-    const outcome = (job.rowsFromBodyAlone && !ctx.settings.full && sameBodyAsWritten(state, handled)) || handled;
-    const committed = await commitOutcome(jobCtx, planned, marker, outcome, way, upstream.keptTag(), receivedAt);
+    if ('error' in first) return await settleFailure(ctx, planned, state, marker, attempt, first.error);
+    const committed = await commitOutcome(jobCtx, planned, marker, first, reading, upstream.keptTag());
+    if ('error' in committed) return await settleFailure(ctx, planned, state, marker, attempt, committed.error);
     if ('newer' in committed) return await settleSuperseded(ctx, planned, committed.newer);
     const { rows, written, followUps } = committed;
     return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
-    if (attempt.passThrough?.(err)) throw err;
-    const judged = judgeFailure(err);
-    if (judged.retryable && !attempt.last) throw err;
-    const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
-    const details = failure.answered ? notFoundDetails(marker) : undefined;
-    const fallback = walksOnBelow(failure) ? await plannedFromStored(ctx, planned, state) : { followUps: [], from: null };
-    if (fallback.from) failure.message = `${failure.message}; what it plans was planned from the list of ${fallback.from}`;
-    await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
-      (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
-    );
-    return { status: failure.status, rows: 0, followUps: fallback.followUps, ...(failure.answered ? {} : { failure }) };
+    return await settleFailure(ctx, planned, state, marker, attempt, err);
   }
+}
+
+/**
+ * A job that failed: recorded in its state, as data. Thrown only what the runner must handle:
+ * a failure worth another try while tries are left, and what `passThrough` claims. A list that
+ * failed so may still plan its children from the list the warehouse holds (stored-list.ts).
+ */
+async function settleFailure(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, marker: string | null, attempt: Attempt, err: unknown): Promise<Settled> {
+  const { job, resource } = planned;
+  if (attempt.passThrough?.(err)) throw err;
+  const judged = judgeFailure(err);
+  if (judged.retryable && !attempt.last) throw err;
+  const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
+  const details = failure.answered ? notFoundDetails(marker) : undefined;
+  const fallback = walksOnBelow(failure) ? await plannedFromStored(ctx, planned, state) : { followUps: [], from: null };
+  if (fallback.from) failure.message = `${failure.message}; what it plans was planned from the list of ${fallback.from}`;
+  await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
+    (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
+  );
+  return { status: failure.status, rows: 0, followUps: fallback.followUps, ...(failure.answered ? {} : { failure }) };
 }
 
 /**
@@ -150,8 +157,9 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
  * a list plans its children from what it stored and closes nothing.
  */
 async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, confirmedAt: Date | null): Promise<Settled> {
-  const unchanged = (await planned.job.unchanged?.(ctx, planned.payload, state)) ?? {};
+  const unchanged = await storedPlan(ctx, planned.job, planned.payload, state);
   const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], confirmedAt);
+  if (typeof rows !== 'number' && 'error' in rows) throw rows.error;
   if (typeof rows !== 'number') return settleSuperseded(ctx, planned, rows.newer);
   const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
   return { status: 'unchanged', rows, followUps };
@@ -165,7 +173,7 @@ async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: Reso
 async function settleSuperseded(ctx: JobContext, planned: PlannedJob, newer: Date): Promise<Settled> {
   ctx.logger.info({ resource: planned.resource, newer: newer.toISOString() }, 'a newer response of this resource is written: this one is superseded, nothing of it written');
   const state = await readState(ctx.warehouse.db, { source: planned.job.source, resource: planned.resource });
-  const unchanged = (await planned.job.unchanged?.(ctx, planned.payload, state)) ?? {};
+  const unchanged = await storedPlan(ctx, planned.job, planned.payload, state);
   const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
   return { status: 'superseded', rows: 0, followUps };
 }
@@ -175,7 +183,7 @@ async function settleSuperseded(ctx: JobContext, planned: PlannedJob, newer: Dat
  * transaction. `confirmedAt`: upstream said so (a 304, received then), which counts as a
  * successful fetch; unless a newer response of the resource is written by then.
  */
-async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmedAt: Date | null): Promise<number | { newer: Date }> {
+async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmedAt: Date | null): Promise<number | { newer: Date } | Pick<Refused, 'error'>> {
   const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now(), confirmed: confirmedAt !== null, receivedAt: confirmedAt };
   // A marker's skip writes no row and confirms no response of its own: one statement.
   if (writes.length === 0 && !confirmedAt) {
@@ -183,6 +191,7 @@ async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resourc
     return 0;
   }
   const prepared = await prepare(ctx, job.source, { status: 'unchanged', writes });
+  if ('refused' in prepared) return { error: refuse(ctx, prepared.refused) };
   return ctx.warehouse.db.transaction(async (t) => {
     const tx = t as unknown as Executor;
     // After any write of the resource that took its known time first (begin_write).
@@ -208,21 +217,23 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
 
 /**
  * The outcome's rows and the resource's state, in one transaction. A tally that shows the
- * response was not understood, or rows that contradict each other, refuse it whole: nothing
- * written, its bodies kept `invalid`; the job's alternative, if it has one, is tried instead.
- * A write that would remove more than a fifth of a set is confirmed first (the way read once
- * more, fetching again at once).
+ * response was not understood, or rows that contradict each other, were refused before this
+ * (reading.ts). A write that would remove more than a fifth of a set is confirmed first (the
+ * way taken once more, fetching again at once).
  */
 async function commitOutcome(
   ctx: JobContext,
   { job, resource, children, childKinds }: PlannedJob,
   marker: string | null,
-  outcome: Outcome,
-  way: Way,
+  first: Read,
+  reading: Reading,
   etag: string | null,
-  receivedAt: Date,
-): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] } | { newer: Date }> {
-  const { o, prepared, planned } = await confirmRemovals(ctx, job.source, await prepareOrAlternative(ctx, job.source, outcome, way), way);
+): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] } | { newer: Date } | Refused> {
+  const confirmed = await confirmRemovals(ctx, first, reading);
+  if ('error' in confirmed) return confirmed;
+  const { o, prepared, planned } = confirmed;
+  // When it was received, on the server's clock: the newest response of a resource wins.
+  const receivedAt = first.receivedAt;
   const { followUps, wholeList } = fanOut(children, o.listed, ctx.settings);
   const writes = o.writes ?? [];
   const unreadable = o.cells?.unreadable ?? 0;
@@ -280,91 +291,27 @@ async function commitOutcome(
   return typeof rows === 'number' ? { rows, written: o, followUps } : rows;
 }
 
-interface Prepared {
-  /** Per write, in order. */
-  upserts: PreparedUpsert[];
-  /** Per write, the archived body it was read from (null: none archived). */
-  bodies: (number | null)[];
-}
-
-/**
- * The way a job reads its resource: its handler, or once what that read is refused as not
- * understood, its declared alternative (`JobDefinition.alternative`), which then stays the
- * way (a confirming read takes it again).
- */
-class Way {
-  private refusal: string | null = null;
-  constructor(
-    private readonly ctx: JobContext,
-    private readonly job: JobDefinition<any>,
-    private readonly payload: unknown,
-    private readonly state: ResourceStateRow | undefined,
-  ) {}
-
-  /** Whether the alternative is still there to take. */
-  get canTurn(): boolean {
-    return this.job.alternative !== undefined && this.refusal === null;
-  }
-
-  /** Reads with the way taken; a refusal on the handler's way turns to the alternative. */
-  async read(): Promise<Outcome> {
-    if (this.refusal !== null) return this.understood(await this.job.alternative!(this.ctx, this.payload, this.state, this.refusal));
-    try {
-      return this.understood(await (this.job.handle ? this.job.handle(this.ctx, this.payload, this.state) : readDeclared(this.ctx, this.job, this.payload)));
-    } catch (err) {
-      if (!(err instanceof NotUnderstoodError) || !this.canTurn) throw err;
-      return this.turn(err.message);
-    }
-  }
-
-  /** A read's Refusal, refused: its bodies kept `invalid` when the job ends, nothing written. */
-  private understood(read: Outcome | Refusal): Outcome {
-    if ('refused' in read) throw refuse(this.ctx, read.refused);
-    return read;
-  }
-
-  /** Takes the alternative, for good. */
-  turn(refusal: string): Promise<Outcome> {
-    this.refusal = refusal;
-    this.ctx.logger.info({ reason: refusal }, 'not understood; trying the other way to the same rows');
-    return this.read();
-  }
-}
-
-async function prepareOrAlternative(ctx: JobContext, source: Source, outcome: Outcome, way: Way): Promise<{ o: Outcome; prepared: Prepared }> {
-  try {
-    return { o: outcome, prepared: await prepare(ctx, source, outcome) };
-  } catch (err) {
-    if (!(err instanceof NotUnderstoodError) || !way.canTurn) throw err;
-    const o = await way.turn(err.message);
-    return { o, prepared: await prepare(ctx, source, o) };
-  }
-}
-
 /**
  * The mass-removal check (removals.ts): when the outcome would remove more than a fifth of a
- * set (three or more), the way is read again at once; when that second answer removes exactly
+ * set (three or more), the way is taken again at once; when that second answer removes exactly
  * the same members it is written. When it disagrees, a third read decides: the answer two of
  * the three agree on is written (the third's rows), the outvoted one's bodies kept `invalid`.
  * When all three disagree, every body is kept `invalid` and nothing is written.
  */
-async function confirmRemovals(
-  ctx: JobContext,
-  source: Source,
-  first: { o: Outcome; prepared: Prepared },
-  way: Way,
-): Promise<{ o: Outcome; prepared: Prepared; planned: PlannedRemoval[] }> {
+async function confirmRemovals(ctx: JobContext, first: Read, reading: Reading): Promise<(Read & { planned: PlannedRemoval[] }) | Refused> {
   const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
   const mass = massRemovals(planned);
   if (mass.length === 0) return { ...first, planned };
   const firstBodies = ctx.ledger.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
-  const second = await prepareOrAlternative(ctx, source, await way.read(), way);
+  const second = await reading.next();
+  if ('error' in second) return second;
   const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
   if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
   const secondBodies = ctx.ledger.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'the second answer disagrees with the first; a third decides');
-  const third = await prepareOrAlternative(ctx, source, await way.read(), way);
+  const third = await reading.next();
+  if ('error' in third) return third;
   const decided = await plannedRemovals(ctx.warehouse.db, (third.o.writes ?? []) as TableWrite[]);
   const outvoted = sameRemovals(decided, confirmed) ? firstBodies : sameRemovals(decided, planned) ? secondBodies : null;
   if (outvoted) {
@@ -372,25 +319,5 @@ async function confirmRemovals(
     return { ...third, planned: decided };
   }
   const reason = `${describeRemovals(mass)}, and two more responses fetched at once disagree with it and with each other: nothing removed`;
-  const bodies = [...firstBodies, ...secondBodies, ...ctx.ledger.takeReceived()];
-  const last = bodies.at(-1);
-  for (const { route, response } of bodies.slice(0, -1)) invalid(ctx, route, response, reason, { quiet: true });
-  if (!last) throw new NotUnderstoodError(reason);
-  const err = invalid(ctx, last.route, last.response, reason);
-  throw new NotUnderstoodError(err.message, err.rawBody);
-}
-
-/** Everything before the transaction: the tally judged, rows linked to their bodies, each write deduplicated, ordered and probed. */
-async function prepare(ctx: JobContext, source: Source, o: Outcome): Promise<Prepared> {
-  const refusal = o.cells?.refusal();
-  if (refusal) throw refuse(ctx, refusal);
-  const bodies = await linkToBodies(ctx, source, (o.writes ?? []) as TableWrite[]);
-  const upserts: PreparedUpsert[] = [];
-  for (const w of (o.writes ?? []) as TableWrite[]) {
-    const prepared = await prepareUpsert(ctx.warehouse.db, w.table, w.rows, { keep: w.keep, batchSize: ctx.settings.batchSize });
-    // Rows that contradict each other: the response was read wrongly, so none of it is written.
-    if ('refused' in prepared) throw refuse(ctx, prepared.refused);
-    upserts.push(prepared);
-  }
-  return { upserts, bodies };
+  return { refused: reason, error: keepRefused(ctx, [...firstBodies, ...secondBodies, ...ctx.ledger.takeReceived()], reason) };
 }

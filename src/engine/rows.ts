@@ -1,11 +1,14 @@
 // Columns and dates every handler's rows share.
-import type { JobContext } from './types.ts';
+import type { ReadInput } from './types.ts';
+
+/** What a row's bookkeeping needs of the read: the run it belongs to. */
+export type Stamp = Pick<ReadInput, 'runId'>;
 
 /**
  * Columns every normalized row carries. Not `fetched_at`: known time is the warehouse
  * server's, the column's default (src/schema/warehouse/columns.ts).
  */
-export function rowMeta(ctx: JobContext, extra: { asOf?: Date | null; freshness?: string | null; status?: string } = {}) {
+export function rowMeta(ctx: Stamp, extra: { asOf?: Date | null; freshness?: string | null; status?: string } = {}) {
   return {
     asOf: extra.asOf ?? null,
     freshness: extra.freshness ?? null,

@@ -3,6 +3,7 @@
 import type { Failure } from '../lib/failure.ts';
 import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import { fanOut, unvouched } from './fan-out.ts';
+import { storedPlan } from './job-input.ts';
 import type { JobContext, JobDefinition, JobRequest } from './types.ts';
 
 /** The job that failed: its definition, payload and the jobs that declare it their parent. */
@@ -37,7 +38,7 @@ export async function plannedFromStored(ctx: JobContext, planned: FailedList, st
   if (planned.children.length === 0) return { followUps: [], from: null };
   let items: readonly unknown[] = [];
   try {
-    items = (await planned.job.unchanged?.(ctx, planned.payload, state))?.items ?? [];
+    items = (await storedPlan(ctx, planned.job, planned.payload, state)).items ?? [];
   } catch (err) {
     ctx.logger.warn({ err }, 'could not read the stored list; planning only what needs no list');
   }

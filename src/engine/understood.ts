@@ -9,6 +9,7 @@
 import { NotUnderstoodError } from '../lib/errors.ts';
 import type { JobContext } from './types.ts';
 import { invalid } from './fetch.ts';
+import type { ReadResponse } from './ledger.ts';
 
 /**
  * The error that refuses what this job read: its bodies kept as `invalid` (with the reason
@@ -17,11 +18,15 @@ import { invalid } from './fetch.ts';
  */
 export function refuse(ctx: JobContext, reason: string): NotUnderstoodError {
   // Those read since the last refusal: what went before was judged already.
-  const list = ctx.ledger.takeReceived();
+  return keepRefused(ctx, ctx.ledger.takeReceived(), reason, `not understood: ${reason}`);
+}
+
+/** Keeps `list` as `invalid` (the last one's reason logged: `lastReason`); the error the job records. */
+export function keepRefused(ctx: JobContext, list: readonly ReadResponse[], reason: string, lastReason = reason): NotUnderstoodError {
   const last = list.at(-1);
   for (const { route, response } of list.slice(0, -1)) invalid(ctx, route, response, reason, { quiet: true });
   if (last) {
-    const err = invalid(ctx, last.route, last.response, `not understood: ${reason}`);
+    const err = invalid(ctx, last.route, last.response, lastReason);
     return new NotUnderstoodError(err.message, err.rawBody);
   }
   ctx.logger.warn({ reason }, 'rows refused: not understood');

@@ -2,7 +2,6 @@
 // module loads. A resource is its file: it declares where a walk starts (`root`) or which job
 // plans it (`plannedBy`, or its parent's follow-ups), and nothing is listed here.
 import { readdirSync } from 'node:fs';
-import { isDeclared } from '../engine/declared.ts';
 import type { JobDefinition, JobRequest, Source } from '../engine/types.ts';
 
 const SOURCES: readonly Source[] = ['app', 'gateway'];
@@ -10,7 +9,7 @@ const SOURCES: readonly Source[] = ['app', 'gateway'];
 function isJobDefinition(v: unknown): v is JobDefinition<unknown> {
   if (typeof v !== 'object' || v === null) return false;
   const d = v as Partial<JobDefinition<unknown>>;
-  return typeof d.name === 'string' && (typeof d.handle === 'function' || isDeclared(d)) && typeof d.resource === 'function' && (d.source === 'app' || d.source === 'gateway');
+  return typeof d.name === 'string' && typeof d.way?.read === 'function' && typeof d.resource === 'function' && (d.source === 'app' || d.source === 'gateway');
 }
 
 /** Pure: the catalog of the definitions found, by name; one name, one definition. */

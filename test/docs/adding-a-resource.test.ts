@@ -1,9 +1,12 @@
-// docs/adding-a-resource.md stays true: its table declaration and its job type-check as if
-// they were in place, the table is created from the declaration, and the job, run through
-// the one lifecycle against the simulator, mirrors the catalog the simulator served; the table
-// is versioned as it stands, by the SQL files migrate() applies, with no other edit.
+// docs/adding-a-resource.md stays true: the files it says adding a resource touches are the
+// ones its walkthrough adds to (in a copy), and nothing else is edited. Its table declaration,
+// description and job type-check as if they were in place; the table is described with the
+// rest of the warehouse, created from the declaration, and the job, run through the one
+// lifecycle against the simulator, mirrors the catalog the simulator served; the table is
+// versioned as it stands, by the SQL files migrate() applies, `analytics.data_age` reports it
+// under the group its declaration names, and the set it declares closes a group no longer listed.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
@@ -21,6 +24,13 @@ import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 import * as gateway from '../../src/schema/warehouse/gateway.ts';
 import { versionedTables } from '../../src/schema/warehouse/history.ts';
 import { applySqlFiles, SQL_FILES } from '../../src/store/schema/sql-files.ts';
+import { declaredTables } from '../../src/schema/warehouse/declare-table.ts';
+import { dataAgeView } from '../../src/schema/warehouse/analytics.ts';
+import * as declarations from '../../src/schema/warehouse/index.ts';
+import { SCHEMAS, type SchemaDescription } from '../../src/schema/warehouse/descriptions/index.ts';
+import { analyticsStatements } from '../../src/store/schema/analytics-sql.ts';
+import { warehouseCatalog } from '../../src/store/schema/catalog.ts';
+import { ROUTES } from '../../src/upstream/routes.ts';
 import postgres from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
@@ -32,8 +42,11 @@ const DOC = join(ROOT, 'docs/adding-a-resource.md');
 interface Block {
   /** Where the block goes, from the repository's root. */
   path: string;
-  /** Added to an existing file (which already imports what it uses), or a file of its own. */
-  added: boolean;
+  /**
+   * Added to the end of an existing file (which already imports what it uses), inside its
+   * `tables` (a schema's descriptions), or a file of its own.
+   */
+  place: 'added' | 'in tables' | 'own';
   code: string;
 }
 
@@ -41,11 +54,22 @@ interface Block {
 function blocks(): Block[] {
   return [...readFileSync(DOC, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => {
     const [first, ...rest] = m[1]!.split('\n');
-    const head = /^\/\/ (\S+)( \(added\))?$/.exec(first ?? '');
+    const head = /^\/\/ (\S+)(?: \((added|in tables)\))?$/.exec(first ?? '');
     if (!head) throw new Error(`a ts block of ${DOC} does not start with "// <path>": ${first}`);
-    return { path: head[1]!, added: head[2] !== undefined, code: rest.join('\n') };
+    return { path: head[1]!, place: (head[2] as Block['place'] | undefined) ?? 'own', code: rest.join('\n') };
   });
 }
+
+/** The doc's list of the files adding a resource touches: their paths, `<source>` and `<resource>` left as written. */
+function touched(): string[] {
+  const list = /<!-- touched:start -->\n([\s\S]*?)<!-- touched:end -->/.exec(readFileSync(DOC, 'utf8'))?.[1];
+  if (!list) throw new Error(`${DOC} has no touched:start/end list`);
+  return [...list.matchAll(/^- `([^`]+)`/gm)].map((m) => m[1]!);
+}
+
+/** Whether `path` is the file `pattern` names for some source and resource. */
+const names = (pattern: string, path: string) =>
+  new RegExp(`^${pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('<source>', '(app|gateway)').replace('<resource>', '[a-z0-9-]+')}$`).test(path);
 
 /**
  * Writes the blocks under `dir` as they would stand in the repository: a block added to a file
@@ -62,8 +86,15 @@ function placeBlocks(dir: string, list: readonly Block[]): Map<string, string> {
       return rel.startsWith('.') ? rel : `./${rel}`;
     };
     const to = (target: string) => specifier(placed.get(target) ?? target);
-    let code = b.code.replace(/from '(\.{1,2}\/[^']+)'/g, (_all, spec: string) => `from '${to(resolve(dirname(real), spec))}'`);
-    if (b.added) {
+    const pointed = (text: string) => text.replace(/from '(\.{1,2}\/[^']+)'/g, (_all, spec: string) => `from '${to(resolve(dirname(real), spec))}'`);
+    let code = pointed(b.code);
+    if (b.place === 'in tables') {
+      // The file as it is, the block the first entry of its `tables`.
+      const [head, tail] = readFileSync(real, 'utf8').split(/^  tables: \{\n/m);
+      if (tail === undefined) throw new Error(`${b.path} has no \`  tables: {\``);
+      code = pointed(`${head}  tables: {\n${b.code.replace(/^(?=.)/gm, '    ')}${tail}`);
+    }
+    if (b.place === 'added') {
       const original = readFileSync(real, 'utf8');
       const imports = [...original.matchAll(/^import [\s\S]*?;$/gm)].map((m) => m[0].replace(/from '(\.{1,2}\/[^']+)'/, (_all, spec: string) => `from '${to(resolve(dirname(real), spec))}'`));
       const exported = [...original.matchAll(/^export const (\w+)/gm)].map((m) => m[1]!);
@@ -92,8 +123,23 @@ describe('docs/adding-a-resource.md', () => {
     await tw?.cleanup();
   });
 
-  it('has a table declaration and a job file, and both type-check in place', () => {
-    expect([...placed.keys()].map((p) => relative(ROOT, p))).toEqual(['src/schema/warehouse/app.ts', 'src/resources/app/metric-groups.ts']);
+  it('touches the files its list names, which exist; the others it names its route already has', () => {
+    const list = touched();
+    const files = [...placed.keys()].map((p) => relative(ROOT, p));
+    expect(files).toEqual(['src/schema/warehouse/app.ts', 'src/schema/warehouse/descriptions/app.ts', 'src/resources/app/metric-groups.ts']);
+    for (const f of files) expect(list.filter((p) => names(p, f)), f).toHaveLength(1);
+    for (const p of list) {
+      const path = p.replace('<source>', 'app');
+      expect(existsSync(join(ROOT, path.includes('<resource>') ? dirname(path) : path)), p).toBe(true);
+    }
+    // What the walkthrough does not add to, it uses as it stands: the route, the upstream schema
+    // its job reads with, the simulator's answer (the job runs against it below).
+    const job = readFileSync(placed.get(join(ROOT, 'src/resources/app/metric-groups.ts'))!, 'utf8');
+    expect(Object.keys(ROUTES)).toContain(/route: '([\w.]+)'/.exec(job)?.[1]);
+    expect(list.filter((p) => !files.some((f) => names(p, f)))).toEqual(['src/upstream/routes.ts', 'src/schema/upstream/<source>.ts', 'sim/<source>-routes.ts']);
+  });
+
+  it('has a table declaration, its description and a job file, and all type-check in place', () => {
     const config = ts.parseJsonConfigFileContent(ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, ROOT);
     const program = ts.createProgram([...placed.values()], config.options);
     const problems = [...placed.values()].flatMap((f) => {
@@ -101,6 +147,19 @@ describe('docs/adding-a-resource.md', () => {
       return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)];
     });
     expect(problems.map((d) => `${relative(dir, d.file?.fileName ?? '')}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)).toEqual([]);
+  });
+
+  it('describes the table with the rest of the warehouse', async () => {
+    const table = await import(placed.get(join(ROOT, 'src/schema/warehouse/app.ts'))!);
+    const { app } = (await import(placed.get(join(ROOT, 'src/schema/warehouse/descriptions/app.ts'))!)) as { app: SchemaDescription };
+    const catalog = warehouseCatalog(
+      SCHEMAS.map((s) => (s.name === 'app' ? app : s)),
+      [declarations, table],
+    );
+    expect(catalog.problems).toEqual([]);
+    const relation = catalog.schemas.flatMap((s) => s.relations).find((r) => r.schema === 'app' && r.name === 'metric_groups');
+    expect(relation?.comment).toMatch(/^The metric catalog's groups\./);
+    expect(relation?.key).toEqual(['group']);
   });
 
   it('its job mirrors the catalog the simulator served, through the lifecycle', async () => {
@@ -152,10 +211,30 @@ describe('docs/adding-a-resource.md', () => {
     expect(links!.unlinked).toBe(0);
     const state = await tw.warehouse.query<{ kind: string; status: string }>(sql`select kind, status from sync.resource_state where source = 'app' and resource = 'metric-groups'`);
     expect(state).toEqual([{ kind: 'catalog', status: 'ok' }]);
+    // `analytics.data_age` as `npm run db:analytics` would write it now: the table, under the group its declaration names.
+    expect(declaredTables(table, gateway).find((d) => d.table === table.metricGroups)).toMatchObject({ name: 'app.metric_groups', source: 'app', groups: ['catalog'] });
+    for (const s of analyticsStatements([dataAgeView(declaredTables(table, gateway))])) await tw.warehouse.query(sql.raw(s));
+    const age = await tw.warehouse.query<{ group: string; resources: number }>(sql`select "group", resources from analytics.data_age where table_name = 'app.metric_groups'`);
+    expect(age).toEqual([{ group: 'catalog', resources: 1 }]);
     const [asOf] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_as_of(now())`);
     expect(asOf!.n).toBe(rows.length);
     await tw.warehouse.query(sql`delete from app.metric_groups`);
     const [kept] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_history`);
     expect(kept!.n).toBe(rows.length);
+    // The set declared with the table: a group the catalog no longer lists leaves it.
+    const rerun = async () => {
+      const archive = new WarehouseRecorder(tw.warehouse, logger);
+      const again = planJob(withIt, { name: job.name, payload: {} });
+      if ('error' in again) throw new Error(again.error);
+      const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder: archive, logger, retry: FAST_RETRY_POLICY });
+      const outcome = await runJob(again, { ...context, upstream, archive, runId: randomUUID() }, { last: true });
+      await archive.close();
+      expect(outcome).toMatchObject({ status: 'ok' });
+    };
+    await rerun();
+    await tw.warehouse.query(sql`update app.metric_groups set "group" = 'no-longer-listed' where "group" = ${rows[0]!.group}`);
+    await rerun();
+    const after = await tw.warehouse.query<{ group: string }>(sql`select "group" from app.metric_groups order by "group"`);
+    expect(after.map((r) => r.group)).toEqual(rows.map((r) => r.group));
   });
 });

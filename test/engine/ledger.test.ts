@@ -5,7 +5,6 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchData } from '../../src/engine/fetch.ts';
-import type { JobLedger } from '../../src/engine/ledger.ts';
 import { planJob, runJob } from '../../src/engine/lifecycle.ts';
 import { defineJob, type JobDefinition } from '../../src/engine/types.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
@@ -46,7 +45,6 @@ describe('JobLedger', () => {
   });
 
   it('is kept when the try ends, a failed one too; each try has its own', async () => {
-    const ledgers: JobLedger[] = [];
     const during: number[] = [];
     const job: JobDefinition<Record<string, never>> = defineJob({
       name: 'test.ledger',
@@ -55,31 +53,45 @@ describe('JobLedger', () => {
       route: 'app.screener',
       payload: z.object({}),
       resource: () => 'test/ledger',
-      async handle(ctx) {
-        ledgers.push(ctx.ledger);
-        await fetchData(ctx, { route: 'app.screener' }, z.array(z.unknown()));
-        const refused = await fetchData(ctx, { route: 'app.charts', params: { slug: 'aurora' } }, z.array(z.unknown())).catch((e: unknown) => e);
-        during.push(await invalidBodies(), await fieldsOf('app.screener'));
-        throw refused;
+      way: {
+        asks: () => [
+          { route: 'app.screener', schema: z.array(z.unknown()) },
+          { route: 'app.charts', params: { slug: 'aurora' }, schema: z.array(z.unknown()) },
+        ],
+        read: () => ({ status: 'ok' }),
       },
     });
     sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
     const planned = planJob(new Map([[job.name, job]]), { name: job.name, payload: {} });
     if ('error' in planned) throw new Error(planned.error);
     const t = start();
-    expect(await runJob(planned, t.run, { last: true })).toMatchObject({ status: 'invalid' });
+    // While the try reads (the screener understood, its fields in the ledger), nothing of it is written yet.
+    const upstream = t.run.upstream;
+    const run = {
+      ...t.run,
+      upstream: {
+        async get(req: Parameters<typeof upstream.get>[0]) {
+          const response = await upstream.get(req);
+          if (req.route === 'app.charts') during.push(await invalidBodies(), await fieldsOf('app.screener'));
+          return response;
+        },
+      },
+    };
+    expect(await runJob(planned, run, { last: true })).toMatchObject({ status: 'invalid' });
     expect(during).toEqual([0, 0]);
     expect(await invalidBodies()).toBe(1);
     const [kept] = await sa.warehouse.query<{ path: string; body_text: string }>(sql`select path, body_text from sync.raw_responses where status = 'invalid'`);
     expect(kept).toEqual({ path: '/api/v1/tokens/aurora/charts', body_text: '{"data": {"charts": "none"}}' });
-    expect(await fieldsOf('app.screener')).toBeGreaterThan(0);
+    const fields = await fieldsOf('app.screener');
+    expect(fields).toBeGreaterThan(0);
 
-    // The next try starts with nothing read: its ledger is another.
+    // The next try starts with nothing read: its ledger keeps only what it read itself, the
+    // same refused body (kept once) and the screener's same fields.
     sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
-    await runJob(planned, t.run, { last: true });
-    expect(ledgers).toHaveLength(2);
-    expect(ledgers[1]).not.toBe(ledgers[0]);
-    expect(ledgers[1]!.understood).toHaveLength(1);
-    expect(ledgers[1]!.refused).toHaveLength(1);
+    during.length = 0;
+    expect(await runJob(planned, run, { last: true })).toMatchObject({ status: 'invalid', failure: { message: expect.stringContaining('/api/v1/tokens/aurora/charts') } });
+    expect(during).toEqual([1, fields]);
+    expect(await invalidBodies()).toBe(1);
+    expect(await fieldsOf('app.screener')).toBe(fields);
   });
 });

@@ -5,9 +5,8 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CellTally } from '../../src/engine/cell-tally.ts';
-import { fetchData } from '../../src/engine/fetch.ts';
 import { committedStatus, planJob, runJob } from '../../src/engine/lifecycle.ts';
-import { defineJob, into, refused, type JobContext, type JobDefinition, type Outcome } from '../../src/engine/types.ts';
+import { defineJob, into, refused, type Ask, type Fetched, type Got, type JobDefinition, type Outcome, type Way } from '../../src/engine/types.ts';
 import { metricCatalog, metricEntry } from '../../src/schema/upstream/app.ts';
 import { metrics } from '../../src/schema/warehouse/app.ts';
 import { catalog } from '../../src/resources/index.ts';
@@ -29,15 +28,17 @@ beforeEach(() => sa.sim.resetRequests());
 type P = { marker?: string; slug?: string; mode?: 'refuse' | 'misread' };
 const payload: z.ZodType<P> = z.object({ marker: z.string().optional(), slug: z.string().optional(), mode: z.enum(['refuse', 'misread']).optional() });
 
-/** The metric catalog into app.metrics, its rows as the handler read them. */
-async function readCatalog(ctx: JobContext): Promise<Outcome> {
-  const f = await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
+/** The metric catalog into app.metrics, its rows as the way read them. */
+const METRICS: Ask = { route: 'app.metrics', schema: metricCatalog };
+function catalogRows(got: Got): Outcome {
+  const f = got.fetched as Fetched<z.infer<typeof metricCatalog>>;
   const rows = f.data.map((item) => ({ slug: metricEntry.parse(item).slug, payload: item }));
   return { status: 'ok', asOf: f.meta.asOf, writes: [into(metrics, rows)] };
 }
+const readCatalog: Way<P> = { asks: () => [METRICS], read: (_input, [got]) => catalogRows(got!) };
 
 const job = (name: string, more: Partial<JobDefinition<P>>): JobDefinition<P> =>
-  defineJob({ name, source: 'app', group: 'catalog', route: 'app.metrics', payload, resource: () => `test/${name}`, marker: (p) => p.marker, handle: readCatalog, ...more });
+  defineJob({ name, source: 'app', group: 'catalog', route: 'app.metrics', payload, resource: () => `test/${name}`, marker: (p) => p.marker, way: readCatalog, ...more } as JobDefinition<P>);
 
 async function run(j: JobDefinition<P>, p: P, options: { settings?: Parameters<typeof testRun>[2]; last?: boolean } = {}) {
   const planned = planJob(new Map([[j.name, j]]), { name: j.name, payload: p });
@@ -94,7 +95,7 @@ describe('runJob', () => {
   });
 
   it('records upstream\'s 404 as not_found, not a failure, and does not ask again under the same marker', async () => {
-    const j = job('gone', { route: 'app.token', handle: (ctx, p) => fetchData(ctx, { route: 'app.token', params: { slug: p.slug! } }, z.unknown()).then(() => ({ status: 'ok' })) });
+    const j = job('gone', { route: 'app.token', way: { asks: (input) => [{ route: 'app.token', params: { slug: input.payload.slug! } }], read: () => ({ status: 'ok' }) } });
     expect(await run(j, { slug: 'no-such-token', marker: 'm1' })).toEqual({ status: 'not_found', rows: 0, followUps: [] });
     expect(await state('gone')).toMatchObject({ status: 'not_found', error_code: 'token_not_found', details: { notFoundMarker: 'm1' } });
     expect(await run(j, { slug: 'no-such-token', marker: 'm1' })).toEqual({ status: 'not_found', rows: 0, followUps: [] });
@@ -106,11 +107,13 @@ describe('runJob', () => {
 
   it('a read refused as not understood writes nothing of it and keeps its body invalid', async () => {
     const j = job('refused', {
-      async handle(ctx) {
-        await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
-        const cells = new CellTally();
-        cells.column('grade', false);
-        return { status: 'ok', cells, writes: [into(metrics, [{ slug: 'never-written', payload: {} }])] };
+      way: {
+        asks: () => [METRICS],
+        read() {
+          const cells = new CellTally();
+          cells.column('grade', false);
+          return { status: 'ok', cells, writes: [into(metrics, [{ slug: 'never-written', payload: {} }])] };
+        },
       },
     });
     const invalidBodies = async () => (await sa.warehouse.query<{ n: number }>(sql`select count(*)::int as n from sync.raw_responses where status = 'invalid' and path = '/api/v1/metrics'`))[0]!.n;
@@ -132,16 +135,22 @@ describe('runJob', () => {
     const name = `alternative-${mode}`;
     const seen: string[] = [];
     const j = job(name, {
-      async handle(ctx, p) {
-        const read = await readCatalog(ctx);
-        if (p.mode === 'refuse') return refused('no group column');
-        const cells = new CellTally();
-        cells.misread('values that line up with no time');
-        return { ...read, cells };
+      way: {
+        asks: () => [METRICS],
+        read(input, [got]) {
+          const read = catalogRows(got!);
+          if (input.payload.mode === 'refuse') return refused('no group column');
+          const cells = new CellTally();
+          cells.misread('values that line up with no time');
+          return { ...read, cells };
+        },
       },
-      async alternative(_ctx, _p, _state, refusal) {
-        seen.push(refusal);
-        return { status: 'ok', writes: [into(metrics, [{ slug: `from-${name}`, payload: {} }])] };
+      alternative: {
+        asks: () => [],
+        read(input) {
+          seen.push(input.refusal!);
+          return { status: 'ok', writes: [into(metrics, [{ slug: `from-${name}`, payload: {} }])] };
+        },
       },
     });
     expect(await run(j, { mode })).toMatchObject({ status: 'ok', rows: 1 });
@@ -153,7 +162,14 @@ describe('runJob', () => {
   });
 
   it('throws a failure worth another try while tries are left; records it on the last', async () => {
-    const j = job('flaky', { handle: () => Promise.reject(new Error('connection terminated unexpectedly')) });
+    const j = job('flaky', {
+      way: {
+        asks: () => {
+          throw new Error('connection terminated unexpectedly');
+        },
+        read: () => ({ status: 'ok' }),
+      },
+    });
     await expect(run(j, {}, { last: false })).rejects.toThrow('connection terminated unexpectedly');
     expect(await state('flaky')).toBeUndefined();
     expect(await run(j, {})).toMatchObject({ status: 'failed', rows: 0, failure: { status: 'failed', retryable: true, bucket: 'app-public' } });

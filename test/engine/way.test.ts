@@ -1,10 +1,12 @@
-// A declared job (src/engine/declared.ts), against the simulator: the one request it names,
-// validated, then its pure read; asOf and hash default to the response's; a Refusal comes back
-// as a value; a response the schema refuses never reaches the read.
+// A way taken (src/engine/way.ts), against the simulator: the requests a way asks, validated,
+// then its pure read; a job read from one response (`one`) gets asOf and hash from it; a Refusal
+// comes back as a value; a response the schema refuses never reaches the read; a problem the
+// ask declares an answer reaches the read as data; `more` asks from what came back.
 import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { isDeclared, readDeclared } from '../../src/engine/declared.ts';
-import { defineJob, refused, type JobDefinition, type Outcome } from '../../src/engine/types.ts';
+import { takeWay } from '../../src/engine/way.ts';
+import { defineJob, refused, type Fetched, type JobContext, type JobDefinition, type Outcome, type ReadInput, type Refusal, type Way } from '../../src/engine/types.ts';
+import { ProblemError } from '../../src/lib/errors.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { jobContext, testRun, type TestRun } from '../helpers/job-context.ts';
@@ -22,7 +24,8 @@ afterAll(async () => {
 beforeEach(() => sa.sim.resetRequests());
 
 const payload = z.object({ slug: z.string() });
-const tokenJob = (read: JobDefinition<z.infer<typeof payload>, z.ZodType<{ token: { slug: string } }>>['read']) =>
+type P = z.infer<typeof payload>;
+const tokenJob = (read: (input: ReadInput<P>, f: Fetched<{ token: { slug: string } }>) => Outcome | Refusal): JobDefinition<P> =>
   defineJob({
     name: 'test.token',
     source: 'app',
@@ -30,26 +33,31 @@ const tokenJob = (read: JobDefinition<z.infer<typeof payload>, z.ZodType<{ token
     route: 'app.token',
     payload,
     resource: (p) => `token/${p.slug}/snapshot`,
-    request: (p) => ({ params: { slug: p.slug } }),
-    schema: z.looseObject({ token: z.looseObject({ slug: z.string() }) }),
-    read,
+    one: {
+      request: (p) => ({ params: { slug: p.slug } }),
+      schema: z.looseObject({ token: z.looseObject({ slug: z.string() }) }),
+      read,
+    },
   });
 
-describe('isDeclared', () => {
-  it('a job reads declaratively when it has both a schema and a read', () => {
-    const read = () => ({ status: 'ok' });
-    expect(isDeclared({ read, schema: z.unknown() })).toBe(true);
-    expect(isDeclared({ read, schema: undefined })).toBe(false);
-    expect(isDeclared({ read: undefined, schema: z.unknown() })).toBe(false);
+const inputFor = (ctx: JobContext, p: P): ReadInput<P> => ({ payload: p, state: undefined, known: {}, settings: ctx.settings, runId: ctx.runId, now: ctx.now });
+const readDeclared = (ctx: JobContext, job: JobDefinition<P>, p: P) => takeWay(ctx, job.way, inputFor(ctx, p));
+
+describe('defineJob', () => {
+  it('turns a job read from one response into the one form the engine takes: a Way', () => {
+    const job = tokenJob(() => ({ status: 'ok' }));
+    expect(typeof job.way.asks).toBe('function');
+    expect(job.way.asks({ payload: { slug: 'x' } } as ReadInput<P>)).toEqual([{ route: 'app.token', params: { slug: 'x' }, schema: expect.anything() }]);
+    expect('one' in job).toBe(false);
   });
 });
 
-describe('readDeclared', () => {
+describe('takeWay', () => {
   it('sends the request the declaration names and reads its validated data; asOf and hash are the response\'s', async () => {
     const ctx = start();
     let seen: unknown;
-    const job = tokenJob((_ctx, p, f) => {
-      seen = [p.slug, f.data.token.slug];
+    const job = tokenJob((input, f) => {
+      seen = [input.payload.slug, f.data.token.slug];
       return { status: 'ok', rowCount: 1 };
     });
     const out = (await readDeclared(ctx, job, { slug: 'aurora' })) as Outcome;
@@ -86,4 +94,31 @@ describe('readDeclared', () => {
     expect(called).toBe(false);
     expect(ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens/aurora']);
   });
+
+  it('hands a problem the ask declares an answer to the read, and asks more from what came back', async () => {
+    const ctx = start();
+    sa.sim.script('/api/v1/tokens/nosuch', [{ status: 404, headers: { 'content-type': 'application/problem+json' }, body: JSON.stringify({ type: 'about:blank', title: 'Not found', status: 404, code: 'token_not_found' }) }]);
+    const seen: string[] = [];
+    const way: Way<P> = {
+      asks: () => [{ route: 'app.token', params: { slug: 'nosuch' }, answers: { statuses: [404] } }],
+      more: (_input, got) => (got.length === 1 ? [{ route: 'app.token', params: { slug: 'aurora' } }] : []),
+      read(_input, got) {
+        for (const g of got) seen.push(g.problem ? `problem ${g.problem.status}` : `data ${g.fetched!.response.path}`);
+        return { status: 'ok' };
+      },
+    };
+    expect(await takeWay(ctx, way, inputFor(ctx, { slug: 'aurora' }))).toEqual({ status: 'ok' });
+    expect(seen).toEqual(['problem 404', 'data /api/v1/tokens/aurora']);
+    expect(got404(ctx)).toBe(true);
+  });
+
+  it('a problem the ask does not declare an answer fails the way, as it did the fetch', async () => {
+    const ctx = start();
+    sa.sim.script('/api/v1/tokens/nosuch', [{ status: 404, headers: { 'content-type': 'application/problem+json' }, body: JSON.stringify({ type: 'about:blank', title: 'Not found', status: 404, code: 'token_not_found' }) }]);
+    const way: Way<P> = { asks: () => [{ route: 'app.token', params: { slug: 'nosuch' }, answers: { statuses: [401] } }], read: () => ({ status: 'ok' }) };
+    await expect(takeWay(ctx, way, inputFor(ctx, { slug: 'x' }))).rejects.toBeInstanceOf(ProblemError);
+  });
 });
+
+/** The problem answered no job: nothing of it was refused. */
+const got404 = (ctx: JobContext) => ctx.ledger.refused.length === 0;

@@ -22,12 +22,19 @@ describe('runWalk', () => {
   afterAll(async () => tw?.cleanup());
 
   it('runs the jobs of other buckets while every slot of one bucket waits for its budget', async () => {
-    const context = { logger, now: () => new Date(), runId: randomUUID(), warehouse: tw.warehouse, upstream: {}, settings: { full: false, markerMaxAgeMs: 0, batchSize: 2000 } } as unknown as JobContext;
     let release!: () => void;
     const budgetBack = new Promise<void>((r) => (release = r));
+    // Gateway requests wait as a bucket out of budget makes them wait; app requests are answered at once.
+    const upstream = {
+      async get(req: { route: RouteName }) {
+        if (req.route.startsWith('gateway.')) await budgetBack;
+        return { status: 200, notModified: false, path: `/${req.route}`, headers: {}, body: { data: {}, meta: {} }, text: '{"data":{},"meta":{}}', sha256: '' };
+      },
+    };
+    const context = { logger, now: () => new Date(), runId: randomUUID(), warehouse: tw.warehouse, upstream, settings: { full: false, markerMaxAgeMs: 0, batchSize: 2000 } } as unknown as JobContext;
     const order: string[] = [];
     type Item = { job: string; n: number };
-    const job = (name: string, source: 'app' | 'gateway', route: RouteName, handle: (p: { n: number }) => Promise<void>): JobDefinition<{ n: number }> => ({
+    const job = (name: string, source: 'app' | 'gateway', route: RouteName): JobDefinition<{ n: number }> => ({
       name,
       source,
       group: 'x',
@@ -36,16 +43,17 @@ describe('runWalk', () => {
       each: (i: Item) => (i.job === name ? [{ n: i.n }] : []),
       payload: z.object({ n: z.number() }),
       resource: (p) => `${name}/${p.n}`,
-      handle: async (_ctx, p) => {
-        await handle(p);
-        order.push(`${name}/${p.n}`);
-        return { status: 'ok' };
+      way: {
+        asks: () => [{ route }],
+        read: ({ payload: p }) => {
+          order.push(`${name}/${p.n}`);
+          return { status: 'ok' };
+        },
       },
     });
-    // Gateway jobs wait as a bucket out of budget makes them wait; app jobs just finish.
-    const gateway = job('gateway.page', 'gateway', 'gateway.token', () => budgetBack);
-    const app = job('app.snapshot', 'app', 'app.token', async () => {});
-    const bundle = job('app.bundle', 'app', 'app.bundle', async () => {});
+    const gateway = job('gateway.page', 'gateway', 'gateway.token');
+    const app = job('app.snapshot', 'app', 'app.token');
+    const bundle = job('app.bundle', 'app', 'app.bundle');
     const planner: JobDefinition<Record<string, never>> = {
       name: 'gateway.tokens',
       source: 'gateway',
@@ -53,7 +61,9 @@ describe('runWalk', () => {
       route: 'gateway.tokens',
       payload: z.object({}),
       resource: () => 'tokens',
-      handle: async () => ({
+      way: {
+        asks: () => [],
+        read: () => ({
         status: 'ok',
         // The waiting jobs are planned first, as a catalog of one source can be.
         listed: {
@@ -64,6 +74,7 @@ describe('runWalk', () => {
           ],
         },
       }),
+      },
     };
     const catalog = new Map<string, JobDefinition<any>>([planner, gateway, app, bundle].map((j) => [j.name, j]));
     const pending = emptyPendingWork();

@@ -6,11 +6,10 @@
 import { bundle } from '../../schema/upstream/app.ts';
 import { researchBundles, tokenFunctions, valueDriverEdges, valueDrivers } from '../../schema/warehouse/app.ts';
 import { stringifyJson } from '../../lib/json.ts';
-import { ProblemError } from '../../lib/errors.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { fetchData } from '../../engine/fetch.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { defineJob, into, refused, type JobContext, type Outcome } from '../../engine/types.ts';
+import type { ProblemError } from '../../lib/errors.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into, refused, type Fetched, type Outcome } from '../../engine/types.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
 import type { z } from 'zod';
 
@@ -26,8 +25,8 @@ const GRAPH_ARRAYS = ['valueDrivers', 'valueDriverEdges', 'tokenFunctions'] as c
 type WholeBundle = z.infer<typeof bundle> & Required<Pick<z.infer<typeof bundle>, (typeof GRAPH_ARRAYS)[number]>>;
 
 /** Pure: the bundle's rows; duplicate ids inside one response keep the last. */
-export function normalizeBundle(ctx: JobContext, slug: string, data: WholeBundle) {
-  const meta = rowMeta(ctx);
+export function normalizeBundle(input: Stamp, slug: string, data: WholeBundle) {
+  const meta = rowMeta(input);
   return {
     summary: data.summary === undefined || data.summary === null ? null : typeof data.summary === 'string' ? data.summary : stringifyJson(data.summary),
     drivers: data.valueDrivers.map((d) => ({ tokenSlug: slug, driverId: d.id, type: d.type ?? null, description: d.description ?? null, formula: d.formula ?? null, payload: d, ...meta })),
@@ -49,38 +48,37 @@ export const appBundleJob = defineJob({
   resource: (p) => `token/${p.slug}/bundle`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async handle(ctx, p) {
-    let f;
-    try {
-      f = await fetchData(ctx, { route: 'app.bundle', params: { slug: p.slug } }, bundle);
-    } catch (err) {
-      const status = err instanceof ProblemError ? REFUSALS[err.status] : undefined;
-      if (!status || !(err instanceof ProblemError)) throw err;
-      return refusedByUpstream(ctx, p.slug, status, err);
-    }
-    const missing = missingGraphArrays(f.data);
-    if (missing.length > 0) return refused(`the bundle leaves out ${missing.join(', ')}: it states no graph`);
-    const n = normalizeBundle(ctx, p.slug, f.data as WholeBundle);
-    const scope = { tokenSlug: p.slug };
-    return {
-      status: 'ok',
-      asOf: f.meta.asOf,
-      hash: f.response.sha256,
-      writes: [
-        into(researchBundles, [{ tokenSlug: p.slug, missingScope: null, problemCode: null, summary: n.summary, payload: f.data, ...rowMeta(ctx, { asOf: f.meta.asOf }) }]),
-        // Ids are valid inside one response only: a token's graph is replaced whole.
-        into(valueDrivers, n.drivers, wholeSet(valueDrivers, scope, true)),
-        into(valueDriverEdges, n.edges, wholeSet(valueDriverEdges, scope, true)),
-        into(tokenFunctions, n.functions, wholeSet(tokenFunctions, scope, true)),
-      ],
-    };
+  way: {
+    // 401/402/403 are answers: the bundle's status, not a failure.
+    asks: (input) => [{ route: 'app.bundle', params: { slug: input.payload.slug }, schema: bundle, answers: { statuses: Object.keys(REFUSALS).map(Number) } }],
+    read(input, [got]) {
+      const p = input.payload;
+      if (got!.problem) return refusedByUpstream(input, p.slug, REFUSALS[got!.problem.status]!, got!.problem);
+      const f = got!.fetched! as Fetched<z.infer<typeof bundle>>;
+      const missing = missingGraphArrays(f.data);
+      if (missing.length > 0) return refused(`the bundle leaves out ${missing.join(', ')}: it states no graph`);
+      const n = normalizeBundle(input, p.slug, f.data as WholeBundle);
+      const scope = { tokenSlug: p.slug };
+      return {
+        status: 'ok',
+        asOf: f.meta.asOf,
+        hash: f.response.sha256,
+        writes: [
+          into(researchBundles, [{ tokenSlug: p.slug, missingScope: null, problemCode: null, summary: n.summary, payload: f.data, ...rowMeta(input, { asOf: f.meta.asOf }) }]),
+          // Ids are valid inside one response only: a token's graph is replaced whole.
+          into(valueDrivers, n.drivers, wholeSet(valueDrivers, scope, true)),
+          into(valueDriverEdges, n.edges, wholeSet(valueDriverEdges, scope, true)),
+          into(tokenFunctions, n.functions, wholeSet(tokenFunctions, scope, true)),
+        ],
+      };
+    },
   },
 });
 
 /** Refused (401/402/403): the bundle says so, and keeps what an earlier fetch stored. */
-function refusedByUpstream(ctx: JobContext, slug: string, status: string, err: ProblemError): Outcome {
+function refusedByUpstream(input: Stamp, slug: string, status: string, err: ProblemError): Outcome {
   const refusal = { status, missingScope: err.scope ?? null, problemCode: err.code ?? null };
-  const row = { tokenSlug: slug, missingScope: refusal.missingScope, problemCode: refusal.problemCode, ...rowMeta(ctx, { status }) };
+  const row = { tokenSlug: slug, missingScope: refusal.missingScope, problemCode: refusal.problemCode, ...rowMeta(input, { status }) };
   return {
     status,
     freshness: null,

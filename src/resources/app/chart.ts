@@ -4,11 +4,11 @@ import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
 import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/sets.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/table.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { defineJob, into } from '../../engine/types.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
@@ -24,10 +24,10 @@ export const chartPayload = z.object({
  * with the value (`<value>/<column>`); otherwise it labels the row and is not stored (the
  * body is archived). A series cell that is not a number is counted in `cells`.
  */
-export function readChartPoints(ctx: JobContext, slug: string, chartKey: string, data: z.infer<typeof chartData>, asOf: Date | null) {
+export function readChartPoints(input: Stamp, slug: string, chartKey: string, data: z.infer<typeof chartData>, asOf: Date | null) {
   const xi = timeColumnIndex(data.columns, data.x);
   const xColumn = data.columns[xi]!;
-  const meta = rowMeta(ctx, { asOf, freshness: typeof data.freshness === 'string' ? data.freshness : null });
+  const meta = rowMeta(input, { asOf, freshness: typeof data.freshness === 'string' ? data.freshness : null });
   const cells = new CellTally();
   const textual = new Set(data.columns.flatMap((col, i) => (i !== xi && (declaredNotNumeric(col) || textCells(data.rows, col, i) !== null) ? [i] : [])));
   const xs = data.rows.map((row) => xText(cellOf(row, xColumn, xi)));
@@ -67,16 +67,19 @@ export const appChartJob = defineJob({
   resource: (p) => `token/${p.slug}/chart/${p.chartKey}`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) }),
-  schema: chartData,
-  read(ctx, p, f) {
-    const { points, cells, labels, dimensions } = readChartPoints(ctx, p.slug, p.chartKey, f.data, f.meta.asOf);
-    return {
-      status: 'ok',
-      details: labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null,
-      cells,
-      // The chart's rows are all its points: one it no longer has is closed.
-      writes: [into(chartPoints, points, wholeSet(chartPoints, { tokenSlug: p.slug, chartKey: p.chartKey }, true))],
-    };
+  one: {
+    request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) }),
+    schema: chartData,
+    read(input, f) {
+      const p = input.payload;
+      const { points, cells, labels, dimensions } = readChartPoints(input, p.slug, p.chartKey, f.data, f.meta.asOf);
+      return {
+        status: 'ok',
+        details: labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null,
+        cells,
+        // The chart's rows are all its points: one it no longer has is closed.
+        writes: [into(chartPoints, points, wholeSet(chartPoints, { tokenSlug: p.slug, chartKey: p.chartKey }, true))],
+      };
+    },
   },
 });

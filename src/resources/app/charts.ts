@@ -8,8 +8,7 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { chartPoints, charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
-import { keptMembers, wholeSet } from '../../engine/sets.ts';
+import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into } from '../../engine/types.ts';
@@ -38,43 +37,48 @@ export const appChartsJob = defineJob({
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async unchanged(ctx, p) {
-    // The catalog is as before, but a chart whose last fetch failed must still be healed:
-    // plan every known chart again; each skips itself when its own marker matches. The
-    // stored rows are not a whole catalog (they keep charts it stopped listing).
-    return { items: storedCharts(p.slug, await ctx.known.appCharts(p.slug)) };
+  // The catalog is as before, but a chart whose last fetch failed must still be healed:
+  // plan every known chart again; each skips itself when its own marker matches. The
+  // stored rows are not a whole catalog (they keep charts it stopped listing).
+  unchanged: {
+    knows: (p) => ({ appCharts: p.slug }),
+    plan: (input) => ({ items: storedCharts(input.payload.slug, input.known.appCharts ?? []) }),
   },
-  async handle(ctx, p) {
-    const f = await fetchList(ctx, { route: 'app.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
-    const list = f.items;
-    const items = list ?? [];
-    const entries = items.map(readCatalogItem);
-    const valid = entries.filter((e): e is CatalogEntry => e !== null);
-    const invalidItems = entries.length - valid.length;
-    const rows = valid.map((e) => ({
-      tokenSlug: p.slug,
-      chartKey: e.key,
-      title: e.title,
-      section: e.section,
-      rowCount: e.rowCount,
-      dataPath: documentedPath('app.chart', { slug: p.slug, chartKey: e.key }),
-      payload: e.raw,
-      ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
-    }));
-    const listed: ChartItem[] = valid.map((e) => ({ slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker }));
-    const whole = list !== undefined && invalidItems === 0;
-    return {
-      status: invalidItems ? 'partial' : 'ok',
-      asOf: f.meta.asOf,
-      hash: f.sha256,
-      details: { charts: valid.length, invalidItems },
-      // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
-      writes: [
-        into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, whole), fromEach: items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : [])) }),
-        into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, whole, valid.map((e) => ({ chartKey: e.key })))),
-      ],
-      // A catalog read whole plans every chart that exists: one it leaves out is gone.
-      listed: { items: listed, ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
-    };
+  way: {
+    asks: (input) => [{ route: 'app.charts', params: { slug: input.payload.slug }, list: { listOf: (d) => readList(d) } }],
+    read(input, [got]) {
+      const p = input.payload;
+      const f = got!.list!;
+      const list = f.items;
+      const items = list ?? [];
+      const entries = items.map(readCatalogItem);
+      const valid = entries.filter((e): e is CatalogEntry => e !== null);
+      const invalidItems = entries.length - valid.length;
+      const rows = valid.map((e) => ({
+        tokenSlug: p.slug,
+        chartKey: e.key,
+        title: e.title,
+        section: e.section,
+        rowCount: e.rowCount,
+        dataPath: documentedPath('app.chart', { slug: p.slug, chartKey: e.key }),
+        payload: e.raw,
+        ...rowMeta(input, { asOf: f.meta.asOf, freshness: e.freshness }),
+      }));
+      const listed: ChartItem[] = valid.map((e) => ({ slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker }));
+      const whole = list !== undefined && invalidItems === 0;
+      return {
+        status: invalidItems ? 'partial' : 'ok',
+        asOf: f.meta.asOf,
+        hash: f.sha256,
+        details: { charts: valid.length, invalidItems },
+        // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
+        writes: [
+          into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, whole), fromEach: items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : [])) }),
+          into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, whole, valid.map((e) => ({ chartKey: e.key })))),
+        ],
+        // A catalog read whole plans every chart that exists: one it leaves out is gone.
+        listed: { items: listed, ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
+      };
+    },
   },
 });

@@ -6,22 +6,19 @@
 // `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
 // stream for certain is refused (its body kept `invalid`), and the streams are then fetched
 // one by one, the job's declared alternative: the default stream, then each key the token is
-// known to have.
+// known to have (the warehouse's, handed in; when it has none yet, the snapshot's `streams[]`,
+// else the screener row's, asked upstream).
 // The form that worked is remembered per token, so later syncs go straight to it.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory } from '../../schema/warehouse/app.ts';
-import { ProblemError } from '../../lib/errors.ts';
 import { rowMeta } from '../../engine/rows.ts';
-import { fetchData } from '../../engine/fetch.ts';
-import { fetchSince, nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } from '../../engine/incremental.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
-import { wholeSet } from '../../engine/sets.ts';
+import { nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } from '../../engine/incremental.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into, refused, type JobContext, type Outcome, type Refusal } from '../../engine/types.ts';
-import type { ResourceStateRow } from '../../store/books/resource-state.ts';
+import { defineJob, into, refused, type Ask, type Got, type Outcome, type ReadInput, type Refusal, type Way } from '../../engine/types.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
@@ -64,6 +61,114 @@ interface Gathered {
   notes: Record<string, unknown>;
 }
 
+type HistoryPayload = z.infer<typeof tokenPayload>;
+
+/** Pure: the history's cursor as last kept, and the day this fetch starts from (null: whole). */
+function cursorOf(input: ReadInput<HistoryPayload>): { prev: HistoryDetails; from: string | null } {
+  const prev = (input.state?.details ?? {}) as HistoryDetails;
+  return { prev, from: startDay(INCREMENTAL, prev, input.settings, input.now()) };
+}
+
+/** One history request, of one stream (null: the default) or `all`, from `from` (null: whole). */
+function historyAsk(slug: string, stream: string | null, from: string | null): Ask {
+  return { route: 'app.history', params: { slug }, query: stream === null ? {} : { stream }, since: { incremental: INCREMENTAL, from } };
+}
+
+/** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
+const allAtOnce: Way<HistoryPayload> = {
+  asks: (input) => [historyAsk(input.payload.slug, 'all', cursorOf(input).from)],
+  read(input, [got]) {
+    const { fetched, incremental } = got!;
+    const slug = input.payload.slug;
+    const read = readHistory(slug, fetched!.data, { stream: 'all', known: input.known.streamKeys ?? new Set() });
+    if (read.ambiguous !== null || read.form === null) return refused(read.ambiguous ?? 'no MetricHistory');
+    return outcomeOf(input, { parts: [{ rows: read.rows, from: fetched!.response, whole: incremental ? null : { tokenSlug: slug } }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched!.meta.asOf, hashes: [fetched!.response.sha256], notes: {} });
+  },
+};
+
+/** The streams the default stream's response names, read once per response. */
+const defaultStreams = new WeakMap<Got, { streams: string[]; ambiguous: string | null }>();
+
+/**
+ * Stream by stream: the default (which names its own key), then every other key the token is
+ * known to have. A key fetched before continues from the overlap; a new one is fetched whole.
+ */
+const streamByStream: Way<HistoryPayload> = {
+  asks: (input) => [historyAsk(input.payload.slug, null, null)],
+  more(input, got) {
+    const slug = input.payload.slug;
+    const history = got.filter((g) => g.ask.route === 'app.history');
+    if (history.length > 1) return [];
+    const first = history[0]!;
+    let own = defaultStreams.get(first);
+    if (!own) {
+      const read = readHistory(slug, first.fetched!.data, { stream: null, known: input.known.streamKeys ?? new Set() });
+      own = { streams: read.streams, ambiguous: read.ambiguous };
+      defaultStreams.set(first, own);
+    }
+    // The read refuses it: nothing more to ask.
+    if (own.ambiguous !== null) return [];
+    const keys = keysOf(input, got);
+    if (keys === 'ask snapshot') return [{ route: 'app.token', params: { slug }, schema: snapshot, answers: { any: true } }];
+    if (keys === 'ask screener') return [{ route: 'app.screener', schema: z.array(z.unknown()), list: {} }];
+    const { prev, from } = cursorOf(input);
+    const before = new Set(prev.form === 'per-stream' ? (prev.streams ?? []) : []);
+    return [...keys]
+      .sort()
+      .filter((k) => !own.streams.includes(k))
+      // A key the snapshot lists but the history does not have: nothing to mirror.
+      .map((k) => ({ ...historyAsk(slug, k, before.has(k) ? from : null), answers: { codes: ['stream_not_found'] } }));
+  },
+  read(input, got) {
+    const slug = input.payload.slug;
+    const known = keysOf(input, got);
+    const streamKeys = typeof known === 'string' ? new Set<string>() : known;
+    const cells = new CellTally();
+    const g: Gathered = { parts: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: input.refusal !== undefined ? { refusedAll: input.refusal } : {} };
+    const missing: string[] = [];
+    for (const h of got.filter((x) => x.ask.route === 'app.history')) {
+      const stream = (h.ask.query?.stream as string | undefined) ?? null;
+      if (stream !== null && g.streams.includes(stream)) continue;
+      if (h.problem) {
+        missing.push(stream!);
+        continue;
+      }
+      const { fetched, incremental } = h;
+      const read = readHistory(slug, fetched!.data, { stream, known: streamKeys }, cells);
+      if (read.ambiguous !== null) return refused(`stream ${stream ?? '(default)'}: ${read.ambiguous}`);
+      const own = read.streams.length === 1 ? read.streams[0]! : stream;
+      g.parts.push({ rows: read.rows, from: fetched!.response, whole: incremental || own === null ? null : { tokenSlug: slug, stream: own } });
+      g.incremental ||= incremental;
+      for (const s of read.streams) if (!g.streams.includes(s)) g.streams.push(s);
+      if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;
+      if (fetched!.meta.asOf && (!g.asOf || fetched!.meta.asOf > g.asOf)) g.asOf = fetched!.meta.asOf;
+      g.hashes.push(fetched!.response.sha256);
+    }
+    if (missing.length > 0) g.notes.streamsWithoutHistory = missing;
+    return outcomeOf(input, g);
+  },
+};
+
+/**
+ * Pure: the token's stream keys: the warehouse's (handed in), else the snapshot's `streams[]`
+ * asked upstream, else the screener row's; or which of those to ask next.
+ */
+function keysOf(input: ReadInput<HistoryPayload>, got: readonly Got[]): Set<string> | 'ask snapshot' | 'ask screener' {
+  const stored = input.known.streamKeys ?? new Set<string>();
+  if (stored.size > 0) return stored;
+  const keysIn = (streams: unknown) => (Array.isArray(streams) ? streams.map((s) => (isRecord(s) ? readText(s.key) : null)).filter((k): k is string => !!k) : []);
+  const snap = got.find((g) => g.ask.route === 'app.token');
+  if (!snap) return 'ask snapshot';
+  const fromSnapshot = snap.fetched ? keysIn((snap.fetched.data as z.infer<typeof snapshot>).streams) : [];
+  if (fromSnapshot.length > 0) return new Set(fromSnapshot);
+  const screener = got.find((g) => g.ask.route === 'app.screener');
+  if (!screener) return 'ask screener';
+  const row = (screener.list?.items ?? []).map((r) => readScreenerRow(r)).find((r) => r?.slug === slug(input));
+  return new Set(row ? keysIn(row.raw.streams) : []);
+}
+
+const slug = (input: ReadInput<HistoryPayload>) => input.payload.slug;
+
 export const appHistoryJob = defineJob({
   name: 'app.history',
   route: 'app.history',
@@ -75,120 +180,32 @@ export const appHistoryJob = defineJob({
   resource: (p) => `token/${p.slug}/history`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async handle(ctx, p, state) {
-    const prev = previousOf(state);
-    // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.
-    if (prev.form === 'per-stream' && !wholeFetchDue(INCREMENTAL, prev, ctx.settings, ctx.now())) return perStream(ctx, p.slug, state, {});
-    const known = await knownStreams(ctx, p.slug);
-    // Refused (on reading, or rows that contradict each other when written): the alternative.
-    return outcomeOf(ctx, prev, await gatherAll(ctx, p.slug, startDay(INCREMENTAL, prev, ctx.settings, ctx.now()), known));
-  },
+  // The stream keys the warehouse knows for the token: its snapshot's streams and its screener row's.
+  knows: (p) => ({ streamKeys: p.slug }),
+  way: allAtOnce,
   // `stream=all` not understood: stream by stream.
-  alternative: (ctx, p, state, refusal) => perStream(ctx, p.slug, state, { refusedAll: refusal }),
+  alternative: streamByStream,
+  // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.
+  startsWithAlternative: (input) => {
+    const { prev } = cursorOf(input);
+    return prev.form === 'per-stream' && !wholeFetchDue(INCREMENTAL, prev, input.settings, input.now());
+  },
 });
 
-const previousOf = (state: ResourceStateRow | undefined) => (state?.details ?? {}) as HistoryDetails;
-
-async function perStream(ctx: JobContext, slug: string, state: ResourceStateRow | undefined, notes: Record<string, unknown>): Promise<Outcome | Refusal> {
-  const prev = previousOf(state);
-  const known = await knownStreams(ctx, slug);
-  return outcomeOf(ctx, prev, await gatherPerStream(ctx, slug, prev, startDay(INCREMENTAL, prev, ctx.settings, ctx.now()), known, notes));
-}
-
-/** The outcome of what was gathered, either way, or the refusal of what could not be. */
-function outcomeOf(ctx: JobContext, prev: HistoryDetails, g: Gathered | Refusal): Outcome | Refusal {
-  if ('refused' in g) return g;
+/** The outcome of what was gathered, either way. */
+function outcomeOf(input: ReadInput<HistoryPayload>, g: Gathered): Outcome | Refusal {
+  const { prev } = cursorOf(input);
   const details: HistoryDetails & Record<string, unknown> = {
-    ...nextCursor(prev, g.lastTs, g.incremental, ctx.now()),
+    ...nextCursor(prev, g.lastTs, g.incremental, input.now()),
     incremental: g.incremental,
     form: g.mode,
     streams: g.streams,
     ...g.notes,
   };
-  const meta = rowMeta(ctx, { asOf: g.asOf });
+  const meta = rowMeta(input, { asOf: g.asOf });
   // In place: a token's history is tens of thousands of rows, and a copy of each costs
   // memory the sync does not need (docs/performance.md, "One hidden class per history row").
   const stamp = (rows: HistoryRow[]) => rows.map((r) => Object.assign(r, { runId: meta.runId, asOf: r.asOf ?? g.asOf }));
   const hash = g.hashes.length === 1 ? g.hashes[0]! : createHash('sha256').update(g.hashes.join('\n')).digest('hex');
   return { status: 'ok', asOf: g.asOf, hash, details, cells: g.cells, writes: g.parts.map((p) => into(metricHistory, stamp(p.rows), { from: p.from, ...(p.whole ? wholeSet(metricHistory, p.whole, true) : {}) })) };
 }
-
-/** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
-async function gatherAll(ctx: JobContext, slug: string, from: string | null, known: ReadonlySet<string>): Promise<Gathered | Refusal> {
-  const { fetched, incremental } = await fetchHistory(ctx, slug, 'all', from);
-  const read = readHistory(slug, fetched.data, { stream: 'all', known });
-  if (read.ambiguous !== null || read.form === null) return refused(read.ambiguous ?? 'no MetricHistory');
-  return { parts: [{ rows: read.rows, from: fetched.response, whole: incremental ? null : { tokenSlug: slug } }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched.meta.asOf, hashes: [fetched.response.sha256], notes: {} };
-}
-
-/**
- * Stream by stream: the default (which names its own key), then every other key the token is
- * known to have. A key fetched before continues from the overlap; a new one is fetched whole.
- */
-async function gatherPerStream(ctx: JobContext, slug: string, prev: HistoryDetails, from: string | null, known: Set<string>, notes: Record<string, unknown>): Promise<Gathered | Refusal> {
-  const cells = new CellTally();
-  const g: Gathered = { parts: [], cells, lastTs: null, streams: [], mode: 'per-stream', incremental: false, asOf: null, hashes: [], notes: { ...notes } };
-  const before = new Set(prev.form === 'per-stream' ? (prev.streams ?? []) : []);
-  /** One stream read into `g`; a stream that cannot be read for certain refuses the job. */
-  const take = async (stream: string | null): Promise<Refusal | null> => {
-    const since = stream !== null && before.has(stream) ? from : null;
-    const { fetched, incremental } = await fetchHistory(ctx, slug, stream, since);
-    const read = readHistory(slug, fetched.data, { stream, known }, cells);
-    if (read.ambiguous !== null) return refused(`stream ${stream ?? '(default)'}: ${read.ambiguous}`);
-    const own = read.streams.length === 1 ? read.streams[0]! : stream;
-    g.parts.push({ rows: read.rows, from: fetched.response, whole: incremental || own === null ? null : { tokenSlug: slug, stream: own } });
-    g.incremental ||= incremental;
-    for (const s of read.streams) if (!g.streams.includes(s)) g.streams.push(s);
-    if (read.lastTs && (!g.lastTs || read.lastTs > g.lastTs)) g.lastTs = read.lastTs;
-    if (fetched.meta.asOf && (!g.asOf || fetched.meta.asOf > g.asOf)) g.asOf = fetched.meta.asOf;
-    g.hashes.push(fetched.response.sha256);
-    return null;
-  };
-  const first = await take(null);
-  if (first) return first;
-  if (known.size === 0) for (const k of await upstreamStreamKeys(ctx, slug)) known.add(k);
-  const missing: string[] = [];
-  for (const key of [...known].sort()) {
-    if (g.streams.includes(key)) continue;
-    try {
-      const refusal = await take(key);
-      if (refusal) return refusal;
-    } catch (err) {
-      // A key the snapshot lists but the history does not have: nothing to mirror.
-      if (!(err instanceof ProblemError && err.code === 'stream_not_found')) throw err;
-      missing.push(key);
-    }
-  }
-  if (missing.length > 0) g.notes.streamsWithoutHistory = missing;
-  return g;
-}
-
-/** One history request, of one stream (null: the default) or `all`, from `from` (null: whole). */
-function fetchHistory(ctx: JobContext, slug: string, stream: string | null, from: string | null) {
-  return fetchSince(ctx, INCREMENTAL, { route: 'app.history', params: { slug }, query: stream === null ? {} : { stream } }, z.unknown(), from);
-}
-
-/** Stream keys the warehouse knows for a token: its snapshot's streams and its screener row's. */
-function knownStreams(ctx: JobContext, slug: string): Promise<Set<string>> {
-  return ctx.known.streamKeys(slug);
-}
-
-/**
- * The token's stream keys asked upstream, when the warehouse has none yet (this job ran before
- * the snapshot's and the screener's): the snapshot's `streams[]`, else the screener row's.
- */
-async function upstreamStreamKeys(ctx: JobContext, slug: string): Promise<string[]> {
-  const keysOf = (streams: unknown) => (Array.isArray(streams) ? streams.map((s) => (isRecord(s) ? readText(s.key) : null)).filter((k): k is string => !!k) : []);
-  try {
-    const f = await fetchData(ctx, { route: 'app.token', params: { slug } }, snapshot);
-    const keys = keysOf(f.data.streams);
-    if (keys.length > 0) return keys;
-  } catch (err) {
-    if (!(err instanceof ProblemError)) throw err;
-  }
-  const list = await fetchList(ctx, { route: 'app.screener' }, z.array(z.unknown()));
-  const row = (list.items ?? []).map((r) => readScreenerRow(r)).find((r) => r?.slug === slug);
-  return row ? keysOf(row.raw.streams) : [];
-}
-
-

@@ -2,11 +2,11 @@
 import { z } from 'zod';
 import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
 import { metrics } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into } from '../../engine/types.ts';
 
-export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date | null) => {
+export const normalizeMetrics = (input: Stamp, items: unknown[], asOf: Date | null) => {
   const rows: (typeof metrics.$inferInsert)[] = [];
   let invalidItems = 0;
   for (const item of items) {
@@ -15,7 +15,7 @@ export const normalizeMetrics = (ctx: JobContext, items: unknown[], asOf: Date |
       invalidItems++;
       continue;
     }
-    rows.push({ slug: p.data.slug, unit: p.data.unit ?? null, kind: p.data.kind ?? null, group: p.data.group ?? null, payload: item, ...rowMeta(ctx, { asOf }) });
+    rows.push({ slug: p.data.slug, unit: p.data.unit ?? null, kind: p.data.kind ?? null, group: p.data.group ?? null, payload: item, ...rowMeta(input, { asOf }) });
   }
   return { rows, invalidItems };
 };
@@ -28,13 +28,15 @@ export const appMetricsJob = defineJob({
   group: 'catalog',
   payload: z.object({}),
   resource: () => 'metrics',
-  schema: metricCatalog,
-  read(ctx, _p, f) {
-    const { rows, invalidItems } = normalizeMetrics(ctx, f.data, f.meta.asOf);
-    return {
-      status: invalidItems ? 'partial' : 'ok',
-      details: invalidItems ? { invalidItems } : null,
-      writes: [into(metrics, rows, wholeSet(metrics, {}, invalidItems === 0))],
-    };
+  one: {
+    schema: metricCatalog,
+    read(input, f) {
+      const { rows, invalidItems } = normalizeMetrics(input, f.data, f.meta.asOf);
+      return {
+        status: invalidItems ? 'partial' : 'ok',
+        details: invalidItems ? { invalidItems } : null,
+        writes: [into(metrics, rows, wholeSet(metrics, {}, invalidItems === 0))],
+      };
+    },
   },
 });

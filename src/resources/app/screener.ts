@@ -4,11 +4,10 @@ import { z } from 'zod';
 import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
-import { rowMeta, verdictCounts } from '../../engine/rows.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
-import { wholeSet } from '../../engine/sets.ts';
+import { rowMeta, verdictCounts, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../../engine/metric-cells.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { defineJob, into } from '../../engine/types.ts';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
 
@@ -45,7 +44,7 @@ export function screenerValues(r: ScreenerRead) {
   };
 }
 
-export function metricValueRows(ctx: JobContext, slug: string, surface: 'screener' | 'snapshot', cells: MetricCell[]): (typeof metricValues.$inferInsert)[] {
+export function metricValueRows(input: Stamp, slug: string, surface: 'screener' | 'snapshot', cells: MetricCell[]): (typeof metricValues.$inferInsert)[] {
   return cells.map((c) => ({
     tokenSlug: slug,
     surface,
@@ -56,7 +55,7 @@ export function metricValueRows(ctx: JobContext, slug: string, surface: 'screene
     kind: c.kind,
     reason: c.reason,
     payload: c.payload,
-    ...rowMeta(ctx, { asOf: c.asOf, freshness: c.freshness, status: c.status }),
+    ...rowMeta(input, { asOf: c.asOf, freshness: c.freshness, status: c.status }),
   }));
 }
 
@@ -68,35 +67,39 @@ export const appScreenerJob = defineJob({
   plannedBy: 'app.tokens',
   payload: z.object({}),
   resource: () => 'screener',
-  async handle(ctx) {
-    const f = await fetchList(ctx, { route: 'app.screener' }, z.array(z.unknown()));
-    const catalog = await ctx.known.metricCatalog();
-    const reads = (f.items ?? []).map((raw) => readScreenerRow(raw, catalog));
-    const valid = reads.filter((r): r is ScreenerRead => r !== null);
-    const invalidItems = reads.length - valid.length;
-    const latest = valid.map((r) => {
-      const bad = r.cells.some((c) => c.status === 'invalid');
+  knows: () => ({ metricCatalog: true }),
+  way: {
+    asks: () => [{ route: 'app.screener', schema: z.array(z.unknown()), list: {} }],
+    read(input, [got]) {
+      const f = got!.list!;
+      const catalog = input.known.metricCatalog;
+      const reads = (f.items ?? []).map((raw) => readScreenerRow(raw, catalog));
+      const valid = reads.filter((r): r is ScreenerRead => r !== null);
+      const invalidItems = reads.length - valid.length;
+      const latest = valid.map((r) => {
+        const bad = r.cells.some((c) => c.status === 'invalid');
+        return {
+          tokenSlug: r.slug,
+          ...screenerValues(r),
+          payload: r.raw,
+          ...rowMeta(input, { asOf: f.meta.asOf, freshness: readText(r.raw.freshness) ?? null, status: bad ? 'invalid' : 'ok' }),
+        };
+      });
+      const cells = valid.flatMap((r) => metricValueRows(input, r.slug, 'screener', r.cells));
+      const freshness = verdictCounts(latest.map((r) => r.freshness));
       return {
-        tokenSlug: r.slug,
-        ...screenerValues(r),
-        payload: r.raw,
-        ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: readText(r.raw.freshness) ?? null, status: bad ? 'invalid' : 'ok' }),
+        status: invalidItems ? 'partial' : 'ok',
+        asOf: f.meta.asOf,
+        hash: f.sha256,
+        details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}) } : null,
+        cells: tallyCells(valid.flatMap((r) => r.cells)),
+        writes: [
+          // A screener whose every row names its token states the screener's membership: a
+          // token no longer in it leaves, with its cells (a row that cannot be read could be anyone's).
+          into(screenerRows, latest, { ...wholeSet(screenerRows, {}, invalidItems === 0), fromEach: valid.map((r) => f.pageOf(r.raw)) }),
+          into(metricValues, cells, { ...wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0), fromEach: valid.flatMap((r) => r.cells.map(() => f.pageOf(r.raw))) }),
+        ],
       };
-    });
-    const cells = valid.flatMap((r) => metricValueRows(ctx, r.slug, 'screener', r.cells));
-    const freshness = verdictCounts(latest.map((r) => r.freshness));
-    return {
-      status: invalidItems ? 'partial' : 'ok',
-      asOf: f.meta.asOf,
-      hash: f.sha256,
-      details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}) } : null,
-      cells: tallyCells(valid.flatMap((r) => r.cells)),
-      writes: [
-        // A screener whose every row names its token states the screener's membership: a
-        // token no longer in it leaves, with its cells (a row that cannot be read could be anyone's).
-        into(screenerRows, latest, { ...wholeSet(screenerRows, {}, invalidItems === 0), fromEach: valid.map((r) => f.pageOf(r.raw)) }),
-        into(metricValues, cells, { ...wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0), fromEach: valid.flatMap((r) => r.cells.map(() => f.pageOf(r.raw))) }),
-      ],
-    };
+    },
   },
 });

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { snapshot, type TokenItem } from '../../schema/upstream/app.ts';
 import { isRecord, readText, readTime, versionMarker } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenStreams } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { fetchData } from '../../engine/fetch.ts';
-import { wholeSet } from '../../engine/sets.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../../engine/metric-cells.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { defineJob, into } from '../../engine/types.ts';
 import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
@@ -25,7 +24,7 @@ export function tokenRoute(coverage?: keyof NonNullable<TokenItem['coverage']>) 
 const SNAPSHOT_CELL_ROOTS = ['row', 'combinedRevenue', 'fundamentals', 'streams'] as const;
 
 /** Pure: the snapshot's rows. */
-export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null, catalog: MetricCatalog = new Map()) {
+export function normalizeSnapshot(input: Stamp, slug: string, data: z.infer<typeof snapshot>, raw: Record<string, unknown>, metaAsOf: Date | null, catalog: MetricCatalog = new Map()) {
   const cells = enrichFromCatalog(collectMetricCells(raw, SNAPSHOT_CELL_ROOTS), catalog);
   // The data's own time: the snapshot's `asOf` if it has one, else the envelope's. When
   // upstream generated it (often hours later) is another clock, kept apart.
@@ -46,7 +45,7 @@ export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<t
     sections: data.sections ?? null,
     generatedAt,
     payload: raw,
-    ...rowMeta(ctx, { asOf, freshness, status: bad ? 'invalid' : 'ok' }),
+    ...rowMeta(input, { asOf, freshness, status: bad ? 'invalid' : 'ok' }),
   };
   const streams = (data.streams ?? []).map((s) => {
     const v = fieldValue(s.annualizedRevenue);
@@ -57,10 +56,10 @@ export function normalizeSnapshot(ctx: JobContext, slug: string, data: z.infer<t
       mixPercentLabel: s.mixPercentLabel ?? null,
       annualizedRevenue: v.value,
       payload: s,
-      ...rowMeta(ctx, { asOf, freshness, status: v.valid ? 'ok' : 'invalid' }),
+      ...rowMeta(input, { asOf, freshness, status: v.valid ? 'ok' : 'invalid' }),
     };
   });
-  return { row, streams, cells: metricValueRows(ctx, slug, 'snapshot', cells), cellsRead: cells };
+  return { row, streams, cells: metricValueRows(input, slug, 'snapshot', cells), cellsRead: cells };
 }
 
 export const appSnapshotJob = defineJob({
@@ -74,24 +73,30 @@ export const appSnapshotJob = defineJob({
   resource: (p) => `token/${p.slug}/snapshot`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  async handle(ctx, p) {
-    const f = await fetchData(ctx, { route: 'app.token', params: { slug: p.slug } }, snapshot);
-    const raw = isRecord(f.body.data) ? f.body.data : {};
-    const n = normalizeSnapshot(ctx, p.slug, f.data, raw, f.meta.asOf, await ctx.known.metricCatalog());
-    return {
-      status: 'ok',
-      asOf: n.row.asOf,
-      hash: f.response.sha256,
-      // The newest generatedAt: the row keeps the one that came with its values (a volatile column).
-      details: { freshness: readText(f.data.freshness?.status) ?? null, generatedAt: n.row.generatedAt?.toISOString() ?? null },
-      cells: tallyCells(n.cellsRead),
-      writes: [
-        into(tokenSnapshots, [n.row]),
-        // Streams close only when the snapshot carries its `streams` array, and the
-        // snapshot's cells only when it carries every part they are read from (absent is not empty).
-        into(tokenStreams, n.streams, wholeSet(tokenStreams, { tokenSlug: p.slug }, Array.isArray(raw.streams))),
-        into(metricValues, n.cells, wholeSet(metricValues, { tokenSlug: p.slug, surface: 'snapshot' }, SNAPSHOT_CELL_ROOTS.every((k) => raw[k] !== undefined && raw[k] !== null))),
-      ],
-    };
+  // Units and kinds for cells that came without them.
+  knows: () => ({ metricCatalog: true }),
+  one: {
+    request: (p) => ({ params: { slug: p.slug } }),
+    schema: snapshot,
+    read(input, f) {
+      const p = input.payload;
+      const raw = isRecord(f.body.data) ? f.body.data : {};
+      const n = normalizeSnapshot(input, p.slug, f.data, raw, f.meta.asOf, input.known.metricCatalog);
+      return {
+        status: 'ok',
+        asOf: n.row.asOf,
+        hash: f.response.sha256,
+        // The newest generatedAt: the row keeps the one that came with its values (a volatile column).
+        details: { freshness: readText(f.data.freshness?.status) ?? null, generatedAt: n.row.generatedAt?.toISOString() ?? null },
+        cells: tallyCells(n.cellsRead),
+        writes: [
+          into(tokenSnapshots, [n.row]),
+          // Streams close only when the snapshot carries its `streams` array, and the
+          // snapshot's cells only when it carries every part they are read from (absent is not empty).
+          into(tokenStreams, n.streams, wholeSet(tokenStreams, { tokenSlug: p.slug }, Array.isArray(raw.streams))),
+          into(metricValues, n.cells, wholeSet(metricValues, { tokenSlug: p.slug, surface: 'snapshot' }, SNAPSHOT_CELL_ROOTS.every((k) => raw[k] !== undefined && raw[k] !== null))),
+        ],
+      };
+    },
   },
 });

@@ -9,11 +9,10 @@ import type { TokenItem } from '../../schema/upstream/app.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { withoutVolatile } from '../../schema/warehouse/columns.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { readTokenList, slugOf } from '../../engine/lists.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { defineJob, into, type JobContext, type TableWrite } from '../../engine/types.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into, type TableWrite } from '../../engine/types.ts';
 import { appBundleJob } from './bundle.ts';
 
 /**
@@ -24,7 +23,7 @@ export function tokenEntryMarker(item: TokenItem): string | null {
   return stableMarker(withoutVolatile(item.freshness));
 }
 
-function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | null): typeof tokens.$inferInsert {
+function tokenRow(input: Stamp, item: TokenItem, raw: unknown, asOf: Date | null): typeof tokens.$inferInsert {
   const c = item.coverage ?? {};
   return {
     slug: item.slug,
@@ -39,7 +38,7 @@ function tokenRow(ctx: JobContext, item: TokenItem, raw: unknown, asOf: Date | n
     coverageBacktests: c.backtests ?? false,
     delistedAt: null,
     payload: raw,
-    ...rowMeta(ctx, { asOf, freshness: tokenEntryMarker(item) }),
+    ...rowMeta(input, { asOf, freshness: tokenEntryMarker(item) }),
   };
 }
 
@@ -54,36 +53,40 @@ export const appTokensJob = defineJob({
   // A 304 stands for the rows last written only while bundles are skipped as they were then.
   sameAsBefore: (state, _p, settings) => isRecord(state.details) && state.details.bundlesSkipped === !settings.appBundles,
   // The list as last stored (its items as sent): planned from when this one is not read.
-  async unchanged(ctx) {
-    return { items: readTokenList(await ctx.known.appTokenItems(), undefined).items.map((i) => i.item) };
+  unchanged: {
+    knows: () => ({ appTokenItems: true }),
+    plan: (input) => ({ items: readTokenList(input.known.appTokenItems ?? [], undefined).items.map((i) => i.item) }),
   },
-  async handle(ctx) {
-    const f = await fetchList(ctx, { route: 'app.tokens' }, z.array(z.unknown()), undefined, { keyOf: slugOf });
-    const list = readTokenList(f.items ?? [], f.count);
-    const rows = list.items.map(({ item, raw }) => tokenRow(ctx, item, raw, f.meta.asOf));
-    const status = list.complete ? 'ok' : 'partial';
-    const writes: TableWrite<any>[] = [
-      // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
-    ];
-    // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
-    // states say so too: an `ok` left there would let the next run with a key skip them as
-    // unchanged, and the rows would stay `skipped`.
-    const skipBundles = !ctx.settings.appBundles && rows.length > 0;
-    if (skipBundles) {
-      const skipped = rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(ctx, { status: 'skipped' }) }));
-      // No request was sent for them: no body carried these rows.
-      writes.push(into(researchBundles, skipped, { keep: ['summary', 'payload', 'asOf', 'freshness', 'missingScope', 'problemCode'], from: null }));
-    }
-    return {
-      status,
-      asOf: f.meta.asOf,
-      hash: f.sha256,
-      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !ctx.settings.appBundles },
-      writes,
-      ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
-      // A whole list plans every token route that exists: one it leaves out is gone.
-      listed: { items: list.items.map((i) => i.item), ...(list.complete ? { wholeUnder: 'token/' } : {}) },
-    };
+  way: {
+    asks: () => [{ route: 'app.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],
+    read(input, [got]) {
+      const f = got!.list!;
+      const list = readTokenList(f.items ?? [], f.count);
+      const rows = list.items.map(({ item, raw }) => tokenRow(input, item, raw, f.meta.asOf));
+      const status = list.complete ? 'ok' : 'partial';
+      const writes: TableWrite<any>[] = [
+        // A whole list delists the tokens it no longer lists (a failed or partial one never does).
+        into(tokens, rows, { ...wholeSet(tokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) }),
+      ];
+      // No key: bundles are recorded as skipped, keeping whatever an earlier key fetched. Their
+      // states say so too: an `ok` left there would let the next run with a key skip them as
+      // unchanged, and the rows would stay `skipped`.
+      const skipBundles = !input.settings.appBundles && rows.length > 0;
+      if (skipBundles) {
+        const skipped = rows.map((r) => ({ tokenSlug: r.slug, ...rowMeta(input, { status: 'skipped' }) }));
+        // No request was sent for them: no body carried these rows.
+        writes.push(into(researchBundles, skipped, { keep: ['summary', 'payload', 'asOf', 'freshness', 'missingScope', 'problemCode'], from: null }));
+      }
+      return {
+        status,
+        asOf: f.meta.asOf,
+        hash: f.sha256,
+        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !input.settings.appBundles },
+        writes,
+        ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
+        // A whole list plans every token route that exists: one it leaves out is gone.
+        listed: { items: list.items.map((i) => i.item), ...(list.complete ? { wholeUnder: 'token/' } : {}) },
+      };
+    },
   },
 });

@@ -12,10 +12,10 @@ import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../../engine/rows.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into } from '../../engine/types.ts';
 import { chartMarker, chartTimeframePlan, type GatewayChartItem } from './charts.ts';
 
 export const chartPayload = z.object({
@@ -86,9 +86,9 @@ export function seriesKeys(config: GatewayChartItemIn['config'], rows: readonly 
 }
 
 /** Pure: the chart timeframe's rows for the warehouse. */
-export function readChart(ctx: JobContext, p: { slug: string; chartKey: string; timeframe: string }, data: GatewayChartItemIn, raw: Record<string, unknown>, asOf: Date | null) {
+export function readChart(input: Stamp, p: { slug: string; chartKey: string; timeframe: string }, data: GatewayChartItemIn, raw: Record<string, unknown>, asOf: Date | null) {
   const series = seriesKeys(data.config, data.data);
-  const meta = rowMeta(ctx, { asOf });
+  const meta = rowMeta(input, { asOf });
   const points: (typeof gatewayChartPoints.$inferInsert)[] = [];
   const cells = new CellTally();
   let badRows = 0;
@@ -155,25 +155,29 @@ export const gatewayChartJob = defineJob({
   // Unchanged only while it stands for the same configured timeframes (else its details
   // would say the wrong thing about what it replaces).
   sameAsBefore: (state, p) => sameRequest(state.details, timeframeRecord(p)),
-  request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) }),
-  schema: gatewayChartItem,
-  read(ctx, p, f) {
-    const record = timeframeRecord(p);
-    if (record.substituted) {
-      ctx.logger.info({ chartKey: p.chartKey, requested: record.substitutedFor, mirrored: p.timeframe }, 'chart does not list the configured timeframe; mirrored the longest it lists instead');
-    }
-    const r = readChart(ctx, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
-    return {
-      status: 'ok',
-      details: { ...record, ...r.details },
-      cells: r.cells,
-      writes: [
-        into(gatewayChartTimeframes, [r.timeframe]),
-        // The timeframe's `data` is all its points from its first on: one it no longer has is closed.
-        into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true, r.points)),
-        // After the points: a series neither declared nor in any timeframe's points any more is closed.
-        into(gatewayChartSeries, r.seriesRows, wholeSet(gatewayChartSeries, { tokenSlug: p.slug, chartKey: p.chartKey }, Array.isArray(f.data.config?.series))),
-      ],
-    };
+  one: {
+    request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) }),
+    schema: gatewayChartItem,
+    read(input, f) {
+      const p = input.payload;
+      const record = timeframeRecord(p);
+      const notes = record.substituted
+        ? [{ level: 'info' as const, msg: 'chart does not list the configured timeframe; mirrored the longest it lists instead', fields: { chartKey: p.chartKey, requested: record.substitutedFor, mirrored: p.timeframe } }]
+        : [];
+      const r = readChart(input, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
+      return {
+        status: 'ok',
+        details: { ...record, ...r.details },
+        cells: r.cells,
+        notes,
+        writes: [
+          into(gatewayChartTimeframes, [r.timeframe]),
+          // The timeframe's `data` is all its points from its first on: one it no longer has is closed.
+          into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true, r.points)),
+          // After the points: a series neither declared nor in any timeframe's points any more is closed.
+          into(gatewayChartSeries, r.seriesRows, wholeSet(gatewayChartSeries, { tokenSlug: p.slug, chartKey: p.chartKey }, Array.isArray(f.data.config?.series))),
+        ],
+      };
+    },
   },
 });

@@ -14,11 +14,10 @@ import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTime
 import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import type { StoredGatewayChart } from '../../store/read/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
-import { keptMembers, wholeSet } from '../../engine/sets.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
 import { documentedPath } from '../../engine/paths.ts';
-import { defineJob, into, type JobContext, type TableWrite, type Unchanged } from '../../engine/types.ts';
+import { defineJob, into, type ReadInput, type TableWrite, type Unchanged } from '../../engine/types.ts';
 import { slugPayload } from './page.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
@@ -86,15 +85,15 @@ export function mirrorRefresh(rows: readonly StoredGatewayChart[], configured: r
  * The chart jobs of the catalog as its last fetch stored it (charts it no longer listed keep
  * their rows, from older runs): a chart whose last fetch failed still heals.
  */
-async function whenUnchanged(ctx: JobContext, slug: string): Promise<Unchanged> {
-  const rows = await ctx.known.gatewayCharts(slug);
+function whenUnchanged<P extends { slug: string }>(input: ReadInput<P>): Unchanged {
+  const rows = input.known.gatewayCharts ?? [];
   const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
   const listed = rows.filter((r) => r.runId === last?.runId);
   const items = listed.flatMap((r): GatewayChartItem[] => {
     const e = readGatewayCatalogItem(r.payload);
-    return e ? [{ slug, entry: { ...e, timeframes: r.timeframes }, catalogAsOf: r.asOf }] : [];
+    return e ? [{ slug: input.payload.slug, entry: { ...e, timeframes: r.timeframes }, catalogAsOf: r.asOf }] : [];
   });
-  return { items, writes: mirrorRefresh(listed, ctx.settings.gatewayChartTimeframes, ctx.runId) };
+  return { items, writes: mirrorRefresh(listed, input.settings.gatewayChartTimeframes, input.runId) };
 }
 
 /**
@@ -137,33 +136,37 @@ export const gatewayChartsJob = defineJob({
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  unchanged: (ctx, p) => whenUnchanged(ctx, p.slug),
-  async handle(ctx, p) {
-    const f = await fetchList(ctx, { route: 'gateway.charts', params: { slug: p.slug } }, z.unknown(), (d) => readList(d));
-    const listed = f.items;
-    const items = listed ?? [];
-    const entries = items.map(readGatewayCatalogItem);
-    const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
-    const invalidItems = entries.length - valid.length;
-    const rows = valid.map((e) => ({
-      tokenSlug: p.slug,
-      chartKey: e.key,
-      title: e.title,
-      timeframes: e.timeframes,
-      ...mirrorColumns(e, ctx.settings.gatewayChartTimeframes),
-      dataPath: documentedPath('gateway.chart', { slug: p.slug, chartKey: e.key }),
-      payload: e.raw,
-      ...rowMeta(ctx, { asOf: f.meta.asOf, freshness: e.freshness }),
-    }));
-    const whole = listed !== undefined && invalidItems === 0;
-    return {
-      status: invalidItems ? 'partial' : 'ok',
-      asOf: f.meta.asOf,
-      hash: f.sha256,
-      details: { charts: valid.length, invalidItems },
-      writes: catalogWrites(p.slug, rows, valid, whole, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
-      // A catalog read whole plans every chart that exists: one it leaves out is gone.
-      listed: { items: valid.map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
-    };
+  unchanged: { knows: (p) => ({ gatewayCharts: p.slug }), plan: whenUnchanged },
+  way: {
+    asks: (input) => [{ route: 'gateway.charts', params: { slug: input.payload.slug }, list: { listOf: (d) => readList(d) } }],
+    read(input, [got]) {
+      const p = input.payload;
+      const f = got!.list!;
+      const listed = f.items;
+      const items = listed ?? [];
+      const entries = items.map(readGatewayCatalogItem);
+      const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
+      const invalidItems = entries.length - valid.length;
+      const rows = valid.map((e) => ({
+        tokenSlug: p.slug,
+        chartKey: e.key,
+        title: e.title,
+        timeframes: e.timeframes,
+        ...mirrorColumns(e, input.settings.gatewayChartTimeframes),
+        dataPath: documentedPath('gateway.chart', { slug: p.slug, chartKey: e.key }),
+        payload: e.raw,
+        ...rowMeta(input, { asOf: f.meta.asOf, freshness: e.freshness }),
+      }));
+      const whole = listed !== undefined && invalidItems === 0;
+      return {
+        status: invalidItems ? 'partial' : 'ok',
+        asOf: f.meta.asOf,
+        hash: f.sha256,
+        details: { charts: valid.length, invalidItems },
+        writes: catalogWrites(p.slug, rows, valid, whole, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
+        // A catalog read whole plans every chart that exists: one it leaves out is gone.
+        listed: { items: valid.map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
+      };
+    },
   },
 });

@@ -13,10 +13,10 @@ import { GATEWAY_PERIODS } from '../../lib/variables.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../../engine/rows.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into } from '../../engine/types.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
@@ -34,13 +34,13 @@ export interface TrendRead {
 }
 
 /** Pure: TrendData in long format (token, period, series, time). */
-export function readTrend(ctx: JobContext, slug: string, period: string, data: GatewayTrendIn, asOf: Date | null): TrendRead {
+export function readTrend(input: Stamp, slug: string, period: string, data: GatewayTrendIn, asOf: Date | null): TrendRead {
   const out: TrendRead = { points: [], series: [], lastTs: null, badTimes: 0, misaligned: 0, invalidValues: 0, cells: new CellTally() };
   const times = data.times.map(readTime);
   out.badTimes = times.filter((t) => t === null).length;
   for (let i = 0; i < out.badTimes; i++) out.cells.badTime();
   for (const t of times) if (t && (!out.lastTs || t > out.lastTs)) out.lastTs = t;
-  const meta = rowMeta(ctx, { asOf });
+  const meta = rowMeta(input, { asOf });
   for (const s of data.series) {
     out.series.push(s.key);
     if (s.values.length !== times.length) {
@@ -73,21 +73,24 @@ export const gatewayHistoryJob = defineJob({
   token: (p) => p.slug,
   marker: (p) => p.marker,
   rowsFromBodyAlone: true,
-  request: (p) => ({ params: { slug: p.slug }, query: { period: p.period } }),
-  schema: gatewayTrend,
-  read(ctx, p, f) {
-    // Nothing to write, and nothing to delete: earlier points stay.
-    if (f.data === null) return { status: 'not_materialized', rowCount: 0, details: { period: p.period, materialized: false } };
-    const read = readTrend(ctx, p.slug, p.period, f.data, f.meta.asOf);
-    const details = {
-      period: p.period,
-      materialized: true,
-      series: read.series,
-      lastTs: read.lastTs?.toISOString() ?? null,
-      badTimes: read.badTimes,
-      misaligned: read.misaligned,
-      invalidValues: read.invalidValues,
-    };
-    return { status: 'ok', details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
+  one: {
+    request: (p) => ({ params: { slug: p.slug }, query: { period: p.period } }),
+    schema: gatewayTrend,
+    read(input, f) {
+      const p = input.payload;
+      // Nothing to write, and nothing to delete: earlier points stay.
+      if (f.data === null) return { status: 'not_materialized', rowCount: 0, details: { period: p.period, materialized: false } };
+      const read = readTrend(input, p.slug, p.period, f.data, f.meta.asOf);
+      const details = {
+        period: p.period,
+        materialized: true,
+        series: read.series,
+        lastTs: read.lastTs?.toISOString() ?? null,
+        badTimes: read.badTimes,
+        misaligned: read.misaligned,
+        invalidValues: read.invalidValues,
+      };
+      return { status: 'ok', details, cells: read.cells, writes: [into(gatewayTrendPoints, read.points, wholeSet(gatewayTrendPoints, { tokenSlug: p.slug, period: p.period }, true, read.points))] };
+    },
   },
 });

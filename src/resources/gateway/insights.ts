@@ -4,15 +4,14 @@
 import { gatewayInsight } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import type { gatewayScreenerInsights } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import type { JobContext } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 
 type InsightInsert = typeof gatewayScreenerInsights.$inferInsert;
 
-export function normalizeInsight(ctx: JobContext, raw: unknown, asOf: Date | null): InsightInsert {
+export function normalizeInsight(input: Stamp, raw: unknown, asOf: Date | null): InsightInsert {
   const p = gatewayInsight.safeParse(isRecord(raw) ? raw : null);
-  if (!p.success) return { id: contentKey(raw), payload: raw, ...rowMeta(ctx, { asOf, status: 'invalid' }) };
+  if (!p.success) return { id: contentKey(raw), payload: raw, ...rowMeta(input, { asOf, status: 'invalid' }) };
   const d = p.data;
   const dec = decimalReader();
   return {
@@ -25,12 +24,12 @@ export function normalizeInsight(ctx: JobContext, raw: unknown, asOf: Date | nul
     generatedAt: readTime(d.generatedAt),
    
     payload: raw,
-    ...rowMeta(ctx, { asOf, status: rowStatus(dec) }),
+    ...rowMeta(input, { asOf, status: rowStatus(dec) }),
   };
 }
 
 /** The insights of a screener body; `present` says whether the body had the array at all. */
-export function normalizeInsights(ctx: JobContext, insights: unknown, asOf: Date | null): { present: boolean; rows: InsightInsert[] } {
+export function normalizeInsights(input: Stamp, insights: unknown, asOf: Date | null): { present: boolean; rows: InsightInsert[] } {
   if (!Array.isArray(insights)) return { present: false, rows: [] };
-  return { present: true, rows: insights.map((raw) => normalizeInsight(ctx, raw, asOf)) };
+  return { present: true, rows: insights.map((raw) => normalizeInsight(input, raw, asOf)) };
 }

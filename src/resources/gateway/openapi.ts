@@ -8,9 +8,8 @@ import { z } from 'zod';
 import { openapiDocument } from '../../schema/upstream/gateway.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { contractChanges } from '../../schema/warehouse/sync.ts';
-import { invalid } from '../../engine/fetch.ts';
 import { documentedPath } from '../../engine/paths.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { defineJob, into } from '../../engine/types.ts';
 
 /** What is kept of a document to compare the next one with: a hash per path and per top-level section. */
 export interface ContractFingerprint {
@@ -56,14 +55,14 @@ export function diffContract(prev: ContractFingerprint, next: ContractFingerprin
 
 const contractFingerprint = z.object({ version: z.string().nullable(), paths: z.record(z.string(), z.string()), sections: z.record(z.string(), z.string()) });
 
-/** The previous copy: its fingerprint from the state's details, else from the archived body with the state's hash. */
-async function previousFingerprint(ctx: JobContext, path: string, details: unknown, hash: string | null): Promise<ContractFingerprint | null> {
+/** The previous copy: its fingerprint from the state's details, else from the archived body (`knows`). Pure. */
+function previousFingerprint(details: unknown, archived: unknown): ContractFingerprint | null {
   const kept = contractFingerprint.safeParse(isRecord(details) ? details.fingerprint : undefined);
   if (kept.success) return kept.data;
-  if (!hash) return null;
-  const body = await ctx.known.archivedBody('gateway', path, hash);
-  return isRecord(body) ? fingerprint(body) : null;
+  return isRecord(archived) ? fingerprint(archived) : null;
 }
+
+const PATH = documentedPath('gateway.openapi', {});
 
 export const gatewayOpenapiJob = defineJob({
   name: 'gateway.openapi',
@@ -73,37 +72,41 @@ export const gatewayOpenapiJob = defineJob({
   plannedBy: 'gateway.tokens',
   payload: z.object({}),
   resource: () => 'openapi',
-  async handle(ctx, _p, state) {
-    const response = await ctx.upstream.get({ route: 'gateway.openapi', runId: ctx.runId });
-    const doc = openapiDocument.safeParse(response.body);
-    if (!doc.success || !isRecord(response.body)) throw invalid(ctx, 'gateway.openapi', response, 'not an OpenAPI document with `paths`');
-    const path = documentedPath('gateway.openapi', {});
-    const next = fingerprint(response.body);
-    const prevHash = state?.hash ?? null;
-    const differs = prevHash !== null && prevHash !== response.sha256;
-    const prev = differs ? await previousFingerprint(ctx, path, state?.details, prevHash) : null;
-    const diff = differs ? diffContract(prev ?? { version: null, paths: {}, sections: {} }, next) : null;
-    if (diff) {
-      ctx.logger.warn({ path, previousVersion: prev?.version ?? null, version: next.version, added: diff.added, removed: diff.removed, changed: diff.changed, sections: diff.sections }, 'gateway contract changed');
-    }
-    const change = diff && {
-      runId: ctx.runId,
-      source: 'gateway',
-      path,
-      detectedAt: ctx.now(),
-      previousSha256: prevHash,
-      sha256: response.sha256,
-      addedPaths: diff.added,
-      removedPaths: diff.removed,
-      details: { previousVersion: prev?.version ?? null, version: next.version, changedPaths: diff.changed, changedSections: diff.sections, previousKnown: prev !== null },
-    };
-    return {
-      status: 'ok',
-      ...(diff ? { reported: 'changed' } : {}),
-      hash: response.sha256,
-      freshness: next.version,
-      details: { fingerprint: next, paths: Object.keys(next.paths).length },
-      writes: change ? [into(contractChanges, [change])] : [],
-    };
+  // The previous copy's body, where its state kept no fingerprint of it.
+  knows: (_p, state) => (state?.hash && !contractFingerprint.safeParse(isRecord(state.details) ? state.details.fingerprint : undefined).success ? { archivedBody: { source: 'gateway', path: PATH, sha256: state.hash } } : {}),
+  way: {
+    asks: () => [{ route: 'gateway.openapi', document: true, schema: openapiDocument }],
+    read(input, [got]) {
+      const response = got!.response!;
+      const path = PATH;
+      const next = fingerprint(response.body as Record<string, unknown>);
+      const prevHash = input.state?.hash ?? null;
+      const differs = prevHash !== null && prevHash !== response.sha256;
+      const prev = differs ? previousFingerprint(input.state?.details, input.known.archivedBody) : null;
+      const diff = differs ? diffContract(prev ?? { version: null, paths: {}, sections: {} }, next) : null;
+      const notes = diff
+        ? [{ level: 'warn' as const, msg: 'gateway contract changed', fields: { path, previousVersion: prev?.version ?? null, version: next.version, added: diff.added, removed: diff.removed, changed: diff.changed, sections: diff.sections } }]
+        : [];
+      const change = diff && {
+        runId: input.runId,
+        source: 'gateway',
+        path,
+        detectedAt: input.now(),
+        previousSha256: prevHash,
+        sha256: response.sha256,
+        addedPaths: diff.added,
+        removedPaths: diff.removed,
+        details: { previousVersion: prev?.version ?? null, version: next.version, changedPaths: diff.changed, changedSections: diff.sections, previousKnown: prev !== null },
+      };
+      return {
+        status: 'ok',
+        ...(diff ? { reported: 'changed' } : {}),
+        hash: response.sha256,
+        freshness: next.version,
+        details: { fingerprint: next, paths: Object.keys(next.paths).length },
+        notes,
+        writes: change ? [into(contractChanges, [change])] : [],
+      };
+    },
   },
 });

@@ -7,10 +7,10 @@ import { z } from 'zod';
 import { gatewayPageShell, gatewaySection } from '../../schema/upstream/gateway.ts';
 import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/sets.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into, refused, type JobContext } from '../../engine/types.ts';
+import { defineJob, into, refused } from '../../engine/types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 
@@ -18,7 +18,7 @@ import type { GatewayTokenItem } from './tokens.ts';
 export const slugPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
 
 /** Pure: the page row and its sections. */
-export function normalizePage(ctx: JobContext, slug: string, data: z.infer<typeof gatewayPageShell>, raw: unknown, asOf: Date | null) {
+export function normalizePage(input: Stamp, slug: string, data: z.infer<typeof gatewayPageShell>, raw: unknown, asOf: Date | null) {
   const m: Partial<NonNullable<typeof data.meta>> = data.meta ?? {};
   const c: Partial<NonNullable<typeof data.combinedRevenue>> = data.combinedRevenue ?? {};
   const dec = decimalReader();
@@ -43,7 +43,7 @@ export function normalizePage(ctx: JobContext, slug: string, data: z.infer<typeo
     verification: jsonb(data.verification),
     chartDefs: jsonb(data.chartDefs),
     payload: raw,
-    ...rowMeta(ctx, { asOf }),
+    ...rowMeta(input, { asOf }),
   };
   // A token id that is not an integer stays in the payload only.
   if (m.tokenId !== undefined && m.tokenId !== null && page.tokenId === null) dec.invalid.push('meta.tokenId');
@@ -59,7 +59,7 @@ export function normalizePage(ctx: JobContext, slug: string, data: z.infer<typeo
       state: d?.state ?? null,
       reason: d?.reason ?? null,
       payload: value,
-      ...rowMeta(ctx, { asOf: readTime(d?.asOf), status: s.success ? 'ok' : 'invalid' }),
+      ...rowMeta(input, { asOf: readTime(d?.asOf), status: s.success ? 'ok' : 'invalid' }),
     };
   });
   return { page, sections, invalid: dec.invalid };
@@ -76,23 +76,26 @@ export const gatewayPageJob = defineJob({
   resource: (p) => `token/${p.slug}/page`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  request: (p) => ({ params: { slug: p.slug } }),
-  schema: gatewayPageShell,
-  read(ctx, p, f) {
-    if (f.data.sections === undefined || f.data.sections === null) return refused('the page carries no `sections`: it states none of them');
-    const raw = isRecord(f.body.data) ? f.body.data : {};
-    const n = normalizePage(ctx, p.slug, f.data, raw, f.meta.asOf);
-    const cells = new CellTally();
-    for (let i = 0; i < n.invalid.length; i++) cells.cell(false);
-    return {
-      status: 'ok',
-      details: n.invalid.length ? { invalid: n.invalid } : null,
-      cells,
-      writes: [
-        into(gatewayTokenPages, [n.page]),
-        // Sections belong to the page: one the page no longer has is removed with it.
-        into(gatewayTokenSections, n.sections, wholeSet(gatewayTokenSections, { tokenSlug: p.slug }, true)),
-      ],
-    };
+  one: {
+    request: (p) => ({ params: { slug: p.slug } }),
+    schema: gatewayPageShell,
+    read(input, f) {
+      const p = input.payload;
+      if (f.data.sections === undefined || f.data.sections === null) return refused('the page carries no `sections`: it states none of them');
+      const raw = isRecord(f.body.data) ? f.body.data : {};
+      const n = normalizePage(input, p.slug, f.data, raw, f.meta.asOf);
+      const cells = new CellTally();
+      for (let i = 0; i < n.invalid.length; i++) cells.cell(false);
+      return {
+        status: 'ok',
+        details: n.invalid.length ? { invalid: n.invalid } : null,
+        cells,
+        writes: [
+          into(gatewayTokenPages, [n.page]),
+          // Sections belong to the page: one the page no longer has is removed with it.
+          into(gatewayTokenSections, n.sections, wholeSet(gatewayTokenSections, { tokenSlug: p.slug }, true)),
+        ],
+      };
+    },
   },
 });

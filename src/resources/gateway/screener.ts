@@ -12,11 +12,10 @@ import {
   gatewayScreenerUnmatched,
   gatewayScreenerWindows,
 } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, verdictCounts } from '../../engine/rows.ts';
+import { rowMeta, verdictCounts, type Stamp } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into } from '../../engine/types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 import { normalizeInsights } from './insights.ts';
 import { matchRowToken, type KnownToken } from './match.ts';
@@ -31,11 +30,11 @@ export type ScreenerRowRead =
   | { matched: false; unmatched: UnmatchedInsert };
 
 /** Pure: one screener row, matched to its token, with its windows and streams. */
-export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: readonly KnownToken[], asOf: Date | null): ScreenerRowRead {
+export function normalizeScreenerRow(input: Stamp, raw: unknown, known: readonly KnownToken[], asOf: Date | null): ScreenerRowRead {
   // A JSON number parses as a LosslessNumber object: only a plain object is a row.
   const p = gatewayScreenerRow.safeParse(isRecord(raw) ? raw : null);
   if (!p.success) {
-    return { matched: false, unmatched: { rowKey: contentKey(raw), symbol: null, name: null, reason: 'unreadable', payload: raw, ...rowMeta(ctx, { asOf, status: 'invalid' }) } };
+    return { matched: false, unmatched: { rowKey: contentKey(raw), symbol: null, name: null, reason: 'unreadable', payload: raw, ...rowMeta(input, { asOf, status: 'invalid' }) } };
   }
   const d = p.data;
   const token = d.token && typeof d.token === 'object' ? d.token : null;
@@ -45,7 +44,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
   const match = matchRowToken(d, known);
   if (match.slug === null) {
     const rowKey = match.symbol ? `symbol:${match.symbol}` : contentKey(raw);
-    return { matched: false, unmatched: { rowKey, symbol, name, reason: match.reason, payload: raw, ...rowMeta(ctx, { asOf, freshness }) } };
+    return { matched: false, unmatched: { rowKey, symbol, name, reason: match.reason, payload: raw, ...rowMeta(input, { asOf, freshness }) } };
   }
   const slug = match.slug;
   const dec = decimalReader();
@@ -63,7 +62,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
     fcfMomentum: dec.read(d.fcfMomentum, 'fcfMomentum'),
     dataFreshness: freshness,
     payload: raw,
-    ...rowMeta(ctx, { asOf, freshness }),
+    ...rowMeta(input, { asOf, freshness }),
   };
   row.status = rowStatus(dec);
   const windows = Object.entries(d.windows ?? {}).map(([window, value]): WindowInsert => {
@@ -74,7 +73,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
     const mult = wd.read(cells.mult, 'mult');
     // A null window is "unavailable"; anything else that is not an object is unreadable.
     const status = value !== null && !w.success ? 'invalid' : rowStatus(wd);
-    return { tokenSlug: slug, window, rev, mult, payload: value, ...rowMeta(ctx, { asOf, freshness, status }) };
+    return { tokenSlug: slug, window, rev, mult, payload: value, ...rowMeta(input, { asOf, freshness, status }) };
   });
   const streams: StreamInsert[] = [];
   let unkeyedStreams = 0;
@@ -93,7 +92,7 @@ export function normalizeScreenerRow(ctx: JobContext, raw: unknown, known: reado
       rev: sd.read(cells.rev, 'rev'),
       sharePct: sd.read(cells.sharePct, 'sharePct'),
       payload: s,
-      ...rowMeta(ctx, { asOf, freshness, status: rowStatus(sd) }),
+      ...rowMeta(input, { asOf, freshness, status: rowStatus(sd) }),
     });
   }
   return { matched: true, row, windows, streams, unkeyedStreams, windowsStated: isRecord(d.windows), streamsStated: Array.isArray(d.streams) };
@@ -109,54 +108,60 @@ export const gatewayScreenerJob = defineJob({
   resource: () => 'screener',
   // Rows matched by symbol depend on the token list too: a 304 stands for them only when none was.
   sameAsBefore: (state) => isRecord(state.details) && state.details.matchedBySymbol === 0,
-  async handle(ctx) {
-    const f = await fetchList(ctx, { route: 'gateway.screener' }, z.array(z.unknown()));
-    const known = await ctx.known.gatewayTokens();
-    const reads = (f.items ?? []).map((raw) => normalizeScreenerRow(ctx, raw, known, f.meta.asOf));
-    const matched = reads.filter((r) => r.matched);
-    const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
-    const rows = matched.map((r) => r.row);
-    const insights = normalizeInsights(ctx, f.body.insights, f.meta.asOf);
-    const slugs = rows.map((r) => r.tokenSlug);
-    const duplicates = slugs.filter((s, i) => slugs.indexOf(s) !== i);
-    if (unmatched.length > 0) ctx.logger.warn({ unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })) }, 'screener rows naming no known token kept in gateway.screener_unmatched');
-    const status = unmatched.length > 0 ? 'partial' : 'ok';
-    const details = {
-      rows: rows.length,
-      unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })),
-      matchedBySymbol: rows.filter((r) => r.matchedBy === 'symbol').length,
-      invalidRows: rows.filter((r) => r.status === 'invalid').map((r) => r.tokenSlug),
-      unkeyedStreams: matched.reduce((a, r) => a + r.unkeyedStreams, 0),
-      duplicates,
-      insights: insights.rows.length,
-      insightsPresent: insights.present,
-      freshness: verdictCounts(rows.map((r) => r.dataFreshness)),
-    };
-    const cells = new CellTally();
-    for (const r of rows) cells.cell(r.status !== 'invalid');
-    const whole = unmatched.length === 0 && duplicates.length === 0;
-    const pageOf = (r: { row: { payload?: unknown } }) => f.pageOf(r.row.payload);
-    return {
-      status,
-      asOf: f.meta.asOf,
-      hash: f.sha256,
-      details,
-      cells,
-      writes: [
-        // Membership is stated only when every row names a known token (an unmatched row
-        // could be any token's); windows and streams only when every row carries them.
-        into(gatewayScreenerRows, rows, { ...wholeSet(gatewayScreenerRows, {}, whole), fromEach: matched.map(pageOf) }),
-        into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), {
-          ...wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated)),
-          fromEach: matched.flatMap((r) => r.windows.map(() => pageOf(r))),
-        }),
-        into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), {
-          ...wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0)),
-          fromEach: matched.flatMap((r) => r.streams.map(() => pageOf(r))),
-        }),
-        into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, true), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
-        into(gatewayScreenerInsights, insights.rows),
-      ],
-    };
+  knows: () => ({ gatewayTokens: true }),
+  way: {
+    asks: () => [{ route: 'gateway.screener', schema: z.array(z.unknown()), list: {} }],
+    read(input, [got]) {
+      const f = got!.list!;
+      const known = input.known.gatewayTokens ?? [];
+      const reads = (f.items ?? []).map((raw) => normalizeScreenerRow(input, raw, known, f.meta.asOf));
+      const matched = reads.filter((r) => r.matched);
+      const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
+      const rows = matched.map((r) => r.row);
+      const insights = normalizeInsights(input, f.body.insights, f.meta.asOf);
+      const slugs = rows.map((r) => r.tokenSlug);
+      const duplicates = slugs.filter((s, i) => slugs.indexOf(s) !== i);
+      const notes =
+        unmatched.length > 0 ? [{ level: 'warn' as const, msg: 'screener rows naming no known token kept in gateway.screener_unmatched', fields: { unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })) } }] : [];
+      const status = unmatched.length > 0 ? 'partial' : 'ok';
+      const details = {
+        rows: rows.length,
+        unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })),
+        matchedBySymbol: rows.filter((r) => r.matchedBy === 'symbol').length,
+        invalidRows: rows.filter((r) => r.status === 'invalid').map((r) => r.tokenSlug),
+        unkeyedStreams: matched.reduce((a, r) => a + r.unkeyedStreams, 0),
+        duplicates,
+        insights: insights.rows.length,
+        insightsPresent: insights.present,
+        freshness: verdictCounts(rows.map((r) => r.dataFreshness)),
+      };
+      const cells = new CellTally();
+      for (const r of rows) cells.cell(r.status !== 'invalid');
+      const whole = unmatched.length === 0 && duplicates.length === 0;
+      const pageOf = (r: { row: { payload?: unknown } }) => f.pageOf(r.row.payload);
+      return {
+        status,
+        asOf: f.meta.asOf,
+        hash: f.sha256,
+        details,
+        cells,
+        notes,
+        writes: [
+          // Membership is stated only when every row names a known token (an unmatched row
+          // could be any token's); windows and streams only when every row carries them.
+          into(gatewayScreenerRows, rows, { ...wholeSet(gatewayScreenerRows, {}, whole), fromEach: matched.map(pageOf) }),
+          into(gatewayScreenerWindows, matched.flatMap((r) => r.windows), {
+            ...wholeSet(gatewayScreenerWindows, {}, whole && matched.every((r) => r.windowsStated)),
+            fromEach: matched.flatMap((r) => r.windows.map(() => pageOf(r))),
+          }),
+          into(gatewayScreenerStreams, matched.flatMap((r) => r.streams), {
+            ...wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0)),
+            fromEach: matched.flatMap((r) => r.streams.map(() => pageOf(r))),
+          }),
+          into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, true), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
+          into(gatewayScreenerInsights, insights.rows),
+        ],
+      };
+    },
   },
 });

@@ -11,14 +11,13 @@
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { readTokenList, slugOf, type TokenListRead } from '../../engine/lists.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/sets.ts';
-import { fetchList } from '../../engine/fetch-list.ts';
-import { defineJob, into, type JobContext } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { wholeSet } from '../../engine/stated-set.ts';
+import { defineJob, into } from '../../engine/types.ts';
 import { textOrNull } from './cells.ts';
 
 /** Pure: the catalog's rows (name and href are read from the item as sent). */
-export function gatewayTokenRows(ctx: JobContext, list: TokenListRead, asOf: Date | null): (typeof gatewayTokens.$inferInsert)[] {
+export function gatewayTokenRows(input: Stamp, list: TokenListRead, asOf: Date | null): (typeof gatewayTokens.$inferInsert)[] {
   return list.items.map(({ item, raw }) => {
     const r = raw as Record<string, unknown>;
     return {
@@ -28,7 +27,7 @@ export function gatewayTokenRows(ctx: JobContext, list: TokenListRead, asOf: Dat
       href: textOrNull(r.href),
       delistedAt: null,
       payload: raw,
-      ...rowMeta(ctx, { asOf }),
+      ...rowMeta(input, { asOf }),
     };
   });
 }
@@ -59,24 +58,30 @@ export const gatewayTokensJob = defineJob({
   resource: () => 'tokens',
   // The catalog as last stored, with the marker of the last one read whole: planned from when
   // this one is not read.
-  async unchanged(ctx, _p, state) {
-    const listed = (await ctx.known.gatewayTokens()).filter((t) => !t.delisted).map((t) => t.slug);
-    return { items: gatewayTokenItems(listed, catalogMarker(state?.asOf ?? null)) };
+  unchanged: {
+    knows: () => ({ gatewayTokens: true }),
+    plan(input) {
+      const listed = (input.known.gatewayTokens ?? []).filter((t) => !t.delisted).map((t) => t.slug);
+      return { items: gatewayTokenItems(listed, catalogMarker(input.state?.asOf ?? null)) };
+    },
   },
-  async handle(ctx) {
-    const f = await fetchList(ctx, { route: 'gateway.tokens' }, z.array(z.unknown()), undefined, { keyOf: slugOf });
-    const list = readTokenList(f.items ?? [], f.count);
-    const rows = gatewayTokenRows(ctx, list, f.meta.asOf);
-    const items = gatewayTokenItems(rows.map((r) => r.slug), catalogMarker(f.meta.asOf));
-    return {
-      status: list.complete ? 'ok' : 'partial',
-      asOf: f.meta.asOf,
-      hash: f.sha256,
-      details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length },
-      // A whole list delists the tokens it no longer lists (a failed or partial one never does).
-      writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
-      // A whole list plans every token route that exists: one it leaves out is gone.
-      listed: { items, ...(list.complete ? { wholeUnder: 'token/' } : {}) },
-    };
+  way: {
+    asks: () => [{ route: 'gateway.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],
+    read(input, [got]) {
+      const f = got!.list!;
+      const list = readTokenList(f.items ?? [], f.count);
+      const rows = gatewayTokenRows(input, list, f.meta.asOf);
+      const items = gatewayTokenItems(rows.map((r) => r.slug), catalogMarker(f.meta.asOf));
+      return {
+        status: list.complete ? 'ok' : 'partial',
+        asOf: f.meta.asOf,
+        hash: f.sha256,
+        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length },
+        // A whole list delists the tokens it no longer lists (a failed or partial one never does).
+        writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
+        // A whole list plans every token route that exists: one it leaves out is gone.
+        listed: { items, ...(list.complete ? { wholeUnder: 'token/' } : {}) },
+      };
+    },
   },
 });

@@ -4,7 +4,10 @@
 // and where every table it reads is versioned its as-of form `analytics.<view>_as_of(at)` reads
 // `T_as_of(at)` instead, so both come from one definition (src/store/schema/analytics-sql.ts).
 import { getTableConfig } from 'drizzle-orm/pg-core';
+import { declaredTables, type DeclaredTable } from './declare-table.ts';
 import { VERSIONED } from './history.ts';
+import * as app from './app.ts';
+import * as gateway from './gateway.ts';
 
 export const ANALYTICS_SCHEMA = 'analytics';
 
@@ -80,42 +83,70 @@ const crosswalkValues = CROSSWALK.map(
   (e) => `(${[e.concept, e.appCatalogSlug, e.appHistoryKey, e.appScreenerPath, e.appColumn, e.gatewayField, e.gatewayColumn, e.unit, e.kind, e.analyticsColumn].map(text).join(', ')})`,
 ).join(',\n    ');
 
-/** Every app and gateway table and the resource group (`sync.resource_state.kind`) that fills it. */
-export const TABLE_GROUPS: Readonly<Record<string, { source: 'app' | 'gateway'; groups: readonly string[] }>> = {
-  'app.metrics': { source: 'app', groups: ['catalog'] },
-  'app.tokens': { source: 'app', groups: ['tokens'] },
-  'app.screener_rows': { source: 'app', groups: ['screener'] },
-  'app.screener_daily': { source: 'app', groups: ['screener'] },
-  'app.token_snapshots': { source: 'app', groups: ['snapshot'] },
-  'app.token_snapshots_daily': { source: 'app', groups: ['snapshot'] },
-  'app.metric_values': { source: 'app', groups: ['screener', 'snapshot'] },
-  'app.token_streams': { source: 'app', groups: ['snapshot'] },
-  'app.metric_history': { source: 'app', groups: ['history'] },
-  'app.charts': { source: 'app', groups: ['charts'] },
-  'app.chart_points': { source: 'app', groups: ['chart'] },
-  'app.research_bundles': { source: 'app', groups: ['bundle'] },
-  'app.value_drivers': { source: 'app', groups: ['bundle'] },
-  'app.value_driver_edges': { source: 'app', groups: ['bundle'] },
-  'app.token_functions': { source: 'app', groups: ['bundle'] },
-  'gateway.tokens': { source: 'gateway', groups: ['tokens'] },
-  'gateway.screener_rows': { source: 'gateway', groups: ['screener'] },
-  'gateway.screener_daily': { source: 'gateway', groups: ['screener'] },
-  'gateway.screener_windows': { source: 'gateway', groups: ['screener'] },
-  'gateway.screener_streams': { source: 'gateway', groups: ['screener'] },
-  'gateway.screener_unmatched': { source: 'gateway', groups: ['screener'] },
-  'gateway.screener_insights': { source: 'gateway', groups: ['screener'] },
-  'gateway.token_pages': { source: 'gateway', groups: ['page'] },
-  'gateway.token_sections': { source: 'gateway', groups: ['page'] },
-  'gateway.trend_points': { source: 'gateway', groups: ['history'] },
-  'gateway.charts': { source: 'gateway', groups: ['charts'] },
-  'gateway.chart_timeframes': { source: 'gateway', groups: ['chart'] },
-  'gateway.chart_series': { source: 'gateway', groups: ['chart'] },
-  'gateway.chart_points': { source: 'gateway', groups: ['chart'] },
-};
-
-const tableGroupValues = Object.entries(TABLE_GROUPS)
-  .flatMap(([table, { source, groups }]) => groups.map((g) => `(${text(table)}, ${text(source)}, ${text(g)})`))
-  .join(',\n    ');
+/**
+ * `data_age`, from the tables' declarations (`declaredTables`): the resource group (the
+ * `sync.resource_state.kind`) that fills each table. Pure.
+ */
+export function dataAgeView(tables: readonly DeclaredTable[]): AnalyticsView {
+  const tableGroups = tables
+    .flatMap(({ name, source, groups }) => groups.map((g) => `(${text(name)}, ${text(source)}, ${text(g)})`))
+    .join(',\n    ');
+  return {
+    name: 'data_age',
+    // Per resource group (the `g` part), then repeated for every table the group fills; a group
+    // that fills no app or gateway table (the gateway's OpenAPI document, `contract`) has a
+    // row of its own with table_name null. `tesync status` reads the groups from here.
+    // Upstream's verdict of a resource is read from its change marker, which holds upstream's
+    // freshness as JSON with sorted keys (`{"asOf":...,"status":"stale"}`, a chart's
+    // `{"freshness":"stale","rowCount":...}`) or as a bare word; dates and versions are no
+    // verdict. A list (a screener) has none of its own: its rows' verdicts, counted, are in
+    // `details.freshness` (src/engine/rows.ts verdictCounts).
+    body: `with r as (
+  select source, coalesce(kind, 'other') as "group", status, as_of, details, last_success_at, verified_at,
+    coalesce(substring(freshness from '"(?:status|freshness)":"([A-Za-z_-]+)"'), substring(freshness from '^([A-Za-z_-]+)$')) as verdict
+  from sync.resource_state
+  where active
+), g as (
+  select source, "group",
+    count(*)::int as resources,
+    count(*) filter (where status not in ('ok', 'unchanged', 'not_materialized', 'skipped'))::int as not_ok,
+    max(as_of) as data_as_of,
+    max(case when details->>'lastTs' ~ '^\\d{4}-' then (details->>'lastTs')::timestamptz end) as newest_point_at,
+    max(last_success_at) as last_changed_at,
+    max(verified_at) as last_confirmed_at,
+    min(verified_at) as stalest_confirmed_at,
+    count(*) filter (where verified_at is null)::int as unconfirmed
+  from r
+  group by source, "group"
+), v as (
+  select source, "group", verdict, 1 as n from r where verdict is not null
+  union all
+  select r.source, r."group", e.key, e.value::int
+  from r cross join lateral jsonb_each_text(case when jsonb_typeof(r.details->'freshness') = 'object' then r.details->'freshness' end) e
+  where e.value ~ '^\\d{1,9}$'
+), f as (
+  select source, "group", string_agg(verdict || ' ' || n, ', ' order by verdict) as freshness
+  from (select source, "group", verdict, sum(n)::int as n from v group by 1, 2, 3) c
+  group by source, "group"
+), t (table_name, source, "group") as (
+  values
+    ${tableGroups}
+)
+select t.table_name, coalesce(t.source, g.source) as source, coalesce(t."group", g."group") as "group",
+  coalesce(g.resources, 0) as resources,
+  coalesce(g.not_ok, 0) as not_ok,
+  g.data_as_of,
+  g.newest_point_at,
+  g.last_changed_at,
+  g.last_confirmed_at,
+  g.stalest_confirmed_at,
+  f.freshness,
+  coalesce(g.unconfirmed, 0) as unconfirmed
+from t
+full join g on g.source = t.source and g."group" = t."group"
+left join f on f.source = g.source and f."group" = g."group"`,
+  };
+}
 
 export const ANALYTICS_VIEWS: readonly AnalyticsView[] = [
   {
@@ -182,61 +213,7 @@ from (values
   ) as x(concept, app_catalog_slug, app_history_key, app_screener_path, app_column, gateway_field, gateway_column, unit, kind, analytics_column)
 full join {app.metrics} m on m.slug = x.app_catalog_slug`,
   },
-  {
-    name: 'data_age',
-    // Per resource group (the `g` part), then repeated for every table the group fills; a group
-    // that fills no app or gateway table (the gateway's OpenAPI document, `contract`) has a
-    // row of its own with table_name null. `tesync status` reads the groups from here.
-    // Upstream's verdict of a resource is read from its change marker, which holds upstream's
-    // freshness as JSON with sorted keys (`{"asOf":...,"status":"stale"}`, a chart's
-    // `{"freshness":"stale","rowCount":...}`) or as a bare word; dates and versions are no
-    // verdict. A list (a screener) has none of its own: its rows' verdicts, counted, are in
-    // `details.freshness` (src/engine/rows.ts verdictCounts).
-    body: `with r as (
-  select source, coalesce(kind, 'other') as "group", status, as_of, details, last_success_at, verified_at,
-    coalesce(substring(freshness from '"(?:status|freshness)":"([A-Za-z_-]+)"'), substring(freshness from '^([A-Za-z_-]+)$')) as verdict
-  from sync.resource_state
-  where active
-), g as (
-  select source, "group",
-    count(*)::int as resources,
-    count(*) filter (where status not in ('ok', 'unchanged', 'not_materialized', 'skipped'))::int as not_ok,
-    max(as_of) as data_as_of,
-    max(case when details->>'lastTs' ~ '^\\d{4}-' then (details->>'lastTs')::timestamptz end) as newest_point_at,
-    max(last_success_at) as last_changed_at,
-    max(verified_at) as last_confirmed_at,
-    min(verified_at) as stalest_confirmed_at,
-    count(*) filter (where verified_at is null)::int as unconfirmed
-  from r
-  group by source, "group"
-), v as (
-  select source, "group", verdict, 1 as n from r where verdict is not null
-  union all
-  select r.source, r."group", e.key, e.value::int
-  from r cross join lateral jsonb_each_text(case when jsonb_typeof(r.details->'freshness') = 'object' then r.details->'freshness' end) e
-  where e.value ~ '^\\d{1,9}$'
-), f as (
-  select source, "group", string_agg(verdict || ' ' || n, ', ' order by verdict) as freshness
-  from (select source, "group", verdict, sum(n)::int as n from v group by 1, 2, 3) c
-  group by source, "group"
-), t (table_name, source, "group") as (
-  values
-    ${tableGroupValues}
-)
-select t.table_name, coalesce(t.source, g.source) as source, coalesce(t."group", g."group") as "group",
-  coalesce(g.resources, 0) as resources,
-  coalesce(g.not_ok, 0) as not_ok,
-  g.data_as_of,
-  g.newest_point_at,
-  g.last_changed_at,
-  g.last_confirmed_at,
-  g.stalest_confirmed_at,
-  f.freshness,
-  coalesce(g.unconfirmed, 0) as unconfirmed
-from t
-full join g on g.source = t.source and g."group" = t."group"
-left join f on f.source = g.source and f."group" = g."group"`,
-  },
+  dataAgeView(declaredTables(app, gateway)),
 ];
 
 /** How a view's body names a table it reads: `{app.tokens}`. */

@@ -83,10 +83,10 @@ function shortType(type: string): string {
 /** The columns every `T_history` adds to `T`'s, with their types (src/store/sql/history.sql). */
 const HISTORY_COLUMN_TYPES: Record<string, string> = { known_from: 'timestamptz', known_to: 'timestamptz', closing_raw_response_id: 'bigint' };
 
-/** Declared tables and views of src/schema/warehouse, by `schema.name`. */
-function declared(): Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }> {
+/** Declared tables and views of the declaration modules, by `schema.name`. */
+function declared(modules: readonly Record<string, unknown>[]): Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }> {
   const out = new Map<string, { kind: CatalogRelation['kind']; columns: { name: string; type?: string }[]; table?: PgTable }>();
-  for (const value of Object.values(declarations) as unknown[]) {
+  for (const value of modules.flatMap((m) => Object.values(m))) {
     if (is(value, PgTable)) {
       const { schema, name } = getTableConfig(value);
       const columns = Object.values(getTableColumns(value) as Record<string, PgColumn>).map((c) => ({ name: c.name, type: shortType(c.getSQLType()) }));
@@ -121,10 +121,10 @@ function relationComment(d: RelationDescription): string {
 
 /**
  * Every schema, relation, column and function the descriptions and declarations say exists,
- * with its text. Pure: no database.
+ * with its text. Pure: no database. `modules`: the declaration modules (src/schema/warehouse).
  */
-export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEMAS): WarehouseCatalog {
-  const tables = declared();
+export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEMAS, modules: readonly Record<string, unknown>[] = [declarations]): WarehouseCatalog {
+  const tables = declared(modules);
   const problems: string[] = [];
   const seen = new Set<string>();
   const versioned = new Map(VERSIONED.map((t) => [qualified(getTableConfig(t).schema ?? 'public', getTableConfig(t).name), t]));

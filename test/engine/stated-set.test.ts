@@ -1,8 +1,11 @@
-// The set declarations and the mass-removal rule, without IO.
+// The sets declared with their tables, the write options they give, and the mass-removal rule, without IO.
 import { describe, expect, it } from 'vitest';
-import { SETS, declarationOf, keptMembers, wholeSet } from '../../src/engine/sets.ts';
+import { keptMembers, setRuleOf, wholeSet } from '../../src/engine/stated-set.ts';
+import { declaredSets } from '../../src/schema/warehouse/declare-table.ts';
 import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../../src/engine/removals.ts';
+import * as app from '../../src/schema/warehouse/app.ts';
 import { chartPoints, metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
+import * as gateway from '../../src/schema/warehouse/gateway.ts';
 import { gatewayChartPoints, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
 import { SET_FROM, SET_KEEPS } from '../../src/store/write/set-removal.ts';
@@ -10,7 +13,8 @@ import { keyProps } from '../../src/schema/warehouse/table-rules.ts';
 
 describe('declared sets', () => {
   it('every scope names key columns of its table, and leaves one to tell members apart', () => {
-    for (const d of SETS) {
+    expect(declaredSets(app, gateway).length).toBeGreaterThan(0);
+    for (const d of declaredSets(app, gateway)) {
       const key = keyProps(d.table);
       for (const c of d.scope) expect(key, c).toContain(c);
       expect(key.length).toBeGreaterThan(d.scope.length);
@@ -23,7 +27,7 @@ describe('declared sets', () => {
   });
 
   it('only versioned tables lose rows: a closed row keeps its version', () => {
-    for (const d of SETS) expect(VERSIONED).toContain(d.table);
+    for (const d of declaredSets(app, gateway)) expect(VERSIONED).toContain(d.table);
   });
 
   it('a write replaces only when the response stated the set (absent is not empty)', () => {
@@ -31,7 +35,7 @@ describe('declared sets', () => {
     expect(wholeSet(tokens, {}, false)).toEqual({});
     expect(wholeSet(metricHistory, { tokenSlug: 'a', stream: 'fees' }, true)).toEqual({ replace: { tokenSlug: 'a', stream: 'fees' } });
     expect(() => wholeSet(chartPoints, { tokenSlug: 'a' }, true)).toThrow(/no set is declared/);
-    expect(declarationOf(chartPoints, { chartKey: 'c', tokenSlug: 'a' })?.scope).toEqual(['tokenSlug', 'chartKey']);
+    expect(setRuleOf(chartPoints, { chartKey: 'c', tokenSlug: 'a' })?.scope).toEqual(['tokenSlug', 'chartKey']);
   });
 
   it('a sliding window states its set from its first time on; an empty one states nothing', () => {

@@ -1,0 +1,64 @@
+// A resource's way taken (types.ts `Way`): the engine sends what the way asks, one request after
+// another on the job's budget, validates each response, reads every page of a list, asks again
+// whole when upstream refuses a date filter, and hands what came back to the way's pure read.
+// The read's refusal comes back as a value; only what the edge cannot read (a body that is no
+// envelope, a list whose pages disagree) is refused here, as before, by the fetch itself.
+import { z } from 'zod';
+import { ProblemError } from '../lib/errors.ts';
+import { fetchData, invalid } from './fetch.ts';
+import { fetchList } from './fetch-list.ts';
+import { fetchSince } from './incremental.ts';
+import type { Ask, Got, JobContext, Outcome, ReadInput, Refusal, Way } from './types.ts';
+
+/** Asks of one way at most: a way that keeps asking is refused, never followed for ever. */
+export const MAX_ASKS = 200;
+
+export async function takeWay<P>(ctx: JobContext, way: Way<P>, input: ReadInput<P>): Promise<Outcome | Refusal> {
+  const got: Got[] = [];
+  let asks = way.asks(input);
+  while (asks.length > 0) {
+    for (const ask of asks) {
+      if (got.length >= MAX_ASKS) return { refused: `the way asked more than ${MAX_ASKS} requests` };
+      got.push(await send(ctx, ask));
+    }
+    asks = way.more?.(input, got) ?? [];
+  }
+  return way.read(input, got);
+}
+
+/** One Ask sent and validated; a problem the Ask declares an answer is handed on as data. */
+async function send(ctx: JobContext, ask: Ask): Promise<Got> {
+  try {
+    return await fetchAsk(ctx, ask);
+  } catch (err) {
+    if (err instanceof ProblemError && isAnswer(ask, err)) return { ask, problem: err, incremental: false };
+    throw err;
+  }
+}
+
+function isAnswer(ask: Ask, err: ProblemError): boolean {
+  const a = ask.answers;
+  if (!a) return false;
+  return a.any === true || (a.statuses?.includes(err.status) ?? false) || (err.code !== undefined && (a.codes?.includes(err.code) ?? false));
+}
+
+async function fetchAsk(ctx: JobContext, ask: Ask): Promise<Got> {
+  const schema = ask.schema ?? z.unknown();
+  const req = { route: ask.route, ...(ask.params ? { params: ask.params } : {}), ...(ask.query ? { query: ask.query } : {}) };
+  if (ask.document) {
+    const response = await ctx.upstream.get({ ...req, ...(ask.link ? { link: ask.link } : {}), runId: ctx.runId });
+    ctx.ledger.received({ route: ask.route, response });
+    const parsed = schema.safeParse(response.body);
+    if (!parsed.success) throw invalid(ctx, ask.route, response, `not the document its route serves: ${parsed.error.issues[0]?.message ?? 'unreadable'}`);
+    return { ask, response, incremental: false };
+  }
+  if (ask.list) {
+    const { listOf, ...options } = ask.list;
+    return { ask, list: await fetchList(ctx, req, schema, listOf, options), incremental: false };
+  }
+  if (ask.since) {
+    const { fetched, incremental } = await fetchSince(ctx, ask.since.incremental, req, schema, ask.since.from);
+    return { ask, fetched, incremental };
+  }
+  return { ask, fetched: await fetchData(ctx, { ...req, ...(ask.link ? { link: ask.link } : {}) }, schema), incremental: false };
+}
