@@ -81,7 +81,7 @@ export function upward(all: readonly Arrow[]): Arrow[] {
  * Resource files that reach the warehouse or the upstream: a runtime import of drizzle-orm, of
  * the store, or of the engine's modules that do IO (fetching, the lifecycle, the warehouse's
  * answers); a reach for the warehouse, `known` or the upstream through a context. A resource
- * declares what it asks and what it needs to know; the engine does the IO (engine/way.ts,
+ * declares what it asks and what it needs to know; the engine does the IO (engine/reader.ts,
  * engine/knowledge.ts) and hands it data.
  */
 export function resourceQueries(): string[] {

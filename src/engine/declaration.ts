@@ -1,7 +1,7 @@
 // What a resource declares of how it is read (dlt's `rest_api` resources): the requests it asks
-// as data (`Ask`), what it needs to know of the warehouse (`KnownAsk`), and its `Way`, whose
+// as data (`Ask`), what it needs to know of the warehouse (`KnownAsk`), and its `Reader`, whose
 // read is pure: what it is handed (`ReadInput`) and what came back (`Got`) to an Outcome or a
-// refusal. The engine sends, validates and asks the warehouse (way.ts, knowledge.ts).
+// refusal. The engine sends, validates and asks the warehouse (reader.ts, knowledge.ts).
 import type { z } from 'zod';
 import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import type { StoredAppChart, StoredGatewayChart, StoredGatewayToken } from '../store/read/known.ts';
@@ -69,12 +69,12 @@ export interface ReadInput<P = unknown> {
   runId: string;
   /** The run's clock, for cursors and records that say when (never known time). */
   now(): Date;
-  /** Set on the alternative way: why the first was refused (absent when it was taken at once). */
+  /** Set on the alternative reader: why the first was refused (absent when it was taken at once). */
   refusal?: string;
 }
 
 /**
- * One request a way asks the engine to send, as data. The engine sends it on the job's rate
+ * One request a reader asks the engine to send, as data. The engine sends it on the job's rate
  * budget, validates the response's `data` with `schema` (an envelope unless `document`), reads
  * every page of a `list`, asks from `since` (a filter upstream refuses is asked again whole),
  * and hands the read what came back (`Got`).
@@ -117,7 +117,7 @@ export interface Got<D = any> {
  * it asks (`asks`), more asked from what came back (`more`: the engine reads pages itself), and
  * `read`, the responses to rows or a refusal, a value, all the way to commit.
  */
-export interface Way<P = unknown> {
+export interface Reader<P = unknown> {
   asks(input: ReadInput<P>): Ask[];
   more?(input: ReadInput<P>, got: readonly Got[]): Ask[];
   read(input: ReadInput<P>, got: readonly Got[]): Outcome | Refusal;
@@ -173,8 +173,8 @@ export interface OneResponse<P, S extends z.ZodType> {
   read(input: ReadInput<P>, fetched: Fetched<z.output<S>>): Outcome | Refusal;
 }
 
-/** The Way of a job read from one response of `route`. */
-export function oneResponse<P, S extends z.ZodType>(route: RouteName, one: OneResponse<P, S>): Way<P> {
+/** The Reader of a job read from one response of `route`. */
+export function oneResponse<P, S extends z.ZodType>(route: RouteName, one: OneResponse<P, S>): Reader<P> {
   return {
     asks: (input) => [{ route, ...one.request?.(input.payload), schema: one.schema }],
     read(input, got) {

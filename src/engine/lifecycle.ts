@@ -219,7 +219,7 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  * The outcome's rows and the resource's state, in one transaction. A tally that shows the
  * response was not understood, or rows that contradict each other, were refused before this
  * (reading.ts). A write that would remove more than a fifth of a set is confirmed first (the
- * way taken once more, fetching again at once).
+ * reader run once more, fetching again at once).
  */
 async function commitOutcome(
   ctx: JobContext,
@@ -293,7 +293,7 @@ async function commitOutcome(
 
 /**
  * The mass-removal check (removals.ts): when the outcome would remove more than a fifth of a
- * set (three or more), the way is taken again at once; when that second answer removes exactly
+ * set (three or more), the reader is run again at once; when that second answer removes exactly
  * the same members it is written. When it disagrees, a third read decides: the answer two of
  * the three agree on is written (the third's rows), the outvoted one's bodies kept `invalid`.
  * When all three disagree, every body is kept `invalid` and nothing is written.

@@ -117,6 +117,6 @@ export interface Refusal {
   refused: string;
 }
 
-/** Constructs a Refusal (`Way.read`). */
+/** Constructs a Refusal (`Reader.read`). */
 export const refused = (reason: string): Refusal => ({ refused: reason });
 

@@ -1,6 +1,6 @@
-// One job's reading of its resource: its way taken (way.ts), the rows prepared for writing, and
-// once what that way read is refused as not understood, on reading or on preparing, its
-// declared alternative, which then stays the way (a confirming read takes it again). A
+// One job's reading of its resource: its reader run (reader.ts), the rows prepared for writing,
+// and once what that reader read is refused as not understood, on reading or on preparing, its
+// declared alternative, which then stays the reader (a confirming read runs it again). A
 // refusal is a value from the read to here; its bodies are kept `invalid` where it is made.
 import type { NotUnderstoodError } from '../lib/errors.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/write/upsert.ts';
@@ -8,7 +8,7 @@ import { serverClock } from '../store/write/known-time.ts';
 import { sameBodyAsWritten } from './change.ts';
 import { linkToBodies } from './provenance.ts';
 import { refuse } from './understood.ts';
-import { takeWay } from './way.ts';
+import { runReader } from './reader.ts';
 import type { JobContext, JobDefinition, Outcome, ReadInput, Source, TableWrite } from './types.ts';
 
 export interface Prepared {
@@ -43,11 +43,11 @@ export class Reading {
     this.onAlternative = job.alternative !== undefined && (job.startsWithAlternative?.(input) ?? false);
   }
 
-  /** Reads and prepares with the way taken; a refusal on the first way turns to the alternative, once. */
+  /** Reads and prepares with the reader taken; a refusal on the first reader turns to the alternative, once. */
   async next(): Promise<Read | Refused> {
     for (;;) {
-      const way = this.onAlternative ? this.job.alternative! : this.job.way;
-      const read = await takeWay(this.ctx, way, this.refusal === undefined ? this.input : { ...this.input, refusal: this.refusal });
+      const reader = this.onAlternative ? this.job.alternative! : this.job.reader;
+      const read = await runReader(this.ctx, reader, this.refusal === undefined ? this.input : { ...this.input, refusal: this.refusal });
       const receivedAt = await serverClock(this.ctx.warehouse.db);
       const result = 'refused' in read ? read : await this.prepared(read);
       if (!('refused' in result)) return { ...result, receivedAt };

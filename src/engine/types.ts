@@ -1,7 +1,7 @@
 // A job is one resource of one source. Its definition is a catalog entry: name, payload
 // schema, how it is planned, and how it is read, declared (declaration.ts): what it asks and
 // a pure read that returns what it found as data (an Outcome, outcome.ts). One lifecycle
-// (lifecycle.ts) takes the way and writes the outcome, for either runner.
+// (lifecycle.ts) runs the reader and writes the outcome, for either runner.
 import type { z } from 'zod';
 import type { ResourceStateRow } from '../store/books/resource-state.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -11,7 +11,7 @@ import type { RequestRecorder } from '../ports/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
 import type { Known } from '../store/read/known.ts';
 import type { JobLedger } from './ledger.ts';
-import { oneResponse, type KnownAsk, type OneResponse, type ReadInput, type Source, type SyncSettings, type Way } from './declaration.ts';
+import { oneResponse, type KnownAsk, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
 import type { Unchanged } from './outcome.ts';
 
 export type * from './declaration.ts';
@@ -103,13 +103,13 @@ export interface JobDefinition<P = unknown> {
   /** What the resource's read needs to know of the warehouse (handed in as `ReadInput.known`). */
   knows?(payload: P, state: ResourceStateRow | undefined): KnownAsk;
   /** How it is read. */
-  way: Way<P>;
+  reader: Reader<P>;
   /**
-   * Another way to the same rows (the app's history stream by stream), taken once when what
-   * `way` read is refused as not understood, whether on reading or when its rows are prepared
+   * Another reader of the same rows (the app's history stream by stream), taken once when what
+   * `reader` read is refused as not understood, whether on reading or when its rows are prepared
    * for writing (`ReadInput.refusal` says why); or at once, when `startsWithAlternative` says so.
    */
-  alternative?: Way<P>;
+  alternative?: Reader<P>;
   startsWithAlternative?(input: ReadInput<P>): boolean;
   /**
    * What a job skipped as unchanged still does, from what it stored: the jobs it plans, and
@@ -121,14 +121,14 @@ export interface JobDefinition<P = unknown> {
 }
 
 /**
- * A job as its file declares it: with its `way`, or, read from one response of its route, with
- * `one` (the engine's Way for it is built here: one form reaches the engine).
+ * A job as its file declares it: with its `reader`, or, read from one response of its route, with
+ * `one` (the engine's Reader for it is built here: one form reaches the engine).
  */
-export type JobDeclaration<P, S extends z.ZodType> = Omit<JobDefinition<P>, 'way'> & ({ way: Way<P>; one?: never } | { one: OneResponse<P, S>; way?: never });
+export type JobDeclaration<P, S extends z.ZodType> = Omit<JobDefinition<P>, 'reader'> & ({ reader: Reader<P>; one?: never } | { one: OneResponse<P, S>; reader?: never });
 
 export function defineJob<P, S extends z.ZodType = z.ZodType>(declaration: JobDeclaration<P, S>): JobDefinition<P> {
-  const { one, way, ...rest } = declaration;
-  return { ...rest, way: one ? oneResponse(declaration.route, one) : way! };
+  const { one, reader, ...rest } = declaration;
+  return { ...rest, reader: one ? oneResponse(declaration.route, one) : reader! };
 }
 
 export function request<P>(job: JobDefinition<P>, payload: P): JobRequest {

@@ -9,7 +9,7 @@ const SOURCES: readonly Source[] = ['app', 'gateway'];
 function isJobDefinition(v: unknown): v is JobDefinition<unknown> {
   if (typeof v !== 'object' || v === null) return false;
   const d = v as Partial<JobDefinition<unknown>>;
-  return typeof d.name === 'string' && typeof d.way?.read === 'function' && typeof d.resource === 'function' && (d.source === 'app' || d.source === 'gateway');
+  return typeof d.name === 'string' && typeof d.reader?.read === 'function' && typeof d.resource === 'function' && (d.source === 'app' || d.source === 'gateway');
 }
 
 /** Pure: the catalog of the definitions found, by name; one name, one definition. */

@@ -53,7 +53,7 @@ describe('JobLedger', () => {
       route: 'app.screener',
       payload: z.object({}),
       resource: () => 'test/ledger',
-      way: {
+      reader: {
         asks: () => [
           { route: 'app.screener', schema: z.array(z.unknown()) },
           { route: 'app.charts', params: { slug: 'aurora' }, schema: z.array(z.unknown()) },

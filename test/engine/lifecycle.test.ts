@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CellTally } from '../../src/engine/cell-tally.ts';
 import { committedStatus, planJob, runJob } from '../../src/engine/lifecycle.ts';
-import { defineJob, into, refused, type Ask, type Fetched, type Got, type JobDefinition, type Outcome, type Way } from '../../src/engine/types.ts';
+import { defineJob, into, refused, type Ask, type Fetched, type Got, type JobDefinition, type Outcome, type Reader } from '../../src/engine/types.ts';
 import { metricCatalog, metricEntry } from '../../src/schema/upstream/app.ts';
 import { metrics } from '../../src/schema/warehouse/app.ts';
 import { catalog } from '../../src/resources/index.ts';
@@ -35,10 +35,10 @@ function catalogRows(got: Got): Outcome {
   const rows = f.data.map((item) => ({ slug: metricEntry.parse(item).slug, payload: item }));
   return { status: 'ok', asOf: f.meta.asOf, writes: [into(metrics, rows)] };
 }
-const readCatalog: Way<P> = { asks: () => [METRICS], read: (_input, [got]) => catalogRows(got!) };
+const readCatalog: Reader<P> = { asks: () => [METRICS], read: (_input, [got]) => catalogRows(got!) };
 
 const job = (name: string, more: Partial<JobDefinition<P>>): JobDefinition<P> =>
-  defineJob({ name, source: 'app', group: 'catalog', route: 'app.metrics', payload, resource: () => `test/${name}`, marker: (p) => p.marker, way: readCatalog, ...more } as JobDefinition<P>);
+  defineJob({ name, source: 'app', group: 'catalog', route: 'app.metrics', payload, resource: () => `test/${name}`, marker: (p) => p.marker, reader: readCatalog, ...more } as JobDefinition<P>);
 
 async function run(j: JobDefinition<P>, p: P, options: { settings?: Parameters<typeof testRun>[2]; last?: boolean } = {}) {
   const planned = planJob(new Map([[j.name, j]]), { name: j.name, payload: p });
@@ -95,7 +95,7 @@ describe('runJob', () => {
   });
 
   it('records upstream\'s 404 as not_found, not a failure, and does not ask again under the same marker', async () => {
-    const j = job('gone', { route: 'app.token', way: { asks: (input) => [{ route: 'app.token', params: { slug: input.payload.slug! } }], read: () => ({ status: 'ok' }) } });
+    const j = job('gone', { route: 'app.token', reader: { asks: (input) => [{ route: 'app.token', params: { slug: input.payload.slug! } }], read: () => ({ status: 'ok' }) } });
     expect(await run(j, { slug: 'no-such-token', marker: 'm1' })).toEqual({ status: 'not_found', rows: 0, followUps: [] });
     expect(await state('gone')).toMatchObject({ status: 'not_found', error_code: 'token_not_found', details: { notFoundMarker: 'm1' } });
     expect(await run(j, { slug: 'no-such-token', marker: 'm1' })).toEqual({ status: 'not_found', rows: 0, followUps: [] });
@@ -107,7 +107,7 @@ describe('runJob', () => {
 
   it('a read refused as not understood writes nothing of it and keeps its body invalid', async () => {
     const j = job('refused', {
-      way: {
+      reader: {
         asks: () => [METRICS],
         read() {
           const cells = new CellTally();
@@ -135,7 +135,7 @@ describe('runJob', () => {
     const name = `alternative-${mode}`;
     const seen: string[] = [];
     const j = job(name, {
-      way: {
+      reader: {
         asks: () => [METRICS],
         read(input, [got]) {
           const read = catalogRows(got!);
@@ -163,7 +163,7 @@ describe('runJob', () => {
 
   it('throws a failure worth another try while tries are left; records it on the last', async () => {
     const j = job('flaky', {
-      way: {
+      reader: {
         asks: () => {
           throw new Error('connection terminated unexpectedly');
         },

@@ -5,7 +5,7 @@ import { planJob } from '../../src/engine/lifecycle.ts';
 import { defineJob } from '../../src/engine/types.ts';
 import { catalog, catalogOf, groups, walkRoots } from '../../src/resources/index.ts';
 
-const job = (name: string, extra: object = {}) => defineJob({ name, source: 'app', group: 'g', route: 'app.metrics', payload: z.object({}), resource: () => name, way: { asks: () => [], read: () => ({ status: 'ok' }) }, ...extra });
+const job = (name: string, extra: object = {}) => defineJob({ name, source: 'app', group: 'g', route: 'app.metrics', payload: z.object({}), resource: () => name, reader: { asks: () => [], read: () => ({ status: 'ok' }) }, ...extra });
 
 describe('the job catalog', () => {
   it('holds every shipped job, found in the resource files', () => {

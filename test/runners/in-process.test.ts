@@ -43,7 +43,7 @@ describe('runWalk', () => {
       each: (i: Item) => (i.job === name ? [{ n: i.n }] : []),
       payload: z.object({ n: z.number() }),
       resource: (p) => `${name}/${p.n}`,
-      way: {
+      reader: {
         asks: () => [{ route }],
         read: ({ payload: p }) => {
           order.push(`${name}/${p.n}`);
@@ -61,7 +61,7 @@ describe('runWalk', () => {
       route: 'gateway.tokens',
       payload: z.object({}),
       resource: () => 'tokens',
-      way: {
+      reader: {
         asks: () => [],
         read: () => ({
         status: 'ok',

@@ -48,7 +48,7 @@ export const appBundleJob = defineJob({
   resource: (p) => `token/${p.slug}/bundle`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  way: {
+  reader: {
     // 401/402/403 are answers: the bundle's status, not a failure.
     asks: (input) => [{ route: 'app.bundle', params: { slug: input.payload.slug }, schema: bundle, answers: { statuses: Object.keys(REFUSALS).map(Number) } }],
     read(input, [got]) {

@@ -44,7 +44,7 @@ export const appChartsJob = defineJob({
     knows: (p) => ({ appCharts: p.slug }),
     plan: (input) => ({ items: storedCharts(input.payload.slug, input.known.appCharts ?? []) }),
   },
-  way: {
+  reader: {
     asks: (input) => [{ route: 'app.charts', params: { slug: input.payload.slug }, list: { listOf: (d) => readList(d) } }],
     read(input, [got]) {
       const p = input.payload;

@@ -18,7 +18,7 @@ import { rowMeta } from '../../engine/rows.ts';
 import { nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } from '../../engine/incremental.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into, refused, type Ask, type Got, type Outcome, type ReadInput, type Refusal, type Way } from '../../engine/types.ts';
+import { defineJob, into, refused, type Ask, type Got, type Outcome, type ReadInput, type Refusal, type Reader } from '../../engine/types.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
@@ -75,7 +75,7 @@ function historyAsk(slug: string, stream: string | null, from: string | null): A
 }
 
 /** `stream=all` in one response; refused (body kept) when its streams cannot be told apart. */
-const allAtOnce: Way<HistoryPayload> = {
+const allAtOnce: Reader<HistoryPayload> = {
   asks: (input) => [historyAsk(input.payload.slug, 'all', cursorOf(input).from)],
   read(input, [got]) {
     const { fetched, incremental } = got!;
@@ -93,7 +93,7 @@ const defaultStreams = new WeakMap<Got, { streams: string[]; ambiguous: string |
  * Stream by stream: the default (which names its own key), then every other key the token is
  * known to have. A key fetched before continues from the overlap; a new one is fetched whole.
  */
-const streamByStream: Way<HistoryPayload> = {
+const streamByStream: Reader<HistoryPayload> = {
   asks: (input) => [historyAsk(input.payload.slug, null, null)],
   more(input, got) {
     const slug = input.payload.slug;
@@ -182,7 +182,7 @@ export const appHistoryJob = defineJob({
   marker: (p) => p.marker,
   // The stream keys the warehouse knows for the token: its snapshot's streams and its screener row's.
   knows: (p) => ({ streamKeys: p.slug }),
-  way: allAtOnce,
+  reader: allAtOnce,
   // `stream=all` not understood: stream by stream.
   alternative: streamByStream,
   // Stream by stream costs a request per stream: `stream=all` is tried again with the periodic full fetch.

@@ -68,7 +68,7 @@ export const appScreenerJob = defineJob({
   payload: z.object({}),
   resource: () => 'screener',
   knows: () => ({ metricCatalog: true }),
-  way: {
+  reader: {
     asks: () => [{ route: 'app.screener', schema: z.array(z.unknown()), list: {} }],
     read(input, [got]) {
       const f = got!.list!;

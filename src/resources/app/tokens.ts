@@ -57,7 +57,7 @@ export const appTokensJob = defineJob({
     knows: () => ({ appTokenItems: true }),
     plan: (input) => ({ items: readTokenList(input.known.appTokenItems ?? [], undefined).items.map((i) => i.item) }),
   },
-  way: {
+  reader: {
     asks: () => [{ route: 'app.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],
     read(input, [got]) {
       const f = got!.list!;

@@ -137,7 +137,7 @@ export const gatewayChartsJob = defineJob({
   token: (p) => p.slug,
   marker: (p) => p.marker,
   unchanged: { knows: (p) => ({ gatewayCharts: p.slug }), plan: whenUnchanged },
-  way: {
+  reader: {
     asks: (input) => [{ route: 'gateway.charts', params: { slug: input.payload.slug }, list: { listOf: (d) => readList(d) } }],
     read(input, [got]) {
       const p = input.payload;

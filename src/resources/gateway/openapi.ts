@@ -74,7 +74,7 @@ export const gatewayOpenapiJob = defineJob({
   resource: () => 'openapi',
   // The previous copy's body, where its state kept no fingerprint of it.
   knows: (_p, state) => (state?.hash && !contractFingerprint.safeParse(isRecord(state.details) ? state.details.fingerprint : undefined).success ? { archivedBody: { source: 'gateway', path: PATH, sha256: state.hash } } : {}),
-  way: {
+  reader: {
     asks: () => [{ route: 'gateway.openapi', document: true, schema: openapiDocument }],
     read(input, [got]) {
       const response = got!.response!;

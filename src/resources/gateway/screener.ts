@@ -109,7 +109,7 @@ export const gatewayScreenerJob = defineJob({
   // Rows matched by symbol depend on the token list too: a 304 stands for them only when none was.
   sameAsBefore: (state) => isRecord(state.details) && state.details.matchedBySymbol === 0,
   knows: () => ({ gatewayTokens: true }),
-  way: {
+  reader: {
     asks: () => [{ route: 'gateway.screener', schema: z.array(z.unknown()), list: {} }],
     read(input, [got]) {
       const f = got!.list!;

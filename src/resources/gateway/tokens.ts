@@ -65,7 +65,7 @@ export const gatewayTokensJob = defineJob({
       return { items: gatewayTokenItems(listed, catalogMarker(input.state?.asOf ?? null)) };
     },
   },
-  way: {
+  reader: {
     asks: () => [{ route: 'gateway.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],
     read(input, [got]) {
       const f = got!.list!;

@@ -1,6 +1,6 @@
-// The app history's two ways, pure: what each asks for and what it reads from what came back,
+// The app history's two readers, pure: what each asks for and what it reads from what came back,
 // with no IO (no simulator, no warehouse): the engine's part (sending, validating, asking the
-// warehouse) is test/engine/way.test.ts's and the sync tests'.
+// warehouse) is test/engine/reader.test.ts's and the sync tests'.
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import type { Got, Outcome, ReadInput, SyncSettings } from '../../../src/engine/types.ts';
@@ -25,27 +25,27 @@ function answer(ask: Got['ask'], data: unknown, incremental = false): Got {
 }
 const problem = (ask: Got['ask'], code: string): Got => ({ ask, problem: new ProblemError({ status: 400, code, path: '/x', extensions: {} } as never), incremental: false });
 
-const way = appHistoryJob.way;
+const reader = appHistoryJob.reader;
 const alternative = appHistoryJob.alternative!;
 
 describe('app history, stream=all', () => {
   it('asks every stream at once, whole the first time and from the overlap before the last day after', () => {
-    expect(way.asks(input())).toEqual([expect.objectContaining({ route: 'app.history', params: { slug: 'aurora' }, query: { stream: 'all' }, since: expect.objectContaining({ from: null }) })]);
+    expect(reader.asks(input())).toEqual([expect.objectContaining({ route: 'app.history', params: { slug: 'aurora' }, query: { stream: 'all' }, since: expect.objectContaining({ from: null }) })]);
     const later = input({ details: { lastTs: '2026-01-30T00:00:00Z', lastFullAt: '2026-01-31T00:00:00Z', form: 'list' } });
-    expect(way.asks(later)[0]!.since!.from).toBe('2026-01-27');
+    expect(reader.asks(later)[0]!.since!.from).toBe('2026-01-27');
     expect(appHistoryJob.startsWithAlternative!(later)).toBe(false);
   });
 
   it('reads two streams into rows that state the token\'s history whole; a form it cannot split is refused', () => {
-    const [ask] = way.asks(input());
-    const read = way.read(input(), [answer(ask!, [stream('fees'), stream('burns')])]) as Outcome;
+    const [ask] = reader.asks(input());
+    const read = reader.read(input(), [answer(ask!, [stream('fees'), stream('burns')])]) as Outcome;
     expect(read.status).toBe('ok');
     expect(read.writes![0]!.rows).toHaveLength(4);
     expect(read.writes![0]!.replace).toEqual({ tokenSlug: 'aurora' });
     expect(read.details).toMatchObject({ form: 'list', streams: ['fees', 'burns'], incremental: false, lastFullAt: NOW.toISOString() });
     // An incremental answer states only what it carries: nothing leaves.
-    expect((way.read(input(), [answer(ask!, [stream('fees')], true)]) as Outcome).writes![0]!.replace).toBeUndefined();
-    expect(way.read(input(), [answer(ask!, 'nothing')])).toEqual({ refused: expect.any(String) });
+    expect((reader.read(input(), [answer(ask!, [stream('fees')], true)]) as Outcome).writes![0]!.replace).toBeUndefined();
+    expect(reader.read(input(), [answer(ask!, 'nothing')])).toEqual({ refused: expect.any(String) });
   });
 });
 

@@ -1,6 +1,7 @@
-// A resource's way taken (types.ts `Way`): the engine sends what the way asks, one request after
-// another on the job's budget, validates each response, reads every page of a list, asks again
-// whole when upstream refuses a date filter, and hands what came back to the way's pure read.
+// A resource's reader run (declaration.ts `Reader`): the engine sends what the reader asks, one
+// request after another on the job's budget, validates each response, reads every page of a list,
+// asks again whole when upstream refuses a date filter, and hands what came back to the reader's
+// pure read.
 // The read's refusal comes back as a value; only what the edge cannot read (a body that is no
 // envelope, a list whose pages disagree) is refused here, as before, by the fetch itself.
 import { z } from 'zod';
@@ -8,22 +9,22 @@ import { ProblemError } from '../lib/errors.ts';
 import { fetchData, invalid } from './fetch.ts';
 import { fetchList } from './fetch-list.ts';
 import { fetchSince } from './incremental.ts';
-import type { Ask, Got, JobContext, Outcome, ReadInput, Refusal, Way } from './types.ts';
+import type { Ask, Got, JobContext, Outcome, ReadInput, Refusal, Reader } from './types.ts';
 
-/** Asks of one way at most: a way that keeps asking is refused, never followed for ever. */
+/** Asks of one reader at most: a reader that keeps asking is refused, never followed for ever. */
 export const MAX_ASKS = 200;
 
-export async function takeWay<P>(ctx: JobContext, way: Way<P>, input: ReadInput<P>): Promise<Outcome | Refusal> {
+export async function runReader<P>(ctx: JobContext, reader: Reader<P>, input: ReadInput<P>): Promise<Outcome | Refusal> {
   const got: Got[] = [];
-  let asks = way.asks(input);
+  let asks = reader.asks(input);
   while (asks.length > 0) {
     for (const ask of asks) {
-      if (got.length >= MAX_ASKS) return { refused: `the way asked more than ${MAX_ASKS} requests` };
+      if (got.length >= MAX_ASKS) return { refused: `the reader asked more than ${MAX_ASKS} requests` };
       got.push(await send(ctx, ask));
     }
-    asks = way.more?.(input, got) ?? [];
+    asks = reader.more?.(input, got) ?? [];
   }
-  return way.read(input, got);
+  return reader.read(input, got);
 }
 
 /** One Ask sent and validated; a problem the Ask declares an answer is handed on as data. */

@@ -1,11 +1,11 @@
-// A way taken (src/engine/way.ts), against the simulator: the requests a way asks, validated,
+// A reader run (src/engine/reader.ts), against the simulator: the requests a reader asks, validated,
 // then its pure read; a job read from one response (`one`) gets asOf and hash from it; a Refusal
 // comes back as a value; a response the schema refuses never reaches the read; a problem the
 // ask declares an answer reaches the read as data; `more` asks from what came back.
 import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { takeWay } from '../../src/engine/way.ts';
-import { defineJob, refused, type Fetched, type JobContext, type JobDefinition, type Outcome, type ReadInput, type Refusal, type Way } from '../../src/engine/types.ts';
+import { runReader } from '../../src/engine/reader.ts';
+import { defineJob, refused, type Fetched, type JobContext, type JobDefinition, type Outcome, type ReadInput, type Refusal, type Reader } from '../../src/engine/types.ts';
 import { ProblemError } from '../../src/lib/errors.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
@@ -41,18 +41,18 @@ const tokenJob = (read: (input: ReadInput<P>, f: Fetched<{ token: { slug: string
   });
 
 const inputFor = (ctx: JobContext, p: P): ReadInput<P> => ({ payload: p, state: undefined, known: {}, settings: ctx.settings, runId: ctx.runId, now: ctx.now });
-const readDeclared = (ctx: JobContext, job: JobDefinition<P>, p: P) => takeWay(ctx, job.way, inputFor(ctx, p));
+const readDeclared = (ctx: JobContext, job: JobDefinition<P>, p: P) => runReader(ctx, job.reader, inputFor(ctx, p));
 
 describe('defineJob', () => {
-  it('turns a job read from one response into the one form the engine takes: a Way', () => {
+  it('turns a job read from one response into the one form the engine takes: a Reader', () => {
     const job = tokenJob(() => ({ status: 'ok' }));
-    expect(typeof job.way.asks).toBe('function');
-    expect(job.way.asks({ payload: { slug: 'x' } } as ReadInput<P>)).toEqual([{ route: 'app.token', params: { slug: 'x' }, schema: expect.anything() }]);
+    expect(typeof job.reader.asks).toBe('function');
+    expect(job.reader.asks({ payload: { slug: 'x' } } as ReadInput<P>)).toEqual([{ route: 'app.token', params: { slug: 'x' }, schema: expect.anything() }]);
     expect('one' in job).toBe(false);
   });
 });
 
-describe('takeWay', () => {
+describe('runReader', () => {
   it('sends the request the declaration names and reads its validated data; asOf and hash are the response\'s', async () => {
     const ctx = start();
     let seen: unknown;
@@ -99,7 +99,7 @@ describe('takeWay', () => {
     const ctx = start();
     sa.sim.script('/api/v1/tokens/nosuch', [{ status: 404, headers: { 'content-type': 'application/problem+json' }, body: JSON.stringify({ type: 'about:blank', title: 'Not found', status: 404, code: 'token_not_found' }) }]);
     const seen: string[] = [];
-    const way: Way<P> = {
+    const reader: Reader<P> = {
       asks: () => [{ route: 'app.token', params: { slug: 'nosuch' }, answers: { statuses: [404] } }],
       more: (_input, got) => (got.length === 1 ? [{ route: 'app.token', params: { slug: 'aurora' } }] : []),
       read(_input, got) {
@@ -107,16 +107,16 @@ describe('takeWay', () => {
         return { status: 'ok' };
       },
     };
-    expect(await takeWay(ctx, way, inputFor(ctx, { slug: 'aurora' }))).toEqual({ status: 'ok' });
+    expect(await runReader(ctx, reader, inputFor(ctx, { slug: 'aurora' }))).toEqual({ status: 'ok' });
     expect(seen).toEqual(['problem 404', 'data /api/v1/tokens/aurora']);
     expect(got404(ctx)).toBe(true);
   });
 
-  it('a problem the ask does not declare an answer fails the way, as it did the fetch', async () => {
+  it('a problem the ask does not declare an answer fails the reader, as it did the fetch', async () => {
     const ctx = start();
     sa.sim.script('/api/v1/tokens/nosuch', [{ status: 404, headers: { 'content-type': 'application/problem+json' }, body: JSON.stringify({ type: 'about:blank', title: 'Not found', status: 404, code: 'token_not_found' }) }]);
-    const way: Way<P> = { asks: () => [{ route: 'app.token', params: { slug: 'nosuch' }, answers: { statuses: [401] } }], read: () => ({ status: 'ok' }) };
-    await expect(takeWay(ctx, way, inputFor(ctx, { slug: 'x' }))).rejects.toBeInstanceOf(ProblemError);
+    const reader: Reader<P> = { asks: () => [{ route: 'app.token', params: { slug: 'nosuch' }, answers: { statuses: [401] } }], read: () => ({ status: 'ok' }) };
+    await expect(runReader(ctx, reader, inputFor(ctx, { slug: 'x' }))).rejects.toBeInstanceOf(ProblemError);
   });
 });
 
