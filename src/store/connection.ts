@@ -15,6 +15,7 @@ import { scrub } from '../lib/logger.ts';
 import { applyComments } from './schema/comments.ts';
 import { acquireEmbeddedServer } from './server/embedded-server.ts';
 import { applySqlFiles } from './schema/sql-files.ts';
+import { keepSessionDefaults } from './schema/session-defaults.ts';
 
 export type WarehouseSchema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
@@ -155,6 +156,8 @@ async function openPostgres(url: string, max: number, location: string, failure:
         await applySqlFiles(lock, lastMigration());
         // Descriptions are metadata: kept in step at every migrate, no migration per wording.
         await applyComments(lock);
+        // So are the database's session defaults (jit = off), which no dump or template carries.
+        await keepSessionDefaults(lock);
       } finally {
         await lock`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`.catch(() => {});
         lock.release();
