@@ -85,13 +85,15 @@ export function upward(all: readonly Arrow[]): Arrow[] {
  * engine/knowledge.ts) and hands it data.
  */
 export function resourceQueries(): string[] {
-  return files('src/resources').filter((file) => {
-    const text = readFileSync(path.join(ROOT, file), 'utf8');
-    return (
-      /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*|(\.\.\/)+engine\/(fetch|fetch-list|way|lifecycle|knowledge|job-input|reading|stored-list|provenance|understood)\.ts)'/m.test(text) ||
-      /\.warehouse\b|\bsql`|\bctx\.(known|upstream)\b|\.upstream\.get\(/.test(text)
-    );
-  });
+  return files('src/resources').filter((file) => reachesOut(readFileSync(path.join(ROOT, file), 'utf8')));
+}
+
+/** Pure: whether a resource file's text reaches the warehouse or the upstream (resourceQueries). */
+export function reachesOut(text: string): boolean {
+  return (
+    /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*|(\.\.\/)+engine\/(fetch|fetch-list|reader|lifecycle|knowledge|job-input|reading|stored-list|provenance|understood)\.ts)'/m.test(text) ||
+    /\.warehouse\b|\bsql`|\bctx\.(known|upstream)\b|\.upstream\.get\(/.test(text)
+  );
 }
 
 /** The import cycles between files (strongly connected components of more than one file). */

@@ -13,7 +13,7 @@ import type { Fetched, Outcome, Refusal } from './outcome.ts';
 
 export type Source = 'app' | 'gateway';
 
-/** Settings a handler may read; built once by the composition root. */
+/** Settings a resource's read may take; built once by the composition root. */
 export interface SyncSettings {
   /** Ignore change markers and fetch everything. */
   full: boolean;

@@ -1,5 +1,5 @@
 // The one lifecycle of a job, under either runner (src/runners/in-process.ts, the BullMQ
-// worker): name the resource, skip it while its marker says nothing changed, run the handler,
+// worker): name the resource, skip it while its marker says nothing changed, run its reader,
 // write what it found (rows and resource state in one transaction), and record a failure as
 // data. The runners only decide when a job runs and how often it may be tried.
 import { and, eq, inArray } from 'drizzle-orm';

@@ -9,7 +9,7 @@ import type { ArchivedBody } from '../ports/recorder.ts';
 
 /**
  * Rows for one table. The table's declaration gives the key they are written by and the
- * columns a later write keeps (src/schema/warehouse/table-rules.ts); a handler never names them.
+ * columns a later write keeps (src/schema/warehouse/table-rules.ts); a read never names them.
  */
 export interface TableWrite<T extends PgTable = PgTable> {
   table: T;
@@ -76,7 +76,7 @@ export interface Unchanged {
 }
 
 /**
- * What a handler found: the rows per table, the resource's state and what it listed. The job
+ * What a read found: the rows per table, the resource's state and what it listed. The job
  * lifecycle (lifecycle.ts) writes it, rows and state in one transaction, and plans the jobs
  * that declare this one their parent.
  */

@@ -1,4 +1,4 @@
-// Columns and dates every handler's rows share.
+// Columns and dates every resource's rows share.
 import type { ReadInput } from './types.ts';
 
 /** What a row's bookkeeping needs of the read: the run it belongs to. */

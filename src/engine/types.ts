@@ -41,7 +41,7 @@ export interface JobContext extends RunContext {
   known: Known;
 }
 
-/** Work a handler asks for next; the runner dedupes by resource. */
+/** Work a job plans next; the runner dedupes by resource. */
 export interface JobRequest {
   name: string;
   payload: unknown;

@@ -2,7 +2,7 @@
 // module imports itself back through others (scripts/check-layers.ts).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { arrows, cycles, layerOf, modules, resourceQueries, upward } from '../../scripts/check-layers.ts';
+import { arrows, cycles, layerOf, modules, reachesOut, resourceQueries, upward } from '../../scripts/check-layers.ts';
 
 describe('scripts/check-layers.ts', () => {
   const all = arrows();
@@ -28,6 +28,17 @@ describe('scripts/check-layers.ts', () => {
 
   it('no resource queries the warehouse: no SQL, no drizzle-orm, no store at run time', () => {
     expect(resourceQueries()).toEqual([]);
+  });
+
+  it('would see a resource that fetches, asks the warehouse or reaches a context\'s known or upstream', () => {
+    expect(reachesOut("import { fetchData } from '../../engine/fetch.ts';")).toBe(true);
+    expect(reachesOut("import { runReader } from '../../engine/reader.ts';")).toBe(true);
+    expect(reachesOut("import { knownOf } from '../../store/read/known.ts';")).toBe(true);
+    expect(reachesOut('const keys = await ctx.known.streamKeys(slug);')).toBe(true);
+    expect(reachesOut("const r = await ctx.upstream.get({ route: 'app.token' });")).toBe(true);
+    // Types and data are fine: a resource names what it is handed.
+    expect(reachesOut("import type { StoredAppChart } from '../../store/read/known.ts';")).toBe(false);
+    expect(reachesOut("import { wholeSet } from '../../engine/stated-set.ts';\nconst k = input.known.streamKeys;")).toBe(false);
   });
 
   it('no module of the layers is over 400 lines (the simulator aside)', () => {
