@@ -10,7 +10,6 @@ import { InvalidResponseError, UnsafeRequestError } from '../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import type { FetchedList, FetchListOptions, JobContext } from './types.ts';
 
-export type { FetchedList, FetchListOptions } from './types.ts';
 import { invalid, validate } from './fetch.ts';
 import { chooseNext, readPageSignals, type PageSignals } from './next-page.ts';
 

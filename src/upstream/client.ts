@@ -45,7 +45,6 @@ import { isFollowedRedirect, nextHop, redirectRefused, sendingOf, targetHost, ty
 import { STOPPED_REQUEST } from '../ports/recorder.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
 
-export { STOPPED_REQUEST } from '../ports/recorder.ts';
 export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
 
 export interface UpstreamOptions {

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunInterrupted } from '../../src/engine/close-run.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder } from '../../src/upstream/index.ts';
-import { STOPPED_REQUEST } from '../../src/upstream/client.ts';
+import { STOPPED_REQUEST } from '../../src/ports/recorder.ts';
 import { createTestLogger } from '../helpers/services.ts';
 import { waitFor } from '../helpers/workers.ts';
 
