@@ -1,7 +1,9 @@
 // Pure parsing of rate-limit headers against a clock passed in. Upstream may send
-// Retry-After as delta-seconds or an HTTP-date, X-RateLimit-Reset as delta-seconds or epoch
-// seconds. Dates are read relative to the response's own `Date` header when there is one,
-// so a server whose clock is off from ours still gets the wait it asked for.
+// Retry-After as delta-seconds or an HTTP-date, a reset (X-RateLimit-Reset, RateLimit-Reset,
+// the IETF `t`) as delta-seconds or epoch seconds. Dates are read relative to the response's
+// own `Date` header when there is one, so a server whose clock is off from ours still gets the
+// wait it asked for. Which spelling of the budget a response carries: rate-limit-fields.ts.
+import { readRateLimitFields, xCount, type RateLimitForm } from './rate-limit-fields.ts';
 
 /** No single wait is believed beyond this: a bogus header must not block a bucket for years. */
 export const MAX_HEADER_WAIT_MS = 24 * 3600_000;
@@ -57,10 +59,8 @@ export function parseReset(value: string | null | undefined, nowMs: number, serv
 
 /** A non-negative integer count (X-RateLimit-Remaining / -Limit), or null. */
 export function parseCount(value: string | null | undefined): number | null {
-  if (value === null || value === undefined) return null;
-  // Tolerates the IETF draft's structured form ("19;w=2") by reading the leading integer.
-  const m = /^\s*(\d{1,12})(?!\d|\.\d)/.exec(value);
-  return m ? Number(m[1]) : null;
+  // A structured Integer: its parameters ("19;w=2") tolerated, anything after it refused.
+  return xCount(value);
 }
 
 export interface RateLimitHeaders {
@@ -68,6 +68,8 @@ export interface RateLimitHeaders {
   limit: number | null;
   /** Absolute, on our clock. */
   resetAtMs: number | null;
+  /** The spelling the three above were read from (null: none announced a budget). */
+  form: RateLimitForm | null;
   /** Wait from now, or null when absent or unusable. */
   retryAfterMs: number | null;
   serverDateMs: number | null;
@@ -77,10 +79,12 @@ type HeaderGetter = { get(name: string): string | null };
 
 export function readRateLimitHeaders(headers: HeaderGetter, nowMs: number): RateLimitHeaders {
   const serverDateMs = parseHttpDate(headers.get('date'));
+  const budget = readRateLimitFields(headers, (v) => parseReset(v, nowMs, serverDateMs));
   return {
-    remaining: parseCount(headers.get('x-ratelimit-remaining')),
-    limit: parseCount(headers.get('x-ratelimit-limit')),
-    resetAtMs: parseReset(headers.get('x-ratelimit-reset'), nowMs, serverDateMs),
+    remaining: budget?.remaining ?? null,
+    limit: budget?.limit ?? null,
+    resetAtMs: budget?.resetAtMs ?? null,
+    form: budget?.form ?? null,
     retryAfterMs: parseRetryAfter(headers.get('retry-after'), nowMs, serverDateMs),
     serverDateMs,
   };
