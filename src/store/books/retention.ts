@@ -12,11 +12,12 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../../lib/logger.ts';
 import { rowsOf, type Db } from '../connection.ts';
+import { serverClock } from '../write/known-time.ts';
 
 export interface RequestsRetention {
   /** Days kept; 0: forever. */
   days: number;
-  /** Wall-clock now: sync.requests.started_at is stamped by the wall clock, not a run's known time. */
+  /** Now (tests); by default the warehouse's clock, which stamped `started_at`: a process whose own clock is days ahead removes nothing early. */
   now?: Date;
   /** Rows per statement. */
   batchRows?: number;
@@ -42,7 +43,8 @@ export function requestsCutoff(days: number, now: Date): Date | null {
 
 /** Removes sync.requests rows started before the cutoff, in bounded batches. */
 export async function removeOldRequests(db: Db, r: RequestsRetention): Promise<RetentionOutcome> {
-  const cutoff = requestsCutoff(r.days, r.now ?? new Date());
+  if (r.days <= 0) return { removed: 0, more: false, cutoff: null };
+  const cutoff = requestsCutoff(r.days, r.now ?? (await serverClock(db)));
   if (!cutoff) return { removed: 0, more: false, cutoff };
   const batch = r.batchRows ?? RETENTION_BATCH_ROWS;
   const deadline = Date.now() + (r.timeBudgetMs ?? RETENTION_TIME_BUDGET_MS);
