@@ -6,6 +6,7 @@ export type {
   BucketName,
   KeyGrant,
   OutageWindow,
+  RateLimitFields,
   RateLimitOptions,
   RecordedRequest,
   ScriptedResponse,
@@ -35,6 +36,7 @@ export { ANCHOR_DATE } from './calendar.ts';
 export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
 export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
 export { ALIAS_SEGMENT } from './detours.ts';
+export { RATE_LIMIT_FIELDS } from './rate-limit.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
 export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';
 export { HOSTILE_CHARS, HOSTILE_PLACES, hostileChar, hostileEscape, hostileText } from './hostile.ts';

@@ -21,9 +21,9 @@ import { bearerKey, type Outcome, type RouteEnv, type RouteRequest } from './out
 import { defaultCode, problemBody, type Api } from './problem.ts';
 import { rngFor } from './random.ts';
 import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
-import { RateLimiter, resetValue, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
+import { budgetHeaders, RateLimiter, rateLimitFieldsOption, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
-import type { BucketName, KeyGrant, OutageWindow, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimHostile, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
+import type { BucketName, KeyGrant, OutageWindow, RateLimitFields, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimHostile, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const API_PREFIXES = [APP_PREFIX, GATEWAY_PREFIX] as const;
@@ -97,6 +97,7 @@ class SimServer implements Simulator {
   private readonly retryAfterForm: 'seconds' | 'http-date';
   private readonly now: () => number;
   private readonly resetForm: 'delta' | 'epoch';
+  private readonly rateLimitFields: RateLimitFields;
   private readonly latency: number | [number, number];
   private epoch: number;
   private recomputation: Recomputation;
@@ -138,6 +139,7 @@ class SimServer implements Simulator {
     this.retryAfterForm = o.retryAfterForm ?? 'seconds';
     this.now = o.now ?? Date.now;
     this.resetForm = o.resetForm ?? 'delta';
+    this.rateLimitFields = rateLimitFieldsOption(o.rateLimitFields);
     this.latency = o.latencyMs ?? 0;
     this.faults = mergeFaults(NO_FAULTS, o.faults ?? {});
     this.forms = initialForms(o.forms);
@@ -351,13 +353,8 @@ class SimServer implements Simulator {
     const limiterKey = bucket === 'none' ? '' : this.limiterKey(bucket, headers, record.remoteAddress);
     const headersFor = (decision: LimitDecision | null, status: number, surface?: string): Record<string, string> => {
       const h: Record<string, string> = { Date: new Date(now + skew).toUTCString(), 'X-Request-Id': requestId };
-      if (api === 'app' && decision) h['X-RateLimit-Remaining'] = String(decision.remaining);
+      if ((api === 'app' || api === 'gateway') && decision && bucket !== 'none') Object.assign(h, budgetHeaders(this.rateLimitFields, api, bucket, decision, now, skew, this.resetForm));
       if (api === 'gateway') {
-        if (decision) {
-          h['X-RateLimit-Limit'] = String(decision.limit);
-          h['X-RateLimit-Remaining'] = String(decision.remaining);
-          h['X-RateLimit-Reset'] = resetValue(this.resetForm, decision.resetAt, now, skew);
-        }
         h['X-Service-Source'] = surface ?? 'gateway';
         // a 304 sends what its 200 would have (RFC 9110 15.4.5)
         h['Cache-Control'] = status === 200 || status === 304 ? 'private, max-age=30' : 'no-store';
@@ -407,6 +404,7 @@ class SimServer implements Simulator {
     let decision: LimitDecision | null = null;
     if (bucket !== 'none') {
       decision = this.limiter.take(bucket, limiterKey, now);
+      if (decision.intoExhausted) record.intoExhausted = true;
       if (!decision.allowed) {
         const retryAfter = retryAfterValue(this.retryAfterForm, decision.resetAt, now, skew);
         const detail = api === 'app' ? 'Rate limit exceeded for this client.' : 'The public IP bucket exceeded its request budget.';

@@ -15,6 +15,8 @@ export interface BucketLimit {
   windowMs: number;
 }
 
+export type RateLimitFields = 'x-ratelimit' | 'ietf' | 'ietf-legacy';
+
 export interface RateLimitOptions {
   appPublic?: BucketLimit | null;
   appKey?: BucketLimit | null;
@@ -68,8 +70,15 @@ export interface SimOptions {
   /** null/absent = unlimited (headers still sent, with a large budget) */
   rateLimits?: RateLimitOptions;
   retryAfterForm?: 'seconds' | 'http-date';
-  /** gateway X-RateLimit-Reset: seconds until reset, or the reset instant in epoch seconds */
+  /** gateway X-RateLimit-Reset (and RateLimit-Reset): seconds until reset, or the reset instant in epoch seconds */
   resetForm?: 'delta' | 'epoch';
+  /**
+   * The fields the budget is announced in (rate-limit.ts, `budgetHeaders`): 'x-ratelimit'
+   * (default, the seeds' X-RateLimit-*), 'ietf' (RateLimit-Policy / RateLimit of
+   * draft-ietf-httpapi-ratelimit-headers 08+) or 'ietf-legacy' (RateLimit-Limit /
+   * -Remaining / -Reset of the earlier drafts). Same buckets, same 429s.
+   */
+  rateLimitFields?: RateLimitFields;
   latencyMs?: number | [number, number];
   /**
    * The simulator's clock (default `Date.now`): its rate windows, outages, `Date` headers and
@@ -355,6 +364,11 @@ export interface RecordedRequest {
    * Set as the body is written; absent while pending or when the socket was reset.
    */
   bodySha256?: string;
+  /**
+   * Counted in a rate window after the request that brought its remaining budget to 0 (whose
+   * answer announced it): sent into a window announced exhausted.
+   */
+  intoExhausted?: true;
 }
 
 export interface Simulator {
