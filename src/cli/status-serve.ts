@@ -1,9 +1,11 @@
 // `tesync status --serve`: the status page a worker serves at `/`, for a warehouse with no
 // worker (or from another machine than the workers): the same reads and page, the rate budget
 // read from where the workers share it, no queues. Read-only; bound to loopback unless --host
-// says otherwise; until Ctrl-C.
+// says otherwise; until Ctrl-C. It answers the loopback names, TE_STATUS_HOSTS, and the name or
+// address --host gives (unless that is every interface's).
 import { sql } from 'drizzle-orm';
 import type { Config } from '../lib/config.ts';
+import { readHostName, type HostName } from '../lib/host-names.ts';
 import type { Logger } from '../lib/logger.ts';
 import { readBudgetNow } from '../runners/metrics/page-budget.ts';
 import { PAGE_REFRESH_SECONDS, readPageData } from '../runners/metrics/page-data.ts';
@@ -38,6 +40,13 @@ export function serveHost(raw: string | undefined): string {
   return host;
 }
 
+/** Pure: the hosts the page answers besides loopback: TE_STATUS_HOSTS, and the host it is bound to when that names one. */
+export function serveHosts(bound: string, listed: readonly HostName[]): HostName[] {
+  const own = readHostName(bound.includes(':') ? `[${bound}]` : bound);
+  const everyInterface = own && own.kind !== 'name' && /^(0\.0\.0\.0|::)$/.test(own.host);
+  return own && !everyInterface ? [...listed, own] : [...listed];
+}
+
 /** `http://127.0.0.1:9464/`, `http://[::1]:9464/` */
 export function pageUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
@@ -54,6 +63,7 @@ export async function serveStatusPage(config: Config, logger: Logger, warehouse:
       checks: { postgres: async () => void (await warehouse.query(sql`select 1`)) },
       // Bound to --host: whoever that lets in is who asked for the page.
       pageFor: 'all',
+      hosts: serveHosts(host, config.worker.statusHosts),
       page: createStatusPage({
         read: () =>
           readPageData({

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
+import type { HostName } from './host-names.ts';
 import { VARIABLES, type VariableDoc } from './variables.ts';
 
 export class ConfigError extends Error {
@@ -59,6 +60,8 @@ export interface Config {
     metricsPort: number;
     /** Who the status page answers (TE_STATUS_PAGE). */
     statusPage: 'local' | 'all' | 'off';
+    /** The hosts the status page and /metrics answer besides loopback (TE_STATUS_HOSTS). */
+    statusHosts: HostName[];
   };
   /** Cron pattern per schedule id; null: switched off. */
   schedules: Record<'catalog' | 'screener' | 'token-data' | 'bundles' | 'export', string | null>;
@@ -116,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       shutdownGraceMs: v.TE_WORKER_SHUTDOWN_GRACE_MS,
       metricsPort: v.TE_METRICS_PORT,
       statusPage: v.TE_STATUS_PAGE,
+      statusHosts: v.TE_STATUS_HOSTS ?? [],
     },
     schedules: {
       catalog: v.TE_SCHEDULE_CATALOG,

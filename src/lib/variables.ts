@@ -2,6 +2,7 @@
 // src/lib/config.ts reads them; the README's configuration table is checked against this list.
 import { z } from 'zod';
 import { cronProblem } from './cron.ts';
+import { readHostList, type HostName } from './host-names.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const GATEWAY_PERIODS = ['7d', '30d', '90d', '180d', '365d', '1y'] as const;
@@ -258,9 +259,23 @@ export const VARIABLES = {
   TE_STATUS_PAGE: {
     schema: z.enum(['local', 'all', 'off'], { error: 'must be one of local, all, off' }).default('local'),
     description:
-      "Who `tesync worker`'s status page (`/`, `/status.json`, `/body/<id>` on `TE_METRICS_PORT`) answers: `local`, requests from this machine only (loopback); `all`, whoever reaches the port (put a proxy with authentication in front); `off`, no page. `/healthz` and `/metrics` answer whoever reaches the port either way.",
+      "Who `tesync worker`'s status page (`/`, `/status.json`, `/body/<id>` on `TE_METRICS_PORT`) answers: `local`, requests from this machine only (loopback); `all`, whoever reaches the port (put a proxy with authentication in front); `off`, no page. `/healthz` and `/metrics` answer whoever reaches the port either way. Whichever it is, the page and `/metrics` answer only the names they know (loopback, and `TE_STATUS_HOSTS`).",
     default: 'local',
     example: 'all',
+  },
+  TE_STATUS_HOSTS: {
+    schema: z
+      .string()
+      .transform((v, ctx): HostName[] => {
+        const read = readHostList(v);
+        if ('hosts' in read) return read.hosts;
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(read.wrong)} is not a host name, IPv4 address or [IPv6] address, with an optional :port (comma-separated; no wildcards, no user, no path)` });
+        return z.NEVER;
+      })
+      .optional(),
+    description:
+      'Host names (or `host:port`) the status page and `/metrics` answer besides `localhost`, 127.0.0.0/8 and `[::1]`, comma-separated: the name a proxy or a browser reaches `TE_METRICS_PORT` by, and the names Prometheus scrapes it by (it may also scrape by IP address). Any other `Host` gets 421, so a DNS-rebinding page cannot read the page; `/healthz` answers any. Unset: loopback names only.',
+    example: 'status.example.com,worker:9464',
   },
   TE_SCHEDULE_CATALOG: {
     schema: schedule('0 */6 * * *'),

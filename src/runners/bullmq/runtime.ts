@@ -148,6 +148,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       checks: { [backend.kind === 'redis' ? 'redis' : 'queues']: () => backend.ping(), postgres: async () => void (await warehouse.query(sql`select 1`)) },
       // The status page at `/`: the warehouse, the shared budget and the queues, read when asked.
       pageFor: config.worker.statusPage === 'all' ? 'all' : 'local',
+      hosts: config.worker.statusHosts,
       page: config.worker.statusPage === 'off' ? undefined : createStatusPage({
         read: () =>
           readPageData({

@@ -3,10 +3,14 @@
 // on TE_METRICS_PORT. A worker's binds as it always has (every interface, as /metrics needs
 // for a scraper), and its page answers loopback only unless TE_STATUS_PAGE=all; `tesync status
 // --serve` gives a host (loopback unless told otherwise) and its page answers whoever it lets in.
+// Before any of that, the Host a request names (host-guard.ts): everything but /healthz answers
+// its own names only, 421 otherwise. /healthz shares nothing with the page: no lock, no queue.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { HostName } from '../../lib/host-names.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { hostAnswered, MISDIRECTED } from './host-guard.ts';
 import type { StatusPage } from './page-handler.ts';
 
 export type HealthCheck = () => Promise<void>;
@@ -28,6 +32,8 @@ export interface MetricsServerOptions {
   page?: StatusPage;
   /** Who the page answers: `local`, requests from loopback only (TE_STATUS_PAGE's default); `all`, any. */
   pageFor?: 'local' | 'all';
+  /** Hosts answered besides the loopback names (TE_STATUS_HOSTS). */
+  hosts?: readonly HostName[];
   logger: Logger;
 }
 
@@ -50,6 +56,8 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       void health(options.checks).then(({ ok, body }) => {
         res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
       });
+    } else if (!hostAnswered(req.headersDistinct.host, path === '/metrics' ? 'metrics' : 'page', options.hosts ?? [])) {
+      res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(MISDIRECTED), 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }).end(MISDIRECTED);
     } else if (path === '/metrics' && registry) {
       void registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
