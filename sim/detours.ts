@@ -4,21 +4,19 @@
 import type { LimitedBucket } from './rate-limit.ts';
 import type { OutageWindow, SimOutage, SimRedirect } from './types.ts';
 
-/** The path segment a same-origin redirect ('alias') puts after the API prefix. */
-export const ALIAS_SEGMENT = 'moved';
+/**
+ * The query parameter a same-origin redirect ('alias') adds: the route moves to itself with
+ * another query (`/api/v1/tokens/x/charts?moved=1`), a URL of the documented route that serves
+ * exactly what the route serves (unknown parameters are ignored) and is never redirected again.
+ */
+export const ALIAS_PARAM = 'moved';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-/**
- * The path the route is served at: an alias (`/api/v1/moved/...`, `/v1/moved/...`) serves
- * exactly what the path without the segment serves.
- */
-export function unalias(path: string, prefixes: readonly string[]): { path: string; aliased: boolean } {
-  for (const prefix of prefixes) {
-    const alias = `${prefix}/${ALIAS_SEGMENT}/`;
-    if (path.startsWith(alias)) return { path: `${prefix}/${path.slice(alias.length)}`, aliased: true };
-  }
-  return { path, aliased: false };
+/** Whether a request (path and query, as received) is a redirect's alias: it carries ALIAS_PARAM. */
+export function isAlias(rawUrl: string): boolean {
+  const qi = rawUrl.indexOf('?');
+  return qi >= 0 && new URLSearchParams(rawUrl.slice(qi + 1)).has(ALIAS_PARAM);
 }
 
 function checkRedirect(r: SimRedirect): Required<Pick<SimRedirect, 'from' | 'status' | 'to'>> & { left: number } {
@@ -47,16 +45,13 @@ export class Redirects {
    * The redirect a request gets, if any: its status and Location. An alias is never
    * redirected again (the route moved once).
    */
-  take(rawUrl: string, aliased: boolean, prefixes: readonly string[]): { status: number; location: string } | null {
-    if (aliased) return null;
+  take(rawUrl: string): { status: number; location: string } | null {
+    if (isAlias(rawUrl)) return null;
     const r = this.list.find((x) => x.left > 0 && rawUrl.startsWith(x.from));
     if (!r) return null;
     r.left--;
     if (r.to !== 'alias') return { status: r.status, location: `${r.to.replace(/\/$/, '')}${rawUrl}` };
-    const prefix = prefixes.find((p) => rawUrl.startsWith(`${p}/`));
-    // A path outside the APIs has no alias: the redirect then points at itself (a loop).
-    const location = prefix === undefined ? rawUrl : `${prefix}/${ALIAS_SEGMENT}${rawUrl.slice(prefix.length)}`;
-    return { status: r.status, location };
+    return { status: r.status, location: `${rawUrl}${rawUrl.includes('?') ? '&' : '?'}${ALIAS_PARAM}=1` };
   }
 }
 

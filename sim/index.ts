@@ -35,7 +35,7 @@ export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';
 export { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS } from './forms.ts';
 export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, SIM_OMISSIONS, removedHistoryDate } from './losses.ts';
-export { ALIAS_SEGMENT } from './detours.ts';
+export { ALIAS_PARAM } from './detours.ts';
 export { RATE_LIMIT_FIELDS } from './rate-limit.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
 export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';

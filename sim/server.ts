@@ -8,7 +8,7 @@ import { isIsoDate } from './calendar.ts';
 import { historyStreams } from './context.ts';
 import { DatasetView, SimData } from './data.ts';
 import type { SimDataset } from './dataset-types.ts';
-import { Outages, Redirects, unalias } from './detours.ts';
+import { Outages, Redirects } from './detours.ts';
 import { etagOf, ifNoneMatchHits } from './etag.ts';
 import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
 import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataRouteKind, type FormState } from './forms.ts';
@@ -26,7 +26,6 @@ import { sendReply, type Reply } from './send.ts';
 import type { BucketName, KeyGrant, OutageWindow, RateLimitFields, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimHostile, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const API_PREFIXES = [APP_PREFIX, GATEWAY_PREFIX] as const;
 const PROBLEM_TYPE = 'application/problem+json';
 
 export async function startSimulator(options: SimOptions = {}): Promise<Simulator> {
@@ -317,8 +316,8 @@ class SimServer implements Simulator {
     const seq = ++this.seq;
     const rawUrl = req.url ?? '/';
     const qi = rawUrl.indexOf('?');
-    // An alias (a redirect's target) is served as the path it stands for.
-    const { path, aliased } = unalias(qi < 0 ? rawUrl : rawUrl.slice(0, qi), API_PREFIXES);
+    // A redirect's alias is the same route with one more query parameter: served as the route.
+    const path = qi < 0 ? rawUrl : rawUrl.slice(0, qi);
     const api = classify(path);
     const segments = api === 'app' ? splitSegments(path.slice(APP_PREFIX.length)) : api === 'gateway' && path !== OPENAPI_PATH ? splitSegments(path.slice(GATEWAY_PREFIX.length)) : [];
     const headers = flattenHeaders(req.headers);
@@ -413,7 +412,7 @@ class SimServer implements Simulator {
     }
 
     // 3b. a route that moved (counted on the budget like any answer)
-    const moved = this.redirects.take(rawUrl, aliased, API_PREFIXES);
+    const moved = this.redirects.take(rawUrl);
     if (moved) {
       // The body repeats the Location, as web servers' redirect pages do.
       const headers = { ...headersFor(decision, moved.status), 'Content-Type': 'text/plain; charset=utf-8', Location: moved.location };

@@ -139,7 +139,7 @@ export interface SimRedirect {
   from: string;
   /** 301, 302, 303, 307 (default) or 308 */
   status?: number;
-  /** 'alias' (default), or a base URL (another host, e.g. http://127.0.0.1:9) the Location puts the same path and query on */
+  /** 'alias' (default: the same route with `moved=1` added to its query), or a base URL (another host, e.g. http://127.0.0.1:9) the Location puts the same path and query on */
   to?: string;
   /** answered this many times, then the route serves again; default: every time */
   times?: number;

@@ -46,9 +46,9 @@ Options:
                        (research bundles), tokenListCut (token lists cut to 2 items
                        without a count, once) (repeatable)
   --redirect P[,S[,U]] requests whose path (and query) starts with P get a redirect with
-                       status S (301, 302, 303, 307 (default) or 308): to the same path
-                       below /api/v1/moved or /v1/moved on this host, which serves the
-                       same answer, or with U (a base URL, e.g. http://127.0.0.1:9) to
+                       status S (301, 302, 303, 307 (default) or 308): to the same route
+                       with one more query parameter (moved=1) on this host, which serves
+                       the same answer, or with U (a base URL, e.g. http://127.0.0.1:9) to
                        the same path on that host (repeatable); e.g.
                        --redirect /api/v1/tokens/aurora/charts/,307
   --outage B:N[:A]     after A requests (default 0) of bucket B (app-public, app-key,

@@ -1,17 +1,17 @@
 // Redirects, followed by the client itself rather than by fetch: fetch would follow a
 // Location anywhere and, across origins, could carry headers (the key) along. A hop is
-// followed only when its target stays on the base URL and the route's API prefix
-// (resolveRedirect in safe-url.ts), not seen before in the same attempt, within a bound on
-// hops. Whatever is refused fails the request with the redirect's own status, telling only
-// the target's host: a Location's path or query could hold anything, a key included.
+// followed only when its target is exactly a route of the seeds on the base URL (resolveRedirect
+// in safe-url.ts), not seen before in the same attempt, within a bound on hops. Whatever is
+// refused fails the request with the redirect's own status, telling only the target's host: a
+// Location's path or query could hold anything, a key included.
 //
 // A hop keeps the key rules of any request (contract: the key only where a route needs it),
-// read from the path it goes to (rulesAt): a keyed route sent to a public path goes there
-// without the key. A request sent without the key never gains it on the way: a public route
-// moved onto a keyed path would otherwise spend the key's quota and credits on a request
-// nobody meant to authenticate; it goes keyless, and upstream's refusal is recorded.
+// those of the exact route it goes to: a keyed route sent to a public one goes there without
+// the key. A request sent without the key never gains it on the way: a public route moved onto
+// a keyed one would otherwise spend the key's quota and credits on a request nobody meant to
+// authenticate; it goes keyless, and upstream's refusal is recorded.
 import type { UpstreamProblemFields } from '../lib/errors.ts';
-import { rulesAt, type Bucket, type Route } from './routes.ts';
+import type { Bucket, Route } from './routes.ts';
 import { resolveRedirect } from './safe-url.ts';
 
 /** The 3xx statuses tesync follows; each hop is a GET again (the only method it sends). */
@@ -55,12 +55,11 @@ export function sendingOf(route: Route): Sending {
 }
 
 /**
- * Pure: how a hop to `pathBelowBase` goes after a request sent as `asked`: keyed only when the
- * request was and the target's path needs the key; on the target's bucket, except a keyless
- * request to a keyed path, which stays on the keyless bucket it was sent on.
+ * Pure: how a hop to the route `target` goes after a request sent as `asked`: keyed only when
+ * the request was and the target needs the key; on the target's bucket, except a keyless
+ * request to a keyed route, which stays on the keyless bucket it was sent on.
  */
-export function hopSending(asked: Sending, source: Route['source'], pathBelowBase: string): Sending {
-  const target = rulesAt(source, pathBelowBase);
+export function hopSending(asked: Sending, target: Route): Sending {
   const keyed = asked.keyed && target.auth === 'bearer';
   return { keyed, bucket: keyed || target.auth === 'none' ? target.bucket : asked.bucket };
 }
@@ -71,7 +70,7 @@ export function nextHop(h: HopInput): ({ url: URL } & Sending) | Refusal {
   if (!target.follow) return { host: target.host, reason: target.reason };
   if (h.visited.has(target.url.href)) return { host: target.url.host, reason: 'a redirect loop' };
   if (h.hops >= h.maxHops) return { host: target.url.host, reason: `more than ${h.maxHops} redirects` };
-  return { url: target.url, ...hopSending(h.sent, h.route.source, target.pathBelowBase) };
+  return { url: target.url, ...hopSending(h.sent, target.route) };
 }
 
 /** Pure: the host a Location points at (relative to `from`), for a refusal's message; never more of it. */

@@ -1,7 +1,6 @@
 // Every route tesync may call, as data. URLs are only ever built from this table, so a
 // caller cannot send a key where none is due nor reach a path outside it (`/v1/internal/*`
 // is deliberately absent).
-import { isPlainPath, serverPath } from './decoded-path.ts';
 import type { Bucket, Source } from '../ports/sources.ts';
 
 export type { Bucket, Source } from '../ports/sources.ts';
@@ -53,47 +52,34 @@ export function isForbiddenPath(pathBelowBase: string): boolean {
   return FORBIDDEN_PREFIXES.some((p) => lower.startsWith(p) || lower === p.slice(0, -1));
 }
 
-/** What a request to a path is due: the key or not, and the bucket it counts against. */
-export type PathRules = Pick<Route, 'auth' | 'bucket'>;
-
 /**
- * The rules of a path of `source` below its base URL (a redirect's target): those of the route
- * the path stands for, the one whose template, below the API prefix, the path ends with (the
- * longest: a route moved below its prefix, `/api/v1/moved/tokens/x/full`, is still the
- * bundle). A path no route stands for gets what every route of the source gets where they
- * agree (the gateway: the key), else the rules of the source's routes without a key.
- * The path is judged as a server reads it (decoded-path.ts): one that is not plain (decoding
- * changes it: `%69nternal`, `%2F`, `%2e%2e`, a backslash), or that is private once decoded,
- * stands for no route and never gets the key.
+ * Pure: the parameters of `path` (below the base URL, decoded as a server reads it:
+ * decoded-path.ts) read as `template`, or null unless it is that template segment by segment:
+ * each fixed segment exactly as written (same case, nothing added), each parameter exactly one
+ * non-empty segment. No tail, no prefix, no trailing slash matches. What a parameter may hold
+ * is the caller's to judge (isSafePathParam in safe-url.ts).
  */
-export function rulesAt(source: Source, pathBelowBase: string): PathRules {
-  const own: Route[] = Object.values(ROUTES).filter((r) => r.source === source);
-  const decoded = serverPath(pathBelowBase);
-  if (decoded === null || !isPlainPath(pathBelowBase) || isForbiddenPath(decoded)) return keylessRules(own);
-  pathBelowBase = decoded;
-  const prefix = API_PREFIXES[source];
-  let best: { route: Route; length: number } | undefined;
-  if (pathBelowBase.startsWith(prefix)) {
-    const got = pathBelowBase.slice(prefix.length).replace(/\/$/, '').split('/');
-    for (const route of own) {
-      if (!route.template.startsWith(prefix)) continue;
-      const want = route.template.slice(prefix.length).split('/');
-      if (want.length > got.length || (best && best.length >= want.length)) continue;
-      const tail = got.slice(got.length - want.length);
-      if (want.every((w, i) => (/^\{[A-Za-z]+\}$/.test(w) ? tail[i] !== '' : w === tail[i]))) best = { route, length: want.length };
-    }
+export function matchTemplate(template: string, path: string): Record<string, string> | null {
+  const want = template.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (const [i, w] of want.entries()) {
+    const g = got[i] as string;
+    const name = /^\{([A-Za-z]+)\}$/.exec(w)?.[1];
+    if (name === undefined ? w !== g : g === '') return null;
+    if (name !== undefined) params[name] = g;
   }
-  if (best) return { auth: best.route.auth, bucket: best.route.bucket };
-  const first = own[0]!;
-  if (own.every((r) => r.auth === first.auth && r.bucket === first.bucket)) return { auth: first.auth, bucket: first.bucket };
-  const keyless = own.find((r) => r.auth === 'none') ?? first;
-  return { auth: keyless.auth, bucket: keyless.bucket };
+  return params;
 }
 
-/** No key, on the bucket the source's keyless requests count against (the gateway limits per IP either way). */
-function keylessRules(own: readonly Route[]): PathRules {
-  const keyless = own.find((r) => r.auth === 'none') ?? own[0]!;
-  return { auth: 'none', bucket: keyless.bucket };
+/** The routes of a source whose template `path` is exactly (matchTemplate), with its parameters. */
+export function routesAt(source: Source, path: string): { route: Route; params: Record<string, string> }[] {
+  return Object.values(ROUTES).flatMap((route: Route) => {
+    if (route.source !== source) return [];
+    const params = matchTemplate(route.template, path);
+    return params ? [{ route, params }] : [];
+  });
 }
 
 export function isRouteName(name: string): name is RouteName {

@@ -3,7 +3,7 @@
 // collapse the path. The built URL is then checked again for origin and route prefix.
 import { UnsafeRequestError } from '../lib/errors.ts';
 import { decodedBelow } from './decoded-path.ts';
-import { API_PREFIXES, isForbiddenPath, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
+import { API_PREFIXES, isForbiddenPath, matchTemplate, ROUTES, templateParams, type Route, type RouteName } from './routes.ts';
 
 /** Starts with a letter or digit (so never `.`, `..`, `-x`), then URL-unreserved characters and `:@+`. */
 const PARAM = /^[A-Za-z0-9][A-Za-z0-9._~:@+-]{0,127}$/;
@@ -87,15 +87,58 @@ export interface ResolvedLink {
 }
 
 /**
+ * RFC 3986's characters of a URI reference: unreserved, reserved and `%`. A reference whose
+ * path is written in anything else (whitespace, a control character, `\`, `"`, `<`, `{`,
+ * non-ASCII) is rewritten by whoever parses it (WHATWG drops tabs, reads `\` as `/`), so what
+ * it names depends on the reader: it is not followed.
+ */
+const URI_TEXT = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
+
+/** Whether a reference, up to its query or fragment, is written in URI characters only. */
+function writtenAsUri(ref: string): boolean {
+  const end = ref.search(/[?#]/);
+  return URI_TEXT.test(end < 0 ? ref : ref.slice(0, end));
+}
+
+/** The path a route's URLs stay under: its source's API prefix, or (the OpenAPI document) its own path. */
+function prefixOf(r: Route): string {
+  return r.template.startsWith(API_PREFIXES[r.source]) ? API_PREFIXES[r.source] : r.template;
+}
+
+type OnRoute = { route: Route; params: Record<string, string> } | { refused: 'off the route prefix' | 'an unsafe path' | 'not a route' };
+
+/**
+ * The one route among `candidates` that `url`'s path is, exactly, with its parameters. The path
+ * is judged as the server will read it (decoded-path.ts: decoded until stable, `%2F` `%5C` `\`
+ * as separators, dot segments removed) and taken only when that is the path it sends (`plain`),
+ * below the base URL's path (`basePath`) and `prefix`, not private; then it must be a template
+ * segment by segment (matchTemplate: a fixed segment exactly, same case; no empty segment, no
+ * trailing slash) with every parameter one that tesync would send itself (isSafePathParam).
+ * Anything else is refused: the rule says what a route is, not what an attack looks like.
+ */
+function exactRoute(url: URL, basePath: string, prefix: string, candidates: readonly Route[]): OnRoute {
+  const { below, plain } = decodedBelow(url.pathname, basePath);
+  const underPrefix = below !== null && (prefix.endsWith('/') ? below.startsWith(prefix) : below === prefix);
+  if (!underPrefix || isForbidden(below)) return { refused: 'off the route prefix' };
+  if (!plain) return { refused: 'an unsafe path' };
+  const found = candidates.flatMap((route) => {
+    const params = matchTemplate(route.template, below);
+    return params && Object.values(params).every(isSafePathParam) ? [{ route, params }] : [];
+  });
+  // Two routes the same path could be would leave its key rules to chance: neither is taken.
+  return found.length === 1 ? found[0]! : { refused: 'not a route' };
+}
+
+/**
  * Reads a link given by upstream (a chart's data endpoint, an href, a next page) as parameters
  * of `route`. Returns null, so the caller builds the documented path from the key instead (or
- * refuses a next link), unless the link resolves to the same origin, its path read as the
- * server will read it (decoded-path.ts) is below the base path, is not private and is the path
- * it would send, matches the route's
- * template with valid parameters, and agrees with every parameter in `expected`.
+ * refuses a next link), unless the link is written in URI characters, resolves to the same
+ * origin without credentials, its path is exactly `route` (exactRoute: as the server reads
+ * it, below the base path, each parameter valid), agrees with every parameter in `expected`,
+ * and its query is well-formed.
  */
 export function resolveLink(baseUrl: string, route: Route | RouteName, link: unknown, expected: Record<string, string> = {}): ResolvedLink | null {
-  if (typeof link !== 'string' || link.length === 0 || link.length > MAX_LINK) return null;
+  if (typeof link !== 'string' || link.length === 0 || link.length > MAX_LINK || !writtenAsUri(link)) return null;
   const r = routeOf(route);
   const { origin, basePath } = parseBase(baseUrl);
   let url: URL;
@@ -105,57 +148,31 @@ export function resolveLink(baseUrl: string, route: Route | RouteName, link: unk
     return null;
   }
   if (url.origin !== origin || url.username || url.password) return null;
-  // Judged as the server will read it: decoded, dot segments gone; and taken only when that is
-  // exactly the path it would send (a link whose meaning changes under decoding is refused).
-  const { below, plain } = decodedBelow(url.pathname, basePath);
-  if (below === null || isForbidden(below) || !plain) return null;
-
-  const want = r.template.split('/');
-  const got = below.split('/');
-  if (want.length !== got.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < want.length; i++) {
-    const w = want[i] as string;
-    const g = got[i] as string;
-    const name = /^\{([A-Za-z]+)\}$/.exec(w)?.[1];
-    if (!name) {
-      if (w !== g) return null;
-      continue;
-    }
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(g);
-    } catch {
-      return null;
-    }
-    if (!isSafePathParam(decoded)) return null;
-    if (expected[name] !== undefined && expected[name] !== decoded) return null;
-    params[name] = decoded;
-  }
+  const on = exactRoute(url, basePath, prefixOf(r), [r]);
+  if ('refused' in on) return null;
+  for (const [name, value] of Object.entries(expected)) if (on.params[name] !== undefined && on.params[name] !== value) return null;
 
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) {
     if (!QUERY_KEY.test(key) || value.length > MAX_QUERY_VALUE) return null;
     query[key] = value;
   }
-  return { params, query };
+  return { params: on.params, query };
 }
 
 export type RedirectTarget =
-  /** `pathBelowBase`: the target's path below the base URL's own (its key rules: rulesAt). */
-  | { follow: true; url: URL; pathBelowBase: string }
+  /** `route`: the route the target is, exactly; its key rules are the hop's (hopSending in redirects.ts). */
+  | { follow: true; url: URL; route: Route }
   /** `host` is all that may be told of a target not followed: its path or query could carry anything. */
   | { follow: false; host: string; reason: string };
 
 /**
  * Where a redirect's `Location` (relative to the URL that answered, RFC 9110) may take a
- * request of `route`: followed only when its path, read as the server will read it
- * (decoded-path.ts), stays on the base URL's origin, below its path and the route's API
- * prefix (`/api/v1/`, `/v1/`; the OpenAPI document only to itself), is not private, is the
- * path it would send (decoding changes nothing), every path segment is a plain word (the allow-list of path parameters) and
- * the query is well-formed; and when no key (`secrets`) appears in it, since the path of
- * every request is recorded. Whether the hop carries the key is the caller's to decide from
- * the target's path (nextHop in redirects.ts).
+ * request of `route`: followed only when it is written in URI characters, stays on the base
+ * URL's origin, and its path is exactly a route of the same source (exactRoute): one below the
+ * API prefix (`/api/v1/`, `/v1/`) for a route there, the OpenAPI document only to itself; when
+ * its query is well-formed; and when no key (`secrets`) appears in it, since the path of every
+ * request is recorded. The hop's key rules are those of the route it is (nextHop).
  */
 export function resolveRedirect(baseUrl: string, route: Route | RouteName, location: string | null | undefined, from: URL, secrets: readonly (string | undefined)[] = []): RedirectTarget {
   if (typeof location !== 'string' || location.trim() === '') return { follow: false, host: 'nowhere', reason: 'no Location' };
@@ -172,24 +189,17 @@ export function resolveRedirect(baseUrl: string, route: Route | RouteName, locat
   const { origin, basePath } = parseBase(baseUrl);
   if (url.origin !== origin) return { follow: false, host, reason: 'off the base URL' };
   if (url.username || url.password) return { follow: false, host, reason: 'credentials in the Location' };
-  const prefix = r.template.startsWith(API_PREFIXES[r.source]) ? API_PREFIXES[r.source] : r.template;
-  // The target's path as the server will read it (decoded until stable, dot segments removed,
-  // `%2F` `%5C` `\` as separators): that is what the prefix and the private paths judge ...
-  const { below, plain } = decodedBelow(url.pathname, basePath);
-  const onRoute = below !== null && (prefix.endsWith('/') ? below.startsWith(prefix) : below === prefix);
-  if (!onRoute || isForbidden(below)) return { follow: false, host, reason: 'off the route prefix' };
-  // ... and it is followed only when that is the path it would send (else an unsafe path).
-  if (!plain) return { follow: false, host, reason: 'an unsafe path' };
-  const segments = below.slice(prefix.length).split('/');
-  // A trailing slash is a common canonical form; any other empty or odd segment is not.
-  if (segments.length > 1 && segments.at(-1) === '') segments.pop();
-  if (prefix.endsWith('/') && !segments.every((s) => isSafePathParam(safeDecode(s)))) return { follow: false, host, reason: 'an unsafe path' };
+  const prefix = prefixOf(r);
+  const candidates = Object.values(ROUTES).filter((x: Route) => x.source === r.source && x.template.startsWith(prefix));
+  const on = exactRoute(url, basePath, prefix, candidates);
+  if ('refused' in on) return { follow: false, host, reason: on.refused };
+  if (!writtenAsUri(location.trim())) return { follow: false, host, reason: 'an unsafe path' };
   for (const [key, value] of url.searchParams) {
     if (!QUERY_KEY.test(key) || value.length > MAX_QUERY_VALUE) return { follow: false, host, reason: 'an unsafe query' };
   }
   const seen = [location, safeDecode(location) ?? '', url.href, safeDecode(url.href) ?? ''];
   if (secrets.some((k) => k !== undefined && k.length > 0 && seen.some((s) => s.includes(k)))) return { follow: false, host, reason: 'a key in the Location' };
-  return { follow: true, url, pathBelowBase: below };
+  return { follow: true, url, route: on.route };
 }
 
 function safeDecode(s: string): string | undefined {

@@ -292,12 +292,12 @@ describe('redirects', () => {
     const res = await upstream.get({ route: 'app.chart', params: { slug: 'aurora', chartKey: 'buybacks' } });
     expect(res.status).toBe(200);
     expect(res.path).toBe('/api/v1/tokens/aurora/charts/buybacks');
-    expect(pathsSeen()).toEqual(['/api/v1/tokens/aurora/charts/buybacks', '/api/v1/moved/tokens/aurora/charts/buybacks']);
+    expect(pathsSeen()).toEqual(['/api/v1/tokens/aurora/charts/buybacks', '/api/v1/tokens/aurora/charts/buybacks?moved=1']);
     expect(recorder.requests.map((r) => [r.path, r.httpStatus, r.attempt, r.bucket])).toEqual([
       ['/api/v1/tokens/aurora/charts/buybacks', 307, 1, 'app-public'],
-      ['/api/v1/moved/tokens/aurora/charts/buybacks', 200, 1, 'app-public'],
+      ['/api/v1/tokens/aurora/charts/buybacks?moved=1', 200, 1, 'app-public'],
     ]);
-    expect(recorder.requests[0]?.error).toBe('redirect 307 followed to /api/v1/moved/tokens/aurora/charts/buybacks');
+    expect(recorder.requests[0]?.error).toBe('redirect 307 followed to /api/v1/tokens/aurora/charts/buybacks?moved=1');
     expect(recorder.responses.map((r) => [r.path, r.httpStatus, r.status])).toEqual([['/api/v1/tokens/aurora/charts/buybacks', 200, 'ok']]);
   });
 
@@ -308,7 +308,7 @@ describe('redirects', () => {
     expect(res.status).toBe(200);
     expect(sim.requests.map((r) => [r.path, r.status, r.headers.authorization])).toEqual([
       ['/v1/tokens/aurora/charts', status, `Bearer ${GW_KEY}`],
-      ['/v1/moved/tokens/aurora/charts', 200, `Bearer ${GW_KEY}`],
+      ['/v1/tokens/aurora/charts?moved=1', 200, `Bearer ${GW_KEY}`],
     ]);
   });
 

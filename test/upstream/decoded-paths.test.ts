@@ -11,7 +11,7 @@ import { ProblemError, UnsafeRequestError } from '../../src/lib/errors.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder, type UpstreamRequest } from '../../src/upstream/index.ts';
 import { decodedBelow, removeDotSegments, serverPath } from '../../src/upstream/decoded-path.ts';
-import { rulesAt, type RouteName } from '../../src/upstream/routes.ts';
+import { routesAt, type RouteName } from '../../src/upstream/routes.ts';
 import { resolveLink, resolveRedirect } from '../../src/upstream/safe-url.ts';
 import { chooseNext, readPageSignals } from '../../src/engine/next-page.ts';
 import { recordingSleep } from '../helpers/fast-clock.ts';
@@ -225,7 +225,7 @@ describe('a redirect whose decoded target is not the path it sends is never foll
     // The resource failed with the redirect's own status, telling the target's host only.
     expect(err).toBeInstanceOf(ProblemError);
     const host = new URL(proxyUrl).host;
-    expect(err).toMatchObject({ status: 307, path: row.own, title: expect.stringMatching(new RegExp(`^redirect to ${host.replace(/\./g, '\\.')} not followed: (off the route prefix|an unsafe path)$`)) });
+    expect(err).toMatchObject({ status: 307, path: row.own, title: expect.stringMatching(new RegExp(`^redirect to ${host.replace(/\./g, '\\.')} not followed: (off the route prefix|an unsafe path|not a route)$`)) });
     // The target was never requested: the proxy saw the route's own request and nothing else.
     expect(seen.some((s) => routedPath(s.path) === row.target)).toBe(false);
     expect(seen.map((s) => s.line)).toEqual([`GET ${row.own} HTTP/1.1`]);
@@ -262,13 +262,13 @@ describe('a next link whose decoded path is not the path it sends is never reque
 
 describe('what stays on the route is still followed', () => {
   it('redirect: a same-route 307 on a keyed gateway route is followed, with the key, to the path given', async () => {
-    sim.script(GATEWAY.own, [{ status: 307, headers: { Location: '/v1/moved/tokens/aurora' } }]);
+    sim.script(GATEWAY.own, [{ status: 307, headers: { Location: '/v1/tokens/aurora?moved=1' } }]);
     const { upstream } = client();
     const res = await upstream.get({ route: GATEWAY.route, params: GATEWAY.params });
     expect(res).toMatchObject({ status: 200, path: GATEWAY.own });
     expect(seen.map((s) => [s.line, s.authorization])).toEqual([
       [`GET ${GATEWAY.own} HTTP/1.1`, `Bearer ${GW_KEY}`],
-      ['GET /v1/moved/tokens/aurora HTTP/1.1', `Bearer ${GW_KEY}`],
+      ['GET /v1/tokens/aurora?moved=1 HTTP/1.1', `Bearer ${GW_KEY}`],
     ]);
   });
 
@@ -296,22 +296,21 @@ describe('the pure rules judge the decoded path', () => {
     ['/api/v1/tokens/%61urora/full'],
     ['/api/v1/tokens%2Faurora/full'],
     ['/api/v1/x/%252e%252e/tokens/aurora/full'],
-  ])('rulesAt gives no key to %s', (path) => {
-    expect(rulesAt('app', path)).toEqual({ auth: 'none', bucket: 'app-public' });
+  ])('a bundle redirect to %s is no route: not followed, so no key goes there', (path) => {
+    expect(resolveRedirect(APP, 'app.bundle', path, from)).toMatchObject({ follow: false });
   });
 
-  it('rulesAt keeps the key where the plain path is the bundle (and the gateway on its routes)', () => {
-    expect(rulesAt('app', '/api/v1/tokens/aurora/full')).toEqual({ auth: 'bearer', bucket: 'app-key' });
-    expect(rulesAt('app', '/api/v1/tokens/a%3Ab/full')).toEqual({ auth: 'bearer', bucket: 'app-key' });
-    expect(rulesAt('gateway', '/v1/tokens/aurora')).toEqual({ auth: 'bearer', bucket: 'gateway' });
-    expect(rulesAt('gateway', '/v1/%69nternal/tokens')).toEqual({ auth: 'none', bucket: 'gateway' });
+  it('the route a plain decoded path is, exactly, keeps its key rules (and the gateway on its routes)', () => {
+    expect(resolveRedirect(APP, 'app.bundle', '/api/v1/tokens/a%3Ab/full', from)).toMatchObject({ follow: true, route: { auth: 'bearer', bucket: 'app-key' } });
+    expect(routesAt('gateway', '/v1/tokens/aurora').map((m) => m.route.auth)).toEqual(['bearer']);
+    expect(routesAt('gateway', '/v1/internal/tokens')).toEqual([]);
   });
 
   it('resolveRedirect and resolveLink refuse what decodes elsewhere, and take what is plain', () => {
     const r = (loc: string) => resolveRedirect(APP, 'app.bundle', loc, from);
     expect(r('/api/v1/%69nternal/tokens/aurora/full')).toMatchObject({ follow: false, host: 'app.test:8080', reason: 'off the route prefix' });
     expect(r('/api/v1/tokens/%61urora/full')).toMatchObject({ follow: false, host: 'app.test:8080', reason: 'an unsafe path' });
-    expect(r('/api/v1/tokens/a%3Ab/full')).toMatchObject({ follow: true, pathBelowBase: '/api/v1/tokens/a:b/full' });
+    expect(r('/api/v1/tokens/a%3Ab/full')).toMatchObject({ follow: true, route: { template: '/api/v1/tokens/{slug}/full' } });
     expect(resolveLink(APP, 'app.tokens', '/api/v1/%74okens')).toBeNull();
     expect(resolveLink(APP, 'app.tokens', '/api/v1/tokens?page=2')).toEqual({ params: {}, query: { page: '2' } });
     expect(resolveLink(APP, 'app.chart', '/api/v1/tokens/aurora/charts/a%3Ab')).toEqual({ params: { slug: 'aurora', chartKey: 'a:b' }, query: {} });

@@ -1,7 +1,7 @@
 // Where a redirect may take a request: pure functions, no IO.
 import { describe, expect, it } from 'vitest';
 import { FOLLOWED_REDIRECTS, hopSending, isFollowedRedirect, nextHop, redirectRefused, sendingOf, targetHost } from '../../src/upstream/redirects.ts';
-import { ROUTES, rulesAt } from '../../src/upstream/routes.ts';
+import { matchTemplate, ROUTES, routesAt } from '../../src/upstream/routes.ts';
 import { resolveRedirect } from '../../src/upstream/safe-url.ts';
 
 const APP = 'http://app.test:8080';
@@ -17,13 +17,14 @@ const follow = (location: string, from = chartFrom, base = APP, route: keyof typ
 
 describe('resolveRedirect', () => {
   it.each([
-    ['/api/v1/moved/tokens/aurora/charts/revenue?limit=5', `${APP}/api/v1/moved/tokens/aurora/charts/revenue?limit=5`],
+    ['/api/v1/tokens/aurora/charts/revenue?limit=5&moved=1', `${APP}/api/v1/tokens/aurora/charts/revenue?limit=5&moved=1`],
     ['revenue-v2', `${APP}/api/v1/tokens/aurora/charts/revenue-v2`],
-    ['../charts/revenue/', `${APP}/api/v1/tokens/aurora/charts/revenue/`],
-    [`${APP}/api/v1/charts/aurora/revenue`, `${APP}/api/v1/charts/aurora/revenue`],
+    ['../charts/revenue', `${APP}/api/v1/tokens/aurora/charts/revenue`],
+    ['/api/v1/tokens/aurora', `${APP}/api/v1/tokens/aurora`],
     ['HTTP://APP.TEST:8080/api/v1/tokens/aurora/charts/revenue?v=2#frag', `${APP}/api/v1/tokens/aurora/charts/revenue?v=2`],
     ['/api/v1/tokens/aurora/charts/rev%2Dnue', `${APP}/api/v1/tokens/aurora/charts/rev%2Dnue`],
-  ])('follows %s (same origin, below the API prefix)', (location, href) => {
+    ['/api/v1/tokens/aurora/charts/a%3Ab', `${APP}/api/v1/tokens/aurora/charts/a%3Ab`],
+  ])('follows %s (same origin, exactly a route of the seeds)', (location, href) => {
     expect(follow(location)).toBe(href);
   });
 
@@ -40,6 +41,11 @@ describe('resolveRedirect', () => {
     ['/api/v1/tokens/../../v1/internal/x', 'app.test:8080', 'off the route prefix'],
     ['/api/v1/tokens/%2e%2e/internal/x', 'app.test:8080', 'off the route prefix'],
     ['/api/v1/tokens/a%2Fb/charts', 'app.test:8080', 'an unsafe path'],
+    ['/api/v1/moved/tokens/aurora/charts/revenue', 'app.test:8080', 'not a route'],
+    ['../charts/revenue/', 'app.test:8080', 'not a route'],
+    ['http://app.test:8080/api/v1/charts/aurora/revenue', 'app.test:8080', 'not a route'],
+    ['/api/v1/Tokens/aurora', 'app.test:8080', 'not a route'],
+    ['/api/v1/tokens\\aurora', 'app.test:8080', 'an unsafe path'],
     ['/api/v1/tokens//charts', 'app.test:8080', 'an unsafe path'],
     ['/api/v1/tokens/%E2%82%AC', 'app.test:8080', 'an unsafe path'],
     ['/api/v1/tokens?bad%20key=1', 'app.test:8080', 'an unsafe query'],
@@ -54,7 +60,7 @@ describe('resolveRedirect', () => {
   });
 
   it('respects a base URL with a path: the prefix is below it', () => {
-    expect(follow('/base/v1/moved/tokens/aurora/charts/fees', gwFrom, GW, 'gateway.chart')).toBe(`${GW}/v1/moved/tokens/aurora/charts/fees`);
+    expect(follow('/base/v1/tokens/aurora/charts/fees?moved=1', gwFrom, GW, 'gateway.chart')).toBe(`${GW}/v1/tokens/aurora/charts/fees?moved=1`);
     expect(follow('/v1/tokens/aurora/charts/fees', gwFrom, GW, 'gateway.chart')).toBe('refused: gw.test: off the route prefix');
     expect(follow('/base/api/v1/tokens', gwFrom, GW, 'gateway.chart')).toBe('refused: gw.test: off the route prefix');
   });
@@ -74,21 +80,23 @@ describe('nextHop', () => {
   const base = { baseUrl: APP, route: ROUTES['app.chart'], from: chartFrom, secrets: [KEY], hops: 0, maxHops: 2, sent: sendingOf(ROUTES['app.chart']) };
 
   it('follows a new target within the bound', () => {
-    const hop = nextHop({ ...base, location: '/api/v1/moved/tokens/aurora/charts/revenue', visited: new Set([chartFrom.href]) });
-    expect('url' in hop && hop.url.pathname).toBe('/api/v1/moved/tokens/aurora/charts/revenue');
+    const hop = nextHop({ ...base, location: '/api/v1/tokens/aurora/charts/revenue?moved=1', visited: new Set([chartFrom.href]) });
+    expect('url' in hop && hop.url.href).toBe(`${APP}/api/v1/tokens/aurora/charts/revenue?moved=1`);
     expect(hop).toMatchObject({ keyed: false, bucket: 'app-public' });
   });
 
-  it("goes with the key rules of the target's path, below a base URL with a path too", () => {
+  it('goes with the key rules of the exact route it goes to, below a base URL with a path too', () => {
     const bundle = new URL(`${GW}/api/v1/tokens/aurora/full`);
     const hop = (location: string, route: keyof typeof ROUTES, from: URL) => {
       const h = nextHop({ ...base, baseUrl: GW, route: ROUTES[route], from, location, visited: new Set(), sent: sendingOf(ROUTES[route]) });
       return 'url' in h ? [h.url.pathname, h.keyed, h.bucket] : h;
     };
     expect(hop('/base/api/v1/tokens/aurora', 'app.bundle', bundle)).toEqual(['/base/api/v1/tokens/aurora', false, 'app-public']);
-    expect(hop('/base/api/v1/moved/tokens/aurora/full', 'app.bundle', bundle)).toEqual(['/base/api/v1/moved/tokens/aurora/full', true, 'app-key']);
+    expect(hop('/base/api/v1/tokens/aurora/full?v=2', 'app.bundle', bundle)).toEqual(['/base/api/v1/tokens/aurora/full', true, 'app-key']);
     expect(hop('/base/api/v1/tokens/aurora/full', 'app.token', new URL(`${GW}/api/v1/tokens/aurora`))).toEqual(['/base/api/v1/tokens/aurora/full', false, 'app-public']);
-    expect(hop('/base/v1/moved/tokens/aurora/charts', 'gateway.charts', new URL(`${GW}/v1/tokens/aurora/charts`))).toEqual(['/base/v1/moved/tokens/aurora/charts', true, 'gateway']);
+    expect(hop('/base/v1/tokens/aurora/charts?moved=1', 'gateway.charts', new URL(`${GW}/v1/tokens/aurora/charts`))).toEqual(['/base/v1/tokens/aurora/charts', true, 'gateway']);
+    // A moved path no route stands for gets no rules at all: it is not requested.
+    expect(hop('/base/api/v1/moved/tokens/aurora/full', 'app.bundle', bundle)).toEqual({ host: 'gw.test', reason: 'not a route' });
   });
 
   it('refuses a target already requested in this attempt (a loop), even when it differs only by fragment', () => {
@@ -96,35 +104,42 @@ describe('nextHop', () => {
   });
 
   it('refuses one hop more than the bound', () => {
-    expect(nextHop({ ...base, location: '/api/v1/a', visited: new Set(), hops: 2 })).toEqual({ host: 'app.test:8080', reason: 'more than 2 redirects' });
+    expect(nextHop({ ...base, location: '/api/v1/metrics', visited: new Set(), hops: 2 })).toEqual({ host: 'app.test:8080', reason: 'more than 2 redirects' });
   });
 });
 
-describe('key rules of a path', () => {
-  it('are those of the route the path stands for, its template at the end of the path', () => {
-    expect(rulesAt('app', '/api/v1/tokens/aurora/full')).toEqual({ auth: 'bearer', bucket: 'app-key' });
-    expect(rulesAt('app', '/api/v1/tokens/aurora/full/')).toEqual({ auth: 'bearer', bucket: 'app-key' });
-    expect(rulesAt('app', '/api/v1/v2/tokens/aurora/full')).toEqual({ auth: 'bearer', bucket: 'app-key' });
-    // A token slugged `full` is a token, not a bundle.
-    expect(rulesAt('app', '/api/v1/tokens/full')).toEqual({ auth: 'none', bucket: 'app-public' });
-    expect(rulesAt('app', '/api/v1/tokens/aurora/charts/full')).toEqual({ auth: 'none', bucket: 'app-public' });
-    expect(rulesAt('app', '/api/v1/tokens/aurora')).toEqual({ auth: 'none', bucket: 'app-public' });
+describe('the route a path is, exactly', () => {
+  it('matchTemplate: fixed segments exactly, a parameter one non-empty segment, nothing more or less', () => {
+    const t = '/api/v1/tokens/{slug}/full';
+    expect(matchTemplate(t, '/api/v1/tokens/aurora/full')).toEqual({ slug: 'aurora' });
+    expect(matchTemplate('/v1/tokens', '/v1/tokens')).toEqual({});
+    for (const path of ['/api/v1/tokens/aurora/full/', '/api/v1/tokens//full', '/api/v1/v2/tokens/aurora/full', '/api/v1/moved/tokens/aurora/full', '/api/v1/tokens/aurora/Full', '/API/v1/tokens/aurora/full', '/api/v1/tokens/aurora/full.', '/api/v1/tokens/aurora', 'api/v1/tokens/aurora/full']) {
+      expect(matchTemplate(t, path), path).toBeNull();
+    }
   });
 
-  it('on a path no route stands for: what every route of the source gets, else no key', () => {
-    expect(rulesAt('app', '/api/v1/elsewhere')).toEqual({ auth: 'none', bucket: 'app-public' });
-    expect(rulesAt('app', '/full')).toEqual({ auth: 'none', bucket: 'app-public' });
-    expect(rulesAt('gateway', '/v1/elsewhere')).toEqual({ auth: 'bearer', bucket: 'gateway' });
+  it('routesAt: every template of the table, filled, is that route and no other', () => {
+    for (const [name, route] of Object.entries(ROUTES)) {
+      const path = route.template.replace(/\{[A-Za-z]+\}/g, 'full');
+      expect(routesAt(route.source, path).map((m) => m.route), name).toEqual([route]);
+    }
+    // A token slugged `full` is a token, not a bundle; a chart keyed `full` a chart.
+    expect(routesAt('app', '/api/v1/tokens/full').map((m) => m.route)).toEqual([ROUTES['app.token']]);
+    expect(routesAt('app', '/api/v1/tokens/aurora/charts/full').map((m) => m.route)).toEqual([ROUTES['app.chart']]);
+    // No tail matching: a route's template at the end of a longer path is no route.
+    expect(routesAt('app', '/api/v1/v2/tokens/aurora/full')).toEqual([]);
+    expect(routesAt('gateway', '/v1/elsewhere')).toEqual([]);
+    expect(routesAt('gateway', '/api/v1/tokens')).toEqual([]);
   });
 
   it('a request never gains the key on the way, and a keyless one stays on its bucket', () => {
     const keyed = sendingOf(ROUTES['app.bundle']);
     const keyless = sendingOf(ROUTES['app.token']);
     expect(keyed).toEqual({ keyed: true, bucket: 'app-key' });
-    expect(hopSending(keyed, 'app', '/api/v1/tokens/aurora')).toEqual({ keyed: false, bucket: 'app-public' });
-    expect(hopSending(keyed, 'app', '/api/v1/tokens/cobalt/full')).toEqual({ keyed: true, bucket: 'app-key' });
-    expect(hopSending(keyless, 'app', '/api/v1/tokens/aurora/full')).toEqual({ keyed: false, bucket: 'app-public' });
-    expect(hopSending(sendingOf(ROUTES['gateway.token']), 'gateway', '/v1/tokens/aurora/charts')).toEqual({ keyed: true, bucket: 'gateway' });
+    expect(hopSending(keyed, ROUTES['app.token'])).toEqual({ keyed: false, bucket: 'app-public' });
+    expect(hopSending(keyed, ROUTES['app.bundle'])).toEqual({ keyed: true, bucket: 'app-key' });
+    expect(hopSending(keyless, ROUTES['app.bundle'])).toEqual({ keyed: false, bucket: 'app-public' });
+    expect(hopSending(sendingOf(ROUTES['gateway.token']), ROUTES['gateway.charts'])).toEqual({ keyed: true, bucket: 'gateway' });
   });
 });
 
