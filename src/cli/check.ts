@@ -60,6 +60,7 @@ function checkClient(config: Config, logger: Logger) {
     config: { ...config, maxAttempts: 1, maxRateWaitMs: Math.min(config.maxRateWaitMs, CHECK_RATE_WAIT_MS) },
     budget: new InProcessBudget(),
     logger,
+    secrets: config.secrets,
     retry: { maxRateLimitRetries: 1, invalidJsonRetries: 0 },
   });
 }

@@ -6,6 +6,7 @@ import { WarehouseError } from '../lib/errors.ts';
 import { limitHeapGrowth } from '../lib/heap.ts';
 import { pinEmbeddedPort } from '../store/server/embedded-server.ts';
 import { createLogger, scrub, type Logger } from '../lib/logger.ts';
+import { keepSecretsOut } from '../lib/secrets.ts';
 import { errorMessage, recordable, RECORD_CHARS, reportedError } from '../lib/recordable.ts';
 import { asksJson, COMMAND_SPECS, commandSpec, generatedHelp, topUsage } from './commands.ts';
 import { UsageError } from './context.ts';
@@ -39,6 +40,8 @@ export async function main(argv: string[]): Promise<number> {
     if (!(err instanceof ConfigError) || !withoutConfig) return reportFailure(err, loadConfig({}), undefined, { command: name, json });
     config = loadConfig({});
   }
+  // Every text this process records or prints is scrubbed of the configured secrets.
+  keepSecretsOut(config.secrets);
   limitHeapGrowth();
   pinEmbeddedPort(config.embeddedPort);
   const logger = createLogger({ level: config.logLevel, secrets: config.secrets });

@@ -117,7 +117,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
     t.ms += r.durationMs;
     if (r.rateLimitRemaining !== undefined && r.rateLimitRemaining > (t.maxRemaining ?? -1)) t.maxRemaining = r.rateLimitRemaining;
   });
-  const client = createUpstream({ config, budget, recorder, logger, ...(req.retry ? { retry: req.retry } : {}) });
+  const client = createUpstream({ config, budget, recorder, logger, secrets: config.secrets, ...(req.retry ? { retry: req.retry } : {}) });
   // Every request and budget wait of the walk listens to this one signal.
   if (req.signal) setMaxListeners(0, req.signal);
   const upstream = req.signal ? withSignal(client, req.signal) : client;

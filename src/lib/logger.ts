@@ -4,10 +4,11 @@
 // beside a progress line on a terminal they are said in words instead (logLineInWords).
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { errorMessage, isQueryError, recordable, reportedError } from './recordable.ts';
+import { REDACTED, scrubberFor } from './secrets.ts';
 
 export type { Logger } from 'pino';
 
-const CENSOR = '[REDACTED]';
+const CENSOR = REDACTED;
 
 const REDACT_PATHS = [
   'authorization',
@@ -24,18 +25,12 @@ const REDACT_PATHS = [
   '*.password',
 ];
 
-/** Every form in which a secret could appear in a serialized line. */
-function secretForms(secret: string): string[] {
-  const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)]);
-  return [...forms].filter((f) => f.length >= 4);
-}
-
-/** Replaces every occurrence of each secret (raw, URL-encoded, JSON-escaped) with a marker. */
+/**
+ * Replaces each secret, in every form it could take (src/lib/secrets.ts: as sent, percent-,
+ * JSON- or HTML-escaped, cut), with a marker; Bearer credentials nobody configured too.
+ */
 export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    for (const form of secretForms(secret)) out = out.split(form).join(CENSOR);
-  }
+  const out = scrubberFor(secrets)(text);
   // Bearer tokens we were not told about are still credentials.
   return out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{4,}/gi, `$1${CENSOR}`);
 }

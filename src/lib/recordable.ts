@@ -1,7 +1,9 @@
 // Text tesync records (sync.runs, sync.resource_state, a run's stats) or prints, whatever an
 // error said. Postgres text cannot hold U+0000, jsonb cannot hold U+0000 nor an unpaired
 // surrogate, and a failed query's message (drizzle's: its SQL and every parameter) runs to
-// kilobytes: a record that cannot be written is how a run was once left `running`. Pure.
+// kilobytes: a record that cannot be written is how a run was once left `running`. Pure, but
+// for the secrets the process keeps out of every such text (src/lib/secrets.ts keepSecretsOut).
+import { scrubRecorded } from './secrets.ts';
 
 /** The most characters kept of one error's message (judgeFailure's, a printed error). */
 export const MESSAGE_CHARS = 300;
@@ -9,14 +11,15 @@ export const MESSAGE_CHARS = 300;
 export const RECORD_CHARS = 500;
 
 /**
- * Pure, never throws: `value` as text that can be recorded and shown. U+0000, the other C0
+ * Pure, never throws: `value` as text that can be recorded and shown. First the process's
+ * secrets are scrubbed from it (keepSecretsOut), whole, before any cut. U+0000, the other C0
  * control characters but tab and newline, and unpaired surrogates are written as visible
  * `\uXXXX` escapes (pairs are kept); the text is cut to at most `max` UTF-16 code units (so at
  * most `max` characters in Postgres) at a code point boundary, ending with `…` and the count of
  * characters left out. A non-string is said as String() says it.
  */
 export function recordable(value: unknown, max: number = MESSAGE_CHARS): string {
-  const text = asText(value);
+  const text = scrubRecorded(asText(value));
   const limit = typeof max === 'number' && !Number.isNaN(max) ? Math.max(0, Math.floor(max)) : MESSAGE_CHARS;
   let length = 0;
   let count = 0;

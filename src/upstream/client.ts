@@ -37,7 +37,8 @@ import { jsonBodyHash, servedBodyHash } from '../lib/hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { rawOf, readJsonBody } from './body.ts';
-import { parseProblem, problemError } from './problem.ts';
+import { parseProblem, problemError, scrubProblem } from './problem.ts';
+import { keptEtag, scrubbedError, scrubbingRecorder, upstreamScrub } from './scrubbed.ts';
 import { readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
 import { NullRecorder, type RequestRecorder } from '../ports/recorder.ts';
 import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
@@ -58,6 +59,8 @@ export interface UpstreamOptions {
   /** Overrides of the retry delays and bounds; tests shorten them here. */
   retry?: Partial<RetryPolicy>;
   userAgent?: string;
+  /** What upstream's words are scrubbed of (config.secrets); the sources' keys when not given. */
+  secrets?: readonly string[];
 }
 
 export interface UpstreamRequest {
@@ -121,7 +124,8 @@ const ACCEPT_ENCODING = 'br, gzip, deflate';
 
 export function createUpstream(options: UpstreamOptions): Upstream {
   const { config, budget, logger } = options;
-  const recorder = options.recorder ?? new NullRecorder();
+  const scrub = upstreamScrub(options.secrets, config);
+  const recorder = scrubbingRecorder(options.recorder ?? new NullRecorder(), scrub);
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
@@ -241,7 +245,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         if (!isFollowedRedirect(sent.res.status)) return answer(sent, target);
         const hop = nextHop({ baseUrl: source.url, route, location: sent.res.headers.get('location'), from: target, secrets, visited, hops, maxHops: policy.maxRedirects, sent: how });
         if (!('url' in hop)) {
-          const problem = redirectRefused(sent.res, path, hop);
+          const problem = scrubProblem(redirectRefused(sent.res, path, hop), scrub);
           recorder.request({ ...sent.record, requestId: problem.requestId, error: problem.title });
           throw problemError(problem);
         }
@@ -261,7 +265,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       const { res, receivedAt, record } = sent;
       if (res.status === 304) {
         recorder.request(record);
-        return { ...success(res), status: 304, notModified: true, body: undefined, text: '', sha256: '', etag: res.headers.get('etag') ?? req.etag };
+        return { ...success(res), status: 304, notModified: true, body: undefined, text: '', sha256: '', etag: keptEtag(res.headers.get('etag'), scrub) ?? req.etag };
       }
       if (res.status >= 200 && res.status < 300) {
         const read = readJsonBody(res);
@@ -281,11 +285,11 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }
       if (res.status >= 300 && res.status < 400) {
         // A 3xx tesync does not follow (300, 305, ...): refused like one off the route.
-        const problem = redirectRefused(res, path, { host: targetHost(res.headers.get('location'), from), reason: `a ${res.status} is not a redirect tesync follows` });
+        const problem = scrubProblem(redirectRefused(res, path, { host: targetHost(res.headers.get('location'), from), reason: `a ${res.status} is not a redirect tesync follows` }), scrub);
         recorder.request({ ...record, requestId: problem.requestId, error: problem.title });
         throw problemError(problem);
       }
-      const problem = parseProblem({ status: res.status, statusText: res.statusText, headers: res.headers, text: res.text, path });
+      const problem = parseProblem({ status: res.status, statusText: res.statusText, headers: res.headers, text: res.text, path }, scrub);
       // A refusal's body is archived too: what it refused links to it (a bundle's 401/402/403).
       if (res.status >= 400 && res.status < 500 && res.status !== 429 && res.text !== '') problem.sha256 = archiveRefusal(res, receivedAt);
       recorder.request({ ...record, problemCode: problem.code, requestId: problem.requestId, error: problem.title });
@@ -303,8 +307,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         path,
         text: r.text,
         raw: rawOf(r),
-        etag: r.headers.get('etag') ?? undefined,
-        requestId: r.headers.get('x-request-id') ?? undefined,
+        etag: keptEtag(r.headers.get('etag'), scrub),
+        requestId: r.headers.get('x-request-id') ? scrub(r.headers.get('x-request-id')!) : undefined,
         headers: Object.fromEntries(r.headers),
       };
     }
@@ -385,7 +389,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         shouldConsumeRetry: () => plan.consume,
         shouldRetry: () => plan.retry,
       });
-    } catch (err) {
+    } catch (thrown) {
+      const err = scrubbedError(thrown, scrub);
       if (err instanceof InvalidJsonAttempt) throw new InvalidResponseError(err.message, err.rawBody);
       if (err instanceof RateLimitedResponse) {
         throw new RateLimitedError(err.bucket, err.waitMs, `still rate limited after ${rateLimitHits} 429 responses`);

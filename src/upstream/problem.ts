@@ -1,7 +1,9 @@
 // Error responses into typed errors. Upstream promises RFC 9457 problem documents, but a
 // proxy in front of it may answer with HTML, plain text or nothing: every form ends up as the
-// same fields, so callers decide by `status` and `code` alone.
+// same fields, so callers decide by `status` and `code` alone. Every text in them is upstream's
+// and may repeat the key it was sent: each is scrubbed here, whole, before it is cut or kept.
 import { isLosslessNumber, parseJson } from '../lib/json.ts';
+import { scrubDeep, type Scrub } from '../lib/secrets.ts';
 import { ProblemError, UpstreamServerError, type UpstreamProblemFields } from '../lib/errors.ts';
 
 const KNOWN = new Set(['type', 'title', 'status', 'detail', 'instance', 'code', 'scope', 'requestId', 'request_id']);
@@ -37,9 +39,11 @@ export interface ErrorResponse {
   path: string;
 }
 
-/** The problem fields of an error response, whatever its content type and body. */
-export function parseProblem(res: ErrorResponse): UpstreamProblemFields {
-  const headerId = res.headers.get('x-request-id') ?? undefined;
+/** The problem fields of an error response, whatever its content type and body, each text scrubbed of the secrets (`scrub`). */
+export function parseProblem(res: ErrorResponse, scrub: Scrub = (t) => t): UpstreamProblemFields {
+  const text = (v: unknown) => str(typeof v === 'string' ? scrub(v) : v);
+  const headerId = text(res.headers.get('x-request-id') ?? undefined);
+  const statusText = res.statusText ? scrub(res.statusText) : undefined;
   let doc: Record<string, unknown> | undefined;
   try {
     const parsed = res.text.trim() ? parseJson(res.text) : undefined;
@@ -55,8 +59,9 @@ export function parseProblem(res: ErrorResponse): UpstreamProblemFields {
       status: res.status,
       code: undefined,
       type: undefined,
-      title: res.statusText || undefined,
-      detail: excerpt(res.text),
+      title: statusText,
+      // Scrubbed before the tags go: a key holding `<` or `>` is found whole.
+      detail: excerpt(scrub(res.text)),
       instance: undefined,
       scope: undefined,
       requestId: headerId,
@@ -65,20 +70,26 @@ export function parseProblem(res: ErrorResponse): UpstreamProblemFields {
     };
   }
   const extensions: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(doc)) if (!KNOWN.has(k)) extensions[k] = v;
+  for (const [k, v] of Object.entries(doc)) if (!KNOWN.has(k)) extensions[scrub(k)] = scrubDeep(v, scrub);
   return {
     // The HTTP status is what happened; a body claiming another is kept as an extension.
     status: res.status,
-    code: str(doc.code),
-    type: str(doc.type),
-    title: str(doc.title) ?? (res.statusText || undefined),
-    detail: str(doc.detail),
-    instance: str(doc.instance),
-    scope: str(doc.scope),
-    requestId: str(doc.requestId) ?? str(doc.request_id) ?? headerId,
-    extensions: str(doc.status) !== undefined && str(doc.status) !== String(res.status) ? { ...extensions, bodyStatus: doc.status } : extensions,
+    code: text(doc.code),
+    type: text(doc.type),
+    title: text(doc.title) ?? statusText,
+    detail: text(doc.detail),
+    instance: text(doc.instance),
+    scope: text(doc.scope),
+    requestId: text(doc.requestId) ?? text(doc.request_id) ?? headerId,
+    extensions: str(doc.status) !== undefined && str(doc.status) !== String(res.status) ? { ...extensions, bodyStatus: scrubDeep(doc.status, scrub) } : extensions,
     path: res.path,
   };
+}
+
+/** Pure: the problem fields with every text scrubbed (a problem tesync built from upstream's headers, a refused redirect's). */
+export function scrubProblem(p: UpstreamProblemFields, scrub: Scrub): UpstreamProblemFields {
+  const t = (v: string | undefined) => (v === undefined ? undefined : scrub(v));
+  return { ...p, code: t(p.code), type: t(p.type), title: t(p.title), detail: t(p.detail), instance: t(p.instance), scope: t(p.scope), requestId: t(p.requestId), extensions: scrubDeep(p.extensions, scrub), path: scrub(p.path) };
 }
 
 /** 5xx are worth retrying; any other error status is not. */

@@ -76,7 +76,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     closers.unshift(() => recorder.close());
     // A job holds its worker slot only this long waiting for budget; past that the bucket's
     // queue is paused and the job handed back (see fetch.ts).
-    const upstream = createUpstream({ config: { ...config, maxRateWaitMs: w.rateWaitMs }, budget: countingBudget(budget, metrics), recorder, logger });
+    const upstream = createUpstream({ config: { ...config, maxRateWaitMs: w.rateWaitMs }, budget: countingBudget(budget, metrics), recorder, logger, secrets: config.secrets });
 
     let shuttingDown = false;
     const deps: RunnerDeps = {

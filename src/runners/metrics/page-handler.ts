@@ -2,11 +2,13 @@
 //   /              the page (HTML; refreshes itself)
 //   /status.json   its view model, for scripts
 //   /body/<id>     a failure's archived body, as plain text: never rendered, never run
-// Only GET and HEAD reach here (server.ts). Every response is scrubbed of the configured
-// secrets (keys, passwords) as log lines are, though none should be in what is read.
+// Only GET and HEAD reach here (server.ts). Every text of the model is scrubbed of the
+// configured secrets (keys, passwords) before it is escaped, and every response again as log
+// lines are, though none should be in what is read.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/logger.ts';
+import { scrubDeep } from '../../lib/secrets.ts';
 import type { FailureBody } from '../../store/read/failure-bodies.ts';
 import { PAGE_CSP, renderPage } from './page-html.ts';
 import { buildPageModel, type PageData } from './page-model.ts';
@@ -40,7 +42,8 @@ export function createStatusPage(options: StatusPageOptions): StatusPage {
       if (path === '/' || path === '/index.html') {
         void options.read().then(
           (data) => {
-            const html = clean(renderPage(buildPageModel(data)));
+            // Scrubbed before it is escaped: `&lt;` of a key holding `<` is the key all the same.
+            const html = clean(renderPage(scrubDeep(buildPageModel(data), clean)));
             res.writeHead(200, { ...COMMON, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP }).end(html);
           },
           (err: unknown) => fail(res, 'the warehouse', err),
@@ -49,7 +52,7 @@ export function createStatusPage(options: StatusPageOptions): StatusPage {
       }
       if (path === '/status.json') {
         void options.read().then(
-          (data) => res.writeHead(200, { ...COMMON, 'content-type': 'application/json; charset=utf-8' }).end(clean(JSON.stringify(buildPageModel(data), null, 2))),
+          (data) => res.writeHead(200, { ...COMMON, 'content-type': 'application/json; charset=utf-8' }).end(clean(JSON.stringify(scrubDeep(buildPageModel(data), clean), null, 2))),
           (err: unknown) => fail(res, 'the warehouse', err),
         );
         return true;
