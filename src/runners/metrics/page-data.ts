@@ -1,7 +1,9 @@
 // What the status page reads, each time it is asked for: `tesync status`'s groups (the same
 // store reads), the runs and events, the request log of the last hour, the failing resources,
 // the rate budget now and, on a worker, the queues. A part that cannot be read says why in
-// its place rather than failing the page.
+// its place rather than failing the page. The parts are read one after another: a read of the
+// page holds one of the pool's connections at a time, whatever the workers' jobs and /metrics
+// need of the others.
 import type { Warehouse } from '../../store/connection.ts';
 import { readFailingResources } from '../../store/read/failure-bodies.ts';
 import { readGroups } from '../../store/read/status.ts';
@@ -38,19 +40,17 @@ const EVENTS_BACK_MS = 30 * 24 * 3600_000;
 export async function readPageData(s: PageSources): Promise<PageData> {
   const now = s.now?.() ?? new Date();
   const w = s.warehouse;
-  const [groups, runs, windows, failing, budget, queues] = await Promise.all([
-    readGroups(w),
-    readRunTimeline(w, RUNS_SHOWN),
-    readBucketWindows(w, new Date(now.getTime() - WINDOW_MS)),
-    readFailingResources(w, FAILING_SHOWN),
-    s.budget().catch((err: unknown): BudgetNow => ({ buckets: [], note: `the shared rate budget could not be read: ${healthCause(err)}` })),
-    s.queues
-      ? s.queues().then(
-          (q) => ({ view: q, note: null }),
-          (err: unknown) => ({ view: null, note: `the queues could not be read: ${healthCause(err)}` }),
-        )
-      : Promise.resolve({ view: null, note: null }),
-  ]);
+  const groups = await readGroups(w);
+  const runs = await readRunTimeline(w, RUNS_SHOWN);
+  const windows = await readBucketWindows(w, new Date(now.getTime() - WINDOW_MS));
+  const failing = await readFailingResources(w, FAILING_SHOWN);
+  const budget = await s.budget().catch((err: unknown): BudgetNow => ({ buckets: [], note: `the shared rate budget could not be read: ${healthCause(err)}` }));
+  const queues = s.queues
+    ? await s.queues().then(
+        (q) => ({ view: q, note: null }),
+        (err: unknown) => ({ view: null, note: `the queues could not be read: ${healthCause(err)}` }),
+      )
+    : { view: null, note: null };
   // The events of the period the runs shown cover (all of them while fewer runs than shown exist).
   const oldest = runs.length === RUNS_SHOWN ? runs[runs.length - 1]!.startedAt : new Date(now.getTime() - EVENTS_BACK_MS);
   const events = await readTimelineEvents(w, oldest, 50);

@@ -2,9 +2,10 @@
 //   /              the page (HTML; refreshes itself)
 //   /status.json   its view model, for scripts
 //   /body/<id>     a failure's archived body, as plain text: never rendered, never run
-// Only GET and HEAD reach here (server.ts). Every text of the model is scrubbed of the
-// configured secrets (keys, passwords) before it is escaped, and every response again as log
-// lines are, though none should be in what is read.
+// Only GET and HEAD for a Host the page answers reach here (server.ts). Every text of the model
+// is scrubbed of the configured secrets (keys, passwords) before it is escaped, and every
+// response again as log lines are, though none should be in what is read. The warehouse is read by one reader at a time (page-share.ts): a burst of
+// requests shares one read, and its page is rendered once for all of them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/logger.ts';
@@ -12,12 +13,23 @@ import { scrubDeep } from '../../lib/secrets.ts';
 import type { FailureBody } from '../../store/read/failure-bodies.ts';
 import { PAGE_CSP, renderPage } from './page-html.ts';
 import { buildPageModel, type PageData } from './page-model.ts';
+import { oneAtATime, shareReads } from './page-share.ts';
 
 export interface StatusPageOptions {
   read(): Promise<PageData>;
   body(id: number): Promise<FailureBody | undefined>;
   secrets: readonly string[];
   logger: Logger;
+  /** The pacing clock (monotonic, ms) that times how long one read is shared; performance.now unset. */
+  now?: () => number;
+  /** How long one read serves every request (PAGE_SHARE_MS unset). */
+  shareMs?: number;
+}
+
+/** One read of the page, rendered when first asked for and then kept with it. */
+interface PageView {
+  html(): string;
+  json(): string;
 }
 
 export interface StatusPage {
@@ -37,29 +49,37 @@ export function createStatusPage(options: StatusPageOptions): StatusPage {
     if (!res.headersSent) res.writeHead(500, { ...COMMON, 'content-type': 'text/plain; charset=utf-8' });
     res.end(`could not read ${what}; see the log\n`);
   };
+  const view = shareReads(
+    async (): Promise<PageView> => {
+      // Scrubbed before it is escaped: `&lt;` of a key holding `<` is the key all the same.
+      const model = scrubDeep(buildPageModel(await options.read()), clean);
+      let html: string | undefined;
+      let json: string | undefined;
+      return { html: () => (html ??= clean(renderPage(model))), json: () => (json ??= clean(JSON.stringify(model, null, 2))) };
+    },
+    { now: options.now ?? (() => performance.now()), ...(options.shareMs === undefined ? {} : { shareMs: options.shareMs }) },
+  );
+  // Archived bodies are read one at a time too: a burst of them holds one connection, not the pool.
+  const bodies = oneAtATime();
   return {
     handle(_req, res, path) {
       if (path === '/' || path === '/index.html') {
-        void options.read().then(
-          (data) => {
-            // Scrubbed before it is escaped: `&lt;` of a key holding `<` is the key all the same.
-            const html = clean(renderPage(scrubDeep(buildPageModel(data), clean)));
-            res.writeHead(200, { ...COMMON, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP }).end(html);
-          },
+        void view().then((v) => v.html()).then(
+          (html) => res.writeHead(200, { ...COMMON, 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP }).end(html),
           (err: unknown) => fail(res, 'the warehouse', err),
         );
         return true;
       }
       if (path === '/status.json') {
-        void options.read().then(
-          (data) => res.writeHead(200, { ...COMMON, 'content-type': 'application/json; charset=utf-8' }).end(clean(JSON.stringify(scrubDeep(buildPageModel(data), clean), null, 2))),
+        void view().then((v) => v.json()).then(
+          (json) => res.writeHead(200, { ...COMMON, 'content-type': 'application/json; charset=utf-8' }).end(json),
           (err: unknown) => fail(res, 'the warehouse', err),
         );
         return true;
       }
       const m = BODY_PATH.exec(path);
       if (m) {
-        void options.body(Number(m[1])).then(
+        void bodies(() => options.body(Number(m[1]))).then(
           (b) => {
             if (!b) {
               res.writeHead(404, { ...COMMON, 'content-type': 'text/plain; charset=utf-8' }).end('no archived body of a failure has this id\n');
