@@ -4,8 +4,9 @@
 //   /body/<id>     a failure's archived body, as plain text: never rendered, never run
 // Only GET and HEAD for a Host the page answers reach here (server.ts). Every text of the model
 // is scrubbed of the configured secrets (keys, passwords) before it is escaped, and every
-// response again as log lines are, though none should be in what is read. The warehouse is read by one reader at a time (page-share.ts): a burst of
-// requests shares one read, and its page is rendered once for all of them.
+// response again as log lines are, though none should be in what is read. The warehouse is
+// read by one reader at a time (page-share.ts): a burst of requests shares one read, and its
+// page is rendered once for all of them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/logger.ts';
