@@ -130,9 +130,9 @@ export interface SimHostile {
 
 /**
  * A route answered with a redirect instead of its data (after the rate limit counted it).
- * The target of 'alias' is the same path and query with the segment `moved` after the API
- * prefix (`/api/v1/moved/tokens/...`, `/v1/moved/...`), a relative Location on the same
- * host, which serves exactly what the path itself serves and is never redirected again.
+ * The target of 'alias' is the same route with `moved=1` added to its query (a route of the
+ * seeds, exactly: tesync follows no other), a relative Location on the same host, which
+ * serves exactly what the route itself serves and is never redirected again.
  */
 export interface SimRedirect {
   /** the requests it answers: path and query (as received) starting with this */

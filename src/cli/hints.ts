@@ -38,9 +38,9 @@ function failureHint(f: WalkFailure, config: Config): string | undefined {
   if (f.httpStatus === 404 && (f.resource === 'metrics' || f.resource === 'tokens')) {
     return `The ${name} at ${url} has no ${f.resource} route: is ${urlVar} the base URL, without the /api/v1 or /v1 prefix?`;
   }
-  // Only a redirect tesync refused fails a resource: one that left the base URL or prefix.
+  // Only a redirect tesync refused fails a resource: one whose target is no route of the seeds on the base URL.
   if (f.httpStatus !== undefined && f.httpStatus >= 300 && f.httpStatus < 400) {
-    return `The ${name} at ${url} redirected requests where tesync does not follow (${f.httpStatus}; only redirects on ${urlVar} and its ${source === 'app' ? '/api/v1' : '/v1'} prefix are followed): if the API moved, point ${urlVar} at its new base URL.`;
+    return `The ${name} at ${url} redirected requests where tesync does not follow (${f.httpStatus}; only redirects to a documented ${source === 'app' ? '/api/v1' : '/v1'} route on ${urlVar} are followed): if the API moved, point ${urlVar} at its new base URL.`;
   }
   return undefined;
 }

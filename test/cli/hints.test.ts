@@ -75,10 +75,10 @@ describe('failureHints', () => {
 
   it('a refused redirect says which URL variable to look at, once for many resources', () => {
     const expected = [
-      'The gateway at http://gateway.test redirected requests where tesync does not follow (302; only redirects on TE_GATEWAY_URL and its /v1 prefix are followed): if the API moved, point TE_GATEWAY_URL at its new base URL.',
+      'The gateway at http://gateway.test redirected requests where tesync does not follow (302; only redirects to a documented /v1 route on TE_GATEWAY_URL are followed): if the API moved, point TE_GATEWAY_URL at its new base URL.',
     ];
     expect(hints(entry({ resource: 'token/aave/chart/fees/all', httpStatus: 302 }), entry({ resource: 'token/aave/chart/tvl/all', httpStatus: 302 }))).toEqual(expected);
-    expect(hints(entry({ job: 'app.chart', source: 'app', httpStatus: 307 }))[0]).toMatch(/^The app host at http:\/\/app\.test redirected .*\(307; .*TE_APP_URL and its \/api\/v1 prefix/);
+    expect(hints(entry({ job: 'app.chart', source: 'app', httpStatus: 307 }))[0]).toMatch(/^The app host at http:\/\/app\.test redirected .*\(307; .*documented \/api\/v1 route on TE_APP_URL/);
     expect(hints(entry({ httpStatus: 200 }))).toEqual([]);
   });
 

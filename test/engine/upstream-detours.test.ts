@@ -1,6 +1,6 @@
 // Upstreams that move a route or go down for announced maintenance, end to end: simulator over
 // real HTTP → tesync (in-process sync) → real Postgres.
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +111,103 @@ describe('redirects', () => {
     const all = JSON.stringify(await tw.warehouse.query(sql`select * from sync.requests`)) + JSON.stringify(failed) + log.lines().join('\n');
     expect(all).not.toContain(gwKey);
     expect(all).not.toContain(`${otherUrl}/`);
+  });
+});
+
+/**
+ * A loopback proxy in front of the simulator that answers `redirects` itself (by path and
+ * query as received) and records every request it receives, with its key header.
+ */
+async function recordingProxy(target: Simulator, redirects: Map<string, string>) {
+  const seen: { path: string; authorization: string | undefined }[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
+    const location = redirects.get(req.url ?? '');
+    if (location !== undefined) {
+      res.writeHead(307, { Location: location, 'Content-Type': 'text/plain' });
+      res.end(`Redirecting to ${location}`);
+      return;
+    }
+    const out = httpRequest({ host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, seen, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Forms of a token's path (`P` the API prefix, `s` the slug) a server might read otherwise: none is a route. */
+const OFF_ROUTE = (P: string, s: string): string[] => [
+  `${P}/internal./tokens`,
+  `${P}/internal~/x`,
+  `${P}/internal:8080/x`,
+  `${P}/internal@x/x`,
+  `${P}/internal+/x`,
+  `${P}/tokens./x`,
+  `${P}/%69nternal/tokens`,
+  `${P}/%2569nternal/tokens`,
+  `${P}/tokens/${s}/%2e%2e/%2e%2e/internal/tokens`,
+  '/api/v1/tokens/x/%2e%2e/%2e%2e/y',
+  `${P}/tokens/a%2Fb`,
+  `${P}\\tokens\\${s}`,
+  `${P}/Tokens/${s}`,
+  `${P.toUpperCase()}/tokens/${s}`,
+  `${P}/tokens//${s}`,
+  `${P}/tokens/${s}/`,
+  `${P}/tokens;v=2/${s}`,
+  `${P}/moved/tokens/${s}`,
+];
+
+describe('a redirect to a path that is no route, exactly', () => {
+  it('is never requested in a sync behind a recording proxy: no key off the route, each resource failed with 307 and the host only', async () => {
+    const { sim, tw } = await setUp({ tokens: 8, historyDays: 5, chartsPerToken: 1 });
+    // Keyed resources (the gateway's page shells, the app's bundles) and public ones (the app's snapshots), each moved to one form.
+    const slots = [
+      ...sim.data.gatewayTokens().map((t) => ({ own: `/v1/tokens/${t.slug}`, P: '/v1', slug: t.slug })),
+      ...sim.data.appTokens().map((t) => ({ own: `/api/v1/tokens/${t.slug}/full`, P: '/api/v1', slug: t.slug })),
+      ...sim.data.appTokens().filter((t) => t.coverage.snapshot).map((t) => ({ own: `/api/v1/tokens/${t.slug}`, P: '/api/v1', slug: t.slug })),
+    ];
+    const redirects = new Map(slots.map((x, i) => [x.own, OFF_ROUTE(x.P, x.slug)[i % OFF_ROUTE(x.P, x.slug).length]!]));
+    expect(slots.length).toBeGreaterThanOrEqual(OFF_ROUTE('/v1', 'x').length);
+    const proxy = await recordingProxy(sim, redirects);
+    try {
+      const log = createTestLogger([appKey, gwKey], 'debug');
+      const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey, env: { TE_APP_URL: proxy.url, TE_GATEWAY_URL: proxy.url } }, ['app', 'gateway']);
+      expect(run.status).toBe('partial');
+
+      // Every redirected resource asked once, and answered 307; no target of any of them asked.
+      const asked = proxy.seen.map((x) => x.path);
+      for (const own of redirects.keys()) expect(asked, own).toContain(own);
+      const targets = new Set([...redirects.values()].map((l) => new URL(l, proxy.url).pathname));
+      expect(asked.filter((p) => targets.has(p.split('?')[0]!) && !redirects.has(p))).toEqual([]);
+      // ... not even one a WHATWG parser would read as a route (`\\` as `/`): no path was asked twice.
+      expect(asked.filter((p, i) => asked.indexOf(p) !== i)).toEqual([]);
+      // What the proxy saw is only routes of the seeds, exactly: the key went nowhere else.
+      const route = /^\/(api\/v1\/(metrics|screener|tokens(\/[a-z0-9-]+(\/(full|charts(\/[a-z0-9-]+)?|metrics\/history))?)?)|v1\/(screener|tokens(\/[a-z0-9-]+(\/(charts(\/[a-z0-9-]+)?|metrics\/history))?)?)|openapi-product\.json)(\?|$)/;
+      expect(proxy.seen.filter((x) => !route.test(x.path)).map((x) => x.path)).toEqual([]);
+      for (const x of proxy.seen) if (x.authorization !== undefined) expect(x.path, 'keyed').toMatch(/^\/(v1\/|openapi-product\.json|api\/v1\/tokens\/[a-z0-9-]+\/full$)/);
+
+      const failed = await tw.warehouse.query<{ resource: string; status: string; http_status: number; last_error: string }>(
+        sql`select resource, status, http_status, last_error from sync.resource_state where http_status = 307 order by resource`,
+      );
+      expect(failed.length).toBe(redirects.size);
+      const host = new URL(proxy.url).host;
+      for (const f of failed) {
+        expect(f.status).toBe('failed');
+        expect(f.last_error).toMatch(new RegExp(`redirect to ${host.replace(/\./g, '\\.')} not followed: (off the route prefix|an unsafe path|not a route)`));
+      }
+      const told = JSON.stringify(failed) + JSON.stringify(await tw.warehouse.query(sql`select path, error from sync.requests`)) + log.lines().join('\n');
+      for (const l of redirects.values()) if (!l.endsWith('/')) expect(told).not.toContain(l);
+      expect(told).not.toContain(appKey);
+      expect(told).not.toContain(gwKey);
+      console.info(`off-route redirects: ${redirects.size} resources moved to ${OFF_ROUTE('/v1', 'x').length} forms, ${proxy.seen.length} requests seen by the proxy, 0 to a target, ${failed.length} resources failed with 307`);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

@@ -180,7 +180,7 @@ const ENCODINGS: { encoding: string; app: [string, string]; bundle: [string, str
     gateway: ['/v1/tokens/aurora/%2E%2e/%2e%2E/internal/tokens', '/v1/internal/tokens'],
   },
   {
-    // A key-route tail under a decoded private path: rulesAt once gave it the key by its tail.
+    // A keyed route's tail under a decoded private path: a path is a route whole or not at all.
     encoding: '%2569 before a keyed tail, double-encoded slash',
     app: ['/api/v1/%69nternal%252Ftokens', '/api/v1/internal/tokens'],
     bundle: ['/api/v1/tokens%252F..%252F%2569nternal/tokens/aurora/full', '/api/v1/internal/tokens/aurora/full'],
