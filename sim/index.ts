@@ -30,6 +30,9 @@ export type {
   SimHostile,
   HostilePlace,
   HostileChar,
+  SimEcho,
+  EchoPlace,
+  EchoForm,
 } from './types.ts';
 export type * from './dataset-types.ts';
 export { ANCHOR_DATE } from './calendar.ts';
@@ -40,3 +43,4 @@ export { RATE_LIMIT_FIELDS } from './rate-limit.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
 export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';
 export { HOSTILE_CHARS, HOSTILE_PLACES, hostileChar, hostileEscape, hostileText } from './hostile.ts';
+export { ECHO_FORMS, ECHO_PLACES, echoForm } from './echoes.ts';

@@ -14,6 +14,7 @@ import { NO_FAULTS, mergeFaults, planFaults } from './faults.ts';
 import { initialForms, mergeForms, withAddedField, withDuplicatedKey, type DataRouteKind, type FormState } from './forms.ts';
 import { GATEWAY_PREFIX, OPENAPI_PATH, gatewayRouteKind, handleGateway, handleOpenapi } from './gateway-routes.ts';
 import { hostileOption, withHostile } from './hostile.ts';
+import { echoFor, echoesOption } from './echoes.ts';
 import { toJson } from './json.ts';
 import { NO_LOSSES, RemovedView, omitParts } from './losses.ts';
 import { NO_PAGING, PageDrift, mergePaging, pageOf, pageParam } from './paging.ts';
@@ -23,7 +24,7 @@ import { rngFor } from './random.ts';
 import { recomputationMinutes, recomputed, type Recomputation } from './recompute.ts';
 import { budgetHeaders, RateLimiter, rateLimitFieldsOption, retryAfterValue, type LimitDecision, type LimitedBucket } from './rate-limit.ts';
 import { sendReply, type Reply } from './send.ts';
-import type { BucketName, KeyGrant, OutageWindow, RateLimitFields, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimHostile, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
+import type { BucketName, KeyGrant, OutageWindow, RateLimitFields, RecordedRequest, ScriptedResponse, SimFaults, SimForms, SimEcho, SimHostile, SimLosses, SimOptions, SimOutage, SimPaging, SimRedirect, Simulator } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json';
@@ -107,6 +108,7 @@ class SimServer implements Simulator {
   /** the reads of each paged list, for `paging.drift` */
   private readonly pageReads = new PageDrift();
   private hostile: SimHostile[];
+  private echoes: SimEcho[];
   private etags: boolean;
   /** The token lists already served cut (losses.ts: once per list). */
   private readonly cutLists = new Set<string>();
@@ -147,6 +149,7 @@ class SimServer implements Simulator {
     if (o.outage) this.outage.set(o.outage);
     this.paging = mergePaging(NO_PAGING, o.paging ?? {});
     this.hostile = hostileOption(o.hostile);
+    this.echoes = echoesOption(o.echoes);
     this.etags = etagsOption(o.etags);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => {
@@ -213,6 +216,9 @@ class SimServer implements Simulator {
   }
   setEtags(on: boolean): void {
     this.etags = etagsOption(on);
+  }
+  setEchoes(list: SimEcho[]): void {
+    this.echoes = echoesOption(list);
   }
   private view(): DatasetView {
     return this.store.view(this.epoch, this.losses.removed ? RemovedView : DatasetView);
@@ -390,6 +396,15 @@ class SimServer implements Simulator {
     // 2. GET only
     if (req.method !== 'GET') {
       return sendReply(res, problemReply(405, undefined, `${req.method ?? ''} is not allowed; every route is GET.`, null, {}, { Allow: 'GET' }), null, ctl, servedAt);
+    }
+
+    // 2a. a key repeated back (echoes.ts), before the budget counts anything
+    const echo = this.echoes.length === 0 ? null : echoFor(this.echoes, rawUrl, headers);
+    if (echo) {
+      const reply: Reply = echo.html !== undefined
+        ? { status: echo.status, headers: { ...headersFor(null, echo.status), 'Content-Type': 'text/html; charset=utf-8', ...echo.headers }, body: echo.html }
+        : problemReply(echo.status, undefined, echo.detail ?? '', null, echo.title === undefined ? {} : { title: echo.title }, echo.headers);
+      return sendReply(res, reply, null, ctl, servedAt);
     }
 
     // 2b. an announced outage: answered before the budget counts anything

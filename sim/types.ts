@@ -102,6 +102,24 @@ export interface SimOptions {
    * `setEtags()`. Default false.
    */
   etags?: boolean;
+  /** answers that repeat the Bearer key they were sent (`echoes.ts`); later with `setEchoes()` */
+  echoes?: SimEcho[];
+}
+
+/**
+ * Where an echoed key goes: 'title' or 'detail' of a problem document, 'header' (the answer's
+ * `WWW-Authenticate` error_description and `X-Request-Id`), 'html' (a text/html error page).
+ */
+export type EchoPlace = 'title' | 'detail' | 'header' | 'html';
+/** How the key is written: see `echoForm` in echoes.ts (`prefix`, `suffix`: 12 characters of it). */
+export type EchoForm = 'raw' | 'percent' | 'percentLower' | 'formEncoded' | 'jsonUnicode' | 'htmlNamed' | 'htmlDecimal' | 'htmlHexPadded' | 'prefix' | 'suffix';
+
+/** Requests with a Bearer key whose path and query start with `path` get `status` (401 default) repeating the key in every one of `forms` (default all). */
+export interface SimEcho {
+  path: string;
+  place: EchoPlace;
+  status?: number;
+  forms?: EchoForm[];
 }
 
 /**
@@ -393,6 +411,8 @@ export interface Simulator {
   setHostile(list: SimHostile[]): void;
   /** turns ETags and 304 answers on or off (see SimOptions.etags) */
   setEtags(on: boolean): void;
+  /** replaces the key echoes (`SimEcho`); `[]` serves none */
+  setEchoes(list: SimEcho[]): void;
   /** replaces every bucket's limit and starts fresh windows */
   setRateLimits(r: SimOptions['rateLimits']): void;
   script(pathPrefix: string, responses: ScriptedResponse[]): void;
