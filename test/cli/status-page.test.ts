@@ -8,8 +8,9 @@
 // nothing from beyond loopback and runs no upstream string. Then `tesync status --serve`
 // serves the same page for the warehouse without the worker, on 127.0.0.1. The screenshot goes
 // to test/results/, and with TESYNC_UPDATE_SCREENSHOTS=1 to docs/images/status-page.png, which
-// docs/operations.md shows.
+// docs/operations.md shows. Asked for by another name than its own, the worker's page says 421.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +50,19 @@ function schedulesAway(): Record<string, string> {
 }
 
 const hostOf = (url: string) => new URL(url).hostname;
+
+/** GET on 127.0.0.1 naming `host` in the Host header (fetch sets its own). */
+function getNaming(port: number, path: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, agent: false, headers: { host } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** A password the test servers ignore (they trust local connections): it must appear nowhere. */
@@ -229,6 +243,13 @@ describe.each(['postgres', 'redis'] as const)('the status page of a worker that 
     for (const id of [ok!.id, 999_999_999]) expect((await fetch(`http://127.0.0.1:${port}/body/${id}`)).status).toBe(404);
     const text = await (await fetch(`http://127.0.0.1:${port}/status.json`)).text();
     for (const secret of [appKey, gatewayKey, PASSWORD]) expect(text).not.toContain(secret);
+    // Asked for by another name (a DNS-rebinding page's), the worker's page says 421 and nothing of itself.
+    for (const path of ['/', '/status.json']) {
+      const misdirected = await getNaming(port, path, 'rebind.attacker.example');
+      expect(misdirected.status, path).toBe(421);
+      expect(misdirected.body).not.toContain(run.runId);
+    }
+    expect((await getNaming(port, '/healthz', 'rebind.attacker.example')).status).toBe(200);
     const json = JSON.parse(text) as { groups: unknown[]; buckets: { bucket: string }[] };
     expect(json.buckets.map((b) => b.bucket).sort()).toEqual([...BUCKETS].sort());
   });
