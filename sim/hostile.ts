@@ -8,7 +8,7 @@
 import type { DataRouteKind } from './route-kinds.ts';
 import type { HostileChar, HostilePlace, SimHostile } from './types.ts';
 
-export const HOSTILE_PLACES: readonly HostilePlace[] = ['tokenName', 'snapshotField', 'bundleString', 'objectKey'];
+export const HOSTILE_PLACES: readonly HostilePlace[] = ['tokenName', 'snapshotField', 'bundleString', 'objectKey', 'screenerName'];
 export const HOSTILE_CHARS: readonly HostileChar[] = ['nul', 'surrogate'];
 
 /** The character itself, as a JS string. */
@@ -33,6 +33,8 @@ export function hostileText(place: HostilePlace, char: HostileChar): string {
       return `Driver ${c} note`;
     case 'objectKey':
       return `note${c}`;
+    case 'screenerName':
+      return `Screener ${c} name`;
   }
 }
 
@@ -45,7 +47,7 @@ export function hostileOption(list: readonly SimHostile[] | undefined): SimHosti
     if (!HOSTILE_PLACES.includes(h?.place)) throw new RangeError(`${at}.place must be one of ${HOSTILE_PLACES.join(', ')}, got ${String(h?.place)}`);
     if (!HOSTILE_CHARS.includes(h.char)) throw new RangeError(`${at}.char must be one of ${HOSTILE_CHARS.join(', ')}, got ${String(h.char)}`);
     if (h.source !== undefined && h.source !== 'app' && h.source !== 'gateway') throw new RangeError(`${at}.source must be 'app' or 'gateway', got ${String(h.source)}`);
-    if (h.source === 'gateway' && h.place !== 'tokenName') throw new RangeError(`${at}: source 'gateway' is only for place 'tokenName' (the other places are app answers)`);
+    if (h.source === 'gateway' && h.place !== 'tokenName' && h.place !== 'screenerName') throw new RangeError(`${at}: source 'gateway' is only for places 'tokenName' and 'screenerName' (the other places are app answers)`);
     if (h.slug !== undefined && (typeof h.slug !== 'string' || h.slug === '')) throw new RangeError(`${at}.slug must be a token slug`);
     return { ...h };
   });
@@ -54,6 +56,7 @@ export function hostileOption(list: readonly SimHostile[] | undefined): SimHosti
 /** The route each place is served on. */
 function routeOf(h: SimHostile): DataRouteKind {
   if (h.place === 'tokenName') return h.source === 'gateway' ? 'gateway.tokens' : 'app.tokens';
+  if (h.place === 'screenerName') return h.source === 'gateway' ? 'gateway.screener' : 'app.screener';
   return h.place === 'bundleString' ? 'app.bundle' : 'app.token';
 }
 
@@ -85,6 +88,15 @@ function place(h: SimHostile, slug: string, routeSlug: string | null, data: unkn
     if (!Array.isArray(data)) return data;
     const field = h.source === 'gateway' ? 'name' : 'displayName';
     return data.map((item) => (isRecord(item) && item.slug === slug ? { ...item, [field]: text } : item));
+  }
+  if (h.place === 'screenerName') {
+    if (!Array.isArray(data)) return data;
+    if (h.source === 'gateway') return data.map((row) => (isRecord(row) && row.slug === slug ? { ...row, name: text } : row));
+    return data.map((row) => {
+      if (!isRecord(row)) return row;
+      if (isRecord(row.token) && row.token.slug === slug) return { ...row, token: { ...row.token, displayName: text } };
+      return row.token === slug ? { ...row, displayName: text } : row;
+    });
   }
   if (routeSlug !== slug || !isRecord(data)) return data;
   if (h.place === 'objectKey') return { ...data, labels: { ...(isRecord(data.labels) ? data.labels : {}), [text]: 'x' } };

@@ -132,8 +132,11 @@ export interface SimEcho {
  *   driver's `description` becomes `Driver <char> note` (a bundle without drivers: `summary`)
  * - 'objectKey': the app snapshot gets an extra top-level member of `data`,
  *   `labels: { "note<char>": "x" }`: an object key holding the char
+ * - 'screenerName': the screener row of `slug`: its `token.displayName` in `/api/v1/screener`
+ *   (a row naming its token by a string gets `displayName` beside it), or with source
+ *   'gateway' its `name` in `/v1/screener`: `Screener <char> name`
  */
-export type HostilePlace = 'tokenName' | 'snapshotField' | 'bundleString' | 'objectKey';
+export type HostilePlace = 'tokenName' | 'snapshotField' | 'bundleString' | 'objectKey' | 'screenerName';
 /** 'nul': U+0000, on the wire `\u0000`; 'surrogate': a lone high surrogate U+D83D, on the wire `\ud83d` */
 export type HostileChar = 'nul' | 'surrogate';
 
@@ -142,7 +145,7 @@ export interface SimHostile {
   char: HostileChar;
   /** the token whose answer carries it; default the first token of the source's token list */
   slug?: string;
-  /** 'app' (default); 'gateway' only with place 'tokenName' */
+  /** 'app' (default); 'gateway' only with place 'tokenName' or 'screenerName' */
   source?: 'app' | 'gateway';
 }
 

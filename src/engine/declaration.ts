@@ -160,6 +160,11 @@ export interface FetchedList {
   count: number | undefined;
   /** The page an item (as found in `items`) was read from: its rows' provenance (`fromEach`). */
   pageOf(item: unknown): UpstreamResponse | undefined;
+  /**
+   * Items refused alone, each with why (it holds a string Postgres cannot store exactly, and
+   * names it): nothing of them is written (src/engine/item-refusals.ts `splitItems`).
+   */
+  refused?: ReadonlyMap<unknown, string>;
 }
 
 /**

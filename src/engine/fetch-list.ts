@@ -82,7 +82,8 @@ async function readPages<S extends z.ZodType>(
     if (pages.length >= maxPages) throw refuse(received, `page ${maxPages} names a next page: the list has more than ${maxPages} pages, not read to its end`);
     let response: UpstreamResponse;
     try {
-      response = await ctx.upstream.get({ ...request, runId: ctx.runId });
+      // Every page as the first was asked: items refusable one by one (item-refusals.ts) on each.
+      response = await ctx.upstream.get({ ...request, refusableItems: req.refusableItems, runId: ctx.runId });
     } catch (err) {
       // A next link off the base URL or the route is never requested: the list cannot be completed.
       if (pages.length > 0 && err instanceof UnsafeRequestError) throw refuse(received, `page ${pages.length + 1}: ${err.message}`);

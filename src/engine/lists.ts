@@ -1,14 +1,24 @@
 // Pure readers of the lists both sources serve: token lists and chart catalogs. Items are
-// read one by one, so one unreadable item never hides the others (it is counted instead).
+// read one by one, so one unreadable item never hides the others (it is refused alone, and
+// named: item-refusals.ts).
 import { chartCatalogItem, tokenItem, type ChartCatalogItem, type TokenItem } from '../schema/upstream/app.ts';
 import { readInt, stableMarker, versionMarker } from '../schema/upstream/values.ts';
 import { withoutVolatile } from '../schema/warehouse/columns.ts';
 import { isSafePathParam } from '../upstream/safe-url.ts';
+import { splitItems, type ItemRefusal } from './item-refusals.ts';
 
 export interface TokenListRead {
+  /** The items understood: written, and planned from. */
   items: { item: TokenItem; raw: unknown }[];
+  /**
+   * Items refused alone (item-refusals.ts) whose key is clean: nothing of them is written, but
+   * the jobs they plan are planned (each judged on its own body).
+   */
+  plannedOnly: TokenItem[];
+  /** Every item not written, with why. */
+  refused: ItemRefusal[];
   invalidItems: number;
-  /** Whole: every item readable and as many as meta.count says. */
+  /** Whole: every item understood and as many as meta.count says. */
   complete: boolean;
 }
 
@@ -17,22 +27,35 @@ export function slugOf(raw: unknown): string | undefined {
   return raw !== null && typeof raw === 'object' && typeof (raw as { slug?: unknown }).slug === 'string' ? (raw as { slug: string }).slug : undefined;
 }
 
-export function readTokenList(data: unknown[], count: number | undefined): TokenListRead {
+/**
+ * Pure: a token list's items, read one by one; `refused`: the items refused alone for a string
+ * Postgres cannot hold (FetchedList `refused`), which plan their jobs when their slug is usable.
+ */
+export function readTokenList(data: unknown[], count: number | undefined, refused?: ReadonlyMap<unknown, string>): TokenListRead {
   const items: TokenListRead['items'] = [];
-  let invalidItems = 0;
+  const plannedOnly: TokenItem[] = [];
+  const split = splitItems({ items: data, refused });
+  const notWritten = [...split.refused];
   const slugs = new Set<string>();
-  for (const raw of data) {
+  const usable = (raw: unknown): TokenItem | string => {
     const p = tokenItem.safeParse(raw);
-    // A slug that cannot go into a URL is unusable: count it, never request it.
-    if (!p.success || !isSafePathParam(p.data.slug) || slugs.has(p.data.slug)) {
-      invalidItems++;
-      continue;
-    }
+    if (!p.success) return `not a token item (${p.error.issues[0]?.path.join('.') || 'the item'}: ${p.error.issues[0]?.message ?? 'unreadable'})`;
+    // A slug that cannot go into a URL is unusable: never requested.
+    if (!isSafePathParam(p.data.slug)) return 'its slug cannot go into a URL';
+    if (slugs.has(p.data.slug)) return 'its slug is listed twice';
     slugs.add(p.data.slug);
-    items.push({ item: p.data, raw });
-  }
-  const complete = invalidItems === 0 && items.length > 0 && (count === undefined || count === data.length);
-  return { items, invalidItems, complete };
+    return p.data;
+  };
+  const refusedAt = new Set(split.refused.map((r) => r.index));
+  data.forEach((raw, index) => {
+    const item = usable(raw);
+    if (refusedAt.has(index)) {
+      if (typeof item !== 'string') plannedOnly.push(item);
+    } else if (typeof item === 'string') notWritten.push({ index, item: raw, reason: `item ${index} of the list: ${item}` });
+    else items.push({ item, raw });
+  });
+  const complete = notWritten.length === 0 && items.length > 0 && (count === undefined || count === data.length);
+  return { items, plannedOnly, refused: notWritten.sort((x, y) => x.index - y.index), invalidItems: notWritten.length, complete };
 }
 
 export interface CatalogEntry {

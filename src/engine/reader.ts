@@ -9,6 +9,7 @@ import { ProblemError } from '../lib/errors.ts';
 import { fetchData, invalid } from './fetch.ts';
 import { fetchList } from './fetch-list.ts';
 import { fetchSince } from './incremental.ts';
+import { judgeItems } from './item-refusals.ts';
 import type { Ask, Got, JobContext, Outcome, ReadInput, Refusal, Reader } from './types.ts';
 
 /** Asks of one reader at most: a reader that keeps asking is refused, never followed for ever. */
@@ -55,7 +56,9 @@ async function fetchAsk(ctx: JobContext, ask: Ask): Promise<Got> {
   }
   if (ask.list) {
     const { listOf, ...options } = ask.list;
-    return { ask, list: await fetchList(ctx, req, schema, listOf, options), incremental: false };
+    // Its items may be refused one by one: strings Postgres cannot hold come back located.
+    const list = await fetchList(ctx, { ...req, refusableItems: true }, schema, listOf, options);
+    return { ask, list: judgeItems(ctx, ask.route, list, schema, listOf), incremental: false };
   }
   if (ask.since) {
     const { fetched, incremental } = await fetchSince(ctx, ask.since.incremental, req, schema, ask.since.from);

@@ -2,7 +2,8 @@
 // jsonb refuses an unpaired surrogate (`\ud83d` without its low half) that a text column
 // would turn into U+FFFD on the way (the client encodes strings as UTF-8). A JSON body is
 // valid with either, so the client asks here before anything of it is written: such a body
-// is not understood (src/upstream/client.ts), never stored altered. Also: where the bytes of
+// is not understood (src/upstream/client.ts), or, in a list, the items holding such strings
+// are refused alone (src/engine/item-refusals.ts); never stored altered. Also: where the bytes of
 // a body stop being UTF-8, and text made readable for columns that are not data.
 import { isLosslessNumber } from './json.ts';
 
@@ -51,37 +52,52 @@ export function jsonPath(at: readonly (string | number)[]): string {
   return out === '' ? 'the body' : out;
 }
 
+/** An Unholdable with the segments of its path, to tell which part of a body holds it. */
+export interface UnholdableAt extends Unholdable {
+  at: readonly (string | number)[];
+}
+
 /**
- * The first string of a parsed JSON value (object names and values, array items, in document
- * order) that Postgres cannot store exactly, or null. Numbers (LosslessNumbers) are not strings.
+ * The strings of a parsed JSON value (object names and values, array items, in document
+ * order) that Postgres cannot store exactly, at most `limit` of them. Numbers
+ * (LosslessNumbers) are not strings.
  */
-export function unholdableString(value: unknown): Unholdable | null {
+export function unholdableStrings(value: unknown, limit = Infinity): UnholdableAt[] {
   const at: (string | number)[] = [];
-  const visit = (v: unknown): Unholdable | null => {
+  const found: UnholdableAt[] = [];
+  const note = (what: string) => found.push({ path: jsonPath(at), what, at: [...at] });
+  const visit = (v: unknown): void => {
     if (typeof v === 'string') {
       const bad = unholdableChar(v);
-      return bad === null ? null : { path: jsonPath(at), what: `holds ${bad}, ${CANNOT}` };
+      if (bad !== null) note(`holds ${bad}, ${CANNOT}`);
+      return;
     }
-    if (typeof v !== 'object' || v === null || isLosslessNumber(v)) return null;
+    if (typeof v !== 'object' || v === null || isLosslessNumber(v)) return;
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
+      for (let i = 0; i < v.length && found.length < limit; i++) {
         at.push(i);
-        const found = visit(v[i]);
+        visit(v[i]);
         at.pop();
-        if (found) return found;
       }
-      return null;
+      return;
     }
     for (const key of Object.keys(v)) {
+      if (found.length >= limit) return;
       at.push(key);
       const badKey = unholdableChar(key);
-      const found = badKey !== null ? { path: jsonPath(at), what: `holds ${badKey} in its name, ${CANNOT}` } : visit((v as Record<string, unknown>)[key]);
+      if (badKey !== null) note(`holds ${badKey} in its name, ${CANNOT}`);
+      else visit((v as Record<string, unknown>)[key]);
       at.pop();
-      if (found) return found;
     }
-    return null;
   };
-  return visit(value);
+  visit(value);
+  return found;
+}
+
+/** The first string of a parsed JSON value that Postgres cannot store exactly (unholdableStrings), or null. */
+export function unholdableString(value: unknown): Unholdable | null {
+  const [first] = unholdableStrings(value, 1);
+  return first ? { path: first.path, what: first.what } : null;
 }
 
 /**

@@ -43,8 +43,12 @@ export interface ResponseRecord {
    * UTF-8). Absent: the UTF-8 of `text` is the body.
    */
   bytes?: Uint8Array | undefined;
-  /** `ok`: valid JSON, stored as jsonb; `invalid`: kept as text, or as bytes where text cannot hold it exactly. */
-  status: 'ok' | 'invalid';
+  /**
+   * `ok`: valid JSON, stored as jsonb; `partial`: a list's body holding strings Postgres cannot
+   * store exactly (the items holding them refused alone), kept as text, or as bytes where text
+   * cannot hold it; `invalid`: kept so too.
+   */
+  status: 'ok' | 'partial' | 'invalid';
 }
 
 export interface RequestRecorder {

@@ -24,7 +24,10 @@
 // large body holds the bucket's other callers from that instant.
 //
 // A 2xx body is understood only when it parses and the warehouse can hold it exactly
-// (body.ts); otherwise it is refused here and archived `invalid` byte for byte.
+// (body.ts); otherwise it is refused here and archived `invalid` byte for byte. A list's
+// body (`refusableItems`) whose only fault is strings Postgres cannot hold is handed back with
+// them located, archived `partial` as served: the engine refuses what holds them (an item
+// alone, or the body whole).
 import pRetry from 'p-retry';
 import type { Config } from '../lib/config.ts';
 import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../lib/errors.ts';
@@ -37,6 +40,7 @@ import { jsonBodyHash, servedBodyHash } from '../lib/hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { rawOf, readJsonBody } from './body.ts';
+import type { UnholdableAt } from '../lib/pg-text.ts';
 import { parseProblem, problemError, scrubProblem } from './problem.ts';
 import { keptEtag, scrubbedError, scrubbingRecorder, upstreamScrub } from './scrubbed.ts';
 import { readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
@@ -73,6 +77,12 @@ export interface UpstreamRequest {
   linkOnly?: boolean;
   /** Sent as If-None-Match; a 304 comes back as `notModified`. */
   etag?: string | undefined;
+  /**
+   * The body is a list whose items can be refused one by one (src/engine/item-refusals.ts):
+   * strings Postgres cannot hold exactly are located (`UpstreamResponse.unholdable`), not
+   * refused here.
+   */
+  refusableItems?: boolean;
   runId?: string | undefined;
   signal?: AbortSignal | undefined;
   /** Overrides config.maxRateWaitMs for this request. */
@@ -99,6 +109,8 @@ export interface UpstreamResponse {
   requestId?: string | undefined;
   /** sha256 of the body without meta.servedAt; '' on 304. */
   sha256: string;
+  /** Strings of the body Postgres cannot store exactly, located (only where `refusableItems` asked for them). */
+  unholdable?: readonly UnholdableAt[];
   /** Response headers, lower-cased names. */
   headers: Record<string, string>;
 }
@@ -268,7 +280,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         return { ...success(res), status: 304, notModified: true, body: undefined, text: '', sha256: '', etag: keptEtag(res.headers.get('etag'), scrub) ?? req.etag };
       }
       if (res.status >= 200 && res.status < 300) {
-        const read = readJsonBody(res);
+        const read = readJsonBody(res, { locate: req.refusableItems === true });
         if (!read.ok) {
           archiveInvalid(res, receivedAt, record, read.reason);
           // A body cut short may come whole next time; one written so (a key named twice, a NUL) will not.
@@ -280,8 +292,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         recorder.request(record);
         // Archived under the path asked for, whatever hops it took: rows read from it, and
         // their provenance, belong to that route (the hops are in the request log).
-        recorder.response({ ...archive(res, receivedAt), sha256, status: 'ok' });
-        return { ...success(res), body, sha256 };
+        recorder.response({ ...archive(res, receivedAt), sha256, status: read.unholdable ? 'partial' : 'ok' });
+        return { ...success(res), body, sha256, ...(read.unholdable ? { unholdable: read.unholdable } : {}) };
       }
       if (res.status >= 300 && res.status < 400) {
         // A 3xx tesync does not follow (300, 305, ...): refused like one off the route.

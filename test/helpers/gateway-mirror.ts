@@ -35,13 +35,23 @@ export function expectedTimeframes(listed: readonly Timeframe[], configured: rea
 }
 
 /** Every gateway table against what the simulator served; decimals compared as numeric text with the literal sent. */
-export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: { accumulated?: boolean; periods?: readonly Period[]; timeframes?: readonly Timeframe[] } = {}): Promise<Record<string, number>> {
+/** `refused`: list items refused alone (a string Postgres cannot hold): their token or screener rows are absent, the rest compared. */
+export async function expectGatewayMirror(
+  w: Warehouse,
+  data: SimDataset,
+  opts: { accumulated?: boolean; periods?: readonly Period[]; timeframes?: readonly Timeframe[]; refused?: { tokens?: readonly string[]; screenerRows?: readonly string[] } } = {},
+): Promise<Record<string, number>> {
   const tokens = data.gatewayTokens();
+  const refusedToken = new Set(opts.refused?.tokens ?? []);
+  const refusedRow = new Set(opts.refused?.screenerRows ?? []);
   const slugs = tokens.map((t) => t.slug);
   const listed = `(${slugs.map((s) => `'${s}'`).join(',')})`;
 
   expect(await q(w, `select slug, symbol, name, href from gateway.tokens where delisted_at is null order by slug`)).toEqual(
-    [...tokens].sort((a, b) => (a.slug < b.slug ? -1 : 1)).map((t) => ({ slug: t.slug, symbol: t.symbol, name: t.name, href: t.href })),
+    [...tokens]
+      .filter((t) => !refusedToken.has(t.slug))
+      .sort((a, b) => (a.slug < b.slug ? -1 : 1))
+      .map((t) => ({ slug: t.slug, symbol: t.symbol, name: t.name, href: t.href })),
   );
 
   // Screener rows, their windows and streams, today's archive.
@@ -50,14 +60,19 @@ export async function expectGatewayMirror(w: Warehouse, data: SimDataset, opts: 
   const daily = byKey(await q(w, `select ${cols} from gateway.screener_daily where snapshot_date = (now() at time zone 'UTC')::date and token_slug in ${listed}`), (r) => r.token_slug!);
   const windows = byKey(await q(w, `select token_slug || '|' || "window" as k, rev::text, mult::text, status from gateway.screener_windows`), (r) => r.k!);
   const streams = byKey(await q(w, `select token_slug || '|' || stream_key as k, label, rev::text, share_pct::text from gateway.screener_streams`), (r) => r.k!);
-  expect(rows.size).toBe(data.gatewayScreenerRows().length);
+  expect(rows.size).toBe(data.gatewayScreenerRows().filter((r) => !refusedRow.has(r.slug)).length);
   for (const r of data.gatewayScreenerRows()) {
+    if (refusedRow.has(r.slug)) {
+      expect(rows.has(r.slug), `refused screener row ${r.slug}`).toBe(false);
+      continue;
+    }
     const want = {
       token_slug: r.slug, symbol: r.symbol, name: r.name, price_usd: r.priceUsd, mcap: r.mcap, eff_mcap: r.effMcap, eff_ratio: r.effRatio,
       rev_annualized: r.revAnnualized, mult_annualized: r.multAnnualized, fcf_momentum: r.fcfMomentum, data_freshness: r.dataFreshness, status: 'ok',
     };
     expect(rows.get(r.slug), r.slug).toEqual(want);
-    expect(daily.get(r.slug), r.slug).toEqual(want);
+    // The day's archive holds the tokens listed: a refused token has no row of its own there.
+    expect(daily.get(r.slug), r.slug).toEqual(refusedToken.has(r.slug) ? undefined : want);
     for (const [win, v] of Object.entries(r.windows)) expect(windows.get(`${r.slug}|${win}`), `${r.slug} ${win}`).toEqual({ k: `${r.slug}|${win}`, rev: v.rev, mult: v.mult, status: 'ok' });
     for (const s of r.streams) expect(streams.get(`${r.slug}|${s.key}`)).toEqual({ k: `${r.slug}|${s.key}`, label: s.label, rev: s.rev, share_pct: s.sharePct });
   }

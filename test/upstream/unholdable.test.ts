@@ -107,6 +107,24 @@ describe('a body Postgres cannot hold exactly', () => {
     expect(await requestErrors()).toEqual([{ http_status: 200, error: `not understood: ${where}`, problem_code: null }]);
   });
 
+  it('a list asked with refusableItems: handed back with the strings located, tried once, archived partial as served', async () => {
+    const body = '{"data":[{"slug":"a"},{"slug":"b","displayName":"x\\u0000y","symbol":"\\ud83d"}],"meta":{}}';
+    fx.sim.script('/api/v1/tokens', [{ status: 200, body }]);
+    const { upstream, recorder } = setup();
+    const res = await upstream.get({ route: 'app.tokens', runId: RUN_ID, refusableItems: true });
+    expect(res.unholdable?.map((u) => [u.path, u.what])).toEqual([
+      ['data[1].displayName', `holds U+0000, ${CANNOT}`],
+      ['data[1].symbol', `holds an unpaired surrogate U+D83D, ${CANNOT}`],
+    ]);
+    expect(fx.sim.requests.map((r) => r.path)).toEqual(['/api/v1/tokens']);
+    await recorder.flush();
+    const [row, more] = await archived();
+    expect(more).toBeUndefined();
+    expect(row).toMatchObject({ path: '/api/v1/tokens', status: 'partial', sha256: res.sha256, body: null, body_text: body, body_bytes: null });
+    expect(row!.served_sha256).toBe(sha256(body));
+    expect(await requestErrors()).toEqual([{ http_status: 200, error: null, problem_code: null }]);
+  });
+
   it('a body whose bytes are not UTF-8 but parse as JSON: refused, tried once, kept in body_bytes byte for byte', async () => {
     const served = Buffer.concat([Buffer.from('{"data":[{"slug":"c","displayName":"caf'), Buffer.from([0xe9]), Buffer.from('"}],"meta":{}}')]);
     next = { body: served };

@@ -10,6 +10,7 @@ import { chartPoints, charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into } from '../../engine/types.ts';
 import type { StoredAppChart } from '../../store/read/known.ts';
@@ -50,10 +51,13 @@ export const appChartsJob = defineJob({
       const p = input.payload;
       const f = got!.list!;
       const list = f.items;
-      const items = list ?? [];
+      // An entry refused alone (item-refusals.ts) is not written; its clean key still plans its chart.
+      const split = splitItems(f);
+      const items = split.understood;
       const entries = items.map(readCatalogItem);
       const valid = entries.filter((e): e is CatalogEntry => e !== null);
-      const invalidItems = entries.length - valid.length;
+      const invalidItems = entries.length - valid.length + split.refused.length;
+      const plannedOnly = split.refused.flatMap((r) => readCatalogItem(r.item) ?? []);
       const rows = valid.map((e) => ({
         tokenSlug: p.slug,
         chartKey: e.key,
@@ -64,13 +68,15 @@ export const appChartsJob = defineJob({
         payload: e.raw,
         ...rowMeta(input, { asOf: f.meta.asOf, freshness: e.freshness }),
       }));
-      const listed: ChartItem[] = valid.map((e) => ({ slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker }));
+      // A refused entry's link is not followed (its chart is asked at the documented path), and its marker not trusted.
+      const listed: ChartItem[] = [...valid.map((e) => ({ slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker })), ...plannedOnly.map((e) => ({ slug: p.slug, chartKey: e.key, link: null, marker: null }))];
       const whole = list !== undefined && invalidItems === 0;
       return {
         status: invalidItems ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { charts: valid.length, invalidItems },
+        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused) },
+        notes: refusalNotes(split.refused),
         // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
         writes: [
           into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, whole), fromEach: items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : [])) }),

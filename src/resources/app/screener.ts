@@ -6,6 +6,7 @@ import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
 import { rowMeta, verdictCounts, type Stamp } from '../../engine/rows.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../../engine/metric-cells.ts';
 import { defineJob, into } from '../../engine/types.ts';
 
@@ -73,9 +74,11 @@ export const appScreenerJob = defineJob({
     read(input, [got]) {
       const f = got!.list!;
       const catalog = input.known.metricCatalog;
-      const reads = (f.items ?? []).map((raw) => readScreenerRow(raw, catalog));
+      // A row refused alone (item-refusals.ts) is not read: nothing of it is written.
+      const split = splitItems(f);
+      const reads = split.understood.map((raw) => readScreenerRow(raw, catalog));
       const valid = reads.filter((r): r is ScreenerRead => r !== null);
-      const invalidItems = reads.length - valid.length;
+      const invalidItems = reads.length - valid.length + split.refused.length;
       const latest = valid.map((r) => {
         const bad = r.cells.some((c) => c.status === 'invalid');
         return {
@@ -91,7 +94,8 @@ export const appScreenerJob = defineJob({
         status: invalidItems ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}) } : null,
+        details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}), ...refusalDetails(split.refused) } : null,
+        notes: refusalNotes(split.refused),
         cells: tallyCells(valid.flatMap((r) => r.cells)),
         writes: [
           // A screener whose every row names its token states the screener's membership: a

@@ -11,6 +11,7 @@ import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { withoutVolatile } from '../../schema/warehouse/columns.ts';
 import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { readTokenList, slugOf } from '../../engine/lists.ts';
+import { refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
 import { defineJob, into, type TableWrite } from '../../engine/types.ts';
 import { appBundleJob } from './bundle.ts';
@@ -61,7 +62,8 @@ export const appTokensJob = defineJob({
     asks: () => [{ route: 'app.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],
     read(input, [got]) {
       const f = got!.list!;
-      const list = readTokenList(f.items ?? [], f.count);
+      // An item refused alone (item-refusals.ts) is not written; its clean slug still plans its jobs.
+      const list = readTokenList(f.items ?? [], f.count, f.refused);
       const rows = list.items.map(({ item, raw }) => tokenRow(input, item, raw, f.meta.asOf));
       const status = list.complete ? 'ok' : 'partial';
       const writes: TableWrite<any>[] = [
@@ -81,11 +83,12 @@ export const appTokensJob = defineJob({
         status,
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !input.settings.appBundles },
+        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !input.settings.appBundles, ...refusalDetails(list.refused) },
+        notes: refusalNotes(list.refused),
         writes,
         ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),
         // A whole list plans every token route that exists: one it leaves out is gone.
-        listed: { items: list.items.map((i) => i.item), ...(list.complete ? { wholeUnder: 'token/' } : {}) },
+        listed: { items: [...list.items.map((i) => i.item), ...list.plannedOnly], ...(list.complete ? { wholeUnder: 'token/' } : {}) },
       };
     },
   },

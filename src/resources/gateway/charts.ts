@@ -14,6 +14,7 @@ import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTime
 import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import type { StoredGatewayChart } from '../../store/read/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
 import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
 import { documentedPath } from '../../engine/paths.ts';
@@ -143,10 +144,17 @@ export const gatewayChartsJob = defineJob({
       const p = input.payload;
       const f = got!.list!;
       const listed = f.items;
-      const items = listed ?? [];
+      // An entry refused alone (item-refusals.ts) is not written; its clean key still plans its chart.
+      const split = splitItems(f);
+      const items = split.understood;
       const entries = items.map(readGatewayCatalogItem);
       const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
-      const invalidItems = entries.length - valid.length;
+      const invalidItems = entries.length - valid.length + split.refused.length;
+      // Its link is not followed (the documented path is asked), and its marker not trusted.
+      const plannedOnly = split.refused.flatMap((r) => {
+        const e = readGatewayCatalogItem(r.item);
+        return e ? [{ ...e, link: null, marker: null }] : [];
+      });
       const rows = valid.map((e) => ({
         tokenSlug: p.slug,
         chartKey: e.key,
@@ -162,10 +170,11 @@ export const gatewayChartsJob = defineJob({
         status: invalidItems ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { charts: valid.length, invalidItems },
+        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused) },
+        notes: refusalNotes(split.refused),
         writes: catalogWrites(p.slug, rows, valid, whole, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
         // A catalog read whole plans every chart that exists: one it leaves out is gone.
-        listed: { items: valid.map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
+        listed: { items: [...valid, ...plannedOnly].map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
       };
     },
   },

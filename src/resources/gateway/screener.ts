@@ -15,6 +15,7 @@ import {
 import { rowMeta, verdictCounts, type Stamp } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
 import { defineJob, into } from '../../engine/types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 import { normalizeInsights } from './insights.ts';
@@ -114,7 +115,10 @@ export const gatewayScreenerJob = defineJob({
     read(input, [got]) {
       const f = got!.list!;
       const known = input.known.gatewayTokens ?? [];
-      const reads = (f.items ?? []).map((raw) => normalizeScreenerRow(input, raw, known, f.meta.asOf));
+      // A row refused alone (item-refusals.ts) is not read: nothing of it is written. A row of
+      // another shape is kept apart as unmatched (`unreadable`), as before.
+      const split = splitItems(f, { shapes: false });
+      const reads = split.understood.map((raw) => normalizeScreenerRow(input, raw, known, f.meta.asOf));
       const matched = reads.filter((r) => r.matched);
       const unmatched = reads.filter((r) => !r.matched).map((r) => r.unmatched);
       const rows = matched.map((r) => r.row);
@@ -123,7 +127,7 @@ export const gatewayScreenerJob = defineJob({
       const duplicates = slugs.filter((s, i) => slugs.indexOf(s) !== i);
       const notes =
         unmatched.length > 0 ? [{ level: 'warn' as const, msg: 'screener rows naming no known token kept in gateway.screener_unmatched', fields: { unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })) } }] : [];
-      const status = unmatched.length > 0 ? 'partial' : 'ok';
+      const status = unmatched.length > 0 || split.refused.length > 0 ? 'partial' : 'ok';
       const details = {
         rows: rows.length,
         unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })),
@@ -134,10 +138,11 @@ export const gatewayScreenerJob = defineJob({
         insights: insights.rows.length,
         insightsPresent: insights.present,
         freshness: verdictCounts(rows.map((r) => r.dataFreshness)),
+        ...refusalDetails(split.refused),
       };
       const cells = new CellTally();
       for (const r of rows) cells.cell(r.status !== 'invalid');
-      const whole = unmatched.length === 0 && duplicates.length === 0;
+      const whole = unmatched.length === 0 && duplicates.length === 0 && split.refused.length === 0;
       const pageOf = (r: { row: { payload?: unknown } }) => f.pageOf(r.row.payload);
       return {
         status,
@@ -145,7 +150,7 @@ export const gatewayScreenerJob = defineJob({
         hash: f.sha256,
         details,
         cells,
-        notes,
+        notes: [...notes, ...refusalNotes(split.refused)],
         writes: [
           // Membership is stated only when every row names a known token (an unmatched row
           // could be any token's); windows and streams only when every row carries them.
@@ -158,7 +163,8 @@ export const gatewayScreenerJob = defineJob({
             ...wholeSet(gatewayScreenerStreams, {}, whole && matched.every((r) => r.streamsStated && r.unkeyedStreams === 0)),
             fromEach: matched.flatMap((r) => r.streams.map(() => pageOf(r))),
           }),
-          into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, true), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
+          // A refused row could be an unmatched one: the unmatched are then not stated either.
+          into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, split.refused.length === 0), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
           into(gatewayScreenerInsights, insights.rows),
         ],
       };

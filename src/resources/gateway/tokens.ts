@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { readTokenList, slugOf, type TokenListRead } from '../../engine/lists.ts';
+import { refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
 import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
 import { defineJob, into } from '../../engine/types.ts';
@@ -69,14 +70,16 @@ export const gatewayTokensJob = defineJob({
     asks: () => [{ route: 'gateway.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],
     read(input, [got]) {
       const f = got!.list!;
-      const list = readTokenList(f.items ?? [], f.count);
+      // An item refused alone (item-refusals.ts) is not written; its clean slug still plans its jobs.
+      const list = readTokenList(f.items ?? [], f.count, f.refused);
       const rows = gatewayTokenRows(input, list, f.meta.asOf);
-      const items = gatewayTokenItems(rows.map((r) => r.slug), catalogMarker(f.meta.asOf));
+      const items = gatewayTokenItems([...rows.map((r) => r.slug), ...list.plannedOnly.map((i) => i.slug)], catalogMarker(f.meta.asOf));
       return {
         status: list.complete ? 'ok' : 'partial',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length },
+        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length, ...refusalDetails(list.refused) },
+        notes: refusalNotes(list.refused),
         // A whole list delists the tokens it no longer lists (a failed or partial one never does).
         writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
         // A whole list plans every token route that exists: one it leaves out is gone.

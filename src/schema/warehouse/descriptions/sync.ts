@@ -88,11 +88,11 @@ export const sync: SchemaDescription = {
         content_type: 'the response\'s `Content-Type`',
         sha256: "hash of the body without `meta.servedAt`: unchanged data hashes the same; for a body kept `invalid`, the sha256 of the bytes served (after `invalid:` when a job refused it): `encode(sha256(coalesce(body_bytes, convert_to(body_text, 'UTF8'))), 'hex')`",
         body: 'the body as jsonb, numbers exact',
-        body_text: 'the body as received, when it was not JSON (or not valid JSON, or refused) and text holds it exactly',
+        body_text: 'the body as received, when it was not JSON (or not valid JSON, refused, or `partial`) and text holds it exactly',
         body_bytes:
           "the body as served, byte for byte, when neither `body` (jsonb) nor `body_text` can hold it exactly: a U+0000 (NUL), bytes that are not UTF-8; then both are null. The body as served, whichever column holds it: `coalesce(body_bytes, convert_to(body_text, 'UTF8'))` for refused bodies",
         status:
-          '`ok`, or `invalid` when the body failed validation or was not understood (a string holding U+0000 or an unpaired surrogate, which Postgres cannot store exactly; bytes that are not UTF-8): it is kept here as received',
+          '`ok`; `partial` for a list whose items holding a string Postgres cannot store exactly (U+0000, an unpaired surrogate) were refused alone, the rest of it read (its rows link here); or `invalid` when the body failed validation or was not understood (such a string outside every item of a list, or in a response that is not a list; bytes that are not UTF-8). `partial` and `invalid` bodies are kept as received',
       },
     },
     archive_days: {
