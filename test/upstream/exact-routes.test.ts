@@ -200,6 +200,14 @@ describe('the pure rules: no form of the table is a route', () => {
     expect(resolveLink(APP, row.route, row.given)).toBeNull();
   });
 
+  it.each(['\u0001', '\u007f', '\u00e9', '"', '<', '>', '{', '}', '|', '^', '`', '\\'])('a link written with %j, which URIs do not hold, is refused even where it would read as the route', (c) => {
+    expect(resolveLink(APP, 'app.tokens', `/api/v1/tok${c}ens?page=2`)).toBeNull();
+    expect(resolveLink(APP, 'app.tokens', `/api/v1${c}tokens?page=2`)).toBeNull();
+    expect(resolveRedirect(APP, 'app.tokens', `/api/v1/tok${c}ens`, new URL(`${APP}/api/v1/tokens`))).toMatchObject({ follow: false });
+    // The query keeps its own rules: the characters rule reads the path only.
+    expect(resolveLink(APP, 'app.tokens', '/api/v1/tokens?page=2&cursor=a|b')).toEqual({ params: {}, query: { page: '2', cursor: 'a|b' } });
+  });
+
   it('what is exactly a route is taken, its key rules those of that route', () => {
     const from = new URL(`${APP}/api/v1/tokens/${SLUG}/full`);
     const follow = (loc: string, route: RouteName = 'app.bundle') => {
