@@ -207,11 +207,46 @@ function piecesOf(secrets: readonly string[]): Pieces {
   return { secrets: long, at };
 }
 
-/** What a cut leaves of an escape at a text's end (`%2`, `\u00`, `&#x0`), and at its start (`2B`, `003c`, `x3C;`). */
-const ESCAPE_HEAD = /^(?:%[0-9A-Fa-f]?|\\{1,3}(?:u[0-9A-Fa-f]{0,3}|x[0-9A-Fa-f]?)?|&(?:#(?:[xX][0-9A-Fa-f]{0,11}|[0-9]{0,11}))?|&[A-Za-z]{1,15})$/;
 /** The most characters a cut escape can leave (`&#X0000000003`). */
 const ESCAPE_CHARS = 16;
-const ESCAPE_TAIL = /^(?:\\{1,3}|[0-9A-Fa-f]{1,2}|u?[0-9A-Fa-f]{1,4}|#?[xX]?[0-9A-Fa-f]{1,12};?|[A-Za-z]{1,15};|;)$/;
+const NAMED: Readonly<Record<string, readonly string[]>> = { '&': ['amp', 'AMP'], '<': ['lt', 'LT'], '>': ['gt', 'GT'], '"': ['quot', 'QUOT'], "'": ['apos'] };
+
+/**
+ * Pure: the escapes one character of a secret may be written as (percent, JSON, HTML, each
+ * case of hex, HTML references padded with zeros, with or without `;`): what a cut escape
+ * beside a piece must be part of. A cut escape is judged by the secret's own character next
+ * to the piece, so ordinary text beside a common character (a run id's hex digits before a
+ * `-`) is never taken for one.
+ */
+function escapesOf(c: string): string[] {
+  const chars = c === ' ' ? [' ', '+'] : [c];
+  const out: string[] = [];
+  for (const ch of chars) {
+    const code = ch.codePointAt(0)!;
+    const percent = safely(() => encodeURIComponent(ch));
+    if (percent !== undefined && percent !== ch) out.push(percent, percent.toLowerCase());
+    out.push(`%${hex2(code, true)}`, `%${hex2(code, false)}`);
+    for (const h of [code.toString(16), code.toString(16).toUpperCase()]) {
+      out.push(`\\u${h.padStart(4, '0')}`, `\\\\u${h.padStart(4, '0')}`, `\\x${h.padStart(2, '0')}`);
+      for (let z = 0; z <= 10; z++) for (const x of ['x', 'X']) out.push(`&#${x}${'0'.repeat(z)}${h};`, `&#${x}${'0'.repeat(z)}${h}`);
+    }
+    for (let z = 0; z <= 10; z++) out.push(`&#${'0'.repeat(z)}${code};`, `&#${'0'.repeat(z)}${code}`);
+    for (const name of NAMED[ch] ?? []) out.push(`&${name};`, `&${name}`);
+    if ('"\\/'.includes(ch)) out.push(`\\${ch}`, `\\\\\\${ch}`);
+  }
+  return out;
+}
+
+const escapesByChar = new Map<string, string[]>();
+const escapes = (c: string): string[] => {
+  let e = escapesByChar.get(c);
+  if (!e) escapesByChar.set(c, (e = escapesOf(c)));
+  return e;
+};
+/** What a cut left of an escape of `c` at a text's end: a proper prefix of one. */
+const cutHead = (left: string, c: string | undefined) => left.length > 0 && c !== undefined && escapes(c).some((e) => e.length > left.length && e.startsWith(left));
+/** What a cut left of an escape of `c` at a text's start: a proper suffix of one. */
+const cutTail = (left: string, c: string | undefined) => left.length > 0 && c !== undefined && escapes(c).some((e) => e.length > left.length && e.endsWith(left));
 
 /**
  * Pure: pieces of a long secret, two characters or more, that a reading decoded from WINDOW
@@ -240,10 +275,14 @@ function escapedPieces(r: Reading, length: number, original: string, pieces: Pie
       while (i + n < text.length && j + n < secret.length && text.charCodeAt(i + n) === secret.charCodeAt(j + n)) n++;
       let start = from(i);
       let end = to(i + n - 1);
-      if (j > 0 && start > 0 && start <= ESCAPE_CHARS && ESCAPE_TAIL.test(original.slice(0, start))) start = 0;
+      // The cut escape may precede the piece, or be its first characters read as written (`37` of `\u0037`).
+      for (let t = i; t <= Math.min(i + 2, i + n - 1) && start > 0; t++) {
+        const at = t === i ? start : from(t);
+        if (j + (t - i) > 0 && at <= ESCAPE_CHARS && cutTail(original.slice(0, at), secret[j + (t - i) - 1])) start = 0;
+      }
       // The cut escape may follow the piece, or be its last characters read as written (`%2`).
       for (let t = i + n; t >= Math.max(i + 1, i + n - 2) && end < length && length - end <= ESCAPE_CHARS; t--) {
-        if (ESCAPE_HEAD.test(original.slice(t === i + n ? end : from(t)))) end = length;
+        if (cutHead(original.slice(t === i + n ? end : from(t)), secret[j + (t - i)])) end = length;
       }
       // One character is a piece only beside what a cut left: alone, it is any text's.
       if ((n >= 2 || start === 0 || end === length) && end - start >= WINDOW && end - start > n) into.push([start, end]);
