@@ -16,6 +16,7 @@ export type {
   SimOmission,
   SimPaging,
   PageForm,
+  PagingSign,
   SimOptions,
   SimOutage,
   SimRedirect,
@@ -41,6 +42,6 @@ export { CUT_LIST_LENGTH, REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAM
 export { ALIAS_PARAM } from './detours.ts';
 export { RATE_LIMIT_FIELDS } from './rate-limit.ts';
 export { compareDecimal, isCanonicalDecimal } from './decimal.ts';
-export { PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES } from './paging.ts';
+export { ALL_PAGING_SIGNS, PAGE_FORMS, PAGE_TOTALS, PAGED_ROUTES, PAGING_SIGNS } from './paging.ts';
 export { HOSTILE_CHARS, HOSTILE_PLACES, hostileChar, hostileEscape, hostileText } from './hostile.ts';
 export { ECHO_FORMS, ECHO_PLACES, echoForm } from './echoes.ts';

@@ -5,11 +5,12 @@
 // `?pageToken=` in 'pageToken'; other query parameters are kept in every next link. Faults for
 // readers to refuse: a `meta.total` larger than the list, a last page that names an earlier
 // page again (a loop), and the forms that say more pages exist but name no way to ask them
-// ('pagesNoLink', 'moreNoLink'). And a list that changes between its pages (`drift`): on the
-// first reads of a list, the pages after the first come from the list without its first item
-// (`PageDrift` counts the reads).
+// ('pagesNoLink', 'moreNoLink'), or say it in words tesync does not follow ('signs', each of
+// `PAGING_SIGNS`); a list that never ends ('endless'). And a list that changes between its
+// pages (`drift`): on the first reads of a list, the pages after the first come from the list
+// without its first item (`PageDrift` counts the reads).
 import type { DataRouteKind } from './forms.ts';
-import type { PageForm, SimPaging } from './types.ts';
+import type { PageForm, PagingSign, SimPaging } from './types.ts';
 
 /** The forms that name the next page by a link or a cursor (`test/engine/pages.test.ts` syncs through each). */
 export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHeader', 'cursor', 'topNext', 'topCursor'];
@@ -19,14 +20,66 @@ export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHe
  * pages they say exist.
  */
 export const VOCABULARY_FORMS: readonly PageForm[] = ['pageNumbers', 'laravel', 'pageToken', 'pagination', 'pagesNoLink', 'moreNoLink'];
+/** Lists not whole in words tesync does not follow ('signs'), and one that never ends ('endless'). */
+export const OTHER_PAGE_FORMS: readonly PageForm[] = ['signs', 'endless'];
 /** Every form the simulator serves. */
-export const ALL_PAGE_FORMS: readonly PageForm[] = [...PAGE_FORMS, ...VOCABULARY_FORMS];
+export const ALL_PAGE_FORMS: readonly PageForm[] = [...PAGE_FORMS, ...VOCABULARY_FORMS, ...OTHER_PAGE_FORMS];
+
+/** What one sign adds to a page of the 'signs' form: top-level fields, `meta` fields, headers. */
+export interface SignPart {
+  top?: Record<string, unknown>;
+  meta?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** What a page of the 'signs' form knows of its list: its length, the page size, the number of pages, its own URL. */
+interface SignList {
+  length: number;
+  size: number;
+  pages: number;
+  url: string;
+}
+
+/**
+ * Signs that more items exist, in words tesync does not follow, each with a twin in the other
+ * place (a body field and an `X-` header): GraphQL's `pageInfo`, GitLab's `X-Total` /
+ * `X-Total-Pages` / `X-Next-Page`, the widely used `X-Total-Count`, Atlassian's `isLastPage`,
+ * S3's `truncated`, Azure's `continuationToken`, an offset, a remaining count, Laravel's
+ * `last_page_url`; in camelCase, snake_case, kebab-case, PascalCase and capitals.
+ */
+export const PAGING_SIGNS: Readonly<Record<PagingSign, (l: SignList) => SignPart>> = {
+  pageInfo: () => ({ top: { pageInfo: { hasNextPage: true, endCursor: 'c2' } } }),
+  isLastPage: () => ({ top: { isLastPage: false } }),
+  truncated: () => ({ top: { truncated: true } }),
+  continuationToken: () => ({ top: { continuationToken: 'c2' } }),
+  nextOffset: (l) => ({ top: { next_offset: l.size } }),
+  remaining: (l) => ({ top: { remaining: l.length - l.size } }),
+  lastPageUrl: (l) => ({ top: { current_page: 1, last_page_url: `${l.url}?page=${l.pages}` } }),
+  metaHasMore: () => ({ meta: { HasMore: true } }),
+  bodyTotal: (l) => ({ top: { TOTAL: l.length } }),
+  bodyTotalPages: (l) => ({ meta: { Total_Pages: l.pages } }),
+  bodyNextPage: () => ({ top: { 'next-page': 2 } }),
+  bodyTotalCount: (l) => ({ meta: { 'total-count': l.length } }),
+  xHasNextPage: () => ({ headers: { 'X-Has-Next-Page': 'true' } }),
+  xIsLastPage: () => ({ headers: { 'X-Is-Last-Page': 'false' } }),
+  xTruncated: () => ({ headers: { 'X-Truncated': 'true' } }),
+  xContinuationToken: () => ({ headers: { 'X-Continuation-Token': 'c2' } }),
+  xNextOffset: (l) => ({ headers: { 'X-Next-Offset': String(l.size) } }),
+  xRemaining: (l) => ({ headers: { 'X-Remaining': String(l.length - l.size) } }),
+  xLastPageUrl: (l) => ({ headers: { 'X-Current-Page': '1', 'X-Last-Page-Url': `${l.url}?page=${l.pages}` } }),
+  xHasMore: () => ({ headers: { 'X-HAS-MORE': 'true' } }),
+  xTotal: (l) => ({ headers: { 'X-Total': String(l.length) } }),
+  xTotalPages: (l) => ({ headers: { 'X-Total-Pages': String(l.pages) } }),
+  xNextPage: () => ({ headers: { 'X-Next-Page': '2' } }),
+  xTotalCount: (l) => ({ headers: { 'X-Total-Count': String(l.length) } }),
+};
+export const ALL_PAGING_SIGNS = Object.keys(PAGING_SIGNS) as PagingSign[];
 export const PAGE_TOTALS: readonly SimPaging['total'][] = ['none', 'exact', 'larger'];
 
 /** The forms that name the next page by a cursor asked back as `?cursor=`, or a token as `?pageToken=` (the others by `?page=N`). */
 const CURSOR_FORMS: readonly PageForm[] = ['cursor', 'topCursor'];
 /** The forms that serve page 1 only: they say more pages exist but name no way to ask them. */
-const FIRST_PAGE_ONLY: readonly PageForm[] = ['pagesNoLink', 'moreNoLink'];
+const FIRST_PAGE_ONLY: readonly PageForm[] = ['pagesNoLink', 'moreNoLink', 'signs'];
 /** The query parameter that addresses a page in `form`. */
 export const pageParam = (form: PageForm): 'cursor' | 'pageToken' | 'page' => (CURSOR_FORMS.includes(form) ? 'cursor' : form === 'pageToken' ? 'pageToken' : 'page');
 const opaque = (form: PageForm) => pageParam(form) !== 'page';
@@ -42,6 +95,8 @@ export function mergePaging(current: SimPaging, partial: Partial<SimPaging>): Si
   if (!Number.isInteger(next.pageSize) || next.pageSize < 0) throw new RangeError(`simulator option paging.pageSize must be an integer >= 0, got ${String(next.pageSize)}`);
   if (!ALL_PAGE_FORMS.includes(next.form)) throw new RangeError(`simulator option paging.form must be one of ${ALL_PAGE_FORMS.join(', ')}`);
   if (!PAGE_TOTALS.includes(next.total)) throw new RangeError(`simulator option paging.total must be one of ${PAGE_TOTALS.join(', ')}`);
+  const unknownSign = (next.signs ?? []).find((s) => !Object.hasOwn(PAGING_SIGNS, s));
+  if (unknownSign !== undefined) throw new RangeError(`simulator option paging.signs must hold only ${ALL_PAGING_SIGNS.join(', ')}, got ${String(unknownSign)}`);
   const drift = next.drift ?? 0;
   if (!(drift === Infinity || (Number.isInteger(drift) && drift >= 0))) throw new RangeError(`simulator option paging.drift must be an integer >= 0 or Infinity, got ${String(next.drift)}`);
   return next;
@@ -125,7 +180,7 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown,
     const raw = req.query.get('page');
     if (raw !== null && !/^[1-9]\d{0,8}$/.test(raw)) return { kind: 'bad', detail: 'page must be a whole number from 1.' };
     index = raw === null ? 0 : Number(raw) - 1;
-    if (index >= named) return { kind: 'bad', detail: `page must be at most ${named}.` };
+    if (index >= named && p.form !== 'endless') return { kind: 'bad', detail: `page must be at most ${named}.` };
   }
   const drifted = reads !== undefined && reads.drifted(p.drift ?? 0, `${kind} ${readKey(req)}`, index);
   const list = drifted ? whole.slice(1) : whole;
@@ -133,7 +188,7 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown,
   const items = list.slice(index * size, (index + 1) * size);
   const last = index >= pages - 1;
   // A loop: the last page names again the page after the first (or the first, of a one-page list).
-  const nextIndex = !last ? index + 1 : p.loop ? Math.min(1, pages - 1) : null;
+  const nextIndex = p.form === 'endless' ? index + 1 : !last ? index + 1 : p.loop ? Math.min(1, pages - 1) : null;
   const out: PagedAnswer = { kind: 'page', data: items, meta: { ...meta, count: items.length }, top: {}, headers: {} };
   const total = p.total === 'none' ? undefined : list.length + (p.total === 'larger' ? 1 : 0);
   if (total !== undefined && p.form !== 'laravel' && p.form !== 'pagination') out.meta.total = total;
@@ -146,6 +201,14 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown,
   if (p.form === 'pageNumbers') Object.assign(out.meta, { page: index + 1, pageSize: size, totalPages: pages });
   else if (p.form === 'pagesNoLink') Object.assign(out.meta, { pageSize: size, totalPages: pages });
   else if (p.form === 'moreNoLink') out.meta.hasMore = nextIndex !== null ? 1 : 0;
+  else if (p.form === 'signs' && nextIndex !== null) {
+    for (const sign of p.signs ?? ALL_PAGING_SIGNS) {
+      const part = PAGING_SIGNS[sign]({ length: list.length, size, pages, url: `${req.baseUrl}${req.path}` });
+      Object.assign(out.top, part.top);
+      Object.assign(out.meta, part.meta);
+      Object.assign(out.headers, part.headers);
+    }
+  }
   else if (p.form === 'laravel') {
     Object.assign(out.top, { current_page: index + 1, last_page: pages, per_page: size, next_page_url: nextIndex === null ? null : `${req.baseUrl}${req.path}${search}` });
     if (total !== undefined) out.top.total = total;
@@ -157,7 +220,7 @@ export function pageOf(p: SimPaging, kind: DataRouteKind | null, whole: unknown,
   else if (p.form === 'topCursor') out.top.next_cursor = encodeCursor(nextIndex * size);
   else if (p.form === 'pageToken') out.top.nextPageToken = encodeCursor(nextIndex * size, TOKEN_KIND);
   else if (p.form === 'metaNext') out.meta.next = `${req.path}${search}`;
-  else if (p.form === 'linksNext') out.top.links = { next: `${req.baseUrl}${req.path}${search}` };
+  else if (p.form === 'linksNext' || p.form === 'endless') out.top.links = { next: `${req.baseUrl}${req.path}${search}` };
   // Django REST framework's form: a top-level absolute `next` beside the data.
   else if (p.form === 'topNext') out.top.next = `${req.baseUrl}${req.path}${search}`;
   // Relative to the request: a reader must resolve it against the page (RFC 8288).

@@ -210,9 +210,60 @@ export interface OutageWindow {
  * - 'pagesNoLink': `meta.totalPages` and `meta.pageSize` only: no page number, no next page;
  *   `?page=` is a 400 (only page 1 is served), a list tesync must refuse
  * - 'moreNoLink': `meta.hasMore` as the number 1 (0 on the last page), no next page; `?page=`
- *   is a 400, a list tesync must refuse
+ *   is a 400, a list tesync must take as incomplete
+ *
+ * Lists that are not whole in words tesync does not follow, and one that never ends:
+ * - 'signs': page 1 only (`?page=` is a 400), saying more exists by the `signs` of SimPaging
+ *   (`PAGING_SIGNS` in paging.ts: `pageInfo.hasNextPage`, `X-Total-Count`, ... in body and
+ *   header twins), a list tesync must take as incomplete
+ * - 'endless': every page N names `links.next` page N+1, for ever; the pages past the list's
+ *   end are empty
  */
-export type PageForm = 'metaNext' | 'linksNext' | 'linkHeader' | 'cursor' | 'topNext' | 'topCursor' | 'pageNumbers' | 'laravel' | 'pageToken' | 'pagination' | 'pagesNoLink' | 'moreNoLink';
+export type PageForm =
+  | 'metaNext'
+  | 'linksNext'
+  | 'linkHeader'
+  | 'cursor'
+  | 'topNext'
+  | 'topCursor'
+  | 'pageNumbers'
+  | 'laravel'
+  | 'pageToken'
+  | 'pagination'
+  | 'pagesNoLink'
+  | 'moreNoLink'
+  | 'signs'
+  | 'endless';
+
+/**
+ * A sign of more in words tesync does not follow (`PAGING_SIGNS` in paging.ts): body forms
+ * (top level, `meta`, any letter case) and their header twins (`X-...`).
+ */
+export type PagingSign =
+  | 'pageInfo'
+  | 'isLastPage'
+  | 'truncated'
+  | 'continuationToken'
+  | 'nextOffset'
+  | 'remaining'
+  | 'lastPageUrl'
+  | 'metaHasMore'
+  | 'bodyTotal'
+  | 'bodyTotalPages'
+  | 'bodyNextPage'
+  | 'bodyTotalCount'
+  | 'xHasNextPage'
+  | 'xIsLastPage'
+  | 'xTruncated'
+  | 'xContinuationToken'
+  | 'xNextOffset'
+  | 'xRemaining'
+  | 'xLastPageUrl'
+  | 'xHasMore'
+  | 'xTotal'
+  | 'xTotalPages'
+  | 'xNextPage'
+  | 'xTotalCount';
 
 /** Lists served in pages (`paging.ts`). */
 export interface SimPaging {
@@ -229,6 +280,8 @@ export interface SimPaging {
   total: 'none' | 'exact' | 'larger';
   /** the last page names an earlier page again as its next (page 2, or page 1 of a one-page list) */
   loop: boolean;
+  /** what a page of the 'signs' form says of more (`PAGING_SIGNS` in paging.ts); default every one */
+  signs?: PagingSign[];
   /**
    * a list that changes between its pages: on the first `drift` reads of a paged list (a read:
    * its page 1 and the pages after it, counted per route and query without the page or

@@ -88,6 +88,7 @@ export function settingsFrom(config: Config, full: boolean): SyncSettings {
     gatewayHistoryPeriods: config.gatewayHistoryPeriods,
     gatewayChartTimeframes: config.gatewayChartTimeframes,
     markerMaxAgeMs: config.markerMaxAgeMs,
+    maxListBytes: config.maxListBytes,
     batchSize: 2000,
   };
 }

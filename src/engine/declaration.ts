@@ -29,6 +29,8 @@ export interface SyncSettings {
   markerMaxAgeMs: number;
   /** Write batch size for large row sets. */
   batchSize: number;
+  /** Byte budget of one resource's list bodies in one run (default DEFAULT_MAX_LIST_BYTES, fetch-list.ts). */
+  maxListBytes?: number;
 }
 
 /** What a job asks of its route beyond the route itself (`JobDefinition.request`). */
@@ -135,8 +137,10 @@ export interface Incremental {
 }
 
 export interface FetchListOptions {
-  /** The bound on pages (default MAX_PAGES); tests lower it. */
+  /** The bound on pages (default MAX_PAGES); tests lower it. Past it the list stops, incomplete. */
   maxPages?: number;
+  /** The list's byte budget (default the settings' `maxListBytes`); tests lower it. */
+  maxBytes?: number;
   /** The bound on reads of a list whose pages disagree (default MAX_READS). */
   maxReads?: number;
   /** An item's key, to find one key on two pages of a read (a list that shifted while it was read). */
@@ -165,6 +169,13 @@ export interface FetchedList {
    * names it): nothing of them is written (src/engine/item-refusals.ts `splitItems`).
    */
   refused?: ReadonlyMap<unknown, string>;
+  /**
+   * Set when the list is not proven whole: why, naming the sign (`pageInfo.hasNextPage = true`,
+   * `header X-Total-Count = 4, 2 items read`, the byte budget or the bound on pages reached).
+   * Its items may be stored, but nothing is delisted, closed or removed by it, and no child
+   * is taken for gone (no `wholeUnder`).
+   */
+  incomplete?: string;
 }
 
 /**

@@ -1,20 +1,40 @@
 // A list that may come in pages (contract: "Lists may come in pages"). Every next page a
 // response names is fetched, each page a request on the rate budget like any other, until a
-// page names none. The list is returned only when it is complete: no page says more items
-// exist, and every count or total agrees with what was read. Anything else refuses it whole:
-// every page's body kept `invalid`, nothing of it written (so nothing delisted or closed).
+// page names none. A list is whole only when it proves it: nothing in any page says more
+// pages or items exist (paging-signs.ts: any field or header that speaks of paging, in any
+// words), and every count or total agrees with what was read. Otherwise it is returned
+// `incomplete`, naming why: its items may be stored, but it delists, closes and removes
+// nothing. So is a list stopped by its byte budget (TE_MAX_LIST_BYTES, every page of every
+// read of it in one run) or by the bound on pages. What is not understood refuses it whole
+// (every page's body kept `invalid`, nothing of it written): a paging value that cannot be
+// read, a `meta.count` the pages do not match, more items than the list says it holds, pages
+// that name different next pages, a next link or a body that comes round again (a loop).
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
-import { InvalidResponseError, UnsafeRequestError } from '../lib/errors.ts';
+import { InvalidResponseError, ResponseTooLargeError, UnsafeRequestError } from '../lib/errors.ts';
+import { isRecord } from '../schema/upstream/values.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import type { FetchedList, FetchListOptions, JobContext } from './types.ts';
 
 import { invalid, validate } from './fetch.ts';
 import { chooseNext, readPageSignals, type PageSignals } from './next-page.ts';
+import { pagingFieldsOf, signsOfMore, type ListPlace } from './paging-signs.ts';
 
-/** Pages read of one list at most: a list longer than this is refused, never cut. */
+/** Pages read of one list at most: past them the list stops, incomplete (what was read is stored, nothing removed). */
 export const MAX_PAGES = 1000;
+
+/** A resource's list bodies in one run, in bytes, at most, unless configured (TE_MAX_LIST_BYTES). */
+export const DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024;
+
+/** How many signs of more an incomplete list's reason names. */
+const NAMED_SIGNS = 3;
+
+/** What is left of a list's byte budget, over every read of it. */
+interface ByteBudget {
+  of: number;
+  left: number;
+}
 
 /** Reads of one list from its first page at most, when its pages disagree: then it is refused. */
 export const MAX_READS = 3;
@@ -44,6 +64,8 @@ export async function fetchList<S extends z.ZodType>(
   options: FetchListOptions = {},
 ): Promise<FetchedList> {
   const maxReads = options.maxReads ?? MAX_READS;
+  const of = options.maxBytes ?? ctx.settings.maxListBytes ?? DEFAULT_MAX_LIST_BYTES;
+  const budget: ByteBudget = { of, left: of };
   const refuse = (received: readonly UpstreamResponse[], reason: string): InvalidResponseError => {
     for (const r of received.slice(0, -1)) invalid(ctx, req.route, r, reason, { quiet: true });
     const last = received.at(-1);
@@ -51,10 +73,15 @@ export async function fetchList<S extends z.ZodType>(
   };
   const drifted: UpstreamResponse[] = [];
   for (let read = 1; ; read++) {
-    const r = await readPages(ctx, req, schema, listOf, options, (received, reason) => refuse([...drifted, ...received], reason));
+    const r = await readPages(ctx, req, schema, listOf, options, budget, (received, reason) => refuse([...drifted, ...received], reason));
     if ('single' in r) return r.single;
     const drift = disagreement(r.pages, options.keyOf);
-    if (drift === null) return wholeList(r.pages, (reason) => refuse([...drifted, ...r.pages.map((p) => p.response)], reason));
+    if (drift === null) {
+      const list = wholeList(r.pages, r.stopped, (reason) => refuse([...drifted, ...r.pages.map((p) => p.response)], reason));
+      if (list.incomplete !== undefined) ctx.logger.warn({ route: req.route, reason: list.incomplete }, 'a list not proven whole: its items are read, nothing is delisted or removed by it');
+      return list;
+    }
+    if (budget.left <= 0) throw refuse([...drifted, ...r.pages.map((p) => p.response)], `${drift}, and its byte budget of ${budget.of} bytes (TE_MAX_LIST_BYTES) is spent: not read again`);
     if (read >= maxReads) throw refuse([...drifted, ...r.pages.map((p) => p.response)], `${drift}, on each of ${read} reads from its first page: the list kept changing while it was read`);
     for (const p of r.pages) invalid(ctx, req.route, p.response, `${drift}: the list changed while it was read; read again from its first page`, { quiet: true });
     drifted.push(...r.pages.map((p) => p.response));
@@ -69,26 +96,41 @@ async function readPages<S extends z.ZodType>(
   schema: S,
   listOf: (data: z.output<S>) => unknown[] | undefined,
   options: FetchListOptions,
+  budget: ByteBudget,
   refuse: (received: readonly UpstreamResponse[], reason: string) => InvalidResponseError,
-): Promise<{ pages: Page[] } | { single: FetchedList }> {
+): Promise<{ pages: Page[]; stopped?: string } | { single: FetchedList }> {
   const maxPages = options.maxPages ?? MAX_PAGES;
   const received: UpstreamResponse[] = [];
   const pages: Page[] = [];
   const fetchedPaths = new Set<string>();
   const named = new Set<string>();
+  // The bodies of this read's pages, by hash: one served again is a loop, and is not archived twice.
+  const bodies = new Map<string, number>();
+  const spent = (n: number) => `the list's bodies reached its byte budget of ${budget.of} bytes (TE_MAX_LIST_BYTES) after page ${n}: read no further`;
 
   let request: Omit<UpstreamRequest, 'runId'> = req;
   for (;;) {
-    if (pages.length >= maxPages) throw refuse(received, `page ${maxPages} names a next page: the list has more than ${maxPages} pages, not read to its end`);
+    if (pages.length >= maxPages) return { pages, stopped: `page ${maxPages} names a next page: the list has more than ${maxPages} pages (the bound on pages), read no further` };
+    if (pages.length > 0 && budget.left <= 0) return { pages, stopped: spent(pages.length) };
     let response: UpstreamResponse;
     try {
       // Every page as the first was asked: items refusable one by one (item-refusals.ts) on each.
-      response = await ctx.upstream.get({ ...request, refusableItems: req.refusableItems, runId: ctx.runId });
+      response = await ctx.upstream.get({ ...request, refusableItems: req.refusableItems, maxBytes: budget.left, archivedBodies: new Set(bodies.keys()), runId: ctx.runId });
     } catch (err) {
+      // A page past what is left of the byte budget is not read (nor archived): the list stops there.
+      if (err instanceof ResponseTooLargeError && err.limitBytes === budget.left) {
+        if (pages.length > 0) return { pages, stopped: spent(pages.length) };
+        throw new ResponseTooLargeError(err.path, err.limitBytes, 'TE_MAX_LIST_BYTES');
+      }
       // A next link off the base URL or the route is never requested: the list cannot be completed.
       if (pages.length > 0 && err instanceof UnsafeRequestError) throw refuse(received, `page ${pages.length + 1}: ${err.message}`);
       throw err;
     }
+    budget.left -= response.raw?.byteLength ?? Buffer.byteLength(response.text);
+    const again = bodies.get(response.sha256);
+    // Kept once, as the page it repeats: neither archived again (the client skipped it) nor kept `invalid` again.
+    if (again !== undefined) throw refuse(received, `page ${pages.length + 1} (${response.path}) is page ${again}'s body again: the pages loop`);
+    if (response.sha256 !== '') bodies.set(response.sha256, pages.length + 1);
     received.push(response);
     if (fetchedPaths.has(response.path)) throw refuse(received, `page ${pages.length + 1} is ${response.path} again: the next links loop`);
     fetchedPaths.add(response.path);
@@ -109,6 +151,8 @@ async function readPages<S extends z.ZodType>(
       if (paged) throw refuse(received, `page ${pages.length + 1} holds no list`);
       return { single: { items: undefined, meta: f.meta, body: f.body, pages: [response], sha256: response.sha256, count: f.meta.count, pageOf: () => response } };
     }
+    // What the object holding the items says beside them (`data: { items, nextCursor }`) counts too.
+    if (isRecord(f.data) && f.data !== items) signals.said = [...(signals.said ?? []), ...pagingFieldsOf(f.data, 'data.')];
     pages.push({ response, items, meta: f.meta, body: f.body, signals });
     if (next === null) return { pages };
     if ('conflict' in next) throw refuse(received, next.conflict);
@@ -124,11 +168,15 @@ function firstPageOf(pages: readonly Pick<Page, 'signals'>[]): number {
   return pages[0]?.signals.page?.number === 0 ? 0 : 1;
 }
 
-/** A list read to its last page, when complete (else refused). */
-function wholeList(pages: Page[], refuse: (reason: string) => InvalidResponseError): FetchedList {
+/** A list read to its last page (or `stopped`): whole, or incomplete and why; refused when not understood. */
+function wholeList(pages: Page[], stopped: string | undefined, refuse: (reason: string) => InvalidResponseError): FetchedList {
   const items = pages.flatMap((p) => p.items);
-  const reason = incompleteness(pages, items.length);
-  if (reason) throw refuse(reason);
+  const judged = judgeList(
+    pages.map((p) => ({ ...p, path: p.response.path })),
+    items.length,
+  );
+  if (judged !== null && 'refused' in judged) throw refuse(judged.refused);
+  const incomplete = stopped ?? judged?.incomplete;
   const first = pages[0]!;
   const single = pages.length === 1;
   const pageByItem = new Map<unknown, UpstreamResponse>();
@@ -141,6 +189,7 @@ function wholeList(pages: Page[], refuse: (reason: string) => InvalidResponseErr
     sha256: single ? first.response.sha256 : createHash('sha256').update(pages.map((p) => p.response.sha256).join('\n')).digest('hex'),
     count: single ? first.meta.count : items.length,
     pageOf: (item) => pageByItem.get(item),
+    ...(incomplete !== undefined ? { incomplete } : {}),
   };
 }
 
@@ -168,38 +217,50 @@ export function disagreement(pages: readonly Pick<Page, 'items' | 'signals'>[], 
   return null;
 }
 
+/** A list judged once read: refused (not understood), incomplete (not proven whole), or whole (null). */
+export type ListJudgement = { refused: string } | { incomplete: string } | null;
+
 /**
- * Pure: why a list read to its last page is still not the whole list (null: it is). Every
- * paging field must be readable; each page must be the page its place in the read says; a
- * number of pages must be the number read (more: a page tesync had no way to ask); each
- * count must count its page or the list, each total the items read; and the last page must
- * not say more items exist.
+ * Pure: a list read to its last page (or stopped), judged. Refused when what it says cannot be
+ * understood: a paging field that cannot be read, a page that is not the page its place in the
+ * read says, fewer pages than were read, a count that counts neither its page nor the list, a
+ * total below what was read. Incomplete when anything in it says more exists that tesync did
+ * not follow (paging-signs.ts: a total or page count above what was read, a "more" flag, a
+ * cursor, a next page in words tesync does not follow), naming the first signs.
  */
-export function incompleteness(pages: readonly Pick<Page, 'items' | 'meta' | 'signals'>[], read: number): string | null {
+export function judgeList(pages: readonly (Pick<Page, 'items' | 'meta' | 'signals'> & { path?: string })[], read: number): ListJudgement {
   const first = firstPageOf(pages);
   const at = (n: number) => (pages.length === 1 ? '' : `page ${n}: `);
   for (const [i, p] of pages.entries()) {
     // A paging field that cannot be read: what it says of the list cannot be checked.
     const [unreadable] = p.signals.unreadable ?? [];
-    if (unreadable !== undefined) return `${at(i + 1)}${unreadable}: the list's paging is not understood`;
+    if (unreadable !== undefined) return { refused: `${at(i + 1)}${unreadable}: the list's paging is not understood` };
     // A page that is not the one its place in the read says: the pages asked are not the pages served.
     const { page } = p.signals;
-    if (page !== undefined && page.number !== first + i) return `page ${i + 1} says it is page ${page.number} (${page.where})`;
+    if (page !== undefined && page.number !== first + i) return { refused: `page ${i + 1} says it is page ${page.number} (${page.where})` };
   }
   // The pages of one read agree on their number (else they disagree: read again), so the last one that says it speaks for all.
   const said = pages.findLast((p) => p.signals.pages !== undefined)?.signals.pages;
-  if (said !== undefined && said.count > pages.length) return `page ${pages.length} of ${said.count} (${said.where}) and no way to ask page ${pages.length + 1}`;
-  if (said !== undefined && Math.max(said.count, 1) < pages.length) return `the list says it has ${said.count} pages (${said.where}), ${pages.length} were read`;
+  if (said !== undefined && Math.max(said.count, 1) < pages.length) return { refused: `the list says it has ${said.count} pages (${said.where}), ${pages.length} were read` };
   for (const [i, p] of pages.entries()) {
     const n = i + 1;
     // A page's count may count the page or the whole list; anything else lost or added items.
     const { count } = p.meta;
     if (count !== undefined && count !== p.items.length && (pages.length === 1 || count !== read)) {
-      return pages.length === 1 ? `meta.count says ${count} items, the list has ${p.items.length}` : `page ${n}: meta.count says ${count}, the page has ${p.items.length} and the list ${read}`;
+      return { refused: pages.length === 1 ? `meta.count says ${count} items, the list has ${p.items.length}` : `page ${n}: meta.count says ${count}, the page has ${p.items.length} and the list ${read}` };
     }
-    if (p.signals.total !== undefined && p.signals.total !== read) return `page ${n} says the list holds ${p.signals.total} items, ${read} were read`;
+    if (p.signals.total !== undefined && p.signals.total < read) return { refused: `page ${n} says the list holds ${p.signals.total} items, ${read} were read` };
   }
-  const last = pages.at(-1)?.signals;
-  if (last?.more) return `the last page says more items exist but names no next page${last.moreSaid ? ` (${last.moreSaid})` : ''}`;
-  return null;
+  // Deny by default: whatever speaks of more, in any words, and was not followed.
+  let before = 0;
+  const lastPage = pages.at(-1)?.signals.page?.number ?? first + pages.length - 1;
+  const placed = pages.map((p, i) => {
+    const place: ListPlace = { read, pages: pages.length, page: p.signals.page?.number ?? first + i, lastPage, before, path: p.path ?? '', last: i === pages.length - 1 };
+    before += p.items.length;
+    return { said: p.signals.said ?? [], place };
+  });
+  const signs = [...new Set(signsOfMore(placed))];
+  if (signs.length === 0) return null;
+  const rest = signs.length - NAMED_SIGNS;
+  return { incomplete: `${signs.slice(0, NAMED_SIGNS).join('; ')}${rest > 0 ? `; and ${rest} more` : ''}` };
 }

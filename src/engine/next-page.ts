@@ -24,9 +24,12 @@
 //
 // A paging field whose value cannot be read (a total that is not a count, a next page that is
 // neither a URL nor a number, two different totals on one page) is listed in `unreadable`:
-// the reader refuses the list. Nothing here decides whether a link may be followed: that is
-// resolveLink's (safe-url.ts).
+// the reader refuses the list. Beside these vocabularies, every field and header whose name
+// speaks of paging in any words is kept as said (`said`, the rule in paging-signs.ts): what
+// tesync cannot follow of it makes the list incomplete, never whole. Nothing here decides
+// whether a link may be followed: that is resolveLink's (safe-url.ts).
 import { isRecord, readDecimal, readInt } from '../schema/upstream/values.ts';
+import { pagingFields, shown, truthy, type PagingField } from './paging-signs.ts';
 
 /** The query parameter a cursor goes back in (dlt's and Airbyte's cursor paginators' default). */
 export const CURSOR_PARAM = 'cursor';
@@ -55,6 +58,11 @@ export interface PageSignals {
   pages?: { count: number; where: string } | undefined;
   /** Paging fields whose value cannot be read: each makes the list not understood. */
   unreadable?: string[] | undefined;
+  /**
+   * Every field and header whose name speaks of paging, followed or not (paging-signs.ts):
+   * what the list says of more, judged once it is read (a list is whole only when it proves it).
+   */
+  said?: PagingField[] | undefined;
 }
 
 export interface PageContext {
@@ -103,9 +111,6 @@ const PAGES_PLACES: readonly Path[] = [
   ...inEach(PAGE_OBJECTS, ['totalPages', 'total_pages']),
 ];
 
-const TRUE_WORDS = new Set(['true', 't', 'yes', 'y', 'on', '1']);
-const FALSE_WORDS = new Set(['false', 'f', 'no', 'n', 'off', '0', '']);
-
 function at(body: unknown, path: Path): unknown {
   let v = body;
   for (const k of path) {
@@ -117,14 +122,6 @@ function at(body: unknown, path: Path): unknown {
 
 /** Nothing said: absent, null, false or empty. */
 const silent = (v: unknown) => v === undefined || v === null || v === false || v === '';
-
-/** A value as the message shows it (a LosslessNumber as its digits). */
-function shown(v: unknown): string {
-  const d = readDecimal(v);
-  if (d.ok && d.value !== null && typeof v !== 'string') return d.value;
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
-}
 
 /** A link value: a string, or a HAL/JSON:API link object `{ href }`. */
 function linkText(v: unknown): string | undefined {
@@ -145,19 +142,6 @@ function cursorText(v: unknown): string | undefined {
 function wholeNumber(v: unknown): number | undefined {
   const n = readInt(v);
   return n !== undefined && n >= 0 ? n : undefined;
-}
-
-/** Pure: a "more exists" value read as yes or no; undefined when it cannot be read. */
-export function truthy(v: unknown): boolean | undefined {
-  if (v === null || v === undefined) return false;
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'string') {
-    const w = v.trim().toLowerCase();
-    return TRUE_WORDS.has(w) ? true : FALSE_WORDS.has(w) ? false : undefined;
-  }
-  if (isRecord(v) || Array.isArray(v)) return undefined;
-  const d = readDecimal(v);
-  return d.ok && d.value !== null ? Number(d.value) !== 0 : undefined;
 }
 
 /**
@@ -264,6 +248,7 @@ export function readPageSignals(body: unknown, headers: Readonly<Record<string, 
     page: page && { number: page.n, where: page.where },
     pages: pages && { count: pages.n, where: pages.where },
     unreadable,
+    said: pagingFields(body, headers),
   };
 }
 

@@ -39,6 +39,8 @@ export interface Config {
   concurrency: number;
   requestTimeoutMs: number;
   maxResponseBytes: number;
+  /** Byte budget of one resource's list bodies in one run (src/engine/fetch-list.ts). */
+  maxListBytes: number;
   maxAttempts: number;
   maxRateWaitMs: number;
   gatewayHistoryPeriods: Parsed['TE_GATEWAY_HISTORY_PERIODS'];
@@ -101,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     concurrency: v.TE_CONCURRENCY,
     requestTimeoutMs: v.TE_REQUEST_TIMEOUT_MS,
     maxResponseBytes: v.TE_MAX_RESPONSE_BYTES,
+    maxListBytes: v.TE_MAX_LIST_BYTES,
     maxAttempts: v.TE_MAX_ATTEMPTS,
     maxRateWaitMs: v.TE_MAX_RATE_WAIT_MS,
     gatewayHistoryPeriods: v.TE_GATEWAY_HISTORY_PERIODS,

@@ -158,8 +158,10 @@ export class ResponseTooLargeError extends PermanentError {
   constructor(
     readonly path: string,
     readonly limitBytes: number,
+    /** The variable that sets the limit: one body's (TE_MAX_RESPONSE_BYTES), or what a list's byte budget had left (TE_MAX_LIST_BYTES). */
+    variable = 'TE_MAX_RESPONSE_BYTES',
   ) {
-    super(`GET ${path}: response body exceeds the limit of ${limitBytes} bytes (TE_MAX_RESPONSE_BYTES)`);
+    super(`GET ${path}: response body exceeds the limit of ${limitBytes} bytes (${variable})`);
   }
 }
 

@@ -160,6 +160,12 @@ export const VARIABLES = {
     default: '33554432',
     example: '67108864',
   },
+  TE_MAX_LIST_BYTES: {
+    schema: positiveInt(2 ** 40).default(64 * 1024 * 1024),
+    description: "Byte budget of one resource's list bodies in one run (every page of it, every read): past it the list stops, stored as incomplete (nothing delisted or removed by it).",
+    default: '67108864',
+    example: '268435456',
+  },
   TE_MAX_ATTEMPTS: {
     schema: positiveInt(20).default(5),
     description: 'Attempts per request for transient failures (network errors, timeouts, 5xx).',

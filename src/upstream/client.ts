@@ -83,6 +83,13 @@ export interface UpstreamRequest {
    * refused here.
    */
   refusableItems?: boolean;
+  /** At most this many body bytes (what is left of a list's byte budget); a larger body fails with ResponseTooLargeError. */
+  maxBytes?: number | undefined;
+  /**
+   * Hashes of bodies this list has archived already: a page served again with one of them is
+   * a loop (src/engine/fetch-list.ts), not archived a second time.
+   */
+  archivedBodies?: ReadonlySet<string> | undefined;
   runId?: string | undefined;
   signal?: AbortSignal | undefined;
   /** Overrides config.maxRateWaitMs for this request. */
@@ -208,7 +215,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
           path: targetPath,
           headers: how.keyed ? { ...headers, ...keyHeader } : headers,
           timeoutMs: config.requestTimeoutMs,
-          maxBytes: config.maxResponseBytes,
+          maxBytes: Math.min(config.maxResponseBytes, req.maxBytes ?? Infinity),
           errorBodyMaxBytes: policy.errorBodyMaxBytes,
           signal: req.signal,
           urlVariable: SOURCE_URL_VARIABLE[route.source],
@@ -292,7 +299,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         recorder.request(record);
         // Archived under the path asked for, whatever hops it took: rows read from it, and
         // their provenance, belong to that route (the hops are in the request log).
-        recorder.response({ ...archive(res, receivedAt), sha256, status: read.unholdable ? 'partial' : 'ok' });
+        if (!req.archivedBodies?.has(sha256)) recorder.response({ ...archive(res, receivedAt), sha256, status: read.unholdable ? 'partial' : 'ok' });
         return { ...success(res), body, sha256, ...(read.unholdable ? { unholdable: read.unholdable } : {}) };
       }
       if (res.status >= 300 && res.status < 400) {

@@ -1,7 +1,8 @@
 // The next-page forms a list reader follows, and when a list read to its end is whole, without IO.
 import { describe, expect, it } from 'vitest';
-import { incompleteness } from '../../src/engine/fetch-list.ts';
-import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals, truthy } from '../../src/engine/next-page.ts';
+import { judgeList } from '../../src/engine/fetch-list.ts';
+import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals } from '../../src/engine/next-page.ts';
+import { truthy } from '../../src/engine/paging-signs.ts';
 import { readMeta } from '../../src/schema/upstream/envelope.ts';
 import { parseJson } from '../../src/lib/json.ts';
 
@@ -103,18 +104,19 @@ describe('a list read to its last page', () => {
   });
 
   it('is whole when every count counts its page or the list, and every total matches', () => {
-    expect(incompleteness([page(7, { count: 7 }), page(6, { count: 6 })], 13)).toBeNull();
-    expect(incompleteness([page(7, { count: 13 }), page(6, { count: 13 })], 13)).toBeNull();
-    expect(incompleteness([page(7, { count: 7, total: 13 }), page(6, { count: 6, total: 13 })], 13)).toBeNull();
-    expect(incompleteness([page(3)], 3)).toBeNull();
+    expect(judgeList([page(7, { count: 7 }), page(6, { count: 6 })], 13)).toBeNull();
+    expect(judgeList([page(7, { count: 13 }), page(6, { count: 13 })], 13)).toBeNull();
+    expect(judgeList([page(7, { count: 7, total: 13 }), page(6, { count: 6, total: 13 })], 13)).toBeNull();
+    expect(judgeList([page(3)], 3)).toBeNull();
   });
 
-  it('is refused when a total says more, a count says neither the page nor the list, or the last page says more', () => {
-    expect(incompleteness([page(7, { total: 14 }), page(6, { total: 14 })], 13)).toMatch(/14 items, 13 were read/);
-    expect(incompleteness([page(6, { total: 7 })], 6)).toMatch(/7 items, 6 were read/);
-    expect(incompleteness([page(7, { count: 9 }), page(6)], 13)).toMatch(/meta.count says 9/);
-    expect(incompleteness([page(5, { count: 13 })], 5)).toMatch(/meta.count says 13 items, the list has 5/);
-    expect(incompleteness([page(7), page(6, { hasMore: true })], 13)).toMatch(/more items exist/);
+  it('is incomplete when a total says more or the last page says more; refused when a count says neither the page nor the list, or a total less than was read', () => {
+    expect(judgeList([page(7, { total: 14 }), page(6, { total: 14 })], 13)).toEqual({ incomplete: 'meta.total = 14, 13 items read' });
+    expect(judgeList([page(6, { total: 7 })], 6)).toEqual({ incomplete: 'meta.total = 7, 6 items read' });
+    expect(judgeList([page(7), page(6, { hasMore: true })], 13)).toEqual({ incomplete: 'meta.hasMore = true' });
+    expect(judgeList([page(7, { count: 9 }), page(6)], 13)).toEqual({ refused: expect.stringMatching(/meta.count says 9/) });
+    expect(judgeList([page(5, { count: 13 })], 5)).toEqual({ refused: expect.stringMatching(/meta.count says 13 items, the list has 5/) });
+    expect(judgeList([page(6, { total: 5 })], 6)).toEqual({ refused: 'page 1 says the list holds 5 items, 6 were read' });
   });
 });
 
@@ -140,7 +142,7 @@ describe('paging vocabularies', () => {
   });
 
   it('a page number is followed only when the page gives its own number and the number of pages', () => {
-    // The page count alone: nothing to ask (the list is refused by incompleteness, below).
+    // The page count alone: nothing to ask (the list is incomplete by judgeList, below).
     expect(readPageSignals({ meta: { pageSize: 3, totalPages: 2 } }, {}).nexts).toEqual([]);
     expect(readPageSignals({ meta: { pageSize: 3, totalPages: 2 } }, {}).pages).toEqual({ count: 2, where: 'meta.totalPages' });
     // The page number alone: nothing says more.
@@ -274,6 +276,7 @@ describe('paging fields that cannot be read', () => {
       page: undefined,
       pages: undefined,
       unreadable: [],
+      said: expect.any(Array),
     });
   });
 });
@@ -286,26 +289,26 @@ describe('a list in numbered pages, read to its last', () => {
   });
 
   it('whole when it read as many pages as it says, each the page its place says', () => {
-    expect(incompleteness([page(3, { meta: { page: 1, totalPages: 2 } }), page(3, { meta: { page: 2, totalPages: 2 } })], 6)).toBeNull();
-    expect(incompleteness([page(3, { current_page: 1, last_page: 1 })], 3)).toBeNull();
-    expect(incompleteness([page(0, { meta: { page: 1, totalPages: 0 } })], 0)).toBeNull();
-    expect(incompleteness([page(3, { meta: { page: 0, totalPages: 2 } }), page(3, { meta: { page: 1, totalPages: 2 } }, { firstPage: 0 })], 6)).toBeNull();
+    expect(judgeList([page(3, { meta: { page: 1, totalPages: 2 } }), page(3, { meta: { page: 2, totalPages: 2 } })], 6)).toBeNull();
+    expect(judgeList([page(3, { current_page: 1, last_page: 1 })], 3)).toBeNull();
+    expect(judgeList([page(0, { meta: { page: 1, totalPages: 0 } })], 0)).toBeNull();
+    expect(judgeList([page(3, { meta: { page: 0, totalPages: 2 } }), page(3, { meta: { page: 1, totalPages: 2 } }, { firstPage: 0 })], 6)).toBeNull();
   });
 
-  it('refused when it says more pages than tesync could ask', () => {
-    expect(incompleteness([page(3, { meta: { pageSize: 3, totalPages: 2 } })], 3)).toBe('page 1 of 2 (meta.totalPages) and no way to ask page 2');
-    expect(incompleteness([page(3, { pagination: { pageCount: 4 } }), page(3, { pagination: { pageCount: 4 } })], 6)).toBe('page 2 of 4 (pagination.pageCount) and no way to ask page 3');
+  it('incomplete when it says more pages than tesync could ask', () => {
+    expect(judgeList([page(3, { meta: { pageSize: 3, totalPages: 2 } })], 3)).toEqual({ incomplete: 'meta.totalPages = 2, 1 page read' });
+    expect(judgeList([page(3, { pagination: { pageCount: 4 } }), page(3, { pagination: { pageCount: 4 } })], 6)).toEqual({ incomplete: 'pagination.pageCount = 4, 2 pages read' });
   });
 
   it('refused when it read more pages than it says, or a page is not the one asked', () => {
-    expect(incompleteness([page(3, { meta: { totalPages: 1 } }), page(3, { meta: { totalPages: 1 } })], 6)).toBe('the list says it has 1 pages (meta.totalPages), 2 were read');
-    expect(incompleteness([page(3, { meta: { page: 1, totalPages: 2 } }), page(3, { meta: { page: 1, totalPages: 2 } })], 6)).toBe('page 2 says it is page 1 (meta.page)');
+    expect(judgeList([page(3, { meta: { totalPages: 1 } }), page(3, { meta: { totalPages: 1 } })], 6)).toEqual({ refused: 'the list says it has 1 pages (meta.totalPages), 2 were read' });
+    expect(judgeList([page(3, { meta: { page: 1, totalPages: 2 } }), page(3, { meta: { page: 1, totalPages: 2 } })], 6)).toEqual({ refused: 'page 2 says it is page 1 (meta.page)' });
   });
 
-  it('refused when a paging field cannot be read, or the last page says more in any truthy form', () => {
-    expect(incompleteness([page(3, { meta: { total: 'lots' } })], 3)).toBe('meta.total is "lots", not a count of items: the list\'s paging is not understood');
-    expect(incompleteness([page(3, { hasMore: 'true' })], 3)).toBe('the last page says more items exist but names no next page (hasMore is "true")');
-    expect(incompleteness([page(3, json('{"meta":{"has_more":1}}') as Record<string, unknown>)], 3)).toBe('the last page says more items exist but names no next page (meta.has_more is 1)');
-    expect(incompleteness([page(3, { hasMore: 'false' })], 3)).toBeNull();
+  it('refused when a paging field cannot be read; incomplete when the last page says more in any truthy form', () => {
+    expect(judgeList([page(3, { meta: { total: 'lots' } })], 3)).toEqual({ refused: 'meta.total is "lots", not a count of items: the list\'s paging is not understood' });
+    expect(judgeList([page(3, { hasMore: 'true' })], 3)).toEqual({ incomplete: 'hasMore = "true"' });
+    expect(judgeList([page(3, json('{"meta":{"has_more":1}}') as Record<string, unknown>)], 3)).toEqual({ incomplete: 'meta.has_more = 1' });
+    expect(judgeList([page(3, { hasMore: 'false' })], 3)).toBeNull();
   });
 });

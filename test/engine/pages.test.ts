@@ -3,9 +3,10 @@
 // sizes 1, 7 and beyond the list, every table equals a sync of the same data served whole; a
 // list whose pages carry no total is complete when its last page names no next one. In every
 // form, the complete list of the next epoch delists exactly the one token upstream dropped.
-// A list whose `meta.total` says more than its pages hold, or whose next link loops, is
-// refused (`invalid`, every page's body kept) and delists nothing; the complete list that
-// follows delists exactly the one token upstream dropped.
+// A list whose `meta.total` says more than its pages hold is incomplete (`partial`, the sign
+// named), one whose next link loops is refused (`invalid`, every page's body kept); neither
+// delists anything, and the complete list that follows delists exactly the one token upstream
+// dropped.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
@@ -57,7 +58,10 @@ const q = <T>(tw: TestWarehouse, query: ReturnType<typeof sql>) => tw.warehouse.
 const requestsTo = (path: string) => sim.requests.filter((r) => r.path.split('?')[0] === path);
 const delistedIn = async (tw: TestWarehouse, table: string) => (await q<{ slug: string }>(tw, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
 const stateIn = async (tw: TestWarehouse, source: string, resource: string) =>
-  (await q<{ status: string; last_error: string | null }>(tw, sql`select status, last_error from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
+  (await q<{ status: string; last_error: string | null; incomplete: string | null }>(
+    tw,
+    sql`select status, last_error, details->>'incomplete' as incomplete from sync.resource_state where source = ${source} and resource = ${resource}`,
+  ))[0];
 const screenerSlugsIn = async (tw: TestWarehouse) =>
   (await q<{ slug: string }>(tw, sql`select token_slug as slug from app.screener_rows union all select token_slug from gateway.screener_rows`)).map((r) => r.slug);
 const release = async (tw: TestWarehouse) => {
@@ -234,11 +238,22 @@ describe('a list that is not whole is refused and delists nothing', () => {
     sim.setEpoch(0);
   });
 
-  it.each([
-    ['a meta.total larger than the pages hold', { total: 'larger', form: 'metaNext' }, /says the list holds (\d+) items, \d+ were read/],
-    ['a next link that loops', { loop: true, form: 'linksNext' }, /loop/],
-  ] as const)('%s: the token lists invalid, every page kept, nothing delisted', async (_what, paging, reason) => {
-    sim.setPaging({ total: 'exact', loop: false, ...paging });
+  it('a meta.total larger than the pages hold: the token lists partial, the sign named, nothing delisted, no page kept invalid', async () => {
+    sim.setPaging({ total: 'larger', loop: false, form: 'metaNext' });
+    const keptBefore = (await invalidBodies()).length;
+    await sync(tw);
+    for (const source of ['app', 'gateway']) {
+      const s = await state(source, 'tokens');
+      expect(s?.status, source).toBe('partial');
+      expect(s?.incomplete, source).toMatch(/^meta\.total = (\d+), \d+ items read$/);
+    }
+    expect(await delisted('app.tokens')).toEqual([]);
+    expect(await delisted('gateway.tokens')).toEqual([]);
+    expect((await invalidBodies()).length).toBe(keptBefore);
+  });
+
+  it.each([['a next link that loops', { loop: true, form: 'linksNext' }, /loop/]] as const)('%s: the token lists invalid, every page kept, nothing delisted', async (_what, paging, reason) => {
+    sim.setPaging({ total: 'exact', ...paging });
     const before = await warehouseDigest(tw.warehouse);
     const keptBefore = await invalidBodies();
     await sync(tw);

@@ -70,12 +70,13 @@ export const appChartsJob = defineJob({
       }));
       // A refused entry's link is not followed (its chart is asked at the documented path), and its marker not trusted.
       const listed: ChartItem[] = [...valid.map((e) => ({ slug: p.slug, chartKey: e.key, link: e.link, marker: e.marker })), ...plannedOnly.map((e) => ({ slug: p.slug, chartKey: e.key, link: null, marker: null }))];
-      const whole = list !== undefined && invalidItems === 0;
+      // A catalog not proven whole (fetch-list.ts) closes nothing.
+      const whole = list !== undefined && invalidItems === 0 && f.incomplete === undefined;
       return {
-        status: invalidItems ? 'partial' : 'ok',
+        status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused) },
+        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
         notes: refusalNotes(split.refused),
         // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
         writes: [

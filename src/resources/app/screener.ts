@@ -91,17 +91,17 @@ export const appScreenerJob = defineJob({
       const cells = valid.flatMap((r) => metricValueRows(input, r.slug, 'screener', r.cells));
       const freshness = verdictCounts(latest.map((r) => r.freshness));
       return {
-        status: invalidItems ? 'partial' : 'ok',
+        status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: invalidItems || freshness ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}), ...refusalDetails(split.refused) } : null,
+        details: invalidItems || freshness || f.incomplete !== undefined ? { ...(invalidItems ? { invalidItems } : {}), ...(freshness ? { freshness } : {}), ...refusalDetails(split.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) } : null,
         notes: refusalNotes(split.refused),
         cells: tallyCells(valid.flatMap((r) => r.cells)),
         writes: [
           // A screener whose every row names its token states the screener's membership: a
           // token no longer in it leaves, with its cells (a row that cannot be read could be anyone's).
-          into(screenerRows, latest, { ...wholeSet(screenerRows, {}, invalidItems === 0), fromEach: valid.map((r) => f.pageOf(r.raw)) }),
-          into(metricValues, cells, { ...wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0), fromEach: valid.flatMap((r) => r.cells.map(() => f.pageOf(r.raw))) }),
+          into(screenerRows, latest, { ...wholeSet(screenerRows, {}, invalidItems === 0 && f.incomplete === undefined), fromEach: valid.map((r) => f.pageOf(r.raw)) }),
+          into(metricValues, cells, { ...wholeSet(metricValues, { surface: 'screener' }, invalidItems === 0 && f.incomplete === undefined), fromEach: valid.flatMap((r) => r.cells.map(() => f.pageOf(r.raw))) }),
         ],
       };
     },

@@ -63,7 +63,9 @@ export const appTokensJob = defineJob({
     read(input, [got]) {
       const f = got!.list!;
       // An item refused alone (item-refusals.ts) is not written; its clean slug still plans its jobs.
-      const list = readTokenList(f.items ?? [], f.count, f.refused);
+      const read = readTokenList(f.items ?? [], f.count, f.refused);
+      // Complete only when the list also proves it is whole (fetch-list.ts): else it delists nothing.
+      const list = { ...read, complete: read.complete && f.incomplete === undefined };
       const rows = list.items.map(({ item, raw }) => tokenRow(input, item, raw, f.meta.asOf));
       const status = list.complete ? 'ok' : 'partial';
       const writes: TableWrite<any>[] = [
@@ -83,7 +85,7 @@ export const appTokensJob = defineJob({
         status,
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !input.settings.appBundles, ...refusalDetails(list.refused) },
+        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, pages: f.pages.length, bundlesSkipped: !input.settings.appBundles, ...refusalDetails(list.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
         notes: refusalNotes(list.refused),
         writes,
         ...(skipBundles ? { otherStates: { resources: rows.map((r) => appBundleJob.resource({ slug: r.slug })), status: 'skipped' } } : {}),

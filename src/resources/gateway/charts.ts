@@ -165,12 +165,13 @@ export const gatewayChartsJob = defineJob({
         payload: e.raw,
         ...rowMeta(input, { asOf: f.meta.asOf, freshness: e.freshness }),
       }));
-      const whole = listed !== undefined && invalidItems === 0;
+      // A catalog not proven whole (fetch-list.ts) closes nothing.
+      const whole = listed !== undefined && invalidItems === 0 && f.incomplete === undefined;
       return {
-        status: invalidItems ? 'partial' : 'ok',
+        status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused) },
+        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
         notes: refusalNotes(split.refused),
         writes: catalogWrites(p.slug, rows, valid, whole, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
         // A catalog read whole plans every chart that exists: one it leaves out is gone.

@@ -127,7 +127,7 @@ export const gatewayScreenerJob = defineJob({
       const duplicates = slugs.filter((s, i) => slugs.indexOf(s) !== i);
       const notes =
         unmatched.length > 0 ? [{ level: 'warn' as const, msg: 'screener rows naming no known token kept in gateway.screener_unmatched', fields: { unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })) } }] : [];
-      const status = unmatched.length > 0 || split.refused.length > 0 ? 'partial' : 'ok';
+      const status = unmatched.length > 0 || split.refused.length > 0 || f.incomplete !== undefined ? 'partial' : 'ok';
       const details = {
         rows: rows.length,
         unmatched: unmatched.map((u) => ({ rowKey: u.rowKey, reason: u.reason })),
@@ -139,10 +139,12 @@ export const gatewayScreenerJob = defineJob({
         insightsPresent: insights.present,
         freshness: verdictCounts(rows.map((r) => r.dataFreshness)),
         ...refusalDetails(split.refused),
+        ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}),
       };
       const cells = new CellTally();
       for (const r of rows) cells.cell(r.status !== 'invalid');
-      const whole = unmatched.length === 0 && duplicates.length === 0 && split.refused.length === 0;
+      // A screener not proven whole (fetch-list.ts) states no membership.
+      const whole = unmatched.length === 0 && duplicates.length === 0 && split.refused.length === 0 && f.incomplete === undefined;
       const pageOf = (r: { row: { payload?: unknown } }) => f.pageOf(r.row.payload);
       return {
         status,
@@ -164,7 +166,7 @@ export const gatewayScreenerJob = defineJob({
             fromEach: matched.flatMap((r) => r.streams.map(() => pageOf(r))),
           }),
           // A refused row could be an unmatched one: the unmatched are then not stated either.
-          into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, split.refused.length === 0), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
+          into(gatewayScreenerUnmatched, unmatched, { ...wholeSet(gatewayScreenerUnmatched, {}, split.refused.length === 0 && f.incomplete === undefined), fromEach: unmatched.map((u) => f.pageOf(u.payload)) }),
           into(gatewayScreenerInsights, insights.rows),
         ],
       };

@@ -71,14 +71,16 @@ export const gatewayTokensJob = defineJob({
     read(input, [got]) {
       const f = got!.list!;
       // An item refused alone (item-refusals.ts) is not written; its clean slug still plans its jobs.
-      const list = readTokenList(f.items ?? [], f.count, f.refused);
+      const read = readTokenList(f.items ?? [], f.count, f.refused);
+      // Complete only when the list also proves it is whole (fetch-list.ts): else it delists nothing.
+      const list = { ...read, complete: read.complete && f.incomplete === undefined };
       const rows = gatewayTokenRows(input, list, f.meta.asOf);
       const items = gatewayTokenItems([...rows.map((r) => r.slug), ...list.plannedOnly.map((i) => i.slug)], catalogMarker(f.meta.asOf));
       return {
         status: list.complete ? 'ok' : 'partial',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length, ...refusalDetails(list.refused) },
+        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length, ...refusalDetails(list.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
         notes: refusalNotes(list.refused),
         // A whole list delists the tokens it no longer lists (a failed or partial one never does).
         writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],
