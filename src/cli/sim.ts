@@ -63,7 +63,7 @@ Options:
                        topNext (a top-level next, absolute), topCursor (a top-level
                        next_cursor beside has_more, asked as ?cursor=)
   --page-total T       meta.total on each page: exact (default), none, or larger (one
-                       more than the list holds: a list a reader must refuse)
+                       more than the list holds: a list a reader takes as incomplete)
   --page-loop          the last page names page 2 again as its next (a loop)
   --page-drift N       a list that changes between its pages: on the first N reads of
                        each paged list, the pages after page 1 come from the list without
