@@ -29,6 +29,7 @@
 // tesync cannot follow of it makes the list incomplete, never whole. Nothing here decides
 // whether a link may be followed: that is resolveLink's (safe-url.ts).
 import { isRecord, readDecimal, readInt } from '../schema/upstream/values.ts';
+import { writtenAsUri } from '../upstream/safe-url.ts';
 import { pagingFields, shown, truthy, type PagingField } from './paging-signs.ts';
 
 /** The query parameter a cursor goes back in (dlt's and Airbyte's cursor paginators' default). */
@@ -317,7 +318,9 @@ function pathAndQuery(ref: string): string {
  * `Link`), as a path and query on the same origin. Null when it cannot be read.
  */
 export function againstPage(link: string, pagePath: string): string | null {
-  if (URL.canParse(link)) return link;
+  // A link not written in URI characters is handed on as given, for the check to refuse:
+  // resolving it here would rewrite it first (WHATWG drops tabs, reads `\` as `/`).
+  if (URL.canParse(link) || !writtenAsUri(link)) return link;
   try {
     const page = new URL(pagePath, 'http://page.invalid');
     const u = new URL(link, page);

@@ -95,7 +95,7 @@ export interface ResolvedLink {
 const URI_TEXT = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
 
 /** Whether a reference, up to its query or fragment, is written in URI characters only. */
-function writtenAsUri(ref: string): boolean {
+export function writtenAsUri(ref: string): boolean {
   const end = ref.search(/[?#]/);
   return URI_TEXT.test(end < 0 ? ref : ref.slice(0, end));
 }

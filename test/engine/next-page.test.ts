@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { judgeList } from '../../src/engine/fetch-list.ts';
 import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals } from '../../src/engine/next-page.ts';
+import { resolveLink } from '../../src/upstream/safe-url.ts';
 import { truthy } from '../../src/engine/paging-signs.ts';
 import { readMeta } from '../../src/schema/upstream/envelope.ts';
 import { parseJson } from '../../src/lib/json.ts';
@@ -82,7 +83,11 @@ describe('a relative link is read against the page that gave it', () => {
     expect(againstPage('https://evil.invalid/v1/tokens?page=2', '/v1/tokens')).toBe('https://evil.invalid/v1/tokens?page=2');
     // Protocol-relative: another host, so it stays absolute for the check to refuse.
     expect(againstPage('//evil.invalid/v1/tokens', '/v1/tokens')).toBe('http://evil.invalid/v1/tokens');
-    expect(againstPage('\\\\evil.invalid/v1/tokens', '/v1/tokens')).toBe('http://evil.invalid/v1/tokens');
+    // Not written in URI characters: handed on as given (a reader would rewrite it), and refused by the check.
+    for (const link of ['\\\\evil.invalid/v1/tokens', '/api/v1\\tokens?page=2', '/api/v1/tok\tens?page=2', 'tok\nens?page=2']) {
+      expect(againstPage(link, '/api/v1/tokens')).toBe(link);
+      expect(resolveLink('http://app.test', 'app.tokens', againstPage(link, '/api/v1/tokens')!)).toBeNull();
+    }
   });
 });
 
