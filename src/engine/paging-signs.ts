@@ -11,6 +11,8 @@
 // and times (the last word `at`, `time`, `date`, `timestamp`, `ts`: `nextUpdateAt` says when,
 // not what).
 //
+// `Content-Range` (`items 0-1/4`) is read as the total of items it states.
+//
 // Where: every response header; the body's top level, `meta`, and the object that holds the
 // items beside their siblings (`data.nextCursor` when `data` is `{ items, nextCursor }`). Under
 // a paging name, an object is looked into (`pageInfo.hasNextPage`), its members judged by their
@@ -134,6 +136,13 @@ export function pagingFields(body: unknown, headers: Readonly<Record<string, str
           if (paging) out.push({ where: `header Link rel="${rel}"`, words: paging, value: l.target, header: true });
         }
       }
+      continue;
+    }
+    if (name.toLowerCase() === 'content-range') {
+      // `items 0-1/4` (RFC 9110's range units, as list APIs use them): a total of items, judged
+      // as one; any other form cannot say the list is whole, so it says more.
+      const total = /^\s*[A-Za-z][A-Za-z0-9_-]*\s+\d+-\d+\/(\d+)\s*$/.exec(value)?.[1];
+      out.push(total !== undefined ? { where: `header ${shownName}`, words: ['total'], value: total, header: true } : { where: `header ${shownName}`, words: ['continuation'], value, header: true });
       continue;
     }
     const words = nameWords(name);

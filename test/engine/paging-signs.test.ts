@@ -50,6 +50,8 @@ const INCOMPLETE: [string, Record<string, unknown>, Record<string, string>, stri
   ['HAS_MORE in capitals', { HAS_MORE: 1 }, {}, 'HAS_MORE = 1'],
   ['a cursor in meta, in any name', { meta: { nextCursorToken: 'abc' } }, {}, 'meta.nextCursorToken = "abc"'],
   ['a Link header rel="last" that is another page', {}, { Link: `<${PATH}?page=2>; rel="last"` }, `header Link rel="last" = ${PATH}?page=2, this is ${PATH}`],
+  ['Content-Range with a total', {}, { 'Content-Range': 'items 0-1/4' }, 'header Content-Range = 4, 2 items read'],
+  ['Content-Range without one', {}, { 'Content-Range': 'items 0-1/*' }, 'header Content-Range = items 0-1/*'],
   ['a paging object too deep to read', { paging: { a_page: { b_page: { c_page: { d_page: { e_page: 1 } } } } } }, {}, 'paging.a_page.b_page.c_page.d_page = {"e_page":1}'],
 ];
 
@@ -58,6 +60,7 @@ const WHOLE: [string, Record<string, unknown>, Record<string, string>][] = [
   ['hasNextPage: false, its cursors', { pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: 'c1', endCursor: 'c2' } }, {}],
   ['X-Total-Count equal to the items read', {}, { 'X-Total-Count': '2' }],
   ['a total that matches, in any case', { meta: { Total: 2 }, total_count: 2 }, { 'X-Total': '2' }],
+  ['Content-Range that covers the list', {}, { 'Content-Range': 'items 0-1/2' }],
   ['GitLab last page', {}, { 'X-Total': '2', 'X-Total-Pages': '1', 'X-Page': '1', 'X-Per-Page': '20', 'X-Prev-Page': '', 'X-Next-Page': '' }],
   ['rate-limit headers, every spelling', {}, { 'X-RateLimit-Remaining': '3', 'RateLimit-Remaining': '3', 'X-Rate-Limit-Remaining': '3', RateLimit: '"default";r=3;t=10', 'RateLimit-Policy': '"default";q=100;w=60', 'Retry-After': '5' }],
   ['the ordinary headers', {}, { 'Content-Length': '123', 'Content-Type': 'application/json', ETag: '"x"', 'Last-Modified': 'Wed, 21 Oct 2015 07:28:00 GMT', 'X-Request-Id': 'r1', 'X-Service-Source': 'catalog', 'Cache-Control': 'no-store' }],
