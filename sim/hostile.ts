@@ -8,7 +8,7 @@
 import type { DataRouteKind } from './route-kinds.ts';
 import type { HostileChar, HostilePlace, SimHostile } from './types.ts';
 
-export const HOSTILE_PLACES: readonly HostilePlace[] = ['tokenName', 'snapshotField', 'bundleString', 'objectKey', 'screenerName'];
+export const HOSTILE_PLACES: readonly HostilePlace[] = ['tokenName', 'snapshotField', 'bundleString', 'objectKey', 'screenerName', 'chartPoint'];
 export const HOSTILE_CHARS: readonly HostileChar[] = ['nul', 'surrogate'];
 
 /** The character itself, as a JS string. */
@@ -35,8 +35,13 @@ export function hostileText(place: HostilePlace, char: HostileChar): string {
       return `note${c}`;
     case 'screenerName':
       return `Screener ${c} name`;
+    case 'chartPoint':
+      return `Point ${c} key`;
   }
 }
+
+/** The places a gateway answer can carry (the others are app answers). */
+const GATEWAY_PLACES: readonly HostilePlace[] = ['tokenName', 'screenerName', 'chartPoint'];
 
 /** The `hostile` option, checked (at start and by setHostile): a copy. */
 export function hostileOption(list: readonly SimHostile[] | undefined): SimHostile[] {
@@ -47,7 +52,7 @@ export function hostileOption(list: readonly SimHostile[] | undefined): SimHosti
     if (!HOSTILE_PLACES.includes(h?.place)) throw new RangeError(`${at}.place must be one of ${HOSTILE_PLACES.join(', ')}, got ${String(h?.place)}`);
     if (!HOSTILE_CHARS.includes(h.char)) throw new RangeError(`${at}.char must be one of ${HOSTILE_CHARS.join(', ')}, got ${String(h.char)}`);
     if (h.source !== undefined && h.source !== 'app' && h.source !== 'gateway') throw new RangeError(`${at}.source must be 'app' or 'gateway', got ${String(h.source)}`);
-    if (h.source === 'gateway' && h.place !== 'tokenName' && h.place !== 'screenerName') throw new RangeError(`${at}: source 'gateway' is only for places 'tokenName' and 'screenerName' (the other places are app answers)`);
+    if (h.source === 'gateway' && !GATEWAY_PLACES.includes(h.place)) throw new RangeError(`${at}: source 'gateway' is only for places ${GATEWAY_PLACES.map((p) => `'${p}'`).join(', ')} (the other places are app answers)`);
     if (h.slug !== undefined && (typeof h.slug !== 'string' || h.slug === '')) throw new RangeError(`${at}.slug must be a token slug`);
     return { ...h };
   });
@@ -57,6 +62,7 @@ export function hostileOption(list: readonly SimHostile[] | undefined): SimHosti
 function routeOf(h: SimHostile): DataRouteKind {
   if (h.place === 'tokenName') return h.source === 'gateway' ? 'gateway.tokens' : 'app.tokens';
   if (h.place === 'screenerName') return h.source === 'gateway' ? 'gateway.screener' : 'app.screener';
+  if (h.place === 'chartPoint') return h.source === 'gateway' ? 'gateway.chart' : 'app.chart';
   return h.place === 'bundleString' ? 'app.bundle' : 'app.token';
 }
 
@@ -99,6 +105,7 @@ function place(h: SimHostile, slug: string, routeSlug: string | null, data: unkn
     });
   }
   if (routeSlug !== slug || !isRecord(data)) return data;
+  if (h.place === 'chartPoint') return chartPoint(h, text, data);
   if (h.place === 'objectKey') return { ...data, labels: { ...(isRecord(data.labels) ? data.labels : {}), [text]: 'x' } };
   if (h.place === 'snapshotField') {
     const streams = data.streams;
@@ -109,4 +116,22 @@ function place(h: SimHostile, slug: string, routeSlug: string | null, data: unkn
   const drivers = data.valueDrivers;
   if (Array.isArray(drivers) && isRecord(drivers[0])) return { ...data, valueDrivers: [{ ...drivers[0], description: text }, ...drivers.slice(1)] };
   return { ...data, summary: text };
+}
+
+/**
+ * A chart's second row (its first when it has one): in an app chart its x cell becomes the
+ * text (a key column); in a gateway chart timeframe it gets a member keyed by the text (a
+ * series key) valued "1".
+ */
+function chartPoint(h: SimHostile, text: string, data: Record<string, unknown>): Record<string, unknown> {
+  const member = h.source === 'gateway' ? 'data' : 'rows';
+  const rows = data[member];
+  if (!Array.isArray(rows) || rows.length === 0) return data;
+  const at = rows.length > 1 ? 1 : 0;
+  const row: unknown = rows[at];
+  let poisoned: unknown = row;
+  if (h.source === 'gateway') poisoned = isRecord(row) ? { ...row, [text]: '1' } : row;
+  else if (Array.isArray(row)) poisoned = [text, ...row.slice(1)];
+  else if (isRecord(row) && typeof data.x === 'string') poisoned = { ...row, [data.x]: text };
+  return { ...data, [member]: rows.map((r, i) => (i === at ? poisoned : r)) };
 }

@@ -135,8 +135,12 @@ export interface SimEcho {
  * - 'screenerName': the screener row of `slug`: its `token.displayName` in `/api/v1/screener`
  *   (a row naming its token by a string gets `displayName` beside it), or with source
  *   'gateway' its `name` in `/v1/screener`: `Screener <char> name`
+ * - 'chartPoint': the second row (the first of a one-row chart) of every chart of `slug`: in
+ *   `/api/v1/tokens/{slug}/charts/{key}` its x cell becomes `Point <char> key` (a key column),
+ *   or with source 'gateway', in `/v1/tokens/{slug}/charts/{key}` (every timeframe), it gets a
+ *   member keyed `Point <char> key` (a series key) valued "1"
  */
-export type HostilePlace = 'tokenName' | 'snapshotField' | 'bundleString' | 'objectKey' | 'screenerName';
+export type HostilePlace = 'tokenName' | 'snapshotField' | 'bundleString' | 'objectKey' | 'screenerName' | 'chartPoint';
 /** 'nul': U+0000, on the wire `\u0000`; 'surrogate': a lone high surrogate U+D83D, on the wire `\ud83d` */
 export type HostileChar = 'nul' | 'surrogate';
 
@@ -145,7 +149,7 @@ export interface SimHostile {
   char: HostileChar;
   /** the token whose answer carries it; default the first token of the source's token list */
   slug?: string;
-  /** 'app' (default); 'gateway' only with place 'tokenName' or 'screenerName' */
+  /** 'app' (default); 'gateway' only with place 'tokenName', 'screenerName' or 'chartPoint' */
   source?: 'app' | 'gateway';
 }
 

@@ -90,6 +90,13 @@ export interface Ask {
   schema?: z.ZodType;
   /** A list, maybe in pages (fetch-list.ts): `listOf` finds the items in `data`. */
   list?: FetchListOptions & { listOf?: (data: unknown) => unknown[] | undefined };
+  /**
+   * Where the items of a response that is not a list lie in its `data` (a chart's rows, its
+   * points): each may then be refused alone (src/engine/item-refusals.ts), named in
+   * `Fetched.refused`; a string Postgres cannot hold anywhere else refuses the response whole.
+   * Applied to `data` as served and as the schema read it: it must return the array itself.
+   */
+  items?: ItemsLocator;
   /** Asked from this day on (null: whole), by the declared incremental rules (incremental.ts). */
   since?: { incremental: Incremental; from: string | null };
   /** The body is the document itself, no `{ data, meta }` envelope (the OpenAPI contract). */
@@ -135,6 +142,9 @@ export interface Incremental {
   /** Problem codes with which upstream refuses the filter: the request is asked again without it. */
   refusedCodes: readonly string[];
 }
+
+/** Pure: the array of items in a response's `data` (the same array, not a copy), or undefined when it holds none. */
+export type ItemsLocator = (data: unknown) => unknown[] | undefined;
 
 export interface FetchListOptions {
   /** The bound on pages (default MAX_PAGES); tests lower it. Past it the list stops, incomplete. */
@@ -186,13 +196,15 @@ export interface FetchedList {
 export interface OneResponse<P, S extends z.ZodType> {
   request?(payload: P): RouteRequest;
   schema: S;
+  /** Where its items lie in `data`, each refusable alone (`Ask.items`); absent: refused whole. */
+  items?: ItemsLocator;
   read(input: ReadInput<P>, fetched: Fetched<z.output<S>>): Outcome | Refusal;
 }
 
 /** The Reader of a job read from one response of `route`. */
 export function oneResponse<P, S extends z.ZodType>(route: RouteName, one: OneResponse<P, S>): Reader<P> {
   return {
-    asks: (input) => [{ route, ...one.request?.(input.payload), schema: one.schema }],
+    asks: (input) => [{ route, ...one.request?.(input.payload), schema: one.schema, ...(one.items ? { items: one.items } : {}) }],
     read(input, got) {
       const fetched = got[0]!.fetched as Fetched<z.output<S>>;
       const read = one.read(input, fetched);

@@ -1,5 +1,6 @@
 // A refusal is as small as the thing refused. An item of a list (a token, a screener row, a
-// catalog entry) that cannot be stored exactly is refused alone: one holding a string Postgres
+// catalog entry, a chart's row of points: any response whose reader says where its items lie,
+// `Ask.items`) that cannot be stored exactly is refused alone: one holding a string Postgres
 // cannot hold (U+0000, an unpaired surrogate: the client locates them, src/upstream/body.ts),
 // or shaped unlike its siblings (not an object where they are objects). Its bytes stay in the
 // archived body, the reason names the item and the field, and the rest of the list is read:
@@ -11,7 +12,7 @@ import type { UnholdableAt } from '../lib/pg-text.ts';
 import { isRecord } from '../schema/upstream/values.ts';
 import type { UpstreamRequest } from '../upstream/index.ts';
 import { invalid } from './fetch.ts';
-import type { FetchedList, JobContext } from './types.ts';
+import type { Fetched, FetchedList, ItemsLocator, JobContext } from './types.ts';
 
 /** An item refused alone: its place in the list (from 0, over every page) and why. */
 export interface ItemRefusal {
@@ -118,4 +119,22 @@ export function judgeItems(
     for (const [index, reason] of located.refused) refused.set(items![index], `${at}${reason}`);
   }
   return { ...list, refused };
+}
+
+/**
+ * A response that is not a list, whose items its reader located (`Ask.items`: a chart's
+ * rows), with the items that hold strings Postgres cannot store marked refused (`refused`,
+ * keyed by the items as the schema read them); returned as it is when none holds one. Throws
+ * InvalidResponseError, the body kept `invalid`, when such a string lies outside every item.
+ */
+export function judgeResponse<T>(ctx: JobContext, route: UpstreamRequest['route'], fetched: Fetched<T>, itemsOf: ItemsLocator): Fetched<T> {
+  const { response } = fetched;
+  const [first] = response.unholdable ?? [];
+  if (first === undefined) return fetched;
+  const served = itemsOf((response.body as { data?: unknown } | null)?.data);
+  const read = itemsOf(fetched.data);
+  // The items as served and as read must be the same places, else no item can be told apart.
+  const located = served && read && served.length === read.length ? locateInItems(response.body, response.unholdable!, served) : { whole: `${first.path} ${first.what}, and the response holds no items` };
+  if ('whole' in located) throw invalid(ctx, route, response, `not understood: ${located.whole}`);
+  return { ...fetched, refused: new Map([...located.refused].map(([index, reason]) => [read![index], reason])) };
 }

@@ -110,6 +110,11 @@ export interface Fetched<T> {
   meta: EnvelopeMeta;
   /** The whole body, for payload columns that want more than `data`. */
   body: Record<string, unknown>;
+  /**
+   * Items of `data` (as the schema read them, located by `Ask.items`) refused alone, each with
+   * why: nothing of them is written (src/engine/item-refusals.ts `splitItems`).
+   */
+  refused?: ReadonlyMap<unknown, string>;
 }
 
 /** A read that did not understand its response: nothing of it is written, its body kept `invalid`. */

@@ -9,7 +9,7 @@ import { ProblemError } from '../lib/errors.ts';
 import { fetchData, invalid } from './fetch.ts';
 import { fetchList } from './fetch-list.ts';
 import { fetchSince } from './incremental.ts';
-import { judgeItems } from './item-refusals.ts';
+import { judgeItems, judgeResponse } from './item-refusals.ts';
 import type { Ask, Got, JobContext, Outcome, ReadInput, Refusal, Reader } from './types.ts';
 
 /** Asks of one reader at most: a reader that keeps asking is refused, never followed for ever. */
@@ -63,6 +63,11 @@ async function fetchAsk(ctx: JobContext, ask: Ask): Promise<Got> {
   if (ask.since) {
     const { fetched, incremental } = await fetchSince(ctx, ask.since.incremental, req, schema, ask.since.from);
     return { ask, fetched, incremental };
+  }
+  if (ask.items) {
+    // Its items may be refused one by one, as a list's are: strings Postgres cannot hold come back located.
+    const fetched = await fetchData(ctx, { ...req, ...(ask.link ? { link: ask.link } : {}), refusableItems: true }, schema);
+    return { ask, fetched: judgeResponse(ctx, ask.route, fetched, ask.items), incremental: false };
   }
   return { ask, fetched: await fetchData(ctx, { ...req, ...(ask.link ? { link: ask.link } : {}) }, schema), incremental: false };
 }

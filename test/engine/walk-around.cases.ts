@@ -55,8 +55,8 @@ interface Case {
 const first = (sim: Simulator) => sim.data.appTokens()[0]!.slug;
 const CHAR_TEXT = { nul: 'U\\+0000', surrogate: 'unpaired surrogate' } as const;
 
-function hostile(place: SimHostile['place'], char: SimHostile['char']): Case {
-  const where: Record<SimHostile['place'], { resource: (s: string) => string; path: (s: string) => string; field: string }> = {
+function hostile(place: Exclude<SimHostile['place'], 'chartPoint'>, char: SimHostile['char']): Case {
+  const where: Record<Exclude<SimHostile['place'], 'chartPoint'>, { resource: (s: string) => string; path: (s: string) => string; field: string }> = {
     tokenName: { resource: () => 'tokens', path: () => '/api/v1/tokens', field: 'displayName' },
     snapshotField: { resource: (s) => `token/${s}/snapshot`, path: (s) => `/api/v1/tokens/${s}`, field: 'label' },
     bundleString: { resource: (s) => `token/${s}/bundle`, path: (s) => `/api/v1/tokens/${s}/full`, field: 'description' },

@@ -112,6 +112,20 @@ const CASES: Record<string, (char: HostileChar) => Case> = {
     text: (c) => `note${c}`,
     truth: (slug) => sim.data.appSnapshot(slug),
   }),
+  'chartPoint (app)': (char) => ({
+    hostile: { place: 'chartPoint', char },
+    route: (slug) => `/api/v1/tokens/${slug}/charts/${sim.data.appCharts(slug)![0]!.key}`,
+    where: () => '$.data.rows[1][0]',
+    text: (c) => `Point ${c} key`,
+    truth: (slug) => sim.data.appChartData(slug, sim.data.appCharts(slug)![0]!.key),
+  }),
+  'chartPoint (gateway)': (char) => ({
+    hostile: { place: 'chartPoint', char, source: 'gateway' },
+    route: (slug) => `/v1/tokens/${slug}/charts/${sim.data.gatewayCharts(slug)![0]!.key}?timeframe=${sim.data.gatewayCharts(slug)![0]!.timeframes[0]}`,
+    where: () => `$.data.data[1]{Point ${CHAR[char]} key}`,
+    text: (c) => `Point ${c} key`,
+    truth: (slug) => sim.data.gatewayChartData(slug, sim.data.gatewayCharts(slug)![0]!.key, sim.data.gatewayCharts(slug)![0]!.timeframes[0]!),
+  }),
 };
 
 const CHARS: HostileChar[] = ['nul', 'surrogate'];
@@ -136,6 +150,7 @@ describe('hostile strings', () => {
       const body = JSON.parse(res.text);
       expect(placesOf(body, HOLDS[char])).toEqual([c.where(body, first)]);
       if (c.hostile.place === 'objectKey') expect(body.data.labels).toEqual({ [c.text(CHAR[char])]: 'x' });
+      else if (c.hostile.place === 'chartPoint' && c.hostile.source === 'gateway') expect(body.data.data[1][c.text(CHAR[char])]).toBe('1');
       else expect(lookup(body, c.where(body, first))).toBe(c.text(CHAR[char]));
       // Only the answer changed: the truth keeps its clean value, with no such char in it.
       expect(JSON.stringify(c.truth(first))).toBe(truthBefore);

@@ -2,13 +2,14 @@
 import { z } from 'zod';
 import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
-import { readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
+import { isRecord, readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
 import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
 import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/table.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
+import { defineJob, into, type ItemsLocator } from '../../engine/types.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
@@ -51,6 +52,9 @@ export function readChartPoints(input: Stamp, slug: string, chartKey: string, da
   return { points, cells, labels: [...textual].filter((i) => !dimensions.includes(i)).map((i) => data.columns[i]!.key), dimensions: dimensions.map((i) => data.columns[i]!.key) };
 }
 
+/** Pure: a chart's rows in its `data`, each (its x and its points) refusable alone (item-refusals.ts). */
+export const chartRows: ItemsLocator = (data) => (isRecord(data) && Array.isArray(data.rows) ? data.rows : undefined);
+
 function xText(cell: unknown): string | null {
   return typeof cell === 'string' ? cell : isLosslessNumber(cell) ? String(cell) : null;
 }
@@ -70,15 +74,22 @@ export const appChartJob = defineJob({
   one: {
     request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, ...(p.link ? { link: p.link } : {}) }),
     schema: chartData,
+    items: chartRows,
     read(input, f) {
       const p = input.payload;
-      const { points, cells, labels, dimensions } = readChartPoints(input, p.slug, p.chartKey, f.data, f.meta.asOf);
+      // A row holding a string Postgres cannot store is refused alone, its points with it;
+      // array and object rows are both the documented forms (no sibling shape is asked for).
+      const split = splitItems({ items: f.data.rows, refused: f.refused }, { shapes: false });
+      const { points, cells, labels, dimensions } = readChartPoints(input, p.slug, p.chartKey, { ...f.data, rows: split.understood as typeof f.data.rows }, f.meta.asOf);
+      const refused = refusalDetails(split.refused);
+      const columns = labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : {};
       return {
-        status: 'ok',
-        details: labels.length + dimensions.length > 0 ? { labelColumns: labels, dimensionColumns: dimensions } : null,
+        status: split.refused.length > 0 ? 'partial' : 'ok',
+        details: Object.keys(columns).length + Object.keys(refused).length > 0 ? { ...columns, ...refused } : null,
         cells,
-        // The chart's rows are all its points: one it no longer has is closed.
-        writes: [into(chartPoints, points, wholeSet(chartPoints, { tokenSlug: p.slug, chartKey: p.chartKey }, true))],
+        notes: refusalNotes(split.refused),
+        // The chart's rows are all its points: one it no longer has is closed; not while a row is refused.
+        writes: [into(chartPoints, points, wholeSet(chartPoints, { tokenSlug: p.slug, chartKey: p.chartKey }, split.refused.length === 0))],
       };
     },
   },

@@ -15,7 +15,8 @@ import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '
 import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { CellTally } from '../../engine/cell-tally.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
+import { defineJob, into, type ItemsLocator } from '../../engine/types.ts';
 import { chartMarker, chartTimeframePlan, type GatewayChartItem } from './charts.ts';
 
 export const chartPayload = z.object({
@@ -85,15 +86,18 @@ export function seriesKeys(config: GatewayChartItemIn['config'], rows: readonly 
   return { keys: [...declared.keys(), ...found], declared, ignored: [...extra].filter(([, numeric]) => !numeric).map(([k]) => k) };
 }
 
-/** Pure: the chart timeframe's rows for the warehouse. */
-export function readChart(input: Stamp, p: { slug: string; chartKey: string; timeframe: string }, data: GatewayChartItemIn, raw: Record<string, unknown>, asOf: Date | null) {
-  const series = seriesKeys(data.config, data.data);
+/**
+ * Pure: the chart timeframe's rows for the warehouse; `rows`: those of `data.data` to read
+ * (default all; not the ones refused alone), while `rowCount` stays the rows received.
+ */
+export function readChart(input: Stamp, p: { slug: string; chartKey: string; timeframe: string }, data: GatewayChartItemIn, raw: Record<string, unknown>, asOf: Date | null, rows: readonly unknown[] = data.data) {
+  const series = seriesKeys(data.config, rows);
   const meta = rowMeta(input, { asOf });
   const points: (typeof gatewayChartPoints.$inferInsert)[] = [];
   const cells = new CellTally();
   let badRows = 0;
   let invalidValues = 0;
-  for (const row of data.data) {
+  for (const row of rows) {
     const tk = isRecord(row) ? timeKeyOf(row) : undefined;
     const ts = isRecord(row) && tk ? readTime(row[tk]) : null;
     if (!isRecord(row) || !ts) {
@@ -132,6 +136,9 @@ export function readChart(input: Stamp, p: { slug: string; chartKey: string; tim
   return { points, seriesRows, timeframe, cells, details: { series: series.keys, ignoredKeys: series.ignored, badRows, invalidValues } };
 }
 
+/** Pure: a chart timeframe's rows in its `data`, each (its time and its points) refusable alone (item-refusals.ts). */
+export const chartRows: ItemsLocator = (data) => (isRecord(data) && Array.isArray(data.data) ? data.data : undefined);
+
 export const gatewayChartJob = defineJob({
   name: 'gateway.chart',
   route: 'gateway.chart',
@@ -158,24 +165,29 @@ export const gatewayChartJob = defineJob({
   one: {
     request: (p) => ({ params: { slug: p.slug, chartKey: p.chartKey }, query: { timeframe: p.timeframe }, ...(p.link ? { link: p.link } : {}) }),
     schema: gatewayChartItem,
+    items: chartRows,
     read(input, f) {
       const p = input.payload;
       const record = timeframeRecord(p);
       const notes = record.substituted
         ? [{ level: 'info' as const, msg: 'chart does not list the configured timeframe; mirrored the longest it lists instead', fields: { chartKey: p.chartKey, requested: record.substitutedFor, mirrored: p.timeframe } }]
         : [];
-      const r = readChart(input, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf);
+      // A row holding a string Postgres cannot store is refused alone, its points with it (a
+      // row that is not an object stays a bad row of its own: no sibling shape is asked for).
+      const split = splitItems({ items: f.data.data, refused: f.refused }, { shapes: false });
+      const whole = split.refused.length === 0;
+      const r = readChart(input, p, f.data, isRecord(f.body.data) ? f.body.data : {}, f.meta.asOf, split.understood);
       return {
-        status: 'ok',
-        details: { ...record, ...r.details },
+        status: whole ? 'ok' : 'partial',
+        details: { ...record, ...r.details, ...refusalDetails(split.refused) },
         cells: r.cells,
-        notes,
+        notes: [...notes, ...refusalNotes(split.refused)],
         writes: [
           into(gatewayChartTimeframes, [r.timeframe]),
-          // The timeframe's `data` is all its points from its first on: one it no longer has is closed.
-          into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, true, r.points)),
+          // The timeframe's `data` is all its points from its first on: one it no longer has is closed; not while a row is refused.
+          into(gatewayChartPoints, r.points, wholeSet(gatewayChartPoints, { tokenSlug: p.slug, chartKey: p.chartKey, timeframe: p.timeframe }, whole, r.points)),
           // After the points: a series neither declared nor in any timeframe's points any more is closed.
-          into(gatewayChartSeries, r.seriesRows, wholeSet(gatewayChartSeries, { tokenSlug: p.slug, chartKey: p.chartKey }, Array.isArray(f.data.config?.series))),
+          into(gatewayChartSeries, r.seriesRows, wholeSet(gatewayChartSeries, { tokenSlug: p.slug, chartKey: p.chartKey }, whole && Array.isArray(f.data.config?.series))),
         ],
       };
     },
