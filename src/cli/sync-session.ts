@@ -25,6 +25,7 @@ import { WarehouseRecorder } from '../store/books/request-log.ts';
 import type { RequestSummary } from '../store/books/request-summary.ts';
 import { ServerClock } from '../store/write/known-time.ts';
 import { closeAbandoned, runOwner, type RunStatus } from '../store/books/runs.ts';
+import { readRunPartials, type PartialResource } from '../store/read/run-partials.ts';
 import { withSignal } from '../upstream/with-signal.ts';
 
 export interface SyncRequest {
@@ -76,7 +77,12 @@ export interface SyncOutcome {
   stats: WalkStats;
   requests: RequestSummary;
   durationMs: number;
+  /** Resources the run wrote `partial`, saying why (the first PARTIALS_SHOWN), and how many in all. */
+  partials?: { resources: PartialResource[]; total: number };
 }
+
+/** How many partial resources a sync's outcome names. */
+export const PARTIALS_SHOWN = 10;
 
 export function settingsFrom(config: Config, full: boolean): SyncSettings {
   return {
@@ -177,7 +183,8 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const { status, requests } = await driver.close(runId, housekeeping, interrupted);
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
-  return { runId, status, stats, requests, durationMs };
+  const partials = await readRunPartials(warehouse, runId, PARTIALS_SHOWN);
+  return { runId, status, stats, requests, durationMs, ...(partials.total > 0 ? { partials } : {}) };
 }
 
 /** A recorder that also counts attempts, for live progress. */

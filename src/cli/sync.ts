@@ -251,5 +251,9 @@ export function formatSummary(o: SyncOutcome, { noneListed = false }: { noneList
     lines.push(`  ${group.padEnd(18)} ${Object.entries(counts).map(([s, n]) => `${s} ${n}`).join(', ')}`);
   }
   for (const f of o.stats.failures.slice(0, 10)) lines.push(`  failed: ${recordable(f.resource, RECORD_CHARS)} (${f.job}): ${recordable(f.error, RECORD_CHARS)}`);
+  // Written but not whole: why, as the resource's state says it.
+  for (const p of o.partials?.resources ?? []) lines.push(`  partial: ${recordable(p.resource, RECORD_CHARS)} (${p.source}): ${recordable(p.note, RECORD_CHARS)}`);
+  const more = (o.partials?.total ?? 0) - (o.partials?.resources.length ?? 0);
+  if (more > 0) lines.push(`  partial: and ${more} more (sync.resource_state where status = 'partial')`);
   return `${lines.join('\n')}\n`;
 }

@@ -23,6 +23,7 @@ import { plannedFromStored, walksOnBelow } from './stored-list.ts';
 import { ConditionalUpstream, NotModified } from './conditional.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
+import { partialNote } from './partial-note.ts';
 import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
 import { keepRefused, refuse } from './understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
@@ -284,6 +285,8 @@ async function commitOutcome(
       etag,
       rowCount: o.rowCount !== undefined ? o.rowCount : prepared.upserts.reduce((sum, p) => sum + p.rows, 0),
       details: details ?? null,
+      // Written, but not whole: why, where people look for what went wrong.
+      note: partialNote(details),
       receivedAt,
     });
     return n;

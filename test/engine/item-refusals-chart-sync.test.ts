@@ -3,8 +3,9 @@
 // one row with a string Postgres cannot store (U+0000, or an unpaired surrogate): in the app
 // chart, its x cell (a key column); in every gateway chart timeframe, a series key. The row is
 // refused alone: the sync exits 0, the chart's other points are stored and equal the
-// simulator's, the chart's resource is `partial` naming the point and field, its body archived
-// once, byte for byte, as the simulator wrote it. A second sync with the point clean stores
+// simulator's, the chart's resource is `partial` naming the point and field (in its details,
+// its `last_error`, the sync's summary and `tesync status`), its body archived once, byte for
+// byte, as the simulator wrote it. A second sync with the point clean stores
 // it, and the chart is `ok`; a third with the point poisoned again closes nothing.
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -95,8 +96,18 @@ describe.each(['nul', 'surrogate'] as const)('a chart point holding %s', (char: 
     const [reason] = state!.details!.refused!;
     expect(reason).toMatch(/^data\.rows\[1\]\[0\] /);
     expect(reason).toMatch(CHAR_TEXT[char]);
+    // Where people look for what went wrong: the state's last_error, and the sync's summary.
+    expect(state!.last_error).toBe(`1 item refused: ${reason}`);
+    expect(cli.stdout).toContain(`  partial: token/${slug}/chart/${appKey} (app): 1 item refused: ${reason}\n`);
     expect(JSON.stringify(state)).not.toMatch(DIRTY);
     expect(await expectAppPoints(1)).toBeGreaterThan(0);
+  });
+
+  it('tesync status shows the reason as the chart group\'s last error', async () => {
+    const status = await runCli(['status'], { DATABASE_URL: fx.databaseUrl, COLUMNS: '200' });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/app\.chart\b[^\n]*\n?[^\n]*1 item refused: data\.rows\[1\]\[0\] holds/);
+    expect(status.stdout).toMatch(/gateway\.chart\b[^\n]*\n?[^\n]*1 item refused: data\.data\[1\]/);
   });
 
   it('every gateway chart timeframe: partial, naming the point and its series key; its other points stored', async () => {
@@ -106,6 +117,8 @@ describe.each(['nul', 'surrogate'] as const)('a chart point holding %s', (char: 
       expect(s, s.resource).toMatchObject({ status: 'partial', last_run_id: runId, details: { refusedItems: 1 } });
       expect(s.details!.refused![0]).toMatch(/^data\.data\[1\]\["Point \\u(0000|d83d) key"\] /);
       expect(s.details!.refused![0]).toMatch(CHAR_TEXT[char]);
+      expect(s.last_error).toBe(`1 item refused: ${s.details!.refused![0]}`);
+      expect(cli.stdout).toContain(`  partial: ${s.resource} (gateway): 1 item refused: ${s.details!.refused![0]}\n`);
       expect(JSON.stringify(s)).not.toMatch(DIRTY);
     }
     await expectGatewayPoints(1);

@@ -75,6 +75,9 @@ describe.each(['nul', 'surrogate'] as const)('a first sync whose lists each hold
     const [reason] = state!.details.refused!;
     expect(reason).toMatch(new RegExp(`^data\\[\\d+\\]\\.${field.replace('.', '\\.')} `));
     expect(reason).toMatch(CHAR_TEXT[char]);
+    // Where people look for what went wrong: the state's last_error, and the sync's summary.
+    expect(state!.last_error).toBe(`1 item refused: ${reason}`);
+    expect(cli.stdout).toContain(`  partial: ${resource} (${source}): 1 item refused: ${reason}\n`);
     expect(JSON.stringify(state)).not.toMatch(DIRTY);
 
     // The body, archived byte for byte: the hash of what the simulator wrote, kept `partial`.

@@ -29,6 +29,11 @@ export interface SuccessState extends ResourceKey {
   etag?: string | null;
   rowCount?: number | null;
   details?: unknown;
+  /**
+   * Why a success is not whole (a list's sign of more, items refused alone), kept in
+   * `last_error` for people; absent: the last failure's message is cleared.
+   */
+  note?: string | null;
 }
 
 /**
@@ -132,7 +137,7 @@ export async function writeSuccess(db: Executor, s: SuccessState): Promise<void>
     lastSuccessAt: s.at,
     verifiedAt: s.at,
     receivedAt: s.receivedAt ?? null,
-    lastError: null,
+    lastError: s.note ? recordable(s.note, RECORD_CHARS) : null,
     ...NO_FAILURE,
     lastRunId: s.runId,
     freshness: s.freshness ?? null,

@@ -121,7 +121,7 @@ export const sync: SchemaDescription = {
           'when the response behind the last success was received (a 2xx written, or a 304), on the warehouse server\'s clock. A response of the resource received before it, whose write comes later, is superseded: nothing of it is written (the newest response wins, not the last commit). Null before the first such success.',
         status:
           '`ok`, `unchanged`, `partial`, `failed`, `invalid`, `rate_limited`, `skipped`, `unauthorized`, `no_credits`, `missing_scope`, `not_materialized`, `not_found` (upstream answered 404 `token_not_found` / `chart_not_found`; not asked again until its token list or chart catalog says it exists again)',
-        last_error: 'the last failure\'s message, for people (`<error class>: <message>`); count and group failures by `error_type`, `error_code`, `http_status`, never by this text',
+        last_error: 'the last failure\'s message, for people (`<error class>: <message>`); for a resource written `partial`, why it is not whole (`incomplete: <sign>`, `<n> item(s) refused: <the first reason>`); count and group failures by `error_type`, `error_code`, `http_status`, never by this text',
         error_type: 'the last failure\'s error class: `ProblemError`, `UpstreamServerError`, `UpstreamTimeoutError`, `NotUnderstoodError`, ...; null after a success',
         error_code: 'the last failure\'s upstream problem code: `missing_scope`, `token-not-found`, `service-unavailable`, ...; null after a success',
         http_status: 'the last failure\'s upstream HTTP status, when an error response arrived; null after a success',
@@ -134,7 +134,7 @@ export const sync: SchemaDescription = {
         row_count: 'rows the last fetch wrote, across the tables it writes',
         consecutive_failures: 'failures in a row since the last success',
         details:
-          'per resource: e.g. the last history day seen (`lastTs`), the history\'s `form`, counts of unreadable cells, a screener\'s rows counted by upstream\'s freshness verdict (`freshness`, e.g. `{"fresh": 11, "stale": 1}`), and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
+          'per resource: e.g. the last history day seen (`lastTs`), the history\'s `form`, counts of unreadable cells, a screener\'s rows counted by upstream\'s freshness verdict (`freshness`, e.g. `{"fresh": 11, "stale": 1}`), for a list not proven whole why, naming the sign (`incomplete`, e.g. `"header X-Total-Count = 4, 2 items read"`: the resource is `partial` and removed nothing), for items of a list or rows of a chart refused alone (a string Postgres cannot store exactly) how many (`refusedItems`) and the first 20 reasons naming item and field (`refused`), and for a failure the upstream problem\'s `code`, `status`, `instance`, `requestId`, `detail` and `path` in `details->\'problem\'`',
         active: 'whether tesync tracks the resource: false once a complete list no longer plans it (its token delisted, a chart gone from its catalog, a history period no longer configured, a coverage flag dropped; with the resources it planned), left out of `tesync status` and `analytics.data_age`; true again when it is asked again',
       },
       notes:
