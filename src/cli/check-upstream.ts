@@ -6,7 +6,7 @@
 import type { Config } from '../lib/config.ts';
 import { InvalidResponseError, ProblemError, RateLimitedError, ResponseTooLargeError, UpstreamNetworkError, UpstreamServerError, UpstreamTimeoutError } from '../lib/errors.ts';
 import { UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from '../upstream/connect-errors.ts';
-import type { Upstream, UpstreamResponse } from '../upstream/client.ts';
+import type { Upstream, UpstreamResponse } from '../upstream/request.ts';
 import type { RouteName, Source } from '../upstream/routes.ts';
 
 export type CheckStatus = 'ok' | 'failed' | 'skipped';

@@ -29,102 +29,24 @@
 // them located, archived `partial` as served: the engine refuses what holds them (an item
 // alone, or the body whole).
 import pRetry from 'p-retry';
-import type { Config } from '../lib/config.ts';
+import type { Upstream, UpstreamOptions, UpstreamRequest, UpstreamResponse } from './request.ts';
 import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestError, UpstreamNotConfiguredError, UpstreamServerError } from '../lib/errors.ts';
-import type { Logger } from '../lib/logger.ts';
 import { backoffDelay } from './backoff.ts';
 import { holdOf } from './hold.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
-import { realSleep, type RateBudget, type Sleep } from './budget.ts';
+import { realSleep } from './budget.ts';
 import { jsonBodyHash, servedBodyHash } from '../lib/hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
 import { rawOf, readJsonBody } from './body.ts';
-import type { UnholdableAt } from '../lib/pg-text.ts';
 import { parseProblem, problemError, scrubProblem } from './problem.ts';
 import { keptEtag, scrubbedError, scrubbingRecorder, upstreamScrub } from './scrubbed.ts';
 import { readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
-import { NullRecorder, type RequestRecorder } from '../ports/recorder.ts';
-import { isRouteName, ROUTES, type Route, type RouteName } from './routes.ts';
+import { NullRecorder } from '../ports/recorder.ts';
+import { isRouteName, ROUTES, type Route } from './routes.ts';
 import { isFollowedRedirect, nextHop, redirectRefused, sendingOf, targetHost, type Sending } from './redirects.ts';
 import { STOPPED_REQUEST } from '../ports/recorder.ts';
 import { buildUrl, pathOf, resolveLink, type Query } from './safe-url.ts';
-
-export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
-
-export interface UpstreamOptions {
-  config: UpstreamConfig;
-  budget: RateBudget;
-  recorder?: RequestRecorder;
-  logger: Logger;
-  now?: () => number;
-  sleep?: Sleep;
-  random?: () => number;
-  /** Overrides of the retry delays and bounds; tests shorten them here. */
-  retry?: Partial<RetryPolicy>;
-  userAgent?: string;
-  /** What upstream's words are scrubbed of (config.secrets); the sources' keys when not given. */
-  secrets?: readonly string[];
-}
-
-export interface UpstreamRequest {
-  route: RouteName;
-  params?: Record<string, string>;
-  query?: Query;
-  /** A link upstream gave for this resource; used only when it is safe (see resolveLink). */
-  link?: string | undefined;
-  /** The link is the request (a list's next page): an unsafe one is refused, never replaced by the documented path. */
-  linkOnly?: boolean;
-  /** Sent as If-None-Match; a 304 comes back as `notModified`. */
-  etag?: string | undefined;
-  /**
-   * The body is a list whose items can be refused one by one (src/engine/item-refusals.ts):
-   * strings Postgres cannot hold exactly are located (`UpstreamResponse.unholdable`), not
-   * refused here.
-   */
-  refusableItems?: boolean;
-  /** At most this many body bytes (what is left of a list's byte budget); a larger body fails with ResponseTooLargeError. */
-  maxBytes?: number | undefined;
-  /**
-   * Hashes of bodies this list has archived already: a page served again with one of them is
-   * a loop (src/engine/fetch-list.ts), not archived a second time.
-   */
-  archivedBodies?: ReadonlySet<string> | undefined;
-  runId?: string | undefined;
-  signal?: AbortSignal | undefined;
-  /** Overrides config.maxRateWaitMs for this request. */
-  maxRateWaitMs?: number;
-}
-
-export interface UpstreamResponse {
-  /** 2xx, or 304 when `etag` matched. */
-  status: number;
-  notModified: boolean;
-  /** Path and query as requested (no host): the route's own, also when redirects led elsewhere. */
-  path: string;
-  /** parseJson of the body (numbers as LosslessNumber); undefined on 304. */
-  body: unknown;
-  /** The body as text; exactly the body served unless `raw` is given. */
-  text: string;
-  /**
-   * The body as served (after content decoding), byte for byte, when `text` does not say it
-   * exactly. The client refuses such a 2xx body, so a response it returns has none; a refused
-   * body keeps them (src/engine/fetch.ts `invalid`).
-   */
-  raw?: Uint8Array | undefined;
-  etag?: string | undefined;
-  requestId?: string | undefined;
-  /** sha256 of the body without meta.servedAt; '' on 304. */
-  sha256: string;
-  /** Strings of the body Postgres cannot store exactly, located (only where `refusableItems` asked for them). */
-  unholdable?: readonly UnholdableAt[];
-  /** Response headers, lower-cased names. */
-  headers: Record<string, string>;
-}
-
-export interface Upstream {
-  get(req: UpstreamRequest): Promise<UpstreamResponse>;
-}
 
 /** Visible ASCII (inner spaces allowed), as a header value must be; an ETag came from upstream. */
 const SAFE_ETAG = /^[\x21-\x7e](?:[\x20-\x7e]{0,510}[\x21-\x7e])?$/;

@@ -27,11 +27,5 @@ export {
   type ResponseRecord,
 } from '../ports/recorder.ts';
 export { DEFAULT_RETRY_POLICY, FAST_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
-export {
-  createUpstream,
-  type Upstream,
-  type UpstreamConfig,
-  type UpstreamOptions,
-  type UpstreamRequest,
-  type UpstreamResponse,
-} from './client.ts';
+export { createUpstream } from './client.ts';
+export type { Upstream, UpstreamConfig, UpstreamOptions, UpstreamRequest, UpstreamResponse } from './request.ts';

@@ -1,4 +1,4 @@
-import type { Upstream } from './client.ts';
+import type { Upstream } from './request.ts';
 
 /** The upstream with every request aborted by `signal` too (a shutdown, a lost lock, an interrupt). */
 export function withSignal(upstream: Upstream, signal: AbortSignal): Upstream {

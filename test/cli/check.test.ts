@@ -17,7 +17,7 @@ import { formatChecks } from '../../src/cli/check.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { UpstreamRefusedError } from '../../src/upstream/connect-errors.ts';
 import { parseProblem, problemError } from '../../src/upstream/problem.ts';
-import type { UpstreamResponse } from '../../src/upstream/client.ts';
+import type { UpstreamResponse } from '../../src/upstream/request.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';

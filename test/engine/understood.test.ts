@@ -6,7 +6,7 @@ import { JobLedger } from '../../src/engine/ledger.ts';
 import type { JobContext } from '../../src/engine/types.ts';
 import { refuse } from '../../src/engine/understood.ts';
 import { InvalidResponseError, NotUnderstoodError } from '../../src/lib/errors.ts';
-import type { UpstreamResponse } from '../../src/upstream/client.ts';
+import type { UpstreamResponse } from '../../src/upstream/request.ts';
 import { createTestLogger } from '../helpers/services.ts';
 
 const response = (path: string, text: string): UpstreamResponse => ({ status: 200, notModified: false, path, body: JSON.parse(text), text, sha256: `sha-${path}`, headers: { 'content-type': 'application/json' } });

@@ -1,7 +1,7 @@
 // What the BullMQ processors need, built once per worker process by the runtime.
 import type { JobDefinition, JobRequest, Source, SyncSettings } from '../../engine/types.ts';
 import type { Config } from '../../lib/config.ts';
-import type { Upstream } from '../../upstream/client.ts';
+import type { Upstream } from '../../upstream/request.ts';
 import type { RequestRecorder } from '../../ports/recorder.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import type { Failure } from '../../lib/failure.ts';
