@@ -291,7 +291,7 @@ function metricSum(text: string, name: string, labels: Record<string, string> = 
 }
 
 describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
-  it('three workers complete a full walk within one shared budget; /healthz and /metrics tell the truth; then a token list refused (a NUL in a name): the workers plan its children from the stored list, the walk ends partial', async () => {
+  it('three workers complete a full walk within one shared budget; /healthz and /metrics tell the truth; then a token list refused (its envelope names a key twice): the workers plan its children from the stored list, the walk ends partial', async () => {
     const s = await scenario(backend);
     // A 429 with a 2 s Retry-After in the middle of the walk: every worker must hold off
     // the bucket, and jobs that would wait longer than 0.5 s go back to their queue.
@@ -370,17 +370,21 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     );
   });
 
-  /** A walk after a complete one, whose token list is refused (a NUL in a name): the workers plan its children from the stored list, the walk ends partial. */
+  /**
+   * A walk after a complete one, whose token list is refused whole (its `meta` names
+   * `servedAt` twice: nothing of it can be told apart, unlike a NUL in one item, which refuses
+   * that item alone): the workers plan its children from the stored list, the walk ends partial.
+   */
   async function refusedListWalk(s: Scenario): Promise<void> {
     s.sim.setRateLimits(UNLIMITED);
-    s.sim.setHostile([{ place: 'tokenName', char: 'nul' }]);
+    s.sim.setForms({ duplicatedKeys: { 'app.tokens': 'servedAt' } });
     s.sim.resetRequests();
     const { outcome } = await startWalk(s);
     expect(outcome.status).toBe('partial');
     expect(outcome.stats.failed).toBe(1);
     const [state] = await s.tw.warehouse.query<{ status: string; last_error: string }>(sql`select status, last_error from sync.resource_state where source = 'app' and resource = 'tokens'`);
     expect(state!.status).toBe('invalid');
-    expect(state!.last_error).toMatch(/U\+0000.*planned from the list of /);
+    expect(state!.last_error).toMatch(/"servedAt" appears twice.*planned from the list of /);
     // Every listed token's snapshot was asked again (no marker vouched for it), under the refused list.
     const snapshots = s.sim.data.appTokens().filter((t) => t.coverage.snapshot).map((t) => `/api/v1/tokens/${t.slug}`);
     expect(snapshots.length).toBeGreaterThan(0);
