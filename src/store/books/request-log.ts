@@ -30,6 +30,8 @@ export interface WarehouseRecorderOptions {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INT4_MAX = 2_147_483_647;
+/** How long one reading of the server clock's offset serves the request log. */
+const OFFSET_SERVES_MS = 60_000;
 
 const int = (v: number | undefined | null): number | null => (v === undefined || v === null || !Number.isFinite(v) ? null : Math.min(INT4_MAX, Math.round(v)));
 const uuidOrNull = (v: string | undefined): string | null => (v && UUID.test(v) ? v : null);
@@ -55,6 +57,7 @@ export class WarehouseRecorder implements RequestRecorder {
   private pendingResponses: ResponseRecord[] = [];
   private pendingChars = 0;
   private timer: NodeJS.Timeout | undefined;
+  private offset: { ms: number; readAt: number } | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly batchRows: number;
   private readonly flushIntervalMs: number;
@@ -131,7 +134,7 @@ export class WarehouseRecorder implements RequestRecorder {
   private async write(reqs: RequestRecord[], resps: ResponseRecord[]): Promise<void> {
     // On the server's clock, as every time in the warehouse (src/store/write/known-time.ts).
     let offsetMs = 0;
-    if (!(await this.guard('request and response rows', async () => (offsetMs = await serverClockOffset(this.warehouse.db))))) return;
+    if (!(await this.guard('request and response rows', async () => (offsetMs = await this.serverOffsetMs())))) return;
     if (reqs.length > 0) {
       await this.guard(`${reqs.length} request rows`, () => this.insertRequests(reqs, offsetMs));
     }
@@ -146,6 +149,20 @@ export class WarehouseRecorder implements RequestRecorder {
         break;
       }
     }
+  }
+
+  /**
+   * The server clock's offset, read at most once a minute: the times of requests sent within it
+   * are moved alike, so they keep the order and the gaps this process measured (a reading per
+   * flush moved each batch by its own round trip's jitter, and a request sent after a 503 had
+   * been read could be stored before it). A clock that steps is still followed within a minute.
+   */
+  private async serverOffsetMs(): Promise<number> {
+    const at = performance.now();
+    if (this.offset !== undefined && at - this.offset.readAt < OFFSET_SERVES_MS) return this.offset.ms;
+    const ms = await serverClockOffset(this.warehouse.db);
+    this.offset = { ms, readAt: at };
+    return ms;
   }
 
   private async guard(what: string | null, fn: () => Promise<unknown>): Promise<boolean> {
