@@ -1,6 +1,6 @@
 // Upstreams that move a route or go down for announced maintenance, end to end: simulator over
 // real HTTP → tesync (in-process sync) → real Postgres.
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { expectAppMirror } from '../helpers/app-mirror.ts';
 import { expectGatewayMirror } from '../helpers/gateway-mirror.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
+import { startRecordingProxy } from '../helpers/recording-proxy.ts';
 
 const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
@@ -114,30 +115,11 @@ describe('redirects', () => {
   });
 });
 
-/**
- * A loopback proxy in front of the simulator that answers `redirects` itself (by path and
- * query as received) and records every request it receives, with its key header.
- */
+/** A recording proxy in front of the simulator that answers `redirects` itself (by path and query as received) with a 307. */
 async function recordingProxy(target: Simulator, redirects: Map<string, string>) {
-  const seen: { path: string; authorization: string | undefined }[] = [];
-  const server = createServer((req, res) => {
-    seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
-    const location = redirects.get(req.url ?? '');
-    if (location !== undefined) {
-      res.writeHead(307, { Location: location, 'Content-Type': 'text/plain' });
-      res.end(`Redirecting to ${location}`);
-      return;
-    }
-    const out = httpRequest({ host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, close: () => new Promise((r) => server.close(r)) };
+  const proxy = await startRecordingProxy(target.port);
+  for (const [path, location] of redirects) proxy.answers.set(path, { status: 307, headers: { Location: location, 'Content-Type': 'text/plain' }, body: `Redirecting to ${location}` });
+  return proxy;
 }
 
 /** Forms of a token's path (`P` the API prefix, `s` the slug) a server might read otherwise: none is a route. */

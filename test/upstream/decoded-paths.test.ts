@@ -4,52 +4,34 @@
 // (contract: "Upstream rules the worker keeps"; issue 45 item 1). The simulator sits behind
 // a recording proxy this test runs, so every request line and Authorization header that left
 // tesync is seen, whatever path it took.
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProblemError, UnsafeRequestError } from '../../src/lib/errors.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder, type UpstreamRequest } from '../../src/upstream/index.ts';
+import type { UpstreamRequest } from '../../src/upstream/index.ts';
 import { decodedBelow, removeDotSegments, serverPath } from '../../src/upstream/decoded-path.ts';
 import { routesAt, type RouteName } from '../../src/upstream/routes.ts';
 import { resolveLink, resolveRedirect } from '../../src/upstream/safe-url.ts';
 import { chooseNext, readPageSignals } from '../../src/engine/next-page.ts';
-import { recordingSleep } from '../helpers/fast-clock.ts';
-import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestLogger } from '../helpers/services.ts';
+import { canaryKey } from '../helpers/services.ts';
+import { proxiedUpstream, startRecordingProxy, type RecordingProxy, type SeenRequest } from '../helpers/recording-proxy.ts';
 
 const APP_KEY = canaryKey('app');
 const GW_KEY = canaryKey('gw');
 
-interface Seen {
-  line: string;
-  path: string;
-  authorization: string | undefined;
-}
-
 let sim: Simulator;
-let proxy: Server;
+let proxy: RecordingProxy;
 let proxyUrl: string;
-const seen: Seen[] = [];
+/** Every request line and key header that left tesync, as the proxy saw it. */
+let seen: SeenRequest[];
 
 beforeAll(async () => {
   sim = await startSimulator({ tokens: 6, appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] });
-  // The upstream as tesync reaches it: every request line and key header recorded, then forwarded as is.
-  proxy = createServer((req, res) => {
-    seen.push({ line: `${req.method} ${req.url} HTTP/${req.httpVersion}`, path: req.url ?? '', authorization: req.headers.authorization });
-    const out = httpRequest({ host: '127.0.0.1', port: sim.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  proxy = await startRecordingProxy(sim.port);
+  ({ url: proxyUrl, seen } = proxy);
 });
 
 afterAll(async () => {
-  await new Promise((r) => proxy?.close(r));
+  await proxy?.close();
   await sim?.close();
 });
 
@@ -59,27 +41,7 @@ beforeEach(() => {
   sim.clearRedirects();
 });
 
-function client() {
-  const recorder = new MemoryRecorder();
-  const { sleep } = recordingSleep();
-  const log = createTestLogger([APP_KEY, GW_KEY]);
-  const upstream = createUpstream({
-    sleep,
-    config: {
-      app: { url: proxyUrl, apiKey: APP_KEY },
-      gateway: { url: proxyUrl, apiKey: GW_KEY },
-      requestTimeoutMs: patience(3_000),
-      maxResponseBytes: 1024 * 1024,
-      maxAttempts: 2,
-      maxRateWaitMs: 20_000,
-    },
-    budget: new InProcessBudget({ sleep }),
-    recorder,
-    logger: log.logger,
-    retry: FAST_RETRY_POLICY,
-  });
-  return { upstream, recorder, lines: log.lines };
-}
+const client = () => proxiedUpstream(proxyUrl, { app: APP_KEY, gateway: GW_KEY });
 
 /**
  * The path a decoding server routes a request line's target to, computed here apart from

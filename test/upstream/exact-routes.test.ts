@@ -4,17 +4,13 @@
 // The table holds every form a server might read otherwise; each is answered by a recording
 // proxy this test runs in front of the simulator (the redirect, or the page that gives the next
 // link), and the proxy sees every request that left tesync, with its headers.
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProblemError, UnsafeRequestError } from '../../src/lib/errors.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder } from '../../src/upstream/index.ts';
 import { ROUTES, type RouteName } from '../../src/upstream/routes.ts';
 import { resolveLink, resolveRedirect } from '../../src/upstream/safe-url.ts';
-import { recordingSleep } from '../helpers/fast-clock.ts';
-import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestLogger } from '../helpers/services.ts';
+import { canaryKey } from '../helpers/services.ts';
+import { proxiedUpstream, startRecordingProxy, type RecordingProxy, type SeenRequest } from '../helpers/recording-proxy.ts';
 
 const APP_KEY = canaryKey('app');
 const GW_KEY = canaryKey('gw');
@@ -104,41 +100,22 @@ const NEXT_LINKS: Row[] = [
   ...forms('/api/v1', '').map(([form, given]) => ({ form, given: `${given}?page=2`, route: 'app.tokens' as const, params: {}, own: '/api/v1/tokens' })),
 ];
 
-interface Seen {
-  line: string;
-  authorization: string | undefined;
-}
-
 let sim: Simulator;
-let proxy: Server;
+let proxy: RecordingProxy;
 let proxyUrl: string;
-const seen: Seen[] = [];
+/** Every request that left tesync, as the proxy saw it. */
+let seen: SeenRequest[];
 /** What the proxy answers itself, by path and query as received; anything else goes to the simulator. */
-const answers = new Map<string, { status: number; headers: Record<string, string>; body: string }>();
+let answers: RecordingProxy['answers'];
 
 beforeAll(async () => {
   sim = await startSimulator({ tokens: 4, appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] });
-  proxy = createServer((req, res) => {
-    seen.push({ line: `${req.method} ${req.url} HTTP/${req.httpVersion}`, authorization: req.headers.authorization });
-    const own = answers.get(req.url ?? '');
-    if (own) {
-      res.writeHead(own.status, own.headers);
-      res.end(own.body);
-      return;
-    }
-    const out = httpRequest({ host: '127.0.0.1', port: sim.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  proxy = await startRecordingProxy(sim.port);
+  ({ url: proxyUrl, seen, answers } = proxy);
 });
 
 afterAll(async () => {
-  await new Promise((r) => proxy?.close(r));
+  await proxy?.close();
   await sim?.close();
 });
 
@@ -147,27 +124,7 @@ beforeEach(() => {
   answers.clear();
 });
 
-function client() {
-  const recorder = new MemoryRecorder();
-  const { sleep } = recordingSleep();
-  const log = createTestLogger([APP_KEY, GW_KEY]);
-  const upstream = createUpstream({
-    sleep,
-    config: {
-      app: { url: proxyUrl, apiKey: APP_KEY },
-      gateway: { url: proxyUrl, apiKey: GW_KEY },
-      requestTimeoutMs: patience(3_000),
-      maxResponseBytes: 1024 * 1024,
-      maxAttempts: 2,
-      maxRateWaitMs: 20_000,
-    },
-    budget: new InProcessBudget({ sleep }),
-    recorder,
-    logger: log.logger,
-    retry: FAST_RETRY_POLICY,
-  });
-  return { upstream, recorder, lines: log.lines };
-}
+const client = () => proxiedUpstream(proxyUrl, { app: APP_KEY, gateway: GW_KEY });
 
 /** The key a route is sent with, or undefined for a public one. */
 function keyOf(route: RouteName): string | undefined {
