@@ -3,24 +3,13 @@
 // 421 and nothing of the page, for `/` and `/status.json`; loopback names, the name --host gave
 // and TE_STATUS_HOSTS get the page; /healthz answers any Host. A TE_STATUS_HOSTS that is not a
 // list of hosts is bad configuration: exit 2, one line naming the variable.
-import { request } from 'node:http';
+import { getNaming } from '../helpers/get-naming.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type CliProcess } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
-/** GET `path` on 127.0.0.1:`port` naming `host` in the Host header. */
-function get(port: number, path: string, host: string): Promise<{ status: number; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path, agent: false, headers: { host } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+const get = (port: number, path: string, host: string) => getNaming(port, path, host);
 
 describe('tesync status --serve and the Host it is asked for', () => {
   let db: TestDatabase;

@@ -10,7 +10,7 @@
 // to test/results/, and with TESYNC_UPDATE_SCREENSHOTS=1 to docs/images/status-page.png, which
 // docs/operations.md shows. Asked for by another name than its own, the worker's page says 421.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { getNaming } from '../helpers/get-naming.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,18 +51,6 @@ function schedulesAway(): Record<string, string> {
 
 const hostOf = (url: string) => new URL(url).hostname;
 
-/** GET on 127.0.0.1 naming `host` in the Host header (fetch sets its own). */
-function getNaming(port: number, path: string, host: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path, agent: false, headers: { host } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** A password the test servers ignore (they trust local connections): it must appear nowhere. */

@@ -6,6 +6,7 @@
 // instant. An endless list (each page's `links.next` the page after it) stops at the list's byte
 // budget: the run ends, at most the budget is archived, one `raw_responses` row per page body.
 import { sql } from 'drizzle-orm';
+import { liveAtEveryInstant } from '../helpers/tokens-as-of.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_PAGING_SIGNS, startSimulator, type PagingSign, type Simulator } from '../../sim/index.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
@@ -61,19 +62,6 @@ const delisted = async () => (await q<{ n: number }>(sql`select ((select count(*
 const closedVersions = async () =>
   (await q<{ n: number }>(sql`select ((select count(*) from app.tokens_history where isfinite(known_to)) + (select count(*) from gateway.tokens_history where isfinite(known_to)))::int as n`))[0]!.n;
 
-/** The live tokens `S.tokens_as_of(t)` holds at every instant a version began or ended, each row's fetch, each mark, and now. */
-async function liveAtEveryInstant(schema: 'app' | 'gateway'): Promise<number[]> {
-  const instants = await q<{ t: string }>(
-    sql.raw(`select distinct t::text as t from (
-      select known_from as t from ${schema}.tokens_history union all select known_to from ${schema}.tokens_history
-      union all select fetched_at from ${schema}.tokens union all select "sync"."server_clock"()
-      ${marks.map((m) => `union all select '${m}'::timestamptz`).join(' ')}
-    ) x where isfinite(t) and t >= '${since}' order by 1`),
-  );
-  const out: number[] = [];
-  for (const { t } of instants) out.push((await q<{ n: number }>(sql.raw(`select count(*)::int as n from ${schema}.tokens_as_of('${t}') where delisted_at is null`)))[0]!.n);
-  return out;
-}
 
 beforeAll(async () => {
   sim = await startSimulator({ tokens: TOKENS, historyDays: 3, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
@@ -115,7 +103,7 @@ describe('a token list that says more in words tesync does not follow', () => {
 
   it('tokens_as_of holds every token at every instant of those syncs', async () => {
     for (const schema of ['app', 'gateway'] as const) {
-      const live = await liveAtEveryInstant(schema);
+      const live = await liveAtEveryInstant(tw, schema, since, marks);
       expect(live.length, schema).toBeGreaterThanOrEqual(GROUPS.length);
       expect(new Set(live), schema).toEqual(new Set([schema === 'app' ? sim.data.appTokens().length : sim.data.gatewayTokens().length]));
     }

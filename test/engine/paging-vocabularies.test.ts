@@ -7,6 +7,7 @@
 // its state), nothing delisted, no screener row closed, `tokens_as_of` complete at every instant. A list
 // cut short in pages is confirmed by reading the whole list again, every page, not page 1.
 import { sql } from 'drizzle-orm';
+import { liveAtEveryInstant } from '../helpers/tokens-as-of.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type PageForm, type Simulator } from '../../sim/index.ts';
 import { VOCABULARY_FORMS } from '../../sim/paging.ts';
@@ -63,23 +64,6 @@ const stateIn = async (tw: TestWarehouse, source: string, resource: string) =>
 const serverNow = async (tw: TestWarehouse) => (await q<{ t: string }>(tw, sql`select "sync"."server_clock"()::text as t`))[0]!.t;
 const LISTS = { app: () => sim.data.appTokens().length, gateway: () => sim.data.gatewayTokens().length };
 
-/**
- * The live tokens `S.tokens_as_of(t)` holds at every instant from `since` on: each time a
- * version of a token began or ended, each row's fetch, each of `marks`, and now.
- */
-async function liveAtEveryInstant(tw: TestWarehouse, schema: 'app' | 'gateway', since: string, marks: string[]): Promise<number[]> {
-  const instants = await q<{ t: string }>(
-    tw,
-    sql.raw(`select distinct t::text as t from (
-      select known_from as t from ${schema}.tokens_history union all select known_to from ${schema}.tokens_history
-      union all select fetched_at from ${schema}.tokens union all select "sync"."server_clock"()
-      ${marks.map((m) => `union all select '${m}'::timestamptz`).join(' ')}
-    ) x where isfinite(t) and t >= '${since}' order by 1`),
-  );
-  const out: number[] = [];
-  for (const { t } of instants) out.push((await q<{ n: number }>(tw, sql.raw(`select count(*)::int as n from ${schema}.tokens_as_of('${t}') where delisted_at is null`)))[0]!.n);
-  return out;
-}
 
 /**
  * A fresh warehouse holding the whole lists (served whole); `since`, the first instant it held

@@ -4,7 +4,7 @@
 // machine's own address on another interface (a peer that is not loopback). And before that,
 // the name a request is for (issue 55 part 6): a Host that is not loopback nor listed in
 // TE_STATUS_HOSTS gets 421 and nothing of the page, on raw requests that set Host as they like.
-import { request } from 'node:http';
+import { getNaming } from '../../helpers/get-naming.ts';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
@@ -49,17 +49,7 @@ function otherAddress(): string {
   throw new Error('this machine has no IPv4 address besides loopback: the test needs one to be a peer that is not loopback');
 }
 
-function get(host: string, port: number, path: string, hostHeader?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    request({ host, port, path, ...(hostHeader ? { headers: { host: hostHeader } } : {}) }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+const get = (host: string, port: number, path: string, hostHeader?: string) => getNaming(port, path, hostHeader, host).then(({ status, body }) => ({ status, body }));
 
 describe('isLoopback', () => {
   it.each([

@@ -6,7 +6,7 @@
 // wait behind them until its check gave up (503). Counted, not timed: /healthz and /metrics
 // answer 200 while none of the 300 page requests has been answered, then the lock is let go
 // and all 300 are answered from one read of the warehouse.
-import { request } from 'node:http';
+import { getNaming } from '../../helpers/get-naming.ts';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { Gauge, Registry } from 'prom-client';
@@ -25,18 +25,7 @@ const BURST = 300;
 // Any fixed 64-bit number: the lock the page's read waits on while the test holds it.
 const GATE = 7_281_190_437_355_355n;
 
-function get(port: number, path: string, host = `127.0.0.1:${port}`): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    // A connection of its own each (no agent): 300 sockets in flight at once, as 300 tabs or a script would open.
-    request({ host: '127.0.0.1', port, path, agent: false, headers: { host } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+const get = (port: number, path: string, host = `127.0.0.1:${port}`) => getNaming(port, path, host).then(({ status, body }) => ({ status, body }));
 
 describe('300 concurrent page requests', () => {
   let tw: TestWarehouse;
