@@ -5,7 +5,7 @@
 // no numeric column is a float; `--as-of T` equals `T_as_of(T)` row for row; a second export
 // with nothing new rewrites no partition, and a late commit rewrites exactly its day; a value
 // wider than 38 digits goes out as a string, flagged in the manifest.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -67,7 +67,17 @@ afterAll(async () => {
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, '_manifest.json'), 'utf8')) as Manifest;
 const duckRows = async (query: string) => (await duck.runAndReadAll(query)).getRowObjectsJson() as Record<string, unknown>[];
-const parquetOf = (dir: string, table: string, asOf?: string) => `read_parquet('${path.join(dir, asOf ? `asof=${asOf}` : '', table)}/**/*.parquet', hive_partitioning = true)`;
+/** The manifest's files of `table` (its as-of cut at `asOf`). */
+const entriesOf = (m: Manifest, table: string, asOf: string | null = null) => m.files.filter((f) => f.table === table && f.asOf === asOf);
+/** Every file the manifest lists of `table`, read together (a folder may hold files no manifest names). */
+const parquetOf = (dir: string, table: string, asOf: string | null = null) =>
+  `read_parquet([${entriesOf(manifestOf(dir), table, asOf).map((f) => `'${path.join(dir, f.path)}'`).join(', ')}], hive_partitioning = true)`;
+/** A table's columns as its files were written (every file of it alike). */
+function columnsOf(m: Manifest, table: string, asOf: string | null = null) {
+  const files = entriesOf(m, table, asOf);
+  expect(new Set(files.map((f) => JSON.stringify(f.columns))).size, `${table}: every file in one schema`).toBe(1);
+  return files[0]!.columns;
+}
 
 /** A decimal's digits: no trailing zeros after the point, no trailing point. */
 const digits = (v: unknown) => (v === null ? null : String(v).includes('.') ? String(v).replace(/0+$/, '').replace(/\.$/, '') : String(v));
@@ -83,8 +93,8 @@ function duckText(c: { name: string; sourceType: string; type: string }) {
 }
 
 /** Rows as sorted lines of normalized values: Postgres's `from` against the Parquet `source`. */
-async function sameRows(m: Manifest, table: string, from: string, source: string) {
-  const columns = Object.entries(m.tables[table]!.columns).map(([name, c]) => ({ name, ...c }));
+async function sameRows(m: Manifest, table: string, from: string, source: string, asOf: string | null = null) {
+  const columns = Object.entries(columnsOf(m, table, asOf)).map(([name, c]) => ({ name, ...c }));
   const norm = (row: Record<string, unknown>) => columns.map((c) => (c.sourceType.startsWith('numeric') ? digits(row[c.name]) : (row[c.name] ?? null))).map((v) => JSON.stringify(v)).join('|');
   const pg = (await w.query<Record<string, unknown>>(sql.raw(`select ${columns.map((c) => `${pgText(c)} as "${c.name}"`).join(', ')} from ${from}`))).map(norm).sort();
   const out = (await duckRows(`select ${columns.map((c) => `${duckText(c)} as "${c.name}"`).join(', ')} from ${source}`)).map(norm).sort();
@@ -110,7 +120,7 @@ describe('tesync export', () => {
       const [pgCount] = await w.query<{ n: number }>(sql.raw(`select count(*)::int as n from ${table}`));
       expect(rows, `${table}: as many rows as Postgres holds`).toBe(pgCount!.n);
       expect(m.files.filter((f) => f.table === table).reduce((n, f) => n + f.rows, 0), `${table}: the manifest's rows`).toBe(rows);
-      numericColumns += Object.values(m.tables[table]!.columns).filter((c) => c.sourceType.startsWith('numeric')).length;
+      numericColumns += Object.values(columnsOf(m, table)).filter((c) => c.sourceType.startsWith('numeric')).length;
     }
     expect(numericColumns).toBeGreaterThan(20);
     // No float in any file: every numeric column a DECIMAL(38,s).
@@ -118,8 +128,8 @@ describe('tesync export', () => {
     expect(types.filter((t) => t.t === 'DOUBLE' || t.t === 'FLOAT')).toEqual([]);
     // A numeric column is DECIMAL(38,s), or text flagged in the manifest where a value does not fit.
     const wide: string[] = [];
-    for (const [name, t] of Object.entries(m.tables)) {
-      for (const [col, c] of Object.entries(t.columns)) {
+    for (const name of new Set(m.files.map((f) => f.table))) {
+      for (const [col, c] of Object.entries(columnsOf(m, name))) {
         if (!c.sourceType.startsWith('numeric')) continue;
         if (c.asString) wide.push(`${name}.${col}`);
         else expect(c.type, `${name}.${col}`).toMatch(/^DECIMAL\(38,\d+\)$/);
@@ -133,18 +143,21 @@ describe('tesync export', () => {
       expect(fits!.over, `${col} is text because its values do not fit 38 digits`).toBe(true);
     }
     // Each file as the manifest names it, with the warehouse's descriptions in its metadata.
-    const kv = await duckRows(`select key::VARCHAR as k from parquet_kv_metadata('${path.join(dir, 'app.tokens', 'data_0.parquet')}')`);
+    const kv = await duckRows(`select key::VARCHAR as k from parquet_kv_metadata('${path.join(dir, entriesOf(m, 'app.tokens')[0]!.path)}')`);
     expect(kv.map((r) => r.k)).toEqual(expect.arrayContaining(['tesync.table', 'tesync.known_at', 'tesync.comment', 'tesync.column.slug']));
   }, patience(120_000));
 
-  it('a second export with nothing new rewrites no partition; a late commit rewrites exactly its day', async () => {
+  it('a second export with nothing new rewrites no file; a late commit rewrites exactly its day', async () => {
     const before = manifestOf(dir);
-    const files = before.files.filter((f) => f.partition !== null);
-    const mtimes = new Map(files.map((f) => [f.path, statSync(path.join(dir, f.path)).mtimeMs]));
+    const every = new Map(before.files.map((f) => [f.path, statSync(path.join(dir, f.path)).mtimeMs]));
     const again = await exportWarehouse(w, log.logger, { to: dir });
     for (const t of again.tables.filter((x) => ARCHIVES.includes(x.table))) expect(t, t.table).toMatchObject({ files: 0, unchanged: 4 });
-    for (const f of files) expect(statSync(path.join(dir, f.path)).mtimeMs, f.path).toBe(mtimes.get(f.path));
-    expect(manifestOf(dir).files.filter((f) => f.partition !== null)).toEqual(files);
+    for (const t of again.tables.filter((x) => !ARCHIVES.includes(x.table))) expect(t, t.table).toMatchObject({ files: 0, unchanged: 1 });
+    expect(again.removedFiles).toBe(0);
+    for (const [p, mtime] of every) expect(statSync(path.join(dir, p)).mtimeMs, p).toBe(mtime);
+    expect(manifestOf(dir).files).toEqual(before.files);
+    const files = before.files.filter((f) => f.partition !== null);
+    const mtimes = new Map(files.map((f) => [f.path, statSync(path.join(dir, f.path)).mtimeMs]));
 
     // A late commit: one row of a past day rewritten in the archive.
     const [{ day }] = (await w.query<{ day: string }>(sql`select min(snapshot_date)::text as day from app.screener_daily`)) as [{ day: string }];
@@ -152,8 +165,12 @@ describe('tesync export', () => {
     const late = await exportWarehouse(w, log.logger, { to: dir });
     expect(late.tables.find((t) => t.table === 'app.screener_daily')).toMatchObject({ files: 1, unchanged: 3 });
     const after = manifestOf(dir).files.filter((f) => f.partition !== null);
-    const changed = after.filter((f) => files.find((g) => g.path === f.path)?.sha256 !== f.sha256);
+    const changed = after.filter((f) => !files.some((g) => g.path === f.path));
     expect(changed.map((f) => [f.table, f.partition])).toEqual([['app.screener_daily', day]]);
+    // The day's file is a new one; the one it replaces is gone.
+    expect(late.removedFiles).toBe(1);
+    const old = files.find((f) => f.table === 'app.screener_daily' && f.partition === day)!;
+    expect(existsSync(path.join(dir, old.path))).toBe(false);
     for (const f of after.filter((x) => !(x.table === 'app.screener_daily' && x.partition === day))) expect(statSync(path.join(dir, f.path)).mtimeMs, f.path).toBe(mtimes.get(f.path));
     await sameRows(manifestOf(dir), 'app.screener_daily', 'app.screener_daily', parquetOf(dir, 'app.screener_daily'));
   }, patience(120_000));
@@ -172,7 +189,7 @@ describe('tesync export', () => {
     expect((await exportWarehouse(w, log.logger, { to: d, tables: ['app.screener_daily'] })).tables[0]).toMatchObject({ files: 1 });
     const m = manifestOf(d);
     // One file a day, and the manifest's rows are each file's own.
-    const days = m.files.map((f) => f.partition);
+    const days = m.files.filter((f) => f.kind === 'archive').map((f) => f.partition);
     expect(new Set(days).size).toBe(days.length);
     await sameRows(m, 'app.screener_daily', 'app.screener_daily', parquetOf(d, 'app.screener_daily'));
     const back = await duckRows(`select token_slug, md5(display_name) as h, length(display_name) as n from ${parquetOf(d, 'app.screener_daily')} where snapshot_date = '${day}' and token_slug in ('${slugs.join("','")}') order by 1`);
@@ -188,7 +205,7 @@ describe('tesync export', () => {
     expect(r.tables.map((t) => t.table).sort()).toEqual([...NAMES].sort());
     let differs = 0;
     for (const table of NAMES) {
-      await sameRows(m, table, `${table}_as_of('${between}')`, parquetOf(asOfDir, table, iso));
+      await sameRows(m, table, `${table}_as_of('${between}')`, parquetOf(asOfDir, table, iso), iso);
       const [d] = await w.query<{ n: number }>(sql.raw(`select count(*)::int as n from (select * from ${table}_as_of('${between}') except all select * from ${table}) x`));
       differs += d!.n;
     }
@@ -202,11 +219,11 @@ describe('tesync export', () => {
     const d = newDir();
     await exportWarehouse(w, log.logger, { to: d, tables: ['app.metric_history', 'app.metric_history_history'] });
     const m = manifestOf(d);
-    expect(m.tables['app.metric_history']!.columns.value).toMatchObject({ type: 'VARCHAR', asString: true });
+    expect(columnsOf(m, 'app.metric_history').value).toMatchObject({ type: 'VARCHAR', asString: true });
     const back = await duckRows(`select value from ${parquetOf(d, 'app.metric_history')} where value = '${wide}'`);
     expect(back.length).toBeGreaterThan(0);
     await sameRows(m, 'app.metric_history', `app.metric_history_as_of('${m.knownAt}')`, parquetOf(d, 'app.metric_history'));
-    const h = m.tables['app.metric_history_history']!.columns;
+    const h = columnsOf(m, 'app.metric_history_history');
     expect(Object.keys(h)).toEqual(expect.arrayContaining(['known_from', 'known_to']));
     await sameRows(m, 'app.metric_history_history', 'app.metric_history_history', parquetOf(d, 'app.metric_history_history'));
   }, patience(120_000));
