@@ -1,14 +1,17 @@
 // A small `tesync export` directory, written with DuckDB (@duckdb/node-api) in the layout
-// `tesync export` writes (contract.md, "Out of Postgres: Parquet"; src/export/manifest.ts), for
-// examples/read_export.py: `_manifest.json`; a daily archive Hive-partitioned by snapshot_date
-// whose days were written by exports that chose different decimal scales; the current tables;
-// an as-of cut; history tables with known_from and known_to. Four tokens synced at T0, T1, T2:
-// at T1 aurora's 30-day P/FCF is revised and cobalt delisted, at T2 delta's P/FCF is revised.
+// `tesync export` writes (manifest format 2, src/export/manifest.ts), for
+// examples/read_export.py: `_manifest.json`, each file with its kind, its own types and the
+// instant it was read at; a daily archive Hive-partitioned by snapshot_date whose days were
+// written by exports that chose different decimal scales; the current tables; an as-of cut;
+// history tables with known_from and known_to; app.metric_history, a current table whose name
+// ends in _history, written as text in one file and as DECIMAL in another. Four tokens synced
+// at T0, T1, T2: at T1 aurora's 30-day P/FCF is revised and cobalt delisted, at T2 delta's P/FCF
+// is revised.
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { FORMAT, type Manifest, type ManifestColumn, type ManifestFile } from '../../src/export/manifest.ts';
+import { FORMAT, type FileKind, type Manifest, type ManifestColumn, type ManifestFile } from '../../src/export/manifest.ts';
 
 export const T0 = '2026-11-26T10:00:00.000000Z';
 export const T1 = '2026-11-27T10:00:00.000000Z';
@@ -59,27 +62,57 @@ export const PFCF = {
 };
 
 /** The daily archive: each day's rows, and the scale of multiple_30d in its file. */
-export const ARCHIVE_DAYS: { day: string; scale: number; rows: Row[] }[] = [
-  { day: '2026-11-26', scale: 9, rows: [screener('aurora', '12.345678901', T0), screener('basalt', '20.500000000', T0)] },
-  { day: '2026-11-27', scale: 18, rows: [screener('aurora', '25.123456789012345678', T1), screener('basalt', '20.500000000000000000', T0)] },
-  { day: '2026-11-28', scale: 18, rows: [screener('aurora', '25.123456789012345678', T1), screener('delta', '30.000000000000000001', T2)] },
+export const ARCHIVE_DAYS: { day: string; scale: number; rows: Row[]; by: number }[] = [
+  { day: '2026-11-26', scale: 9, rows: [screener('aurora', '12.345678901', T0), screener('basalt', '20.500000000', T0)], by: 0 },
+  { day: '2026-11-27', scale: 18, rows: [screener('aurora', '25.123456789012345678', T1), screener('basalt', '20.500000000000000000', T0)], by: 1 },
+  { day: '2026-11-28', scale: 18, rows: [screener('aurora', '25.123456789012345678', T1), screener('delta', '30.000000000000000001', T2)], by: 2 },
 ];
+
+/** The three exports into the folder (a day a day): each names its files `part-<id>-<n>.parquet`. */
+export const EXPORTS = [
+  { id: '5e1a0c3b9d01', knownAt: '2026-11-26T12:00:00.000000Z' },
+  { id: '5e1a0c3b9d02', knownAt: '2026-11-27T12:00:00.000000Z' },
+  { id: '5e1a0c3b9d03', knownAt: '2026-11-28T12:00:00.000000Z' },
+] as const;
+export const KNOWN_AT = EXPORTS[2].knownAt;
+
+/** app.metric_history (a current table, not history): its `value` is text in the current file (a NaN) and DECIMAL(38,4) in the as-of cut. */
+const metricColumns = (value: string): Column[] => [col('token_slug', 'VARCHAR'), col('stream', 'VARCHAR'), col('metric', 'VARCHAR'), col('ts', 'TIMESTAMPTZ'), col('value', value, true), col('fetched_at', 'TIMESTAMPTZ')];
+const metric = (slug: string, value: string, fetchedAt: string): Row => [slug, 'revenue', 'fcf', T0, value, fetchedAt];
 
 const sqlText = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-/**
- * Writes the export into `dir`. `historyHoldsCurrent`: the history tables also hold the current
- * versions (known_to null), as an export may write them; otherwise only the earlier ones, as the
- * warehouse's `T_history` does.
- */
-export async function writeExportFixture(dir: string, o: { historyHoldsCurrent: boolean }): Promise<void> {
+/** A manifest entry's columns: a column's types as written in its file. */
+function manifestColumns(columns: Column[]): Record<string, ManifestColumn> {
+  return Object.fromEntries(
+    columns.map((k): [string, ManifestColumn] => {
+      const decimal = /^DECIMAL\((\d+),(\d+)\)$/.exec(k.type);
+      if (decimal) return [k.name, { sourceType: 'numeric', type: k.type, precision: Number(decimal[1]), scale: Number(decimal[2]), asString: false }];
+      if (k.numeric) return [k.name, { sourceType: 'numeric', type: 'VARCHAR', precision: 38, scale: 0, asString: true }];
+      return [k.name, { sourceType: k.type.toLowerCase(), type: k.type }];
+    }),
+  );
+}
+
+export interface FixtureOptions {
+  /** The history tables also hold the current versions (known_to null), as an export may write them; otherwise only the earlier ones, as the warehouse's `T_history` does. */
+  historyHoldsCurrent: boolean;
+  /** Only the history tables and the as-of cut of the same tables at K2: no archive, no current table (`--tables app.tokens_history,app.screener_rows_history,app.tokens,app.screener_rows --as-of K2` without the current files). */
+  historyOnly?: boolean;
+}
+
+/** Writes the export into `dir`; returns its manifest. */
+export async function writeExportFixture(dir: string, o: FixtureOptions): Promise<Manifest> {
   const instance = await DuckDBInstance.create(':memory:');
   const c = await instance.connect();
   await c.run(`SET TimeZone = 'UTC'`);
   const files: ManifestFile[] = [];
   const tables: Manifest['tables'] = {};
+  const last = EXPORTS[2];
 
-  async function write(rel: string, table: string, columns: Column[], rows: Row[], extra: { partition?: string; asOf?: string } = {}) {
+  async function write(table: string, kind: FileKind, columns: Column[], rows: Row[], extra: { partition?: string; asOf?: string; by?: (typeof EXPORTS)[number] } = {}) {
+    const by = extra.by ?? last;
+    const rel = `${extra.asOf ? `asof=${extra.asOf}/` : ''}${table}/${extra.partition ? `snapshot_date=${extra.partition}/` : ''}part-${by.id}-0.parquet`;
     const file = path.join(dir, ...rel.split('/'));
     await mkdir(path.dirname(file), { recursive: true });
     const values = rows.map((r) => `(${r.map((v) => (v === null ? 'NULL' : sqlText(v))).join(', ')})`).join(', ');
@@ -87,28 +120,25 @@ export async function writeExportFixture(dir: string, o: { historyHoldsCurrent: 
     const select = columns.map((k, i) => `CAST(c${i} AS ${k.type}) AS "${k.name}"`).join(', ');
     await c.run(`COPY (SELECT ${select} FROM (VALUES ${values}) v(${names.join(', ')})) TO ${sqlText(file)} (FORMAT parquet)`);
     const sha256 = createHash('sha256').update(await readFile(file)).digest('hex');
-    files.push({ path: rel, table, partition: extra.partition ?? null, asOf: extra.asOf ?? null, rows: rows.length, sha256 });
-    tables[table] = {
-      columns: Object.fromEntries(
-        columns.map((k): [string, ManifestColumn] => {
-          const decimal = /^DECIMAL\((\d+),(\d+)\)$/.exec(k.type);
-          if (decimal) return [k.name, { sourceType: 'numeric', type: k.type, precision: Number(decimal[1]), scale: Number(decimal[2]), asString: false }];
-          if (k.numeric) return [k.name, { sourceType: 'numeric', type: 'VARCHAR', precision: 38, scale: 0, asString: true }];
-          return [k.name, { sourceType: k.type.toLowerCase(), type: k.type }];
-        }),
-      ),
-    };
+    files.push({ path: rel, table, kind, partition: extra.partition ?? null, asOf: extra.asOf ?? null, knownAt: by.knownAt, schema: '0042_fixture', rows: rows.length, sha256, columns: manifestColumns(columns) });
+    tables[table] = { kind: kind === 'archive' ? 'archive' : kind === 'history' ? 'history' : 'versioned' };
   }
 
-  for (const d of ARCHIVE_DAYS) {
-    await write(`app.screener_daily/snapshot_date=${d.day}/data_0.parquet`, 'app.screener_daily', screenerColumns(d.scale), d.rows, { partition: d.day });
+  if (!o.historyOnly) {
+    for (const d of ARCHIVE_DAYS) {
+      await write('app.screener_daily', 'archive', screenerColumns(d.scale), d.rows, { partition: d.day, by: EXPORTS[d.by] });
+    }
+    tables['app.screener_daily']!.horizon = '1042:1042:';
   }
 
-  // The current tables, as after T2.
+  // The current tables, as after T2; app.tokens unchanged since the second export, which wrote it.
   const tokensNow = [token('aurora', null, T0), token('basalt', null, T0), token('cobalt', T1, T1), token('delta', null, T0)];
   const screenerNow = [screener('aurora', PFCF.aurora1, T1), screener('basalt', PFCF.basalt, T0), screener('cobalt', PFCF.cobalt, T0), screener('delta', PFCF.delta2, T2)];
-  await write('app.tokens/data_0.parquet', 'app.tokens', tokenColumns, tokensNow);
-  await write('app.screener_rows/data_0.parquet', 'app.screener_rows', screenerColumns(12), screenerNow);
+  if (!o.historyOnly) {
+    await write('app.tokens', 'current', tokenColumns, tokensNow, { by: EXPORTS[1] });
+    await write('app.screener_rows', 'current', screenerColumns(12), screenerNow);
+    await write('app.metric_history', 'current', metricColumns('VARCHAR'), [metric('aurora', '1.5', T0), metric('delta', 'NaN', T2)]);
+  }
 
   // The earlier versions, [known_from, known_to), closed by response 7 and 9; with the current
   // ones (known_to null) when the export writes them too. The history's scale (18) is not the
@@ -121,19 +151,22 @@ export async function writeExportFixture(dir: string, o: { historyHoldsCurrent: 
     tokenVersions.push(...tokensNow.map(open));
     screenerVersions.push(...screenerNow.map(open));
   }
-  await write('app.tokens_history/data_0.parquet', 'app.tokens_history', [...tokenColumns, ...versionColumns], tokenVersions);
-  await write('app.screener_rows_history/data_0.parquet', 'app.screener_rows_history', [...screenerColumns(18), ...versionColumns], screenerVersions);
+  await write('app.tokens_history', 'history', [...tokenColumns, ...versionColumns], tokenVersions);
+  await write('app.screener_rows_history', 'history', [...screenerColumns(18), ...versionColumns], screenerVersions);
 
-  // The as-of cut at K2: T_as_of(K2) of both tables.
-  const cut = `asof=${K2}`;
-  await write(`${cut}/app.tokens/data_0.parquet`, 'app.tokens', tokenColumns, [token('aurora', null, T0), token('basalt', null, T0), token('cobalt', T1, T1), token('delta', null, T0)], { asOf: K2 });
-  await write(`${cut}/app.screener_rows/data_0.parquet`, 'app.screener_rows', screenerColumns(18), [
+  // The as-of cut at K2: T_as_of(K2).
+  await write('app.tokens', 'asOf', tokenColumns, [token('aurora', null, T0), token('basalt', null, T0), token('cobalt', T1, T1), token('delta', null, T0)], { asOf: K2 });
+  await write('app.screener_rows', 'asOf', screenerColumns(18), [
     screener('aurora', PFCF.aurora1, T1),
     screener('basalt', PFCF.basalt, T0),
     screener('cobalt', PFCF.cobalt, T0),
     screener('delta', PFCF.delta0, T0),
   ], { asOf: K2 });
+  if (!o.historyOnly) await write('app.metric_history', 'asOf', metricColumns('DECIMAL(38,4)'), [metric('aurora', '1.5000', T0), metric('delta', '2.2500', T0)], { asOf: K2 });
   c.closeSync();
-  const manifest: Manifest = { format: FORMAT, tesync: 'fixture', schema: 'fixture', database: 'fixture', knownAt: '2026-11-28T12:00:00.000000Z', files, tables };
+  instance.closeSync();
+  const manifest: Manifest = { format: FORMAT, tesync: 'fixture', schema: '0042_fixture', database: 'fixture', knownAt: KNOWN_AT, files, tables };
   await writeFile(path.join(dir, '_manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
 }
+
