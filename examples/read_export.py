@@ -38,6 +38,7 @@
 import decimal
 import hashlib
 import json
+import re
 import sys
 from collections import Counter
 from datetime import datetime, timezone
@@ -237,6 +238,8 @@ def with_polars(con, root, manifest, table, duck_rows):
 def parse_instant(text):
     """An ISO 8601 instant, UTC unless it carries an offset, as the export writes instants
     (YYYY-MM-DDTHH:MM:SS.ffffffZ, the microsecond kept); exits on anything else."""
+    if re.search(r"[.,]\d{7}", text):  # Python would cut the digits silently; the warehouse keeps microseconds
+        sys.exit(f"{text!r} is finer than a microsecond, the finest instant the warehouse keeps")
     try:
         at = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)  # Z: Python before 3.11
     except ValueError:

@@ -272,7 +272,10 @@ describe('examples/read_export.py reads a `tesync export` directory exactly (Duc
     const garbled = await readExport(dir, 'yesterday');
     expect(garbled.code).toBe(1);
     expect(garbled.stderr).toContain("'yesterday' is not an instant");
-    for (const out of [before, later, garbled]) expect(out.stderr).not.toContain('Traceback');
+    const finer = await readExport(dir, '2026-11-28T00:00:00.0000001Z');
+    expect(finer.code).toBe(1);
+    expect(finer.stderr).toContain('finer than a microsecond');
+    for (const out of [before, later, garbled, finer]) expect(out.stderr).not.toContain('Traceback');
 
     // Neither history nor a cut: exit 1 when asked for an instant, a line saying so when not.
     await editManifest(dir, (m) => {
