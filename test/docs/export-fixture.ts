@@ -97,7 +97,7 @@ function manifestColumns(columns: Column[]): Record<string, ManifestColumn> {
 export interface FixtureOptions {
   /** The history tables also hold the current versions (known_to null), as an export may write them; otherwise only the earlier ones, as the warehouse's `T_history` does. */
   historyHoldsCurrent: boolean;
-  /** Only the history tables and the as-of cut of the same tables at K2: no archive, no current table (`--tables app.tokens_history,app.screener_rows_history,app.tokens,app.screener_rows --as-of K2` without the current files). */
+  /** Only the history tables and the as-of cut of the same tables at K2: no archive, no current table (`tesync export --as-of K2 --tables app.tokens,app.screener_rows,app.tokens_history,app.screener_rows_history`). */
   historyOnly?: boolean;
 }
 
