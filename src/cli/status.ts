@@ -4,9 +4,11 @@
 // cron can use it as a health check. It only reads: a database without tesync's schema, or
 // with another release's, is named as such and left exactly as it was (exit 2).
 import { parseArgs } from 'node:util';
+import { sql } from 'drizzle-orm';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
 import { readStatus } from '../store/read/status.ts';
+import { serverClock } from '../store/write/known-time.ts';
 import { overMaxAge, overMaxUnconfirmed } from '../store/read/status-checks.ts';
 import type { TableSizes } from '../store/read/table-sizes.ts';
 import { positiveNumberFlag } from './flag-values.ts';
@@ -91,7 +93,8 @@ export async function runStatus({ config, logger, argv }: CommandContext): Promi
     }
     // The embedded warehouse before its first sync: tesync's own, with nothing in it yet.
     const { groups, runs, sizes } = schema.state === 'none' ? { groups: [], runs: [], sizes: { schemas: [], tables: [] } satisfies TableSizes } : await readStatus(warehouse);
-    const now = new Date();
+    // Ages are judged on the warehouse's clock, the one every stored time is on, not this process's.
+    const now = schema.state === 'none' ? await databaseNow(warehouse) : await serverClock(warehouse.db);
     const over = [
       ...(maxAgeHours === undefined ? [] : overMaxAge(groups, now, maxAgeHours)),
       ...(maxUnconfirmedHours === undefined ? [] : overMaxUnconfirmed(groups, now, maxUnconfirmedHours)),
@@ -108,6 +111,12 @@ export async function runStatus({ config, logger, argv }: CommandContext): Promi
   } finally {
     await warehouse.close();
   }
+}
+
+/** The database server's clock, before tesync's schema (and its `sync.server_clock()`) is there. */
+async function databaseNow(warehouse: Warehouse): Promise<Date> {
+  const [row] = await warehouse.query<{ now: string }>(sql`select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as now`);
+  return new Date(row!.now);
 }
 
 function parseStatusArgs(argv: string[]) {

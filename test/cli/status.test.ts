@@ -257,4 +257,15 @@ describe('tesync status on warehouses synced from the simulator', () => {
     expect(r.stdout).not.toContain('Over the limit');
     console.info(r.stdout);
   });
+  it('ages are judged on the warehouse\'s clock: a status process 3 days ahead (faketime) still finds today\'s data fresh', async () => {
+    const r = await runCli(['status', '--json', '--max-age', '24', '--max-unconfirmed', '1'], envOf(fresh), { wrap: ['faketime', '-f', '+3d'] });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { overLimit: OverLimit[] }).overLimit).toEqual([]);
+    // The same process judges months-old data by the same clock: as old as it is, not 3 days older.
+    const o = await runCli(['status', '--json', '--max-age', '24'], envOf(old), { wrap: ['faketime', '-f', '+3d'] });
+    const over = (JSON.parse(o.stdout) as { overLimit: OverLimit[] }).overLimit.find((x) => x.group === 'history' && x.source === 'app')!;
+    const truth = (Date.now() - Date.parse(`${ANCHOR_DATE}T00:00:00Z`)) / 3_600_000;
+    expect(over.ageHours).toBeGreaterThan(truth - 1);
+    expect(over.ageHours).toBeLessThan(truth + 24);
+  });
 });
