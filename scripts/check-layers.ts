@@ -1,4 +1,4 @@
-// The layers of the design (../shared/spec/design.md), one folder each under src/, and the one
+// The layers of the design (docs/design.md, "Layers"), one folder each under src/, and the one
 // rule between them: imports only point down (or stay within a layer), and no module imports
 // itself back through others. `npm test` runs it (test/scripts/check-layers.test.ts); run it
 // alone with `npx tsx scripts/check-layers.ts`, which prints every arrow that breaks the rule.
@@ -6,12 +6,21 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
 /**
- * Lowest first: each layer is the folder `src/<name>/` (design.md's layout). A row of several is
- * siblings: upstream and store stand side by side, neither importing the other; the ports they
- * share are declared below both.
+ * Pure: the layers of docs/design.md's table, lowest first; a row naming several holds
+ * siblings (upstream and store stand side by side, neither importing the other).
  */
-export const LAYERS: readonly (string | readonly string[])[] = ['lib', 'schema', 'ports', ['upstream', 'store'], 'export', 'engine', 'resources', 'runners', 'cli'];
+export function layersOf(design: string): (string | string[])[] {
+  const section = design.slice(design.indexOf('## Layers'));
+  const rows = [...section.matchAll(/^\| ([a-z, ]+) \| `src\//gm)].map((m) => m[1]!.split(',').map((s) => s.trim()));
+  if (rows.length === 0) throw new Error('docs/design.md: no layer table under "## Layers"');
+  return rows.map((r) => (r.length === 1 ? r[0]! : r));
+}
+
+/** The layers, as docs/design.md lists them. */
+export const LAYERS: readonly (string | readonly string[])[] = layersOf(readFileSync(path.join(ROOT, 'docs/design.md'), 'utf8'));
 const NAMES = LAYERS.flat();
 /** The simulator is a package of its own beside the layers: it may use lib and schema, and only the cli uses it. */
 const SIM = { name: 'sim', above: ['lib', 'schema'], usedBy: ['cli'] };
@@ -21,8 +30,6 @@ export interface Arrow {
   from: string;
   to: string;
 }
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function files(dir: string): string[] {
   const out: string[] = [];

@@ -1,7 +1,7 @@
 // `tesync export` (issue 46): a warehouse synced twice across the simulator's revision, three
 // days apart (the first sync on a server clock three days behind, so the daily archives hold
 // four days), exported as Parquet and read back with DuckDB (@duckdb/node-api, as a notebook
-// would): every table's rows equal Postgres's, every decimal's digits equal Postgres's text,
+// would): every table's rows equal Postgres's, every decimal equals Postgres's at its column's scale,
 // no numeric column is a float; `--as-of T` equals `T_as_of(T)` row for row; a second export
 // with nothing new rewrites no partition, and a late commit rewrites exactly its day; a value
 // wider than 38 digits goes out as a string, flagged in the manifest.
@@ -107,7 +107,7 @@ describe('tesync export', () => {
   let dir: string;
   let first: Awaited<ReturnType<typeof exportWarehouse>>;
 
-  it('writes every archive by day and every versioned table, row for row and digit for digit, no float anywhere', async () => {
+  it('writes every archive by day and every versioned table, row for row, every decimal exact at its column's scale, no float anywhere', async () => {
     dir = newDir();
     first = await exportWarehouse(w, log.logger, { to: dir });
     const m = manifestOf(dir);

@@ -1,8 +1,8 @@
 // The layers' one rule, kept by `npm test`: imports point down (or stay within a layer), and no
 // module imports itself back through others (scripts/check-layers.ts).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { arrows, cycles, layerOf, modules, reachesOut, resourceQueries, upward } from '../../scripts/check-layers.ts';
+import { arrows, cycles, LAYERS, layerOf, layersOf, modules, reachesOut, resourceQueries, upward } from '../../scripts/check-layers.ts';
 
 describe('scripts/check-layers.ts', () => {
   const all = arrows();
@@ -59,5 +59,20 @@ describe('scripts/check-layers.ts', () => {
     expect(upward([{ from: 'src/upstream/client.ts', to: 'src/store/connection.ts' }])).toHaveLength(1);
     expect(upward([{ from: 'src/store/books/request-log.ts', to: 'src/ports/recorder.ts' }])).toEqual([]);
     expect(cycles([...all, { from: 'src/lib/json.ts', to: 'src/lib/config.ts' }, { from: 'src/lib/config.ts', to: 'src/lib/json.ts' }])).toEqual([['src/lib/config.ts', 'src/lib/json.ts']]);
+  });
+
+  it("reads the layers from docs/design.md's table, and the README's layout lists the same folders in the same order", () => {
+    expect(LAYERS).toEqual(['lib', 'schema', 'ports', ['upstream', 'store'], 'export', 'engine', 'resources', 'runners', 'cli']);
+    expect(layersOf('## Layers\n\n| layer | folder |\n|---|---|\n| a | `src/a/` |\n| b, c | `src/b/`, `src/c/` |\n')).toEqual(['a', ['b', 'c']]);
+    // Every folder under src/ is a layer of the table.
+    const folders = readdirSync(new URL('../../src/', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.sort()).toEqual(LAYERS.flat().sort());
+    // The README's layout, top down: the table's layers, highest first (siblings in either order).
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const layout = readme.slice(readme.indexOf('## Layout and development'));
+    const listed = [...layout.slice(0, layout.indexOf('```\n\n')).matchAll(/^src\/([a-z]+)\/ /gm)].map((m) => m[1]!);
+    const rank = (name: string) => LAYERS.findIndex((l) => (typeof l === 'string' ? l === name : l.includes(name)));
+    expect([...listed].sort()).toEqual(LAYERS.flat().sort());
+    expect(listed.map(rank)).toEqual([...listed.map(rank)].sort((a, b) => b - a));
   });
 });
