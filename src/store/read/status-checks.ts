@@ -2,14 +2,14 @@
 // thresholds: which groups are over, judged resource by resource, and why, in words that name
 // the resource (and its token) that lags, how old it is, by which clock. Pure.
 import { age, ago, utc } from '../../lib/ages.ts';
-import type { FailureCount, GroupStatus, OldestData } from './status.ts';
+import type { DataTimeKind, FailureCount, GroupStatus, OldestData } from './status.ts';
 
 /** Why a group fails a check, for people and for --json. */
 export interface OverLimit {
   source: string;
   group: string;
-  /** The clock judged: the data's own time, or tesync's (when it confirmed the data). */
-  clock: 'newest history point' | 'upstream asOf' | 'last confirmed' | 'least recently confirmed';
+  /** The time judged (`clock` in --json): a data time, or a known time (when tesync confirmed the data). */
+  clock: DataTimeKind | 'last confirmed' | 'least recently confirmed';
   at: Date | null;
   ageHours: number | null;
   /** The resource judged (`token/<slug>/history`), and its token; null when a group as a whole was. */

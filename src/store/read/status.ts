@@ -65,7 +65,8 @@ export interface GroupChecks {
   neverConfirmed: number;
 }
 
-export type DataClock = 'newest history point' | 'upstream asOf';
+/** Which data time a resource's age is judged by: a kind of time, not a clock. */
+export type DataTimeKind = 'newest history point' | 'upstream asOf';
 
 export interface ResourceTime {
   resource: string;
@@ -76,8 +77,11 @@ export interface ResourceTime {
 
 export interface OldestData extends ResourceTime {
   at: Date;
-  /** Its newest history point where it has one (history groups), else upstream's asOf. */
-  clock: DataClock;
+  /**
+   * Its newest history point where it has one (history groups), else upstream's asOf. Named
+   * `clock` in `tesync status --json`, whose fields are kept.
+   */
+  clock: DataTimeKind;
   /** When tesync last confirmed this resource. */
   confirmedAt: Date | null;
 }
