@@ -12,62 +12,41 @@
 // Values are compared as the multiset of a column's values in the file against the same rows in
 // Postgres (the day's rows of an archive, `T_as_of` at the file's instant, the history table).
 // No value passes through a JavaScript number: both sides print text.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { exportWarehouse } from '../../src/export/export.ts';
 import type { Manifest, ManifestFile } from '../../src/export/manifest.ts';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
-import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import type { TestLogger } from '../helpers/services.ts';
+import { syncedTwice, type SyncedTwice } from './synced-twice.ts';
 
-const appKey = canaryKey('ak');
-const gatewayKey = canaryKey('gk');
-const log = createTestLogger([appKey, gatewayKey], 'warn');
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 /** 40 digits: more than DECIMAL(38,s) holds, so its column goes out as text. */
 const WIDE = '1234567890123456789012345678901234567890.25';
 
-let sim: Simulator;
-let tw: TestWarehouse;
+let fixture: SyncedTwice;
 let w: Warehouse;
-let duckInstance: DuckDBInstance;
+let log: TestLogger;
 let duck: DuckDBConnection;
 let dir: string;
 let between: string;
 
 beforeAll(async () => {
-  sim = await startSimulator({ tokens: 5, historyDays: 8, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-  tw = await createTestWarehouse();
-  w = tw.warehouse;
-  const past = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '-3 days'), dataDir: '' });
-  const first = await syncOnce(sim, past, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * 86_400_000) }).finally(() => past.close());
-  expect(first.status).toBe('succeeded');
-  between = (await w.query<{ t: string }>(sql`select (clock_timestamp() - interval '2 days')::text as t`))[0]!.t;
-  sim.setEpoch(2);
-  const second = await syncOnce(sim, w, log.logger, { appKey, gatewayKey }, ['app', 'gateway']);
-  expect(second.status).toBe('succeeded');
+  fixture = await syncedTwice();
+  ({ w, log, duck, between } = fixture);
   // One value too wide for DECIMAL(38,s): its column goes out as text (and its old version to the history).
   await w.query(sql.raw(`update app.metric_history set value = '${WIDE}' where ctid = (select ctid from app.metric_history order by token_slug, stream, metric, ts limit 1)`));
-  duckInstance = await DuckDBInstance.create(':memory:');
-  duck = await duckInstance.connect();
-  await duck.run("SET TimeZone = 'UTC'");
-  dir = mkdtempSync(path.join(tmpdir(), 'tesync-export-decimals-'));
+  dir = fixture.newDir();
 }, patience(120_000));
 
 afterAll(async () => {
-  duck?.closeSync();
-  duckInstance?.closeSync();
-  await tw?.cleanup();
-  await sim?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;

@@ -5,64 +5,39 @@
 // no numeric column is a float; `--as-of T` equals `T_as_of(T)` row for row; a second export
 // with nothing new rewrites no partition, and a late commit rewrites exactly its day; a value
 // wider than 38 digits goes out as a string, flagged in the manifest.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { exportWarehouse } from '../../src/export/export.ts';
 import type { Manifest } from '../../src/export/manifest.ts';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
-import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import type { TestLogger, TestWarehouse } from '../helpers/services.ts';
+import { syncedTwice, type SyncedTwice } from './synced-twice.ts';
 
-const appKey = canaryKey('ak');
-const gatewayKey = canaryKey('gk');
-const log = createTestLogger([appKey, gatewayKey], 'warn');
 const ARCHIVES = ['app.screener_daily', 'app.token_snapshots_daily', 'gateway.screener_daily'];
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 
-let sim: Simulator;
+let fixture: SyncedTwice;
 let tw: TestWarehouse;
 let w: Warehouse;
+let log: TestLogger;
 let duck: DuckDBConnection;
-let duckInstance: DuckDBInstance;
 let between: string;
-const dirs: string[] = [];
-const newDir = () => {
-  const d = mkdtempSync(path.join(tmpdir(), 'tesync-export-'));
-  dirs.push(d);
-  return d;
-};
+const newDir = () => fixture.newDir();
 
 beforeAll(async () => {
-  sim = await startSimulator({ tokens: 5, historyDays: 8, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-  tw = await createTestWarehouse();
-  w = tw.warehouse;
-  const past = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '-3 days'), dataDir: '' });
-  const first = await syncOnce(sim, past, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() - 3 * 86_400_000) }).finally(() => past.close());
-  expect(first.status).toBe('succeeded');
-  between = (await w.query<{ t: string }>(sql`select (clock_timestamp() - interval '2 days')::text as t`))[0]!.t;
-  sim.setEpoch(2);
-  const second = await syncOnce(sim, w, log.logger, { appKey, gatewayKey }, ['app', 'gateway']);
-  expect(second.status).toBe('succeeded');
-  duckInstance = await DuckDBInstance.create(':memory:');
-  duck = await duckInstance.connect();
-  await duck.run("SET TimeZone = 'UTC'");
+  fixture = await syncedTwice();
+  ({ tw, w, log, duck, between } = fixture);
 }, patience(120_000));
 
 afterAll(async () => {
-  duck?.closeSync();
-  duckInstance?.closeSync();
-  await tw?.cleanup();
-  await sim?.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, '_manifest.json'), 'utf8')) as Manifest;
@@ -107,7 +82,7 @@ describe('tesync export', () => {
   let dir: string;
   let first: Awaited<ReturnType<typeof exportWarehouse>>;
 
-  it('writes every archive by day and every versioned table, row for row, every decimal exact at its column's scale, no float anywhere', async () => {
+  it('writes every archive by day and every versioned table, row for row, every decimal exact at its column scale, no float anywhere', async () => {
     dir = newDir();
     first = await exportWarehouse(w, log.logger, { to: dir });
     const m = manifestOf(dir);
