@@ -39,7 +39,7 @@ export async function validate<S extends z.ZodType>(
   }
   ctx.ledger.understood.push(response);
   // Field names first seen on this kind, or gone from it, are recorded as drift when the job ends.
-  ctx.ledger.sightings.push({ source: ROUTES[route].source, kind: route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
+  ctx.ledger.sightings.push({ source: ROUTES[route].source, route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
   return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };
 }
 

@@ -37,8 +37,8 @@ export interface PlannedJob {
   bucket: Bucket;
   /** The jobs that declare this one their parent (`plannedBy`), to follow it when it settles well. */
   children: JobDefinition<any>[];
-  /** Per child's kind, the kinds of the jobs it plans in turn: retired with it (retireUnplanned). */
-  childKinds: Record<string, string[]>;
+  /** Per child's group, the groups of the jobs it plans in turn: retired with it (retireUnplanned). */
+  childGroups: Record<string, string[]>;
 }
 
 /** Pure: the job a request names, its payload parsed, or why it cannot run. */
@@ -48,8 +48,8 @@ export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: J
   const parsed = job.payload.safeParse(req.payload);
   if (!parsed.success) return { error: `payload invalid: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
   const children = childrenOf(catalog, job.name);
-  const childKinds = Object.fromEntries(children.map((c) => [c.group, childrenOf(catalog, c.name).map((g) => g.group)]));
-  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children, childKinds };
+  const childGroups = Object.fromEntries(children.map((c) => [c.group, childrenOf(catalog, c.name).map((g) => g.group)]));
+  return { job, payload: parsed.data, resource: job.resource(parsed.data), bucket: bucketOf(job), children, childGroups };
 }
 
 /** The upstream bucket a job's requests go to (its queue, its lane). */
@@ -224,7 +224,7 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  */
 async function commitOutcome(
   ctx: JobContext,
-  { job, resource, children, childKinds }: PlannedJob,
+  { job, resource, children, childGroups }: PlannedJob,
   marker: string | null,
   first: Read,
   reading: Reading,
@@ -264,7 +264,7 @@ async function commitOutcome(
     }
     if (wholeList) {
       await forgetNotFound(tx, job.source, wholeList);
-      await retireUnplanned(tx, job.source, wholeList, childKinds);
+      await retireUnplanned(tx, job.source, wholeList, childGroups);
     }
     if (o.otherStates && o.otherStates.resources.length > 0) {
       await tx

@@ -31,5 +31,5 @@ export function wholeListOf(under: string, jobs: readonly JobDefinition<any>[], 
     const p = job?.payload.safeParse(f.payload);
     return job && p?.success ? [job.resource(p.data)] : [];
   });
-  return { under, kinds: jobs.map((j) => j.group), planned };
+  return { under, groups: jobs.map((j) => j.group), planned };
 }

@@ -42,15 +42,15 @@ export function into<T extends PgTable>(table: T, rows: T['$inferInsert'][], opt
 }
 
 /**
- * What a list read whole says of the resources it plans: every resource of these kinds under
+ * What a list read whole says of the resources it plans: every resource of these groups under
  * this prefix that exists now is among `planned`; the 404s of the others are forgotten
  * (the one 404 rule: not-found.ts).
  */
 export interface WholeList {
   /** A resource prefix (`token/`, `token/<slug>/chart/`). */
   under: string;
-  /** The resource kinds (job groups) the list plans. */
-  kinds: readonly string[];
+  /** The groups of the resources the list plans. */
+  groups: readonly string[];
   planned: readonly string[];
 }
 

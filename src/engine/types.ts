@@ -58,7 +58,7 @@ export interface JobResult {
 export interface JobDefinition<P = unknown> {
   name: string;
   source: Source;
-  /** Resource group: for status reports, schedules and `--only`; the resource state's kind. */
+  /** Resource group: for status reports, schedules and `--only` (column `kind` of sync.resource_state). */
   group: string;
   /**
    * The upstream route the job mirrors (src/upstream/routes.ts): its requests' bucket, and

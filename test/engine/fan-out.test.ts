@@ -34,7 +34,7 @@ describe('fan-out from declarations', () => {
   it('plans no bundle without an app key, and a whole list names only the kinds it plans', () => {
     const planned = fanOut(childrenOf(catalog, 'app.tokens'), { items: [token('a', { snapshot: true })], wholeUnder: 'token/' }, settings({ appBundles: false }));
     expect(shown(planned)).toEqual(['app.screener {}', expect.stringMatching(/^app\.snapshot \{"slug":"a","marker":/)]);
-    expect(planned.wholeList).toEqual({ under: 'token/', kinds: ['snapshot', 'history', 'charts'], planned: ['token/a/snapshot'] });
+    expect(planned.wholeList).toEqual({ under: 'token/', groups: ['snapshot', 'history', 'charts'], planned: ['token/a/snapshot'] });
   });
 
   it('plans the gateway screener, contract and per-token work for every configured period', () => {

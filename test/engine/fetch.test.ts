@@ -26,7 +26,7 @@ describe('fetchData', () => {
     expect(t.ctx.ledger.takeReceived()).toEqual([{ route: 'app.metrics', response: f.response }]);
     expect(t.ctx.ledger.understood).toEqual([f.response]);
     expect(t.ctx.ledger.sightings).toEqual([
-      expect.objectContaining({ source: 'app', kind: 'app.metrics', template: '/api/v1/metrics', runId: t.run.runId, path: '/api/v1/metrics', sha256: f.response.sha256 }),
+      expect.objectContaining({ source: 'app', route: 'app.metrics', template: '/api/v1/metrics', runId: t.run.runId, path: '/api/v1/metrics', sha256: f.response.sha256 }),
     ]);
     expect(t.ctx.ledger.sightings[0]!.fields).toEqual(expect.arrayContaining(['slug', 'unit', 'kind']));
     expect(t.ctx.ledger.refused).toEqual([]);

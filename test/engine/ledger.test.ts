@@ -39,7 +39,7 @@ describe('JobLedger', () => {
     const c = await fetchData(ctx, { route: 'app.token', params: { slug: 'aurora' } }, z.unknown());
     expect(ctx.ledger.takeReceived()).toEqual([{ route: 'app.token', response: c.response }]);
     expect(ctx.ledger.understood).toEqual([a.response, b.response, c.response]);
-    expect(ctx.ledger.sightings.map((s) => s.kind)).toEqual(['app.metrics', 'app.tokens', 'app.token']);
+    expect(ctx.ledger.sightings.map((s) => s.route)).toEqual(['app.metrics', 'app.tokens', 'app.token']);
     // Reading kept nothing: no fields recorded yet.
     expect(await fieldsOf('app.metrics')).toBe(0);
   });

@@ -45,7 +45,7 @@ describe('the rule', () => {
       { name: 'app.chart', payload: { slug: 'a', chartKey: 'k2', link: null, marker: null } },
       { name: 'app.screener', payload: {} },
     ];
-    expect(wholeListOf('token/a/chart/', [appChartJob], followUps)).toEqual({ under: 'token/a/chart/', kinds: ['chart'], planned: ['token/a/chart/k1', 'token/a/chart/k2'] });
+    expect(wholeListOf('token/a/chart/', [appChartJob], followUps)).toEqual({ under: 'token/a/chart/', groups: ['chart'], planned: ['token/a/chart/k1', 'token/a/chart/k2'] });
   });
 });
 

@@ -1,5 +1,5 @@
 // Bookkeeping tables: runs, every upstream attempt, archived bodies, per-resource state,
-// contract drift and the field names seen per kind of resource.
+// contract drift and the field names seen per route.
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, customType, date, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
@@ -131,8 +131,8 @@ export const resourceState = syncSchema.table(
     source: text('source').notNull(),
     /** e.g. `tokens`, `screener`, `token/<slug>/history`, `token/<slug>/chart/<key>` */
     resource: text('resource').notNull(),
-    /** Resource group for status reports: catalog, tokens, screener, snapshot, history, charts, bundle, ... */
-    kind: text('kind'),
+    /** Resource group for status reports: catalog, tokens, screener, snapshot, history, charts, bundle, ... (column `kind`). */
+    group: text('kind'),
     lastAttemptAt: tstz('last_attempt_at'),
     /** Last time the data was fetched and written. */
     lastSuccessAt: tstz('last_success_at'),
@@ -169,7 +169,7 @@ export const resourceState = syncSchema.table(
 /**
  * Contract drift. `change = 'openapi'`: each time the archived OpenAPI document differs from
  * the previous copy. `change = 'fields'`: field names that appeared on, or stopped appearing
- * on, a kind of resource (see sync.resource_fields).
+ * on, a route's responses (see sync.resource_fields).
  */
 export const contractChanges = syncSchema.table(
   'contract_changes',
@@ -187,53 +187,54 @@ export const contractChanges = syncSchema.table(
     sha256: text('sha256'),
     addedPaths: text('added_paths').array().notNull().default(sql`'{}'::text[]`),
     removedPaths: text('removed_paths').array().notNull().default(sql`'{}'::text[]`),
-    /** Field drift: the kind of resource, a route name such as `app.history`. */
-    kind: text('kind'),
+    /** Field drift: the route whose responses changed, such as `app.history` (column `kind`). */
+    route: text('kind'),
     addedFields: text('added_fields').array().notNull().default(sql`'{}'::text[]`),
     removedFields: text('removed_fields').array().notNull().default(sql`'{}'::text[]`),
     /** Other differences (operations, schemas), summarized; for removed fields, the runs they were missing from. */
     details: jsonb('details'),
   },
-  (t) => [index('contract_changes_detected_at_idx').on(t.detectedAt), index('contract_changes_kind_idx').on(t.source, t.kind)],
+  (t) => [index('contract_changes_detected_at_idx').on(t.detectedAt), index('contract_changes_kind_idx').on(t.source, t.route)],
 );
 
 /**
- * Each kind of resource (a route name) tesync has received, for field drift: the run that saw
- * it first (its fields are the baseline, not drift) and the latest runs that received it.
+ * Each route tesync has received, for field drift: the run that saw it first (its fields are
+ * the baseline, not drift) and the latest runs that received it.
  */
 export const resourceKinds = syncSchema.table(
   'resource_kinds',
   {
     source: text('source').notNull(),
-    /** A route name, e.g. `app.history`, `gateway.screener`. */
-    kind: text('kind').notNull(),
+    /** A route name, e.g. `app.history`, `gateway.screener` (column `kind`). */
+    route: text('kind').notNull(),
     firstSeenAt: tstz('first_seen_at').notNull(),
     /** The baseline: fields first seen in this run are not drift. */
     baselineRunId: uuid('baseline_run_id').notNull(),
-    /** When the latest of recent_run_ids first received this kind. */
+    /** When the latest of recent_run_ids first received this route. */
     lastSeenAt: tstz('last_seen_at').notNull(),
-    /** The last three runs that received this kind, newest first: removals are judged on the two before the newest. */
+    /** The last three runs that received this route, newest first: removals are judged on the two before the newest. */
     recentRunIds: uuid('recent_run_ids').array().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.source, t.kind] })],
+  (t) => [primaryKey({ columns: [t.source, t.route] })],
 );
 
-/** Every field name seen on a kind of resource (see src/engine/fields.ts for what a field name is). */
+/** Every field name seen on a route's responses (see src/engine/fields.ts for what a field name is). */
 export const resourceFields = syncSchema.table(
   'resource_fields',
   {
     source: text('source').notNull(),
-    kind: text('kind').notNull(),
+    /** The route name (column `kind`). */
+    route: text('kind').notNull(),
     /** A dotted path in the response's `data`: `row.multiples`, `streams[].key`. */
     field: text('field').notNull(),
     firstSeenAt: tstz('first_seen_at').notNull(),
     firstRunId: uuid('first_run_id').notNull(),
     lastSeenAt: tstz('last_seen_at').notNull(),
     lastSeenRunId: uuid('last_seen_run_id').notNull(),
-    /** Set when two consecutive runs that received this kind had it in none of their responses; cleared when it comes back. */
+    /** Set when two consecutive runs that received this route had it in none of their responses; cleared when it comes back. */
     removedAt: tstz('removed_at'),
   },
-  (t) => [primaryKey({ columns: [t.source, t.kind, t.field] })],
+  (t) => [primaryKey({ columns: [t.source, t.route, t.field] })],
 );
 
 /**

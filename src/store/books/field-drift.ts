@@ -1,23 +1,23 @@
-// Field-level schema drift: the field names each kind of resource (a route name) carries, in
-// sync.resource_fields, and a sync.contract_changes row (`change = 'fields'`) plus one warn
-// line containing "drift" when they change.
+// Field-level schema drift: the field names each route's responses carry, in
+// sync.resource_fields (whose column `kind` holds the route name), and a sync.contract_changes
+// row (`change = 'fields'`) plus one warn line containing "drift" when they change.
 //
-// - Baseline: the first run that receives a kind establishes its fields; nothing is drift.
-// - Added: a field first seen on a kind in a later run than its baseline, or a field recorded
+// - Baseline: the first run that receives a route establishes its fields; nothing is drift.
+// - Added: a field first seen on a route in a later run than its baseline, or a field recorded
 //   removed that comes back.
 // - Removed: a field missing from every response of two consecutive runs that received the
-//   kind, judged when the kind is received in the run after those two. Comparing whole runs'
+//   route, judged when the route is received in the run after those two. Comparing whole runs'
 //   unions keeps an optional field that some responses leave out from counting as removed; two
 //   runs keep a form that changed for one run only from reporting removed-then-added. Runs
 //   differ in how much they fetch (`--token`, unchanged resources skipped): the absence counts
-//   only when one of those two runs received at least as many distinct responses of the kind
+//   only when one of those two runs received at least as many distinct responses of the route
 //   (sync.requests) as the run that last saw the field, and only once both have finished.
 //   Judged on the next run, not at the end of a run: sync.runs is finished in two places
 //   (`tesync sync`, the BullMQ finish job), neither with a logger for this.
 //
-// Cost: each process keeps the fields known per kind (loaded once per kind) and the ones it
+// Cost: each process keeps the fields known per route (loaded once per route) and the ones it
 // has marked seen in each run. A response whose fields are all known and already marked in its
-// run costs no query. Per process, run and kind: one claim of the kind (plus one query when a
+// run costs no query. Per process, run and route: one claim of the route (plus one query when a
 // removal may be due) and one update marking its fields seen; then writes only for new fields.
 // Several processes seeing one new field at once record it once (`on conflict do nothing`,
 // row locks). Errors are logged and swallowed: drift bookkeeping never fails a job.
@@ -29,8 +29,8 @@ import { rowsOf, type Db, type Warehouse } from '../connection.ts';
 export interface FieldSighting {
   source: string;
   /** A route name, e.g. `app.history`. */
-  kind: string;
-  /** The route's path template (`/api/v1/tokens/{slug}`): counts a run's responses of the kind in sync.requests. */
+  route: string;
+  /** The route's path template (`/api/v1/tokens/{slug}`): counts a run's responses of the route in sync.requests. */
   template: string;
   runId: string;
   at: Date;
@@ -43,24 +43,24 @@ export interface FieldSighting {
 
 export interface FieldDrift {
   source: string;
-  kind: string;
+  route: string;
   added: string[];
   removed: string[];
 }
 
 /** How many runs a field must be missing from, in a row, to count as removed. */
 const ABSENT_RUNS = 2;
-/** Runs whose per-run marks a process keeps per kind (runs may overlap under BullMQ). */
+/** Runs whose per-run marks a process keeps per route (runs may overlap under BullMQ). */
 const RUNS_KEPT = 4;
 
 interface RunMarks {
-  /** The kind's claim for this run (and any removal judged with it), once per process. */
+  /** The route's claim for this run (and any removal judged with it), once per process. */
   started: Promise<void>;
   /** Fields this process has marked seen in this run. */
   marked: Set<string>;
 }
 
-interface KindCache {
+interface RouteCache {
   loaded: Promise<void>;
   baselineRunId: string | null;
   /** Known fields; true when recorded removed. */
@@ -68,20 +68,20 @@ interface KindCache {
   runs: Map<string, RunMarks>;
 }
 
-const caches = new WeakMap<Warehouse, Map<string, KindCache>>();
+const caches = new WeakMap<Warehouse, Map<string, RouteCache>>();
 
 /** Records the fields of one validated response; logs and returns what drifted. Never throws. */
 export async function recordFieldDrift(warehouse: Warehouse, logger: Logger, s: FieldSighting): Promise<FieldDrift[]> {
-  let perKind = caches.get(warehouse);
-  if (!perKind) caches.set(warehouse, (perKind = new Map()));
-  const key = `${s.source}\u0000${s.kind}`;
+  let perRoute = caches.get(warehouse);
+  if (!perRoute) caches.set(warehouse, (perRoute = new Map()));
+  const key = `${s.source}\u0000${s.route}`;
   const drifts: FieldDrift[] = [];
   try {
-    let cache = perKind.get(key);
+    let cache = perRoute.get(key);
     if (!cache) {
-      const fresh: KindCache = { loaded: Promise.resolve(), baselineRunId: null, known: new Map(), runs: new Map() };
+      const fresh: RouteCache = { loaded: Promise.resolve(), baselineRunId: null, known: new Map(), runs: new Map() };
       fresh.loaded = load(warehouse.db, s, fresh);
-      perKind.set(key, (cache = fresh));
+      perRoute.set(key, (cache = fresh));
     }
     await cache.loaded;
     let marks = cache.runs.get(s.runId);
@@ -93,46 +93,47 @@ export async function recordFieldDrift(warehouse: Warehouse, logger: Logger, s: 
     await marks.started;
     const unmarked = s.fields.filter((f) => !marks.marked.has(f));
     if (unmarked.length > 0) {
-      // Claimed before the write: concurrent responses of the kind do not write them again
-      // (on an error the whole cache of the kind is dropped, so nothing is lost).
+      // Claimed before the write: concurrent responses of the route do not write them again
+      // (on an error the whole cache of the route is dropped, so nothing is lost).
       for (const f of unmarked) marks.marked.add(f);
       const added = await markSeen(warehouse.db, s, cache, unmarked);
-      if (added.length > 0) drifts.push({ source: s.source, kind: s.kind, added, removed: [] });
+      if (added.length > 0) drifts.push({ source: s.source, route: s.route, added, removed: [] });
     }
   } catch (err) {
-    // Forget what this process knows of the kind: the next response loads it again.
-    perKind.delete(key);
-    logger.error({ err, source: s.source, kind: s.kind }, 'could not record field drift; the response is kept as usual');
+    // Forget what this process knows of the route: the next response loads it again.
+    perRoute.delete(key);
+    logger.error({ err, source: s.source, kind: s.route }, 'could not record field drift; the response is kept as usual');
   }
   for (const d of drifts) {
     const fields = d.added.length > 0 ? { added: d.added } : { removed: d.removed };
-    logger.warn({ source: d.source, kind: d.kind, ...fields }, `schema drift: ${d.kind} fields ${d.added.length > 0 ? 'added' : 'removed'}`);
+    // The log field keeps its name (`kind`), as sync.contract_changes does: what operators match on.
+    logger.warn({ source: d.source, kind: d.route, ...fields }, `schema drift: ${d.route} fields ${d.added.length > 0 ? 'added' : 'removed'}`);
   }
   return drifts;
 }
 
-async function load(db: Db, s: FieldSighting, cache: KindCache): Promise<void> {
-  const [kind] = await db
+async function load(db: Db, s: FieldSighting, cache: RouteCache): Promise<void> {
+  const [seen] = await db
     .select({ baselineRunId: resourceKinds.baselineRunId })
     .from(resourceKinds)
-    .where(and(eq(resourceKinds.source, s.source), eq(resourceKinds.kind, s.kind)));
-  cache.baselineRunId = kind?.baselineRunId ?? null;
+    .where(and(eq(resourceKinds.source, s.source), eq(resourceKinds.route, s.route)));
+  cache.baselineRunId = seen?.baselineRunId ?? null;
   const fields = await db
     .select({ field: resourceFields.field, removedAt: resourceFields.removedAt })
     .from(resourceFields)
-    .where(and(eq(resourceFields.source, s.source), eq(resourceFields.kind, s.kind)));
+    .where(and(eq(resourceFields.source, s.source), eq(resourceFields.route, s.route)));
   for (const f of fields) cache.known.set(f.field, f.removedAt !== null);
 }
 
 /**
- * The kind's first sighting in this run, in this process: the kind's baseline when it is new,
+ * The route's first sighting in this run, in this process: the route's baseline when it is new,
  * else this run joins its recent runs; the process that adds it judges removals.
  */
-async function startRun(db: Db, s: FieldSighting, cache: KindCache, drifts: FieldDrift[]): Promise<void> {
+async function startRun(db: Db, s: FieldSighting, cache: RouteCache, drifts: FieldDrift[]): Promise<void> {
   if (cache.baselineRunId === null) {
     const created = await db
       .insert(resourceKinds)
-      .values({ source: s.source, kind: s.kind, firstSeenAt: s.at, baselineRunId: s.runId, lastSeenAt: s.at, recentRunIds: [s.runId] })
+      .values({ source: s.source, route: s.route, firstSeenAt: s.at, baselineRunId: s.runId, lastSeenAt: s.at, recentRunIds: [s.runId] })
       .onConflictDoNothing()
       .returning({ baselineRunId: resourceKinds.baselineRunId });
     if (created[0]) {
@@ -144,27 +145,27 @@ async function startRun(db: Db, s: FieldSighting, cache: KindCache, drifts: Fiel
     await db.execute(sql`
       update ${resourceKinds}
       set recent_run_ids = (array[${s.runId}::uuid] || recent_run_ids)[1:${sql.raw(String(ABSENT_RUNS + 1))}], last_seen_at = ${s.at.toISOString()}
-      where source = ${s.source} and kind = ${s.kind} and not (${s.runId}::uuid = any(recent_run_ids))
+      where source = ${s.source} and kind = ${s.route} and not (${s.runId}::uuid = any(recent_run_ids))
       returning recent_run_ids::text[] as recent, baseline_run_id::text as baseline`),
   );
   if (cache.baselineRunId === null) {
-    const [kind] = await db
+    const [seen] = await db
       .select({ baselineRunId: resourceKinds.baselineRunId })
       .from(resourceKinds)
-      .where(and(eq(resourceKinds.source, s.source), eq(resourceKinds.kind, s.kind)));
-    cache.baselineRunId = kind?.baselineRunId ?? null;
+      .where(and(eq(resourceKinds.source, s.source), eq(resourceKinds.route, s.route)));
+    cache.baselineRunId = seen?.baselineRunId ?? null;
   }
   const recent = claimed[0]?.recent;
   if (recent && recent.length > ABSENT_RUNS) {
     const removed = await judgeRemovals(db, s, cache, recent.slice(1, ABSENT_RUNS + 1));
-    if (removed.length > 0) drifts.push({ source: s.source, kind: s.kind, added: [], removed });
+    if (removed.length > 0) drifts.push({ source: s.source, route: s.route, added: [], removed });
   }
 }
 
-/** Fields missing from every response of `absent` (the runs before this one that received the kind). */
-async function judgeRemovals(db: Db, s: FieldSighting, cache: KindCache, absent: string[]): Promise<string[]> {
+/** Fields missing from every response of `absent` (the runs before this one that received the route). */
+async function judgeRemovals(db: Db, s: FieldSighting, cache: RouteCache, absent: string[]): Promise<string[]> {
   const notSince = [s.runId, ...absent];
-  const live = and(eq(resourceFields.source, s.source), eq(resourceFields.kind, s.kind), isNull(resourceFields.removedAt), notInArray(resourceFields.lastSeenRunId, notSince));
+  const live = and(eq(resourceFields.source, s.source), eq(resourceFields.route, s.route), isNull(resourceFields.removedAt), notInArray(resourceFields.lastSeenRunId, notSince));
   const candidates = await db.select({ field: resourceFields.field, lastSeenRunId: resourceFields.lastSeenRunId }).from(resourceFields).where(live);
   if (candidates.length === 0) return [];
   const unfinished = await db.select({ id: runs.id }).from(runs).where(and(inArray(runs.id, absent), eq(runs.status, 'running')));
@@ -186,7 +187,7 @@ async function judgeRemovals(db: Db, s: FieldSighting, cache: KindCache, absent:
       runId: s.runId,
       source: s.source,
       change: 'fields',
-      kind: s.kind,
+      route: s.route,
       detectedAt: s.at,
       removedFields: removed,
       details: { absentFromRuns: absent, responses: Object.fromEntries(counts) },
@@ -196,7 +197,7 @@ async function judgeRemovals(db: Db, s: FieldSighting, cache: KindCache, absent:
   });
 }
 
-/** Distinct 2xx responses of the kind per run, from sync.requests. */
+/** Distinct 2xx responses of the route per run, from sync.requests. */
 async function responsesPerRun(db: Db, s: FieldSighting, runIds: string[]): Promise<Map<string, number>> {
   const rows = rowsOf<{ run_id: string; n: number | string }>(
     await db.execute(sql`
@@ -217,7 +218,7 @@ export function templatePattern(template: string): string {
  * Marks fields seen in this run: inserts the new ones, moves the rest to this run. Returns the
  * fields that count as added: new since the baseline run, or back after being removed.
  */
-async function markSeen(db: Db, s: FieldSighting, cache: KindCache, fields: string[]): Promise<string[]> {
+async function markSeen(db: Db, s: FieldSighting, cache: RouteCache, fields: string[]): Promise<string[]> {
   const fresh = fields.filter((f) => !cache.known.has(f));
   const added = await db.transaction(async (tx) => {
     const inserted =
@@ -226,7 +227,7 @@ async function markSeen(db: Db, s: FieldSighting, cache: KindCache, fields: stri
         : (
             await tx
               .insert(resourceFields)
-              .values(fresh.map((field) => ({ source: s.source, kind: s.kind, field, firstSeenAt: s.at, firstRunId: s.runId, lastSeenAt: s.at, lastSeenRunId: s.runId })))
+              .values(fresh.map((field) => ({ source: s.source, route: s.route, field, firstSeenAt: s.at, firstRunId: s.runId, lastSeenAt: s.at, lastSeenRunId: s.runId })))
               .onConflictDoNothing()
               .returning({ field: resourceFields.field })
           ).map((r) => r.field);
@@ -240,11 +241,11 @@ async function markSeen(db: Db, s: FieldSighting, cache: KindCache, fields: stri
             await tx.execute(sql`
               with prev as (
                 select field, removed_at from ${resourceFields}
-                where source = ${s.source} and kind = ${s.kind} and field in ${others} and last_seen_run_id <> ${s.runId}
+                where source = ${s.source} and kind = ${s.route} and field in ${others} and last_seen_run_id <> ${s.runId}
                 for update
               )
               update ${resourceFields} f set last_seen_at = ${s.at.toISOString()}, last_seen_run_id = ${s.runId}, removed_at = null
-              from prev where f.source = ${s.source} and f.kind = ${s.kind} and f.field = prev.field
+              from prev where f.source = ${s.source} and f.kind = ${s.route} and f.field = prev.field
               returning f.field, prev.removed_at is not null as revived`),
           );
     const result = [...(cache.baselineRunId === s.runId ? [] : inserted), ...moved.filter((m) => m.revived).map((m) => m.field)].sort();
@@ -253,7 +254,7 @@ async function markSeen(db: Db, s: FieldSighting, cache: KindCache, fields: stri
         runId: s.runId,
         source: s.source,
         change: 'fields',
-        kind: s.kind,
+        route: s.route,
         path: s.path,
         detectedAt: s.at,
         sha256: s.sha256,

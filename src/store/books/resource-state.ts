@@ -17,6 +17,7 @@ export interface ResourceKey {
 }
 
 export interface SuccessState extends ResourceKey {
+  /** The resource's group (`JobDefinition.group`). */
   kind: string;
   status: string;
   runId: string;
@@ -71,55 +72,55 @@ export async function readStates(db: Executor, source: string, prefix: string): 
 }
 
 /**
- * Forgets the 404s of the resources of these kinds under `prefix` that a whole list no longer
+ * Forgets the 404s of the resources of these groups under `prefix` that a whole list no longer
  * plans (src/engine/not-found.ts): once listed again, they are asked again. Call inside the
  * list's own transaction.
  */
 export async function forgetNotFound(db: Executor, source: string, list: ListPlan): Promise<void> {
-  if (list.kinds.length === 0) return;
+  if (list.groups.length === 0) return;
   await db
     .update(resourceState)
     .set({ details: sql`${resourceState.details} - 'notFoundMarker'` })
     .where(and(...unplanned(source, list), eq(resourceState.status, 'not_found'), sql`${resourceState.details} ? 'notFoundMarker'`));
 }
 
-/** A whole list as the store sees it: the resource prefix, the kinds it plans, what it planned. */
-type ListPlan = { under: string; kinds: readonly string[]; planned: readonly string[] };
+/** A whole list as the store sees it: the resource prefix, the groups it plans, what it planned. */
+type ListPlan = { under: string; groups: readonly string[]; planned: readonly string[] };
 
-/** The states of a source's resources of the list's kinds under its prefix that it did not plan. */
+/** The states of a source's resources of the list's groups under its prefix that it did not plan. */
 function unplanned(source: string, list: ListPlan): SQL[] {
   return [
     eq(resourceState.source, source),
-    inArray(resourceState.kind, [...list.kinds]),
+    inArray(resourceState.group, [...list.groups]),
     resourceUnder(list.under),
     ...(list.planned.length > 0 ? [notInArray(resourceState.resource, [...list.planned])] : []),
   ];
 }
 
 /**
- * Retires the resources of these kinds under `prefix` that a whole list no longer plans (its
+ * Retires the resources of these groups under `prefix` that a whole list no longer plans (its
  * token delisted, a chart gone from its catalog, a history period no longer configured, a
  * coverage flag dropped): `active` false, out of the health checks, which would otherwise wait
  * forever for a confirmation no walk will make. With them go the resources they planned,
- * `childKinds` of the same token (a chart catalog's charts). Asked again, a resource is active
+ * `childGroups` of the same token (a chart catalog's charts). Asked again, a resource is active
  * again (writeSuccess, writeFailure, writeUnchanged). Call inside the list's own transaction.
  */
-export async function retireUnplanned(db: Executor, source: string, list: ListPlan, childKinds: Readonly<Record<string, readonly string[]>>): Promise<number> {
-  if (list.kinds.length === 0) return 0;
+export async function retireUnplanned(db: Executor, source: string, list: ListPlan, childGroups: Readonly<Record<string, readonly string[]>>): Promise<number> {
+  if (list.groups.length === 0) return 0;
   const retired = await db
     .update(resourceState)
     .set({ active: false })
     .where(and(...unplanned(source, list), eq(resourceState.active, true)))
-    .returning({ resource: resourceState.resource, kind: resourceState.kind });
+    .returning({ resource: resourceState.resource, group: resourceState.group });
   let n = retired.length;
   for (const r of retired) {
-    const kinds = childKinds[r.kind ?? ''] ?? [];
+    const groups = childGroups[r.group ?? ''] ?? [];
     const token = /^token\/[^/]+\//.exec(r.resource)?.[0];
-    if (kinds.length === 0 || !token) continue;
+    if (groups.length === 0 || !token) continue;
     const children = await db
       .update(resourceState)
       .set({ active: false })
-      .where(and(eq(resourceState.source, source), eq(resourceState.active, true), inArray(resourceState.kind, [...kinds]), resourceUnder(token)))
+      .where(and(eq(resourceState.source, source), eq(resourceState.active, true), inArray(resourceState.group, [...groups]), resourceUnder(token)))
       .returning({ resource: resourceState.resource });
     n += children.length;
   }
@@ -131,7 +132,7 @@ export async function writeSuccess(db: Executor, s: SuccessState): Promise<void>
   const values = {
     source: s.source,
     resource: s.resource,
-    kind: s.kind,
+    group: s.kind,
     status: s.status,
     lastAttemptAt: s.at,
     lastSuccessAt: s.at,
@@ -157,6 +158,7 @@ export async function writeSuccess(db: Executor, s: SuccessState): Promise<void>
 
 /** A failed attempt, as the job lifecycle records it. */
 export interface FailureState extends ResourceKey {
+  /** The resource's group (`JobDefinition.group`). */
   kind: string;
   runId: string;
   at: Date;
@@ -204,7 +206,7 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
   const details = adds ? sql`coalesce(${kept}, '{}'::jsonb) || ${JSON.stringify(added)}::jsonb` : kept;
   const text = (v: string | undefined) => (v === undefined ? null : recordable(v, RECORD_CHARS));
   const columns = {
-    kind: f.kind,
+    group: f.kind,
     status: failure.status,
     lastAttemptAt: f.at,
     lastError: recordable(failure.message, RECORD_CHARS),
