@@ -9,7 +9,7 @@ import type { Config } from '../lib/config.ts';
 import { queueBackendKind, type QueueBackendKind } from '../runners/bullmq/backend.ts';
 import { countQueueJobs, queueSchema, queueSessions, removeQueues } from '../runners/bullmq/postgres-backend.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
-import { closeAbandoned } from '../store/books/runs.ts';
+import { RunDriver } from '../engine/run-driver.ts';
 import { countPrefixKeys, prefixClients, prefixPattern, removePrefixKeys, type PrefixClient } from '../runners/bullmq/prefix-keys.ts';
 import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
 import { describeRedis } from '../runners/bullmq/redis-backend.ts';
@@ -110,7 +110,7 @@ async function resetPostgres(config: Config, options: ResetOptions): Promise<num
         ? `Removed ${where} with its ${jobs} job${jobs === 1 ? '' : 's'} (queues, job schedulers), and the prefix's rate budgets and run counters\n`
         : `No queues of "${prefix}" in ${warehouse.location} (no schema ${schema}); the prefix's rate budgets and run counters removed\n`,
     );
-    const closed = (await closeAbandoned(warehouse.db, { of: 'workers', prefix, backend: 'postgres' })).length;
+    const closed = (await RunDriver.closeAbandoned(warehouse, { of: 'workers', prefix, backend: 'postgres' })).length;
     if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among those removed\n`);
     return 0;
   } finally {
@@ -147,7 +147,7 @@ async function closeRunsOfRemovedJobs(config: Config, prefix: string, backend: Q
   let warehouse: Warehouse | undefined;
   try {
     warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
-    const closed = (await closeAbandoned(warehouse.db, { of: 'workers', prefix, backend })).length;
+    const closed = (await RunDriver.closeAbandoned(warehouse, { of: 'workers', prefix, backend })).length;
     if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among the keys removed\n`);
   } catch (err) {
     process.stdout.write(`Runs of these workers still running in the warehouse were not closed (${(err as Error).message}); a worker started under "${prefix}" closes them\n`);

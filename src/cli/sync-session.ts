@@ -24,7 +24,7 @@ import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/books/request-log.ts';
 import type { RequestSummary } from '../store/books/request-summary.ts';
 import { ServerClock } from '../store/write/known-time.ts';
-import { closeAbandoned, runOwner, type RunStatus } from '../store/books/runs.ts';
+import { runOwner, type RunStatus } from '../store/books/runs.ts';
 import { readRunPartials, type PartialResource } from '../store/read/run-partials.ts';
 import { withSignal } from '../upstream/with-signal.ts';
 
@@ -130,10 +130,10 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const upstream = req.signal ? withSignal(client, req.signal) : client;
   const scope = { groups: req.only && req.only.length > 0 ? req.only : null, tokens: req.tokens ?? [] };
   const filter = (job: JobDefinition<any>, payload: unknown) => inScope(scope, job, payload);
-  const abandoned = await closeAbandoned(warehouse.db, { of: 'syncs', ...(req.heldSources ? { heldSources: req.heldSources } : {}) });
+  const abandoned = await RunDriver.closeAbandoned(warehouse, { of: 'syncs', ...(req.heldSources ? { heldSources: req.heldSources } : {}) });
   if (abandoned.length > 0) logger.warn({ runs: abandoned.length }, 'closed runs whose process had ended without finishing them');
   const runLogger = logger.child({ runId });
-  const driver = new RunDriver({ warehouse, ledger: new MemoryRunLedger(), catalog, logger: runLogger });
+  const driver = new RunDriver({ warehouse, ledger: new MemoryRunLedger(), catalog, logger });
   await driver.open({ id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
   // The interrupt's time is taken on the server the moment it comes, before the writes in
   // flight finish: the run ends then, and a second signal that kills us still leaves it known.

@@ -1,19 +1,22 @@
 // The one lifecycle of a run, under either runner: opened in sync.runs; each job planned once
-// on the run ledger before it runs and settled once after; closed with the status both runners
-// record. The runners only decide when a job runs and how often it is tried: `tesync sync` in
-// a bounded loop in this process (src/runners/in-process.ts, over a MemoryRunLedger), workers
-// through BullMQ queues (src/runners/bullmq/, over the Redis or Postgres ledger). The ledger's
-// contract is src/ports/run-ledger.ts.
+// on the run ledger before it runs and settled once after, its follow-ups planned before it
+// settles (settle); closed with the status both runners record, by one statement
+// (src/store/books/runs.ts), whoever closes it: the runner at its end, the finish of a worker's
+// run, a run that cannot go on, the export's run, and runs found abandoned (closeAbandoned).
+// The runners only decide when a job runs and how often it is tried: `tesync sync` in a bounded
+// loop in this process (src/runners/in-process.ts, over a MemoryRunLedger), workers through
+// BullMQ queues (src/runners/bullmq/, over the Redis or Postgres ledger). The ledger's contract
+// is src/ports/run-ledger.ts.
 import type { Logger } from '../lib/logger.ts';
 import { errorLine, recordable } from '../lib/recordable.ts';
 import type { RunLedger, RunStats, SettledJob, WalkFailure, WalkStats } from '../ports/run-ledger.ts';
 import type { Warehouse } from '../store/connection.ts';
 import type { RequestSummary } from '../store/books/request-summary.ts';
 import type { Housekeeping } from '../store/books/retention.ts';
-import { finishRun, markInterrupted, runDurationMs, runStatusOf, startRun, type RunStatus } from '../store/books/runs.ts';
+import { closeAbandoned, finishRun, markInterrupted, runDurationMs, runStatusOf, startRun, type AbandonPolicy, type RunStatus } from '../store/books/runs.ts';
 import { withReconnect } from '../store/retry.ts';
 import { closeRun, type RunInterrupted } from './close-run.ts';
-import type { PlannedJob } from './lifecycle.ts';
+import { planJob, type PlannedJob } from './lifecycle.ts';
 import { planStep, type PlanScope } from './run-jobs.ts';
 import type { JobDefinition, JobRequest } from './types.ts';
 
@@ -21,7 +24,7 @@ export interface RunDriverDeps<L extends RunLedger> {
   warehouse: Warehouse;
   ledger: L;
   catalog: ReadonlyMap<string, JobDefinition<any>>;
-  /** Says why a request cannot run. */
+  /** Says why a request cannot run; at debug level, each job planned and settled (naming its run: one driver may serve many). */
   logger: Logger;
 }
 
@@ -79,19 +82,42 @@ export class RunDriver<L extends RunLedger = RunLedger> {
   async plan(runId: string, req: JobRequest, scope: PlanScope & { idOf: (p: PlannedJob) => string }): Promise<RunJob | undefined> {
     const step = planStep(this.deps.catalog, req, scope);
     if (step.kind === 'unplannable') {
-      this.deps.logger.error({ job: req.name, err: step.error }, 'job cannot run; skipped');
+      this.deps.logger.error({ runId, job: req.name, err: step.error }, 'job cannot run; skipped');
       if (step.failure) await this.ledger.noteFailure(runId, step.failure);
       return undefined;
     }
     if (step.kind === 'out of scope') return undefined;
     const id = scope.idOf(step.planned);
     const state = await this.ledger.plan(runId, id);
+    this.deps.logger.debug({ runId, jobId: id, resource: `${step.planned.job.source}/${step.planned.resource}`, state }, 'job planned');
     return state === 'settled' ? undefined : { planned: step.planned, id, state };
   }
 
-  /** Counts a job's end once (only the settle that takes it out of what is pending); returns how many are pending after it. */
-  settle(runId: string, jobId: string, job: SettledJob): Promise<{ counted: boolean; pending: number }> {
-    return this.ledger.settle(runId, jobId, job);
+  /**
+   * A job queued when the run planned it, read back from its request as it starts (a worker's:
+   * its queue holds the request, not the job): its declaration and its payload validated again,
+   * since a queued job may be older than the code. Not planned again: nothing is counted.
+   */
+  queued(req: JobRequest): PlannedJob | { error: string } {
+    return planJob(this.deps.catalog, req);
+  }
+
+  /**
+   * Ends a job in its run, in the one order both runners keep: its follow-ups planned first
+   * (`next.plan`, the runner's: into its lanes, or onto the queues), then its end counted once
+   * on the ledger (only the settle that takes it out of what is pending counts it). Planned
+   * before their parent settles, a job's children are pending before it stops being: the run
+   * never looks settled between the two (a worker closes its run once nothing is pending).
+   * Returns whether this call counted the job and how many of the run's jobs are pending after it.
+   */
+  async settle(runId: string, jobId: string, job: SettledJob, next?: FollowUps): Promise<{ counted: boolean; pending: number }> {
+    if (next && next.requests.length > 0) {
+      await next.plan(next.requests);
+      this.deps.logger.debug({ runId, jobId, requests: next.requests.length }, 'follow-ups planned');
+    }
+    const settled = await this.ledger.settle(runId, jobId, job);
+    this.deps.logger.debug({ runId, jobId, kind: job.kind, ...settled }, 'job settled');
+    return settled;
   }
 
   /** A failure of the run that is no job of it (a request that could not be queued). */
@@ -123,14 +149,45 @@ export class RunDriver<L extends RunLedger = RunLedger> {
 
   /**
    * Closes a run that cannot go on: `failed` (or `interrupted`, when a signal stopped it) with
-   * why, and what it did (`stats`); finishRun closes it with the least record when even that
-   * cannot be written.
+   * why, and what it did (`stats`).
    */
-  async fail(runId: string, why: string, end: { stats?: WalkStats; housekeeping?: Housekeeping; interrupted?: RunInterrupted | undefined } = {}): Promise<void> {
+  fail(runId: string, why: string, end: { stats?: WalkStats; housekeeping?: Housekeeping; interrupted?: RunInterrupted | undefined } = {}): Promise<void> {
     const { interrupted } = end;
     const error = interrupted ? `${interrupted.message}; ${why}` : why;
-    await finishRun(this.deps.warehouse.db, runId, { status: interrupted ? 'interrupted' : 'failed', stats: end.stats ?? {}, error }, end.housekeeping);
+    return this.closeWith(runId, { status: interrupted ? 'interrupted' : 'failed', stats: end.stats ?? {}, error }, end.housekeeping);
   }
+
+  /**
+   * Closes a run with the record its caller made: a run whose work is no job on the ledger (the
+   * export: its summary), or one that cannot go on (fail). finishRun closes it with the least
+   * record when even that cannot be written.
+   */
+  closeWith(runId: string, end: RunEnding, housekeeping?: Housekeeping): Promise<void> {
+    return finishRun(this.deps.warehouse.db, runId, end, housekeeping);
+  }
+
+  /**
+   * Closes the runs nobody will finish, as `policy` finds them (src/store/books/runs.ts:
+   * `tesync sync`'s whose process ended, or a worker prefix's whose queues lost their work):
+   * `failed`, or `interrupted` at its signal when one was recorded. Returns their ids. Needs
+   * no ledger: the command that looks for them may run no walk.
+   */
+  static closeAbandoned(warehouse: Warehouse, policy: AbandonPolicy): Promise<string[]> {
+    return closeAbandoned(warehouse.db, policy);
+  }
+}
+
+/** A job's follow-ups, and how its runner plans them (each through RunDriver.plan). */
+export interface FollowUps {
+  requests: readonly JobRequest[];
+  plan(requests: readonly JobRequest[]): Promise<unknown>;
+}
+
+/** A run's record as its caller closes it: its status, what it did, and why it ended so. */
+export interface RunEnding {
+  status: RunStatus;
+  stats: unknown;
+  error?: string;
 }
 
 /** Why a walk that threw (not a job of it: those fail into the stats) ended its run. */

@@ -4,6 +4,8 @@
 // once a fill ran after its end, so the export shortly after midnight writes the day just over
 // as it ended, whether or not a walk finished since.
 //
+// Its run is opened and closed by the run driver (src/engine/run-driver.ts), as a walk's is;
+// its work is no job on the run ledger, so it closes with the export's own record.
 // What went wrong is the run's record (failed, with its error), not the job's: the job
 // completes, and the schedule's next tick tries again. Only a run that cannot be opened (the
 // warehouse out of reach) fails the job, for BullMQ to try again.
@@ -11,24 +13,24 @@ import type { Job } from 'bullmq';
 import { errorLine } from '../../lib/recordable.ts';
 import { DAILY_ARCHIVE_NAMES } from '../../schema/warehouse/history.ts';
 import { fillDailyArchives } from '../../store/write/daily-archive.ts';
-import { finishRun, runStatusOf, startRun } from '../../store/books/runs.ts';
 import { exportWarehouse, type ExportSummary } from '../../export/export.ts';
+import type { RunEnding } from '../../engine/run-driver.ts';
 import type { RunnerDeps } from './deps.ts';
 import { EXPORT_SCHEDULE } from './schedules.ts';
 
-export async function processExport(deps: Pick<RunnerDeps, 'config' | 'warehouse' | 'logger' | 'prefix' | 'queueBackend'>, job: Job, runId: string, trigger: string): Promise<{ runId: string; queued: number }> {
+export async function processExport(deps: Pick<RunnerDeps, 'config' | 'warehouse' | 'driver' | 'logger' | 'prefix' | 'queueBackend'>, job: Job, runId: string, trigger: string): Promise<{ runId: string; queued: number }> {
   const logger = deps.logger.child({ runId, schedule: EXPORT_SCHEDULE });
   const to = deps.config.exportDir;
   // A job tried again after its worker died goes on with its run; one recorded is done.
-  const existing = await runStatusOf(deps.warehouse.db, runId);
+  const existing = await deps.driver.status(runId);
   if (existing && existing !== 'running') return { runId, queued: 0 };
   if (!existing) {
     // The prefix, backend and job tell a later worker whether the queues still hold the run (lost-runs.ts).
     const options = { schedule: EXPORT_SCHEDULE, to: to ?? null, tables: DAILY_ARCHIVE_NAMES, job: job.id, queuePrefix: deps.prefix, queueBackend: deps.queueBackend };
-    await startRun(deps.warehouse.db, { id: runId, trigger, sources: [], options });
+    await deps.driver.open({ id: runId, trigger, sources: [], options });
     logger.info({ trigger, to }, 'export started');
   }
-  let end: Parameters<typeof finishRun>[2];
+  let end: RunEnding;
   try {
     if (!to) throw new Error('TE_EXPORT_DIR is not set for this worker: nowhere to export to');
     await fillDailyArchives(deps.warehouse.db);
@@ -38,7 +40,7 @@ export async function processExport(deps: Pick<RunnerDeps, 'config' | 'warehouse
     end = { status: 'failed', stats: {}, error: `export failed: ${errorLine(err)}` };
   }
   try {
-    await finishRun(deps.warehouse.db, runId, end);
+    await deps.driver.closeWith(runId, end);
     if (end.status === 'succeeded') logger.info({ tables: (end.stats as ExportSummary).tables }, 'export finished');
     else logger.error({ error: end.error }, 'export failed');
   } catch (err) {

@@ -5,7 +5,8 @@
 // restarted empty). A worker looks for them when it starts and after Redis reconnects.
 import type { Logger } from '../../lib/logger.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import { closeAbandoned, LOST_RUN_ERROR } from '../../store/books/runs.ts';
+import { RunDriver } from '../../engine/run-driver.ts';
+import { LOST_RUN_ERROR } from '../../store/books/runs.ts';
 import type { AnyQueue, QueueBackendKind, WorkerLedger } from './backend.ts';
 import { queueFinish } from './walk.ts';
 
@@ -33,10 +34,10 @@ export function runFate(r: { pending: number; planned: number; walkState: string
   return r.planned > 0 ? 'finish' : 'lost';
 }
 
-/** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish (closeAbandoned, judged by runFate). */
+/** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish (the run driver's closeAbandoned, judged by runFate). */
 export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: number; lost: number }> {
   let finishing = 0;
-  const lost = await closeAbandoned(deps.warehouse.db, {
+  const lost = await RunDriver.closeAbandoned(deps.warehouse, {
     of: 'workers',
     prefix: deps.prefix,
     backend: deps.queueBackend,

@@ -38,9 +38,11 @@ const WHY_CHARS = 200;
  * A run is never left `running` by the process that ends it: its error and stats are made
  * recordable first (no U+0000 or unpaired surrogate, each text at most RECORD_CHARS), and
  * when its row still cannot be written (stats that cannot be serialised, the statement
- * refused) it is closed again with the least record (closeRunBare), and only then does this
- * throw, a WarehouseError saying so. Daily archives that could not be filled do not keep the
- * row from being written: its error says so, and that failure is thrown after it.
+ * refused) it is closed again with the least record (its status, its end and why, no stats:
+ * every value one Postgres takes, so only a warehouse out of reach keeps it from being
+ * written), and only then does this throw, a WarehouseError saying so. Daily archives that
+ * could not be filled do not keep the row from being written: its error says so, and that
+ * failure is thrown after it.
  */
 export async function finishRun(db: Db, id: string, end: { status: RunStatus; stats: unknown; error?: string }, housekeeping?: Housekeeping): Promise<void> {
   let archives: unknown;
@@ -52,16 +54,12 @@ export async function finishRun(db: Db, id: string, end: { status: RunStatus; st
   try {
     const stats = recordableJson(end.stats, RECORD_CHARS) ?? {};
     const error = said.length === 0 ? null : recordable(said.join('; '), RECORD_CHARS);
-    await withReconnect(() =>
-      db
-        .update(runs)
-        .set({ status: end.status, stats, error, finishedAt: end.status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
-        .where(eq(runs.id, id)),
-    );
+    await closeRuns(db, eq(runs.id, id), { status: end.status, stats, error });
   } catch (err) {
     const why = recordable(errorLine(err), WHY_CHARS);
     try {
-      await closeRunBare(db, id, end.status, [`the first close failed (${why}): closed without its stats`, ...said].join('; '));
+      const error = recordable([`the first close failed (${why}): closed without its stats`, ...said].join('; '), RECORD_CHARS);
+      await closeRuns(db, eq(runs.id, id), { status: end.status, stats: {}, error });
     } catch (again) {
       throw new WarehouseError(recordable(`could not close run ${id} (${why}), nor without its stats (${recordable(errorLine(again), WHY_CHARS)}): it stays running until found abandoned`, RECORD_CHARS), { cause: err });
     }
@@ -72,23 +70,40 @@ export async function finishRun(db: Db, id: string, end: { status: RunStatus; st
 }
 
 /**
- * Closes a run with the least record, when its full one could not be written: its status, its
- * end on the server's clock (an interrupted run's, at its signal), `error` (made recordable),
- * and no stats. Every value is one Postgres takes, so only a warehouse out of reach keeps it
- * from being written.
+ * How a run is closed: with its record (`stats` and `error` recordable already), or abandoned:
+ * `failed` with why, or `interrupted` when its interrupt was recorded (its process quit
+ * before closing it), its stats left as they are.
  */
-export async function closeRunBare(db: Db, id: string, status: RunStatus, error: string): Promise<void> {
-  await withReconnect(() =>
+type Closing = { status: RunStatus; stats: unknown; error: string | null } | { abandoned: string };
+
+/**
+ * The one statement that closes runs, every close of every run: the runs `which` selects get
+ * their status, record and end (on the server's clock; an interrupted run's at its signal).
+ * Returns the ids it closed.
+ */
+async function closeRuns(db: Db, which: SQL, closing: Closing): Promise<string[]> {
+  const recorded = sql`${runs.options} ? 'interrupted'`;
+  const status = 'abandoned' in closing ? sql`case when ${recorded} then 'interrupted' else 'failed' end` : sql`${closing.status}::text`;
+  const error =
+    'abandoned' in closing
+      ? sql`case when ${recorded} then 'interrupted by ' || (${runs.options}->'interrupted'->>'signal') || '; its process quit before closing the run' else ${recordable(closing.abandoned, RECORD_CHARS)}::text end`
+      : closing.error;
+  const closed = await withReconnect(() =>
     db
       .update(runs)
-      .set({ status, stats: {}, error: recordable(error, RECORD_CHARS), finishedAt: status === 'interrupted' ? INTERRUPTED_AT : SERVER_CLOCK })
-      .where(eq(runs.id, id)),
+      .set({
+        status,
+        ...('abandoned' in closing ? {} : { stats: closing.stats }),
+        error,
+        // An interrupted run ends when its signal came (recorded by markInterrupted), not when
+        // the writes in flight were done, nor when a later command found it.
+        finishedAt: sql`case when ${status} = 'interrupted' then coalesce((${runs.options}->'interrupted'->>'at')::timestamptz, ${SERVER_CLOCK}) else ${SERVER_CLOCK} end`,
+      })
+      .where(which)
+      .returning({ id: runs.id }),
   );
+  return closed.map((r) => r.id);
 }
-
-// An interrupted run ends when its signal came (recorded by markInterrupted), not when the
-// writes in flight were done, nor when a later command found it.
-const INTERRUPTED_AT = sql`coalesce((${runs.options}->'interrupted'->>'at')::timestamptz, ${SERVER_CLOCK})`;
 
 /**
  * Records in a running run that a signal came, at the server's time: the moment its command
@@ -218,20 +233,8 @@ async function closeRunsOfEndedProcesses(db: Db): Promise<string[]> {
  * Closes runs nobody will finish, unless they were recorded meanwhile: `failed` with why, now;
  * or, when their interrupt was recorded, `interrupted` at the signal's time. The ids closed.
  */
-async function abandonRuns(db: Db, where: SQL, error: string): Promise<string[]> {
-  const interrupted = sql`${runs.options} ? 'interrupted'`;
-  const closed = await withReconnect(() =>
-    db
-      .update(runs)
-      .set({
-        status: sql`case when ${interrupted} then 'interrupted' else 'failed' end`,
-        finishedAt: sql`case when ${interrupted} then ${INTERRUPTED_AT} else ${SERVER_CLOCK} end`,
-        error: sql`case when ${interrupted} then 'interrupted by ' || (${runs.options}->'interrupted'->>'signal') || '; its process quit before closing the run' else ${recordable(error, RECORD_CHARS)}::text end`,
-      })
-      .where(and(eq(runs.status, 'running'), where))
-      .returning({ id: runs.id }),
-  );
-  return closed.map((r) => r.id);
+function abandonRuns(db: Db, where: SQL, error: string): Promise<string[]> {
+  return closeRuns(db, and(eq(runs.status, 'running'), where)!, { abandoned: error });
 }
 
 /** abandonRuns for one run: true when it was still running. */
