@@ -100,7 +100,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   },
   {
     name: 'export',
-    synopsis: '[--to DIR] [--as-of INSTANT] [--tables T,...] [--since YYYY-MM-DD] [--json]',
+    synopsis: '[--to DIR] [--as-of INSTANT] [--tables T,...] [--since YYYY-MM-DD] [--rebuild] [--json]',
     summary: 'the warehouse as Parquet',
     needsConfig: true,
     load: async () => (await import('./export.ts')).runExport,
