@@ -10,7 +10,7 @@ export interface DayNow {
   written: boolean;
 }
 
-export interface DayPlan {
+export interface DaysToWrite {
   /** Days to write: new, or changed. */
   write: string[];
   /** Days the export before wrote that the archive no longer holds. */
@@ -18,7 +18,7 @@ export interface DayPlan {
 }
 
 /** Pure: `exported`, each day the export before wrote and its row count; `since`, the first day wanted (YYYY-MM-DD). */
-export function planDays(now: readonly DayNow[], exported: ReadonlyMap<string, number>, since: string | null, everything: boolean): DayPlan {
+export function daysToWrite(now: readonly DayNow[], exported: ReadonlyMap<string, number>, since: string | null, everything: boolean): DaysToWrite {
   const wanted = (day: string) => since === null || day >= since;
   const held = new Set(now.map((d) => d.day));
   const write = now.filter((d) => wanted(d.day) && (everything || !exported.has(d.day) || exported.get(d.day) !== d.rows || d.written)).map((d) => d.day);

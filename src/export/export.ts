@@ -21,7 +21,7 @@ import { DAILY_ARCHIVE_NAMES, VERSIONED } from '../schema/warehouse/history.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { readJournal } from '../store/schema/migration-state.ts';
 import { inTypeWritten, quoteIdent, type ExportColumn } from './columns.ts';
-import { planDays } from './day-changes.ts';
+import { daysToWrite } from './day-changes.ts';
 import { FolderError, moveIn, ownFiles, removeFile, removeLeftovers, STAGING_PREFIX } from './folder.ts';
 import { readInstant } from './instants.ts';
 import { Lanes, LANES, splitDays } from './lanes.ts';
@@ -42,7 +42,7 @@ import {
 } from './manifest.ts';
 import type { WrittenFile } from './parquet.ts';
 import { archiveColumns, archiveDays, describeRelation, exportColumns, exportSnapshot, snapshotHorizon } from './pg-read.ts';
-import { planTables, type TablePlan } from './tables.ts';
+import { chooseTables, type TableChoice } from './tables.ts';
 import { transfer, type Reads } from './transfer.ts';
 
 export interface ExportRequest {
@@ -128,7 +128,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
     const [k] = await session.begin(async (tx) => tx<{ iso: string }[]>`select to_char(at at time zone 'UTC', ${ISO}) as iso from (select "sync"."pass_write_barrier"() as at) b`);
     const knownAt = k!.iso;
     const asOf = req.asOf === undefined ? null : await instant(session, req.asOf, knownAt);
-    const plans = planTables({ archives: DAILY_ARCHIVE_NAMES, versioned: VERSIONED.map(nameOf) }, { tables: req.tables ?? null, asOf, knownAt });
+    const plans = chooseTables({ archives: DAILY_ARCHIVE_NAMES, versioned: VERSIONED.map(nameOf) }, { tables: req.tables ?? null, asOf, knownAt });
     if ('error' in plans) throw new ExportRequestError(plans.error);
     const schema = readJournal().at(-1)?.tag ?? '';
     const before = await readBefore(root, db!.id, req.rebuild === true);
@@ -278,7 +278,7 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
   const exported = new Map<string, number>();
   for (const f of prev) exported.set(f.partition!, (exported.get(f.partition!) ?? 0) + f.rows);
   const days = await archiveDays(tx, table, horizon);
-  let plan = planDays(days, exported, since, horizon === null);
+  let plan = daysToWrite(days, exported, since, horizon === null);
   let columns = plan.write.length > 0 ? await archiveColumns(tx, table, plan.write, source) : [];
   // Every day of an archive shares one schema. The days written now go out in the types the
   // earlier days were written in when those hold their values (a decimal of a smaller scale);
@@ -290,11 +290,11 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
     if (kept.every((c) => c !== null)) columns = kept as ExportColumn[];
     else {
       columns = await archiveColumns(tx, table, null, source);
-      if (!types || columns.some((c) => types[c.name]?.type !== c.type)) plan = planDays(days, exported, since, true);
+      if (!types || columns.some((c) => types[c.name]?.type !== c.type)) plan = daysToWrite(days, exported, since, true);
     }
   } else if (prev.length > 0 && !types) {
     columns = await archiveColumns(tx, table, null, source);
-    plan = planDays(days, exported, since, true);
+    plan = daysToWrite(days, exported, since, true);
   }
   const rowsOf = new Map(days.map((d) => [d.day, d.rows]));
   const parts = splitDays(plan.write.map((day) => ({ day, rows: rowsOf.get(day) ?? 0 })), LANES, SPLIT_ROWS);
@@ -337,7 +337,7 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
 }
 
 /** A table written whole: a versioned table as known at an instant, or a history table; not again while its rows stay as they are. */
-async function exportWhole(ctx: TableContext, plan: Exclude<TablePlan, { kind: 'archive' }>, m: Manifest | null): Promise<TableResult> {
+async function exportWhole(ctx: TableContext, plan: Exclude<TableChoice, { kind: 'archive' }>, m: Manifest | null): Promise<TableResult> {
   const { tx } = ctx.reads;
   const kind: FileKind = plan.kind === 'history' ? 'history' : plan.asOf === null ? 'current' : 'asOf';
   const mine = (f: ManifestFile) => f.table === plan.table && f.kind === kind && f.asOf === plan.asOf;
@@ -367,7 +367,7 @@ async function exportWhole(ctx: TableContext, plan: Exclude<TablePlan, { kind: '
  * many rows; a history table likewise. An as-of cut at an instant before `prev` was written
  * can only lose rows (history pruned, the warehouse reset), which its count shows.
  */
-async function unchangedSince(tx: postgres.TransactionSql, plan: Exclude<TablePlan, { kind: 'archive' }>, prev: ManifestFile): Promise<boolean> {
+async function unchangedSince(tx: postgres.TransactionSql, plan: Exclude<TableChoice, { kind: 'archive' }>, prev: ManifestFile): Promise<boolean> {
   const k = prev.knownAt;
   const history = plan.kind === 'history' ? plan.table : `${plan.base}_history`;
   const closedSince = `exists (select from ${history} where tstzrange(known_from, known_to) && tstzrange($1::timestamptz, null))`;

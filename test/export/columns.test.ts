@@ -2,7 +2,7 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { decimalCast, decimalFit, exportColumn, inTypeWritten } from '../../src/export/columns.ts';
-import { planDays } from '../../src/export/day-changes.ts';
+import { daysToWrite } from '../../src/export/day-changes.ts';
 
 describe('decimalFit', () => {
   it.each([
@@ -79,7 +79,7 @@ describe('decimalCast', () => {
   });
 });
 
-describe('planDays', () => {
+describe('daysToWrite', () => {
   const now = [
     { day: '2024-01-01', rows: 3, written: false },
     { day: '2024-01-02', rows: 3, written: true },
@@ -93,10 +93,10 @@ describe('planDays', () => {
     ['2023-12-31', 3],
   ]);
   it('writes new days, days written since and days whose count moved; removes days the archive lost', () => {
-    expect(planDays(now, exported, null, false)).toEqual({ write: ['2024-01-02', '2024-01-03', '2024-01-04'], remove: ['2023-12-31'] });
+    expect(daysToWrite(now, exported, null, false)).toEqual({ write: ['2024-01-02', '2024-01-03', '2024-01-04'], remove: ['2023-12-31'] });
   });
   it('from --since on only; everything when asked', () => {
-    expect(planDays(now, exported, '2024-01-03', false)).toEqual({ write: ['2024-01-03', '2024-01-04'], remove: [] });
-    expect(planDays(now, exported, null, true).write).toHaveLength(4);
+    expect(daysToWrite(now, exported, '2024-01-03', false)).toEqual({ write: ['2024-01-03', '2024-01-04'], remove: [] });
+    expect(daysToWrite(now, exported, null, true).write).toHaveLength(4);
   });
 });
