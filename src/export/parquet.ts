@@ -7,10 +7,10 @@
 // day is one file; on two, each thread opened its own file for the days it saw, and a day's
 // partition was often two files. Each file costs some 3 ms whatever its size, so one file a
 // day is also the cheaper layout (docs/performance.md, "Export").
-import { stat } from 'node:fs/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { ExportColumn } from './columns.ts';
 import { quoteIdent } from './columns.ts';
+import { CSV } from './pg-read.ts';
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -31,9 +31,22 @@ export interface WrittenFile {
 /**
  * DuckDB's own lines are at most 2 MiB unless told, and it reads through a buffer 16 times a
  * line: asked for the longest line a value could make (a gigabyte), one reader reserved 15 GiB.
- * A CSV's longest line is measured as it is written (pg-read.ts), and the limit is set from it.
+ * Rows are read at this limit as they stream in; a longer row fails the read (LineTooLong), and
+ * transfer.ts reads it again from a file whose longest line it measured.
  */
-const DEFAULT_LINE_BYTES = 2 * 1024 * 1024;
+export const DEFAULT_LINE_BYTES = 2 * 1024 * 1024;
+
+/** A row longer than the reader's line limit. */
+export class LineTooLong extends Error {
+  override readonly name = 'LineTooLong';
+}
+
+export interface WriteOptions {
+  /** The reader's line limit (default DEFAULT_LINE_BYTES). */
+  lineBytes?: number;
+  /** The rows come sorted by `target.partitionBy` (Postgres sorted them): DuckDB keeps their order instead of sorting them again. */
+  sorted?: boolean;
+}
 
 export class ParquetWriter {
   private constructor(
@@ -52,24 +65,14 @@ export class ParquetWriter {
   }
 
   /**
-   * Writes the CSV `csv` (Postgres' COPY of `columns`, whose longest line is `longestLine`
-   * bytes) to `target`; returns the files written with their rows.
+   * Writes the CSV at `csv` (Postgres' COPY of `columns`: a file, or a FIFO Postgres is still
+   * printing into) to `target`; returns the files written with their rows.
    */
-  async write(csv: string, columns: readonly ExportColumn[], longestLine: number, target: ParquetTarget): Promise<WrittenFile[]> {
-    try {
-      return await this.copy(csv, columns, Math.max(DEFAULT_LINE_BYTES, longestLine + 1), target);
-    } catch (err) {
-      // A row is longer than its longest line when a value holds a line break: read again
-      // with room for the whole file as one row.
-      if (!/maximum line size/i.test(String(err))) throw err;
-      return this.copy(csv, columns, (await stat(csv)).size + 1, target);
-    }
-  }
-
-  private async copy(csv: string, columns: readonly ExportColumn[], lineBytes: number, target: ParquetTarget): Promise<WrittenFile[]> {
+  async write(csv: string, columns: readonly ExportColumn[], target: ParquetTarget, o: WriteOptions = {}): Promise<WrittenFile[]> {
     const names = `{${columns.map((c) => `${literal(c.name)}: 'VARCHAR'`).join(', ')}}`;
-    const source = `read_csv(${literal(csv)}, header = false, columns = ${names}, quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false, auto_detect = false, max_line_size = ${lineBytes})`;
-    const order = target.partitionBy ? ` order by ${quoteIdent(target.partitionBy)}` : '';
+    const source = `read_csv(${literal(csv)}, header = false, columns = ${names}, delim = ${literal(CSV.delimiter)}, quote = ${literal(CSV.quote)}, escape = ${literal(CSV.quote)}, nullstr = '', allow_quoted_nulls = false, auto_detect = false, max_line_size = ${o.lineBytes ?? DEFAULT_LINE_BYTES})`;
+    // One thread keeps the rows in the order they come: sorted by day, each day is one file.
+    const order = target.partitionBy && !o.sorted ? ` order by ${quoteIdent(target.partitionBy)}` : '';
     const select = `select ${columns.map((c) => `${c.cast} as ${quoteIdent(c.name)}`).join(', ')} from ${source}${order}`;
     const kv = Object.entries(target.metadata).map(([k, v]) => `${quoteIdent(k)}: ${literal(v)}`);
     const options = [
@@ -79,7 +82,13 @@ export class ParquetWriter {
       ...(target.partitionBy ? [`partition_by (${quoteIdent(target.partitionBy)})`, 'overwrite_or_ignore'] : []),
       ...(kv.length > 0 ? [`kv_metadata {${kv.join(', ')}}`] : []),
     ];
-    const r = await this.connection.runAndReadAll(`copy (${select}) to ${literal(target.path)} (${options.join(', ')})`);
+    let r;
+    try {
+      r = await this.connection.runAndReadAll(`copy (${select}) to ${literal(target.path)} (${options.join(', ')})`);
+    } catch (err) {
+      if (/maximum line size/i.test(String(err))) throw new LineTooLong(String(err));
+      throw err;
+    }
     const at = (name: string) => r.columnNames().indexOf(name);
     const [file, count] = [at('filename'), at('count')];
     return r.getRows().map((row) => ({ path: String(row[file]), rows: Number(row[count]) }));
