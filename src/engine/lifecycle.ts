@@ -24,7 +24,7 @@ import { ConditionalUpstream, NotModified } from './conditional.ts';
 import { JobLedger } from './ledger.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { partialNote } from './partial-note.ts';
-import { describeRemovals, massRemovals, plannedRemovals, sameRemovals, type PlannedRemoval } from './removals.ts';
+import { describeRemovals, massRemovals, pendingRemovals, sameRemovals, type PendingRemoval } from './removals.ts';
 import { keepRefused, refuse } from './understood.ts';
 import { isRecord } from '../schema/upstream/values.ts';
 import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, RunContext, TableWrite } from './types.ts';
@@ -57,7 +57,7 @@ export function bucketOf(job: Pick<JobDefinition<any>, 'route'>): Bucket {
   return ROUTES[job.route].bucket;
 }
 
-export interface Attempt {
+export interface JobTry {
   /** No try is left after this one: a failure is recorded whatever it is. */
   last: boolean;
   /** Errors the runner handles itself (a closed bucket in the worker, a shutdown). */
@@ -74,10 +74,10 @@ export interface Settled extends JobResult {
  * Runs one job to its end. Throws only what the runner must handle: a failure worth another
  * try while tries are left, and what `passThrough` claims.
  */
-export async function runJob(planned: PlannedJob, run: RunContext, attempt: Attempt): Promise<Settled> {
+export async function runJob(planned: PlannedJob, run: RunContext, jobTry: JobTry): Promise<Settled> {
   const ctx: JobContext = { ...run, ledger: new JobLedger(), known: knownOf(run.warehouse) };
   try {
-    return await settleJob(planned, ctx, attempt);
+    return await settleJob(planned, ctx, jobTry);
   } finally {
     await keepLedger(ctx);
   }
@@ -92,7 +92,7 @@ async function keepLedger(ctx: JobContext): Promise<void> {
   for (const b of ctx.ledger.refused) await keepInvalidBody(ctx.warehouse, b).catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
 }
 
-async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt): Promise<Settled> {
+async function settleJob(planned: PlannedJob, ctx: JobContext, jobTry: JobTry): Promise<Settled> {
   const { job, payload, resource } = planned;
   const marker = job.marker?.(payload) ?? null;
   let state: ResourceStateRow | undefined;
@@ -120,14 +120,14 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
       if (!(err instanceof NotModified)) throw err;
       return await settleUnchanged(ctx, planned, state, await serverClock(ctx.warehouse.db));
     }
-    if ('error' in first) return await settleFailure(ctx, planned, state, marker, attempt, first.error);
+    if ('error' in first) return await settleFailure(ctx, planned, state, marker, jobTry, first.error);
     const committed = await commitOutcome(jobCtx, planned, marker, first, reading, upstream.keptTag());
-    if ('error' in committed) return await settleFailure(ctx, planned, state, marker, attempt, committed.error);
+    if ('error' in committed) return await settleFailure(ctx, planned, state, marker, jobTry, committed.error);
     if ('newer' in committed) return await settleSuperseded(ctx, planned, committed.newer);
     const { rows, written, followUps } = committed;
     return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
-    return await settleFailure(ctx, planned, state, marker, attempt, err);
+    return await settleFailure(ctx, planned, state, marker, jobTry, err);
   }
 }
 
@@ -136,11 +136,11 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, attempt: Attempt)
  * a failure worth another try while tries are left, and what `passThrough` claims. A list that
  * failed so may still plan its children from the list the warehouse holds (stored-list.ts).
  */
-async function settleFailure(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, marker: string | null, attempt: Attempt, err: unknown): Promise<Settled> {
+async function settleFailure(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, marker: string | null, jobTry: JobTry, err: unknown): Promise<Settled> {
   const { job, resource } = planned;
-  if (attempt.passThrough?.(err)) throw err;
+  if (jobTry.passThrough?.(err)) throw err;
   const judged = judgeFailure(err);
-  if (judged.retryable && !attempt.last) throw err;
+  if (judged.retryable && !jobTry.last) throw err;
   const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
   const details = failure.answered ? notFoundDetails(marker) : undefined;
   const fallback = walksOnBelow(failure) ? await plannedFromStored(ctx, planned, state) : { followUps: [], from: null };
@@ -232,7 +232,7 @@ async function commitOutcome(
 ): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] } | { newer: Date } | Refused> {
   const confirmed = await confirmRemovals(ctx, first, reading);
   if ('error' in confirmed) return confirmed;
-  const { o, prepared, planned } = confirmed;
+  const { o, prepared, pending } = confirmed;
   // When it was received, on the server's clock: the newest response of a resource wins.
   const receivedAt = first.receivedAt;
   const { followUps, wholeList } = fanOut(children, o.listed, ctx.settings);
@@ -256,7 +256,7 @@ async function commitOutcome(
       // A set kept while something else holds is judged after this transaction's earlier
       // writes; any other removes what the check before it found absent (usually nothing).
       const keptWhile = SET_KEPT_WHILE in w.replace;
-      const absent = planned.find((p) => p.write === i)?.absent ?? [];
+      const absent = pending.find((p) => p.write === i)?.absent ?? [];
       if (!keptWhile && absent.length === 0) continue;
       // What leaves is closed by the body that no longer carried it.
       await closingBody(tx, prepared.bodies[i] ?? null);
@@ -301,25 +301,25 @@ async function commitOutcome(
  * the three agree on is written (the third's rows), the outvoted one's bodies kept `invalid`.
  * When all three disagree, every body is kept `invalid` and nothing is written.
  */
-async function confirmRemovals(ctx: JobContext, first: Read, reading: Reading): Promise<(Read & { planned: PlannedRemoval[] }) | Refused> {
-  const planned = await plannedRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
-  const mass = massRemovals(planned);
-  if (mass.length === 0) return { ...first, planned };
+async function confirmRemovals(ctx: JobContext, first: Read, reading: Reading): Promise<(Read & { pending: PendingRemoval[] }) | Refused> {
+  const pending = await pendingRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
+  const mass = massRemovals(pending);
+  if (mass.length === 0) return { ...first, pending };
   const firstBodies = ctx.ledger.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
   const second = await reading.next();
   if ('error' in second) return second;
-  const confirmed = await plannedRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
-  if (sameRemovals(planned, confirmed)) return { ...second, planned: confirmed };
+  const confirmed = await pendingRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
+  if (sameRemovals(pending, confirmed)) return { ...second, pending: confirmed };
   const secondBodies = ctx.ledger.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'the second answer disagrees with the first; a third decides');
   const third = await reading.next();
   if ('error' in third) return third;
-  const decided = await plannedRemovals(ctx.warehouse.db, (third.o.writes ?? []) as TableWrite[]);
-  const outvoted = sameRemovals(decided, confirmed) ? firstBodies : sameRemovals(decided, planned) ? secondBodies : null;
+  const decided = await pendingRemovals(ctx.warehouse.db, (third.o.writes ?? []) as TableWrite[]);
+  const outvoted = sameRemovals(decided, confirmed) ? firstBodies : sameRemovals(decided, pending) ? secondBodies : null;
   if (outvoted) {
     for (const { route, response } of outvoted) invalid(ctx, route, response, 'outvoted: two other answers fetched at once agree on what the set holds', { quiet: true });
-    return { ...third, planned: decided };
+    return { ...third, pending: decided };
   }
   const reason = `${describeRemovals(mass)}, and two more responses fetched at once disagree with it and with each other: nothing removed`;
   return { refused: reason, error: keepRefused(ctx, [...firstBodies, ...secondBodies, ...ctx.ledger.takeReceived()], reason) };

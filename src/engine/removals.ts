@@ -9,7 +9,7 @@ import type { Executor } from '../store/write/table-shape.ts';
 import type { TableWrite } from './types.ts';
 
 /** What one `replace` write would remove. */
-export interface PlannedRemoval {
+export interface PendingRemoval {
   /** Which of the outcome's writes. */
   write: number;
   /** The table and the set, e.g. `app.tokens` or `gateway.token_sections {"tokenSlug":"aurora"}`. */
@@ -25,8 +25,8 @@ export function isMassRemoval(members: number, absent: number): boolean {
 }
 
 /** The removals the outcome's `replace` writes would make, per set (only sets that lose members). */
-export async function plannedRemovals(db: Executor, writes: readonly TableWrite[]): Promise<PlannedRemoval[]> {
-  const out: PlannedRemoval[] = [];
+export async function pendingRemovals(db: Executor, writes: readonly TableWrite[]): Promise<PendingRemoval[]> {
+  const out: PendingRemoval[] = [];
   for (const [i, w] of writes.entries()) {
     if (!w.replace) continue;
     const { members, absent } = await absentKeys(db, w.table, w.rows, w.replace);
@@ -36,18 +36,18 @@ export async function plannedRemovals(db: Executor, writes: readonly TableWrite[
 }
 
 /** Pure: the removals that need a second response to agree. */
-export function massRemovals(planned: readonly PlannedRemoval[]): PlannedRemoval[] {
-  return planned.filter((p) => isMassRemoval(p.members, p.absent.length));
+export function massRemovals(pending: readonly PendingRemoval[]): PendingRemoval[] {
+  return pending.filter((p) => isMassRemoval(p.members, p.absent.length));
 }
 
 /** Pure: whether two fetches would remove exactly the same members of the same sets. */
-export function sameRemovals(a: readonly PlannedRemoval[], b: readonly PlannedRemoval[]): boolean {
-  const key = (list: readonly PlannedRemoval[]) => JSON.stringify([...list].map((p) => [p.set, p.absent]).sort());
+export function sameRemovals(a: readonly PendingRemoval[], b: readonly PendingRemoval[]): boolean {
+  const key = (list: readonly PendingRemoval[]) => JSON.stringify([...list].map((p) => [p.set, p.absent]).sort());
   return key(a) === key(b);
 }
 
 /** Pure: the words of a refusal, naming the set and the counts (never a body). */
-export function describeRemovals(mass: readonly PlannedRemoval[]): string {
+export function describeRemovals(mass: readonly PendingRemoval[]): string {
   return mass.map((p) => `${p.set} would lose ${p.absent.length} of ${p.members}`).join('; ');
 }
 

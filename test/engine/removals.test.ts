@@ -1,9 +1,9 @@
-// plannedRemovals (src/engine/removals.ts), on a real warehouse: per `replace` write, the set
+// pendingRemovals (src/engine/removals.ts), on a real warehouse: per `replace` write, the set
 // (named with its scope), its members (delisted ones not) and what would leave; which are mass
-// removals and their words; planning removes nothing. The rule's bounds: sets.test.ts.
+// removals and their words; finding them removes nothing. The rule's bounds: sets.test.ts.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeRemovals, massRemovals, plannedRemovals, sameRemovals } from '../../src/engine/removals.ts';
+import { describeRemovals, massRemovals, pendingRemovals, sameRemovals } from '../../src/engine/removals.ts';
 import { into, type TableWrite } from '../../src/engine/types.ts';
 import { metricHistory, metrics, tokens } from '../../src/schema/warehouse/app.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
@@ -23,7 +23,7 @@ afterAll(async () => tw?.cleanup());
 const token = (slug: string) => ({ slug, payload: {} });
 const day = (slug: string, stream: string, d: number) => ({ tokenSlug: slug, stream, metric: 'm', ts: new Date(Date.UTC(2026, 5, 1 + d)), value: String(d) });
 
-describe('plannedRemovals', () => {
+describe('pendingRemovals', () => {
   it('lists, per replacing write, the set, its members and the keys that would leave', async () => {
     const writes: TableWrite<any>[] = [
       into(tokens, [token('a'), token('b'), token('h')], { replace: {} }),
@@ -32,21 +32,21 @@ describe('plannedRemovals', () => {
       into(metricHistory, [0, 1].map((d) => day('a', 'burns', d)), { replace: { tokenSlug: 'a', stream: 'burns' } }),
       into(metricHistory, [], { replace: { tokenSlug: 'zz', stream: 'fees' } }),
     ];
-    const planned = await plannedRemovals(tw.warehouse.db, writes);
-    expect(planned).toEqual([
+    const pending = await pendingRemovals(tw.warehouse.db, writes);
+    expect(pending).toEqual([
       // The delisted token is no member, and does not leave again.
       { write: 0, set: 'app.tokens', members: 6, absent: ['["c"]', '["d"]', '["e"]', '["f"]'] },
       { write: 1, set: 'app.metric_history {"tokenSlug":"a","stream":"fees"}', members: 5, absent: [expect.stringMatching(/^\["a", "fees", "m", "2026-06-05T00:00:00/)] },
     ]);
 
     // More than a fifth, three or more: the token list only.
-    const mass = massRemovals(planned);
+    const mass = massRemovals(pending);
     expect(mass.map((p) => p.write)).toEqual([0]);
     expect(describeRemovals(mass)).toBe('app.tokens would lose 4 of 6');
-    expect(describeRemovals(planned)).toBe('app.tokens would lose 4 of 6; app.metric_history {"tokenSlug":"a","stream":"fees"} would lose 1 of 5');
+    expect(describeRemovals(pending)).toBe('app.tokens would lose 4 of 6; app.metric_history {"tokenSlug":"a","stream":"fees"} would lose 1 of 5');
 
-    // Planning removed nothing: the same writes plan the same removals.
-    expect(sameRemovals(planned, await plannedRemovals(tw.warehouse.db, writes))).toBe(true);
+    // Finding them removed nothing: the same writes find the same removals.
+    expect(sameRemovals(pending, await pendingRemovals(tw.warehouse.db, writes))).toBe(true);
     const [left] = await tw.warehouse.query<{ listed: number; history: number }>(
       sql`select (select count(*)::int from app.tokens where delisted_at is null) as listed, (select count(*)::int from app.metric_history) as history`,
     );
