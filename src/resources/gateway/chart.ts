@@ -17,7 +17,7 @@ import { CellTally } from '../../engine/cell-tally.ts';
 import { wholeSet } from '../../engine/stated-set.ts';
 import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
 import { defineJob, into, type ItemsLocator } from '../../engine/types.ts';
-import { chartMarker, chartTimeframePlan, type GatewayChartItem } from './charts.ts';
+import { chartMarker, chartTimeframes, type GatewayChartItem } from './charts.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),
@@ -147,7 +147,7 @@ export const gatewayChartJob = defineJob({
   // One per timeframe to mirror: each configured one the chart lists, or its substitute.
   plannedBy: 'gateway.charts',
   each: (c: GatewayChartItem, s) =>
-    chartTimeframePlan(c.entry, s.gatewayChartTimeframes).fetches.map((f) => ({
+    chartTimeframes(c.entry, s.gatewayChartTimeframes).fetches.map((f) => ({
       slug: c.slug,
       chartKey: c.entry.key,
       timeframe: f.timeframe as (typeof GATEWAY_TIMEFRAMES)[number],

@@ -21,7 +21,7 @@ import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into, type ReadInput, type TableWrite, type Unchanged } from '../../engine/types.ts';
 import { slugPayload } from './page.ts';
 import type { GatewayTokenItem } from './tokens.ts';
-import { mirroredTimeframes, planTimeframes, type TimeframePlan } from './timeframes.ts';
+import { mirroredTimeframes, planTimeframes, type TimeframeChoice } from './timeframes.ts';
 
 export interface GatewayCatalogEntry extends CatalogEntry {
   /** As the catalog lists them; null when it does not say. */
@@ -39,19 +39,19 @@ export function readGatewayCatalogItem(raw: unknown): GatewayCatalogEntry | null
 }
 
 /** Pure: what to fetch of a chart for the configured timeframes (timeframes.ts). */
-export function chartTimeframePlan(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): TimeframePlan {
+export function chartTimeframes(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): TimeframeChoice {
   return planTimeframes(entry.timeframes, configured, GATEWAY_TIMEFRAMES);
 }
 
 /** Pure: the timeframes fetched of a chart (configured ones it lists, and substitutes). */
 export function timeframesToFetch(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): string[] {
-  return mirroredTimeframes(chartTimeframePlan(entry, configured));
+  return mirroredTimeframes(chartTimeframes(entry, configured));
 }
 
 /** Pure: the chart row's record of what is mirrored (gateway.charts columns). */
 export function mirrorColumns(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]) {
-  const plan = chartTimeframePlan(entry, configured);
-  return { mirroredTimeframes: mirroredTimeframes(plan), timeframeSubstitutions: plan.substitutions };
+  const choice = chartTimeframes(entry, configured);
+  return { mirroredTimeframes: mirroredTimeframes(choice), timeframeSubstitutions: choice.substitutions };
 }
 
 /** Pure: what says a chart changed: the catalog's asOf with the item's own markers. */

@@ -30,7 +30,7 @@ export interface TimeframeFetch {
   substitutedFor: string[];
 }
 
-export interface TimeframePlan {
+export interface TimeframeChoice {
   /** One per distinct timeframe to fetch, in configured order. */
   fetches: TimeframeFetch[];
   /** Configured timeframe the chart does not list → the one mirrored instead (null: it lists none tesync knows). */
@@ -42,7 +42,7 @@ export interface TimeframePlan {
  * configured timeframe is asked as is) when `configured` are wanted. Several configured
  * timeframes that come down to the same one are fetched once.
  */
-export function planTimeframes(listed: readonly string[] | null, configured: readonly string[], known: readonly string[]): TimeframePlan {
+export function planTimeframes(listed: readonly string[] | null, configured: readonly string[], known: readonly string[]): TimeframeChoice {
   const fetches = new Map<string, TimeframeFetch>();
   const substitutions: Record<string, string | null> = {};
   const add = (timeframe: string, requested: string, substituted: boolean) => {
@@ -63,7 +63,7 @@ export function planTimeframes(listed: readonly string[] | null, configured: rea
   return { fetches: [...fetches.values()], substitutions };
 }
 
-/** Pure: the timeframes a plan mirrors, in its order. */
-export function mirroredTimeframes(plan: TimeframePlan): string[] {
-  return plan.fetches.map((f) => f.timeframe);
+/** Pure: the timeframes a choice mirrors, in its order. */
+export function mirroredTimeframes(choice: TimeframeChoice): string[] {
+  return choice.fetches.map((f) => f.timeframe);
 }
