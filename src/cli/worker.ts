@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { catalog, groups, walkRoots } from '../resources/index.ts';
 import { queueBackendKind } from '../runners/bullmq/backend.ts';
 import { startWorkerRuntime } from '../runners/bullmq/runtime.ts';
-import { plannedSchedulers } from '../runners/bullmq/schedules.ts';
+import { configuredSchedules } from '../runners/bullmq/schedules.ts';
 import { openWarehouse } from '../store/connection.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 import { configuredSources, settingsFrom } from './sync-session.ts';
@@ -99,7 +99,7 @@ async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<strin
         prefix: config.worker.queuePrefix,
         queues: queueBackendKind(config),
         warehouse: warehouse.location,
-        schedules: Object.fromEntries(plannedSchedulers(config).map((s) => [s.id, s.pattern ?? 'off'])),
+        schedules: Object.fromEntries(configuredSchedules(config).map((s) => [s.id, s.pattern ?? 'off'])),
       },
       'worker ready',
     );

@@ -26,7 +26,7 @@ import { FETCH_QUEUES, WALK_QUEUE } from './queues.ts';
 import { workerName, type AnyQueue, type AnyWorker, type WorkerSettings } from './backend.ts';
 import { migrateQueueBackend, openQueueBackend } from './open-backend.ts';
 import { registerSchedulers } from './scheduler.ts';
-import { plannedSchedulers } from './schedules.ts';
+import { configuredSchedules } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
 import { settleLostRuns } from './lost-runs.ts';
 
@@ -103,12 +103,12 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
         ({ finishing, lost }) => (finishing + lost > 0 ? logger.info({ finishing, lost }, 'runs left open without work in the queues: finishing or closed') : undefined),
         (err: unknown) => logger.error({ err }, 'could not look for runs left open without work in the queues'),
       );
-    await registerSchedulers(walkQueue, plannedSchedulers(config), logger);
+    await registerSchedulers(walkQueue, configuredSchedules(config), logger);
     // A Redis that restarted without persistence comes back empty: schedulers are registered
     // again on every reconnect (idempotent), so schedules survive it.
     backend.onReconnect(() => {
       if (shuttingDown) return;
-      registerSchedulers(walkQueue, plannedSchedulers(config), logger).then(
+      registerSchedulers(walkQueue, configuredSchedules(config), logger).then(
         () => logger.info('queue backend reconnected: schedulers registered again'),
         (err: unknown) => logger.error({ err }, 'could not register schedulers after a reconnect'),
       );

@@ -9,12 +9,12 @@ import type { Logger } from '../../lib/logger.ts';
 import type { AnyQueue } from './backend.ts';
 import type { WalkJobData } from './job-data.ts';
 import { WALK_JOB_OPTIONS } from './queues.ts';
-import type { PlannedScheduler } from './schedules.ts';
+import type { ConfiguredSchedule } from './schedules.ts';
 
 const UPSERT_TRIES = 6;
 
-export async function registerSchedulers(queue: AnyQueue, planned: readonly PlannedScheduler[], logger: Logger): Promise<void> {
-  for (const s of planned) {
+export async function registerSchedulers(queue: AnyQueue, schedules: readonly ConfiguredSchedule[], logger: Logger): Promise<void> {
+  for (const s of schedules) {
     if (s.pattern === null) continue;
     const data: WalkJobData = { schedule: s.id, trigger: 'schedule' };
     for (let attempt = 1; ; attempt++) {
@@ -29,12 +29,12 @@ export async function registerSchedulers(queue: AnyQueue, planned: readonly Plan
       }
     }
   }
-  const wanted = new Set(planned.filter((s) => s.pattern !== null).map((s) => s.id as string));
+  const wanted = new Set(schedules.filter((s) => s.pattern !== null).map((s) => s.id as string));
   for (const existing of await queue.getJobSchedulers(0, -1)) {
     if (!wanted.has(existing.key)) {
       await queue.removeJobScheduler(existing.key);
       logger.info({ schedule: existing.key }, 'schedule removed (switched off or no longer known)');
     }
   }
-  logger.debug({ schedules: planned }, 'schedules registered');
+  logger.debug({ schedules }, 'schedules registered');
 }

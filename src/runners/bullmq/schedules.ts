@@ -37,7 +37,7 @@ export function scheduleGroups(id: ScheduleId, allGroups: readonly string[]): st
   return allGroups.filter((g) => !named.has(g));
 }
 
-export interface PlannedScheduler {
+export interface ConfiguredSchedule {
   id: ScheduleId;
   /** Null: switched off (`off`): the scheduler is removed. */
   pattern: string | null;
@@ -45,6 +45,6 @@ export interface PlannedScheduler {
 }
 
 /** Pure: each schedule's pattern; the export's only where it has somewhere to write (TE_EXPORT_DIR). */
-export function plannedSchedulers(config: Pick<Config, 'schedules' | 'scheduleTz' | 'exportDir'>): PlannedScheduler[] {
+export function configuredSchedules(config: Pick<Config, 'schedules' | 'scheduleTz' | 'exportDir'>): ConfiguredSchedule[] {
   return SCHEDULES.map((s) => ({ id: s.id, pattern: s.id === EXPORT_SCHEDULE && !config.exportDir ? null : config.schedules[s.id], tz: config.scheduleTz }));
 }

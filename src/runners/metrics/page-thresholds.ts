@@ -7,7 +7,7 @@
 // --max-age / --max-unconfirmed` set one threshold for every group instead.
 import { getNextMillis } from 'bullmq';
 import type { Config } from '../../lib/config.ts';
-import { plannedSchedulers, SCHEDULES, type ScheduleId } from '../bullmq/schedules.ts';
+import { configuredSchedules, SCHEDULES, type ScheduleId } from '../bullmq/schedules.ts';
 
 export interface GroupThreshold {
   /** Data older than this by its own clock is overdue; null: not judged. */
@@ -59,10 +59,10 @@ const hours = (h: number) => `${Number.isInteger(h) ? h : h.toFixed(1)}h`;
 
 /** Each group's thresholds, from `flags` where given, else from the schedule that walks it. */
 export function pageThresholds(config: Pick<Config, 'schedules' | 'scheduleTz' | 'exportDir'>, nowMs: number, flags: ThresholdFlags = {}): (group: string) => GroupThreshold {
-  const planned = new Map(plannedSchedulers(config).map((s) => [s.id, s]));
+  const configured = new Map(configuredSchedules(config).map((s) => [s.id, s]));
   const cache = new Map<ScheduleId, GroupThreshold>();
   const fromSchedule = (id: ScheduleId): GroupThreshold => {
-    const s = planned.get(id);
+    const s = configured.get(id);
     const variable = scheduleVariable(id);
     const round = s?.pattern ? scheduleRoundMs(s.pattern, s.tz, nowMs) : null;
     if (!s?.pattern || round === null) {

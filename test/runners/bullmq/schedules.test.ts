@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { catalog, groups } from '../../../src/resources/index.ts';
 import { loadConfig } from '../../../src/lib/config.ts';
 import { cronProblem } from '../../../src/lib/cron.ts';
-import { plannedSchedulers, scheduleGroups, SCHEDULES } from '../../../src/runners/bullmq/schedules.ts';
+import { configuredSchedules, scheduleGroups, SCHEDULES } from '../../../src/runners/bullmq/schedules.ts';
 import { inScope, PLANNER_GROUPS } from '../../../src/runners/walk-scope.ts';
 
 describe('schedules', () => {
@@ -20,7 +20,7 @@ describe('schedules', () => {
   });
 
   it('default to patterns that suit the data, each configurable and switchable off', () => {
-    expect(plannedSchedulers(loadConfig({}))).toEqual([
+    expect(configuredSchedules(loadConfig({}))).toEqual([
       { id: 'catalog', pattern: '0 */6 * * *', tz: 'UTC' },
       { id: 'screener', pattern: '5 * * * *', tz: 'UTC' },
       { id: 'bundles', pattern: '30 4 * * *', tz: 'UTC' },
@@ -28,11 +28,11 @@ describe('schedules', () => {
       // Nowhere to write without TE_EXPORT_DIR: not registered.
       { id: 'export', pattern: null, tz: 'UTC' },
     ]);
-    expect(plannedSchedulers(loadConfig({ TE_EXPORT_DIR: '/tmp/x' })).find((s) => s.id === 'export')).toEqual({ id: 'export', pattern: '15 0 * * *', tz: 'UTC' });
-    expect(plannedSchedulers(loadConfig({ TE_EXPORT_DIR: '/tmp/x', TE_SCHEDULE_EXPORT: 'off' })).find((s) => s.id === 'export')?.pattern).toBeNull();
+    expect(configuredSchedules(loadConfig({ TE_EXPORT_DIR: '/tmp/x' })).find((s) => s.id === 'export')).toEqual({ id: 'export', pattern: '15 0 * * *', tz: 'UTC' });
+    expect(configuredSchedules(loadConfig({ TE_EXPORT_DIR: '/tmp/x', TE_SCHEDULE_EXPORT: 'off' })).find((s) => s.id === 'export')?.pattern).toBeNull();
     const c = loadConfig({ TE_SCHEDULE_SCREENER: '*/15  *  * * *', TE_SCHEDULE_BUNDLES: 'off', TE_SCHEDULE_TZ: 'Europe/Berlin' });
     expect(c.schedules).toMatchObject({ screener: '*/15 * * * *', bundles: null });
-    expect(plannedSchedulers(c).find((s) => s.id === 'screener')).toEqual({ id: 'screener', pattern: '*/15 * * * *', tz: 'Europe/Berlin' });
+    expect(configuredSchedules(c).find((s) => s.id === 'screener')).toEqual({ id: 'screener', pattern: '*/15 * * * *', tz: 'Europe/Berlin' });
   });
 
   it('refuse a bad pattern or time zone at start, naming the variable', () => {
