@@ -10,8 +10,9 @@ import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { layoutOf } from '../store/server/embedded-folder.ts';
 import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
 import { describeUpstream, identityFromText, sameUpstream, upstreamIdentity } from '../store/books/upstream-identity.ts';
+import { SOURCE_URL_VARIABLE } from '../upstream/connect-errors.ts';
 import type { Source } from '../upstream/routes.ts';
-import { URL_VARIABLE, type CheckResult } from './check-upstream.ts';
+import type { CheckResult } from './check-upstream.ts';
 
 const database = (variable: string, status: CheckResult['status'], message: string): CheckResult => ({ check: 'database', variable, status, message });
 
@@ -71,7 +72,7 @@ export function judgeBindings(bound: ReadonlyMap<string, string>, config: Pick<C
     if (sameUpstream(identityFromText(upstream), configured)) continue;
     out.push({
       check: 'binding',
-      variable: URL_VARIABLE[source],
+      variable: SOURCE_URL_VARIABLE[source],
       status: 'failed',
       message: `the warehouse's ${source} source is bound to ${describeUpstream(upstream)}, not ${configured.upstream}: sync, worker and enqueue refuse it (exit 2) unless --force rebinds it`,
     });

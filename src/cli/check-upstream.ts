@@ -5,7 +5,7 @@
 // its routes, safe URLs and rate budget; the key only in its header, never in a URL or a line.
 import type { Config } from '../lib/config.ts';
 import { InvalidResponseError, ProblemError, RateLimitedError, ResponseTooLargeError, UpstreamNetworkError, UpstreamServerError, UpstreamTimeoutError } from '../lib/errors.ts';
-import { UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from '../upstream/connect-errors.ts';
+import { SOURCE_URL_VARIABLE, UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from '../upstream/connect-errors.ts';
 import type { Upstream, UpstreamResponse } from '../upstream/request.ts';
 import type { RouteName, Source } from '../upstream/routes.ts';
 
@@ -24,7 +24,6 @@ export interface CheckResult {
 export type Answer = { path: string; res: UpstreamResponse } | { path: string; err: unknown };
 
 const NAME: Readonly<Record<Source, string>> = { app: 'the app host', gateway: 'the gateway' };
-export const URL_VARIABLE: Readonly<Record<Source, string>> = { app: 'TE_APP_URL', gateway: 'TE_GATEWAY_URL' };
 const KEY_VARIABLE: Readonly<Record<Source, string>> = { app: 'TE_APP_API_KEY', gateway: 'TE_GATEWAY_API_KEY' };
 const PREFIX: Readonly<Record<Source, string>> = { app: '/api/v1', gateway: '/v1' };
 
@@ -74,7 +73,7 @@ function firstSlug(a: Answer): string | undefined {
 
 /** Pure: what a source's token list answer says of its base URL (and, on the gateway, its key). */
 export function judgeTokenList(source: Source, baseUrl: string, a: Answer): CheckResult {
-  const variable = URL_VARIABLE[source];
+  const variable = SOURCE_URL_VARIABLE[source];
   const at = `${NAME[source]} at ${baseUrl}`;
   if ('res' in a) {
     const n = tokenCount(a.res.body);

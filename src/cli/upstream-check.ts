@@ -7,9 +7,8 @@ import { UpstreamMismatchError } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
 import { describeUpstream, simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../store/books/upstream-identity.ts';
 import type { Warehouse } from '../store/connection.ts';
-import { bindUpstreams, changed, type BindingCommand, type BindingStep, type Refusal } from '../store/books/upstream-binding.ts';
-
-const URL_VARIABLE: Readonly<Record<Source, string>> = { app: 'TE_APP_URL', gateway: 'TE_GATEWAY_URL' };
+import { bindUpstreams, changed, type BindingCommand, type BindingRefusal, type BindingStep } from '../store/books/upstream-binding.ts';
+import { SOURCE_URL_VARIABLE } from '../upstream/connect-errors.ts';
 
 /** Pure: the identity of each source's configured base URL (sources must be configured). */
 export function configuredUpstreams(config: Pick<Config, 'app' | 'gateway'>, sources: readonly Source[]): Map<string, UpstreamIdentity> {
@@ -55,14 +54,14 @@ export async function ensureBoundUpstream(warehouse: Warehouse, configured: Read
 }
 
 /** Pure: the variable a refusal is about, for the error's `variable`. */
-export function refusalVariable(refused: readonly Refusal[], command: BindingCommand, embedded: boolean): string {
+export function refusalVariable(refused: readonly BindingRefusal[], command: BindingCommand, embedded: boolean): string {
   if (command === 'demo') return embedded ? 'TE_DATA_DIR' : 'DATABASE_URL';
-  return URL_VARIABLE[refused[0]!.source as Source] ?? 'TE_APP_URL';
+  return SOURCE_URL_VARIABLE[refused[0]!.source as Source] ?? 'TE_APP_URL';
 }
 
 /** Pure: the one message of a refusal, naming the bound and the configured upstream of each source. */
-export function refusalMessage(refused: readonly Refusal[], command: BindingCommand, where: { location: string; embedded: boolean }): string {
-  const bound = (r: Refusal) => (r.bound === null ? `${r.source} holds data of ${describeUpstream(null)}` : `${r.source} is bound to ${describeUpstream(r.bound)}`);
+export function refusalMessage(refused: readonly BindingRefusal[], command: BindingCommand, where: { location: string; embedded: boolean }): string {
+  const bound = (r: BindingRefusal) => (r.bound === null ? `${r.source} holds data of ${describeUpstream(null)}` : `${r.source} is bound to ${describeUpstream(r.bound)}`);
   const log = 'recorded in sync.upstream_binding_log';
   if (command === 'demo') {
     const elsewhere = where.embedded ? 'set TE_DATA_DIR to another folder' : 'unset DATABASE_URL to use the embedded warehouse, or point it at another database';
@@ -71,7 +70,7 @@ export function refusalMessage(refused: readonly Refusal[], command: BindingComm
       `The demo never writes into another upstream's warehouse: ${elsewhere}; or pass --force to rebind it to the simulator (${log}).`
     );
   }
-  const each = refused.map((r) => `${bound(r)}, ${URL_VARIABLE[r.source as Source] ?? r.source} is ${describeUpstream(r.configured)}`);
+  const each = refused.map((r) => `${bound(r)}, ${SOURCE_URL_VARIABLE[r.source as Source] ?? r.source} is ${describeUpstream(r.configured)}`);
   return (
     `this warehouse (${where.location}) mirrors another upstream: ${each.join('; ')}. ` +
     `Syncing another upstream into it would mix two upstreams' data: point DATABASE_URL at another warehouse, or pass --force to rebind it (${log}).`

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { refusalMessage, refusalVariable } from '../../src/cli/upstream-check.ts';
 import { simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../../src/store/books/upstream-identity.ts';
-import { bindUpstreams, planBinding, type Refusal, type SourceFacts } from '../../src/store/books/upstream-binding.ts';
+import { bindUpstreams, bindingSteps, type BindingRefusal, type SourceFacts } from '../../src/store/books/upstream-binding.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 
 const A = upstreamIdentity('https://a.example.com');
@@ -10,45 +10,45 @@ const B = upstreamIdentity('https://b.example.com:8443/te');
 const SIM = simulatorIdentity();
 const facts = (f: Partial<SourceFacts> & { configured: UpstreamIdentity }): SourceFacts => ({ source: 'app', bound: undefined, data: 'none', ...f });
 
-describe('planBinding', () => {
+describe('bindingSteps', () => {
   it('binds a source with no binding and no data; keeps the same upstream', () => {
-    expect(planBinding([facts({ configured: A })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: A }]);
-    expect(planBinding([facts({ configured: A, bound: A.upstream })], false)).toEqual([{ source: 'app', action: 'keep', upstream: A.upstream }]);
-    expect(planBinding([facts({ configured: SIM, bound: 'simulator' })], false)).toEqual([{ source: 'app', action: 'keep', upstream: 'simulator' }]);
+    expect(bindingSteps([facts({ configured: A })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: A }]);
+    expect(bindingSteps([facts({ configured: A, bound: A.upstream })], false)).toEqual([{ source: 'app', action: 'keep', upstream: A.upstream }]);
+    expect(bindingSteps([facts({ configured: SIM, bound: 'simulator' })], false)).toEqual([{ source: 'app', action: 'keep', upstream: 'simulator' }]);
   });
 
   it('refuses another upstream, and rebinds it with force', () => {
-    expect(planBinding([facts({ configured: B, bound: A.upstream, data: 'other' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: A.upstream, configured: B }]);
-    expect(planBinding([facts({ configured: B, bound: A.upstream, data: 'other' })], true)).toEqual([{ source: 'app', action: 'rebind', from: A.upstream, to: B }]);
-    expect(planBinding([facts({ configured: SIM, bound: A.upstream, data: 'other' })], false)[0]).toMatchObject({ action: 'refuse', bound: A.upstream });
-    expect(planBinding([facts({ configured: A, bound: 'simulator', data: 'demo' })], false)[0]).toMatchObject({ action: 'refuse', bound: 'simulator' });
+    expect(bindingSteps([facts({ configured: B, bound: A.upstream, data: 'other' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: A.upstream, configured: B }]);
+    expect(bindingSteps([facts({ configured: B, bound: A.upstream, data: 'other' })], true)).toEqual([{ source: 'app', action: 'rebind', from: A.upstream, to: B }]);
+    expect(bindingSteps([facts({ configured: SIM, bound: A.upstream, data: 'other' })], false)[0]).toMatchObject({ action: 'refuse', bound: A.upstream });
+    expect(bindingSteps([facts({ configured: A, bound: 'simulator', data: 'demo' })], false)[0]).toMatchObject({ action: 'refuse', bound: 'simulator' });
   });
 
   it('a binding nothing came through (no data of the source) gives way to the configured upstream, without force', () => {
-    expect(planBinding([facts({ configured: B, bound: A.upstream, data: 'none' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: B }]);
-    expect(planBinding([facts({ configured: SIM, bound: A.upstream, data: 'none' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: SIM }]);
+    expect(bindingSteps([facts({ configured: B, bound: A.upstream, data: 'none' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: B }]);
+    expect(bindingSteps([facts({ configured: SIM, bound: A.upstream, data: 'none' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: SIM }]);
   });
 
-  it('plans each source on its own: a new source is bound beside a bound one', () => {
-    const plan = planBinding([facts({ configured: A, bound: A.upstream }), facts({ source: 'gateway', configured: B })], false);
-    expect(plan.map((s) => s.action)).toEqual(['keep', 'bind']);
+  it('decides each source on its own: a new source is bound beside a bound one', () => {
+    const steps = bindingSteps([facts({ configured: A, bound: A.upstream }), facts({ source: 'gateway', configured: B })], false);
+    expect(steps.map((s) => s.action)).toEqual(['keep', 'bind']);
   });
 
   it('data of an earlier release: sync adopts it, the demo refuses it', () => {
-    expect(planBinding([facts({ configured: A, data: 'other' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'adopted', to: A }]);
-    expect(planBinding([facts({ configured: SIM, data: 'other' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: null, configured: SIM }]);
-    expect(planBinding([facts({ configured: SIM, data: 'other' })], true)).toEqual([{ source: 'app', action: 'rebind', from: null, to: SIM }]);
+    expect(bindingSteps([facts({ configured: A, data: 'other' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'adopted', to: A }]);
+    expect(bindingSteps([facts({ configured: SIM, data: 'other' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: null, configured: SIM }]);
+    expect(bindingSteps([facts({ configured: SIM, data: 'other' })], true)).toEqual([{ source: 'app', action: 'rebind', from: null, to: SIM }]);
   });
 
   it('data only demos synced is the simulator\'s', () => {
-    expect(planBinding([facts({ configured: SIM, data: 'demo' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'adopted', to: SIM }]);
-    expect(planBinding([facts({ configured: A, data: 'demo' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: 'simulator', configured: A }]);
-    expect(planBinding([facts({ configured: A, data: 'demo' })], true)).toEqual([{ source: 'app', action: 'rebind', from: 'simulator', to: A }]);
+    expect(bindingSteps([facts({ configured: SIM, data: 'demo' })], false)).toEqual([{ source: 'app', action: 'bind', event: 'adopted', to: SIM }]);
+    expect(bindingSteps([facts({ configured: A, data: 'demo' })], false)).toEqual([{ source: 'app', action: 'refuse', bound: 'simulator', configured: A }]);
+    expect(bindingSteps([facts({ configured: A, data: 'demo' })], true)).toEqual([{ source: 'app', action: 'rebind', from: 'simulator', to: A }]);
   });
 });
 
 describe('the refusal', () => {
-  const refused: Refusal[] = [
+  const refused: BindingRefusal[] = [
     { source: 'app', action: 'refuse', bound: A.upstream, configured: B },
     { source: 'gateway', action: 'refuse', bound: 'simulator', configured: A },
   ];
@@ -63,7 +63,7 @@ describe('the refusal', () => {
   });
 
   it('for the demo: the warehouse is not the simulator\'s', () => {
-    const demo: Refusal[] = [{ source: 'app', action: 'refuse', bound: A.upstream, configured: SIM }, { source: 'gateway', action: 'refuse', bound: null, configured: SIM }];
+    const demo: BindingRefusal[] = [{ source: 'app', action: 'refuse', bound: A.upstream, configured: SIM }, { source: 'gateway', action: 'refuse', bound: null, configured: SIM }];
     const m = refusalMessage(demo, 'demo', { location: 'Postgres at 127.0.0.1:5432/wh', embedded: false });
     expect(m).toContain("mirrors another upstream than tesync demo's bundled simulator: app is bound to https://a.example.com; gateway holds data of an upstream it did not record");
     expect(m).toContain('unset DATABASE_URL');

@@ -1,5 +1,5 @@
 // A warehouse is bound to its upstream: sync.upstream_bindings holds, per source, the upstream
-// its data came from; sync.upstream_binding_log every change of it. `planBinding` decides
+// its data came from; sync.upstream_binding_log every change of it. `bindingSteps` decides
 // (pure); `bindUpstreams` reads the facts, decides and writes, in one transaction under an
 // advisory lock, so two processes binding at once cannot both win with different upstreams.
 import { hostname } from 'node:os';
@@ -36,7 +36,7 @@ export type BindingStep =
   /** `bound` null: data whose upstream was never recorded. */
   | { source: string; action: 'refuse'; bound: string | null; configured: UpstreamIdentity };
 
-export type Refusal = Extract<BindingStep, { action: 'refuse' }>;
+export type BindingRefusal = Extract<BindingStep, { action: 'refuse' }>;
 
 /**
  * Pure: what to do for each source. A bound source keeps its binding, or with `force` is
@@ -45,7 +45,7 @@ export type Refusal = Extract<BindingStep, { action: 'refuse' }>;
  * the configured one (the user has been syncing it), except that the demo never adopts data
  * it cannot tell is its own.
  */
-export function planBinding(facts: readonly SourceFacts[], force: boolean): BindingStep[] {
+export function bindingSteps(facts: readonly SourceFacts[], force: boolean): BindingStep[] {
   return facts.map((f): BindingStep => {
     const { source, configured } = f;
     if (f.bound === configured.upstream) return { source, action: 'keep', upstream: f.bound };
@@ -67,7 +67,7 @@ export function planBinding(facts: readonly SourceFacts[], force: boolean): Bind
 export interface BindingResult {
   steps: BindingStep[];
   /** Non-empty: nothing was written, the command must not write either. */
-  refused: Refusal[];
+  refused: BindingRefusal[];
 }
 
 /**
@@ -85,8 +85,8 @@ export async function bindUpstreams(db: Db, configured: ReadonlyMap<string, Upst
       const upstream = bound.get(source);
       facts.push({ source, configured: identity, bound: upstream, data: await dataOf(run, source) });
     }
-    const steps = planBinding(facts, options.force);
-    const refused = steps.filter((s): s is Refusal => s.action === 'refuse');
+    const steps = bindingSteps(facts, options.force);
+    const refused = steps.filter((s): s is BindingRefusal => s.action === 'refuse');
     if (refused.length > 0) return { steps, refused };
     for (const step of steps) {
       if (step.action === 'bind') await write(run, step.source, step.to, step.event, null, options.command);
