@@ -56,7 +56,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
     synopsis: ['[--json] [--wide] [--max-age HOURS] [--max-unconfirmed HOURS]', '--serve [--port N] [--host ADDRESS] [--max-age HOURS] [--max-unconfirmed HOURS]'],
     summary: "each group's data age and last confirmation, table sizes; --serve: a page",
     needsConfig: true,
-    load: async () => (await import('./status.ts')).runStatus,
+    load: async () => (await import('./status.ts')).runStatusCommand,
   },
   {
     name: 'sql',

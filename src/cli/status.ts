@@ -59,7 +59,7 @@ when the database is not a tesync warehouse or holds another release's schema.`;
 
 const NUMERIC = ['--max-age', '--max-unconfirmed'] as const;
 
-export async function runStatus({ config, logger, argv }: CommandContext): Promise<number> {
+export async function runStatusCommand({ config, logger, argv }: CommandContext): Promise<number> {
   const values = parseStatusArgs(argv);
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
