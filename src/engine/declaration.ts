@@ -9,9 +9,10 @@ import type { ProblemError } from '../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
 import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
 import type { RouteName } from '../upstream/routes.ts';
+import type { Source } from '../ports/sources.ts';
 import type { Fetched, Outcome, Refusal } from './outcome.ts';
 
-export type Source = 'app' | 'gateway';
+export type { Source };
 
 /** Settings a resource's read may take; built once by the composition root. */
 export interface SyncSettings {

@@ -5,7 +5,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import type { CellTally } from './cell-tally.ts';
 import type { UpstreamResponse } from '../upstream/index.ts';
 import type { EnvelopeMeta } from '../schema/upstream/envelope.ts';
-import type { ArchivedBody } from '../ports/recorder.ts';
+import type { RawBody } from '../ports/recorder.ts';
 
 /**
  * Rows for one table. The table's declaration gives the key they are written by and the
@@ -28,12 +28,12 @@ export interface TableWrite<T extends PgTable = PgTable> {
    * a refusal's body for rows it refused; null for rows no response carried (a bundle skipped
    * without a key).
    */
-  from?: ArchivedBody | null;
+  from?: RawBody | null;
   /**
    * Per row, the body it was read from, where the rows come from several (the pages of one
    * list); a row without one links to `from`'s. What the write removes is closed by `from`'s.
    */
-  fromEach?: readonly (ArchivedBody | undefined)[];
+  fromEach?: readonly (RawBody | undefined)[];
 }
 
 /** Typed constructor of a TableWrite (the rows are checked against the table). */

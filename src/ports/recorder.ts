@@ -60,17 +60,17 @@ export interface RequestRecorder {
    * The sync.raw_responses ids of archived bodies, by `path` and `sha256` (keyed by
    * `bodyKey`), once what is pending is written. A body not archived has no id; never rejects.
    */
-  archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>>;
+  archivedIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
-/** A body as the archive keys it (with its source). */
-export interface ArchivedBody {
+/** A raw response's body, as sync.raw_responses keys it (with its source). */
+export interface RawBody {
   path: string;
   sha256: string;
 }
 
-export const bodyKey = (b: ArchivedBody): string => `${b.path}\u0000${b.sha256}`;
+export const bodyKey = (b: RawBody): string => `${b.path}\u0000${b.sha256}`;
 
 export class NullRecorder implements RequestRecorder {
   request(): void {}

@@ -12,7 +12,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rawResponses, requests } from '../../schema/warehouse/sync.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { bodyKey, type ArchivedBody, type RequestRecord, type RequestRecorder, type ResponseRecord } from '../../ports/recorder.ts';
+import { bodyKey, type RawBody, type RequestRecord, type RequestRecorder, type ResponseRecord } from '../../ports/recorder.ts';
 import { servedBodyHash } from '../../lib/hash.ts';
 import { holdsExactly, visibleText } from '../../lib/pg-text.ts';
 import type { Source } from '../../ports/sources.ts';
@@ -98,7 +98,7 @@ export class WarehouseRecorder implements RequestRecorder {
     return this.writing;
   }
 
-  async archivedIds(source: Source, bodies: readonly ArchivedBody[]): Promise<Map<string, number>> {
+  async archivedIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     const wanted = bodies.filter((b) => b.sha256 !== '');
     if (wanted.length === 0) return out;
