@@ -72,6 +72,10 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     if (mayPlan(p.job)) pending.planners++;
   };
 
+  const planFollowUps = async (requests: readonly JobRequest[]) => {
+    for (const f of requests) await plan(f, false);
+  };
+
   /** Jobs a stop left unfinished: counted with the queued ones as not reached. */
   let stopped = 0;
   const execute = async (p: PlannedJob): Promise<void> => {
@@ -85,15 +89,11 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         // nothing of it is recorded; the next run does it.
         const r = await runJob(p, { ...context, logger }, { last, passThrough: () => options.signal?.aborted === true });
         const ms = Date.now() - started;
-        await driver.settle(runId, jobId(p), settledJob(p, r));
-        if (r.failure) {
-          logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
-          // A list that failed still plans its children, from the list the warehouse holds.
-          for (const f of r.followUps) await plan(f, false);
-          return;
-        }
-        logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
-        for (const f of r.followUps) await plan(f, false);
+        // Its follow-ups, then its end (the driver's one order). A list that failed still plans
+        // its children, from the list the warehouse holds.
+        await driver.settle(runId, jobId(p), settledJob(p, r), { requests: r.followUps, plan: planFollowUps });
+        if (r.failure) logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
+        else logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
         return;
       } catch (err) {
         if (options.signal?.aborted) {

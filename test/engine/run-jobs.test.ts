@@ -1,5 +1,6 @@
 // A run's jobs as the one run driver plans and counts them, the same for both runners: which
-// requests are planned, what a job's end adds to the ledger. No IO: the driver's plan and
+// requests are planned, what a job's end adds to the ledger, and the one order of a job's end
+// (its follow-ups planned, then its end counted). No IO: the driver's plan and
 // settle touch only its ledger, here one in memory.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
@@ -91,6 +92,36 @@ describe('RunDriver: plan and settle over the ledger', () => {
     expect(await d.plan('r', req(null), { root: false, idOf })).toBeUndefined();
     expect(await d.plan('r', { name: 'nope', payload: {} }, { root: false, idOf })).toBeUndefined();
     expect(d.ledger.live('r')).toMatchObject({ planned: 0, failed: 1, failures: [{ job: 'gateway.charts', resource: '?' }] });
+  });
+
+  it('settle plans a job\'s follow-ups first, then counts its end: the run is never settled between a job and its children', async () => {
+    const d = driver();
+    const parent = await d.plan('r', req('aave'), { root: true, idOf });
+    const seen: { pending: number; done: number }[] = [];
+    const plan = async (requests: readonly { name: string; payload: unknown }[]) => {
+      for (const r of requests) await d.plan('r', r, { root: false, idOf });
+      seen.push({ pending: await d.ledger.pending('r'), done: d.ledger.live('r').done });
+    };
+    const settled = await d.settle('r', parent!.id, settledJob(parent!.planned, { status: 'ok', rows: 1 }), { requests: [req('comp'), req('uni')], plan });
+    // While its children were planned the parent was still pending, and not yet counted done.
+    expect(seen).toEqual([{ pending: 3, done: 0 }]);
+    expect(settled).toEqual({ counted: true, pending: 2 });
+    expect(d.ledger.live('r')).toMatchObject({ planned: 3, done: 1 });
+  });
+
+  it('settle without follow-ups asks the runner for nothing', async () => {
+    const d = driver();
+    const j = await d.plan('r', req('aave'), { root: true, idOf });
+    let asked = 0;
+    await d.settle('r', j!.id, settledJob(j!.planned, { status: 'ok', rows: 0 }), { requests: [], plan: async () => asked++ });
+    expect(asked).toBe(0);
+  });
+
+  it('queued reads a queued request back without planning it: nothing counted', async () => {
+    const d = driver();
+    expect(d.queued(req('aave'))).toMatchObject({ resource: 'token/aave/charts', bucket: expect.any(String) });
+    expect(d.queued(req(42))).toMatchObject({ error: expect.stringMatching(/^payload invalid: /) });
+    expect(d.ledger.live('r')).toMatchObject({ planned: 0, failed: 0 });
   });
 
   it('a deduplicated job leaves the run\'s plan', async () => {

@@ -1,6 +1,6 @@
 // A fetch job: one resource of one run, through the one job lifecycle `tesync sync` runs
-// too (src/engine/lifecycle.ts), planned and settled in its run by the one run driver
-// (src/engine/run-driver.ts).
+// too (src/engine/lifecycle.ts), planned in its run when it was queued (plan.ts) and settled,
+// its follow-ups queued first, by the one run driver (src/engine/run-driver.ts).
 //
 // What its errors become in BullMQ:
 //   RateLimitedError (the bucket is closed longer than a job may hold its slot): the bucket's
@@ -10,14 +10,15 @@
 //   anything else, or the last attempt: recorded by the lifecycle, then failed for good
 //     (UnrecoverableError) so BullMQ does not retry it.
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import { planJob, runJob } from '../../engine/lifecycle.ts';
-import type { JobResult } from '../../engine/types.ts';
+import { runJob } from '../../engine/lifecycle.ts';
+import type { JobRequest, JobResult } from '../../engine/types.ts';
 import { RateLimitedError } from '../../lib/errors.ts';
 import { withSignal } from '../../upstream/with-signal.ts';
 import { writeFailure } from '../../store/books/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
 import { ServerClock } from '../../store/write/known-time.ts';
 import { settledJob, unplannable } from '../../engine/run-jobs.ts';
+import type { FollowUps } from '../../engine/run-driver.ts';
 import type { SettledJob } from '../../ports/run-ledger.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
@@ -44,7 +45,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   // recorded the completion, a stalled job run again), or whose run is recorded and gone from
   // Redis: its work is done and counted. Fetching and writing again would only repeat it.
   if (!(await deps.tracker.isPending(data.runId, job.id!))) return skipSettled(deps, job, data);
-  const planned = planJob(deps.catalog, { name: data.job, payload: data.payload });
+  const planned = deps.driver.queued({ name: data.job, payload: data.payload });
   if ('error' in planned) {
     await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: unplannable(data.job, planned.error) });
     throw new RecordedFailure(planned.error);
@@ -88,22 +89,21 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
     throw err;
   }
   const ms = Date.now() - started;
+  if (r.failure) logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
+  // The run's request figures are read from sync.requests when it finishes.
+  await deps.recorder.flush();
+  // Its follow-ups queued, then its end (the driver's one order); a list that failed still
+  // plans its children, from the list the warehouse holds. Not when another attempt settled
+  // this job meanwhile: that one queued the follow-ups, and the run may be recorded, its keys
+  // gone, so planning them again would open it anew.
+  const plan = async (requests: readonly JobRequest[]) => {
+    if (await deps.tracker.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, requests, { roots: false });
+  };
+  await settle(deps, job, data, settledJob(planned, r), { requests: r.followUps, plan });
   if (r.failure) {
-    logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
-    // A list that failed still plans its children (from the list the warehouse holds), first.
-    if (r.followUps.length > 0 && (await deps.tracker.isPending(data.runId, job.id!))) await enqueueRequests(deps, data, r.followUps, { roots: false });
-    await deps.recorder.flush();
-    await settle(deps, job, data, settledJob(planned, r));
     deps.events?.jobSettled(def, r.status, 0, ms, r.failure);
     throw new RecordedFailure(r.failure.message);
   }
-  // Follow-ups first: the run must not look finished between this job and its children.
-  // Not when another attempt settled this job meanwhile: that one queued the follow-ups, and
-  // the run may be recorded, its keys gone, so planning them again would open it anew.
-  if (await deps.tracker.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, r.followUps, { roots: false });
-  // The run's request figures are read from sync.requests when it finishes.
-  await deps.recorder.flush();
-  await settle(deps, job, data, settledJob(planned, r));
   deps.events?.jobSettled(def, r.status, r.rows, ms);
   logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
   return { status: r.status, rows: r.rows };
@@ -116,7 +116,7 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
   if (state !== 'failed' && state !== 'unknown') return; // it will be retried
   const data = fetchJobData.safeParse(job.data);
   if (!data.success) return;
-  const planned = planJob(deps.catalog, { name: data.data.job, payload: data.data.payload });
+  const planned = deps.driver.queued({ name: data.data.job, payload: data.data.payload });
   if ('error' in planned) return;
   const { job: def, resource } = planned;
   // Stalled too often, or the like: BullMQ's own error, failed for good whatever it is.
@@ -138,8 +138,8 @@ async function skipSettled(deps: RunnerDeps, job: Job, data: FetchJobData): Prom
   return { status: 'already_settled', rows: 0 };
 }
 
-async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: SettledJob): Promise<void> {
-  const { pending } = await deps.driver.settle(data.runId, job.id!, outcome);
+async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: SettledJob, next?: FollowUps): Promise<void> {
+  const { pending } = await deps.driver.settle(data.runId, job.id!, outcome, next);
   // Also when this call did not count the job (it ran before): the earlier attempt may
   // have died between counting and queueing the finish.
   if (pending === 0) await queueFinish(deps, data.runId);
