@@ -1,36 +1,52 @@
-// The export's lanes: a few writers (parquet.ts) and the tasks waiting for one. A task reads
-// its rows out of Postgres (a COPY on a connection of its own) and hands them to its writer,
-// so while one lane's writer is busy in DuckDB the other's COPY keeps Postgres busy: on two
-// cores, two lanes keep both busy (docs/performance.md, "Export").
+// The export's lanes: a few writers (parquet.ts) and the tasks waiting for one. A task streams
+// its rows out of Postgres (a COPY on a connection of its own) into its writer (transfer.ts),
+// so a lane keeps a Postgres backend printing and a DuckDB thread writing at once; Postgres
+// prints slower than DuckDB writes, and on two cores two lanes keep both busy
+// (docs/performance.md, "Export").
 import { ParquetWriter } from './parquet.ts';
 
 export const LANES = 2;
 
 export class Lanes {
-  private readonly waiting: ((w: ParquetWriter) => void)[] = [];
+  private readonly free: ParquetWriter[] = [];
+  private readonly all: ParquetWriter[] = [];
+  private opening = 0;
+  /** Tasks waiting for a writer; null: a writer failed to open, try opening one again. */
+  private readonly waiting: ((w: ParquetWriter | null) => void)[] = [];
 
-  private constructor(private readonly free: ParquetWriter[], private readonly all: readonly ParquetWriter[]) {}
+  private constructor(private readonly count: number) {}
 
+  /** Lanes whose writers open when a task first needs one: an export with nothing new opens none (some 30-60 ms each). */
   static async open(count = LANES): Promise<Lanes> {
-    const writers: ParquetWriter[] = [];
-    try {
-      for (let i = 0; i < count; i++) writers.push(await ParquetWriter.open());
-    } catch (err) {
-      for (const w of writers) w.close();
-      throw err;
-    }
-    return new Lanes([...writers], writers);
+    return new Lanes(count);
   }
 
   /** Runs `task` on the next free writer. */
   async run<T>(task: (writer: ParquetWriter) => Promise<T>): Promise<T> {
-    const writer = this.free.pop() ?? (await new Promise<ParquetWriter>((resolve) => this.waiting.push(resolve)));
+    const writer = await this.take();
     try {
       return await task(writer);
     } finally {
       const next = this.waiting.shift();
       if (next) next(writer);
       else this.free.push(writer);
+    }
+  }
+
+  private async take(): Promise<ParquetWriter> {
+    const free = this.free.pop();
+    if (free) return free;
+    if (this.all.length + this.opening >= this.count) return (await new Promise<ParquetWriter | null>((resolve) => this.waiting.push(resolve))) ?? this.take();
+    this.opening++;
+    try {
+      const writer = await ParquetWriter.open();
+      this.all.push(writer);
+      return writer;
+    } catch (err) {
+      this.waiting.shift()?.(null);
+      throw err;
+    } finally {
+      this.opening--;
     }
   }
 

@@ -1,10 +1,43 @@
-// Pure parts of the export's lanes: how an archive's days are split between the writers, and
-// the longest line of a CSV as it streams in chunks.
+// The export's lanes: writers opened when a task first needs one, never more than the lanes;
+// how an archive's days are split between them; the longest line of a CSV as it streams in
+// chunks (the reader's line limit when a row is read through a file).
 import { describe, expect, it } from 'vitest';
-import { splitDays } from '../../src/export/lanes.ts';
+import { Lanes, splitDays } from '../../src/export/lanes.ts';
+import type { ParquetWriter } from '../../src/export/parquet.ts';
 import { LineLength } from '../../src/export/pg-read.ts';
 
 const days = (rows: number[]) => rows.map((n, i) => ({ day: `2026-01-${String(i + 1).padStart(2, '0')}`, rows: n }));
+
+describe('Lanes', () => {
+  it('opens a writer when a task first needs one, never more than the lanes, and hands a free one to the next task', async () => {
+    const lanes = await Lanes.open(2);
+    try {
+      const writerOf = new Map<string, ParquetWriter>();
+      const release = new Map<string, () => void>();
+      const started = () => [...release.keys()].sort();
+      const task = (name: string) =>
+        lanes.run(async (w) => {
+          writerOf.set(name, w);
+          await new Promise<void>((r) => release.set(name, r));
+        });
+      const tasks = ['a', 'b', 'c'].map(task);
+      const until = async (n: number) => {
+        while (release.size < n) await new Promise((r) => setTimeout(r, 5));
+      };
+      await until(2);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(started()).toEqual(['a', 'b']);
+      release.get('a')!();
+      await until(3);
+      expect(writerOf.get('c')).toBe(writerOf.get('a'));
+      expect(writerOf.get('b')).not.toBe(writerOf.get('a'));
+      for (const r of release.values()) r();
+      await Promise.all(tasks);
+    } finally {
+      lanes.close();
+    }
+  });
+});
 
 describe('splitDays', () => {
   it('splits into consecutive runs of about as many rows, every day once, in order', () => {
