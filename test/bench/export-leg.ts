@@ -5,7 +5,9 @@
 // floors: the archives' rows COPYed out of Postgres as CSV (two connections at once, as the
 // export reads them), and the exported rows written again into the same partitions by two
 // DuckDB writers on one thread each, from memory (what the export's writes cost without the
-// reading and the casting).
+// reading and the casting). The first export is held to the sum of the two floors (issue 56:
+// rows read once and written once, while Postgres still prints), one new day to 1 s and
+// nothing new to 300 ms; beyond any of them the leg fails, and with it the bench's exit code.
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,6 +30,23 @@ export interface ExportLegResult {
   /** The newest day filled back, then exported. */
   newDay: { ms: number; rows: number; files: number; rewritten: number };
   floors: { copyMs: number; parquetMs: number };
+  /** first.ms / (COPY floor + Parquet floor): at most 1 (issue 56). */
+  overFloors: number;
+  /** The leg's limits it went beyond, in words (empty: it passed). */
+  failures: string[];
+}
+
+/** The leg's limits (issue 56): the first export within its floors, one new day, nothing new. */
+export const EXPORT_LIMITS = { overFloors: 1.0, newDayMs: 1000, unchangedMs: 300 };
+
+/** Pure: the limits `r` goes beyond. */
+export function exportFailures(r: Pick<ExportLegResult, 'overFloors' | 'unchangedMs' | 'newDay'>): string[] {
+  const out: string[] = [];
+  if (!(r.overFloors <= EXPORT_LIMITS.overFloors)) out.push(`first export / (COPY floor + Parquet floor) ${r.overFloors.toFixed(2)} > ${EXPORT_LIMITS.overFloors}`);
+  if (!(r.newDay.ms <= EXPORT_LIMITS.newDayMs)) out.push(`one new day ${r.newDay.ms.toFixed(0)} ms > ${EXPORT_LIMITS.newDayMs} ms`);
+  if (r.newDay.rewritten !== 0) out.push(`one new day rewrote ${r.newDay.rewritten} other files`);
+  if (!(r.unchangedMs <= EXPORT_LIMITS.unchangedMs)) out.push(`nothing new ${r.unchangedMs.toFixed(0)} ms > ${EXPORT_LIMITS.unchangedMs} ms`);
+  return out;
 }
 
 const summed = (s: ExportSummary) => ({ rows: s.tables.reduce((n, t) => n + t.rows, 0), files: s.tables.reduce((n, t) => n + t.files, 0) });
@@ -68,7 +87,11 @@ export async function runExportLeg(o: { databaseUrl: string; warehouse: Warehous
     const copyMs = await copyFloor(db, tables);
     const parquetMs = await parquetFloor(dir, tables);
     o.log(`export: floors: COPY out ${(copyMs / 1000).toFixed(2)} s, Parquet written again ${(parquetMs / 1000).toFixed(2)} s`);
-    return { archives, first: { ms: firstMs, ...summed(first), bytes }, unchangedMs, newDay, floors: { copyMs, parquetMs } };
+    const overFloors = firstMs / (copyMs + parquetMs);
+    const failures = exportFailures({ overFloors, unchangedMs, newDay });
+    o.log(`export: first / (COPY floor + Parquet floor) = ${(firstMs / 1000).toFixed(2)} / (${(copyMs / 1000).toFixed(2)} + ${(parquetMs / 1000).toFixed(2)}) = ${overFloors.toFixed(2)}`);
+    o.log(failures.length === 0 ? 'export: leg passed' : `export: leg FAILED: ${failures.join('; ')}`);
+    return { archives, first: { ms: firstMs, ...summed(first), bytes }, unchangedMs, newDay, floors: { copyMs, parquetMs }, overFloors, failures };
   } finally {
     await rm(dir, { recursive: true, force: true });
     await db.end({ timeout: 5 });
