@@ -1,6 +1,6 @@
 // Fetch through the upstream client and validate; an unreadable body is refused (kept as
 // `invalid` with its raw text when the job ends), and the job fails without retry (the run
-// goes on). Validating writes nothing: what it saw goes to the job's ledger (ledger.ts).
+// goes on). Validating writes nothing: what it saw goes to the try's findings (findings.ts).
 import type { z } from 'zod';
 import { envelope, readMeta } from '../schema/upstream/envelope.ts';
 import { InvalidResponseError } from '../lib/errors.ts';
@@ -27,7 +27,7 @@ export async function validate<S extends z.ZodType>(
   schema: S,
   options: { pageOfList?: boolean } = {},
 ): Promise<Fetched<z.output<S>>> {
-  ctx.ledger.received({ route, response });
+  ctx.findings.received({ route, response });
   const env = envelope.safeParse(response.body);
   if (!env.success) throw invalid(ctx, route, response, `not a { data, meta } envelope: ${env.error.issues[0]?.message}`);
   const count = options.pageOfList ? null : countMismatch(env.data);
@@ -37,19 +37,19 @@ export async function validate<S extends z.ZodType>(
     const issue = data.error.issues[0];
     throw invalid(ctx, route, response, `data ${issue?.path.join('.') || ''} ${issue?.message ?? 'is invalid'}`.trim());
   }
-  ctx.ledger.understood.push(response);
+  ctx.findings.understood.push(response);
   // Field names first seen on this kind, or gone from it, are recorded as drift when the job ends.
-  ctx.ledger.sightings.push({ source: ROUTES[route].source, route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
+  ctx.findings.sightings.push({ source: ROUTES[route].source, route, template: ROUTES[route].template, runId: ctx.runId, at: ctx.now(), fields: fieldPaths(env.data.data), path: response.path, sha256: response.sha256 || null });
   return { response, data: data.data, meta: readMeta(env.data.meta), body: env.data as Record<string, unknown> };
 }
 
 /**
- * Refuses a response: its raw body is kept as `invalid` when the job ends (the ledger), the
+ * Refuses a response: its raw body is kept as `invalid` when the job ends (the findings), the
  * reason logged; returns the error to throw. The body goes as served: its text, and its bytes
  * where the text does not say them exactly.
  */
 export function invalid(ctx: JobContext, route: UpstreamRequest['route'], response: UpstreamResponse, reason: string, options: { quiet?: boolean } = {}): InvalidResponseError {
-  ctx.ledger.refused.push({
+  ctx.findings.refused.push({
     source: ROUTES[route].source,
     runId: ctx.runId,
     path: response.path,

@@ -21,7 +21,7 @@ import { prepare, Reading, type Read, type Refused } from './reading.ts';
 import { childrenOf, fanOut } from './fan-out.ts';
 import { plannedFromStored, walksOnBelow } from './stored-list.ts';
 import { ConditionalUpstream, NotModified } from './conditional.ts';
-import { JobLedger } from './ledger.ts';
+import { TryFindings } from './findings.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { partialNote } from './partial-note.ts';
 import { describeRemovals, massRemovals, pendingRemovals, sameRemovals, type PendingRemoval } from './removals.ts';
@@ -75,11 +75,11 @@ export interface Settled extends JobResult {
  * try while tries are left, and what `passThrough` claims.
  */
 export async function runJob(planned: PlannedJob, run: RunContext, jobTry: JobTry): Promise<Settled> {
-  const ctx: JobContext = { ...run, ledger: new JobLedger(), known: knownOf(run.warehouse) };
+  const ctx: JobContext = { ...run, findings: new TryFindings(), known: knownOf(run.warehouse) };
   try {
     return await settleJob(planned, ctx, jobTry);
   } finally {
-    await keepLedger(ctx);
+    await keepFindings(ctx);
   }
 }
 
@@ -87,9 +87,9 @@ export async function runJob(planned: PlannedJob, run: RunContext, jobTry: JobTr
  * What the try read, kept whatever became of it: the fields of each response understood (the
  * drift record) and every body refused, as `invalid`. Neither may fail the job.
  */
-async function keepLedger(ctx: JobContext): Promise<void> {
-  for (const s of ctx.ledger.sightings) await recordFieldDrift(ctx.warehouse, ctx.logger, s);
-  for (const b of ctx.ledger.refused) await keepInvalidBody(ctx.warehouse, b).catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
+async function keepFindings(ctx: JobContext): Promise<void> {
+  for (const s of ctx.findings.sightings) await recordFieldDrift(ctx.warehouse, ctx.logger, s);
+  for (const b of ctx.findings.refused) await keepInvalidBody(ctx.warehouse, b).catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
 }
 
 async function settleJob(planned: PlannedJob, ctx: JobContext, jobTry: JobTry): Promise<Settled> {
@@ -305,13 +305,13 @@ async function confirmRemovals(ctx: JobContext, first: Read, reading: Reading): 
   const pending = await pendingRemovals(ctx.warehouse.db, (first.o.writes ?? []) as TableWrite[]);
   const mass = massRemovals(pending);
   if (mass.length === 0) return { ...first, pending };
-  const firstBodies = ctx.ledger.takeReceived();
+  const firstBodies = ctx.findings.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'would remove more than a fifth of a set; fetching again to confirm');
   const second = await reading.next();
   if ('error' in second) return second;
   const confirmed = await pendingRemovals(ctx.warehouse.db, (second.o.writes ?? []) as TableWrite[]);
   if (sameRemovals(pending, confirmed)) return { ...second, pending: confirmed };
-  const secondBodies = ctx.ledger.takeReceived();
+  const secondBodies = ctx.findings.takeReceived();
   ctx.logger.info({ removals: describeRemovals(mass) }, 'the second answer disagrees with the first; a third decides');
   const third = await reading.next();
   if ('error' in third) return third;
@@ -322,5 +322,5 @@ async function confirmRemovals(ctx: JobContext, first: Read, reading: Reading): 
     return { ...third, pending: decided };
   }
   const reason = `${describeRemovals(mass)}, and two more responses fetched at once disagree with it and with each other: nothing removed`;
-  return { refused: reason, error: keepRefused(ctx, [...firstBodies, ...secondBodies, ...ctx.ledger.takeReceived()], reason) };
+  return { refused: reason, error: keepRefused(ctx, [...firstBodies, ...secondBodies, ...ctx.findings.takeReceived()], reason) };
 }

@@ -22,7 +22,7 @@ const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
  * A body without a digest (a 304 carries none) was never archived: its rows keep null.
  */
 export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<(number | null)[]> {
-  const read = ctx.ledger.understood;
+  const read = ctx.findings.understood;
   const last = read.at(-1);
   const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
   const named = writes.flatMap((w) => [bodyOf(w), ...(w.fromEach ?? [])]);

@@ -49,7 +49,7 @@ async function fetchAsk(ctx: JobContext, ask: Ask): Promise<Got> {
   const req = { route: ask.route, ...(ask.params ? { params: ask.params } : {}), ...(ask.query ? { query: ask.query } : {}) };
   if (ask.document) {
     const response = await ctx.upstream.get({ ...req, ...(ask.link ? { link: ask.link } : {}), runId: ctx.runId });
-    ctx.ledger.received({ route: ask.route, response });
+    ctx.findings.received({ route: ask.route, response });
     const parsed = schema.safeParse(response.body);
     if (!parsed.success) throw invalid(ctx, ask.route, response, `not the document its route serves: ${parsed.error.issues[0]?.message ?? 'unreadable'}`);
     return { ask, response, incremental: false };

@@ -10,7 +10,7 @@ import type { RouteName } from '../upstream/routes.ts';
 import type { RequestRecorder } from '../ports/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
 import type { Known } from '../store/read/known.ts';
-import type { JobLedger } from './ledger.ts';
+import type { TryFindings } from './findings.ts';
 import { oneResponse, type KnownAsk, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
 import type { Unchanged } from './outcome.ts';
 
@@ -33,11 +33,11 @@ export interface RunContext {
 }
 
 /**
- * What the lifecycle's steps see: the runner's context, this try's ledger, and the warehouse's
+ * What the lifecycle's steps see: the runner's context, this try's findings, and the warehouse's
  * answers to what resources declare they need (`known`); a resource sees neither.
  */
 export interface JobContext extends RunContext {
-  ledger: JobLedger;
+  findings: TryFindings;
   known: Known;
 }
 

@@ -9,7 +9,7 @@
 import { NotUnderstoodError } from '../lib/errors.ts';
 import type { JobContext } from './types.ts';
 import { invalid } from './fetch.ts';
-import type { ReadResponse } from './ledger.ts';
+import type { ReadResponse } from './findings.ts';
 
 /**
  * The error that refuses what this job read: its bodies kept as `invalid` (with the reason
@@ -18,7 +18,7 @@ import type { ReadResponse } from './ledger.ts';
  */
 export function refuse(ctx: JobContext, reason: string): NotUnderstoodError {
   // Those read since the last refusal: what went before was judged already.
-  return keepRefused(ctx, ctx.ledger.takeReceived(), reason, `not understood: ${reason}`);
+  return keepRefused(ctx, ctx.findings.takeReceived(), reason, `not understood: ${reason}`);
 }
 
 /** Keeps `list` as `invalid` (the last one's reason logged: `lastReason`); the error the job records. */

@@ -1,6 +1,6 @@
 // fetchList (src/engine/fetch-list.ts), against the simulator: next pages followed (a link, a
 // cursor) to the last, each item with its page; a response without a list as it is; a list
-// whose links or bodies loop refused whole, every page's body kept for the ledger (a repeated
+// whose links or bodies loop refused whole, every page's body kept in the findings (a repeated
 // body not archived twice); a list that says it holds more, or runs past the bound on pages
 // or its byte budget, returned incomplete, naming why, nothing refused.
 import { createHash } from 'node:crypto';
@@ -37,8 +37,8 @@ describe('fetchList', () => {
     expect(list.sha256).toBe(createHash('sha256').update(list.pages.map((p) => p.sha256).join('\n')).digest('hex'));
     expect(list.items!.map((i) => list.pageOf(i)?.path)).toEqual(['/api/v1/tokens', '/api/v1/tokens', '/api/v1/tokens?page=2', '/api/v1/tokens?page=2', '/api/v1/tokens?cursor=p3']);
     expect(list.pageOf({ slug: 'a' })).toBeUndefined();
-    expect(t.ctx.ledger.understood).toEqual(list.pages);
-    expect(t.ctx.ledger.refused).toEqual([]);
+    expect(t.ctx.findings.understood).toEqual(list.pages);
+    expect(t.ctx.findings.refused).toEqual([]);
   });
 
   it('returns a single response without a list as it is: no items, its own hash', async () => {
@@ -58,7 +58,7 @@ describe('fetchList', () => {
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as Error).message).toBe('/api/v1/tokens?page=2: page 2 names a next page named before: the next links loop');
     expect(requested()).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
-    expect(t.ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
+    expect(t.ctx.findings.refused.map((r) => r.path)).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
     expect(t.log.lines().filter((l) => l.includes('"level":40'))).toHaveLength(1);
   });
 
@@ -69,7 +69,7 @@ describe('fetchList', () => {
     const list = await fetchList(t.ctx, { route: 'app.tokens' }, LIST);
     expect(list.items).toEqual(tokens('a', 'b', 'c'));
     expect(list.incomplete).toBe('meta.total = 4, 3 items read');
-    expect(t.ctx.ledger.refused).toEqual([]);
+    expect(t.ctx.findings.refused).toEqual([]);
 
     const u = start();
     sa.sim.script('/api/v1/tokens', page(tokens('a'), { meta: { hasMore: true } }));
@@ -92,7 +92,7 @@ describe('fetchList', () => {
     expect(list.incomplete).toBe('page 4 names a next page: the list has more than 4 pages (the bound on pages), read no further');
     expect(list.items).toEqual(tokens('t1', 't2', 't3', 't4'));
     expect(requested()).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2', '/api/v1/tokens?page=3', '/api/v1/tokens?page=4']);
-    expect(t.ctx.ledger.refused).toEqual([]);
+    expect(t.ctx.findings.refused).toEqual([]);
   });
 
   it('stops at its byte budget: the page past it neither read nor archived, the list incomplete', async () => {
@@ -130,7 +130,7 @@ describe('fetchList', () => {
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as Error).message).toBe("/api/v1/tokens: page 2 (/api/v1/tokens?page=2) is page 1's body again: the pages loop");
     expect(requested()).toEqual(['/api/v1/tokens', '/api/v1/tokens?page=2']);
-    expect(t.ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens']);
+    expect(t.ctx.findings.refused.map((r) => r.path)).toEqual(['/api/v1/tokens']);
     await t.recorder.flush();
     const archived = await sa.warehouse.query<{ path: string }>(sql`select path from sync.raw_responses where run_id = ${t.run.runId} and status = 'ok'`);
     expect(archived.map((r) => r.path)).toEqual(['/api/v1/tokens']);

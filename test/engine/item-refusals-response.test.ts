@@ -1,5 +1,5 @@
 // A refusal is as small as the thing refused, for a response that is not a list but holds one
-// (src/engine/item-refusals.ts `judgeResponse`, pure but for the refusal's ledger): a chart's
+// (src/engine/item-refusals.ts `judgeResponse`, pure but for the try's findings): a chart's
 // rows, located by its reader (`Ask.items`). A string Postgres cannot hold inside a row refuses
 // that row alone, named by its field (its x cell, a series key); one in the chart's own fields
 // (title, config, meta) refuses the response whole, its body kept `invalid`.
@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { judgeResponse, splitItems } from '../../src/engine/item-refusals.ts';
-import { JobLedger } from '../../src/engine/ledger.ts';
+import { TryFindings } from '../../src/engine/findings.ts';
 import type { Fetched, ItemsLocator, JobContext } from '../../src/engine/types.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { parseJson } from '../../src/lib/json.ts';
@@ -20,7 +20,7 @@ import type { UpstreamResponse } from '../../src/upstream/index.ts';
 
 const CANNOT = 'which Postgres cannot store exactly';
 
-const ctx = () => ({ ledger: new JobLedger(), logger: pino({ level: 'silent' }), runId: 'r' }) as unknown as JobContext;
+const ctx = () => ({ findings: new TryFindings(), logger: pino({ level: 'silent' }), runId: 'r' }) as unknown as JobContext;
 
 /** A response as the client hands it back with `refusableItems`: its strings located, its data read by `schema`. */
 function fetched<S extends z.ZodType>(text: string, schema: S): Fetched<z.output<S>> {
@@ -71,7 +71,7 @@ describe('judgeResponse', () => {
       const c = ctx();
       expect(() => judgeResponse(c, route, fetched(text, schema), locate)).toThrow(InvalidResponseError);
       expect(() => judgeResponse(ctx(), route, fetched(text, schema), locate)).toThrow(/not understood: data\.(config\.)?title holds .*, outside every item of the list$/);
-      expect(c.ledger.refused).toHaveLength(1);
+      expect(c.findings.refused).toHaveLength(1);
     }
   });
 

@@ -63,7 +63,7 @@ describe('runReader', () => {
     const out = (await readDeclared(ctx, job, { slug: 'aurora' })) as Outcome;
     expect(sa.sim.requests.map((r) => r.path)).toEqual(['/api/v1/tokens/aurora']);
     expect(seen).toEqual(['aurora', 'aurora']);
-    const [response] = ctx.ledger.understood;
+    const [response] = ctx.findings.understood;
     expect(out).toEqual({ status: 'ok', rowCount: 1, asOf: expect.any(Date), hash: response!.sha256 });
     expect(out.hash).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -78,8 +78,8 @@ describe('runReader', () => {
     const ctx = start();
     const out = await readDeclared(ctx, tokenJob(() => refused('two sections named alike')), { slug: 'aurora' });
     expect(out).toEqual({ refused: 'two sections named alike' });
-    expect(ctx.ledger.refused).toEqual([]);
-    expect(ctx.ledger.takeReceived().map((r) => r.response.path)).toEqual(['/api/v1/tokens/aurora']);
+    expect(ctx.findings.refused).toEqual([]);
+    expect(ctx.findings.takeReceived().map((r) => r.response.path)).toEqual(['/api/v1/tokens/aurora']);
   });
 
   it('refuses a response the schema does not accept, before the read', async () => {
@@ -92,7 +92,7 @@ describe('runReader', () => {
     });
     await expect(readDeclared(ctx, job, { slug: 'aurora' })).rejects.toBeInstanceOf(InvalidResponseError);
     expect(called).toBe(false);
-    expect(ctx.ledger.refused.map((r) => r.path)).toEqual(['/api/v1/tokens/aurora']);
+    expect(ctx.findings.refused.map((r) => r.path)).toEqual(['/api/v1/tokens/aurora']);
   });
 
   it('hands a problem the ask declares an answer to the read, and asks more from what came back', async () => {
@@ -121,4 +121,4 @@ describe('runReader', () => {
 });
 
 /** The problem answered no job: nothing of it was refused. */
-const got404 = (ctx: JobContext) => ctx.ledger.refused.length === 0;
+const got404 = (ctx: JobContext) => ctx.findings.refused.length === 0;

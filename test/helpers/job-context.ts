@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
 import type { Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
-import { JobLedger } from '../../src/engine/ledger.ts';
+import { TryFindings } from '../../src/engine/findings.ts';
 import type { JobContext, RunContext, SyncSettings } from '../../src/engine/types.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { knownOf } from '../../src/store/read/known.ts';
@@ -34,9 +34,9 @@ export function testRun(sim: Simulator, warehouse: Warehouse, settings: Partial<
   return { run, recorder, log };
 }
 
-/** One try's context in `run`, as runJob makes it: its own ledger, the warehouse's `known`. */
+/** One try's context in `run`, as runJob makes it: its own findings, the warehouse's `known`. */
 export function jobContext(run: RunContext): JobContext {
-  return { ...run, ledger: new JobLedger(), known: knownOf(run.warehouse) };
+  return { ...run, findings: new TryFindings(), known: knownOf(run.warehouse) };
 }
 
 /**

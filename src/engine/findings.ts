@@ -1,7 +1,7 @@
 // What one try of one job has read, carried by its context (runJob gives each try its own):
 // the responses in order, those understood (the bodies its rows link to), and what is kept of
 // them once the try ends (the fields each understood response carried, the bodies refused).
-// Reading a response writes nothing; the lifecycle hands the ledger to the store at the end.
+// Reading a response writes nothing; the lifecycle hands the findings to the store at the end.
 import type { FieldSighting } from '../store/books/field-drift.ts';
 import type { InvalidBody } from '../store/books/request-log.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/index.ts';
@@ -11,7 +11,7 @@ export interface ReadResponse {
   response: UpstreamResponse;
 }
 
-export class JobLedger {
+export class TryFindings {
   /** Read since the last refusal took them (what went before was judged already). */
   private unjudged: ReadResponse[] = [];
   /** Every response understood, in order: the bodies the rows come from. */

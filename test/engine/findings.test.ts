@@ -1,6 +1,6 @@
-// The job's ledger (src/engine/ledger.ts), with the simulator and a warehouse: what a try read,
+// A try's findings (src/engine/findings.ts), with the simulator and a warehouse: what a try read,
 // in order, handed out once; reading keeps nothing, and the lifecycle keeps each try's own
-// ledger when the try ends, a failed one too (fields understood, bodies refused `invalid`).
+// findings when the try ends, a failed one too (fields understood, bodies refused `invalid`).
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,20 +26,20 @@ const count = async (query: ReturnType<typeof sql>) => (await sa.warehouse.query
 const invalidBodies = () => count(sql`select count(*)::int as n from sync.raw_responses where status = 'invalid'`);
 const fieldsOf = (kind: string) => count(sql`select count(*)::int as n from sync.resource_fields where source = 'app' and kind = ${kind}`);
 
-describe('JobLedger', () => {
+describe('TryFindings', () => {
   it('hands out what was read since the last call, in order; what was understood stays', async () => {
     const ctx = jobContext(start().run);
     const a = await fetchData(ctx, { route: 'app.metrics' }, metricCatalog);
     const b = await fetchData(ctx, { route: 'app.tokens' }, z.array(z.unknown()));
-    expect(ctx.ledger.takeReceived()).toEqual([
+    expect(ctx.findings.takeReceived()).toEqual([
       { route: 'app.metrics', response: a.response },
       { route: 'app.tokens', response: b.response },
     ]);
-    expect(ctx.ledger.takeReceived()).toEqual([]);
+    expect(ctx.findings.takeReceived()).toEqual([]);
     const c = await fetchData(ctx, { route: 'app.token', params: { slug: 'aurora' } }, z.unknown());
-    expect(ctx.ledger.takeReceived()).toEqual([{ route: 'app.token', response: c.response }]);
-    expect(ctx.ledger.understood).toEqual([a.response, b.response, c.response]);
-    expect(ctx.ledger.sightings.map((s) => s.route)).toEqual(['app.metrics', 'app.tokens', 'app.token']);
+    expect(ctx.findings.takeReceived()).toEqual([{ route: 'app.token', response: c.response }]);
+    expect(ctx.findings.understood).toEqual([a.response, b.response, c.response]);
+    expect(ctx.findings.sightings.map((s) => s.route)).toEqual(['app.metrics', 'app.tokens', 'app.token']);
     // Reading kept nothing: no fields recorded yet.
     expect(await fieldsOf('app.metrics')).toBe(0);
   });
@@ -47,12 +47,12 @@ describe('JobLedger', () => {
   it('is kept when the try ends, a failed one too; each try has its own', async () => {
     const during: number[] = [];
     const job: JobDefinition<Record<string, never>> = defineJob({
-      name: 'test.ledger',
+      name: 'test.findings',
       source: 'app',
       group: 'catalog',
       route: 'app.screener',
       payload: z.object({}),
-      resource: () => 'test/ledger',
+      resource: () => 'test/findings',
       reader: {
         asks: () => [
           { route: 'app.screener', schema: z.array(z.unknown()) },
@@ -65,7 +65,7 @@ describe('JobLedger', () => {
     const planned = planJob(new Map([[job.name, job]]), { name: job.name, payload: {} });
     if ('error' in planned) throw new Error(planned.error);
     const t = start();
-    // While the try reads (the screener understood, its fields in the ledger), nothing of it is written yet.
+    // While the try reads (the screener understood, its fields in the findings), nothing of it is written yet.
     const upstream = t.run.upstream;
     const run = {
       ...t.run,
@@ -85,7 +85,7 @@ describe('JobLedger', () => {
     const fields = await fieldsOf('app.screener');
     expect(fields).toBeGreaterThan(0);
 
-    // The next try starts with nothing read: its ledger keeps only what it read itself, the
+    // The next try starts with nothing read: its findings keep only what it read itself, the
     // same refused body (kept once) and the screener's same fields.
     sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
     during.length = 0;
