@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresRunLedger } from '../../src/store/books/postgres-run-ledger.ts';
 import { MAX_FAILURES, type RunLedger, type RunStats } from '../../src/ports/run-ledger.ts';
 import { MemoryRunLedger } from '../../src/engine/memory-run-ledger.ts';
-import { RunTracker } from '../../src/runners/bullmq/run-tracker.ts';
+import { RedisRunLedger } from '../../src/runners/bullmq/redis-run-ledger.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { patience } from '../helpers/patience.ts';
 import { createTestDatabase, redisServerUrl, uniqueName, withServerClockOffset, type TestDatabase } from '../helpers/services.ts';
@@ -53,7 +53,7 @@ const ledgers: [string, () => Ledgers][] = [
       return { ledger, second: ledger };
     },
   ],
-  ['redis', () => ({ ledger: new RunTracker(redis, prefix), second: new RunTracker(redis2, prefix) })],
+  ['redis', () => ({ ledger: new RedisRunLedger(redis, prefix), second: new RedisRunLedger(redis2, prefix) })],
   ['postgres', () => ({ ledger: new PostgresRunLedger(warehouse.db, prefix), second: new PostgresRunLedger(warehouse2.db, prefix) })],
 ];
 
@@ -168,8 +168,8 @@ describe.each(ledgers)('the %s run ledger', (_name, make) => {
 });
 
 /** The ledgers workers share, with what the worker asks beside the contract. */
-const workerLedgers: [string, (prefix: string) => RunTracker | PostgresRunLedger][] = [
-  ['redis', (p) => new RunTracker(redis, p)],
+const workerLedgers: [string, (prefix: string) => RedisRunLedger | PostgresRunLedger][] = [
+  ['redis', (p) => new RedisRunLedger(redis, p)],
   ['postgres', (p) => new PostgresRunLedger(warehouse.db, p)],
 ];
 

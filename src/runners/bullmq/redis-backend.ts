@@ -4,7 +4,7 @@ import { Queue, Worker, type Processor } from 'bullmq';
 import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
 import type { OpenBackendOptions, QueueBackend, WorkerSettings } from './backend.ts';
 import { connectRedis, redisOptions, EVENTS_KEPT, WALK_QUEUE } from './queues.ts';
-import { RunTracker } from './run-tracker.ts';
+import { RedisRunLedger } from './redis-run-ledger.ts';
 
 export { LEASE_MARGIN_MS };
 
@@ -30,7 +30,7 @@ export async function openRedisBackend({ config, name }: Pick<OpenBackendOptions
     where: `Redis at ${describeRedis(url)} (REDIS_URL)`,
     queue: (queueName: string) => new Queue(queueName, { connection, prefix, streams: { events: { maxLen: EVENTS_KEPT } } }),
     worker: (queueName: string, processor: Processor, settings: WorkerSettings) => new Worker(queueName, processor, { ...settings, connection, prefix }),
-    ledger: new RunTracker(redis, prefix),
+    ledger: new RedisRunLedger(redis, prefix),
     budget(leaseMs: number) {
       const budget = new RedisBudget({ redis, prefix, leaseMs });
       budgets.push(budget);

@@ -1,5 +1,5 @@
 // The run ledger (src/ports/run-ledger.ts) in the warehouse, for workers whose queues are in
-// Postgres: the same contract as the Redis one (src/runners/bullmq/run-tracker.ts), its state in
+// Postgres: the same contract as the Redis one (src/runners/bullmq/redis-run-ledger.ts), its state in
 // sync.run_counts and sync.run_jobs, each step one statement (run-ledger.ts says why it is
 // atomic). The counting rule stays countSettled's: a settle hands the store the counts its job adds.
 import type { Db } from '../connection.ts';
@@ -37,7 +37,7 @@ export class PostgresRunLedger implements RunLedger {
     return { ...zero(), ...counts, failures: counts.failures.map(readWalkFailure) };
   }
 
-  /** As RunTracker's: false once the job settled, and once the run's rows are gone. */
+  /** As RedisRunLedger's: false once the job settled, and once the run's rows are gone. */
   isPending(runId: string, jobId: string): Promise<boolean> {
     return isRunJobPending(this.db, this.run(runId), jobId);
   }

@@ -10,7 +10,7 @@ const PLAN = luaFile(new URL('./run-plan.lua', import.meta.url));
 const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));
 
 /** The run ledger of workers (src/ports/run-ledger.ts), in Redis: shared by every process of the prefix. */
-export class RunTracker implements RunLedger {
+export class RedisRunLedger implements RunLedger {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
