@@ -4,6 +4,7 @@
 // store (redis-budget-store.ts) every worker process and machine sharing a Redis, the
 // Postgres store (src/store/budget/postgres-budget-store.ts) every one sharing a warehouse.
 import { initialBucketState, type BucketState } from './budget-state.ts';
+import { systemPacingClock, type PacingClock } from './pacing-clock.ts';
 
 export interface BucketRecord {
   /** `inFlight` is the number of live leases. */
@@ -19,10 +20,14 @@ export function emptyRecord(): BucketRecord {
 /** A shared store drops a record nobody wrote for this long (a budget whose processes all left). */
 export const RECORD_TTL_MS = 24 * 3600_000;
 
-export interface StoreClock {
+/**
+ * A reading of time at an update, not a clock: the store's time (the server's clock for a shared
+ * store, Redis' or Postgres'; the pacing clock's in memory), and the pacing clock's reading then.
+ */
+export interface StoreTime {
   /** The store's time: every holder of the store decides on it. */
   nowMs: number;
-  /** Local time when `nowMs` was read, or a little before: local instants become store time as durations from it. */
+  /** The pacing clock when `nowMs` was read, or a little before: local instants become store time as durations from it. */
   localMs: number;
 }
 
@@ -31,7 +36,7 @@ export interface StoreClock {
  * as is when nothing changes: then nothing is written). It may run more than once per
  * update, each time on a fresher record: only the last run's result counts.
  */
-export type BucketUpdate<R> = (record: BucketRecord, clock: StoreClock) => { record: BucketRecord; result: R };
+export type BucketUpdate<R> = (record: BucketRecord, clock: StoreTime) => { record: BucketRecord; result: R };
 
 export interface UpdateOptions {
   /** Tell the other holders of the store that the bucket changed (a slot freed, new limits). */
@@ -46,11 +51,11 @@ export interface BudgetStore {
   close(): Promise<void>;
 }
 
-/** One process's buckets, in a map; updates run synchronously, so each is atomic. */
+/** One process's buckets, in a map; updates run synchronously, so each is atomic; its time is the pacing clock's. */
 export class MemoryBudgetStore implements BudgetStore {
   private readonly records = new Map<string, BucketRecord>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: PacingClock['now'] = systemPacingClock.now) {}
 
   update<R>(bucket: string, fn: BucketUpdate<R>): R {
     const nowMs = this.now();

@@ -8,6 +8,7 @@
 // hear its own).
 import { randomBytes } from 'node:crypto';
 import { initialBucketState } from './budget-state.ts';
+import { systemPacingClock, type PacingClock } from './pacing-clock.ts';
 import { emptyRecord, type BucketRecord, type BucketUpdate, type BudgetStore, type UpdateOptions } from './budget-store.ts';
 
 export interface VersionedRead {
@@ -35,7 +36,7 @@ export abstract class VersionedBudgetStore implements BudgetStore {
   private readonly pending = new Map<string, Pending[]>();
   private readonly running = new Set<string>();
 
-  protected constructor(private readonly now: () => number = Date.now) {}
+  protected constructor(private readonly now: PacingClock['now'] = systemPacingClock.now) {}
 
   /** Resolves when the store is ready to read (its announcements subscribed, or given up on); never rejects. */
   protected abstract ready(): Promise<unknown>;

@@ -13,7 +13,6 @@
 //   hears of it: a grant the store made just before (its update was on the way when the 429
 //   arrived) is handed back unsent, so no request leaves inside a Retry-After it knows of.
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { RateLimitedError } from '../lib/errors.ts';
 import {
   decide,
@@ -27,9 +26,10 @@ import {
   type BudgetPolicy,
   type Observation,
 } from '../ports/budget-state.ts';
-import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreClock } from '../ports/budget-store.ts';
+import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreTime } from '../ports/budget-store.ts';
+import { realSleep, systemPacingClock, type PacingClock } from '../ports/pacing-clock.ts';
 import { BUCKETS } from './routes.ts';
-import { BucketWaiters, type Sleep } from './waiters.ts';
+import { BucketWaiters } from './waiters.ts';
 
 export type { BucketStatus, BudgetPolicy, Observation } from '../ports/budget-state.ts';
 export { DEFAULT_BUDGET_POLICY } from '../ports/budget-state.ts';
@@ -49,18 +49,12 @@ export interface RateBudget {
   snapshot(): BucketStatus[];
 }
 
-export type { Sleep } from './waiters.ts';
+export type { Sleep } from '../ports/pacing-clock.ts';
+export { realSleep } from '../ports/pacing-clock.ts';
 
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts. */
-export const realSleep: Sleep = async (ms, signal) => {
-  await sleepTimer(Math.max(0, ms), undefined, { signal });
-};
-
-export interface BudgetOptions {
-  /** The local clock. */
-  now?: () => number;
+/** `now` and `sleep`: the pacing clock (the process's own when not given). */
+export interface BudgetOptions extends Partial<PacingClock> {
   random?: () => number;
-  sleep?: Sleep;
   policy?: Partial<BudgetPolicy>;
   /** How long a grant holds its slot without an observation (request timeout + margin). */
   leaseMs?: number;
@@ -73,8 +67,8 @@ export interface BudgetOptions {
 export interface SharedBudgetOptions extends BudgetOptions {
   /** How long a grant holds its slot without an observation (request timeout + LEASE_MARGIN_MS). */
   leaseMs: number;
-  /** The local clock (tests: a skewed one); decisions run on the store's time regardless. */
-  now?: () => number;
+  /** The pacing clock's reading (tests: a skewed one); decisions run on the store's time regardless. */
+  now?: PacingClock['now'];
 }
 
 /** Throws unless a shared budget's lease is finite (SharedBudgetOptions). */
@@ -112,7 +106,7 @@ export class Budget implements RateBudget {
     private readonly store: BudgetStore,
     options: BudgetOptions = {},
   ) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? systemPacingClock.now;
     this.random = options.random ?? Math.random;
     this.waiters = new BucketWaiters(options.sleep ?? realSleep);
     this.policy = { ...DEFAULT_BUDGET_POLICY, ...options.policy };
@@ -182,7 +176,7 @@ export class Budget implements RateBudget {
       },
       { announce: true },
     );
-    const settle = ({ state, clock }: { state: BucketState; clock: StoreClock }) => {
+    const settle = ({ state, clock }: { state: BucketState; clock: StoreTime }) => {
       this.remember(bucket, state, clock);
       // Every waiter of the bucket decides again against the new state.
       this.waiters.wake(bucket);
@@ -212,7 +206,7 @@ export class Budget implements RateBudget {
     await this.store.close();
   }
 
-  private remember(bucket: string, state: BucketState, clock: StoreClock): void {
+  private remember(bucket: string, state: BucketState, clock: StoreTime): void {
     this.seen.set(bucket, { state, offsetMs: clock.nowMs - clock.localMs });
   }
 

@@ -34,7 +34,7 @@ import { InvalidResponseError, RateLimitedError, TransientError, UnsafeRequestEr
 import { backoffDelay } from './backoff.ts';
 import { holdOf } from './hold.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
-import { realSleep } from './budget.ts';
+import { systemPacingClock } from '../ports/pacing-clock.ts';
 import { jsonBodyHash, servedBodyHash } from '../lib/hash.ts';
 import { SOURCE_URL_VARIABLE } from './connect-errors.ts';
 import { boundedGet, type BoundedResponse } from './http.ts';
@@ -67,8 +67,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   const { config, budget, logger } = options;
   const scrub = upstreamScrub(options.secrets, config);
   const recorder = scrubbingRecorder(options.recorder ?? new NullRecorder(), scrub);
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? realSleep;
+  const now = options.now ?? systemPacingClock.now;
+  const sleep = options.sleep ?? systemPacingClock.sleep;
   const random = options.random ?? Math.random;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const userAgent = options.userAgent ?? 'tesync';

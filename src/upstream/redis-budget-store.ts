@@ -2,6 +2,7 @@
 // set of versioned-budget-store.ts as two Lua scripts, on Redis time (the one clock every
 // process decides on). Changes are announced over pub/sub, so waiting processes wake (they
 // poll as well, in case a message is lost).
+import type { PacingClock } from '../ports/pacing-clock.ts';
 import type { Redis } from 'ioredis';
 import { VersionedBudgetStore, type VersionedRead } from '../ports/versioned-budget-store.ts';
 import { luaFile } from './redis/scripts.ts';
@@ -16,8 +17,8 @@ export interface RedisBudgetStoreOptions {
   prefix: string;
   /** A record nobody writes for this long is dropped. */
   ttlMs: number;
-  /** The local clock (tests: a skewed one). */
-  now?: () => number;
+  /** The pacing clock's reading (tests: a skewed one); decisions run on Redis' clock. */
+  now?: PacingClock['now'];
 }
 
 export class RedisBudgetStore extends VersionedBudgetStore {

@@ -4,20 +4,20 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { UnholdableAt } from '../lib/pg-text.ts';
 import type { RequestRecorder } from '../ports/recorder.ts';
-import type { RateBudget, Sleep } from './budget.ts';
+import type { RateBudget } from './budget.ts';
+import type { PacingClock } from '../ports/pacing-clock.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { RouteName } from './routes.ts';
 import type { Query } from './safe-url.ts';
 
 export type UpstreamConfig = Pick<Config, 'app' | 'gateway' | 'requestTimeoutMs' | 'maxResponseBytes' | 'maxAttempts' | 'maxRateWaitMs'>;
 
-export interface UpstreamOptions {
+/** `now` and `sleep`: the pacing clock (the process's own when not given). */
+export interface UpstreamOptions extends Partial<PacingClock> {
   config: UpstreamConfig;
   budget: RateBudget;
   recorder?: RequestRecorder;
   logger: Logger;
-  now?: () => number;
-  sleep?: Sleep;
   random?: () => number;
   /** Overrides of the retry delays and bounds; tests shorten them here. */
   retry?: Partial<RetryPolicy>;

@@ -5,6 +5,7 @@
 import { Budget, type RateBudget } from '../../upstream/budget.ts';
 import { describe, type BucketStatus } from '../../ports/budget-state.ts';
 import { BUCKETS } from '../../upstream/routes.ts';
+import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 
 export interface BudgetNow {
   buckets: BucketStatus[];
@@ -17,7 +18,7 @@ export interface BudgetNow {
  * local clock: the store's may differ by the clocks' skew, which only shifts a wait shown);
  * any other budget says what this process last saw.
  */
-export async function readBudgetNow(budget: RateBudget, note: string | null = null, nowMs: () => number = Date.now): Promise<BudgetNow> {
+export async function readBudgetNow(budget: RateBudget, note: string | null = null, nowMs: PacingClock['now'] = systemPacingClock.now): Promise<BudgetNow> {
   if (!(budget instanceof Budget)) return { buckets: budget.snapshot(), note };
   const buckets = await Promise.all(BUCKETS.map(async (bucket) => describe(bucket, await budget.readState(bucket), nowMs(), budget.policy, 0)));
   return { buckets, note };

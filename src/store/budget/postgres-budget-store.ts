@@ -15,6 +15,7 @@
 //   itself with `pg_notify` in the same statement, delivered on commit. A lost connection
 //   loses the LISTEN with it: waiters poll meanwhile, and the next update listens again.
 // - A row nobody wrote for `ttlMs` counts as none; writes remove such rows now and then.
+import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import { VersionedBudgetStore, type VersionedRead } from '../../ports/versioned-budget-store.ts';
@@ -28,8 +29,8 @@ export interface PostgresBudgetStoreOptions {
   prefix: string;
   /** A record nobody writes for this long counts as none, and is removed. */
   ttlMs: number;
-  /** The local clock (tests: a skewed one). */
-  now?: () => number;
+  /** The pacing clock's reading (tests: a skewed one); decisions run on the server's clock. */
+  now?: PacingClock['now'];
 }
 
 /** A LISTEN that failed is tried again by the first update after this pause. */
@@ -51,7 +52,7 @@ export class PostgresBudgetStore extends VersionedBudgetStore {
   private readonly channel: string;
   private readonly ttl: string;
   private readonly sweepEveryMs: number;
-  private readonly localNow: () => number;
+  private readonly localNow: PacingClock['now'];
   private lastSweepMs = Number.NEGATIVE_INFINITY;
   private writeCount = 0;
   private listening: Promise<boolean> | undefined;
@@ -59,7 +60,7 @@ export class PostgresBudgetStore extends VersionedBudgetStore {
 
   constructor(private readonly options: PostgresBudgetStoreOptions) {
     super(options.now);
-    this.localNow = options.now ?? Date.now;
+    this.localNow = options.now ?? systemPacingClock.now;
     this.channel = budgetChannel(options.prefix);
     this.ttl = `${Math.max(1, Math.round(options.ttlMs))} milliseconds`;
     this.sweepEveryMs = Math.min(options.ttlMs, SWEEP_EVERY_MS);
