@@ -44,7 +44,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   // A job the run has settled already (its worker died after settling but before BullMQ
   // recorded the completion, a stalled job run again), or whose run is recorded and gone from
   // Redis: its work is done and counted. Fetching and writing again would only repeat it.
-  if (!(await deps.tracker.isPending(data.runId, job.id!))) return skipSettled(deps, job, data);
+  if (!(await deps.driver.ledger.isPending(data.runId, job.id!))) return skipSettled(deps, job, data);
   const planned = deps.driver.queued({ name: data.job, payload: data.payload });
   if ('error' in planned) {
     await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: unplannable(data.job, planned.error) });
@@ -97,7 +97,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   // this job meanwhile: that one queued the follow-ups, and the run may be recorded, its keys
   // gone, so planning them again would open it anew.
   const plan = async (requests: readonly JobRequest[]) => {
-    if (await deps.tracker.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, requests, { roots: false });
+    if (await deps.driver.ledger.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, requests, { roots: false });
   };
   await settle(deps, job, data, settledJob(planned, r), { requests: r.followUps, plan });
   if (r.failure) {
@@ -134,7 +134,7 @@ async function skipSettled(deps: RunnerDeps, job: Job, data: FetchJobData): Prom
   deps.logger.info({ runId: data.runId, job: data.job, jobId: job.id }, 'job already settled in its run; skipped');
   // As in settle: the attempt that settled the run's last job may have died before queueing
   // the finish. A run recorded already makes the finish a no-op.
-  if ((await deps.tracker.pending(data.runId)) === 0) await queueFinish(deps, data.runId);
+  if ((await deps.driver.ledger.pending(data.runId)) === 0) await queueFinish(deps, data.runId);
   return { status: 'already_settled', rows: 0 };
 }
 

@@ -12,7 +12,8 @@ import { queueFinish } from './walk.ts';
 
 export interface LostRunDeps {
   warehouse: Warehouse;
-  tracker: WorkerLedger;
+  /** The run driver over the run ledger of the prefix: what it holds of each run. */
+  driver: RunDriver<WorkerLedger>;
   walkQueue: AnyQueue;
   prefix: string;
   queueBackend: QueueBackendKind;
@@ -44,8 +45,8 @@ export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: nu
     lost: async (run) => {
       const walk = run.job ? await deps.walkQueue.getJob(run.job) : undefined;
       const fate = runFate({
-        pending: await deps.tracker.pending(run.id),
-        planned: (await deps.tracker.stats(run.id)).planned,
+        pending: await deps.driver.ledger.pending(run.id),
+        planned: (await deps.driver.ledger.stats(run.id)).planned,
         walkState: walk ? await walk.getState() : undefined,
       });
       if (fate === 'finish') {

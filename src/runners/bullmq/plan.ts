@@ -18,8 +18,7 @@ import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
 export interface PlanDeps {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
   fetchQueues: ReadonlyMap<Bucket, AnyQueue>;
-  tracker: WorkerLedger;
-  /** The run driver over `tracker` (src/engine/run-driver.ts): plans and settles the run's jobs. */
+  /** The run driver (src/engine/run-driver.ts) over the run ledger of the prefix (`driver.ledger`): plans and settles the run's jobs. */
   driver: RunDriver<WorkerLedger>;
   logger: Logger;
 }

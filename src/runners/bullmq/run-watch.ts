@@ -26,14 +26,14 @@ export interface RunWatch {
 /** Reads the run through `backend` (closed by its caller, after the watch). */
 export function watchRun(backend: QueueBackend, runId: string, jobId: string): RunWatch {
   const walkQueue = backend.queue(WALK_QUEUE);
-  const tracker = backend.ledger;
+  const ledger = backend.ledger;
   return {
     async read() {
       const [walk, workers, stats, pending] = await Promise.all([
         walkQueue.getJobState(jobId),
         backend.workersCount().catch(() => undefined),
-        tracker.stats(runId),
-        tracker.pending(runId),
+        ledger.stats(runId),
+        ledger.pending(runId),
       ]);
       const failedReason = walk === 'failed' ? ((await walkQueue.getJob(jobId))?.failedReason ?? 'no reason recorded') : undefined;
       return { walk, workers, stats, pending, failedReason };

@@ -88,7 +88,6 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       recorder,
       walkQueue,
       fetchQueues,
-      tracker: backend.ledger,
       driver: new RunDriver({ warehouse, ledger: backend.ledger, catalog: options.plan.catalog, logger }),
       logger,
       prefix,

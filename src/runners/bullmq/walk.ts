@@ -69,7 +69,7 @@ async function walk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued
   }
   const scope: RunScope = { runId, groups, tokens: data.tokens, full: data.full };
   const queued = await enqueueRequests(deps, scope, deps.plan.walkRoots(sources), { roots: true });
-  if ((await deps.tracker.pending(runId)) === 0) await queueFinish(deps, runId);
+  if ((await deps.driver.ledger.pending(runId)) === 0) await queueFinish(deps, runId);
   return { runId, queued };
 }
 
@@ -91,7 +91,7 @@ async function checkUpstream(deps: RunnerDeps, logger: Logger): Promise<void> {
 async function openRunWithWork(deps: RunnerDeps, schedule: string, runId: string): Promise<string | null> {
   const open = await runningRunsOfSchedule(deps.warehouse.db, schedule, runId);
   // A run whose jobs are all gone (Redis emptied, or its finish on the way) does not hold the schedule.
-  for (const id of open) if ((await deps.tracker.pending(id)) > 0) return id;
+  for (const id of open) if ((await deps.driver.ledger.pending(id)) > 0) return id;
   return null;
 }
 
@@ -131,7 +131,7 @@ function keptFailure(err: unknown): unknown {
 export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger: Logger): Promise<string> {
   const closed = await deps.driver.closeIfSettled(runId, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
   if (typeof closed === 'string') return closed;
-  await deps.tracker.expire(runId, FINISHED_RUN_KEYS_MS);
+  await deps.driver.ledger.expire(runId, FINISHED_RUN_KEYS_MS);
   const { status, requests, stats, durationMs } = closed;
   for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
   logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
