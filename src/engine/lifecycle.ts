@@ -30,7 +30,7 @@ import { isRecord } from '../schema/upstream/values.ts';
 import type { JobContext, JobDefinition, JobRequest, JobResult, Outcome, RunContext, TableWrite } from './types.ts';
 
 /** A job request resolved against the catalog. */
-export interface PlannedJob {
+export interface ResolvedJob {
   job: JobDefinition<any>;
   payload: unknown;
   resource: string;
@@ -42,7 +42,7 @@ export interface PlannedJob {
 }
 
 /** Pure: the job a request names, its payload parsed, or why it cannot run. */
-export function planJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: JobRequest): PlannedJob | { error: string } {
+export function resolveJob(catalog: ReadonlyMap<string, JobDefinition<any>>, req: JobRequest): ResolvedJob | { error: string } {
   const job = catalog.get(req.name);
   if (!job) return { error: `unknown job ${req.name}` };
   const parsed = job.payload.safeParse(req.payload);
@@ -74,10 +74,10 @@ export interface Settled extends JobResult {
  * Runs one job to its end. Throws only what the runner must handle: a failure worth another
  * try while tries are left, and what `passThrough` claims.
  */
-export async function runJob(planned: PlannedJob, run: RunContext, jobTry: JobTry): Promise<Settled> {
+export async function runJob(resolved: ResolvedJob, run: RunContext, jobTry: JobTry): Promise<Settled> {
   const ctx: JobContext = { ...run, findings: new TryFindings(), known: knownOf(run.warehouse) };
   try {
-    return await settleJob(planned, ctx, jobTry);
+    return await settleJob(resolved, ctx, jobTry);
   } finally {
     await keepFindings(ctx);
   }
@@ -92,15 +92,15 @@ async function keepFindings(ctx: JobContext): Promise<void> {
   for (const b of ctx.findings.refused) await keepInvalidBody(ctx.warehouse, b).catch((err: unknown) => ctx.logger.error({ err }, 'could not keep the invalid body'));
 }
 
-async function settleJob(planned: PlannedJob, ctx: JobContext, jobTry: JobTry): Promise<Settled> {
-  const { job, payload, resource } = planned;
+async function settleJob(resolved: ResolvedJob, ctx: JobContext, jobTry: JobTry): Promise<Settled> {
+  const { job, payload, resource } = resolved;
   const marker = job.marker?.(payload) ?? null;
   let state: ResourceStateRow | undefined;
   try {
     state = await readState(ctx.warehouse.db, { source: job.source, resource });
     if (!ctx.settings.full && marker) {
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true)) {
-        return await settleUnchanged(ctx, planned, state, null);
+        return await settleUnchanged(ctx, resolved, state, null);
       }
       if (stillNotFound(state, marker)) {
         ctx.logger.debug({ marker }, 'upstream said it does not exist at this marker; not asked again');
@@ -118,16 +118,16 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, jobTry: JobTry): 
       first = await reading.next();
     } catch (err) {
       if (!(err instanceof NotModified)) throw err;
-      return await settleUnchanged(ctx, planned, state, await serverClock(ctx.warehouse.db));
+      return await settleUnchanged(ctx, resolved, state, await serverClock(ctx.warehouse.db));
     }
-    if ('error' in first) return await settleFailure(ctx, planned, state, marker, jobTry, first.error);
-    const committed = await commitOutcome(jobCtx, planned, marker, first, reading, upstream.keptTag());
-    if ('error' in committed) return await settleFailure(ctx, planned, state, marker, jobTry, committed.error);
-    if ('newer' in committed) return await settleSuperseded(ctx, planned, committed.newer);
+    if ('error' in first) return await settleFailure(ctx, resolved, state, marker, jobTry, first.error);
+    const committed = await commitOutcome(jobCtx, resolved, marker, first, reading, upstream.keptTag());
+    if ('error' in committed) return await settleFailure(ctx, resolved, state, marker, jobTry, committed.error);
+    if ('newer' in committed) return await settleSuperseded(ctx, resolved, committed.newer);
     const { rows, written, followUps } = committed;
     return { status: written.reported ?? committedStatus(written), rows, followUps };
   } catch (err) {
-    return await settleFailure(ctx, planned, state, marker, jobTry, err);
+    return await settleFailure(ctx, resolved, state, marker, jobTry, err);
   }
 }
 
@@ -136,14 +136,14 @@ async function settleJob(planned: PlannedJob, ctx: JobContext, jobTry: JobTry): 
  * a failure worth another try while tries are left, and what `passThrough` claims. A list that
  * failed so may still plan its children from the list the warehouse holds (stored-list.ts).
  */
-async function settleFailure(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, marker: string | null, jobTry: JobTry, err: unknown): Promise<Settled> {
-  const { job, resource } = planned;
+async function settleFailure(ctx: JobContext, resolved: ResolvedJob, state: ResourceStateRow | undefined, marker: string | null, jobTry: JobTry, err: unknown): Promise<Settled> {
+  const { job, resource } = resolved;
   if (jobTry.passThrough?.(err)) throw err;
   const judged = judgeFailure(err);
   if (judged.retryable && !jobTry.last) throw err;
-  const failure: Failure = { ...judged, bucket: judged.bucket ?? planned.bucket };
+  const failure: Failure = { ...judged, bucket: judged.bucket ?? resolved.bucket };
   const details = failure.answered ? notFoundDetails(marker) : undefined;
-  const fallback = walksOnBelow(failure) ? await plannedFromStored(ctx, planned, state) : { followUps: [], from: null };
+  const fallback = walksOnBelow(failure) ? await plannedFromStored(ctx, resolved, state) : { followUps: [], from: null };
   if (fallback.from) failure.message = `${failure.message}; what it plans was planned from the list of ${fallback.from}`;
   await withReconnect(() => writeFailure(ctx.warehouse.db, { source: job.source, resource, kind: job.group, runId: ctx.runId, at: ctx.now(), failure, ...(details ? { details } : {}) })).catch(
     (e: unknown) => ctx.logger.error({ err: e }, 'could not record the failure'),
@@ -157,12 +157,12 @@ async function settleFailure(ctx: JobContext, planned: PlannedJob, state: Resour
  * (`last_success_at`). No row, version or set is touched but what `unchanged` still writes;
  * a list plans its children from what it stored and closes nothing.
  */
-async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: ResourceStateRow | undefined, confirmedAt: Date | null): Promise<Settled> {
-  const unchanged = await storedPlan(ctx, planned.job, planned.payload, state);
-  const rows = await commitUnchanged(ctx, planned.job, planned.resource, unchanged.writes ?? [], confirmedAt);
+async function settleUnchanged(ctx: JobContext, resolved: ResolvedJob, state: ResourceStateRow | undefined, confirmedAt: Date | null): Promise<Settled> {
+  const unchanged = await storedPlan(ctx, resolved.job, resolved.payload, state);
+  const rows = await commitUnchanged(ctx, resolved.job, resolved.resource, unchanged.writes ?? [], confirmedAt);
   if (typeof rows !== 'number' && 'error' in rows) throw rows.error;
-  if (typeof rows !== 'number') return settleSuperseded(ctx, planned, rows.newer);
-  const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
+  if (typeof rows !== 'number') return settleSuperseded(ctx, resolved, rows.newer);
+  const { followUps } = fanOut(resolved.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
   return { status: 'unchanged', rows, followUps };
 }
 
@@ -171,11 +171,11 @@ async function settleUnchanged(ctx: JobContext, planned: PlannedJob, state: Reso
  * later): nothing of it is written, and the job is counted `superseded`. A list plans its
  * children from the newer list the warehouse holds.
  */
-async function settleSuperseded(ctx: JobContext, planned: PlannedJob, newer: Date): Promise<Settled> {
-  ctx.logger.info({ resource: planned.resource, newer: newer.toISOString() }, 'a newer response of this resource is written: this one is superseded, nothing of it written');
-  const state = await readState(ctx.warehouse.db, { source: planned.job.source, resource: planned.resource });
-  const unchanged = await storedPlan(ctx, planned.job, planned.payload, state);
-  const { followUps } = fanOut(planned.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
+async function settleSuperseded(ctx: JobContext, resolved: ResolvedJob, newer: Date): Promise<Settled> {
+  ctx.logger.info({ resource: resolved.resource, newer: newer.toISOString() }, 'a newer response of this resource is written: this one is superseded, nothing of it written');
+  const state = await readState(ctx.warehouse.db, { source: resolved.job.source, resource: resolved.resource });
+  const unchanged = await storedPlan(ctx, resolved.job, resolved.payload, state);
+  const { followUps } = fanOut(resolved.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
   return { status: 'superseded', rows: 0, followUps };
 }
 
@@ -224,7 +224,7 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  */
 async function commitOutcome(
   ctx: JobContext,
-  { job, resource, children, childGroups }: PlannedJob,
+  { job, resource, children, childGroups }: ResolvedJob,
   marker: string | null,
   first: Read,
   reading: Reading,

@@ -16,7 +16,7 @@ import type { Housekeeping } from '../store/books/retention.ts';
 import { closeAbandoned, finishRun, markInterrupted, runDurationMs, runStatusOf, startRun, type AbandonPolicy, type RunStatus } from '../store/books/runs.ts';
 import { withReconnect } from '../store/retry.ts';
 import { closeRun, type RunInterrupted } from './close-run.ts';
-import { planJob, type PlannedJob } from './lifecycle.ts';
+import { resolveJob, type ResolvedJob } from './lifecycle.ts';
 import { planStep, type PlanScope } from './run-jobs.ts';
 import type { JobDefinition, JobRequest } from './types.ts';
 
@@ -38,7 +38,7 @@ export interface RunOpening {
 
 /** A job planned in its run: its id there, `new` or `pending` (planned before, maybe by an attempt that died before it ran). */
 export interface RunJob {
-  planned: PlannedJob;
+  resolved: ResolvedJob;
   id: string;
   state: 'new' | 'pending';
 }
@@ -79,7 +79,7 @@ export class RunDriver<L extends RunLedger = RunLedger> {
    * the ledger counts each id once); undefined when nothing is to run: out of scope, settled
    * already, or unplannable (said, and counted as a failure of the run when the catalog knows it).
    */
-  async plan(runId: string, req: JobRequest, scope: PlanScope & { idOf: (p: PlannedJob) => string }): Promise<RunJob | undefined> {
+  async plan(runId: string, req: JobRequest, scope: PlanScope & { idOf: (p: ResolvedJob) => string }): Promise<RunJob | undefined> {
     const step = planStep(this.deps.catalog, req, scope);
     if (step.kind === 'unplannable') {
       this.deps.logger.error({ runId, job: req.name, err: step.error }, 'job cannot run; skipped');
@@ -87,10 +87,10 @@ export class RunDriver<L extends RunLedger = RunLedger> {
       return undefined;
     }
     if (step.kind === 'out of scope') return undefined;
-    const id = scope.idOf(step.planned);
+    const id = scope.idOf(step.resolved);
     const state = await this.ledger.plan(runId, id);
-    this.deps.logger.debug({ runId, jobId: id, resource: `${step.planned.job.source}/${step.planned.resource}`, state }, 'job planned');
-    return state === 'settled' ? undefined : { planned: step.planned, id, state };
+    this.deps.logger.debug({ runId, jobId: id, resource: `${step.resolved.job.source}/${step.resolved.resource}`, state }, 'job planned');
+    return state === 'settled' ? undefined : { resolved: step.resolved, id, state };
   }
 
   /**
@@ -98,8 +98,8 @@ export class RunDriver<L extends RunLedger = RunLedger> {
    * its queue holds the request, not the job): its declaration and its payload validated again,
    * since a queued job may be older than the code. Not planned again: nothing is counted.
    */
-  queued(req: JobRequest): PlannedJob | { error: string } {
-    return planJob(this.deps.catalog, req);
+  queued(req: JobRequest): ResolvedJob | { error: string } {
+    return resolveJob(this.deps.catalog, req);
   }
 
   /**

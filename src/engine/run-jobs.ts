@@ -2,7 +2,7 @@
 // it is not), a job's end counted. Pure: the run driver (run-driver.ts) does the IO.
 import type { Failure } from '../lib/failure.ts';
 import type { SettledJob, WalkFailure } from '../ports/run-ledger.ts';
-import { planJob, type PlannedJob } from './lifecycle.ts';
+import { resolveJob, type ResolvedJob } from './lifecycle.ts';
 import type { JobDefinition, JobRequest } from './types.ts';
 import { walkFailure } from './run-stats.ts';
 
@@ -13,17 +13,17 @@ export interface PlanScope {
 }
 
 export type PlanStep =
-  | { kind: 'plan'; planned: PlannedJob }
+  | { kind: 'plan'; resolved: ResolvedJob }
   | { kind: 'out of scope' }
   /** Cannot run (unknown job, unreadable payload): `failure` is the run's to count, for a job the catalog knows. */
   | { kind: 'unplannable'; error: string; failure?: WalkFailure };
 
 /** Pure: what a run does with a job request. */
 export function planStep(catalog: ReadonlyMap<string, JobDefinition<any>>, req: JobRequest, scope: PlanScope): PlanStep {
-  const p = planJob(catalog, req);
+  const p = resolveJob(catalog, req);
   if ('error' in p) return { kind: 'unplannable', error: p.error, ...(catalog.has(req.name) ? { failure: unplannable(req.name, p.error) } : {}) };
   if (!scope.root && scope.inScope && !scope.inScope(p.job, p.payload)) return { kind: 'out of scope' };
-  return { kind: 'plan', planned: p };
+  return { kind: 'plan', resolved: p };
 }
 
 /** Pure: the failure entry of a job that could not be planned (no resource to name). */
@@ -39,7 +39,7 @@ export interface JobEnd {
 }
 
 /** Pure: a job's end as the ledger counts it: failed with its failure entry, or done with its rows; per `source.group` and status. */
-export function settledJob(p: Pick<PlannedJob, 'job' | 'resource'>, end: JobEnd): SettledJob {
+export function settledJob(p: Pick<ResolvedJob, 'job' | 'resource'>, end: JobEnd): SettledJob {
   const group = `${p.job.source}.${p.job.group}`;
   if (end.failure) return { kind: 'failed', group, status: end.status, failure: walkFailure(p.job, p.resource, end.failure) };
   return { kind: 'done', rows: end.rows, group, status: end.status };

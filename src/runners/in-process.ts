@@ -9,7 +9,7 @@
 // that bucket only. With one shared queue, a bucket out of budget until its reset filled
 // every slot with its waiting jobs and left the other buckets' budget unspent.
 import { setTimeout as delay } from 'node:timers/promises';
-import { runJob, type PlannedJob } from '../engine/lifecycle.ts';
+import { runJob, type ResolvedJob } from '../engine/lifecycle.ts';
 import { JOB_RETRY, retryDelayMs } from '../engine/retry.ts';
 import type { JobDefinition, JobRequest, RunContext } from '../engine/types.ts';
 import type { WalkStats } from '../ports/run-ledger.ts';
@@ -52,10 +52,10 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const runId = context.runId;
   const driver = options.driver ?? new RunDriver({ warehouse: context.warehouse, ledger: new MemoryRunLedger(), catalog, logger: context.logger });
   const stats = driver.ledger.live(runId);
-  const lanes = new Map<string, { queue: PlannedJob[]; active: number }>();
+  const lanes = new Map<string, { queue: ResolvedJob[]; active: number }>();
   const pending = options.pending ?? emptyPendingWork();
   pending.concurrency = options.concurrency;
-  const count = (p: PlannedJob, field: 'queued' | 'active', by: number) => {
+  const count = (p: ResolvedJob, field: 'queued' | 'active', by: number) => {
     const b = (pending.byBucket[p.bucket] ??= { queued: 0, active: 0 });
     b[field] += by;
   };
@@ -64,7 +64,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     const planned = await driver.plan(runId, req, { root: isRoot, ...(options.filter ? { inScope: options.filter } : {}), idOf: jobId });
     // `pending`: queued in this walk already.
     if (planned?.state !== 'new') return;
-    const p = planned.planned;
+    const p = planned.resolved;
     let lane = lanes.get(p.bucket);
     if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
     lane.queue.push(p);
@@ -78,7 +78,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
 
   /** Jobs a stop left unfinished: counted with the queued ones as not reached. */
   let stopped = 0;
-  const execute = async (p: PlannedJob): Promise<void> => {
+  const execute = async (p: ResolvedJob): Promise<void> => {
     const logger = context.logger.child({ job: p.job.name, resource: p.resource });
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
@@ -144,6 +144,6 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
 }
 
 /** A job's id in its run: one resource of one source, planned once. */
-function jobId(p: PlannedJob): string {
+function jobId(p: ResolvedJob): string {
   return `${p.job.source}/${p.resource}`;
 }

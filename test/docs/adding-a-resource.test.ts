@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planJob, runJob } from '../../src/engine/lifecycle.ts';
+import { resolveJob, runJob } from '../../src/engine/lifecycle.ts';
 import type { JobDefinition } from '../../src/engine/types.ts';
 import { catalogOf, resourceExports } from '../../src/resources/index.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
@@ -186,11 +186,11 @@ describe('docs/adding-a-resource.md', () => {
     const context = { warehouse: tw.warehouse, upstream, archive: recorder, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
     // In place, the catalog would find the file and the metric catalog would plan the job.
     const withIt = catalogOf([...(await resourceExports(new URL('../../src/resources/', import.meta.url))), job]);
-    const metrics = planJob(withIt, { name: 'app.metrics', payload: {} });
+    const metrics = resolveJob(withIt, { name: 'app.metrics', payload: {} });
     expect('error' in metrics ? metrics.error : metrics.children.map((j) => j.name)).toEqual(['app.metric_groups', 'app.tokens']);
-    const planned = planJob(withIt, { name: job.name, payload: {} });
-    if ('error' in planned) throw new Error(planned.error);
-    const result = await runJob(planned, context, { last: true });
+    const resolved = resolveJob(withIt, { name: job.name, payload: {} });
+    if ('error' in resolved) throw new Error(resolved.error);
+    const result = await runJob(resolved, context, { last: true });
     await recorder.close();
     expect(result).toMatchObject({ status: 'ok' });
 
@@ -224,7 +224,7 @@ describe('docs/adding-a-resource.md', () => {
     // The set declared with the table: a group the catalog no longer lists leaves it.
     const rerun = async () => {
       const archive = new WarehouseRecorder(tw.warehouse, logger);
-      const again = planJob(withIt, { name: job.name, payload: {} });
+      const again = resolveJob(withIt, { name: job.name, payload: {} });
       if ('error' in again) throw new Error(again.error);
       const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder: archive, logger, retry: FAST_RETRY_POLICY });
       const outcome = await runJob(again, { ...context, upstream, archive, runId: randomUUID() }, { last: true });

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchData } from '../../src/engine/fetch.ts';
-import { planJob, runJob } from '../../src/engine/lifecycle.ts';
+import { resolveJob, runJob } from '../../src/engine/lifecycle.ts';
 import { defineJob, type JobDefinition } from '../../src/engine/types.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
@@ -62,8 +62,8 @@ describe('TryFindings', () => {
       },
     });
     sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
-    const planned = planJob(new Map([[job.name, job]]), { name: job.name, payload: {} });
-    if ('error' in planned) throw new Error(planned.error);
+    const resolved = resolveJob(new Map([[job.name, job]]), { name: job.name, payload: {} });
+    if ('error' in resolved) throw new Error(resolved.error);
     const t = start();
     // While the try reads (the screener understood, its fields in the findings), nothing of it is written yet.
     const upstream = t.run.upstream;
@@ -77,7 +77,7 @@ describe('TryFindings', () => {
         },
       },
     };
-    expect(await runJob(planned, run, { last: true })).toMatchObject({ status: 'invalid' });
+    expect(await runJob(resolved, run, { last: true })).toMatchObject({ status: 'invalid' });
     expect(during).toEqual([0, 0]);
     expect(await invalidBodies()).toBe(1);
     const [kept] = await sa.warehouse.query<{ path: string; body_text: string }>(sql`select path, body_text from sync.raw_responses where status = 'invalid'`);
@@ -89,7 +89,7 @@ describe('TryFindings', () => {
     // same refused body (kept once) and the screener's same fields.
     sa.sim.script('/api/v1/tokens/aurora/charts', [{ status: 200, body: '{"data": {"charts": "none"}}' }]);
     during.length = 0;
-    expect(await runJob(planned, run, { last: true })).toMatchObject({ status: 'invalid', failure: { message: expect.stringContaining('/api/v1/tokens/aurora/charts') } });
+    expect(await runJob(resolved, run, { last: true })).toMatchObject({ status: 'invalid', failure: { message: expect.stringContaining('/api/v1/tokens/aurora/charts') } });
     expect(during).toEqual([1, fields]);
     expect(await invalidBodies()).toBe(1);
     expect(await fieldsOf('app.screener')).toBe(fields);

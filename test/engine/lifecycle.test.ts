@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { CellTally } from '../../src/engine/cell-tally.ts';
-import { committedStatus, planJob, runJob } from '../../src/engine/lifecycle.ts';
+import { committedStatus, resolveJob, runJob } from '../../src/engine/lifecycle.ts';
 import { defineJob, into, refused, type Ask, type Fetched, type Got, type JobDefinition, type Outcome, type Reader } from '../../src/engine/types.ts';
 import { metricCatalog, metricEntry } from '../../src/schema/upstream/app.ts';
 import { metrics } from '../../src/schema/warehouse/app.ts';
@@ -41,9 +41,9 @@ const job = (name: string, more: Partial<JobDefinition<P>>): JobDefinition<P> =>
   defineJob({ name, source: 'app', group: 'catalog', route: 'app.metrics', payload, resource: () => `test/${name}`, marker: (p) => p.marker, reader: readCatalog, ...more } as JobDefinition<P>);
 
 async function run(j: JobDefinition<P>, p: P, options: { settings?: Parameters<typeof testRun>[2]; last?: boolean } = {}) {
-  const planned = planJob(new Map([[j.name, j]]), { name: j.name, payload: p });
-  if ('error' in planned) throw new Error(planned.error);
-  return runJob(planned, start(options.settings), { last: options.last ?? true });
+  const resolved = resolveJob(new Map([[j.name, j]]), { name: j.name, payload: p });
+  if ('error' in resolved) throw new Error(resolved.error);
+  return runJob(resolved, start(options.settings), { last: options.last ?? true });
 }
 const state = async (name: string) =>
   (
@@ -55,12 +55,12 @@ const paths = () => sa.sim.requests.map((r) => r.path);
 
 describe('planning, pure', () => {
   it('resolves a request against the catalog: payload parsed, resource, bucket and the jobs it plans', () => {
-    const p = planJob(catalog, { name: 'app.tokens', payload: {} });
+    const p = resolveJob(catalog, { name: 'app.tokens', payload: {} });
     if ('error' in p) throw new Error(p.error);
     expect(p).toMatchObject({ resource: 'tokens', bucket: 'app-public' });
     expect(p.children.map((c) => c.name)).toContain('app.snapshot');
-    expect(planJob(catalog, { name: 'app.nothing', payload: {} })).toEqual({ error: 'unknown job app.nothing' });
-    expect(planJob(catalog, { name: 'app.snapshot', payload: { slug: 7 } })).toEqual({ error: expect.stringMatching(/^payload invalid: /) });
+    expect(resolveJob(catalog, { name: 'app.nothing', payload: {} })).toEqual({ error: 'unknown job app.nothing' });
+    expect(resolveJob(catalog, { name: 'app.snapshot', payload: { slug: 7 } })).toEqual({ error: expect.stringMatching(/^payload invalid: /) });
   });
 
   it('an ok outcome with unreadable cells is committed partial; any other status as it is', () => {

@@ -31,7 +31,7 @@ describe('planStep', () => {
   it('plans a request the catalog reads, root or in scope', () => {
     const step = planStep(catalog, req('aave'), { root: false, inScope: () => true });
     expect(step.kind).toBe('plan');
-    expect(step.kind === 'plan' && step.planned.resource).toBe('token/aave/charts');
+    expect(step.kind === 'plan' && step.resolved.resource).toBe('token/aave/charts');
     expect(planStep(catalog, req('aave'), { root: true, inScope: () => false }).kind).toBe('plan');
     expect(planStep(catalog, req('aave'), { root: false }).kind).toBe('plan');
   });
@@ -81,8 +81,8 @@ describe('RunDriver: plan and settle over the ledger', () => {
     const first = await d.plan('r', req('aave'), { root: true, idOf });
     expect(first).toMatchObject({ id: 'gateway/token/aave/charts', state: 'new' });
     expect(await d.plan('r', req('aave'), { root: true, idOf })).toMatchObject({ state: 'pending' });
-    expect(await d.settle('r', first!.id, settledJob(first!.planned, { status: 'ok', rows: 2 }))).toEqual({ counted: true, pending: 0 });
-    expect(await d.settle('r', first!.id, settledJob(first!.planned, { status: 'ok', rows: 2 }))).toEqual({ counted: false, pending: 0 });
+    expect(await d.settle('r', first!.id, settledJob(first!.resolved, { status: 'ok', rows: 2 }))).toEqual({ counted: true, pending: 0 });
+    expect(await d.settle('r', first!.id, settledJob(first!.resolved, { status: 'ok', rows: 2 }))).toEqual({ counted: false, pending: 0 });
     expect(await d.plan('r', req('aave'), { root: true, idOf })).toBeUndefined();
     expect(d.ledger.live('r')).toMatchObject({ planned: 1, done: 1, rows: 2, byGroup: { 'gateway.charts': { ok: 1 } } });
   });
@@ -102,7 +102,7 @@ describe('RunDriver: plan and settle over the ledger', () => {
       for (const r of requests) await d.plan('r', r, { root: false, idOf });
       seen.push({ pending: await d.ledger.pending('r'), done: d.ledger.live('r').done });
     };
-    const settled = await d.settle('r', parent!.id, settledJob(parent!.planned, { status: 'ok', rows: 1 }), { requests: [req('comp'), req('uni')], plan });
+    const settled = await d.settle('r', parent!.id, settledJob(parent!.resolved, { status: 'ok', rows: 1 }), { requests: [req('comp'), req('uni')], plan });
     // While its children were planned the parent was still pending, and not yet counted done.
     expect(seen).toEqual([{ pending: 3, done: 0 }]);
     expect(settled).toEqual({ counted: true, pending: 2 });
@@ -113,7 +113,7 @@ describe('RunDriver: plan and settle over the ledger', () => {
     const d = driver();
     const j = await d.plan('r', req('aave'), { root: true, idOf });
     let asked = 0;
-    await d.settle('r', j!.id, settledJob(j!.planned, { status: 'ok', rows: 0 }), { requests: [], plan: async () => asked++ });
+    await d.settle('r', j!.id, settledJob(j!.resolved, { status: 'ok', rows: 0 }), { requests: [], plan: async () => asked++ });
     expect(asked).toBe(0);
   });
 

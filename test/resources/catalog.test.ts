@@ -1,7 +1,7 @@
 // The catalog is what the resource files export: found, not listed (src/resources/index.ts).
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { planJob } from '../../src/engine/lifecycle.ts';
+import { resolveJob } from '../../src/engine/lifecycle.ts';
 import { defineJob } from '../../src/engine/types.ts';
 import { catalog, catalogOf, groups, walkRoots } from '../../src/resources/index.ts';
 
@@ -26,8 +26,8 @@ describe('the job catalog', () => {
     const child = job('app.child', { plannedBy: 'app.parent' });
     const c = catalogOf([parent, child, 42, 'app.parent', { name: 'not a job' }]);
     expect([...c.keys()]).toEqual(['app.child', 'app.parent']);
-    const planned = planJob(c, { name: 'app.parent', payload: {} });
-    expect('error' in planned ? planned.error : planned.children.map((j) => j.name)).toEqual(['app.child']);
+    const resolved = resolveJob(c, { name: 'app.parent', payload: {} });
+    expect('error' in resolved ? resolved.error : resolved.children.map((j) => j.name)).toEqual(['app.child']);
   });
 
   it('refuses two jobs of one name, and a job planned by no job', () => {

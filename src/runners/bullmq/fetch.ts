@@ -45,12 +45,12 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   // recorded the completion, a stalled job run again), or whose run is recorded and gone from
   // Redis: its work is done and counted. Fetching and writing again would only repeat it.
   if (!(await deps.driver.ledger.isPending(data.runId, job.id!))) return skipSettled(deps, job, data);
-  const planned = deps.driver.queued({ name: data.job, payload: data.payload });
-  if ('error' in planned) {
-    await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: unplannable(data.job, planned.error) });
-    throw new RecordedFailure(planned.error);
+  const resolved = deps.driver.queued({ name: data.job, payload: data.payload });
+  if ('error' in resolved) {
+    await settle(deps, job, data, { kind: 'failed', group: data.job, status: 'failed', failure: unplannable(data.job, resolved.error) });
+    throw new RecordedFailure(resolved.error);
   }
-  const { job: def, resource } = planned;
+  const { job: def, resource } = resolved;
   const logger = deps.logger.child({ runId: data.runId, job: def.name, resource });
   const started = Date.now();
   const clock = serverClockOf(deps.warehouse.db);
@@ -69,7 +69,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   try {
     logger.debug({ attempt: job.attemptsMade + 1 }, 'job started');
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? JOB_RETRY.attempts);
-    r = await runJob(planned, context, { last, passThrough: (err) => err instanceof RateLimitedError || shutdown() });
+    r = await runJob(resolved, context, { last, passThrough: (err) => err instanceof RateLimitedError || shutdown() });
   } catch (err) {
     if (shutdown()) {
       await job.moveToWait(token);
@@ -99,7 +99,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   const plan = async (requests: readonly JobRequest[]) => {
     if (await deps.driver.ledger.isPending(data.runId, job.id!)) await enqueueRequests(deps, data, requests, { roots: false });
   };
-  await settle(deps, job, data, settledJob(planned, r), { requests: r.followUps, plan });
+  await settle(deps, job, data, settledJob(resolved, r), { requests: r.followUps, plan });
   if (r.failure) {
     deps.events?.jobSettled(def, r.status, 0, ms, r.failure);
     throw new RecordedFailure(r.failure.message);
@@ -116,17 +116,17 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
   if (state !== 'failed' && state !== 'unknown') return; // it will be retried
   const data = fetchJobData.safeParse(job.data);
   if (!data.success) return;
-  const planned = deps.driver.queued({ name: data.data.job, payload: data.data.payload });
-  if ('error' in planned) return;
-  const { job: def, resource } = planned;
+  const resolved = deps.driver.queued({ name: data.data.job, payload: data.data.payload });
+  if ('error' in resolved) return;
+  const { job: def, resource } = resolved;
   // Stalled too often, or the like: BullMQ's own error, failed for good whatever it is.
-  const verdict: Failure = { ...judgeFailure(err), status: 'failed', retryable: false, bucket: planned.bucket };
+  const verdict: Failure = { ...judgeFailure(err), status: 'failed', retryable: false, bucket: resolved.bucket };
   deps.logger.warn({ runId: data.data.runId, job: def.name, err }, 'job failed in BullMQ');
   await writeFailure(deps.warehouse.db, { source: def.source, resource, kind: def.group, runId: data.data.runId, at: serverClockOf(deps.warehouse.db).now(), failure: verdict }).catch((e: unknown) =>
     deps.logger.error({ err: e }, 'could not record the failure'),
   );
   await deps.recorder.flush();
-  await settle(deps, job, data.data, settledJob(planned, { status: verdict.status, rows: 0, failure: verdict }));
+  await settle(deps, job, data.data, settledJob(resolved, { status: verdict.status, rows: 0, failure: verdict }));
 }
 
 /** A late duplicate: completes without a request or a write. */

@@ -36,7 +36,7 @@ async function enqueueOne(deps: PlanDeps, run: RunScope, req: JobRequest, root: 
   // `pending` too: planned before, maybe by an attempt that died before queueing it; adding
   // again with the same id is a no-op when the job exists.
   if (!planned) return false;
-  const { planned: p, id: jobId } = planned;
+  const { resolved: p, id: jobId } = planned;
   const { job: def, resource } = p;
   const queue = deps.fetchQueues.get(p.bucket)!;
   const data: FetchJobData = { ...run, job: def.name, payload: req.payload };
