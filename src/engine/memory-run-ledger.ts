@@ -1,6 +1,6 @@
 // The run ledger (src/ports/run-ledger.ts) of runs walked in this process (`tesync sync`):
-// nothing else plans or settles their jobs, so a map is enough.
-import { countSettled, emptyRunStats, MAX_FAILURES, type PlanState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../ports/run-ledger.ts';
+// nothing else enters or settles their jobs, so a map is enough.
+import { countSettled, emptyRunStats, MAX_FAILURES, type EntryState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../ports/run-ledger.ts';
 
 /** `live(runId)` is the stats object itself, for progress. */
 export class MemoryRunLedger implements RunLedger {
@@ -10,7 +10,7 @@ export class MemoryRunLedger implements RunLedger {
     return this.run(runId).stats;
   }
 
-  async plan(runId: string, jobId: string): Promise<PlanState> {
+  async enter(runId: string, jobId: string): Promise<EntryState> {
     const r = this.run(runId);
     if (r.pending.has(jobId)) return 'pending';
     if (r.seen.has(jobId)) return 'settled';

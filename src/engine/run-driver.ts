@@ -1,4 +1,4 @@
-// The one lifecycle of a run, under either runner: opened in sync.runs; each job planned once
+// The one lifecycle of a run, under either runner: opened in sync.runs; each job entered once
 // on the run ledger before it runs and settled once after, its follow-ups planned before it
 // settles (settle); closed with the status both runners record, by one statement
 // (src/store/books/runs.ts), whoever closes it: the runner at its end, the finish of a worker's
@@ -24,7 +24,7 @@ export interface RunDriverDeps<L extends RunLedger> {
   warehouse: Warehouse;
   ledger: L;
   catalog: ReadonlyMap<string, JobDefinition<any>>;
-  /** Says why a request cannot run; at debug level, each job planned and settled (naming its run: one driver may serve many). */
+  /** Says why a request cannot run; at debug level, each job entered and settled (naming its run: one driver may serve many). */
   logger: Logger;
 }
 
@@ -36,7 +36,7 @@ export interface RunOpening {
   options?: unknown;
 }
 
-/** A job planned in its run: its id there, `new` or `pending` (planned before, maybe by an attempt that died before it ran). */
+/** A job entered in its run: its id there, `new` or `pending` (entered before, maybe by an attempt that died before it ran). */
 export interface RunJob {
   resolved: ResolvedJob;
   id: string;
@@ -75,11 +75,11 @@ export class RunDriver<L extends RunLedger = RunLedger> {
   }
 
   /**
-   * Plans a request of the run: the job to run, with its id in the run (`idOf`, the runner's:
+   * Enters a request in the run: the job to run, with its id in the run (`idOf`, the runner's:
    * the ledger counts each id once); undefined when nothing is to run: out of scope, settled
    * already, or unplannable (said, and counted as a failure of the run when the catalog knows it).
    */
-  async plan(runId: string, req: JobRequest, scope: PlanScope & { idOf: (p: ResolvedJob) => string }): Promise<RunJob | undefined> {
+  async enter(runId: string, req: JobRequest, scope: PlanScope & { idOf: (p: ResolvedJob) => string }): Promise<RunJob | undefined> {
     const step = planStep(this.deps.catalog, req, scope);
     if (step.kind === 'unplannable') {
       this.deps.logger.error({ runId, job: req.name, err: step.error }, 'job cannot run; skipped');
@@ -88,15 +88,15 @@ export class RunDriver<L extends RunLedger = RunLedger> {
     }
     if (step.kind === 'out of scope') return undefined;
     const id = scope.idOf(step.resolved);
-    const state = await this.ledger.plan(runId, id);
+    const state = await this.ledger.enter(runId, id);
     this.deps.logger.debug({ runId, jobId: id, resource: `${step.resolved.job.source}/${step.resolved.resource}`, state }, 'job planned');
     return state === 'settled' ? undefined : { resolved: step.resolved, id, state };
   }
 
   /**
-   * A job queued when the run planned it, read back from its request as it starts (a worker's:
+   * A job queued when the run entered it, read back from its request as it starts (a worker's:
    * its queue holds the request, not the job): its declaration and its payload validated again,
-   * since a queued job may be older than the code. Not planned again: nothing is counted.
+   * since a queued job may be older than the code. Not entered again: nothing is counted.
    */
   queued(req: JobRequest): ResolvedJob | { error: string } {
     return resolveJob(this.deps.catalog, req);
@@ -177,7 +177,7 @@ export class RunDriver<L extends RunLedger = RunLedger> {
   }
 }
 
-/** A job's follow-ups, and how its runner plans them (each through RunDriver.plan). */
+/** A job's follow-ups, and how its runner plans them (each entered through RunDriver.enter). */
 export interface FollowUps {
   requests: readonly JobRequest[];
   plan(requests: readonly JobRequest[]): Promise<unknown>;

@@ -1,5 +1,5 @@
 // The run ledger: where a run's counts live while its jobs run, whichever runner runs them.
-// Each job is planned once before it runs and settled once after (a job may run twice: a
+// Each job is entered once before it runs and settled once after (a job may run twice: a
 // worker dies after the work but before its queue hears of it, so only the settle that removes
 // a job from what is pending counts it). The run driver (src/engine/run-driver.ts) keeps a run
 // over it; three ledgers keep the contract: in memory for `tesync sync` (one process,
@@ -47,7 +47,7 @@ export interface RunStats extends WalkStats {
 /** The most failures a walk keeps for its summary (sync.runs.stats, the ledgers). */
 export const MAX_FAILURES = 50;
 
-/** How long a shared run ledger keeps a run after it last planned a job (the Redis keys' time to live). */
+/** How long a shared run ledger keeps a run after it last entered a job (the Redis keys' time to live). */
 export const RUN_TTL_MS = 7 * 24 * 3600_000;
 
 export function emptyStats(): WalkStats {
@@ -58,8 +58,8 @@ export function emptyRunStats(): RunStats {
   return { ...emptyStats(), deduplicated: 0 };
 }
 
-/** What planning a job found: first planned now, planned before and still pending, or settled already. */
-export type PlanState = 'new' | 'pending' | 'settled';
+/** What entering a job found: entered now for the first time, entered before and still pending, or settled already. */
+export type EntryState = 'new' | 'pending' | 'settled';
 
 /** How a job of the run ended, as the ledger counts it. */
 export interface SettledJob {
@@ -73,8 +73,8 @@ export interface SettledJob {
 }
 
 export interface RunLedger {
-  /** Plans a job of the run; only the first plan of a job id counts it. */
-  plan(runId: string, jobId: string): Promise<PlanState>;
+  /** Enters a job in the run; only the first entry of a job id counts it (in `planned`). */
+  enter(runId: string, jobId: string): Promise<EntryState>;
   /** Counts a job's outcome once; returns how many jobs of the run are still pending. */
   settle(runId: string, jobId: string, job: SettledJob): Promise<{ counted: boolean; pending: number }>;
   /** A follow-up that could not even be planned (unreadable payload): a failure of the run. */
@@ -85,7 +85,7 @@ export interface RunLedger {
 
 /**
  * Pure: the counts a settled job adds to its run's stats, the rule every ledger keeps (the Redis
- * one in run-settle.lua). A job another run had queued already leaves this run's plan.
+ * one in run-settle.lua). A job another run had queued already is taken back out of this run's `planned`.
  */
 export function countSettled(stats: RunStats, job: SettledJob): void {
   if (job.kind === 'deduplicated') {

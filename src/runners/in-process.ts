@@ -60,11 +60,11 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     b[field] += by;
   };
 
-  const plan = async (req: JobRequest, isRoot: boolean) => {
-    const planned = await driver.plan(runId, req, { root: isRoot, ...(options.filter ? { inScope: options.filter } : {}), idOf: jobId });
+  const enter = async (req: JobRequest, isRoot: boolean) => {
+    const entered = await driver.enter(runId, req, { root: isRoot, ...(options.filter ? { inScope: options.filter } : {}), idOf: jobId });
     // `pending`: queued in this walk already.
-    if (planned?.state !== 'new') return;
-    const p = planned.resolved;
+    if (entered?.state !== 'new') return;
+    const p = entered.resolved;
     let lane = lanes.get(p.bucket);
     if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
     lane.queue.push(p);
@@ -73,7 +73,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   };
 
   const planFollowUps = async (requests: readonly JobRequest[]) => {
-    for (const f of requests) await plan(f, false);
+    for (const f of requests) await enter(f, false);
   };
 
   /** Jobs a stop left unfinished: counted with the queued ones as not reached. */
@@ -115,7 +115,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
     }
   };
 
-  for (const r of options.roots) await plan(r, true);
+  for (const r of options.roots) await enter(r, true);
   const queued = () => [...lanes.values()].reduce((n, l) => n + l.queue.length, 0);
   await new Promise<void>((resolve) => {
     const pump = () => {

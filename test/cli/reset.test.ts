@@ -166,7 +166,7 @@ describe('tesync reset', () => {
     await admin`insert into sync.rate_budgets (prefix, bucket, record, version, updated_at, expires_at, written_by)
                 values (${p}, 'gateway', '{}'::jsonb, 1, clock_timestamp(), clock_timestamp() + interval '1 hour', 'test')`;
     const ledger = new PostgresRunLedger(fx.warehouse.db, p);
-    for (let j = 0; j < jobs; j++) await ledger.plan('run-a', `job-${j}`);
+    for (let j = 0; j < jobs; j++) await ledger.enter('run-a', `job-${j}`);
     return 2 + jobs;
   };
   /** The prefix's queue schema as `tesync migrate` makes it, `waiting` jobs in a fetch queue, one waiting and one delayed walk. */

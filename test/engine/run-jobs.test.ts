@@ -71,35 +71,35 @@ describe('settledJob', () => {
   });
 });
 
-describe('RunDriver: plan and settle over the ledger', () => {
+describe('RunDriver: enter and settle over the ledger', () => {
   // Planning and settling never touch the warehouse (only open and close do).
   const driver = () => new RunDriver({ warehouse: {} as Warehouse, ledger: new MemoryRunLedger(), catalog, logger });
   const idOf = (p: { resource: string }) => `gateway/${p.resource}`;
 
-  it('a job is new once, pending until it settles, then not planned again; counted once', async () => {
+  it('a job is new once, pending until it settles, then not entered again; counted once', async () => {
     const d = driver();
-    const first = await d.plan('r', req('aave'), { root: true, idOf });
+    const first = await d.enter('r', req('aave'), { root: true, idOf });
     expect(first).toMatchObject({ id: 'gateway/token/aave/charts', state: 'new' });
-    expect(await d.plan('r', req('aave'), { root: true, idOf })).toMatchObject({ state: 'pending' });
+    expect(await d.enter('r', req('aave'), { root: true, idOf })).toMatchObject({ state: 'pending' });
     expect(await d.settle('r', first!.id, settledJob(first!.resolved, { status: 'ok', rows: 2 }))).toEqual({ counted: true, pending: 0 });
     expect(await d.settle('r', first!.id, settledJob(first!.resolved, { status: 'ok', rows: 2 }))).toEqual({ counted: false, pending: 0 });
-    expect(await d.plan('r', req('aave'), { root: true, idOf })).toBeUndefined();
+    expect(await d.enter('r', req('aave'), { root: true, idOf })).toBeUndefined();
     expect(d.ledger.live('r')).toMatchObject({ planned: 1, done: 1, rows: 2, byGroup: { 'gateway.charts': { ok: 1 } } });
   });
 
   it('an unplannable request of a known job counts as a failed job of the run', async () => {
     const d = driver();
-    expect(await d.plan('r', req(null), { root: false, idOf })).toBeUndefined();
-    expect(await d.plan('r', { name: 'nope', payload: {} }, { root: false, idOf })).toBeUndefined();
+    expect(await d.enter('r', req(null), { root: false, idOf })).toBeUndefined();
+    expect(await d.enter('r', { name: 'nope', payload: {} }, { root: false, idOf })).toBeUndefined();
     expect(d.ledger.live('r')).toMatchObject({ planned: 0, failed: 1, failures: [{ job: 'gateway.charts', resource: '?' }] });
   });
 
   it('settle plans a job\'s follow-ups first, then counts its end: the run is never settled between a job and its children', async () => {
     const d = driver();
-    const parent = await d.plan('r', req('aave'), { root: true, idOf });
+    const parent = await d.enter('r', req('aave'), { root: true, idOf });
     const seen: { pending: number; done: number }[] = [];
     const plan = async (requests: readonly { name: string; payload: unknown }[]) => {
-      for (const r of requests) await d.plan('r', r, { root: false, idOf });
+      for (const r of requests) await d.enter('r', r, { root: false, idOf });
       seen.push({ pending: await d.ledger.pending('r'), done: d.ledger.live('r').done });
     };
     const settled = await d.settle('r', parent!.id, settledJob(parent!.resolved, { status: 'ok', rows: 1 }), { requests: [req('comp'), req('uni')], plan });
@@ -111,13 +111,13 @@ describe('RunDriver: plan and settle over the ledger', () => {
 
   it('settle without follow-ups asks the runner for nothing', async () => {
     const d = driver();
-    const j = await d.plan('r', req('aave'), { root: true, idOf });
+    const j = await d.enter('r', req('aave'), { root: true, idOf });
     let asked = 0;
     await d.settle('r', j!.id, settledJob(j!.resolved, { status: 'ok', rows: 0 }), { requests: [], plan: async () => asked++ });
     expect(asked).toBe(0);
   });
 
-  it('queued reads a queued request back without planning it: nothing counted', async () => {
+  it('queued reads a queued request back without entering it: nothing counted', async () => {
     const d = driver();
     expect(d.queued(req('aave'))).toMatchObject({ resource: 'token/aave/charts', bucket: expect.any(String) });
     expect(d.queued(req(42))).toMatchObject({ error: expect.stringMatching(/^payload invalid: /) });
@@ -126,7 +126,7 @@ describe('RunDriver: plan and settle over the ledger', () => {
 
   it('a deduplicated job leaves the run\'s plan', async () => {
     const d = driver();
-    const j = await d.plan('r', req('aave'), { root: true, idOf });
+    const j = await d.enter('r', req('aave'), { root: true, idOf });
     await d.settle('r', j!.id, { kind: 'deduplicated' });
     expect(d.ledger.live('r')).toMatchObject({ planned: 0, deduplicated: 1 });
   });

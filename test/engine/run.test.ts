@@ -1,6 +1,6 @@
 // The run ledger's contract (src/ports/run-ledger.ts), one body run on each ledger: the in-memory one
 // of `tesync sync`, the Redis one of workers (against a real Redis) and the Postgres one of
-// workers without Redis (against a migrated warehouse). A job is counted by its first plan and
+// workers without Redis (against a migrated warehouse). A job is counted by its first entry and
 // its first settle only, however often either is repeated, from however many connections.
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
@@ -61,17 +61,17 @@ const EMPTY: RunStats = { planned: 0, done: 0, failed: 0, cancelled: 0, rows: 0,
 const failureOf = (i: number) => ({ job: 'app.history', resource: `token/t${i}/history`, source: 'app', status: 'failed' as const, type: 'UpstreamServerError', httpStatus: 500, error: `UpstreamServerError: 500 (${i})` });
 
 describe.each(ledgers)('the %s run ledger', (_name, make) => {
-  it('counts a job once, however often it is planned or settled', async () => {
+  it('counts a job once, however often it is entered or settled', async () => {
     const { ledger } = make();
     const run = uniqueName('run');
-    expect(await ledger.plan(run, 'app/metrics')).toBe('new');
-    expect(await ledger.plan(run, 'app/metrics')).toBe('pending');
-    expect(await ledger.plan(run, 'app/tokens')).toBe('new');
+    expect(await ledger.enter(run, 'app/metrics')).toBe('new');
+    expect(await ledger.enter(run, 'app/metrics')).toBe('pending');
+    expect(await ledger.enter(run, 'app/tokens')).toBe('new');
     expect(await ledger.pending(run)).toBe(2);
     expect(await ledger.settle(run, 'app/metrics', { kind: 'done', rows: 7, group: 'app.catalog', status: 'ok' })).toEqual({ counted: true, pending: 1 });
     // A second attempt of a job that settled already (its worker died before its queue heard).
     expect(await ledger.settle(run, 'app/metrics', { kind: 'done', rows: 7, group: 'app.catalog', status: 'ok' })).toEqual({ counted: false, pending: 1 });
-    expect(await ledger.plan(run, 'app/metrics')).toBe('settled');
+    expect(await ledger.enter(run, 'app/metrics')).toBe('settled');
     const failure = { job: 'app.tokens', resource: 'tokens', source: 'app', status: 'failed' as const, type: 'UpstreamServerError', error: 'UpstreamServerError: 500' };
     expect(await ledger.settle(run, 'app/tokens', { kind: 'failed', group: 'app.tokens', status: 'failed', failure })).toEqual({ counted: true, pending: 0 });
     const stats = await ledger.stats(run);
@@ -82,11 +82,11 @@ describe.each(ledgers)('the %s run ledger', (_name, make) => {
   it('a job another run queued leaves this run\'s plan; an unplannable follow-up is a failure', async () => {
     const { ledger } = make();
     const run = uniqueName('run');
-    await ledger.plan(run, 'gateway/tokens');
-    await ledger.plan(run, 'gateway/token/aurora/page');
+    await ledger.enter(run, 'gateway/tokens');
+    await ledger.enter(run, 'gateway/token/aurora/page');
     expect(await ledger.settle(run, 'gateway/token/aurora/page', { kind: 'deduplicated' })).toEqual({ counted: true, pending: 1 });
     // Planned again, it is not this run's to queue.
-    expect(await ledger.plan(run, 'gateway/token/aurora/page')).toBe('settled');
+    expect(await ledger.enter(run, 'gateway/token/aurora/page')).toBe('settled');
     await ledger.noteFailure(run, { job: 'gateway.page', resource: '?', error: 'payload invalid' });
     const stats = await ledger.stats(run);
     expect(stats).toMatchObject({ planned: 1, done: 0, failed: 1, deduplicated: 1 });
@@ -94,11 +94,11 @@ describe.each(ledgers)('the %s run ledger', (_name, make) => {
     expect(await ledger.pending(run)).toBe(1);
   });
 
-  it('counts each job once when two connections plan and settle it at once; the settles read pending down to 0', async () => {
+  it('counts each job once when two connections enter and settle it at once; the settles read pending down to 0', async () => {
     const { ledger, second } = make();
     const run = uniqueName('run');
     const jobs = Array.from({ length: 20 }, (_, i) => `app/token/t${i}/history`);
-    const plans = await Promise.all(jobs.map((job) => Promise.all([ledger.plan(run, job), second.plan(run, job)])));
+    const plans = await Promise.all(jobs.map((job) => Promise.all([ledger.enter(run, job), second.enter(run, job)])));
     for (const pair of plans) expect([...pair].sort()).toEqual(['new', 'pending']);
     expect(await second.pending(run)).toBe(jobs.length);
 
@@ -117,7 +117,7 @@ describe.each(ledgers)('the %s run ledger', (_name, make) => {
     const { ledger } = make();
     const run = uniqueName('run');
     const n = MAX_FAILURES + 3;
-    for (let i = 0; i < n; i++) await ledger.plan(run, `app/token/t${i}/history`);
+    for (let i = 0; i < n; i++) await ledger.enter(run, `app/token/t${i}/history`);
     for (let i = 0; i < n; i++) await ledger.settle(run, `app/token/t${i}/history`, { kind: 'failed', group: 'app.history', status: 'failed', failure: failureOf(i) });
     await ledger.noteFailure(run, { job: 'app.page', resource: '?', error: 'payload invalid' });
     const stats = await ledger.stats(run);
@@ -137,7 +137,7 @@ describe.each(ledgers)('the %s run ledger', (_name, make) => {
       // Without a group (a job of an older worker): counted, in no group.
       ['app/metrics', { kind: 'done', rows: 2 }],
     ] as const;
-    for (const [job] of outcomes) await ledger.plan(run, job);
+    for (const [job] of outcomes) await ledger.enter(run, job);
     for (const [job, outcome] of outcomes) await ledger.settle(run, job, outcome);
     expect(await ledger.stats(run)).toEqual({
       ...EMPTY,
@@ -161,7 +161,7 @@ describe.each(ledgers)('the %s run ledger', (_name, make) => {
     const failure = { job: 'app.page', resource: '?', source: 'app', error: 'payload invalid' };
     await ledger.noteFailure(other, failure);
     expect(await ledger.stats(other)).toEqual({ ...EMPTY, failed: 1, failures: [failure] });
-    expect(await ledger.plan(other, 'app/metrics')).toBe('new');
+    expect(await ledger.enter(other, 'app/metrics')).toBe('new');
     expect(await ledger.stats(other)).toMatchObject({ planned: 1, failed: 1 });
     expect(await ledger.pending(other)).toBe(1);
   });
@@ -178,8 +178,8 @@ describe.each(workerLedgers)('the %s run ledger of workers', (_name, make) => {
     const ledger = make(prefix);
     const other = make(otherPrefix);
     const run = uniqueName('run');
-    expect(await ledger.plan(run, 'app/metrics')).toBe('new');
-    expect(await other.plan(run, 'app/metrics')).toBe('new');
+    expect(await ledger.enter(run, 'app/metrics')).toBe('new');
+    expect(await other.enter(run, 'app/metrics')).toBe('new');
     expect(await ledger.isPending(run, 'app/metrics')).toBe(true);
     expect(await ledger.isPending(run, 'app/tokens')).toBe(false);
     expect(await ledger.settle(run, 'app/metrics', { kind: 'done', rows: 1 })).toEqual({ counted: true, pending: 0 });
@@ -197,22 +197,22 @@ describe('the postgres run ledger', () => {
     return { ledger: new PostgresRunLedger(w.db, prefix), close: () => w.close() };
   }
 
-  it('removes runs past their time, of every deployment, when a run plans its first job', async () => {
+  it('removes runs past their time, of every deployment, when a run enters its first job', async () => {
     const ledger = new PostgresRunLedger(warehouse.db, prefix);
     const elsewhere = new PostgresRunLedger(warehouse.db, otherPrefix);
     const [running, recorded, abandoned] = [uniqueName('run'), uniqueName('run'), uniqueName('run')];
-    await ledger.plan(running, 'app/metrics');
-    await ledger.plan(recorded, 'app/metrics');
+    await ledger.enter(running, 'app/metrics');
+    await ledger.enter(recorded, 'app/metrics');
     await ledger.settle(recorded, 'app/metrics', { kind: 'done', rows: 1 });
     await ledger.expire(recorded, 120_000);
-    await elsewhere.plan(abandoned, 'app/metrics');
+    await elsewhere.enter(abandoned, 'app/metrics');
     const rowsOf = async (run: string) => (await warehouse.query<{ n: number }>(sqlCount(run)))[0]!.n;
 
     const hour = await later('1 hour');
     try {
       // Nothing is removed until a run starts.
       expect(await rowsOf(recorded)).toBe(2);
-      expect(await hour.ledger.plan(uniqueName('run'), 'app/metrics')).toBe('new');
+      expect(await hour.ledger.enter(uniqueName('run'), 'app/metrics')).toBe('new');
     } finally {
       await hour.close();
     }
@@ -222,7 +222,7 @@ describe('the postgres run ledger', () => {
 
     const week = await later('7 days 1 minute');
     try {
-      expect(await week.ledger.plan(uniqueName('run'), 'app/metrics')).toBe('new');
+      expect(await week.ledger.enter(uniqueName('run'), 'app/metrics')).toBe('new');
     } finally {
       await week.close();
     }

@@ -18,25 +18,25 @@ import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
 export interface PlanDeps {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
   fetchQueues: ReadonlyMap<Bucket, AnyQueue>;
-  /** The run driver (src/engine/run-driver.ts) over the run ledger of the prefix (`driver.ledger`): plans and settles the run's jobs. */
+  /** The run driver (src/engine/run-driver.ts) over the run ledger of the prefix (`driver.ledger`): enters and settles the run's jobs. */
   driver: RunDriver<WorkerLedger>;
   logger: Logger;
 }
 
 export type RunScope = Omit<FetchJobData, 'job' | 'payload'>;
 
-/** Queues what is in scope and not planned yet; returns how many new jobs were queued. */
+/** Queues what is in scope and not entered in the run yet; returns how many new jobs were queued. */
 export async function enqueueRequests(deps: PlanDeps, run: RunScope, requests: readonly JobRequest[], { roots }: { roots: boolean }): Promise<number> {
   const added = await Promise.all(requests.map((req) => enqueueOne(deps, run, req, roots)));
   return added.filter(Boolean).length;
 }
 
 async function enqueueOne(deps: PlanDeps, run: RunScope, req: JobRequest, root: boolean): Promise<boolean> {
-  const planned = await deps.driver.plan(run.runId, req, { root, inScope: (job, payload) => inScope(run, job, payload), idOf: (p) => fetchJobId(run.runId, p.job.source, p.resource) });
-  // `pending` too: planned before, maybe by an attempt that died before queueing it; adding
+  const entered = await deps.driver.enter(run.runId, req, { root, inScope: (job, payload) => inScope(run, job, payload), idOf: (p) => fetchJobId(run.runId, p.job.source, p.resource) });
+  // `pending` too: entered before, maybe by an attempt that died before queueing it; adding
   // again with the same id is a no-op when the job exists.
-  if (!planned) return false;
-  const { resolved: p, id: jobId } = planned;
+  if (!entered) return false;
+  const { resolved: p, id: jobId } = entered;
   const { job: def, resource } = p;
   const queue = deps.fetchQueues.get(p.bucket)!;
   const data: FetchJobData = { ...run, job: def.name, payload: req.payload };

@@ -1,12 +1,12 @@
 // A walk spread over many jobs and processes is one run: Redis keeps, per run, the jobs it
-// planned (`seen`), those not settled yet (`pending`) and the counts of the summary. Each
-// step is one script (run-plan.lua, run-settle.lua), idempotent as the run ledger's contract
+// entered (`seen`), those not settled yet (`pending`) and the counts of the summary. Each
+// step is one script (run-enter.lua, run-settle.lua), idempotent as the run ledger's contract
 // asks (src/ports/run-ledger.ts).
 import type { Redis } from 'ioredis';
 import { luaFile } from '../../upstream/redis/scripts.ts';
-import { emptyRunStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type PlanState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
+import { emptyRunStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type EntryState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
 
-const PLAN = luaFile(new URL('./run-plan.lua', import.meta.url));
+const ENTER = luaFile(new URL('./run-enter.lua', import.meta.url));
 const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));
 
 /** The run ledger of workers (src/ports/run-ledger.ts), in Redis: shared by every process of the prefix. */
@@ -16,9 +16,9 @@ export class RedisRunLedger implements RunLedger {
     private readonly prefix: string,
   ) {}
 
-  async plan(runId: string, jobId: string): Promise<PlanState> {
+  async enter(runId: string, jobId: string): Promise<EntryState> {
     const k = this.keys(runId);
-    const r = Number(await PLAN(this.redis, [k.seen, k.pending, k.stats], [jobId, RUN_TTL_MS]));
+    const r = Number(await ENTER(this.redis, [k.seen, k.pending, k.stats], [jobId, RUN_TTL_MS]));
     return r === 1 ? 'new' : r === 2 ? 'pending' : 'settled';
   }
 
@@ -44,7 +44,7 @@ export class RedisRunLedger implements RunLedger {
   /**
    * Whether the job is still to be settled in its run. False once it settled (another attempt
    * counted it) and once the run's keys are gone (the run was recorded and its keys expired):
-   * every fetch job is in `pending` before it is queued (plan), so a job not in it is a late
+   * every fetch job is in `pending` before it is queued (enter), so a job not in it is a late
    * duplicate.
    */
   async isPending(runId: string, jobId: string): Promise<boolean> {

@@ -3,8 +3,8 @@
 // sync.run_counts and sync.run_jobs, each step one statement (run-ledger.ts says why it is
 // atomic). The counting rule stays countSettled's: a settle hands the store the counts its job adds.
 import type { Db } from '../connection.ts';
-import { addToRun, expireRun, isRunJobPending, planRunJob, readRunCounts, runPending, settleRunJob, type LedgerRun } from './run-ledger.ts';
-import { countSettled, emptyRunStats as zero, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type PlanState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
+import { addToRun, expireRun, isRunJobPending, enterRunJob, readRunCounts, runPending, settleRunJob, type LedgerRun } from './run-ledger.ts';
+import { countSettled, emptyRunStats as zero, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type EntryState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
 
 /** Shared by every process of the prefix (the queue prefix): one deployment's runs. */
 export class PostgresRunLedger implements RunLedger {
@@ -13,8 +13,8 @@ export class PostgresRunLedger implements RunLedger {
     private readonly prefix: string,
   ) {}
 
-  plan(runId: string, jobId: string): Promise<PlanState> {
-    return planRunJob(this.db, this.run(runId), jobId, RUN_TTL_MS);
+  enter(runId: string, jobId: string): Promise<EntryState> {
+    return enterRunJob(this.db, this.run(runId), jobId, RUN_TTL_MS);
   }
 
   settle(runId: string, jobId: string, job: SettledJob): Promise<{ counted: boolean; pending: number }> {

@@ -2,7 +2,7 @@
 // the statements of the run ledger on Postgres (postgres-run-ledger.ts), each step
 // one statement, as each step of the Redis ledger is one script.
 //
-// - A job counts once: `plan` counts it only when its row is inserted (`on conflict do
+// - A job counts once: `enter` counts it only when its row is inserted (`on conflict do
 //   nothing`), `settle` only when it flips the row's `settled` (`and not settled`). A second
 //   settle of the job, from any connection, waits on the first one's row lock, then finds the
 //   row settled and counts nothing (read committed re-reads the row it waited for).
@@ -14,7 +14,7 @@
 // - Every statement takes a job's row before its run's counts; the removal of expired runs
 //   takes them in separate statements, so the two never wait on each other in a cycle.
 // - A run's rows go 7 days (the caller's `ttlMs`) after its last new job, as the Redis keys
-//   that each plan renews, or when `expireRun` says; they are removed when a run plans its
+//   that each entry renews, or when `expireRun` says; they are removed when a run enters its
 //   first job (one indexed delete, for every deployment), not the moment they expire.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../connection.ts';
@@ -40,8 +40,8 @@ export interface RunCounts {
 
 const expiry = (ms: number) => sql`${SERVER_CLOCK} + ${ms}::bigint * interval '1 millisecond'`;
 
-/** Plans a job: `new` the first time (counted), then `pending` until it settles, `settled` after. */
-export async function planRunJob(db: Db, run: LedgerRun, jobId: string, ttlMs: number): Promise<'new' | 'pending' | 'settled'> {
+/** Enters a job: `new` the first time (counted), then `pending` until it settles, `settled` after. */
+export async function enterRunJob(db: Db, run: LedgerRun, jobId: string, ttlMs: number): Promise<'new' | 'pending' | 'settled'> {
   const [row] = await execute<{ planned: number | null }>(
     db,
     sql`with job as (
@@ -59,7 +59,7 @@ export async function planRunJob(db: Db, run: LedgerRun, jobId: string, ttlMs: n
   );
   const planned = row?.planned ?? null;
   if (planned === null) {
-    // Planned before. A statement of its own: it sees a plan that committed while this one waited.
+    // Entered before. A statement of its own: it sees an entry that committed while this one waited.
     const [job] = await execute<{ settled: boolean }>(db, sql`select settled from sync.run_jobs where ${isRun(run)} and job_id = ${jobId}`);
     return job && !job.settled ? 'pending' : 'settled';
   }
@@ -88,7 +88,7 @@ export async function settleRunJob(db: Db, run: LedgerRun, jobId: string, add: R
   return { counted: false, pending: await runPending(db, run) };
 }
 
-/** Adds to a run's counts without a job (a follow-up that could not be planned). */
+/** Adds to a run's counts without a job (a follow-up that could not be resolved). */
 export async function addToRun(db: Db, run: LedgerRun, add: RunCounts, maxFailures: number, ttlMs: number): Promise<void> {
   const first: RunCounts = { ...add, failures: add.failures.slice(0, maxFailures) };
   await execute(
@@ -126,7 +126,7 @@ export async function runPending(db: Db, run: LedgerRun): Promise<number> {
   return row?.pending ?? 0;
 }
 
-/** Whether the job was planned in the run and has not settled (false once the run's rows are gone). */
+/** Whether the job was entered in the run and has not settled (false once the run's rows are gone). */
 export async function isRunJobPending(db: Db, run: LedgerRun, jobId: string): Promise<boolean> {
   const [row] = await execute<{ settled: boolean }>(db, sql`select settled from sync.run_jobs where ${isRun(run)} and job_id = ${jobId}`);
   return row !== undefined && !row.settled;
@@ -155,7 +155,7 @@ export async function removeExpiredRuns(db: Db): Promise<void> {
     sql`delete from sync.run_jobs j using sync.run_counts c
         where c.expires_at < ${SERVER_CLOCK} and j.queue_prefix = c.queue_prefix and j.run_id = c.run_id`,
   );
-  // A run that planned a job since has a later time again, and stays.
+  // A run that entered a job since has a later time again, and stays.
   await execute(db, sql`delete from sync.run_counts where expires_at < ${SERVER_CLOCK}`);
 }
 
@@ -163,7 +163,7 @@ function isRun(run: LedgerRun, alias: SQL = sql``): SQL {
   return sql`${alias}queue_prefix = ${run.prefix} and ${alias}run_id = ${run.runId}`;
 }
 
-// Tried again after a dropped connection (withReconnect): a plan or settle that had committed
+// Tried again after a dropped connection (withReconnect): an entry or settle that had committed
 // finds its job counted and counts nothing twice; addToRun may count twice, as a retried job would.
 async function execute<T>(db: Db, statement: SQL): Promise<T[]> {
   return withReconnect(async () => rowsOf<T>(await db.execute(statement)));

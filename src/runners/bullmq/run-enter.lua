@@ -1,10 +1,10 @@
--- Plans a job of a run: counted once, however many times it is planned.
--- KEYS[1]  the run's `seen` set (every job it planned)
--- KEYS[2]  its `pending` set (planned, not settled)
+-- Enters a job in a run: counted once (in `planned`), however many times it is entered.
+-- KEYS[1]  the run's `seen` set (every job it entered)
+-- KEYS[2]  its `pending` set (entered, not settled)
 -- KEYS[3]  its stats hash
 -- ARGV[1]  the job's id
 -- ARGV[2]  the keys' time to live, ms
--- Returns  1 new, 2 planned before and not settled, 0 settled
+-- Returns  1 new, 2 entered before and not settled, 0 settled
 local added = redis.call('SADD', KEYS[1], ARGV[1])
 if added == 1 then
   redis.call('SADD', KEYS[2], ARGV[1])
