@@ -17,7 +17,7 @@ import { closeAbandoned, finishRun, markInterrupted, runDurationMs, runStatusOf,
 import { withReconnect } from '../store/retry.ts';
 import { closeRun, type RunInterrupted } from './close-run.ts';
 import { resolveJob, type ResolvedJob } from './lifecycle.ts';
-import { planStep, type PlanScope } from './run-jobs.ts';
+import { entryStep, type EntryScope } from './run-jobs.ts';
 import type { JobDefinition, JobRequest } from './types.ts';
 
 export interface RunDriverDeps<L extends RunLedger> {
@@ -79,8 +79,8 @@ export class RunDriver<L extends RunLedger = RunLedger> {
    * the ledger counts each id once); undefined when nothing is to run: out of scope, settled
    * already, or unplannable (said, and counted as a failure of the run when the catalog knows it).
    */
-  async enter(runId: string, req: JobRequest, scope: PlanScope & { idOf: (p: ResolvedJob) => string }): Promise<RunJob | undefined> {
-    const step = planStep(this.deps.catalog, req, scope);
+  async enter(runId: string, req: JobRequest, scope: EntryScope & { idOf: (p: ResolvedJob) => string }): Promise<RunJob | undefined> {
+    const step = entryStep(this.deps.catalog, req, scope);
     if (step.kind === 'unplannable') {
       this.deps.logger.error({ runId, job: req.name, err: step.error }, 'job cannot run; skipped');
       if (step.failure) await this.ledger.noteFailure(runId, step.failure);

@@ -1,6 +1,6 @@
-// A run's jobs as the one run driver plans and counts them, the same for both runners: which
-// requests are planned, what a job's end adds to the ledger, and the one order of a job's end
-// (its follow-ups planned, then its end counted). No IO: the driver's plan and
+// A run's jobs as the one run driver enters and counts them, the same for both runners: which
+// requests are entered, what a job's end adds to the ledger, and the one order of a job's end
+// (its follow-ups planned, then its end counted). No IO: the driver's enter and
 // settle touch only its ledger, here one in memory.
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
@@ -8,12 +8,12 @@ import { judgeFailure } from '../../src/lib/failure.ts';
 import { ProblemError } from '../../src/lib/errors.ts';
 import { MemoryRunLedger } from '../../src/engine/memory-run-ledger.ts';
 import { RunDriver } from '../../src/engine/run-driver.ts';
-import { planStep, settledJob, unplannable } from '../../src/engine/run-jobs.ts';
+import { entryStep, settledJob, unplannable } from '../../src/engine/run-jobs.ts';
 import type { JobDefinition } from '../../src/engine/types.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { createTestLogger } from '../helpers/services.ts';
 
-// Only what planning reads of a declaration: its payload, resource, route and parent.
+// Only what entering reads of a declaration: its payload, resource, route and parent.
 const charts = {
   name: 'gateway.charts',
   source: 'gateway',
@@ -27,24 +27,24 @@ const catalog = new Map([[charts.name, charts]]);
 const req = (slug: unknown) => ({ name: 'gateway.charts', payload: { slug } });
 const { logger } = createTestLogger();
 
-describe('planStep', () => {
-  it('plans a request the catalog reads, root or in scope', () => {
-    const step = planStep(catalog, req('aave'), { root: false, inScope: () => true });
-    expect(step.kind).toBe('plan');
-    expect(step.kind === 'plan' && step.resolved.resource).toBe('token/aave/charts');
-    expect(planStep(catalog, req('aave'), { root: true, inScope: () => false }).kind).toBe('plan');
-    expect(planStep(catalog, req('aave'), { root: false }).kind).toBe('plan');
+describe('entryStep', () => {
+  it('enters a request the catalog reads, root or in scope', () => {
+    const step = entryStep(catalog, req('aave'), { root: false, inScope: () => true });
+    expect(step.kind).toBe('enter');
+    expect(step.kind === 'enter' && step.resolved.resource).toBe('token/aave/charts');
+    expect(entryStep(catalog, req('aave'), { root: true, inScope: () => false }).kind).toBe('enter');
+    expect(entryStep(catalog, req('aave'), { root: false }).kind).toBe('enter');
   });
 
-  it('leaves a follow-up out of scope unplanned, and nothing counted', () => {
-    expect(planStep(catalog, req('aave'), { root: false, inScope: (_job, p) => (p as { slug: string }).slug !== 'aave' })).toEqual({ kind: 'out of scope' });
+  it('leaves a follow-up out of scope unentered, and nothing counted', () => {
+    expect(entryStep(catalog, req('aave'), { root: false, inScope: (_job, p) => (p as { slug: string }).slug !== 'aave' })).toEqual({ kind: 'out of scope' });
   });
 
   it('an unreadable payload of a known job is a failure of the run; an unknown job is only said', () => {
-    const bad = planStep(catalog, req(42), { root: false });
+    const bad = entryStep(catalog, req(42), { root: false });
     expect(bad).toMatchObject({ kind: 'unplannable', failure: { job: 'gateway.charts', resource: '?' } });
     expect(bad.kind === 'unplannable' && bad.error).toMatch(/^payload invalid: /);
-    const unknown = planStep(catalog, { name: 'gateway.nope', payload: {} }, { root: true });
+    const unknown = entryStep(catalog, { name: 'gateway.nope', payload: {} }, { root: true });
     expect(unknown).toEqual({ kind: 'unplannable', error: 'unknown job gateway.nope' });
   });
 });
