@@ -14,6 +14,7 @@ import { describe as describeExport } from './export.ts';
 import { emptyStats, type WalkStats } from '../ports/run-ledger.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readRunRecord } from '../store/read/run-record.ts';
+import { WarehouseClock } from '../store/warehouse-clock.ts';
 import type { RunStatus } from '../store/books/runs.ts';
 import { positiveNumberFlag } from './flag-values.ts';
 import { listedTokens, unknownSlugs } from '../store/read/listed-tokens.ts';
@@ -298,7 +299,9 @@ async function waitForRun(config: Config, warehouse: Warehouse, backend: QueueBa
       }
       if (run && run.status !== 'running') {
         progress?.stop();
-        const durationMs = new Date(run.finishedAt ?? Date.now()).getTime() - new Date(run.startedAt).getTime();
+        // Both ends on the warehouse's clock (a closed run has its end; the clock is read only without one).
+        const endedAt = run.finishedAt ?? (await WarehouseClock.read(warehouse.db));
+        const durationMs = new Date(endedAt).getTime() - new Date(run.startedAt).getTime();
         if (run.schedule === EXPORT_SCHEDULE) return exportOutcome(runId, run.status, run.stats as ExportSummary | null, run.error, durationMs, json);
         // A run that failed before any job (no source) has no stats.
         const recorded = run.stats as (WalkStats & { requests?: RequestSummary }) | null;

@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
 import { readStatus } from '../store/read/status.ts';
-import { serverClock } from '../store/write/known-time.ts';
+import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { overMaxAge, overMaxUnconfirmed } from '../store/read/status-checks.ts';
 import type { TableSizes } from '../store/read/table-sizes.ts';
 import { positiveNumberFlag } from './flag-values.ts';
@@ -94,7 +94,7 @@ export async function runStatusCommand({ config, logger, argv }: CommandContext)
     // The embedded warehouse before its first sync: tesync's own, with nothing in it yet.
     const { groups, runs, sizes } = schema.state === 'none' ? { groups: [], runs: [], sizes: { schemas: [], tables: [] } satisfies TableSizes } : await readStatus(warehouse);
     // Ages are judged on the warehouse's clock, the one every stored time is on, not this process's.
-    const now = schema.state === 'none' ? await databaseNow(warehouse) : await serverClock(warehouse.db);
+    const now = schema.state === 'none' ? await databaseNow(warehouse) : await WarehouseClock.read(warehouse.db);
     const over = [
       ...(maxAgeHours === undefined ? [] : overMaxAge(groups, now, maxAgeHours)),
       ...(maxUnconfirmedHours === undefined ? [] : overMaxUnconfirmed(groups, now, maxUnconfirmedHours)),

@@ -23,7 +23,7 @@ import {
 import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/books/request-log.ts';
 import type { RequestSummary } from '../store/books/request-summary.ts';
-import { ServerClock } from '../store/write/known-time.ts';
+import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { runOwner, type RunStatus } from '../store/books/runs.ts';
 import { readRunPartials, type PartialResource } from '../store/read/run-partials.ts';
 import { withSignal } from '../upstream/with-signal.ts';
@@ -46,8 +46,8 @@ export interface SyncRequest {
   signal?: AbortSignal;
   /** Given the interrupt's record as it is written: a second signal waits for it (src/cli/interrupt.ts). */
   hold?: (work: Promise<unknown>) => void;
-  /** Known time: the clock rows, versions and the run are stamped with (tests move it). */
-  clock?: () => Date;
+  /** The warehouse's clock as jobs read it (`RunContext.now`; tests move it); known time stays the server's. */
+  clock?: WarehouseClock['now'];
 }
 
 export interface LiveProgress {
@@ -109,15 +109,16 @@ export function configuredSources(config: Config): Source[] {
 
 export async function performSync(config: Config, logger: Logger, warehouse: Warehouse, req: SyncRequest): Promise<SyncOutcome> {
   const started = Date.now();
-  // Times a job stamps, and markers' ages, on the warehouse's clock (an injected one in tests).
-  const serverClock = req.clock ? undefined : new ServerClock(warehouse.db);
-  await serverClock?.refresh();
-  const now = req.clock ?? serverClock!.now;
+  // Times a job stamps, markers' ages and the request log, on the warehouse's clock, read once
+  // for the session (a job's `now` may be moved in tests: `req.clock`).
+  const clock = new WarehouseClock(warehouse.db);
+  if (!req.clock) await clock.refresh();
+  const now = req.clock ?? clock.now;
   const runId = req.runId ?? randomUUID();
   const budget = req.budget ?? new InProcessBudget();
   let requestCount = 0;
   const requestTimes: Record<string, RequestTimes> = {};
-  const recorder = counting(new WarehouseRecorder(warehouse, logger), (r) => {
+  const recorder = counting(new WarehouseRecorder(warehouse, logger, { clock }), (r) => {
     requestCount++;
     const t = (requestTimes[r.bucket] ??= { count: 0, ms: 0 });
     t.count++;
@@ -196,7 +197,7 @@ function counting(inner: RequestRecorder, onRequest: (r: RequestRecord) => void)
     },
     response: (r) => inner.response(r),
     flush: () => inner.flush(),
-    archivedIds: (source, bodies) => inner.archivedIds(source, bodies),
+    rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
     close: () => inner.close(),
   };
 }

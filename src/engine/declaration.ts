@@ -70,7 +70,7 @@ export interface ReadInput<P = unknown> {
   known: Knowledge;
   settings: SyncSettings;
   runId: string;
-  /** The run's clock, for cursors and records that say when (never known time). */
+  /** The warehouse's clock (`RunContext.now`), for cursors and records that say when (known time is the write's own). */
   now(): Date;
   /** Set on the alternative reader: why the first was refused (absent when it was taken at once). */
   refusal?: string;

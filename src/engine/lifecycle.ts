@@ -10,7 +10,8 @@ import { recordFieldDrift } from '../store/books/field-drift.ts';
 import { knownOf } from '../store/read/known.ts';
 import { keepInvalidBody } from '../store/books/request-log.ts';
 import { forgetNotFound, newerReceived, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../store/books/resource-state.ts';
-import { beginWrite, closingBody, serverClock } from '../store/write/known-time.ts';
+import { beginWrite, closingBody } from '../store/write/known-time.ts';
+import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { withReconnect } from '../store/retry.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../store/write/set-removal.ts';
 import type { Executor } from '../store/write/table-shape.ts';
@@ -118,7 +119,7 @@ async function settleJob(resolved: ResolvedJob, ctx: JobContext, jobTry: JobTry)
       first = await reading.next();
     } catch (err) {
       if (!(err instanceof NotModified)) throw err;
-      return await settleUnchanged(ctx, resolved, state, await serverClock(ctx.warehouse.db));
+      return await settleUnchanged(ctx, resolved, state, await WarehouseClock.read(ctx.warehouse.db));
     }
     if ('error' in first) return await settleFailure(ctx, resolved, state, marker, jobTry, first.error);
     const committed = await commitOutcome(jobCtx, resolved, marker, first, reading, upstream.keptTag());

@@ -4,7 +4,7 @@
 // refusal is a value from the read to here; its bodies are kept `invalid` where it is made.
 import type { NotUnderstoodError } from '../lib/errors.ts';
 import { prepareUpsert, type PreparedUpsert } from '../store/write/upsert.ts';
-import { serverClock } from '../store/write/known-time.ts';
+import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { sameBodyAsWritten } from './change.ts';
 import { linkToBodies } from './provenance.ts';
 import { refuse } from './understood.ts';
@@ -48,7 +48,7 @@ export class Reading {
     for (;;) {
       const reader = this.onAlternative ? this.job.alternative! : this.job.reader;
       const read = await runReader(this.ctx, reader, this.refusal === undefined ? this.input : { ...this.input, refusal: this.refusal });
-      const receivedAt = await serverClock(this.ctx.warehouse.db);
+      const receivedAt = await WarehouseClock.read(this.ctx.warehouse.db);
       const result = 'refused' in read ? read : await this.prepared(read);
       if (!('refused' in result)) return { ...result, receivedAt };
       const error = refuse(this.ctx, result.refused);

@@ -9,6 +9,7 @@ import type { Upstream } from '../upstream/index.ts';
 import type { RouteName } from '../upstream/routes.ts';
 import type { RequestRecorder } from '../ports/recorder.ts';
 import type { Warehouse } from '../store/connection.ts';
+import type { WarehouseClock } from '../store/warehouse-clock.ts';
 import type { Known } from '../store/read/known.ts';
 import type { TryFindings } from './findings.ts';
 import { oneResponse, type KnownAsk, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
@@ -25,9 +26,13 @@ export interface RunContext {
   warehouse: Warehouse;
   upstream: Upstream;
   /** The raw archive the upstream client records to: the ids of the bodies rows link to. */
-  archive: Pick<RequestRecorder, 'archivedIds'>;
+  archive: Pick<RequestRecorder, 'rawResponseIds'>;
   logger: Logger;
-  now: () => Date;
+  /**
+   * The warehouse's clock, as this process reads it: the times a job stamps before it writes
+   * (a failure, a sighting, a cursor) and a marker's age. Never this process's own date.
+   */
+  now: WarehouseClock['now'];
   runId: string;
   settings: SyncSettings;
 }

@@ -4,6 +4,7 @@ import type { Config } from '../../lib/config.ts';
 import type { Upstream } from '../../upstream/request.ts';
 import type { RequestRecorder } from '../../ports/recorder.ts';
 import type { Warehouse } from '../../store/connection.ts';
+import type { WarehouseClock } from '../../store/warehouse-clock.ts';
 import type { Failure } from '../../lib/failure.ts';
 import type { PlanDeps } from './plan.ts';
 import type { AnyQueue, QueueBackendKind } from './backend.ts';
@@ -39,6 +40,8 @@ export interface RunnerDeps extends PlanDeps {
   plan: WalkPlan;
   config: Config;
   warehouse: Warehouse;
+  /** This process's reading of the warehouse's clock: the times its jobs stamp before they write. */
+  clock: WarehouseClock;
   upstream: Upstream;
   recorder: RequestRecorder;
   walkQueue: AnyQueue;

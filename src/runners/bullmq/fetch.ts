@@ -16,7 +16,6 @@ import { RateLimitedError } from '../../lib/errors.ts';
 import { withSignal } from '../../upstream/with-signal.ts';
 import { writeFailure } from '../../store/books/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
-import { ServerClock } from '../../store/write/known-time.ts';
 import { settledJob, unplannable } from '../../engine/run-jobs.ts';
 import type { FollowUps } from '../../engine/run-driver.ts';
 import type { SettledJob } from '../../ports/run-ledger.ts';
@@ -53,14 +52,13 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   const { job: def, resource } = resolved;
   const logger = deps.logger.child({ runId: data.runId, job: def.name, resource });
   const started = Date.now();
-  const clock = serverClockOf(deps.warehouse.db);
-  await clock.refresh();
+  await deps.clock.refresh();
   const context = {
     warehouse: deps.warehouse,
     upstream: signal ? withSignal(deps.upstream, signal) : deps.upstream,
     archive: deps.recorder,
     logger,
-    now: clock.now,
+    now: deps.clock.now,
     runId: data.runId,
     settings: deps.plan.settings(data.full),
   };
@@ -122,7 +120,7 @@ export async function onFetchFailed(deps: RunnerDeps, job: Job | undefined, err:
   // Stalled too often, or the like: BullMQ's own error, failed for good whatever it is.
   const verdict: Failure = { ...judgeFailure(err), status: 'failed', retryable: false, bucket: resolved.bucket };
   deps.logger.warn({ runId: data.data.runId, job: def.name, err }, 'job failed in BullMQ');
-  await writeFailure(deps.warehouse.db, { source: def.source, resource, kind: def.group, runId: data.data.runId, at: serverClockOf(deps.warehouse.db).now(), failure: verdict }).catch((e: unknown) =>
+  await writeFailure(deps.warehouse.db, { source: def.source, resource, kind: def.group, runId: data.data.runId, at: deps.clock.now(), failure: verdict }).catch((e: unknown) =>
     deps.logger.error({ err: e }, 'could not record the failure'),
   );
   await deps.recorder.flush();
@@ -143,12 +141,4 @@ async function settle(deps: RunnerDeps, job: Job, data: FetchJobData, outcome: S
   // Also when this call did not count the job (it ran before): the earlier attempt may
   // have died between counting and queueing the finish.
   if (pending === 0) await queueFinish(deps, data.runId);
-}
-
-/** One reading of the server's clock per warehouse of this process (ServerClock). */
-const clocks = new WeakMap<object, ServerClock>();
-function serverClockOf(db: ConstructorParameters<typeof ServerClock>[0]): ServerClock {
-  let clock = clocks.get(db);
-  if (!clock) clocks.set(db, (clock = new ServerClock(db)));
-  return clock;
 }

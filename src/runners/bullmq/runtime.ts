@@ -16,6 +16,7 @@ import { pageThresholds } from '../metrics/page-thresholds.ts';
 import { readFailureBody } from '../../store/read/failure-bodies.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../store/books/request-log.ts';
+import { WarehouseClock } from '../../store/warehouse-clock.ts';
 import { LEASE_MARGIN_MS } from '../../upstream/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../store/connection.ts';
@@ -72,7 +73,9 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
         ).map((r) => ({ source: r.source, group: r.kind, seconds: Number(r.s) })),
       budgets: () => budget.snapshot().map((b) => ({ bucket: b.bucket, remaining: b.remaining })),
     });
-    const recorder = countingRecorder(new WarehouseRecorder(warehouse, logger), metrics);
+    // One reading of the warehouse's clock for the process: its jobs' stamps and its request log.
+    const clock = new WarehouseClock(warehouse.db);
+    const recorder = countingRecorder(new WarehouseRecorder(warehouse, logger, { clock }), metrics);
     closers.unshift(() => recorder.close());
     // A job holds its worker slot only this long waiting for budget; past that the bucket's
     // queue is paused and the job handed back (see fetch.ts).
@@ -84,6 +87,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       catalog: options.plan.catalog,
       config,
       warehouse,
+      clock,
       upstream,
       recorder,
       walkQueue,

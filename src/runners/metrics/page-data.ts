@@ -8,7 +8,7 @@ import type { Warehouse } from '../../store/connection.ts';
 import { readFailingResources } from '../../store/read/failure-bodies.ts';
 import { readGroups } from '../../store/read/status.ts';
 import { readBucketWindows, readRunTimeline, readTimelineEvents } from '../../store/read/status-page.ts';
-import { serverClock } from '../../store/write/known-time.ts';
+import { WarehouseClock } from '../../store/warehouse-clock.ts';
 import { healthCause } from './server.ts';
 import type { BudgetNow } from './page-budget.ts';
 import { WINDOW_MS, type PageData } from './page-model.ts';
@@ -40,7 +40,7 @@ const EVENTS_BACK_MS = 30 * 24 * 3600_000;
 
 export async function readPageData(s: PageSources): Promise<PageData> {
   // Ages on the page are judged on the warehouse's clock, as every stored time is.
-  const now = s.now?.() ?? (await serverClock(s.warehouse.db));
+  const now = s.now?.() ?? (await WarehouseClock.read(s.warehouse.db));
   const w = s.warehouse;
   const groups = await readGroups(w);
   const runs = await readRunTimeline(w, RUNS_SHOWN);

@@ -17,7 +17,7 @@ import { servedBodyHash } from '../../lib/hash.ts';
 import { holdsExactly, visibleText } from '../../lib/pg-text.ts';
 import type { Source } from '../../ports/sources.ts';
 import type { Warehouse } from '../connection.ts';
-import { onServerClock, SERVER_CLOCK, serverClockOffset } from '../write/known-time.ts';
+import { SERVER_CLOCK, WarehouseClock } from '../warehouse-clock.ts';
 
 export interface WarehouseRecorderOptions {
   /** Pending rows that trigger a write. */
@@ -26,12 +26,19 @@ export interface WarehouseRecorderOptions {
   flushIntervalMs?: number;
   /** Pending body characters that trigger a write (and the most one statement carries). */
   batchBodyChars?: number;
+  /**
+   * The process's reading of the warehouse's clock, whose offset places the times the client
+   * measured (one of its own when not given). Its offset is read at most once a minute: the
+   * times of requests sent within it are moved alike, so they keep the order and the gaps this
+   * process measured (a reading per flush moved each batch by its own round trip's jitter, and
+   * a request sent after a 503 had been read could be stored before it). A clock that steps is
+   * still followed within a minute.
+   */
+  clock?: WarehouseClock;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INT4_MAX = 2_147_483_647;
-/** How long one reading of the server clock's offset serves the request log. */
-const OFFSET_SERVES_MS = 60_000;
 
 const int = (v: number | undefined | null): number | null => (v === undefined || v === null || !Number.isFinite(v) ? null : Math.min(INT4_MAX, Math.round(v)));
 const uuidOrNull = (v: string | undefined): string | null => (v && UUID.test(v) ? v : null);
@@ -57,11 +64,11 @@ export class WarehouseRecorder implements RequestRecorder {
   private pendingResponses: ResponseRecord[] = [];
   private pendingChars = 0;
   private timer: NodeJS.Timeout | undefined;
-  private offset: { ms: number; readAt: number } | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly batchRows: number;
   private readonly flushIntervalMs: number;
   private readonly batchBodyChars: number;
+  private readonly clock: WarehouseClock;
 
   constructor(
     private readonly warehouse: Pick<Warehouse, 'db'>,
@@ -71,6 +78,7 @@ export class WarehouseRecorder implements RequestRecorder {
     this.batchRows = options.batchRows ?? 200;
     this.flushIntervalMs = options.flushIntervalMs ?? 250;
     this.batchBodyChars = options.batchBodyChars ?? 4 * 1024 * 1024;
+    this.clock = options.clock ?? new WarehouseClock(warehouse.db);
   }
 
   request(r: RequestRecord): void {
@@ -98,7 +106,7 @@ export class WarehouseRecorder implements RequestRecorder {
     return this.writing;
   }
 
-  async archivedIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>> {
+  async rawResponseIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     const wanted = bodies.filter((b) => b.sha256 !== '');
     if (wanted.length === 0) return out;
@@ -132,9 +140,9 @@ export class WarehouseRecorder implements RequestRecorder {
   }
 
   private async write(reqs: RequestRecord[], resps: ResponseRecord[]): Promise<void> {
-    // On the server's clock, as every time in the warehouse (src/store/write/known-time.ts).
+    // On the warehouse's clock, as every time in the warehouse (src/store/warehouse-clock.ts).
     let offsetMs = 0;
-    if (!(await this.guard('request and response rows', async () => (offsetMs = await this.serverOffsetMs())))) return;
+    if (!(await this.guard('request and response rows', async () => (offsetMs = await this.clock.offset())))) return;
     if (reqs.length > 0) {
       await this.guard(`${reqs.length} request rows`, () => this.insertRequests(reqs, offsetMs));
     }
@@ -149,20 +157,6 @@ export class WarehouseRecorder implements RequestRecorder {
         break;
       }
     }
-  }
-
-  /**
-   * The server clock's offset, read at most once a minute: the times of requests sent within it
-   * are moved alike, so they keep the order and the gaps this process measured (a reading per
-   * flush moved each batch by its own round trip's jitter, and a request sent after a 503 had
-   * been read could be stored before it). A clock that steps is still followed within a minute.
-   */
-  private async serverOffsetMs(): Promise<number> {
-    const at = performance.now();
-    if (this.offset !== undefined && at - this.offset.readAt < OFFSET_SERVES_MS) return this.offset.ms;
-    const ms = await serverClockOffset(this.warehouse.db);
-    this.offset = { ms, readAt: at };
-    return ms;
   }
 
   private async guard(what: string | null, fn: () => Promise<unknown>): Promise<boolean> {
@@ -185,7 +179,7 @@ export class WarehouseRecorder implements RequestRecorder {
         path: pgText(r.path),
         httpStatus: r.httpStatus,
         attempt: r.attempt,
-        startedAt: onServerClock(r.startedAt, offsetMs),
+        startedAt: this.clock.place(r.startedAt, offsetMs),
         durationMs: int(r.durationMs) ?? 0,
         bytes: int(r.bytes),
         rateLimitRemaining: int(r.rateLimitRemaining),
@@ -212,8 +206,8 @@ export class WarehouseRecorder implements RequestRecorder {
             runId: uuidOrNull(r.runId),
             source: r.source,
             path: pgText(r.path),
-            fetchedAt: onServerClock(r.fetchedAt, offsetMs),
-            lastSeenAt: onServerClock(r.lastSeenAt, offsetMs),
+            fetchedAt: this.clock.place(r.fetchedAt, offsetMs),
+            lastSeenAt: this.clock.place(r.lastSeenAt, offsetMs),
             httpStatus: r.httpStatus,
             contentType: r.contentType ? pgText(r.contentType) : null,
             sha256: r.sha256,

@@ -12,7 +12,7 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../../lib/logger.ts';
 import { rowsOf, type Db } from '../connection.ts';
-import { serverClock } from '../write/known-time.ts';
+import { WarehouseClock } from '../warehouse-clock.ts';
 
 export interface RequestsRetention {
   /** Days kept; 0: forever. */
@@ -44,7 +44,7 @@ export function requestsCutoff(days: number, now: Date): Date | null {
 /** Removes sync.requests rows started before the cutoff, in bounded batches. */
 export async function removeOldRequests(db: Db, r: RequestsRetention): Promise<RetentionOutcome> {
   if (r.days <= 0) return { removed: 0, more: false, cutoff: null };
-  const cutoff = requestsCutoff(r.days, r.now ?? (await serverClock(db)));
+  const cutoff = requestsCutoff(r.days, r.now ?? (await WarehouseClock.read(db)));
   if (!cutoff) return { removed: 0, more: false, cutoff };
   const batch = r.batchRows ?? RETENTION_BATCH_ROWS;
   const deadline = Date.now() + (r.timeBudgetMs ?? RETENTION_TIME_BUDGET_MS);

@@ -18,7 +18,7 @@
 //   first job (one indexed delete, for every deployment), not the moment they expire.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../connection.ts';
-import { SERVER_CLOCK } from '../write/known-time.ts';
+import { SERVER_CLOCK } from '../warehouse-clock.ts';
 import { withReconnect } from '../retry.ts';
 
 /** One run of one deployment (the workers' queue prefix). */

@@ -7,7 +7,7 @@ import { errorLine, recordable, RECORD_CHARS, recordableJson } from '../../lib/r
 import { runs } from '../../schema/warehouse/sync.ts';
 import type { Db } from '../connection.ts';
 import { fillDailyArchives } from '../write/daily-archive.ts';
-import { SERVER_CLOCK } from '../write/known-time.ts';
+import { SERVER_CLOCK } from '../warehouse-clock.ts';
 import { applyRetention, type Housekeeping } from './retention.ts';
 import { withReconnect } from '../retry.ts';
 

@@ -4,7 +4,7 @@
 // advisory lock, so two processes binding at once cannot both win with different upstreams.
 import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
-import { SERVER_CLOCK } from '../write/known-time.ts';
+import { SERVER_CLOCK } from '../warehouse-clock.ts';
 import { SIMULATOR, type UpstreamIdentity } from './upstream-identity.ts';
 import { rowsOf, type Db } from '../connection.ts';
 
