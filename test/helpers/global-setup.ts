@@ -7,7 +7,8 @@ import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { removeSeeds } from './embedded.ts';
-import { TEMPLATE_PREFIX, TEST_RUN_VARIABLE } from './services.ts';
+import { migratedTemplate, TEMPLATE_PREFIX, TEST_RUN_VARIABLE } from './services.ts';
+import { KEEPER_VARIABLE, startKeeper } from './spare-databases.ts';
 
 interface Servers {
   /** pg_postmaster_start_time(): changes when the server restarts. */
@@ -66,8 +67,14 @@ export default async function setup(): Promise<() => Promise<void>> {
   const before = await servers();
   // The test processes inherit it: the templates they make are this run's alone.
   const run = (process.env[TEST_RUN_VARIABLE] ??= randomBytes(4).toString('hex'));
+  // Test databases made and dropped beside the tests (spare-databases.ts); the test processes
+  // inherit the variable that says so.
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  const keeper = serverUrl ? startKeeper(serverUrl, run, () => migratedTemplate(serverUrl)) : undefined;
+  if (serverUrl) process.env[KEEPER_VARIABLE] = serverUrl;
   return async () => {
-    if (process.env.TEST_DATABASE_URL) await dropTemplates(process.env.TEST_DATABASE_URL, run);
+    await keeper?.stop();
+    if (serverUrl) await dropTemplates(serverUrl, run);
     removeSeeds();
     const after = await servers();
     const changed: string[] = [];

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { claimSpare, handBack, keeperRuns, settleDatabase } from './spare-databases.ts';
 
 const PG_IMAGE = 'postgres:15-alpine';
 const REDIS_IMAGE = 'redis:7-alpine';
@@ -132,18 +133,33 @@ async function ensureTemplate(serverUrl: string, name: string): Promise<void> {
   }
 }
 
+/** Makes sure the migrated template of this run exists on the server at `serverUrl`; returns its name. */
+export async function migratedTemplate(serverUrl: string): Promise<string> {
+  const name = templateName();
+  await ensureTemplate(serverUrl, name);
+  return name;
+}
+
 /**
  * A new database on the test server; `drop()` removes it. Empty, or (`migrated`) a copy of
- * a database tesync has migrated, as `migrate()` leaves it.
+ * a database tesync has migrated, as `migrate()` leaves it. Under vitest it is a spare the
+ * global setup's keeper made ahead, and `drop()` hands it back to the keeper
+ * (spare-databases.ts): the waits on the disk happen beside the tests, not in them.
  */
 export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = await postgresServerUrl();
   const name = uniqueName('tesync_test');
-  const template = options.migrated ? templateName() : null;
+  const run = process.env[TEST_RUN_VARIABLE] ?? 'solo';
+  const kept = keeperRuns(serverUrl);
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
-    if (!template) await admin.unsafe(`create database "${name}"`);
-    else {
+    if (kept && (await claimSpare(admin, run, options.migrated ? 'migrated' : 'empty', name))) {
+      // Claimed: made and settled by the keeper.
+    } else if (!options.migrated) {
+      await admin.unsafe(`create database "${name}"`);
+      await settleDatabase(admin, name);
+    } else {
+      const template = templateName();
       for (let attempt = 1; ; attempt++) {
         try {
           await ensureTemplate(serverUrl, template);
@@ -155,6 +171,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
           await new Promise((r) => setTimeout(r, 100));
         }
       }
+      await settleDatabase(admin, name);
     }
   } finally {
     await admin.end();
@@ -167,6 +184,8 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
     async drop() {
       const a = postgres(serverUrl, { max: 1, onnotice: () => {} });
       try {
+        // A session still open on it (a child process on its way out): dropped here, with force.
+        if (kept && (await handBack(a, run, name))) return;
         await a.unsafe(`drop database if exists "${name}" with (force)`);
       } finally {
         await a.end();
