@@ -71,7 +71,8 @@ interface Npx {
 
 /** `npx tesync <args>` from the repository, as a user runs it. */
 function npx(args: string[], env: Record<string, string>): Npx {
-  const child = spawn('npx', ['tesync', ...args], { cwd: REPO, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  // tsx, as a user's `npx tesync` loads the sources, not the tests' own loader.
+  const child = spawn('npx', ['tesync', ...args], { cwd: REPO, env: childEnv({ ...env, NODE_OPTIONS: undefined }), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
