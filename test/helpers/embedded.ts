@@ -4,7 +4,7 @@
 // copy of a seed folder: initialised once per code state, with a migrated template database.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { patience } from './patience.ts';
-import { createDatabaseOn, migrateDatabaseAt, migrationsDigest } from './services.ts';
+import { createDatabaseOn, migrateDatabaseAt, migrationsDigest, TEST_RUN_VARIABLE } from './services.ts';
 
 const run = promisify(execFile);
 
@@ -103,20 +103,30 @@ export async function seededFolder(prefix: string): Promise<TempFolder> {
   return folder;
 }
 
-/** The checkout's seeds are named by it and by the code state: another checkout's are never touched. */
-function seedNames(): { dir: string; ofThisCheckout: string } {
+/**
+ * Seeds are named by the checkout, the test run (global-setup.ts) and the code state: another
+ * checkout's are never touched, and neither are those of another run in the same checkout
+ * (people run single files there while a whole suite runs, and each run removes its own).
+ */
+function seedNames(): { dir: string; ofThisCheckout: string; ofThisRun: string } {
   const checkout = createHash('sha256').update(new URL('../../', import.meta.url).pathname).digest('hex').slice(0, 8);
   const ofThisCheckout = `${SEED_PREFIX}${checkout}-`;
-  return { dir: path.join(tmpdir(), `${ofThisCheckout}${migrationsDigest()}`), ofThisCheckout };
+  const ofThisRun = `${ofThisCheckout}${process.env[TEST_RUN_VARIABLE] ?? 'solo'}-`;
+  const settings = createHash('sha256').update(SEED_SETTINGS).digest('hex').slice(0, 4);
+  return { dir: path.join(tmpdir(), `${ofThisRun}${migrationsDigest()}-${settings}`), ofThisCheckout, ofThisRun };
 }
+
+/** Seeds of other runs older than this were left by runs that never reached their teardown. */
+const LEFT_BEHIND_MS = 24 * 3600_000;
 
 /**
  * The seed folder, made when missing: by one test process at a time (a lock folder holding its
  * pid; a dead holder's lock is taken over), built aside and renamed into place whole, so that
- * a copy never sees half a seed. Making it removes this checkout's seeds of earlier code states.
+ * a copy never sees half a seed. Making it removes this run's seeds of earlier code states, and
+ * seeds left behind by runs that ended without their teardown.
  */
 async function ensureSeed(): Promise<string> {
-  const { dir, ofThisCheckout } = seedNames();
+  const { dir, ofThisCheckout, ofThisRun } = seedNames();
   const lock = `${dir}.lock`;
   const deadline = Date.now() + patience(120_000);
   for (;;) {
@@ -133,7 +143,7 @@ async function ensureSeed(): Promise<string> {
     try {
       writeFileSync(path.join(lock, 'pid'), String(process.pid));
       if (existsSync(dir)) return dir;
-      for (const old of readdirSync(tmpdir()).filter((n) => n.startsWith(ofThisCheckout) && !n.endsWith('.lock'))) rmSync(path.join(tmpdir(), old), { recursive: true, force: true });
+      for (const old of readdirSync(tmpdir()).filter((n) => n.startsWith(ofThisRun) || (n.startsWith(ofThisCheckout) && leftBehind(n)))) rmSync(path.join(tmpdir(), old), { recursive: true, force: true });
       const building = await embeddedFolder(`${path.basename(dir)}-building`);
       try {
         await makeSeed(building.dir);
@@ -150,10 +160,18 @@ async function ensureSeed(): Promise<string> {
   }
 }
 
-/** Removes this checkout's seeds (the global teardown: a test run leaves no folder behind). */
+/** Removes this run's seeds (the global teardown: a test run leaves no folder behind). */
 export function removeSeeds(): void {
-  const { ofThisCheckout } = seedNames();
-  for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith(ofThisCheckout))) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+  const { ofThisRun } = seedNames();
+  for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith(ofThisRun))) rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+}
+
+function leftBehind(name: string): boolean {
+  try {
+    return Date.now() - statSync(path.join(tmpdir(), name)).mtimeMs > LEFT_BEHIND_MS;
+  } catch {
+    return false;
+  }
 }
 
 /** The pid in a seed's lock; 0 while its holder has yet to write it. */
@@ -176,7 +194,13 @@ async function makeSeed(dir: string): Promise<void> {
   // Its log is of no use to a copy.
   const log = path.join(dir, 'postgres', 'log');
   for (const f of readdirSync(log)) rmSync(path.join(log, f), { force: true });
+  // A copy lives for one test file and dies with its folder: nothing it writes has to survive
+  // a crash of the machine, so no commit, CREATE DATABASE or checkpoint of it waits for the disk.
+  appendFileSync(path.join(dir, 'postgres', 'data', 'postgresql.auto.conf'), SEED_SETTINGS);
 }
+
+/** What the seed's servers run with beyond tesync's own settings (the file keeps its owner). */
+const SEED_SETTINGS = 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n';
 
 /** The database a running embedded server answers a query in: that it answers, and as whom. */
 export async function answers(server: EmbeddedServer): Promise<string> {
