@@ -27,7 +27,7 @@ export async function linkToBodies(ctx: JobContext, source: Source, writes: read
   const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
   const named = writes.flatMap((w) => [bodyOf(w), ...(w.fromEach ?? [])]);
   const bodies = [...new Map(named.filter((b) => b !== undefined && b !== null).map((b) => [bodyKey(b), b])).values()];
-  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.archive.archivedIds(source, bodies);
+  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.archive.rawResponseIds(source, bodies);
   const unarchived = bodies.filter((b) => b.sha256 !== '' && !ids.has(bodyKey(b)));
   if (unarchived.length > 0) {
     throw new TransientError(`${unarchived.length === 1 ? 'a body' : `${unarchived.length} bodies`} this write was read from could not be archived (${unarchived[0]!.path}): nothing written, so that no row lacks its body`);

@@ -57,10 +57,10 @@ export interface RequestRecorder {
   /** Writes what is pending; never rejects. */
   flush(): Promise<void>;
   /**
-   * The sync.raw_responses ids of archived bodies, by `path` and `sha256` (keyed by
-   * `bodyKey`), once what is pending is written. A body not archived has no id; never rejects.
+   * The sync.raw_responses ids of the bodies kept there, by `path` and `sha256` (keyed by
+   * `bodyKey`), once what is pending is written. A body not kept has no id; never rejects.
    */
-  archivedIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>>;
+  rawResponseIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
@@ -76,7 +76,7 @@ export class NullRecorder implements RequestRecorder {
   request(): void {}
   response(): void {}
   async flush(): Promise<void> {}
-  async archivedIds(): Promise<Map<string, number>> {
+  async rawResponseIds(): Promise<Map<string, number>> {
     return new Map();
   }
   async close(): Promise<void> {}
@@ -93,7 +93,7 @@ export class MemoryRecorder implements RequestRecorder {
     this.responses.push(r);
   }
   async flush(): Promise<void> {}
-  async archivedIds(): Promise<Map<string, number>> {
+  async rawResponseIds(): Promise<Map<string, number>> {
     return new Map();
   }
   async close(): Promise<void> {}

@@ -18,7 +18,7 @@ export function scrubbingRecorder(recorder: RequestRecorder, scrub: Scrub): Requ
     request: (r: RequestRecord) => recorder.request({ ...r, path: scrub(r.path), error: t(r.error), problemCode: t(r.problemCode), requestId: t(r.requestId) }),
     response: (r) => recorder.response(r),
     flush: () => recorder.flush(),
-    archivedIds: (source, bodies) => recorder.archivedIds(source, bodies),
+    rawResponseIds: (source, bodies) => recorder.rawResponseIds(source, bodies),
     close: () => recorder.close(),
   };
 }

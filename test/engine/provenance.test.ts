@@ -31,7 +31,7 @@ describe('linkToBodies', () => {
     const ctx = jobContext(t.run);
     const catalog = (await fetchData(ctx, { route: 'app.metrics' }, metricCatalog)).response;
     const list = (await fetchData(ctx, { route: 'app.tokens' }, z.array(z.unknown()))).response;
-    // The archive the recorder wrote (archivedIds writes what is pending first).
+    // The raw responses the recorder wrote (rawResponseIds writes what is pending first).
     const idOf = async (path: string) => (await sa.warehouse.query<{ id: number }>(sql`select id::int as id from sync.raw_responses where path = ${path} and status = 'ok'`))[0]?.id;
 
     const writes: TableWrite<any>[] = [

@@ -28,7 +28,7 @@ export function countingRecorder(inner: RequestRecorder, m: WorkerMetrics): Requ
     },
     response: (r) => inner.response(r),
     flush: () => inner.flush(),
-    archivedIds: (source, bodies) => inner.archivedIds(source, bodies),
+    rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
     close: () => inner.close(),
   };
 }
