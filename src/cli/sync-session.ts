@@ -159,7 +159,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
       await runWalk({
         catalog,
         roots: walkRoots(req.sources),
-        context: { warehouse, upstream, archive: recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
+        context: { warehouse, upstream, recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
         concurrency: config.concurrency,
         filter,
         driver,

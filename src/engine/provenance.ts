@@ -16,9 +16,9 @@ const hasLink = (table: PgTable) => 'rawResponseId' in getTableColumns(table);
  * read (a paged list's last page: the one that completed it). Returns each write's body id:
  * also the body that closes the rows the write removes (null: none).
  *
- * A body the job read but the archive does not hold (its write failed) refuses the whole
- * write, retried later: no row is written without the body it came from, and the archive
- * never loses a body once held (`sync.keep_bodies`), so a link found here always resolves.
+ * A body the job read but the raw responses do not hold (its write failed) refuses the whole
+ * write, retried later: no row is written without the body it came from, and the raw
+ * responses never lose a body once held (`sync.keep_bodies`), so a link found here always resolves.
  * A body without a digest (a 304 carries none) was never archived: its rows keep null.
  */
 export async function linkToBodies(ctx: JobContext, source: Source, writes: readonly TableWrite[]): Promise<(number | null)[]> {
@@ -27,7 +27,7 @@ export async function linkToBodies(ctx: JobContext, source: Source, writes: read
   const bodyOf = (w: TableWrite) => (w.from === undefined ? last : w.from);
   const named = writes.flatMap((w) => [bodyOf(w), ...(w.fromEach ?? [])]);
   const bodies = [...new Map(named.filter((b) => b !== undefined && b !== null).map((b) => [bodyKey(b), b])).values()];
-  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.archive.rawResponseIds(source, bodies);
+  const ids = bodies.length === 0 ? new Map<string, number>() : await ctx.recorder.rawResponseIds(source, bodies);
   const unarchived = bodies.filter((b) => b.sha256 !== '' && !ids.has(bodyKey(b)));
   if (unarchived.length > 0) {
     throw new TransientError(`${unarchived.length === 1 ? 'a body' : `${unarchived.length} bodies`} this write was read from could not be archived (${unarchived[0]!.path}): nothing written, so that no row lacks its body`);

@@ -25,8 +25,8 @@ export { into, refused } from './outcome.ts';
 export interface RunContext {
   warehouse: Warehouse;
   upstream: Upstream;
-  /** The raw archive the upstream client records to: the ids of the bodies rows link to. */
-  archive: Pick<RequestRecorder, 'rawResponseIds'>;
+  /** The recorder the upstream client records to: the raw response ids of the bodies rows link to. */
+  recorder: Pick<RequestRecorder, 'rawResponseIds'>;
   logger: Logger;
   /**
    * The warehouse's clock, as this process reads it: the times a job stamps before it writes

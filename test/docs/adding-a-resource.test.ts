@@ -183,7 +183,7 @@ describe('docs/adding-a-resource.md', () => {
     const { logger } = createTestLogger();
     const recorder = new WarehouseRecorder(tw.warehouse, logger);
     const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger, retry: FAST_RETRY_POLICY });
-    const context = { warehouse: tw.warehouse, upstream, archive: recorder, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
+    const context = { warehouse: tw.warehouse, upstream, recorder, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
     // In place, the catalog would find the file and the metric catalog would plan the job.
     const withIt = catalogOf([...(await resourceExports(new URL('../../src/resources/', import.meta.url))), job]);
     const metrics = resolveJob(withIt, { name: 'app.metrics', payload: {} });
@@ -223,12 +223,12 @@ describe('docs/adding-a-resource.md', () => {
     expect(kept!.n).toBe(rows.length);
     // The set declared with the table: a group the catalog no longer lists leaves it.
     const rerun = async () => {
-      const archive = new WarehouseRecorder(tw.warehouse, logger);
+      const recorder = new WarehouseRecorder(tw.warehouse, logger);
       const again = resolveJob(withIt, { name: job.name, payload: {} });
       if ('error' in again) throw new Error(again.error);
-      const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder: archive, logger, retry: FAST_RETRY_POLICY });
-      const outcome = await runJob(again, { ...context, upstream, archive, runId: randomUUID() }, { last: true });
-      await archive.close();
+      const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger, retry: FAST_RETRY_POLICY });
+      const outcome = await runJob(again, { ...context, upstream, recorder, runId: randomUUID() }, { last: true });
+      await recorder.close();
       expect(outcome).toMatchObject({ status: 'ok' });
     };
     await rerun();

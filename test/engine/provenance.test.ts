@@ -1,4 +1,4 @@
-// linkToBodies (src/engine/provenance.ts), with the simulator and a real archive: each row links
+// linkToBodies (src/engine/provenance.ts), with the simulator and real raw responses: each row links
 // to its own page's body, else its write's, else the last the job read; no archived body, no
 // link; a table without the column keeps its rows as they are.
 import { sql } from 'drizzle-orm';

@@ -1,6 +1,6 @@
 // A RunContext and a JobContext over a simulator and a test warehouse, built as `tesync sync`
 // builds them (src/cli/sync-session.ts): the real upstream client, the warehouse's request log
-// and archive, the configured settings. For tests that call the engine's steps one by one.
+// and raw responses, the configured settings. For tests that call the engine's steps one by one.
 import { randomUUID } from 'node:crypto';
 import { afterAll } from 'vitest';
 import type { Simulator } from '../../sim/index.ts';
@@ -18,7 +18,7 @@ import { simConfig } from './sync.ts';
 
 export interface TestRun {
   run: RunContext;
-  /** The archive the client records to (`run.archive`): close it before the warehouse goes. */
+  /** The recorder the client records to (`run.recorder`): close it before the warehouse goes. */
   recorder: WarehouseRecorder;
   /** Every line `run.logger` wrote. */
   log: TestLogger;
@@ -30,7 +30,7 @@ export function testRun(sim: Simulator, warehouse: Warehouse, settings: Partial<
   const log = createTestLogger([], 'info');
   const recorder = new WarehouseRecorder(warehouse, log.logger);
   const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger: log.logger, retry: FAST_RETRY_POLICY });
-  const run: RunContext = { warehouse, upstream, archive: recorder, logger: log.logger, now: () => new Date(), runId: randomUUID(), settings: { ...settingsFrom(config, false), ...settings } };
+  const run: RunContext = { warehouse, upstream, recorder, logger: log.logger, now: () => new Date(), runId: randomUUID(), settings: { ...settingsFrom(config, false), ...settings } };
   return { run, recorder, log };
 }
 

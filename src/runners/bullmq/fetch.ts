@@ -56,7 +56,7 @@ export async function processFetch(deps: RunnerDeps, job: Job, token: string | u
   const context = {
     warehouse: deps.warehouse,
     upstream: signal ? withSignal(deps.upstream, signal) : deps.upstream,
-    archive: deps.recorder,
+    recorder: deps.recorder,
     logger,
     now: deps.clock.now,
     runId: data.runId,
