@@ -1,6 +1,6 @@
 // Pure arithmetic of the bench: what a sync must request, the floor the rate budget sets,
 // what the request log says about 429s, and what a run wrote to the versioned tables. No IO here, so the smoke test can check it.
-import { planTimeframes } from '../../src/resources/gateway/timeframes.ts';
+import { chooseTimeframes } from '../../src/resources/gateway/timeframes.ts';
 import { GATEWAY_TIMEFRAMES } from '../../src/lib/variables.ts';
 import type { SimDataset } from '../../sim/dataset-types.ts';
 import type { BucketName, Scenario } from './scenario.ts';
@@ -37,7 +37,7 @@ export function requestsNecessary(data: SimDataset, s: Pick<Scenario, 'gatewayPe
     const charts = data.gatewayCharts(g.slug) ?? [];
     if (charts.length > 0) n.gateway += pages(charts.length);
     // As tesync plans them: a configured timeframe a chart does not list is mirrored at its longest.
-    for (const c of charts) n.gateway += planTimeframes(c.timeframes, s.gatewayTimeframes, GATEWAY_TIMEFRAMES).fetches.length;
+    for (const c of charts) n.gateway += chooseTimeframes(c.timeframes, s.gatewayTimeframes, GATEWAY_TIMEFRAMES).fetches.length;
   }
   return n;
 }

@@ -21,7 +21,7 @@ import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into, type ReadInput, type TableWrite, type Unchanged } from '../../engine/types.ts';
 import { slugPayload } from './page.ts';
 import type { GatewayTokenItem } from './tokens.ts';
-import { mirroredTimeframes, planTimeframes, type TimeframeChoice } from './timeframes.ts';
+import { mirroredTimeframes, chooseTimeframes, type TimeframeChoice } from './timeframes.ts';
 
 export interface GatewayCatalogEntry extends CatalogEntry {
   /** As the catalog lists them; null when it does not say. */
@@ -40,7 +40,7 @@ export function readGatewayCatalogItem(raw: unknown): GatewayCatalogEntry | null
 
 /** Pure: what to fetch of a chart for the configured timeframes (timeframes.ts). */
 export function chartTimeframes(entry: Pick<GatewayCatalogEntry, 'timeframes'>, configured: readonly string[]): TimeframeChoice {
-  return planTimeframes(entry.timeframes, configured, GATEWAY_TIMEFRAMES);
+  return chooseTimeframes(entry.timeframes, configured, GATEWAY_TIMEFRAMES);
 }
 
 /** Pure: the timeframes fetched of a chart (configured ones it lists, and substitutes). */

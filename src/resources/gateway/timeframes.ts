@@ -42,7 +42,7 @@ export interface TimeframeChoice {
  * configured timeframe is asked as is) when `configured` are wanted. Several configured
  * timeframes that come down to the same one are fetched once.
  */
-export function planTimeframes(listed: readonly string[] | null, configured: readonly string[], known: readonly string[]): TimeframeChoice {
+export function chooseTimeframes(listed: readonly string[] | null, configured: readonly string[], known: readonly string[]): TimeframeChoice {
   const fetches = new Map<string, TimeframeFetch>();
   const substitutions: Record<string, string | null> = {};
   const add = (timeframe: string, requested: string, substituted: boolean) => {

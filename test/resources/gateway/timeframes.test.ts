@@ -1,10 +1,10 @@
 // Which timeframes of a gateway chart are mirrored: configured ones it lists, and the longest
 // it lists in place of one it does not.
 import { describe, expect, it } from 'vitest';
-import { longestListed, mirroredTimeframes, planTimeframes } from '../../../src/resources/gateway/timeframes.ts';
+import { longestListed, mirroredTimeframes, chooseTimeframes } from '../../../src/resources/gateway/timeframes.ts';
 import { GATEWAY_PERIODS, GATEWAY_TIMEFRAMES } from '../../../src/lib/variables.ts';
 
-const plan = (listed: string[] | null, configured: string[]) => planTimeframes(listed, configured, GATEWAY_TIMEFRAMES);
+const choose = (listed: string[] | null, configured: string[]) => chooseTimeframes(listed, configured, GATEWAY_TIMEFRAMES);
 
 describe('longestListed', () => {
   it('orders 7d < 30d < 90d < 180d < 365d = 1y < all, whatever the catalog order', () => {
@@ -26,20 +26,20 @@ describe('longestListed', () => {
   });
 });
 
-describe('planTimeframes', () => {
+describe('chooseTimeframes', () => {
   it('asks a listed configured timeframe as is, with no substitution', () => {
-    expect(plan(['30d', '90d', 'all'], ['all'])).toEqual({ fetches: [{ timeframe: 'all', requested: ['all'], substitutedFor: [] }], substitutions: {} });
+    expect(choose(['30d', '90d', 'all'], ['all'])).toEqual({ fetches: [{ timeframe: 'all', requested: ['all'], substitutedFor: [] }], substitutions: {} });
   });
 
   it('mirrors the longest listed timeframe in place of an unlisted one, and records it', () => {
-    expect(plan(['30d', '90d', '365d'], ['all'])).toEqual({
+    expect(choose(['30d', '90d', '365d'], ['all'])).toEqual({
       fetches: [{ timeframe: '365d', requested: ['all'], substitutedFor: ['all'] }],
       substitutions: { all: '365d' },
     });
   });
 
   it('fetches once what several configured timeframes come down to', () => {
-    const p = plan(['30d', '90d'], ['all', '1y', '90d', '30d']);
+    const p = choose(['30d', '90d'], ['all', '1y', '90d', '30d']);
     expect(p.fetches).toEqual([
       { timeframe: '90d', requested: ['all', '1y', '90d'], substitutedFor: ['all', '1y'] },
       { timeframe: '30d', requested: ['30d'], substitutedFor: [] },
@@ -49,16 +49,16 @@ describe('planTimeframes', () => {
   });
 
   it('asks every configured timeframe when the catalog does not say', () => {
-    expect(mirroredTimeframes(plan(null, ['all', '30d']))).toEqual(['all', '30d']);
-    expect(plan(null, ['all']).substitutions).toEqual({});
+    expect(mirroredTimeframes(choose(null, ['all', '30d']))).toEqual(['all', '30d']);
+    expect(choose(null, ['all']).substitutions).toEqual({});
   });
 
   it('records a chart that lists nothing tesync can ask for, instead of leaving it silently empty', () => {
-    expect(plan([], ['all'])).toEqual({ fetches: [], substitutions: { all: null } });
-    expect(plan(['ytd'], ['all', '30d'])).toEqual({ fetches: [], substitutions: { all: null, '30d': null } });
+    expect(choose([], ['all'])).toEqual({ fetches: [], substitutions: { all: null } });
+    expect(choose(['ytd'], ['all', '30d'])).toEqual({ fetches: [], substitutions: { all: null, '30d': null } });
   });
 
   it('substitutes an equally long timeframe: 1y configured, 365d listed', () => {
-    expect(plan(['30d', '365d'], ['1y']).substitutions).toEqual({ '1y': '365d' });
+    expect(choose(['30d', '365d'], ['1y']).substitutions).toEqual({ '1y': '365d' });
   });
 });
