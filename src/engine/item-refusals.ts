@@ -77,6 +77,39 @@ export function splitItems(f: Pick<FetchedList, 'items' | 'refused'>, options: {
   return { understood, refused };
 }
 
+/** A catalog's entries as `readEntries` reads them. */
+export interface ReadEntries<E> {
+  /** The entries understood and read. */
+  valid: E[];
+  /** The raw items those were read from, in order (their pages: `f.pageOf`). */
+  validItems: unknown[];
+  /** Items not written: refused alone, or understood but not read. */
+  invalidItems: number;
+  /** Items refused alone whose entry still reads: their keys still plan follow-ups. */
+  refusedRead: E[];
+  refused: ItemRefusal[];
+}
+
+/** Pure: a list's items split (splitItems) and each read by `read` (null: not read). */
+export function readEntries<E>(f: Pick<FetchedList, 'items' | 'refused'>, read: (item: unknown) => E | null): ReadEntries<E> {
+  const split = splitItems(f);
+  const valid: E[] = [];
+  const validItems: unknown[] = [];
+  for (const item of split.understood) {
+    const e = read(item);
+    if (e === null) continue;
+    valid.push(e);
+    validItems.push(item);
+  }
+  return {
+    valid,
+    validItems,
+    invalidItems: split.understood.length - valid.length + split.refused.length,
+    refusedRead: split.refused.flatMap((r) => read(r.item) ?? []),
+    refused: split.refused,
+  };
+}
+
 /** Pure: what a resource's details say of its refused items (the first NAMED_REFUSALS named); {} when none. */
 export function refusalDetails(refused: readonly ItemRefusal[]): { refusedItems?: number; refused?: string[] } {
   if (refused.length === 0) return {};

@@ -10,7 +10,7 @@ import { chartPoints, charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
-import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
+import { readEntries, refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
 import { documentedPath } from '../../engine/paths.ts';
 import { defineJob, into } from '../../engine/types.ts';
 import type { StoredAppChart } from '../../store/read/known.ts';
@@ -52,12 +52,7 @@ export const appChartsJob = defineJob({
       const f = got!.list!;
       const list = f.items;
       // An entry refused alone (item-refusals.ts) is not written; its clean key still plans its chart.
-      const split = splitItems(f);
-      const items = split.understood;
-      const entries = items.map(readCatalogItem);
-      const valid = entries.filter((e): e is CatalogEntry => e !== null);
-      const invalidItems = entries.length - valid.length + split.refused.length;
-      const plannedOnly = split.refused.flatMap((r) => readCatalogItem(r.item) ?? []);
+      const { valid, validItems, invalidItems, refusedRead: plannedOnly, refused } = readEntries<CatalogEntry>(f, readCatalogItem);
       const rows = valid.map((e) => ({
         tokenSlug: p.slug,
         chartKey: e.key,
@@ -76,11 +71,11 @@ export const appChartsJob = defineJob({
         status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
-        notes: refusalNotes(split.refused),
+        details: { charts: valid.length, invalidItems, ...refusalDetails(refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
+        notes: refusalNotes(refused),
         // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
         writes: [
-          into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, whole), fromEach: items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : [])) }),
+          into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, whole), fromEach: validItems.map((raw) => f.pageOf(raw)) }),
           into(chartPoints, [], keptMembers(chartPoints, { tokenSlug: p.slug }, whole, valid.map((e) => ({ chartKey: e.key })))),
         ],
         // A catalog read whole plans every chart that exists: one it leaves out is gone.

@@ -14,7 +14,7 @@ import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTime
 import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import type { StoredGatewayChart } from '../../store/read/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
-import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
+import { readEntries, refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
 import { rowMeta, type Stamp } from '../../engine/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
 import { documentedPath } from '../../engine/paths.ts';
@@ -145,16 +145,9 @@ export const gatewayChartsJob = defineJob({
       const f = got!.list!;
       const listed = f.items;
       // An entry refused alone (item-refusals.ts) is not written; its clean key still plans its chart.
-      const split = splitItems(f);
-      const items = split.understood;
-      const entries = items.map(readGatewayCatalogItem);
-      const valid = entries.filter((e): e is GatewayCatalogEntry => e !== null);
-      const invalidItems = entries.length - valid.length + split.refused.length;
+      const { valid, validItems, invalidItems, refusedRead, refused } = readEntries<GatewayCatalogEntry>(f, readGatewayCatalogItem);
       // Its link is not followed (the documented path is asked), and its marker not trusted.
-      const plannedOnly = split.refused.flatMap((r) => {
-        const e = readGatewayCatalogItem(r.item);
-        return e ? [{ ...e, link: null, marker: null }] : [];
-      });
+      const plannedOnly = refusedRead.map((e) => ({ ...e, link: null, marker: null }));
       const rows = valid.map((e) => ({
         tokenSlug: p.slug,
         chartKey: e.key,
@@ -171,9 +164,9 @@ export const gatewayChartsJob = defineJob({
         status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { charts: valid.length, invalidItems, ...refusalDetails(split.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
-        notes: refusalNotes(split.refused),
-        writes: catalogWrites(p.slug, rows, valid, whole, items.flatMap((raw, i) => (entries[i] ? [f.pageOf(raw)] : []))),
+        details: { charts: valid.length, invalidItems, ...refusalDetails(refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
+        notes: refusalNotes(refused),
+        writes: catalogWrites(p.slug, rows, valid, whole, validItems.map((raw) => f.pageOf(raw))),
         // A catalog read whole plans every chart that exists: one it leaves out is gone.
         listed: { items: [...valid, ...plannedOnly].map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },
       };
