@@ -128,8 +128,8 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
     const [k] = await session.begin(async (tx) => tx<{ iso: string }[]>`select to_char(at at time zone 'UTC', ${ISO}) as iso from (select "sync"."pass_write_barrier"() as at) b`);
     const knownAt = k!.iso;
     const asOf = req.asOf === undefined ? null : await instant(session, req.asOf, knownAt);
-    const plans = chooseTables({ archives: DAILY_ARCHIVE_NAMES, versioned: VERSIONED.map(nameOf) }, { tables: req.tables ?? null, asOf, knownAt });
-    if ('error' in plans) throw new ExportRequestError(plans.error);
+    const choices = chooseTables({ archives: DAILY_ARCHIVE_NAMES, versioned: VERSIONED.map(nameOf) }, { tables: req.tables ?? null, asOf, knownAt });
+    if ('error' in choices) throw new ExportRequestError(choices.error);
     const schema = readJournal().at(-1)?.tag ?? '';
     const before = await readBefore(root, db!.id, req.rebuild === true);
 
@@ -146,8 +146,8 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
       const prev = before.manifest;
       // Tables side by side: while one waits on Postgres, another's rows are being written.
       results = await Promise.all(
-        plans.map(async (plan) => {
-          const done = plan.kind === 'archive' ? await exportArchive(ctx, plan.table, prev, req.since ?? null) : await exportWhole(ctx, plan, prev);
+        choices.map(async (choice) => {
+          const done = choice.kind === 'archive' ? await exportArchive(ctx, choice.table, prev, req.since ?? null) : await exportWhole(ctx, choice, prev);
           logger.info({ ...done.summary }, 'exported');
           return done;
         }),
@@ -278,26 +278,26 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
   const exported = new Map<string, number>();
   for (const f of prev) exported.set(f.partition!, (exported.get(f.partition!) ?? 0) + f.rows);
   const days = await archiveDays(tx, table, horizon);
-  let plan = daysToWrite(days, exported, since, horizon === null);
-  let columns = plan.write.length > 0 ? await archiveColumns(tx, table, plan.write, source) : [];
+  let toWrite = daysToWrite(days, exported, since, horizon === null);
+  let columns = toWrite.write.length > 0 ? await archiveColumns(tx, table, toWrite.write, source) : [];
   // Every day of an archive shares one schema. The days written now go out in the types the
   // earlier days were written in when those hold their values (a decimal of a smaller scale);
   // otherwise the types come from the whole archive, and if those moved, every day is written
   // again.
   const types = prev.length > 0 ? sharedTypes(prev) : null;
-  if (prev.length > 0 && plan.write.length > 0) {
+  if (prev.length > 0 && toWrite.write.length > 0) {
     const kept = types ? columns.map((c) => inTypeWritten(c, types[c.name])) : [null];
     if (kept.every((c) => c !== null)) columns = kept as ExportColumn[];
     else {
       columns = await archiveColumns(tx, table, null, source);
-      if (!types || columns.some((c) => types[c.name]?.type !== c.type)) plan = daysToWrite(days, exported, since, true);
+      if (!types || columns.some((c) => types[c.name]?.type !== c.type)) toWrite = daysToWrite(days, exported, since, true);
     }
   } else if (prev.length > 0 && !types) {
     columns = await archiveColumns(tx, table, null, source);
-    plan = daysToWrite(days, exported, since, true);
+    toWrite = daysToWrite(days, exported, since, true);
   }
   const rowsOf = new Map(days.map((d) => [d.day, d.rows]));
-  const parts = splitDays(plan.write.map((day) => ({ day, rows: rowsOf.get(day) ?? 0 })), LANES, SPLIT_ROWS);
+  const parts = splitDays(toWrite.write.map((day) => ({ day, rows: rowsOf.get(day) ?? 0 })), LANES, SPLIT_ROWS);
   const target = { path: path.join(ctx.staging, table), partitionBy: HIVE, metadata: metadata(table, comment, columns, ctx.knownAt) };
   const written = (
     await Promise.all(
@@ -306,7 +306,7 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
       ),
     )
   ).flat();
-  const byDay = new Map<string, WrittenFile[]>(plan.write.map((day) => [day, []]));
+  const byDay = new Map<string, WrittenFile[]>(toWrite.write.map((day) => [day, []]));
   for (const f of written) {
     const day = f.path.split(/[\\/]/).find((p) => p.startsWith(`${HIVE}=`))?.slice(HIVE.length + 1);
     if (!day || !byDay.has(day)) throw new Error(`export of ${table}: DuckDB wrote ${f.path}, a day not asked for`);
@@ -324,11 +324,11 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
     ({ day, f, n }) => stagedEntry(ctx, f.path, { table, kind: 'archive', partition: day, asOf: null, rows: f.rows, columns: typesNow }, n),
   );
   await ctx.step(`staged ${table}`);
-  const touched = new Set([...plan.write, ...plan.remove]);
+  const touched = new Set([...toWrite.write, ...toWrite.remove]);
   const kept = prev.filter((f) => !touched.has(f.partition!));
-  const inPlace = days.filter((d) => since === null || d.day >= since).length - plan.write.length;
+  const inPlace = days.filter((d) => since === null || d.day >= since).length - toWrite.write.length;
   return {
-    summary: { table, kind: 'archive', asOf: null, files: made.length, rows: written.reduce((n, f) => n + f.rows, 0), removed: plan.remove.length, unchanged: inPlace },
+    summary: { table, kind: 'archive', asOf: null, files: made.length, rows: written.reduce((n, f) => n + f.rows, 0), removed: toWrite.remove.length, unchanged: inPlace },
     files: [...kept, ...made.map((x) => x.entry)],
     staged: made.map((x) => x.staged),
     table: [table, { kind: 'archive', horizon: await snapshotHorizon(tx) }],
@@ -337,26 +337,26 @@ async function exportArchive(ctx: TableContext, table: string, m: Manifest | nul
 }
 
 /** A table written whole: a versioned table as known at an instant, or a history table; not again while its rows stay as they are. */
-async function exportWhole(ctx: TableContext, plan: Exclude<TableChoice, { kind: 'archive' }>, m: Manifest | null): Promise<TableResult> {
+async function exportWhole(ctx: TableContext, choice: Exclude<TableChoice, { kind: 'archive' }>, m: Manifest | null): Promise<TableResult> {
   const { tx } = ctx.reads;
-  const kind: FileKind = plan.kind === 'history' ? 'history' : plan.asOf === null ? 'current' : 'asOf';
-  const mine = (f: ManifestFile) => f.table === plan.table && f.kind === kind && f.asOf === plan.asOf;
+  const kind: FileKind = choice.kind === 'history' ? 'history' : choice.asOf === null ? 'current' : 'asOf';
+  const mine = (f: ManifestFile) => f.table === choice.table && f.kind === kind && f.asOf === choice.asOf;
   const prev = m?.files.filter(mine) ?? [];
-  const info: [string, ManifestTable] = [plan.table, { kind: plan.kind === 'history' ? 'history' : 'versioned' }];
-  if (prev.length === 1 && prev[0]!.schema === ctx.schema && (await unchangedSince(tx, plan, prev[0]!))) {
-    return { summary: { table: plan.table, kind, asOf: plan.asOf, files: 0, rows: 0, removed: 0, unchanged: 1 }, files: prev, staged: [], table: info, covers: mine };
+  const info: [string, ManifestTable] = [choice.table, { kind: choice.kind === 'history' ? 'history' : 'versioned' }];
+  if (prev.length === 1 && prev[0]!.schema === ctx.schema && (await unchangedSince(tx, choice, prev[0]!))) {
+    return { summary: { table: choice.table, kind, asOf: choice.asOf, files: 0, rows: 0, removed: 0, unchanged: 1 }, files: prev, staged: [], table: info, covers: mine };
   }
-  const { columns: source, comment } = await describeRelation(tx, plan.kind === 'history' ? plan.table : plan.base);
-  const from = plan.kind === 'history' ? plan.table : `${plan.base}_as_of('${plan.at}'::timestamptz) x`;
+  const { columns: source, comment } = await describeRelation(tx, choice.kind === 'history' ? choice.table : choice.base);
+  const from = choice.kind === 'history' ? choice.table : `${choice.base}_as_of('${choice.at}'::timestamptz) x`;
   const columns = await exportColumns(tx, from, source);
-  const at = path.join(ctx.staging, plan.rel, 'data_0.parquet');
+  const at = path.join(ctx.staging, choice.rel, 'data_0.parquet');
   await mkdir(path.dirname(at), { recursive: true });
-  const target = { path: at, metadata: metadata(plan.table, comment, columns, plan.asOf ?? ctx.knownAt) };
-  const written = await transfer(ctx.reads, { columns, from, where: null, target, scratch: path.join(ctx.staging, `${plan.rel.replaceAll('/', '_')}.csv`) });
+  const target = { path: at, metadata: metadata(choice.table, comment, columns, choice.asOf ?? ctx.knownAt) };
+  const written = await transfer(ctx.reads, { columns, from, where: null, target, scratch: path.join(ctx.staging, `${choice.rel.replaceAll('/', '_')}.csv`) });
   const rows = written.reduce((n, f) => n + f.rows, 0);
-  const made = await stagedEntry(ctx, at, { table: plan.table, kind, partition: null, asOf: plan.asOf, rows, columns: manifestColumns(columns) }, 0);
-  await ctx.step(`staged ${plan.rel}`);
-  return { summary: { table: plan.table, kind, asOf: plan.asOf, files: 1, rows, removed: 0, unchanged: 0 }, files: [made.entry], staged: [made.staged], table: info, covers: mine };
+  const made = await stagedEntry(ctx, at, { table: choice.table, kind, partition: null, asOf: choice.asOf, rows, columns: manifestColumns(columns) }, 0);
+  await ctx.step(`staged ${choice.rel}`);
+  return { summary: { table: choice.table, kind, asOf: choice.asOf, files: 1, rows, removed: 0, unchanged: 0 }, files: [made.entry], staged: [made.staged], table: info, covers: mine };
 }
 
 /**
@@ -367,15 +367,15 @@ async function exportWhole(ctx: TableContext, plan: Exclude<TableChoice, { kind:
  * many rows; a history table likewise. An as-of cut at an instant before `prev` was written
  * can only lose rows (history pruned, the warehouse reset), which its count shows.
  */
-async function unchangedSince(tx: postgres.TransactionSql, plan: Exclude<TableChoice, { kind: 'archive' }>, prev: ManifestFile): Promise<boolean> {
+async function unchangedSince(tx: postgres.TransactionSql, choice: Exclude<TableChoice, { kind: 'archive' }>, prev: ManifestFile): Promise<boolean> {
   const k = prev.knownAt;
-  const history = plan.kind === 'history' ? plan.table : `${plan.base}_history`;
+  const history = choice.kind === 'history' ? choice.table : `${choice.base}_history`;
   const closedSince = `exists (select from ${history} where tstzrange(known_from, known_to) && tstzrange($1::timestamptz, null))`;
   let query: string;
-  if (plan.kind === 'history') query = `select (select count(*) from ${history})::text as n, ${closedSince} as changed`;
-  else if (plan.asOf !== null) query = `select (select count(*) from ${plan.base}_as_of('${plan.at}'::timestamptz))::text as n, false as changed`;
-  else query = `select (select count(*) from ${plan.base})::text as n, exists (select from ${plan.base} where fetched_at > $1::timestamptz) or ${closedSince} as changed`;
-  const [r] = await tx.unsafe<{ n: string; changed: boolean }[]>(query, plan.kind === 'asOf' && plan.asOf !== null ? [] : [k]);
+  if (choice.kind === 'history') query = `select (select count(*) from ${history})::text as n, ${closedSince} as changed`;
+  else if (choice.asOf !== null) query = `select (select count(*) from ${choice.base}_as_of('${choice.at}'::timestamptz))::text as n, false as changed`;
+  else query = `select (select count(*) from ${choice.base})::text as n, exists (select from ${choice.base} where fetched_at > $1::timestamptz) or ${closedSince} as changed`;
+  const [r] = await tx.unsafe<{ n: string; changed: boolean }[]>(query, choice.kind === 'asOf' && choice.asOf !== null ? [] : [k]);
   return !r!.changed && Number(r!.n) === prev.rows;
 }
 
