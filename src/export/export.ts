@@ -25,21 +25,8 @@ import { daysToWrite } from './day-changes.ts';
 import { FolderError, moveIn, ownFiles, removeFile, removeLeftovers, STAGING_PREFIX } from './folder.ts';
 import { readInstant } from './instants.ts';
 import { Lanes, LANES, splitDays } from './lanes.ts';
-import {
-  filePath,
-  FORMAT,
-  MANIFEST,
-  ManifestError,
-  manifestColumns,
-  manifestText,
-  parseManifest,
-  sha256Of,
-  type FileKind,
-  type Manifest,
-  type ManifestColumn,
-  type ManifestFile,
-  type ManifestTable,
-} from './manifest.ts';
+import { filePath, FORMAT, MANIFEST, ManifestError, manifestColumns, manifestText, parseManifest, sha256Of } from './manifest.ts';
+import type { FileKind, Manifest, ManifestColumn, ManifestFile, ManifestTable } from './manifest.ts';
 import type { WrittenFile } from './parquet.ts';
 import { archiveColumns, archiveDays, describeRelation, exportColumns, exportSnapshot, snapshotHorizon } from './pg-read.ts';
 import { chooseTables, type TableChoice } from './tables.ts';
@@ -120,6 +107,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
   const id = randomBytes(6).toString('hex');
   const staging = path.join(root, `${STAGING_PREFIX}${id}`);
   let lanes: Lanes | undefined;
+  let done = false;
   try {
     // One export into a directory at a time, whichever machine runs it.
     await session`select pg_advisory_lock(hashtextextended(${`tesync export ${root}`}, 0))`;
@@ -168,6 +156,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
       if (await removeFile(root, rel)) removedFiles++;
       await step(`removed ${rel}`);
     }
+    done = true;
     return { dir: root, knownAt, tables: results.map((r) => r.summary), removedFiles };
   } catch (err) {
     if (err instanceof FolderError) throw new ExportRequestError(`${err.message} (in ${root})`);
@@ -175,6 +164,9 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
   } finally {
     lanes?.close();
     await rm(staging, { recursive: true, force: true });
+    // A failed export may leave files no manifest names: its staging stays, empty, so that the
+    // next export looks for them as after a kill.
+    if (!done) await mkdir(staging).catch(() => {});
     await session.end({ timeout: 5 });
   }
 }

@@ -140,6 +140,25 @@ describe('tesync export: the folder never lies', () => {
     expect(seen.some((s) => s.includes('moved '))).toBe(true);
   }, patience(600_000));
 
+  it('an export that fails after moving files in leaves the last manifest true, and the next removes what it left', async () => {
+    const dir = copyOf(base);
+    const before = manifestOf(dir);
+    let moved = 0;
+    const failing = exportWarehouse(w, log.logger, {
+      to: dir,
+      onStep: (s) => {
+        if (s.startsWith('moved ') && ++moved === 3) throw new Error('the disk is full (a test)');
+      },
+    });
+    await expect(failing).rejects.toThrow(/the disk is full/);
+    // Three files moved in that no manifest names; the manifest is the last complete one.
+    expect(await matchesFiles(dir, 'after the failure')).toEqual(before);
+    expect(filesIn(dir).filter((f) => !f.startsWith('.') && f !== '_manifest.json' && !before.files.some((x) => x.path === f))).toHaveLength(3);
+    await exportWarehouse(w, log.logger, { to: dir });
+    const after = await matchesFiles(dir, 'the next export');
+    expect(filesIn(dir)).toEqual([...after.files.map((f) => f.path), '_manifest.json'].sort());
+  }, patience(120_000));
+
   it('a tampered manifest cannot reach outside DIR; a garbled one gets a message, and --rebuild writes anew, leaving foreign files alone', async () => {
     const env = { DATABASE_URL: tw.databaseUrl, LOG_LEVEL: 'warn' };
     const victim = newDir();
