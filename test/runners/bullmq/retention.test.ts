@@ -41,6 +41,12 @@ function redisLedger(redisUrl: string, prefix: string, runId: string): LedgerVie
   const key = (part: string) => `${prefix}:run:${runId}:${part}`;
   return {
     async expectGoingAfterGrace() {
+      // The grace is set just after the run's record is written (walk.ts finishRunIfSettled): the
+      // record, which the test waited for, can come first.
+      await waitFor('the run\'s keys to take the grace', async () => {
+        const ttl = await redis.pttl(key('stats'));
+        return ttl > 0 && ttl <= FINISHED_RUN_KEYS_MS ? true : undefined;
+      }, 10_000);
       for (const part of ['seen', 'pending', 'stats']) {
         const ttl = await redis.pttl(key(part));
         // The pending set is empty once the run is over: Redis has removed it already (-2).
@@ -86,7 +92,9 @@ function postgresLedger(warehouse: Warehouse, databaseUrl: string, prefix: strin
   const left = async () => (await counts()).length + (await jobs()).n;
   return {
     async expectGoingAfterGrace() {
-      const [row] = await counts();
+      // The grace is set just after the run's record is written (walk.ts finishRunIfSettled): the
+      // record, which the test waited for, can come first.
+      const row = await waitFor('the run\'s counts to take the grace', async () => (await counts()).find((r) => r.ttl_ms > 0 && r.ttl_ms <= FINISHED_RUN_KEYS_MS), 10_000);
       expect(row).toBeDefined();
       // Both ends on the server's clock (expireRun sets it from there).
       expect(row!.ttl_ms).toBeGreaterThan(0);
