@@ -107,7 +107,8 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
   const id = randomBytes(6).toString('hex');
   const staging = path.join(root, `${STAGING_PREFIX}${id}`);
   let lanes: Lanes | undefined;
-  let done = false;
+  /** Set while the folder is being changed (files moved in, the manifest replaced, files removed). */
+  let changing = false;
   try {
     // One export into a directory at a time, whichever machine runs it.
     await session`select pg_advisory_lock(hashtextextended(${`tesync export ${root}`}, 0))`;
@@ -143,6 +144,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
     });
 
     // In place: the new files, then the manifest naming them, then the removals.
+    changing = true;
     for (const s of results.flatMap((r) => r.staged).sort((a, b) => a.rel.localeCompare(b.rel))) {
       await moveIn(root, s.from, s.rel);
       await step(`moved ${s.rel}`);
@@ -156,7 +158,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
       if (await removeFile(root, rel)) removedFiles++;
       await step(`removed ${rel}`);
     }
-    done = true;
+    changing = false;
     return { dir: root, knownAt, tables: results.map((r) => r.summary), removedFiles };
   } catch (err) {
     if (err instanceof FolderError) throw new ExportRequestError(`${err.message} (in ${root})`);
@@ -166,7 +168,7 @@ export async function exportWarehouse(warehouse: Warehouse, logger: Logger, req:
     await rm(staging, { recursive: true, force: true });
     // A failed export may leave files no manifest names: its staging stays, empty, so that the
     // next export looks for them as after a kill.
-    if (!done) await mkdir(staging).catch(() => {});
+    if (changing) await mkdir(staging).catch(() => {});
     await session.end({ timeout: 5 });
   }
 }
