@@ -86,10 +86,11 @@ export function upward(all: readonly Arrow[]): Arrow[] {
 
 /**
  * Resource files that reach the warehouse or the upstream: a runtime import of drizzle-orm, of
- * the store, or of the engine's modules that do IO (fetching, the lifecycle, the warehouse's
- * answers); a reach for the warehouse, `known` or the upstream through a context. A resource
- * declares what it asks and what it needs to know; the engine does the IO (engine/reader.ts,
- * engine/knowledge.ts) and hands it data.
+ * the store, or of any room of the engine but its kit (engine/kit/: what resources share; the
+ * other rooms fetch, run the lifecycle and ask the warehouse); a reach for the warehouse,
+ * `known` or the upstream through a context. A resource declares what it asks and what it needs
+ * to know; the engine does the IO (engine/fetch/reader.ts, engine/job/knowledge.ts) and hands
+ * it data.
  */
 export function resourceQueries(): string[] {
   return files('src/resources').filter((file) => reachesOut(readFileSync(path.join(ROOT, file), 'utf8')));
@@ -98,7 +99,7 @@ export function resourceQueries(): string[] {
 /** Pure: whether a resource file's text reaches the warehouse or the upstream (resourceQueries). */
 export function reachesOut(text: string): boolean {
   return (
-    /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*|(\.\.\/)+engine\/(fetch|fetch-list|reader|lifecycle|knowledge|job-input|reading|stored-list|provenance|understood)\.ts)'/m.test(text) ||
+    /^import (?!type )[^;]*from '(drizzle-orm|(\.\.\/)+store\/[^']*|(\.\.\/)+engine\/(?!kit\/)[^']*)'/m.test(text) ||
     /\.warehouse\b|\bsql`|\bctx\.(known|upstream)\b|\.upstream\.get\(/.test(text)
   );
 }

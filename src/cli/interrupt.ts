@@ -5,7 +5,7 @@
 // database rolls back what was in flight, and the run's interrupt, recorded in the warehouse
 // the moment the first signal came (src/store/books/runs.ts markInterrupted), lets the next command
 // close it `interrupted` at that time.
-import { RunInterrupted } from '../engine/close-run.ts';
+import { RunInterrupted } from '../engine/run/close-run.ts';
 
 export type InterruptSignal = 'SIGINT' | 'SIGTERM';
 

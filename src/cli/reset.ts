@@ -9,7 +9,7 @@ import type { Config } from '../lib/config.ts';
 import { queueBackendKind, type QueueBackendKind } from '../runners/bullmq/backend.ts';
 import { countQueueJobs, queueSchema, queueSessions, removeQueues } from '../runners/bullmq/postgres-backend.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
-import { RunDriver } from '../engine/run-driver.ts';
+import { RunDriver } from '../engine/run/run-driver.ts';
 import { countPrefixKeys, prefixClients, prefixPattern, removePrefixKeys, type PrefixClient } from '../runners/bullmq/prefix-keys.ts';
 import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
 import { describeRedis } from '../runners/bullmq/redis-backend.ts';

@@ -8,9 +8,9 @@ import type { Logger } from '../lib/logger.ts';
 import { emptyPendingWork, runWalk, type PendingWork } from '../runners/in-process.ts';
 import { inScope } from '../runners/walk-scope.ts';
 import type { WalkStats } from '../ports/run-ledger.ts';
-import { MemoryRunLedger } from '../engine/memory-run-ledger.ts';
-import { RunInterrupted } from '../engine/close-run.ts';
-import { RunDriver, walkStopped } from '../engine/run-driver.ts';
+import { MemoryRunLedger } from '../engine/run/memory-run-ledger.ts';
+import { RunInterrupted } from '../engine/run/close-run.ts';
+import { RunDriver, walkStopped } from '../engine/run/run-driver.ts';
 import {
   createUpstream,
   InProcessBudget,

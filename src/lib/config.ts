@@ -39,7 +39,7 @@ export interface Config {
   concurrency: number;
   requestTimeoutMs: number;
   maxResponseBytes: number;
-  /** Byte budget of one resource's list bodies in one run (src/engine/fetch-list.ts). */
+  /** Byte budget of one resource's list bodies in one run (src/engine/fetch/fetch-list.ts). */
   maxListBytes: number;
   maxAttempts: number;
   maxRateWaitMs: number;

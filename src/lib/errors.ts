@@ -42,7 +42,7 @@ export class InvalidResponseError extends PermanentError {
 /**
  * Rows of one response that the write path refused: two rows for one key with different
  * values, a column read as numeric whose cells are not numbers, a time that cannot be read.
- * The response was not understood; nothing of it is written (src/engine/understood.ts
+ * The response was not understood; nothing of it is written (src/engine/fetch/understood.ts
  * keeps its body as `invalid`).
  */
 export class NotUnderstoodError extends InvalidResponseError {

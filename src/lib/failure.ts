@@ -50,7 +50,7 @@ export interface Failure {
  * Problem codes saying the token or chart asked for does not exist upstream (app host
  * snake_case, gateway kebab-case). Not a failure of tesync's: the list or catalog that planned
  * the request was ahead of (or behind) the route. The planners do not ask such a resource
- * again until their list says it exists again (the one 404 rule, src/engine/not-found.ts).
+ * again until their list says it exists again (the one 404 rule, src/engine/job/not-found.ts).
  */
 export const NOT_FOUND_CODES: ReadonlySet<string> = new Set(['token_not_found', 'chart_not_found', 'token-not-found', 'chart-item-not-found']);
 

@@ -3,7 +3,7 @@
 // would turn into U+FFFD on the way (the client encodes strings as UTF-8). A JSON body is
 // valid with either, so the client asks here before anything of it is written: such a body
 // is not understood (src/upstream/client.ts), or, in a list, the items holding such strings
-// are refused alone (src/engine/item-refusals.ts); never stored altered. Also: where the bytes of
+// are refused alone (src/engine/kit/item-refusals.ts); never stored altered. Also: where the bytes of
 // a body stop being UTF-8, and text made readable for columns that are not data.
 import { isLosslessNumber } from './json.ts';
 

@@ -1,9 +1,9 @@
 // The run ledger: where a run's counts live while its jobs run, whichever runner runs them.
 // Each job is entered once before it runs and settled once after (a job may run twice: a
 // worker dies after the work but before its queue hears of it, so only the settle that removes
-// a job from what is pending counts it). The run driver (src/engine/run-driver.ts) keeps a run
+// a job from what is pending counts it). The run driver (src/engine/run/run-driver.ts) keeps a run
 // over it; three ledgers keep the contract: in memory for `tesync sync` (one process,
-// src/engine/memory-run-ledger.ts), in Redis for workers (src/runners/bullmq/redis-run-ledger.ts)
+// src/engine/run/memory-run-ledger.ts), in Redis for workers (src/runners/bullmq/redis-run-ledger.ts)
 // and in the warehouse for workers without Redis (src/store/books/postgres-run-ledger.ts).
 // Declared here, below the store and the engine, so the store can hold a ledger too.
 import type { Failure } from '../lib/failure.ts';

@@ -2,7 +2,7 @@
 // module loads. A resource is its file: it declares where a walk starts (`root`) or which job
 // plans it (`plannedBy`, or its parent's follow-ups), and nothing is listed here.
 import { readdirSync } from 'node:fs';
-import type { JobDefinition, JobRequest, Source } from '../engine/types.ts';
+import type { JobDefinition, JobRequest, Source } from '../engine/kit/types.ts';
 
 const SOURCES: readonly Source[] = ['app', 'gateway'];
 
@@ -49,4 +49,4 @@ export function groups(): string[] {
   return [...new Set([...catalog.values()].map((j) => j.group))].sort();
 }
 
-export type { JobContext, JobDefinition, JobRequest, JobResult, Source, SyncSettings } from '../engine/types.ts';
+export type { JobContext, JobDefinition, JobRequest, JobResult, Source, SyncSettings } from '../engine/kit/types.ts';

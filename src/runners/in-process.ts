@@ -1,7 +1,7 @@
 // The runner behind `tesync sync`: a bounded-concurrency loop over the walk. Follow-up
 // jobs are deduplicated by resource; one resource failing never stops the others. What a
-// job does is the one lifecycle both runners share (src/engine/lifecycle.ts); how the run
-// plans and counts its jobs, the one run driver (src/engine/run-driver.ts). This runner only
+// job does is the one lifecycle both runners share (src/engine/job/lifecycle.ts); how the run
+// plans and counts its jobs, the one run driver (src/engine/run/run-driver.ts). This runner only
 // decides when a job runs and how often it is tried.
 //
 // Jobs queue in one lane per upstream bucket, each lane with `concurrency` slots (as the
@@ -9,13 +9,13 @@
 // that bucket only. With one shared queue, a bucket out of budget until its reset filled
 // every slot with its waiting jobs and left the other buckets' budget unspent.
 import { setTimeout as delay } from 'node:timers/promises';
-import { runJob, type ResolvedJob } from '../engine/lifecycle.ts';
-import { JOB_RETRY, retryDelayMs } from '../engine/retry.ts';
-import type { JobDefinition, JobRequest, RunContext } from '../engine/types.ts';
+import { runJob, type ResolvedJob } from '../engine/job/lifecycle.ts';
+import { JOB_RETRY, retryDelayMs } from '../engine/job/retry.ts';
+import type { JobDefinition, JobRequest, RunContext } from '../engine/kit/types.ts';
 import type { WalkStats } from '../ports/run-ledger.ts';
-import { MemoryRunLedger } from '../engine/memory-run-ledger.ts';
-import { RunDriver } from '../engine/run-driver.ts';
-import { settledJob } from '../engine/run-jobs.ts';
+import { MemoryRunLedger } from '../engine/run/memory-run-ledger.ts';
+import { RunDriver } from '../engine/run/run-driver.ts';
+import { settledJob } from '../engine/run/run-jobs.ts';
 import { mayPlan } from './walk-scope.ts';
 
 /** The work a walk still has, for an ETA: per bucket the jobs waiting and running; the planners among them. */
@@ -101,7 +101,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
           logger.debug('walk stopped: job left for the next run');
           return;
         }
-        // Only a failure worth another try comes here (src/engine/lifecycle.ts).
+        // Only a failure worth another try comes here (src/engine/job/lifecycle.ts).
         logger.warn({ attempt, err }, 'job failed; trying again');
         const stop = await delay(retryDelayMs(attempt), undefined, options.signal ? { signal: options.signal } : {}).then(
           () => false,

@@ -1,6 +1,6 @@
 // Which follow-ups a walk runs, under either runner: the groups it covers (planners always),
 // and the tokens it was asked for. Roots always run.
-import type { JobDefinition } from '../engine/types.ts';
+import type { JobDefinition } from '../engine/kit/types.ts';
 
 /** Groups that plan the others (catalogs, token lists): every walk runs them, whatever its scope. */
 export const PLANNER_GROUPS: readonly string[] = ['catalog', 'tokens'];

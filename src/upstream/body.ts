@@ -5,7 +5,7 @@
 // and archives it `invalid` byte for byte; not retried, since it is how the body was written,
 // as a key named twice. A list's body may instead come back with those strings located
 // (`locate`): the engine then refuses the items that hold them, alone, or the body whole
-// when one lies outside every item (src/engine/item-refusals.ts).
+// when one lies outside every item (src/engine/kit/item-refusals.ts).
 import { DuplicateKeyError, parseJson } from '../lib/json.ts';
 import { unholdableStrings, visibleText, type UnholdableAt } from '../lib/pg-text.ts';
 import type { BoundedResponse } from './http.ts';

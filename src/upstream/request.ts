@@ -37,7 +37,7 @@ export interface UpstreamRequest {
   /** Sent as If-None-Match; a 304 comes back as `notModified`. */
   etag?: string | undefined;
   /**
-   * The body is a list whose items can be refused one by one (src/engine/item-refusals.ts):
+   * The body is a list whose items can be refused one by one (src/engine/kit/item-refusals.ts):
    * strings Postgres cannot hold exactly are located (`UpstreamResponse.unholdable`), not
    * refused here.
    */
@@ -46,7 +46,7 @@ export interface UpstreamRequest {
   maxBytes?: number | undefined;
   /**
    * Hashes of bodies this list has archived already: a page served again with one of them is
-   * a loop (src/engine/fetch-list.ts), not archived a second time.
+   * a loop (src/engine/fetch/fetch-list.ts), not archived a second time.
    */
   archivedBodies?: ReadonlySet<string> | undefined;
   runId?: string | undefined;
@@ -68,7 +68,7 @@ export interface UpstreamResponse {
   /**
    * The body as served (after content decoding), byte for byte, when `text` does not say it
    * exactly. The client refuses such a 2xx body, so a response it returns has none; a refused
-   * body keeps them (src/engine/fetch.ts `invalid`).
+   * body keeps them (src/engine/fetch/fetch.ts `invalid`).
    */
   raw?: Uint8Array | undefined;
   etag?: string | undefined;

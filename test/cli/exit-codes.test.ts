@@ -6,7 +6,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { finalRunStatus } from '../../src/engine/run-stats.ts';
+import { finalRunStatus } from '../../src/engine/run/run-stats.ts';
 import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { databaseUrlProblem } from '../../src/lib/config.ts';
 import type { RequestSummary } from '../../src/store/books/request-summary.ts';

@@ -4,7 +4,7 @@ import { failureHints } from '../../src/cli/hints.ts';
 import type { Config } from '../../src/lib/config.ts';
 import { ProblemError, UpstreamNetworkError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
-import { walkFailure } from '../../src/engine/run-stats.ts';
+import { walkFailure } from '../../src/engine/run/run-stats.ts';
 import { emptyStats, type WalkFailure } from '../../src/ports/run-ledger.ts';
 import { UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from '../../src/upstream/connect-errors.ts';
 

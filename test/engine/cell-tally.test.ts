@@ -1,8 +1,8 @@
-// CellTally (src/engine/cell-tally.ts), pure: which tallies refuse a response and in what words
+// CellTally (src/engine/kit/cell-tally.ts), pure: which tallies refuse a response and in what words
 // (a misreading first, then unreadable times, then numeric columns without a number), and the
 // counts kept in the resource's state.
 import { describe, expect, it } from 'vitest';
-import { CellTally } from '../../src/engine/cell-tally.ts';
+import { CellTally } from '../../src/engine/kit/cell-tally.ts';
 
 describe('CellTally', () => {
   it('an empty tally, or one with single unreadable cells, refuses nothing and counts them per column', () => {

@@ -1,8 +1,8 @@
-// The one skip rule (src/engine/change.ts): a marker as at the last success skips the fetch,
+// The one skip rule (src/engine/job/change.ts): a marker as at the last success skips the fetch,
 // for a bounded time; a body as last written is not written again, for a job whose rows come
 // from its body alone.
 import { describe, expect, it } from 'vitest';
-import { markerUnchanged, sameBodyAsWritten } from '../../src/engine/change.ts';
+import { markerUnchanged, sameBodyAsWritten } from '../../src/engine/job/change.ts';
 import type { ResourceStateRow } from '../../src/store/books/resource-state.ts';
 
 const now = new Date('2026-11-26T12:00:00Z');

@@ -1,11 +1,11 @@
 // The follow-ups a settled job plans come from its children's declarations (fan-out.ts), read
 // against the real catalog: a parent never names its children.
 import { describe, expect, it } from 'vitest';
-import { childrenOf, fanOut } from '../../src/engine/fan-out.ts';
+import { childrenOf, fanOut } from '../../src/engine/job/fan-out.ts';
 import { catalog } from '../../src/resources/index.ts';
-import { readTokenList } from '../../src/engine/lists.ts';
+import { readTokenList } from '../../src/engine/kit/lists.ts';
 import { gatewayTokenItems } from '../../src/resources/gateway/tokens.ts';
-import type { SyncSettings } from '../../src/engine/types.ts';
+import type { SyncSettings } from '../../src/engine/kit/types.ts';
 
 const settings = (over: Partial<SyncSettings> = {}): SyncSettings => ({
   full: false,

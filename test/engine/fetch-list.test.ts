@@ -1,4 +1,4 @@
-// fetchList (src/engine/fetch-list.ts), against the simulator: next pages followed (a link, a
+// fetchList (src/engine/fetch/fetch-list.ts), against the simulator: next pages followed (a link, a
 // cursor) to the last, each item with its page; a response without a list as it is; a list
 // whose links or bodies loop refused whole, every page's body kept in the findings (a repeated
 // body not archived twice); a list that says it holds more, or runs past the bound on pages
@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { disagreement, fetchList, MAX_PAGES } from '../../src/engine/fetch-list.ts';
+import { disagreement, fetchList, MAX_PAGES } from '../../src/engine/fetch/fetch-list.ts';
 import { sql } from 'drizzle-orm';
 import { InvalidResponseError, ResponseTooLargeError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

@@ -1,10 +1,10 @@
-// fetchData and validate (src/engine/fetch.ts), against the simulator: a body understood comes
+// fetchData and validate (src/engine/fetch/fetch.ts), against the simulator: a body understood comes
 // back parsed, what was read goes to the findings only; no envelope, a count that disagrees or a
 // schema failure refuses the body with its raw text, kept in the findings, nothing written.
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { fetchData, invalid, validate } from '../../src/engine/fetch.ts';
+import { fetchData, invalid, validate } from '../../src/engine/fetch/fetch.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

@@ -1,6 +1,6 @@
 // fieldPaths: the field names schema drift compares, and the objects whose keys are data.
 import { describe, expect, it } from 'vitest';
-import { fieldPaths, keyedByData, MAX_KEYS } from '../../src/engine/fields.ts';
+import { fieldPaths, keyedByData, MAX_KEYS } from '../../src/engine/fetch/fields.ts';
 import { parseJson } from '../../src/lib/json.ts';
 
 const mv = (metric: string) => ({ metric, value: 1.5, unit: 'x', kind: 'ratio' });

@@ -1,12 +1,12 @@
-// A try's findings (src/engine/findings.ts), with the simulator and a warehouse: what a try read,
+// A try's findings (src/engine/fetch/findings.ts), with the simulator and a warehouse: what a try read,
 // in order, handed out once; reading keeps nothing, and the lifecycle keeps each try's own
 // findings when the try ends, a failed one too (fields understood, bodies refused `invalid`).
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fetchData } from '../../src/engine/fetch.ts';
-import { resolveJob, runJob } from '../../src/engine/lifecycle.ts';
-import { defineJob, type JobDefinition } from '../../src/engine/types.ts';
+import { fetchData } from '../../src/engine/fetch/fetch.ts';
+import { resolveJob, runJob } from '../../src/engine/job/lifecycle.ts';
+import { defineJob, type JobDefinition } from '../../src/engine/kit/types.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { jobContext, testRun, type TestRun } from '../helpers/job-context.ts';

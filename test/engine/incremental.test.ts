@@ -1,8 +1,8 @@
-// The incremental rules (engine/incremental.ts), pure: where a request starts, when the
+// The incremental rules (engine/kit/incremental.ts), pure: where a request starts, when the
 // resource is fetched whole, and the cursor kept.
 import { describe, expect, it } from 'vitest';
-import { nextCursor, startDay, wholeFetchDue, type Incremental } from '../../src/engine/incremental.ts';
-import type { SyncSettings } from '../../src/engine/types.ts';
+import { nextCursor, startDay, wholeFetchDue, type Incremental } from '../../src/engine/kit/incremental.ts';
+import type { SyncSettings } from '../../src/engine/kit/types.ts';
 
 const DAY = 86_400_000;
 const inc: Incremental = { param: () => 'from', lagMs: () => 3 * DAY, wholeEveryMs: () => 7 * DAY, refusedCodes: ['invalid_date'] };

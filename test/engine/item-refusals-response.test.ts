@@ -1,14 +1,14 @@
 // A refusal is as small as the thing refused, for a response that is not a list but holds one
-// (src/engine/item-refusals.ts `judgeResponse`, pure but for the try's findings): a chart's
+// (src/engine/kit/item-refusals.ts `judgeResponse`, pure but for the try's findings): a chart's
 // rows, located by its reader (`Ask.items`). A string Postgres cannot hold inside a row refuses
 // that row alone, named by its field (its x cell, a series key); one in the chart's own fields
 // (title, config, meta) refuses the response whole, its body kept `invalid`.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { judgeResponse, splitItems } from '../../src/engine/item-refusals.ts';
-import { TryFindings } from '../../src/engine/findings.ts';
-import type { Fetched, ItemsLocator, JobContext } from '../../src/engine/types.ts';
+import { judgeResponse, splitItems } from '../../src/engine/kit/item-refusals.ts';
+import { TryFindings } from '../../src/engine/fetch/findings.ts';
+import type { Fetched, ItemsLocator, JobContext } from '../../src/engine/kit/types.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { parseJson } from '../../src/lib/json.ts';
 import { unholdableStrings } from '../../src/lib/pg-text.ts';

@@ -1,12 +1,12 @@
-// A refusal is as small as the thing refused (src/engine/item-refusals.ts), pure: the strings
+// A refusal is as small as the thing refused (src/engine/kit/item-refusals.ts), pure: the strings
 // Postgres cannot hold that the client located (src/upstream/body.ts `locate`) are judged item
 // by item: inside an item, that item is refused alone and named with the field; outside every
 // item (the envelope, meta, beside the list), the body is refused whole. An item shaped unlike
 // its siblings is refused alone too; a token list reads the rest and plans from a refused
 // item whose slug is clean, and is never whole while one is refused.
 import { describe, expect, it } from 'vitest';
-import { locateInItems, NAMED_REFUSALS, refusalDetails, splitItems } from '../../src/engine/item-refusals.ts';
-import { readTokenList } from '../../src/engine/lists.ts';
+import { locateInItems, NAMED_REFUSALS, refusalDetails, splitItems } from '../../src/engine/kit/item-refusals.ts';
+import { readTokenList } from '../../src/engine/kit/lists.ts';
 import { parseJson } from '../../src/lib/json.ts';
 import { unholdableStrings } from '../../src/lib/pg-text.ts';
 import { MAX_LOCATED, readJsonBody } from '../../src/upstream/body.ts';

@@ -1,12 +1,12 @@
-// The job lifecycle (src/engine/lifecycle.ts): planning, pure; runJob on the simulator and a
+// The job lifecycle (src/engine/job/lifecycle.ts): planning, pure; runJob on the simulator and a
 // warehouse: the marker skip, a 404 kept `not_found` and left alone, a refusal that writes
 // nothing (body kept `invalid`) or turns to the alternative, a retryable failure thrown or kept.
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { CellTally } from '../../src/engine/cell-tally.ts';
-import { committedStatus, resolveJob, runJob } from '../../src/engine/lifecycle.ts';
-import { defineJob, into, refused, type Ask, type Fetched, type Got, type JobDefinition, type Outcome, type Reader } from '../../src/engine/types.ts';
+import { CellTally } from '../../src/engine/kit/cell-tally.ts';
+import { committedStatus, resolveJob, runJob } from '../../src/engine/job/lifecycle.ts';
+import { defineJob, into, refused, type Ask, type Fetched, type Got, type JobDefinition, type Outcome, type Reader } from '../../src/engine/kit/types.ts';
 import { metricCatalog, metricEntry } from '../../src/schema/upstream/app.ts';
 import { metrics } from '../../src/schema/warehouse/app.ts';
 import { catalog } from '../../src/resources/index.ts';

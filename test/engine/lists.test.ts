@@ -1,9 +1,9 @@
-// The list readers (src/engine/lists.ts), pure: a token list is read item by item (an
+// The list readers (src/engine/kit/lists.ts), pure: a token list is read item by item (an
 // unreadable, unsafe or repeated item counted, never guessed at) and is complete only when
 // nothing was counted and meta.count agrees; a catalog item in each accepted form, its marker.
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { readCatalogItem, readTokenList } from '../../src/engine/lists.ts';
+import { readCatalogItem, readTokenList } from '../../src/engine/kit/lists.ts';
 
 const item = (slug: string) => ({ slug, displayName: slug.toUpperCase(), coverage: { snapshot: true } });
 

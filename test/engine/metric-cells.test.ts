@@ -1,9 +1,9 @@
-// Metric-cell collection (src/engine/metric-cells.ts), pure: which fields are cells and the
+// Metric-cell collection (src/engine/kit/metric-cells.ts), pure: which fields are cells and the
 // path each sits at, a MetricValue's status, the readers of one value, catalog enrichment
 // that fills only what a cell lacks, and the tally of a surface's cells.
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, isMetricValue, tallyCells, type MetricCell } from '../../src/engine/metric-cells.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, isMetricValue, tallyCells, type MetricCell } from '../../src/engine/kit/metric-cells.ts';
 
 const json = (text: string) => parse(text) as Record<string, unknown>;
 const byPath = (cells: MetricCell[]) => Object.fromEntries(cells.map((c) => [c.path, c]));

@@ -1,9 +1,9 @@
 // The next-page forms a list reader follows, and when a list read to its end is whole, without IO.
 import { describe, expect, it } from 'vitest';
-import { judgeList } from '../../src/engine/fetch-list.ts';
-import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals } from '../../src/engine/next-page.ts';
+import { judgeList } from '../../src/engine/fetch/fetch-list.ts';
+import { againstPage, chooseNext, nextFromLinkHeader, readPageSignals } from '../../src/engine/fetch/next-page.ts';
 import { resolveLink } from '../../src/upstream/safe-url.ts';
-import { truthy } from '../../src/engine/paging-signs.ts';
+import { truthy } from '../../src/engine/fetch/paging-signs.ts';
 import { readMeta } from '../../src/schema/upstream/envelope.ts';
 import { parseJson } from '../../src/lib/json.ts';
 

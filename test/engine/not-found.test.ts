@@ -2,9 +2,9 @@
 // `token_not_found` / `chart_not_found` on the app host, `chart-item-not-found` on the gateway)
 // is recorded `not_found`, is not asked again on later syncs, and is asked again once its
 // list or catalog says it is back (its marker moved, or it was left out and is listed again):
-// one rule for both hosts (src/engine/not-found.ts).
+// one rule for both hosts (src/engine/job/not-found.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { stillNotFound, wholeListOf } from '../../src/engine/not-found.ts';
+import { stillNotFound, wholeListOf } from '../../src/engine/job/not-found.ts';
 import { appChartJob } from '../../src/resources/app/chart.ts';
 import type { Simulator } from '../../sim/index.ts';
 import { json, q } from '../helpers/gateway-mirror.ts';

@@ -15,7 +15,7 @@ import { PAGE_FORMS, PAGED_ROUTES, startSimulator, type PageForm, type Simulator
 import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
-import { readPageSignals } from '../../src/engine/next-page.ts';
+import { readPageSignals } from '../../src/engine/fetch/next-page.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');

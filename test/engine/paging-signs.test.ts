@@ -4,9 +4,9 @@
 // that matches, a page count reached, rate-limit headers, the seeds' own envelope fields)
 // leaves it whole.
 import { describe, expect, it } from 'vitest';
-import { judgeList } from '../../src/engine/fetch-list.ts';
-import { readPageSignals } from '../../src/engine/next-page.ts';
-import { nameWords, pagingFields, speaksOfPaging } from '../../src/engine/paging-signs.ts';
+import { judgeList } from '../../src/engine/fetch/fetch-list.ts';
+import { readPageSignals } from '../../src/engine/fetch/next-page.ts';
+import { nameWords, pagingFields, speaksOfPaging } from '../../src/engine/fetch/paging-signs.ts';
 import { readMeta } from '../../src/schema/upstream/envelope.ts';
 import { parseJson } from '../../src/lib/json.ts';
 

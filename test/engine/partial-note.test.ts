@@ -1,9 +1,9 @@
-// What a resource written `partial` says in `last_error` (src/engine/partial-note.ts), pure:
+// What a resource written `partial` says in `last_error` (src/engine/job/partial-note.ts), pure:
 // a list not whole names its sign, items refused alone are counted with the first reason, a
 // resource that is both says both, and one that is neither says nothing (a success clears).
 import { describe, expect, it } from 'vitest';
-import { partialNote } from '../../src/engine/partial-note.ts';
-import { refusalDetails } from '../../src/engine/item-refusals.ts';
+import { partialNote } from '../../src/engine/job/partial-note.ts';
+import { refusalDetails } from '../../src/engine/kit/item-refusals.ts';
 
 const CANNOT = 'which Postgres cannot store exactly';
 

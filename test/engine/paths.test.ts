@@ -1,7 +1,7 @@
-// documentedPath (src/engine/paths.ts), pure: a route's documented path as `data_path` shows
+// documentedPath (src/engine/kit/paths.ts), pure: a route's documented path as `data_path` shows
 // it, every parameter put in its place and percent-encoded, for every route of the table.
 import { describe, expect, it } from 'vitest';
-import { documentedPath } from '../../src/engine/paths.ts';
+import { documentedPath } from '../../src/engine/kit/paths.ts';
 import { ROUTES, templateParams, type RouteName } from '../../src/upstream/routes.ts';
 
 describe('documentedPath', () => {

@@ -1,12 +1,12 @@
-// linkToBodies (src/engine/provenance.ts), with the simulator and real raw responses: each row links
+// linkToBodies (src/engine/job/provenance.ts), with the simulator and real raw responses: each row links
 // to its own page's body, else its write's, else the last the job read; no archived body, no
 // link; a table without the column keeps its rows as they are.
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fetchData } from '../../src/engine/fetch.ts';
-import { linkToBodies } from '../../src/engine/provenance.ts';
-import { into, type TableWrite } from '../../src/engine/types.ts';
+import { fetchData } from '../../src/engine/fetch/fetch.ts';
+import { linkToBodies } from '../../src/engine/job/provenance.ts';
+import { into, type TableWrite } from '../../src/engine/kit/types.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
 import { metrics } from '../../src/schema/warehouse/app.ts';
 import { resourceState } from '../../src/schema/warehouse/sync.ts';

@@ -1,11 +1,11 @@
-// A reader run (src/engine/reader.ts), against the simulator: the requests a reader asks, validated,
+// A reader run (src/engine/fetch/reader.ts), against the simulator: the requests a reader asks, validated,
 // then its pure read; a job read from one response (`one`) gets asOf and hash from it; a Refusal
 // comes back as a value; a response the schema refuses never reaches the read; a problem the
 // ask declares an answer reaches the read as data; `more` asks from what came back.
 import { z } from 'zod';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { runReader } from '../../src/engine/reader.ts';
-import { defineJob, refused, type Fetched, type JobContext, type JobDefinition, type Outcome, type ReadInput, type Refusal, type Reader } from '../../src/engine/types.ts';
+import { runReader } from '../../src/engine/fetch/reader.ts';
+import { defineJob, refused, type Fetched, type JobContext, type JobDefinition, type Outcome, type ReadInput, type Refusal, type Reader } from '../../src/engine/kit/types.ts';
 import { ProblemError } from '../../src/lib/errors.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

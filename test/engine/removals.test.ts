@@ -1,10 +1,10 @@
-// pendingRemovals (src/engine/removals.ts), on a real warehouse: per `replace` write, the set
+// pendingRemovals (src/engine/job/removals.ts), on a real warehouse: per `replace` write, the set
 // (named with its scope), its members (delisted ones not) and what would leave; which are mass
 // removals and their words; finding them removes nothing. The rule's bounds: sets.test.ts.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeRemovals, massRemovals, pendingRemovals, sameRemovals } from '../../src/engine/removals.ts';
-import { into, type TableWrite } from '../../src/engine/types.ts';
+import { describeRemovals, massRemovals, pendingRemovals, sameRemovals } from '../../src/engine/job/removals.ts';
+import { into, type TableWrite } from '../../src/engine/kit/types.ts';
 import { metricHistory, metrics, tokens } from '../../src/schema/warehouse/app.ts';
 import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
 

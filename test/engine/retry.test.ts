@@ -1,8 +1,8 @@
-// The one retry policy (src/engine/retry.ts), pure: three tries, waits of 2 s then 4 s, and
+// The one retry policy (src/engine/job/retry.ts), pure: three tries, waits of 2 s then 4 s, and
 // BullMQ's exponential backoff, as the worker's fetch jobs declare it, computes the same waits.
 import { Backoffs } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { JOB_RETRY, retryDelayMs } from '../../src/engine/retry.ts';
+import { JOB_RETRY, retryDelayMs } from '../../src/engine/job/retry.ts';
 import { FETCH_JOB_OPTIONS } from '../../src/runners/bullmq/queues.ts';
 
 describe('the job retry policy', () => {

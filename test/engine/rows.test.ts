@@ -1,8 +1,8 @@
-// The columns every handler's rows share (src/engine/rows.ts), pure: rowMeta's defaults and
+// The columns every handler's rows share (src/engine/kit/rows.ts), pure: rowMeta's defaults and
 // run id (never a fetch time), the UTC day of a moment, and the freshness verdicts counted.
 import { describe, expect, it } from 'vitest';
-import { rowMeta, utcDate, verdictCounts } from '../../src/engine/rows.ts';
-import type { JobContext } from '../../src/engine/types.ts';
+import { rowMeta, utcDate, verdictCounts } from '../../src/engine/kit/rows.ts';
+import type { JobContext } from '../../src/engine/kit/types.ts';
 
 // rowMeta reads the run id only.
 const ctx = { runId: '6f1c1f6e-0000-4000-8000-000000000001' } as JobContext;

@@ -6,10 +6,10 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { judgeFailure } from '../../src/lib/failure.ts';
 import { ProblemError } from '../../src/lib/errors.ts';
-import { MemoryRunLedger } from '../../src/engine/memory-run-ledger.ts';
-import { RunDriver } from '../../src/engine/run-driver.ts';
-import { entryStep, settledJob, unplannable } from '../../src/engine/run-jobs.ts';
-import type { JobDefinition } from '../../src/engine/types.ts';
+import { MemoryRunLedger } from '../../src/engine/run/memory-run-ledger.ts';
+import { RunDriver } from '../../src/engine/run/run-driver.ts';
+import { entryStep, settledJob, unplannable } from '../../src/engine/run/run-jobs.ts';
+import type { JobDefinition } from '../../src/engine/kit/types.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { createTestLogger } from '../helpers/services.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runStatus } from '../../src/engine/run-stats.ts';
+import { runStatus } from '../../src/engine/run/run-stats.ts';
 import { emptyStats } from '../../src/ports/run-ledger.ts';
 
 describe('runStatus', () => {

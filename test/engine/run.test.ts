@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresRunLedger } from '../../src/store/books/postgres-run-ledger.ts';
 import { MAX_FAILURES, type RunLedger, type RunStats } from '../../src/ports/run-ledger.ts';
-import { MemoryRunLedger } from '../../src/engine/memory-run-ledger.ts';
+import { MemoryRunLedger } from '../../src/engine/run/memory-run-ledger.ts';
 import { RedisRunLedger } from '../../src/runners/bullmq/redis-run-ledger.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { patience } from '../helpers/patience.ts';

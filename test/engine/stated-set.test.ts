@@ -1,8 +1,8 @@
 // The sets declared with their tables, the write options they give, and the mass-removal rule, without IO.
 import { describe, expect, it } from 'vitest';
-import { keptMembers, setRuleOf, wholeSet } from '../../src/engine/stated-set.ts';
+import { keptMembers, setRuleOf, wholeSet } from '../../src/engine/kit/stated-set.ts';
 import { declaredSets } from '../../src/schema/warehouse/declare-table.ts';
-import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../../src/engine/removals.ts';
+import { describeRemovals, isMassRemoval, massRemovals, sameRemovals } from '../../src/engine/job/removals.ts';
 import * as app from '../../src/schema/warehouse/app.ts';
 import { chartPoints, metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
 import * as gateway from '../../src/schema/warehouse/gateway.ts';

@@ -1,8 +1,8 @@
 // Which failures of a list still plan its children (walksOnBelow), and that children planned
 // from a stored list carry no marker (unvouched): pure.
 import { describe, expect, it } from 'vitest';
-import { unvouched } from '../../src/engine/fan-out.ts';
-import { walksOnBelow } from '../../src/engine/stored-list.ts';
+import { unvouched } from '../../src/engine/job/fan-out.ts';
+import { walksOnBelow } from '../../src/engine/job/stored-list.ts';
 
 describe('walksOnBelow', () => {
   it.each([

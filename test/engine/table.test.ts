@@ -1,8 +1,8 @@
-// The readers of `columns[]` + `rows` tables (src/engine/table.ts), pure: which column is the
+// The readers of `columns[]` + `rows` tables (src/engine/kit/table.ts), pure: which column is the
 // time, a cell found in array and object rows alike, which columns declare themselves not
 // numeric, and a column of labels.
 import { describe, expect, it } from 'vitest';
-import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../src/engine/table.ts';
+import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../src/engine/kit/table.ts';
 import type { Column } from '../../src/schema/upstream/app.ts';
 
 const col = (key: string, more: Record<string, unknown> = {}) => ({ key, ...more }) as Column;

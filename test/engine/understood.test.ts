@@ -1,10 +1,10 @@
-// refuse (src/engine/understood.ts), without IO: it refuses what the job read since the last
+// refuse (src/engine/fetch/understood.ts), without IO: it refuses what the job read since the last
 // refusal, every body kept `invalid` and the reason logged once, with the last body's text on
 // the error; with nothing read since, the reason alone.
 import { describe, expect, it } from 'vitest';
-import { TryFindings } from '../../src/engine/findings.ts';
-import type { JobContext } from '../../src/engine/types.ts';
-import { refuse } from '../../src/engine/understood.ts';
+import { TryFindings } from '../../src/engine/fetch/findings.ts';
+import type { JobContext } from '../../src/engine/kit/types.ts';
+import { refuse } from '../../src/engine/fetch/understood.ts';
 import { InvalidResponseError, NotUnderstoodError } from '../../src/lib/errors.ts';
 import type { UpstreamResponse } from '../../src/upstream/request.ts';
 import { createTestLogger } from '../helpers/services.ts';

@@ -46,7 +46,7 @@ interface Case {
   /** The list was refused: what it plans was planned from the stored list. */
   plannedFromStored?: boolean;
   /**
-   * One item of a list was refused alone (src/engine/item-refusals.ts): the list is `partial`,
+   * One item of a list was refused alone (src/engine/kit/item-refusals.ts): the list is `partial`,
    * its details name the item, its body is kept `partial`, the rest of it written.
    */
   itemAlone?: boolean;

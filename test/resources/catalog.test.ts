@@ -1,8 +1,8 @@
 // The catalog is what the resource files export: found, not listed (src/resources/index.ts).
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { resolveJob } from '../../src/engine/lifecycle.ts';
-import { defineJob } from '../../src/engine/types.ts';
+import { resolveJob } from '../../src/engine/job/lifecycle.ts';
+import { defineJob } from '../../src/engine/kit/types.ts';
 import { catalog, catalogOf, groups, walkRoots } from '../../src/resources/index.ts';
 
 const job = (name: string, extra: object = {}) => defineJob({ name, source: 'app', group: 'g', route: 'app.metrics', payload: z.object({}), resource: () => name, reader: { asks: () => [], read: () => ({ status: 'ok' }) }, ...extra });

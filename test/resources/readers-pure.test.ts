@@ -2,7 +2,7 @@
 // warehouse knows, what came back) to what they return. The engine's sending and asking are
 // tested apart (test/engine/reader.test.ts); the sync tests run them together.
 import { describe, expect, it } from 'vitest';
-import type { Got, Outcome, ReadInput, SyncSettings } from '../../src/engine/types.ts';
+import type { Got, Outcome, ReadInput, SyncSettings } from '../../src/engine/kit/types.ts';
 import { ProblemError } from '../../src/lib/errors.ts';
 import { appBundleJob } from '../../src/resources/app/bundle.ts';
 import { appChartsJob } from '../../src/resources/app/charts.ts';

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobContext, JobDefinition } from '../../src/engine/types.ts';
+import type { JobContext, JobDefinition } from '../../src/engine/kit/types.ts';
 import type { RouteName } from '../../src/upstream/routes.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { emptyPendingWork, runWalk } from '../../src/runners/in-process.ts';

@@ -2,7 +2,7 @@
 // once by the in-process runner (`tesync sync`'s performSync) and once by the BullMQ worker
 // (its runtime started in this process, on each queue backend, the walk queued as `tesync
 // enqueue` does), each into a warehouse of its own. The run driver says at debug level each
-// job planned, each job's follow-ups planned and each job settled (src/engine/run-driver.ts);
+// job planned, each job's follow-ups planned and each job settled (src/engine/run/run-driver.ts);
 // from those lines, every job goes through the same events in the same order under both
 // runners (planned; its follow-ups planned; settled), the two walks plan and settle the same
 // jobs, and in each the run is settled (nothing pending) only at its last job's end: never

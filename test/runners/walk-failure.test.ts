@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProblemError, RateLimitedError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
-import { walkFailure } from '../../src/engine/run-stats.ts';
+import { walkFailure } from '../../src/engine/run/run-stats.ts';
 import { readWalkFailure } from '../../src/ports/run-ledger.ts';
 
 const job = { name: 'gateway.charts', source: 'gateway' };

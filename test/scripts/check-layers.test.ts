@@ -9,7 +9,7 @@ describe('scripts/check-layers.ts', () => {
 
   it('finds the arrows between the modules', () => {
     expect(all.length).toBeGreaterThan(500);
-    expect(all).toContainEqual({ from: 'src/engine/reading.ts', to: 'src/store/write/upsert.ts' });
+    expect(all).toContainEqual({ from: 'src/engine/job/reading.ts', to: 'src/store/write/upsert.ts' });
   });
 
   it('places every module in a layer', () => {
@@ -31,14 +31,17 @@ describe('scripts/check-layers.ts', () => {
   });
 
   it('would see a resource that fetches, asks the warehouse or reaches a context\'s known or upstream', () => {
-    expect(reachesOut("import { fetchData } from '../../engine/fetch.ts';")).toBe(true);
-    expect(reachesOut("import { runReader } from '../../engine/reader.ts';")).toBe(true);
+    expect(reachesOut("import { fetchData } from '../../engine/fetch/fetch.ts';")).toBe(true);
+    expect(reachesOut("import { runReader } from '../../engine/fetch/reader.ts';")).toBe(true);
+    // Of the engine, a resource imports its kit alone at run time: every other room does IO.
+    expect(reachesOut("import { fanOut } from '../../engine/job/fan-out.ts';")).toBe(true);
     expect(reachesOut("import { knownOf } from '../../store/read/known.ts';")).toBe(true);
     expect(reachesOut('const keys = await ctx.known.streamKeys(slug);')).toBe(true);
     expect(reachesOut("const r = await ctx.upstream.get({ route: 'app.token' });")).toBe(true);
     // Types and data are fine: a resource names what it is handed.
     expect(reachesOut("import type { StoredAppChart } from '../../store/read/known.ts';")).toBe(false);
-    expect(reachesOut("import { wholeSet } from '../../engine/stated-set.ts';\nconst k = input.known.streamKeys;")).toBe(false);
+    expect(reachesOut("import { wholeSet } from '../../engine/kit/stated-set.ts';\nconst k = input.known.streamKeys;")).toBe(false);
+    expect(reachesOut("import type { JobContext } from '../../engine/kit/types.ts';\nimport type { Cursor } from '../../engine/job/change.ts';")).toBe(false);
   });
 
   it('no module of the layers is over 400 lines (the simulator aside)', () => {
@@ -52,7 +55,7 @@ describe('scripts/check-layers.ts', () => {
   it('would see an upward arrow and a cycle', () => {
     const up = { from: 'src/store/write/upsert.ts', to: 'src/runners/in-process.ts' };
     expect(upward([...all, up])).toEqual([up]);
-    expect(upward([{ from: 'src/engine/lifecycle.ts', to: 'sim/index.ts' }])).toHaveLength(1);
+    expect(upward([{ from: 'src/engine/job/lifecycle.ts', to: 'sim/index.ts' }])).toHaveLength(1);
     expect(upward([{ from: 'src/cli/sim.ts', to: 'sim/index.ts' }])).toEqual([]);
     // upstream and store are siblings: neither may import the other; both may use the ports.
     expect(upward([{ from: 'src/store/books/request-log.ts', to: 'src/upstream/routes.ts' }])).toHaveLength(1);

@@ -1,7 +1,7 @@
 // A key refused on every request that needs it: judged from a run's answers per bucket, named
 // by its variable, and the run's status (both runners decide with finalRunStatus).
 import { describe, expect, it } from 'vitest';
-import { finalRunStatus } from '../../src/engine/run-stats.ts';
+import { finalRunStatus } from '../../src/engine/run/run-stats.ts';
 import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { describeKeyRefusal, judgeKeyRefusals, type BucketAnswers, type RequestSummary } from '../../src/store/books/request-summary.ts';
 

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
-import { keptMembers, wholeSet } from '../../src/engine/stated-set.ts';
+import { keptMembers, wholeSet } from '../../src/engine/kit/stated-set.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { SET_FROM, absentKeys, removeAbsent, removeKeys } from '../../src/store/write/set-removal.ts';
 import { upsertRows } from '../../src/store/write/upsert.ts';

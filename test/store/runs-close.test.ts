@@ -1,5 +1,5 @@
 // One run lifecycle (issue 57): every run is opened and closed by the run driver
-// (src/engine/run-driver.ts), and one SQL statement closes a run, whoever closes it (a
+// (src/engine/run/run-driver.ts), and one SQL statement closes a run, whoever closes it (a
 // runner at its end, a worker's finish, a run that cannot go on, the export, the closers of
 // abandoned runs). Read from the source: what writes a run's end, and who may call it.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -43,13 +43,13 @@ describe('one run lifecycle', () => {
     );
     // close-run.ts is the driver's close: RunDriver.close calls it, nothing else does.
     expect(importers.sort()).toEqual([
-      'src/engine/close-run.ts: finishRun',
-      'src/engine/run-driver.ts: closeAbandoned',
-      'src/engine/run-driver.ts: finishRun',
-      'src/engine/run-driver.ts: markInterrupted',
-      'src/engine/run-driver.ts: startRun',
+      'src/engine/run/close-run.ts: finishRun',
+      'src/engine/run/run-driver.ts: closeAbandoned',
+      'src/engine/run/run-driver.ts: finishRun',
+      'src/engine/run/run-driver.ts: markInterrupted',
+      'src/engine/run/run-driver.ts: startRun',
     ]);
-    const closeRunCallers = files.filter(({ file, text }) => file !== 'src/engine/close-run.ts' && /\bcloseRun\(/.test(text)).map((f) => f.file);
-    expect(closeRunCallers).toEqual(['src/engine/run-driver.ts']);
+    const closeRunCallers = files.filter(({ file, text }) => file !== 'src/engine/run/close-run.ts' && /\bcloseRun\(/.test(text)).map((f) => f.file);
+    expect(closeRunCallers).toEqual(['src/engine/run/run-driver.ts']);
   });
 });

@@ -11,7 +11,7 @@ import type { UpstreamRequest } from '../../src/upstream/index.ts';
 import { decodedBelow, removeDotSegments, serverPath } from '../../src/upstream/decoded-path.ts';
 import { routesAt, type RouteName } from '../../src/upstream/routes.ts';
 import { resolveLink, resolveRedirect } from '../../src/upstream/safe-url.ts';
-import { chooseNext, readPageSignals } from '../../src/engine/next-page.ts';
+import { chooseNext, readPageSignals } from '../../src/engine/fetch/next-page.ts';
 import { canaryKey } from '../helpers/services.ts';
 import { proxiedUpstream, startRecordingProxy, type RecordingProxy, type SeenRequest } from '../helpers/recording-proxy.ts';
 

@@ -2,7 +2,7 @@
 // short at once, recorded as stopped (not as the network's failure), not tried again.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunInterrupted } from '../../src/engine/close-run.ts';
+import { RunInterrupted } from '../../src/engine/run/close-run.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder } from '../../src/upstream/index.ts';
 import { STOPPED_REQUEST } from '../../src/ports/recorder.ts';
 import { createTestLogger } from '../helpers/services.ts';

@@ -7,9 +7,9 @@ import { bundle } from '../../schema/upstream/app.ts';
 import { researchBundles, tokenFunctions, valueDriverEdges, valueDrivers } from '../../schema/warehouse/app.ts';
 import { stringifyJson } from '../../lib/json.ts';
 import type { ProblemError } from '../../lib/errors.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { defineJob, into, refused, type Fetched, type Outcome } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { defineJob, into, refused, type Fetched, type Outcome } from '../../engine/kit/types.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
 import type { z } from 'zod';
 

@@ -4,12 +4,12 @@ import { chartData } from '../../schema/upstream/app.ts';
 import { isLosslessNumber } from 'lossless-json';
 import { isRecord, readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import { chartPoints } from '../../schema/warehouse/app.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/table.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
-import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
-import { defineJob, into, type ItemsLocator } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/kit/table.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/kit/item-refusals.ts';
+import { defineJob, into, type ItemsLocator } from '../../engine/kit/types.ts';
 
 export const chartPayload = z.object({
   slug: z.string().min(1),

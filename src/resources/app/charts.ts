@@ -2,17 +2,17 @@
 // whose catalog freshness and row count are as at its last fetch is not fetched again. A
 // chart that answered 404 `chart_not_found` (or `token_not_found`) is not asked again until
 // the catalog says it is back: its freshness or row count changed, or a whole catalog left it
-// out and lists it again (the one 404 rule, src/engine/not-found.ts).
+// out and lists it again (the one 404 rule, src/engine/job/not-found.ts).
 import { z } from 'zod';
 import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { chartPoints, charts } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { keptMembers, wholeSet } from '../../engine/stated-set.ts';
-import { readCatalogItem, type CatalogEntry } from '../../engine/lists.ts';
-import { readEntries, refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
-import { documentedPath } from '../../engine/paths.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { rowMeta } from '../../engine/kit/rows.ts';
+import { keptMembers, wholeSet } from '../../engine/kit/stated-set.ts';
+import { readCatalogItem, type CatalogEntry } from '../../engine/kit/lists.ts';
+import { readEntries, refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
+import { documentedPath } from '../../engine/kit/paths.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 import type { StoredAppChart } from '../../store/read/known.ts';
 import type { chartPayload } from './chart.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';

@@ -13,8 +13,8 @@
 import { history, type History } from '../../schema/upstream/app.ts';
 import { isRecord, readDecimal, readText, readTime } from '../../schema/upstream/values.ts';
 import type { metricHistory } from '../../schema/warehouse/app.ts';
-import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/table.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
+import { cellOf, declaredNotNumeric, textCells, timeColumnIndex } from '../../engine/kit/table.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
 
 export type HistoryForm = 'list' | 'column' | 'nested' | 'keyed' | 'single';
 

@@ -1,7 +1,7 @@
 // /api/v1/tokens/{slug}/metrics/history?stream=all: every stream, every metric, every day.
 // The first sync takes everything; later ones ask only from the last day seen minus
 // TE_HISTORY_OVERLAP_DAYS, whole again every TE_HISTORY_FULL_REFETCH_DAYS, and whole when
-// upstream refuses the date filter (declared `incremental`; the rules: engine/incremental.ts).
+// upstream refuses the date filter (declared `incremental`; the rules: engine/kit/incremental.ts).
 //
 // `stream=all` comes in one of several forms (history-read.ts). One that cannot be split by
 // stream for certain is refused (its body kept `invalid`), and the streams are then fetched
@@ -14,11 +14,11 @@ import { z } from 'zod';
 import { snapshot } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricHistory } from '../../schema/warehouse/app.ts';
-import { rowMeta } from '../../engine/rows.ts';
-import { nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } from '../../engine/incremental.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into, refused, type Ask, type Got, type Outcome, type ReadInput, type Refusal, type Reader } from '../../engine/types.ts';
+import { rowMeta } from '../../engine/kit/rows.ts';
+import { nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } from '../../engine/kit/incremental.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
+import { defineJob, into, refused, type Ask, type Got, type Outcome, type ReadInput, type Refusal, type Reader } from '../../engine/kit/types.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';

@@ -2,9 +2,9 @@
 import { z } from 'zod';
 import { metricCatalog, metricEntry } from '../../schema/upstream/app.ts';
 import { metrics } from '../../schema/warehouse/app.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 
 export const normalizeMetrics = (input: Stamp, items: unknown[], asOf: Date | null) => {
   const rows: (typeof metrics.$inferInsert)[] = [];

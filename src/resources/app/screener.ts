@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { screenerRow } from '../../schema/upstream/app.ts';
 import { isRecord, readText } from '../../schema/upstream/values.ts';
 import { metricValues, screenerRows } from '../../schema/warehouse/app.ts';
-import { rowMeta, verdictCounts, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
-import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../../engine/metric-cells.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { rowMeta, verdictCounts, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/kit/item-refusals.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../../engine/kit/metric-cells.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
 

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { snapshot, type TokenItem } from '../../schema/upstream/app.ts';
 import { isRecord, readText, readTime, versionMarker } from '../../schema/upstream/values.ts';
 import { metricValues, tokenSnapshots, tokenStreams } from '../../schema/warehouse/app.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../../engine/metric-cells.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../../engine/kit/metric-cells.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });

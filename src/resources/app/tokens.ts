@@ -3,17 +3,17 @@
 // the list came back whole: a failed or partial list never delists anything. A token route
 // that answered 404 `token_not_found` is not asked again until the list says the token is
 // back: its `freshness` changed, or it was unlisted and is listed again (the one 404 rule,
-// src/engine/not-found.ts).
+// src/engine/job/not-found.ts).
 import { z } from 'zod';
 import type { TokenItem } from '../../schema/upstream/app.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { researchBundles, tokens } from '../../schema/warehouse/app.ts';
 import { withoutVolatile } from '../../schema/warehouse/columns.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { readTokenList, slugOf } from '../../engine/lists.ts';
-import { refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { defineJob, into, type TableWrite } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { readTokenList, slugOf } from '../../engine/kit/lists.ts';
+import { refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { defineJob, into, type TableWrite } from '../../engine/kit/types.ts';
 import { appBundleJob } from './bundle.ts';
 
 /**

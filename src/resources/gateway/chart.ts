@@ -12,11 +12,11 @@ import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import { gatewayChartItem, gatewayChartSeries as seriesSchema, type GatewayChartItemIn } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
-import { defineJob, into, type ItemsLocator } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/kit/item-refusals.ts';
+import { defineJob, into, type ItemsLocator } from '../../engine/kit/types.ts';
 import { chartMarker, chartTimeframes, type GatewayChartItem } from './charts.ts';
 
 export const chartPayload = z.object({

@@ -13,10 +13,10 @@ import { GATEWAY_PERIODS } from '../../lib/variables.ts';
 import { gatewayTrend, type GatewayTrendIn } from '../../schema/upstream/gateway.ts';
 import { readTime } from '../../schema/upstream/values.ts';
 import { gatewayTrendPoints } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });

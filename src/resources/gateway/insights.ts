@@ -4,7 +4,7 @@
 import { gatewayInsight } from '../../schema/upstream/gateway.ts';
 import { isRecord, readTime } from '../../schema/upstream/values.ts';
 import type { gatewayScreenerInsights } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 
 type InsightInsert = typeof gatewayScreenerInsights.$inferInsert;

@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { openapiDocument } from '../../schema/upstream/gateway.ts';
 import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { contractChanges } from '../../schema/warehouse/sync.ts';
-import { documentedPath } from '../../engine/paths.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { documentedPath } from '../../engine/kit/paths.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 
 /** What is kept of a document to compare the next one with: a hash per path and per top-level section. */
 export interface ContractFingerprint {

@@ -7,10 +7,10 @@ import { z } from 'zod';
 import { gatewayPageShell, gatewaySection } from '../../schema/upstream/gateway.ts';
 import { isRecord, readInt, readTime } from '../../schema/upstream/values.ts';
 import { gatewayTokenPages, gatewayTokenSections } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
-import { defineJob, into, refused } from '../../engine/types.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
+import { defineJob, into, refused } from '../../engine/kit/types.ts';
 import { decimalReader, rowStatus } from './cells.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 

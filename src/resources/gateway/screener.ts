@@ -12,11 +12,11 @@ import {
   gatewayScreenerUnmatched,
   gatewayScreenerWindows,
 } from '../../schema/warehouse/gateway.ts';
-import { rowMeta, verdictCounts, type Stamp } from '../../engine/rows.ts';
-import { CellTally } from '../../engine/cell-tally.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { refusalDetails, refusalNotes, splitItems } from '../../engine/item-refusals.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { rowMeta, verdictCounts, type Stamp } from '../../engine/kit/rows.ts';
+import { CellTally } from '../../engine/kit/cell-tally.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { refusalDetails, refusalNotes, splitItems } from '../../engine/kit/item-refusals.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 import { normalizeInsights } from './insights.ts';
 import { matchRowToken, type KnownToken } from './match.ts';

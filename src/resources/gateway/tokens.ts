@@ -10,11 +10,11 @@
 // at most TE_MARKER_MAX_AGE_HOURS). No asOf, no marker: everything is fetched.
 import { z } from 'zod';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
-import { readTokenList, slugOf, type TokenListRead } from '../../engine/lists.ts';
-import { refusalDetails, refusalNotes } from '../../engine/item-refusals.ts';
-import { rowMeta, type Stamp } from '../../engine/rows.ts';
-import { wholeSet } from '../../engine/stated-set.ts';
-import { defineJob, into } from '../../engine/types.ts';
+import { readTokenList, slugOf, type TokenListRead } from '../../engine/kit/lists.ts';
+import { refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
+import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
+import { wholeSet } from '../../engine/kit/stated-set.ts';
+import { defineJob, into } from '../../engine/kit/types.ts';
 import { textOrNull } from './cells.ts';
 
 /** Pure: the catalog's rows (name and href are read from the item as sent). */

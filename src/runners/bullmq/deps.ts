@@ -1,5 +1,5 @@
 // What the BullMQ processors need, built once per worker process by the runtime.
-import type { JobDefinition, JobRequest, Source, SyncSettings } from '../../engine/types.ts';
+import type { JobDefinition, JobRequest, Source, SyncSettings } from '../../engine/kit/types.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Upstream } from '../../upstream/request.ts';
 import type { RequestRecorder } from '../../ports/recorder.ts';

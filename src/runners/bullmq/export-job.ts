@@ -4,7 +4,7 @@
 // once a fill ran after its end, so the export shortly after midnight writes the day just over
 // as it ended, whether or not a walk finished since.
 //
-// Its run is opened and closed by the run driver (src/engine/run-driver.ts), as a walk's is;
+// Its run is opened and closed by the run driver (src/engine/run/run-driver.ts), as a walk's is;
 // its work is no job on the run ledger, so it closes with the export's own record.
 // What went wrong is the run's record (failed, with its error), not the job's: the job
 // completes, and the schedule's next tick tries again. Only a run that cannot be opened (the
@@ -14,7 +14,7 @@ import { errorLine } from '../../lib/recordable.ts';
 import { DAILY_ARCHIVE_NAMES } from '../../schema/warehouse/history.ts';
 import { fillDailyArchives } from '../../store/write/daily-archive.ts';
 import { exportWarehouse, type ExportSummary } from '../../export/export.ts';
-import type { RunEnding } from '../../engine/run-driver.ts';
+import type { RunEnding } from '../../engine/run/run-driver.ts';
 import type { RunnerDeps } from './deps.ts';
 import { EXPORT_SCHEDULE } from './schedules.ts';
 

@@ -1,6 +1,6 @@
 // A fetch job: one resource of one run, through the one job lifecycle `tesync sync` runs
-// too (src/engine/lifecycle.ts), planned in its run when it was queued (plan.ts) and settled,
-// its follow-ups queued first, by the one run driver (src/engine/run-driver.ts).
+// too (src/engine/job/lifecycle.ts), planned in its run when it was queued (plan.ts) and settled,
+// its follow-ups queued first, by the one run driver (src/engine/run/run-driver.ts).
 //
 // What its errors become in BullMQ:
 //   RateLimitedError (the bucket is closed longer than a job may hold its slot): the bucket's
@@ -10,19 +10,19 @@
 //   anything else, or the last attempt: recorded by the lifecycle, then failed for good
 //     (UnrecoverableError) so BullMQ does not retry it.
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import { runJob } from '../../engine/lifecycle.ts';
-import type { JobRequest, JobResult } from '../../engine/types.ts';
+import { runJob } from '../../engine/job/lifecycle.ts';
+import type { JobRequest, JobResult } from '../../engine/kit/types.ts';
 import { RateLimitedError } from '../../lib/errors.ts';
 import { withSignal } from '../../upstream/with-signal.ts';
 import { writeFailure } from '../../store/books/resource-state.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
-import { settledJob, unplannable } from '../../engine/run-jobs.ts';
-import type { FollowUps } from '../../engine/run-driver.ts';
+import { settledJob, unplannable } from '../../engine/run/run-jobs.ts';
+import type { FollowUps } from '../../engine/run/run-driver.ts';
 import type { SettledJob } from '../../ports/run-ledger.ts';
 import type { RunnerDeps } from './deps.ts';
 import { fetchJobData, type FetchJobData } from './job-data.ts';
 import { enqueueRequests } from './plan.ts';
-import { JOB_RETRY } from '../../engine/retry.ts';
+import { JOB_RETRY } from '../../engine/job/retry.ts';
 import { queueFinish } from './walk.ts';
 
 /** The failure is recorded and counted: BullMQ's `failed` event must not do it again. */

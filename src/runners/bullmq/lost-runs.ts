@@ -5,7 +5,7 @@
 // restarted empty). A worker looks for them when it starts and after Redis reconnects.
 import type { Logger } from '../../lib/logger.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import { RunDriver } from '../../engine/run-driver.ts';
+import { RunDriver } from '../../engine/run/run-driver.ts';
 import { LOST_RUN_ERROR } from '../../store/books/runs.ts';
 import type { AnyQueue, QueueBackendKind, WorkerLedger } from './backend.ts';
 import { queueFinish } from './walk.ts';

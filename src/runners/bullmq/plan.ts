@@ -5,8 +5,8 @@
 // deduplication id is the resource alone, so that while one run has a resource queued or
 // running, another run does not queue it again. Planners (catalog, token lists) are not
 // deduplicated across runs: each run needs its own to plan its own follow-ups.
-import type { RunDriver } from '../../engine/run-driver.ts';
-import type { JobDefinition, JobRequest } from '../../engine/types.ts';
+import type { RunDriver } from '../../engine/run/run-driver.ts';
+import type { JobDefinition, JobRequest } from '../../engine/kit/types.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import { fetchJobId, resourceKey } from './ids.ts';
@@ -18,7 +18,7 @@ import { inScope, PLANNER_GROUPS } from '../walk-scope.ts';
 export interface PlanDeps {
   catalog: ReadonlyMap<string, JobDefinition<any>>;
   fetchQueues: ReadonlyMap<Bucket, AnyQueue>;
-  /** The run driver (src/engine/run-driver.ts) over the run ledger of the prefix (`driver.ledger`): enters and settles the run's jobs. */
+  /** The run driver (src/engine/run/run-driver.ts) over the run ledger of the prefix (`driver.ledger`): enters and settles the run's jobs. */
   driver: RunDriver<WorkerLedger>;
   logger: Logger;
 }

@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import type { JobsOptions } from 'bullmq';
 import { BUCKETS, type Bucket } from '../../upstream/routes.ts';
-import { JOB_RETRY } from '../../engine/retry.ts';
+import { JOB_RETRY } from '../../engine/job/retry.ts';
 
 export const WALK_QUEUE = 'walk';
 
@@ -32,7 +32,7 @@ export const FAILED_JOBS_KEPT = { age: 7 * 24 * 3600, count: 1000 } as const;
  */
 export const EVENTS_KEPT = 1000;
 
-/** The engine's retry policy (src/engine/retry.ts), as BullMQ's attempts and exponential backoff. */
+/** The engine's retry policy (src/engine/job/retry.ts), as BullMQ's attempts and exponential backoff. */
 export const FETCH_JOB_OPTIONS: JobsOptions = {
   attempts: JOB_RETRY.attempts,
   backoff: { type: 'exponential', delay: JOB_RETRY.firstDelayMs },

@@ -20,7 +20,7 @@ import { WarehouseClock } from '../../store/warehouse-clock.ts';
 import { LEASE_MARGIN_MS } from '../../upstream/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import { RunDriver } from '../../engine/run-driver.ts';
+import { RunDriver } from '../../engine/run/run-driver.ts';
 import type { RunnerDeps, RunnerEvents, WalkPlan } from './deps.ts';
 import { onFetchFailed, processFetch } from './fetch.ts';
 import { FETCH_QUEUES, WALK_QUEUE } from './queues.ts';

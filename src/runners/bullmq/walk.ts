@@ -1,6 +1,6 @@
 // The orchestration queue's jobs: a walk (scheduled or enqueued) opens a run and queues its
 // roots; a finish job closes the run once its last fetch job settled. The run itself is the
-// run driver's (src/engine/run-driver.ts), as under `tesync sync`.
+// run driver's (src/engine/run/run-driver.ts), as under `tesync sync`.
 import { UnrecoverableError, type Job } from 'bullmq';
 import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';

@@ -100,7 +100,7 @@ export function dataAgeView(tables: readonly DeclaredTable[]): AnalyticsView {
     // freshness as JSON with sorted keys (`{"asOf":...,"status":"stale"}`, a chart's
     // `{"freshness":"stale","rowCount":...}`) or as a bare word; dates and versions are no
     // verdict. A list (a screener) has none of its own: its rows' verdicts, counted, are in
-    // `details.freshness` (src/engine/rows.ts verdictCounts).
+    // `details.freshness` (src/engine/kit/rows.ts verdictCounts).
     body: `with r as (
   select source, coalesce(kind, 'other') as "group", status, as_of, details, last_success_at, verified_at,
     coalesce(substring(freshness from '"(?:status|freshness)":"([A-Za-z_-]+)"'), substring(freshness from '^([A-Za-z_-]+)$')) as verdict

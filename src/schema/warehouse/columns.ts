@@ -86,6 +86,14 @@ export function withoutVolatile(v: unknown): unknown {
  */
 export const BOOKKEEPING_COLUMNS: readonly string[] = ['fetched_at', 'run_id', 'last_seen_at', 'raw_response_id'];
 
+/**
+ * The data time of a point (what it is about: its day), in every table that is a series of
+ * points (a history, a trend, a chart's rows). A row of any other table is about the instant
+ * its response describes (`as_of`): a change of it is a new observation, never a revision of an
+ * earlier one (src/store/sql/changes.sql).
+ */
+export const DATA_TIME_COLUMN = 'ts';
+
 /** Columns every normalized row carries (contract: the warehouse). */
 export const rowMeta = () => ({
   fetchedAt: knownTime('fetched_at').notNull(),

@@ -7,7 +7,7 @@
 // table (deleted, or delisted) only when a response stated the whole set it belongs to. A set
 // is declared by the columns that name one (`scope`: a token's sections are the set of one
 // token) and, in words, the response that states it (for docs and reviewers); a resource says
-// only whether its response stated it (src/engine/stated-set.ts).
+// only whether its response stated it (src/engine/kit/stated-set.ts).
 //
 // `declareTable` returns the drizzle table itself, so drizzle-kit and every query see the table
 // as declared; the rest is kept beside it, keyed by the table. The tables are listed from the

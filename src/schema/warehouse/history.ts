@@ -6,8 +6,9 @@
 // The history tables, the trigger that fills them and `T_as_of(at)` that reads them back are
 // made by the database from `T` itself (src/store/sql/history.sql, run for each table listed
 // here), so a table declared in app.ts or gateway.ts is versioned with no other edit.
-import { is } from 'drizzle-orm';
-import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
+import { getTableColumns, is } from 'drizzle-orm';
+import { getTableConfig, PgTable, type PgColumn } from 'drizzle-orm/pg-core';
+import { BOOKKEEPING_COLUMNS, DATA_TIME_COLUMN } from './columns.ts';
 import * as app from './app.ts';
 import * as gateway from './gateway.ts';
 
@@ -47,3 +48,17 @@ export const DAILY_ARCHIVE_NAMES: readonly string[] = DAILY_ARCHIVES.map((a) => 
 
 /** The tables whose versions are kept: every table of `app` and `gateway` but the daily archives. */
 export const VERSIONED: readonly PgTable[] = versionedTables(app, gateway);
+
+/** The column of `table` holding its rows' data time (DATA_TIME_COLUMN), when it is a series of points. Pure. */
+export function dataTimeColumn(table: PgTable): string | undefined {
+  return Object.values(getTableColumns(table) as Record<string, PgColumn>).some((c) => c.name === DATA_TIME_COLUMN) ? DATA_TIME_COLUMN : undefined;
+}
+
+/**
+ * What src/store/sql/changes.sql makes each versioned table's `T_changes` from, beside the
+ * table itself: its data-time column ('' when none) and the bookkeeping columns, comma-separated,
+ * which say when and from which body a row was written, not what it holds (left out of `changed`).
+ */
+export function changeRules(table: PgTable): { dataTime: string; bookkeeping: string } {
+  return { dataTime: dataTimeColumn(table) ?? '', bookkeeping: BOOKKEEPING_COLUMNS.join(',') };
+}

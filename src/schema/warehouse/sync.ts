@@ -46,7 +46,7 @@ export const runCounts = syncSchema.table(
     rows: bigint('rows', { mode: 'number' }).notNull().default(0),
     /** `source.group` → status → count */
     byGroup: jsonb('by_group').notNull().default({}),
-    /** The first failures, at most MAX_FAILURES (src/engine/run-stats.ts). */
+    /** The first failures, at most MAX_FAILURES (src/engine/run/run-stats.ts). */
     failures: jsonb('failures').notNull().default([]),
     expiresAt: tstz('expires_at').notNull(),
   },
@@ -218,7 +218,7 @@ export const resourceKinds = syncSchema.table(
   (t) => [primaryKey({ columns: [t.source, t.route] })],
 );
 
-/** Every field name seen on a route's responses (see src/engine/fields.ts for what a field name is). */
+/** Every field name seen on a route's responses (see src/engine/fetch/fields.ts for what a field name is). */
 export const resourceFields = syncSchema.table(
   'resource_fields',
   {

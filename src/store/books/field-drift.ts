@@ -34,7 +34,7 @@ export interface FieldSighting {
   template: string;
   runId: string;
   at: Date;
-  /** The response's field names (src/engine/fields.ts). */
+  /** The response's field names (src/engine/fetch/fields.ts). */
   fields: readonly string[];
   /** The response (path and query, no host) and its body hash, kept with added fields. */
   path: string;

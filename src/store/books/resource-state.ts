@@ -73,7 +73,7 @@ export async function readStates(db: Executor, source: string, prefix: string): 
 
 /**
  * Forgets the 404s of the resources of these groups under `prefix` that a whole list no longer
- * plans (src/engine/not-found.ts): once listed again, they are asked again. Call inside the
+ * plans (src/engine/job/not-found.ts): once listed again, they are asked again. Call inside the
  * list's own transaction.
  */
 export async function forgetNotFound(db: Executor, source: string, list: ListPlan): Promise<void> {

@@ -7,7 +7,7 @@ import type { Warehouse } from '../connection.ts';
 export interface PartialResource {
   source: string;
   resource: string;
-  /** Why it is not whole (src/engine/partial-note.ts). */
+  /** Why it is not whole (src/engine/job/partial-note.ts). */
   note: string;
 }
 

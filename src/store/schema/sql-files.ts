@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Sql } from 'postgres';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { ARCHIVE_DAY_COLUMN } from '../../schema/warehouse/columns.ts';
-import { DAILY_ARCHIVES, VERSIONED } from '../../schema/warehouse/history.ts';
+import { changeRules, DAILY_ARCHIVES, VERSIONED } from '../../schema/warehouse/history.ts';
 
 export const SQL_FOLDER = fileURLToPath(new URL('../sql/', import.meta.url));
 
@@ -29,6 +29,14 @@ const qualifiedName = (t: PgTable) => {
 /** In order: the others read the as-of functions the history file makes. */
 export const SQL_FILES: readonly SqlFile[] = [
   { name: 'history.sql', perObject: () => VERSIONED.map((t) => ['sync.keep_history', ...qualifiedName(t)]) },
+  {
+    name: 'changes.sql',
+    perObject: () =>
+      VERSIONED.map((t) => {
+        const { dataTime, bookkeeping } = changeRules(t);
+        return ['sync.create_changes', ...qualifiedName(t), dataTime, bookkeeping];
+      }),
+  },
   { name: 'daily-archive.sql', perObject: () => DAILY_ARCHIVES.map((a) => ['sync.track_archive_days', ...qualifiedName(a.archive), ARCHIVE_DAY_COLUMN]) },
   { name: 'analytics.sql' },
 ];

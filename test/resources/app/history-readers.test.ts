@@ -3,7 +3,7 @@
 // warehouse) is test/engine/reader.test.ts's and the sync tests'.
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import type { Got, Outcome, ReadInput, SyncSettings } from '../../../src/engine/types.ts';
+import type { Got, Outcome, ReadInput, SyncSettings } from '../../../src/engine/kit/types.ts';
 import { ProblemError } from '../../../src/lib/errors.ts';
 import { appHistoryJob } from '../../../src/resources/app/history.ts';
 import type { ResourceStateRow } from '../../../src/store/books/resource-state.ts';

@@ -2,8 +2,8 @@ import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../../src/resources/app/history.ts';
 import { readScreenerRow, screenerValues } from '../../../src/resources/app/screener.ts';
-import { readCatalogItem, readTokenList } from '../../../src/engine/lists.ts';
-import { collectMetricCells } from '../../../src/engine/metric-cells.ts';
+import { readCatalogItem, readTokenList } from '../../../src/engine/kit/lists.ts';
+import { collectMetricCells } from '../../../src/engine/kit/metric-cells.ts';
 import { history } from '../../../src/schema/upstream/app.ts';
 
 const json = (text: string) => parse(text) as any;
@@ -109,7 +109,7 @@ describe('chart catalog items', () => {
 
 describe('catalog enrichment', () => {
   it('maps cell paths to catalog slugs and fills units of bare cells', async () => {
-    const { metricSlugOf, enrichFromCatalog } = await import('../../../src/engine/metric-cells.ts');
+    const { metricSlugOf, enrichFromCatalog } = await import('../../../src/engine/kit/metric-cells.ts');
     expect(metricSlugOf('row.multiples.30d')).toBe('multiple.30d');
     expect(metricSlugOf('revenues.7d')).toBe('revenue.7d');
     expect(metricSlugOf('streams.fees.annualizedRevenue')).toBe('stream.annualizedRevenue');

@@ -4,8 +4,8 @@ import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import { readHistory, type HistoryRead } from '../../../src/resources/app/history-read.ts';
 import { readChartPoints } from '../../../src/resources/app/chart.ts';
-import { CellTally } from '../../../src/engine/cell-tally.ts';
-import type { JobContext } from '../../../src/engine/types.ts';
+import { CellTally } from '../../../src/engine/kit/cell-tally.ts';
+import type { JobContext } from '../../../src/engine/kit/types.ts';
 import { chartData } from '../../../src/schema/upstream/app.ts';
 
 const json = (text: string) => parse(text) as unknown;

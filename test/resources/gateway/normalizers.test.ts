@@ -13,7 +13,7 @@ import { problemDetails as detailsOf } from '../../../src/store/books/resource-s
 /** What a failed fetch keeps of its problem in `details.problem`. */
 const problemDetails = (err: unknown) => detailsOf(judgeFailure(err));
 import { normalizeScreenerRow } from '../../../src/resources/gateway/screener.ts';
-import type { JobContext } from '../../../src/engine/types.ts';
+import type { JobContext } from '../../../src/engine/kit/types.ts';
 import { gatewayChartItem, gatewayPageShell, gatewayTrend } from '../../../src/schema/upstream/gateway.ts';
 import { ProblemError, UpstreamServerError } from '../../../src/lib/errors.ts';
 

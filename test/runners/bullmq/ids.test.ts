@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { catalog } from '../../../src/resources/index.ts';
 import { encodeResource, fetchJobId, finishJobId, resourceKey, runIdFor } from '../../../src/runners/bullmq/ids.ts';
-import { bucketOf } from '../../../src/engine/lifecycle.ts';
+import { bucketOf } from '../../../src/engine/job/lifecycle.ts';
 import { fetchQueueName, FETCH_QUEUES, redisOptions } from '../../../src/runners/bullmq/queues.ts';
 
 const RUN = '0b7f7c1e-3c1a-4c1f-9a7e-2f1d8a9b0c1d';
