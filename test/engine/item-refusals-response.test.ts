@@ -1,12 +1,13 @@
 // A refusal is as small as the thing refused, for a response that is not a list but holds one
-// (src/engine/kit/item-refusals.ts `judgeResponse`, pure but for the try's findings): a chart's
+// (src/engine/fetch/judge-items.ts `judgeResponse`, pure but for the try's findings): a chart's
 // rows, located by its reader (`Ask.items`). A string Postgres cannot hold inside a row refuses
 // that row alone, named by its field (its x cell, a series key); one in the chart's own fields
 // (title, config, meta) refuses the response whole, its body kept `invalid`.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { judgeResponse, splitItems } from '../../src/engine/kit/item-refusals.ts';
+import { judgeResponse } from '../../src/engine/fetch/judge-items.ts';
+import { splitItems } from '../../src/engine/kit/item-refusals.ts';
 import { TryFindings } from '../../src/engine/fetch/findings.ts';
 import type { Fetched, ItemsLocator, JobContext } from '../../src/engine/kit/types.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';

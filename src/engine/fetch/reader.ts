@@ -8,9 +8,9 @@ import { z } from 'zod';
 import { ProblemError } from '../../lib/errors.ts';
 import { fetchData, invalid } from './fetch.ts';
 import { fetchList } from './fetch-list.ts';
-import { fetchSince } from '../kit/incremental.ts';
-import { judgeItems, judgeResponse } from '../kit/item-refusals.ts';
-import type { Ask, Got, JobContext, Outcome, ReadInput, Refusal, Reader } from '../kit/types.ts';
+import { judgeItems, judgeResponse } from './judge-items.ts';
+import type { UpstreamRequest } from '../../upstream/index.ts';
+import type { Ask, Fetched, Got, Incremental, JobContext, Outcome, ReadInput, Refusal, Reader } from '../kit/types.ts';
 
 /** Asks of one reader at most: a reader that keeps asking is refused, never followed for ever. */
 export const MAX_ASKS = 200;
@@ -70,4 +70,23 @@ async function fetchAsk(ctx: JobContext, ask: Ask): Promise<Got> {
     return { ask, fetched: judgeResponse(ctx, ask.route, fetched, ask.items), incremental: false };
   }
   return { ask, fetched: await fetchData(ctx, { ...req, ...(ask.link ? { link: ask.link } : {}) }, schema), incremental: false };
+}
+
+/** One request from `since` (none: whole); a filter upstream refuses is asked again whole. */
+export async function fetchSince<S extends z.ZodType>(
+  ctx: JobContext,
+  inc: Incremental,
+  req: Omit<UpstreamRequest, 'runId'>,
+  schema: S,
+  since: string | null,
+): Promise<{ fetched: Fetched<z.output<S>>; incremental: boolean }> {
+  const ask = (from: string | null) => fetchData(ctx, from ? { ...req, query: { ...req.query, [inc.param(ctx.settings)]: from } } : req, schema);
+  if (since === null) return { fetched: await ask(null), incremental: false };
+  try {
+    return { fetched: await ask(since), incremental: true };
+  } catch (err) {
+    if (!(err instanceof ProblemError && err.code && inc.refusedCodes.includes(err.code))) throw err;
+    ctx.logger.info({ code: err.code }, 'date filter refused; fetching the whole resource');
+    return { fetched: await ask(null), incremental: false };
+  }
 }

@@ -2,17 +2,13 @@
 // the job's state keeps a cursor (the newest data time read, and when the resource was last
 // fetched whole); the next request starts a lag before the cursor, so revised values are
 // overwritten by key, and the whole resource is fetched again every so often, for revisions
-// older than the lag. A filter upstream refuses is asked again whole. The resource declares
-// the numbers (`JobDefinition.incremental`); the rules are here, once.
-import { ProblemError } from '../../lib/errors.ts';
-import type { UpstreamRequest } from '../../upstream/index.ts';
-import { fetchData, type Fetched } from '../fetch/fetch.ts';
+// older than the lag. The resource declares the numbers (`JobDefinition.incremental`); the
+// rules are here, once, pure. A filter upstream refuses is asked again whole by the reader run
+// (engine/fetch/reader.ts `fetchSince`).
 import { utcDate } from './rows.ts';
-import type { Incremental, JobContext, SyncSettings } from './types.ts';
+import type { Incremental, SyncSettings } from './types.ts';
 
 export type { Incremental } from './types.ts';
-import type { z } from 'zod';
-
 
 /** What the state's details keep between runs. */
 export interface Cursor {
@@ -37,23 +33,4 @@ export function startDay(inc: Incremental, cursor: Cursor, settings: SyncSetting
 export function nextCursor(prev: Cursor, lastTs: Date | null, incremental: boolean, now: Date): Cursor {
   const ts = lastTs ?? (prev.lastTs ? new Date(prev.lastTs) : null);
   return { lastTs: ts?.toISOString(), lastFullAt: incremental ? prev.lastFullAt : now.toISOString() };
-}
-
-/** One request from `since` (none: whole); a filter upstream refuses is asked again whole. */
-export async function fetchSince<S extends z.ZodType>(
-  ctx: JobContext,
-  inc: Incremental,
-  req: Omit<UpstreamRequest, 'runId'>,
-  schema: S,
-  since: string | null,
-): Promise<{ fetched: Fetched<z.output<S>>; incremental: boolean }> {
-  const ask = (from: string | null) => fetchData(ctx, from ? { ...req, query: { ...req.query, [inc.param(ctx.settings)]: from } } : req, schema);
-  if (since === null) return { fetched: await ask(null), incremental: false };
-  try {
-    return { fetched: await ask(since), incremental: true };
-  } catch (err) {
-    if (!(err instanceof ProblemError && err.code && inc.refusedCodes.includes(err.code))) throw err;
-    ctx.logger.info({ code: err.code }, 'date filter refused; fetching the whole resource');
-    return { fetched: await ask(null), incremental: false };
-  }
 }
