@@ -5,11 +5,12 @@
 import { Column, getTableColumns, is, SQL } from 'drizzle-orm';
 import { getMaterializedViewConfig, getTableConfig, getViewConfig, isPgMaterializedView, isPgView, PgTable, type PgColumn } from 'drizzle-orm/pg-core';
 import * as declarations from '../../schema/warehouse/index.ts';
-import { DAILY_ARCHIVES, VERSIONED } from '../../schema/warehouse/history.ts';
+import { DAILY_ARCHIVES, dataTimeColumn, VERSIONED } from '../../schema/warehouse/history.ts';
 import {
   ARCHIVE_COLUMNS,
   asOfFunction,
   asOfView,
+  changesFunction,
   dailyArchive,
   EVERY_ROW,
   HISTORY_COLUMNS,
@@ -45,8 +46,10 @@ export interface CatalogRelation {
   comment?: string;
   /** A table derived by rule from another: its earlier versions, or its daily archive. */
   derived?: { rule: 'history' | 'archive'; base: string; universe?: string };
-  /** It has `name_as_of(at)` (and, a table, `name_history`). */
+  /** It has `name_as_of(at)` (and, a table, `name_history` and `name_changes(from_at, to_at)`). */
   versioned: boolean;
+  /** A versioned table's data-time column, when it is a series of points (its revisions are read by it). */
+  dataTime?: string;
 }
 
 export interface CatalogFunction {
@@ -57,7 +60,7 @@ export interface CatalogFunction {
   /** The argument types alone, for `to_regprocedure`: `timestamptz`. */
   argTypes: string;
   comment: string;
-  /** `T_as_of`, derived from its table `base`. */
+  /** `T_as_of` or `T_changes`, derived from its table `base`. */
   base?: string;
 }
 
@@ -167,6 +170,7 @@ export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEM
       const columns = columnNames.map((c): CatalogColumn => ({ ...c, ...ownText(d, c.name) }));
       const view = d as ViewDescription;
       const isVersioned = versioned.has(id) || (kind !== 'table' && view.hasAsOf === true);
+      const dataTime = versioned.has(id) ? dataTimeColumn(versioned.get(id)!) : undefined;
       const relation: CatalogRelation = {
         kind,
         schema: s.name,
@@ -176,6 +180,7 @@ export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEM
         columns,
         comment: relationComment(d),
         versioned: isVersioned,
+        ...(dataTime ? { dataTime } : {}),
       };
       relations.push(relation);
       if (isVersioned && kind !== 'table') {
@@ -196,6 +201,8 @@ export function warehouseCatalog(described: readonly SchemaDescription[] = SCHEM
           versioned: false,
         });
         functions.push({ schema: s.name, name: `${name}_as_of`, args: 'at timestamptz', argTypes: 'timestamptz', comment: asOfFunction(id, d.asOf), base: id });
+        // The database makes `T_changes` from `T` too (src/store/sql/changes.sql).
+        functions.push({ schema: s.name, name: `${name}_changes`, args: 'from_at timestamptz, to_at timestamptz', argTypes: 'timestamptz, timestamptz', comment: changesFunction(id, dataTime), base: id });
       }
       for (const [archive, { source, universe }] of archives) {
         if (source !== id) continue;

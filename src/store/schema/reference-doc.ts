@@ -50,7 +50,8 @@ function relationSection(r: CatalogRelation, schema: CatalogSchema): string[] {
   if (r.versioned && r.kind === 'table') {
     out.push(
       `Point in time: ${code(`${id}_history`)} holds the earlier versions (the same columns, with ${code('known_from')}, ${code('known_to')} and ${code('closing_raw_response_id')}); ` +
-        `${code(`${id}_as_of(at)`)} returns the rows as tesync knew them at ${code('at')}.${d?.asOf ? ` ${d.asOf}` : ''}`,
+        `${code(`${id}_as_of(at)`)} returns the rows as tesync knew them at ${code('at')}.${d?.asOf ? ` ${d.asOf}` : ''} ` +
+        `${code(`${id}_changes(from_at, to_at)`)} lists what changed in between (${code('sync.changes')})${r.dataTime ? `; its data time is ${code(r.dataTime)}, by which its revisions are told` : ''}.`,
       '',
     );
   } else if (r.versioned) {

@@ -49,6 +49,13 @@ export const asOfFunction = (base: string, more?: string): string =>
   `\`${base}\`'s rows as tesync knew them at the instant \`at\` (known time, tesync's clock): the current rows known since then ` +
   `and the earlier versions (\`${base}_history\`) that held then. Returns nothing before the first sync.${more ? ` ${more}` : ''}`;
 
+export const changesFunction = (base: string, dataTime?: string): string =>
+  `Every change of \`${base}\` known in (\`from_at\`, \`to_at\`] (known time, tesync's clock), one row each, in the order they became known: ` +
+  `what \`sync.changes('${base}', from_at, to_at)\` returns (change type, the key as jsonb, known time, run, body, the row before and after as jsonb, the columns changed). ` +
+  (dataTime
+    ? `Its data time is \`${dataTime}\`: an update or delete of a row whose \`${dataTime}\` is before \`from_at\` is a revision (\`revision\`).`
+    : 'It has no data time of its own (a row is about the instant its response describes): none of its changes is a revision.');
+
 export const asOfView = (view: string, more?: string): string =>
   `\`${view}\` as tesync knew it at the instant \`at\` (known time, tesync's clock): the same query over the as-of functions ` +
   `(\`T_as_of(at)\`) of the tables it reads, so no later revision reaches it. Returns nothing before the first sync.${more ? ` ${more}` : ''}`;

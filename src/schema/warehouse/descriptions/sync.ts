@@ -5,7 +5,7 @@ export const sync: SchemaDescription = {
   name: 'sync',
   title: 'bookkeeping',
   description:
-    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, the upstream the warehouse is bound to, the rate budget of workers without Redis, and the functions that keep the versions of `app` and `gateway`.',
+    'tesync\'s bookkeeping: runs, every upstream request, archived response bodies, per-resource state, upstream contract drift, the upstream the warehouse is bound to, the rate budget of workers without Redis, the functions that keep the versions of `app` and `gateway`, and those that read them back as changes.',
   tables: {
     runs: {
       summary: 'one row per sync walk',
@@ -272,6 +272,28 @@ export const sync: SchemaDescription = {
       'Adds `T_history`\'s exclusion constraint (`T_history_no_overlap`: one key, no overlapping `[known_from, known_to)`), once, after cutting versions a release before it left overlapping; its GiST index holds the period first, then the key, and is what `T_as_of` finds the versions holding at an instant through (an earlier release\'s key-first constraint is rebuilt so). Run by the migrations.',
     'keep_bodies()':
       'The trigger function that refuses `DELETE` and `TRUNCATE` on `sync.raw_responses`: versions link to its bodies. Not for calling.',
+    'changes(tbl regclass, from_at timestamptz, to_at timestamptz)':
+      'Every change of the versioned table `tbl` (a table of `app` or `gateway`, the daily archives aside) known in (`from_at`, `to_at`], in the order it became known, one row each: `change_type` (`insert`, `update`, `delete`); `key`, the key\'s columns as jsonb (one function serves every table, so it cannot return each table\'s own key columns: `T_changes` returns the same); `known_at`, the change\'s known time; `run_id` and `raw_response_id`, the run that wrote the version the change began and the body it was read from (for a delete, the body that no longer carried the row and the run that first received it); `before` and `after`, the row\'s columns as jsonb (numbers exact), null where the key had no row; `changed`, the columns whose values differ, in the table\'s order, the bookkeeping columns (`fetched_at`, `run_id`, `raw_response_id`, `last_seen_at`) aside (every other column for an insert or a delete); `data_time`, the row\'s `ts` in a table that is a series of points, else null; `revision`, whether it is an update or delete of a value whose `data_time` is before `from_at`. Read from the versions: the changes carry `T_as_of(from_at)` to `T_as_of(to_at)`. An instant written as a literal needs its type (`timestamptz \'2026-12-01 00:00Z\'`): a bare literal could be a run id too.',
+    'changes(tbl regclass, run_a uuid, run_b uuid)':
+      'The changes of `tbl` between the ends of two runs: `changes(tbl, run_end(run_a), run_end(run_b))`, those that became known after `run_a` finished and by the time `run_b` did.',
+    'changes_net(tbl regclass, from_at timestamptz, to_at timestamptz)':
+      'One row per key of `tbl` whose row differs between `T_as_of(from_at)` and `T_as_of(to_at)`, bookkeeping columns aside, in the columns of `changes`: `before` the row at `from_at`, `after` the row at `to_at`, `change_type` what the interval did to the key as a whole, `changed` the columns that differ; `known_at`, `run_id`, `raw_response_id` and `data_time` those of its last change. A value changed and changed back, or a row inserted and removed again, is not listed.',
+    'changes_net(tbl regclass, run_a uuid, run_b uuid)':
+      'The net changes of `tbl` between the ends of two runs: `changes_net(tbl, run_end(run_a), run_end(run_b))`.',
+    'revisions(tbl regclass, from_at timestamptz, to_at timestamptz)':
+      'The revisions of `tbl` in (`from_at`, `to_at`]: the rows of `changes` with `revision`, updates and deletes of values whose data time (`ts`, in the tables that are series of points) is before `from_at`. What a backtest deciding at `from_at` would have read otherwise, had it read the table later: the look-ahead of a backtest that reads the current tables. A point that arrives late for an earlier day is an insert, not a revision (nothing of it was known before); a row of a table without a data time is about the instant its response describes, and a change of it is a new observation.',
+    'revisions(tbl regclass, run_a uuid, run_b uuid)':
+      'The revisions of `tbl` between the ends of two runs: `revisions(tbl, run_end(run_a), run_end(run_b))`.',
+    'change_summary(from_at timestamptz, to_at timestamptz)':
+      'Per versioned table (`table_name`, as `schema.table`, in name order), its `inserts`, `updates`, `deletes` and `revisions` in (`from_at`, `to_at`], as `changes` lists them; a table with none has its row of zeros.',
+    'change_summary(run_a uuid, run_b uuid)':
+      'The summary of the changes between the ends of two runs: `change_summary(run_end(run_a), run_end(run_b))`.',
+    'run_end(run uuid)':
+      'The end of a run (`sync.runs.finished_at`): the instant a bound given as a run id stands for. Refuses a run that is not in `sync.runs`, or has not finished.',
+    'changes_function(tbl regclass)':
+      'The name of the versioned table `tbl`\'s `T_changes` function, which `changes` calls; refuses a table that is not versioned.',
+    'create_changes(schema_name text, table_name text, data_time text, bookkeeping text)':
+      'Creates or replaces the function `table_name_changes(from_at timestamptz, to_at timestamptz)` of a versioned table, from its columns in their stored order and its key, with its data-time column (`data_time`; empty when it has none) and the bookkeeping columns left out of `changed` (`bookkeeping`, comma-separated): a SQL query over the table and its history that finds the versions touching the interval through `T_history_no_overlap` and each one\'s predecessor through the key\'s index. Run by the migrations for every versioned table.',
     'create_as_of(schema_name text, table_name text)':
       'Creates or replaces the function `table_name_as_of(at timestamptz)` of a versioned table, from its columns in their stored order: a SQL function Postgres inlines into the query that calls it, so that an as-of read uses the indexes as a plain read does. Run by the migrations.',
   },
