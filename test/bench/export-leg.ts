@@ -20,6 +20,7 @@ import { DAILY_ARCHIVE_NAMES } from '../../src/schema/warehouse/history.ts';
 import { fillDailyArchives } from '../../src/store/write/daily-archive.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { addCpu, cpuSeconds, formatCpu, type CpuSeconds } from './cpu-seconds.ts';
 
 export interface ExportLegResult {
   archives: { table: string; rows: number; days: number }[];
@@ -30,6 +31,8 @@ export interface ExportLegResult {
   /** The newest day filled back, then exported. */
   newDay: { ms: number; rows: number; files: number; rewritten: number };
   floors: { copyMs: number; parquetMs: number };
+  /** CPU seconds of the first export and of each floor (cpu-seconds.ts): on busy cores, wall time follows them. */
+  cpu: { first: CpuSeconds; copy: CpuSeconds; parquet: CpuSeconds };
   /** first.ms / (COPY floor + Parquet floor): at most 1 (issue 56). */
   overFloors: number;
   /** The leg's limits it went beyond, in words (empty: it passed). */
@@ -53,6 +56,8 @@ const summed = (s: ExportSummary) => ({ rows: s.tables.reduce((n, t) => n + t.ro
 
 export async function runExportLeg(o: { databaseUrl: string; warehouse: Warehouse; log: (line: string) => void }): Promise<ExportLegResult> {
   const db = postgres(o.databaseUrl, { max: 2, onnotice: () => {} });
+  // Reads the backends' CPU on a connection of its own: the floor's COPYs hold both of db's.
+  const watcher = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
   const dir = await mkdtemp(path.join(tmpdir(), 'tesync-bench-export-'));
   const logger = createLogger({ level: 'warn', secrets: [] });
   try {
@@ -67,7 +72,7 @@ export async function runExportLeg(o: { databaseUrl: string; warehouse: Warehous
     o.log(`export: ${archives.map((a) => `${a.table} ${a.rows} rows in ${a.days} days`).join(', ')}`);
 
     let t0 = performance.now();
-    const first = await exportWarehouse(o.warehouse, logger, { to: dir, tables });
+    const { value: first, cpu: firstCpu } = await cpuSeconds(watcher, () => exportWarehouse(o.warehouse, logger, { to: dir, tables }));
     const firstMs = performance.now() - t0;
     const bytes = await folderBytes(dir);
     o.log(`export: first ${(firstMs / 1000).toFixed(2)} s, ${summed(first).rows} rows into ${summed(first).files} files, ${(bytes / 2 ** 20).toFixed(0)} MB`);
@@ -84,17 +89,20 @@ export async function runExportLeg(o: { databaseUrl: string; warehouse: Warehous
     const newDay = { ms: newDayMs, ...summed(next), rewritten: next.tables.reduce((n, t) => n + t.files, 0) - tables.length };
     o.log(`export: unchanged ${unchangedMs.toFixed(0)} ms; one new day ${newDayMs.toFixed(0)} ms (${newDay.rows} rows, ${newDay.files} files)`);
 
-    const copyMs = await copyFloor(db, tables);
-    const parquetMs = await parquetFloor(dir, tables);
+    const { value: copyMs, cpu: copyCpu } = await cpuSeconds(watcher, () => copyFloor(db, tables));
+    const { ms: parquetMs, cpu: parquetCpu } = await parquetFloor(watcher, dir, tables);
     o.log(`export: floors: COPY out ${(copyMs / 1000).toFixed(2)} s, Parquet written again ${(parquetMs / 1000).toFixed(2)} s`);
+    const cpu = { first: firstCpu, copy: copyCpu, parquet: parquetCpu };
+    o.log(`export: CPU: first ${formatCpu(firstCpu)}; floors ${formatCpu(addCpu(copyCpu, parquetCpu))} (COPY ${formatCpu(copyCpu)}, Parquet ${formatCpu(parquetCpu)})`);
     const overFloors = firstMs / (copyMs + parquetMs);
     const failures = exportFailures({ overFloors, unchangedMs, newDay });
     o.log(`export: first / (COPY floor + Parquet floor) = ${(firstMs / 1000).toFixed(2)} / (${(copyMs / 1000).toFixed(2)} + ${(parquetMs / 1000).toFixed(2)}) = ${overFloors.toFixed(2)}`);
     o.log(failures.length === 0 ? 'export: leg passed' : `export: leg FAILED: ${failures.join('; ')}`);
-    return { archives, first: { ms: firstMs, ...summed(first), bytes }, unchangedMs, newDay, floors: { copyMs, parquetMs }, overFloors, failures };
+    return { archives, first: { ms: firstMs, ...summed(first), bytes }, unchangedMs, newDay, floors: { copyMs, parquetMs }, cpu, overFloors, failures };
   } finally {
     await rm(dir, { recursive: true, force: true });
     await db.end({ timeout: 5 });
+    await watcher.end({ timeout: 5 });
   }
 }
 
@@ -114,7 +122,7 @@ async function copyFloor(db: postgres.Sql, tables: readonly string[]): Promise<n
 }
 
 /** The exported rows, loaded into two one-thread DuckDB instances, written again by day (only the writing timed). */
-async function parquetFloor(dir: string, tables: readonly string[]): Promise<number> {
+async function parquetFloor(db: postgres.Sql, dir: string, tables: readonly string[]): Promise<{ ms: number; cpu: CpuSeconds }> {
   const out = await mkdtemp(path.join(tmpdir(), 'tesync-bench-parquet-'));
   const lanes = await Promise.all([0, 1].map(async () => (await DuckDBInstance.create(':memory:', { threads: '1' })).connect()));
   try {
@@ -123,14 +131,14 @@ async function parquetFloor(dir: string, tables: readonly string[]): Promise<num
     }
     const queue = tables.map((table, i) => ({ table, i }));
     const t0 = performance.now();
-    await Promise.all(
+    const { cpu } = await cpuSeconds(db, () => Promise.all(
       lanes.map(async (lane, l) => {
         for (const { table, i } of queue.filter((q) => q.i % 2 === l)) {
           await lane.run(`copy t${i} to '${path.join(out, table)}' (format parquet, compression zstd, partition_by (snapshot_date))`);
         }
       }),
-    );
-    return performance.now() - t0;
+    ));
+    return { ms: performance.now() - t0, cpu };
   } finally {
     for (const lane of lanes) lane.closeSync();
     await rm(out, { recursive: true, force: true });
