@@ -8,7 +8,6 @@ import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { TryFindings } from '../../src/engine/fetch/findings.ts';
 import type { JobContext, RunContext, SyncSettings } from '../../src/engine/kit/types.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
-import { knownOf } from '../../src/store/read/known.ts';
 import { WarehouseRecorder } from '../../src/store/books/request-log.ts';
 import { InProcessBudget } from '../../src/upstream/budget.ts';
 import { createUpstream } from '../../src/upstream/client.ts';
@@ -34,9 +33,9 @@ export function testRun(sim: Simulator, warehouse: Warehouse, settings: Partial<
   return { run, recorder, log };
 }
 
-/** One try's context in `run`, as runJob makes it: its own findings, the warehouse's `known`. */
+/** One try's context in `run`, as runJob makes it: its own findings. */
 export function jobContext(run: RunContext): JobContext {
-  return { ...run, findings: new TryFindings(), known: knownOf(run.warehouse) };
+  return { ...run, findings: new TryFindings() };
 }
 
 /**

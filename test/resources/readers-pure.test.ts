@@ -6,6 +6,8 @@ import type { Got, Outcome, ReadInput, SyncSettings } from '../../src/engine/kit
 import { ProblemError } from '../../src/lib/errors.ts';
 import { appBundleJob } from '../../src/resources/app/bundle.ts';
 import { appChartsJob } from '../../src/resources/app/charts.ts';
+import { storedAppCharts } from '../../src/resources/app/knows/charts.ts';
+import { archivedBody } from '../../src/resources/gateway/knows/archived-body.ts';
 import { fingerprint, gatewayOpenapiJob } from '../../src/resources/gateway/openapi.ts';
 import { gatewayTokensJob } from '../../src/resources/gateway/tokens.ts';
 import type { ResourceStateRow } from '../../src/store/books/resource-state.ts';
@@ -32,8 +34,8 @@ describe('app.bundle', () => {
 describe('app.charts', () => {
   it('asks what the warehouse stored only for its unchanged plan, and plans every stored chart from it', () => {
     expect(appChartsJob.knows).toBeUndefined();
-    expect(appChartsJob.unchanged!.knows!({ slug: 'aurora' }, undefined)).toEqual({ appCharts: 'aurora' });
-    const plan = appChartsJob.unchanged!.plan(input({ slug: 'aurora' }, { known: { appCharts: [{ key: 'fees', freshness: 'fresh', rowCount: 3 }] } }));
+    expect(appChartsJob.unchanged!.knows!({ slug: 'aurora' }, undefined)).toEqual([storedAppCharts.ask('aurora')]);
+    const plan = appChartsJob.unchanged!.plan(input({ slug: 'aurora' }, { known: { storedAppCharts: [{ key: 'fees', freshness: 'fresh', rowCount: 3 }] } }));
     expect(plan.items).toEqual([{ slug: 'aurora', chartKey: 'fees', link: null, marker: expect.any(String) }]);
   });
 });
@@ -42,7 +44,7 @@ describe('gateway.tokens', () => {
   it('plans the listed tokens it stored, delisted ones left out, under the marker of its last whole list', () => {
     const asOf = new Date('2026-01-31T12:00:00Z');
     const plan = gatewayTokensJob.unchanged!.plan(
-      input({}, { state: { asOf }, known: { gatewayTokens: [{ slug: 'a', symbol: 'A', delisted: false }, { slug: 'b', symbol: 'B', delisted: true }] } }),
+      input({}, { state: { asOf }, known: { storedGatewayTokens: [{ slug: 'a', symbol: 'A', delisted: false }, { slug: 'b', symbol: 'B', delisted: true }] } }),
     );
     expect(plan.items).toEqual([{ slug: 'a', marker: asOf.toISOString() }]);
   });
@@ -53,9 +55,9 @@ describe('gateway.openapi', () => {
   const response = (body: unknown, sha256: string) => ({ path: '/openapi-product.json', sha256, body }) as never;
 
   it('asks the previous copy\'s body only when its state kept no fingerprint of it', () => {
-    expect(gatewayOpenapiJob.knows!({}, undefined)).toEqual({});
-    expect(gatewayOpenapiJob.knows!({}, { hash: 'h1', details: {} } as ResourceStateRow)).toEqual({ archivedBody: { source: 'gateway', path: '/openapi-product.json', sha256: 'h1' } });
-    expect(gatewayOpenapiJob.knows!({}, { hash: 'h1', details: { fingerprint: fingerprint(doc({})) } } as unknown as ResourceStateRow)).toEqual({});
+    expect(gatewayOpenapiJob.knows!({}, undefined)).toEqual([]);
+    expect(gatewayOpenapiJob.knows!({}, { hash: 'h1', details: {} } as ResourceStateRow)).toEqual([archivedBody.ask({ source: 'gateway', path: '/openapi-product.json', sha256: 'h1' })]);
+    expect(gatewayOpenapiJob.knows!({}, { hash: 'h1', details: { fingerprint: fingerprint(doc({})) } } as unknown as ResourceStateRow)).toEqual([]);
   });
 
   it('a changed document: the change recorded and said in the log, the paths added and removed', () => {

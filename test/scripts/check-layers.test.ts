@@ -2,7 +2,7 @@
 // module imports itself back through others (scripts/check-layers.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { arrows, cycles, LAYERS, layerOf, layersOf, modules, reachesOut, resourceQueries, upward } from '../../scripts/check-layers.ts';
+import { arrows, cycles, isQuestion, LAYERS, layerOf, layersOf, modules, questionReachesOut, reachesOut, resourceQueries, upward } from '../../scripts/check-layers.ts';
 
 describe('scripts/check-layers.ts', () => {
   const all = arrows();
@@ -42,6 +42,17 @@ describe('scripts/check-layers.ts', () => {
     expect(reachesOut("import type { StoredAppChart } from '../../store/read/known.ts';")).toBe(false);
     expect(reachesOut("import { wholeSet } from '../../engine/kit/stated-set.ts';\nconst k = input.known.streamKeys;")).toBe(false);
     expect(reachesOut("import type { JobContext } from '../../engine/kit/types.ts';\nimport type { Cursor } from '../../engine/job/change.ts';")).toBe(false);
+  });
+
+  it('would see a question that does more than read the warehouse', () => {
+    expect(isQuestion('src/resources/app/knows/stream-keys.ts')).toBe(true);
+    expect(isQuestion('src/resources/app/history.ts')).toBe(false);
+    // A question reads the warehouse through the handle its answer is given, and only reads it.
+    expect(questionReachesOut("import { eq, sql } from 'drizzle-orm';\nimport { question } from '../../../engine/kit/knows.ts';\nexport const q = question('q', (w, slug: string) => w.query(sql`select 1 where ${slug} = ''`));")).toBe(false);
+    expect(questionReachesOut("import { knownOf } from '../../../store/read/known.ts';")).toBe(true);
+    expect(questionReachesOut("import { gatherKnown } from '../../../engine/job/knowledge.ts';")).toBe(true);
+    expect(questionReachesOut('await w.db.insert(tokens).values(row);')).toBe(true);
+    expect(questionReachesOut('await w.query(sql`delete from app.tokens where slug = ${slug}`);')).toBe(true);
   });
 
   it('no module of the layers is over 400 lines (the simulator aside)', () => {

@@ -5,7 +5,7 @@ import { gatherKnown } from './knowledge.ts';
 import type { JobContext, JobDefinition, KnownAsk, ReadInput, Unchanged } from '../kit/types.ts';
 
 export async function inputOf<P>(ctx: JobContext, payload: P, state: ResourceStateRow | undefined, knows?: (payload: P, state: ResourceStateRow | undefined) => KnownAsk): Promise<ReadInput<P>> {
-  return { payload, state, known: await gatherKnown(ctx.known, knows?.(payload, state)), settings: ctx.settings, runId: ctx.runId, now: ctx.now };
+  return { payload, state, known: await gatherKnown(ctx.warehouse, knows?.(payload, state)), settings: ctx.settings, runId: ctx.runId, now: ctx.now };
 }
 
 /** What a job stored plans and writes when it is not read (`JobDefinition.unchanged`). */

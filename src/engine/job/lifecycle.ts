@@ -7,7 +7,6 @@ import { resourceState } from '../../schema/warehouse/sync.ts';
 import { judgeFailure, type Failure } from '../../lib/failure.ts';
 import { ROUTES, type Bucket } from '../../upstream/routes.ts';
 import { recordFieldDrift } from '../../store/books/field-drift.ts';
-import { knownOf } from '../../store/read/known.ts';
 import { keepInvalidBody } from '../../store/books/request-log.ts';
 import { forgetNotFound, newerReceived, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../../store/books/resource-state.ts';
 import { beginWrite, closingBody } from '../../store/write/known-time.ts';
@@ -76,7 +75,7 @@ export interface Settled extends JobResult {
  * try while tries are left, and what `passThrough` claims.
  */
 export async function runJob(resolved: ResolvedJob, run: RunContext, jobTry: JobTry): Promise<Settled> {
-  const ctx: JobContext = { ...run, findings: new TryFindings(), known: knownOf(run.warehouse) };
+  const ctx: JobContext = { ...run, findings: new TryFindings() };
   try {
     return await settleJob(resolved, ctx, jobTry);
   } finally {

@@ -1,31 +1,29 @@
 // What a resource declares of how it is read (dlt's `rest_api` resources): the requests it asks
-// as data (`Ask`), what it needs to know of the warehouse (`KnownAsk`), and its `Reader`, whose
-// read is pure: what it is handed (`ReadInput`) and what came back (`Got`) to an Outcome or a
+// as data (`Ask`), what it needs to know of the warehouse (`KnownAsk`, knows.ts), and its
+// `Reader`, whose read is pure: what it is handed (`ReadInput`) and what came back (`Got`) to an Outcome or a
 // refusal. The engine sends, validates and asks the warehouse (fetch/reader.ts, job/knowledge.ts).
 import type { z } from 'zod';
 import type { ResourceStateRow } from '../../store/books/resource-state.ts';
-import type { StoredAppChart, StoredGatewayChart, StoredGatewayToken } from '../../store/read/known.ts';
 import type { ProblemError } from '../../lib/errors.ts';
 import type { UpstreamRequest, UpstreamResponse } from '../../upstream/index.ts';
 import type { EnvelopeMeta } from '../../schema/upstream/envelope.ts';
 import type { RouteName } from '../../upstream/routes.ts';
 import type { Source } from '../../ports/sources.ts';
+import type { Knowledge } from './knows.ts';
 import type { Fetched, Outcome, Refusal } from './outcome.ts';
 
 export type { Source };
 
-/** Settings a resource's read may take; built once by the composition root. */
+/**
+ * The run's settings, handed to every job and its reads; built once by the composition root
+ * from the configuration (cli/sync-session.ts `settingsFrom`). These are the engine's own. A
+ * setting only some resources read (the app history's overlap, the gateway's chart timeframes)
+ * is declared in the file that reads it, which adds it here (`declare module`), so that the
+ * engine names no resource's setting.
+ */
 export interface SyncSettings {
   /** Ignore change markers and fetch everything. */
   full: boolean;
-  /** App key configured: bundles are fetched (else recorded `skipped`). */
-  appBundles: boolean;
-  historyOverlapDays: number;
-  /** How often a token's app history is fetched whole (revisions older than the overlap). */
-  historyFullRefetchMs: number;
-  historyFromParam: string;
-  gatewayHistoryPeriods: readonly string[];
-  gatewayChartTimeframes: readonly string[];
   /** How long an unchanged marker is trusted before the resource is fetched anyway. */
   markerMaxAgeMs: number;
   /** Write batch size for large row sets. */
@@ -36,31 +34,6 @@ export interface SyncSettings {
 
 /** What a job asks of its route beyond the route itself (`JobDefinition.request`). */
 export type RouteRequest = Pick<UpstreamRequest, 'params' | 'query' | 'link'>;
-
-/**
- * What a resource needs to know of the warehouse, asked by the engine before the resource
- * reads (each one question of store/read/known.ts): the engine hands the answers in as data.
- */
-export interface KnownAsk {
-  metricCatalog?: true;
-  appCharts?: string;
-  streamKeys?: string;
-  gatewayCharts?: string;
-  appTokenItems?: true;
-  gatewayTokens?: true;
-  archivedBody?: { source: Source; path: string; sha256: string };
-}
-
-/** The warehouse's answers to a KnownAsk, by the same names (a name not asked is absent). */
-export interface Knowledge {
-  metricCatalog?: Map<string, { unit: string | null; kind: string | null }>;
-  appCharts?: StoredAppChart[];
-  streamKeys?: Set<string>;
-  gatewayCharts?: StoredGatewayChart[];
-  appTokenItems?: unknown[];
-  gatewayTokens?: StoredGatewayToken[];
-  archivedBody?: unknown;
-}
 
 /** What a resource's pure parts are handed: data only, no way to the upstream or the warehouse. */
 export interface ReadInput<P = unknown> {

@@ -10,12 +10,13 @@ import type { RouteName } from '../../upstream/routes.ts';
 import type { RequestRecorder } from '../../ports/recorder.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import type { WarehouseClock } from '../../store/warehouse-clock.ts';
-import type { Known } from '../../store/read/known.ts';
 import type { TryFindings } from '../fetch/findings.ts';
-import { oneResponse, type KnownAsk, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
+import type { KnownAsk } from './knows.ts';
+import { oneResponse, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
 import type { Unchanged } from './outcome.ts';
 
 export type * from './declaration.ts';
+export type * from './knows.ts';
 export { oneResponse } from './declaration.ts';
 export type * from './outcome.ts';
 export { into, refused } from './outcome.ts';
@@ -38,12 +39,11 @@ export interface RunContext {
 }
 
 /**
- * What the lifecycle's steps see: the runner's context, this try's findings, and the warehouse's
- * answers to what resources declare they need (`known`); a resource sees neither.
+ * What the lifecycle's steps see: the runner's context and this try's findings; a resource sees
+ * neither (it is handed data, `ReadInput`, the answers to its questions among them).
  */
 export interface JobContext extends RunContext {
   findings: TryFindings;
-  known: Known;
 }
 
 /** Work a job plans next; the runner dedupes by resource. */

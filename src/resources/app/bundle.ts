@@ -35,6 +35,13 @@ export function normalizeBundle(input: Stamp, slug: string, data: WholeBundle) {
   };
 }
 
+declare module '../../engine/kit/declaration.ts' {
+  interface SyncSettings {
+    /** App key configured: bundles are fetched (else the token list records them `skipped`). */
+    appBundles: boolean;
+  }
+}
+
 export const appBundleJob = defineJob({
   name: 'app.bundle',
   route: 'app.bundle',

@@ -13,7 +13,7 @@ import { readCatalogItem, type CatalogEntry } from '../../engine/kit/lists.ts';
 import { readEntries, refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
 import { documentedPath } from '../../engine/kit/paths.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
-import type { StoredAppChart } from '../../store/read/known.ts';
+import { storedAppCharts, type StoredAppChart } from './knows/charts.ts';
 import type { chartPayload } from './chart.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
 
@@ -42,8 +42,8 @@ export const appChartsJob = defineJob({
   // plan every known chart again; each skips itself when its own marker matches. The
   // stored rows are not a whole catalog (they keep charts it stopped listing).
   unchanged: {
-    knows: (p) => ({ appCharts: p.slug }),
-    plan: (input) => ({ items: storedCharts(input.payload.slug, input.known.appCharts ?? []) }),
+    knows: (p) => [storedAppCharts.ask(p.slug)],
+    plan: (input) => ({ items: storedCharts(input.payload.slug, storedAppCharts.answerIn(input.known) ?? []) }),
   },
   reader: {
     asks: (input) => [{ route: 'app.charts', params: { slug: input.payload.slug }, list: { listOf: (d) => readList(d) } }],

@@ -19,10 +19,22 @@ import { nextCursor, startDay, wholeFetchDue, type Cursor, type Incremental } fr
 import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { CellTally } from '../../engine/kit/cell-tally.ts';
 import { defineJob, into, refused, type Ask, type Got, type Outcome, type ReadInput, type Refusal, type Reader } from '../../engine/kit/types.ts';
+import { knownStreamKeys } from './knows/stream-keys.ts';
 import type { UpstreamResponse } from '../../upstream/index.ts';
 import { readHistory, type HistoryForm, type HistoryRow } from './history-read.ts';
 import { readScreenerRow } from './screener.ts';
 import { tokenPayload, tokenRoute } from './snapshot.ts';
+
+declare module '../../engine/kit/declaration.ts' {
+  interface SyncSettings {
+    /** How many days before the newest point stored a token's history is asked from again (TE_HISTORY_OVERLAP_DAYS). */
+    historyOverlapDays: number;
+    /** How often a token's app history is fetched whole (revisions older than the overlap). */
+    historyFullRefetchMs: number;
+    /** The query parameter the start day goes in (TE_HISTORY_FROM_PARAM). */
+    historyFromParam: string;
+  }
+}
 
 /** Asked from the last day seen, less an overlap; whole every so often, or when the filter is refused. */
 const INCREMENTAL: Incremental = {
@@ -80,7 +92,7 @@ const allAtOnce: Reader<HistoryPayload> = {
   read(input, [got]) {
     const { fetched, incremental } = got!;
     const slug = input.payload.slug;
-    const read = readHistory(slug, fetched!.data, { stream: 'all', known: input.known.streamKeys ?? new Set() });
+    const read = readHistory(slug, fetched!.data, { stream: 'all', known: knownStreamKeys.answerIn(input.known) ?? new Set() });
     if (read.ambiguous !== null || read.form === null) return refused(read.ambiguous ?? 'no MetricHistory');
     return outcomeOf(input, { parts: [{ rows: read.rows, from: fetched!.response, whole: incremental ? null : { tokenSlug: slug } }], cells: read.cells, lastTs: read.lastTs, streams: read.streams, mode: read.form, incremental, asOf: fetched!.meta.asOf, hashes: [fetched!.response.sha256], notes: {} });
   },
@@ -102,7 +114,7 @@ const streamByStream: Reader<HistoryPayload> = {
     const first = history[0]!;
     let own = defaultStreams.get(first);
     if (!own) {
-      const read = readHistory(slug, first.fetched!.data, { stream: null, known: input.known.streamKeys ?? new Set() });
+      const read = readHistory(slug, first.fetched!.data, { stream: null, known: knownStreamKeys.answerIn(input.known) ?? new Set() });
       own = { streams: read.streams, ambiguous: read.ambiguous };
       defaultStreams.set(first, own);
     }
@@ -154,7 +166,7 @@ const streamByStream: Reader<HistoryPayload> = {
  * asked upstream, else the screener row's; or which of those to ask next.
  */
 function keysOf(input: ReadInput<HistoryPayload>, got: readonly Got[]): Set<string> | 'ask snapshot' | 'ask screener' {
-  const stored = input.known.streamKeys ?? new Set<string>();
+  const stored = knownStreamKeys.answerIn(input.known) ?? new Set<string>();
   if (stored.size > 0) return stored;
   const keysIn = (streams: unknown) => (Array.isArray(streams) ? streams.map((s) => (isRecord(s) ? readText(s.key) : null)).filter((k): k is string => !!k) : []);
   const snap = got.find((g) => g.ask.route === 'app.token');
@@ -181,7 +193,7 @@ export const appHistoryJob = defineJob({
   token: (p) => p.slug,
   marker: (p) => p.marker,
   // The stream keys the warehouse knows for the token: its snapshot's streams and its screener row's.
-  knows: (p) => ({ streamKeys: p.slug }),
+  knows: (p) => [knownStreamKeys.ask(p.slug)],
   reader: allAtOnce,
   // `stream=all` not understood: stream by stream.
   alternative: streamByStream,

@@ -9,6 +9,7 @@ import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { refusalDetails, refusalNotes, splitItems } from '../../engine/kit/item-refusals.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, type MetricCatalog, type MetricCell, tallyCells } from '../../engine/kit/metric-cells.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
+import { storedMetricCatalog } from './knows/metric-catalog.ts';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'] as const;
 
@@ -68,12 +69,12 @@ export const appScreenerJob = defineJob({
   plannedBy: 'app.tokens',
   payload: z.object({}),
   resource: () => 'screener',
-  knows: () => ({ metricCatalog: true }),
+  knows: () => [storedMetricCatalog.ask()],
   reader: {
     asks: () => [{ route: 'app.screener', schema: z.array(z.unknown()), list: {} }],
     read(input, [got]) {
       const f = got!.list!;
-      const catalog = input.known.metricCatalog;
+      const catalog = storedMetricCatalog.answerIn(input.known);
       // A row refused alone (item-refusals.ts) is not read: nothing of it is written.
       const split = splitItems(f);
       const reads = split.understood.map((raw) => readScreenerRow(raw, catalog));

@@ -7,6 +7,7 @@ import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
 import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { cellValue, collectMetricCells, enrichFromCatalog, fieldValue, tallyCells, type MetricCatalog } from '../../engine/kit/metric-cells.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
+import { storedMetricCatalog } from './knows/metric-catalog.ts';
 import { metricValueRows } from './screener.ts';
 
 export const tokenPayload = z.object({ slug: z.string().min(1), marker: z.string().nullish() });
@@ -74,14 +75,14 @@ export const appSnapshotJob = defineJob({
   token: (p) => p.slug,
   marker: (p) => p.marker,
   // Units and kinds for cells that came without them.
-  knows: () => ({ metricCatalog: true }),
+  knows: () => [storedMetricCatalog.ask()],
   one: {
     request: (p) => ({ params: { slug: p.slug } }),
     schema: snapshot,
     read(input, f) {
       const p = input.payload;
       const raw = isRecord(f.body.data) ? f.body.data : {};
-      const n = normalizeSnapshot(input, p.slug, f.data, raw, f.meta.asOf, input.known.metricCatalog);
+      const n = normalizeSnapshot(input, p.slug, f.data, raw, f.meta.asOf, storedMetricCatalog.answerIn(input.known));
       return {
         status: 'ok',
         asOf: n.row.asOf,

@@ -14,6 +14,7 @@ import { readTokenList, slugOf } from '../../engine/kit/lists.ts';
 import { refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
 import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { defineJob, into, type TableWrite } from '../../engine/kit/types.ts';
+import { storedTokenItems } from './knows/token-items.ts';
 import { appBundleJob } from './bundle.ts';
 
 /**
@@ -55,8 +56,8 @@ export const appTokensJob = defineJob({
   sameAsBefore: (state, _p, settings) => isRecord(state.details) && state.details.bundlesSkipped === !settings.appBundles,
   // The list as last stored (its items as sent): planned from when this one is not read.
   unchanged: {
-    knows: () => ({ appTokenItems: true }),
-    plan: (input) => ({ items: readTokenList(input.known.appTokenItems ?? [], undefined).items.map((i) => i.item) }),
+    knows: () => [storedTokenItems.ask()],
+    plan: (input) => ({ items: readTokenList(storedTokenItems.answerIn(input.known) ?? [], undefined).items.map((i) => i.item) }),
   },
   reader: {
     asks: () => [{ route: 'app.tokens', schema: z.array(z.unknown()), list: { keyOf: slugOf } }],

@@ -12,16 +12,23 @@ import { readList } from '../../schema/upstream/envelope.ts';
 import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
-import type { StoredGatewayChart } from '../../store/read/known.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/kit/lists.ts';
 import { readEntries, refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
 import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/kit/stated-set.ts';
 import { documentedPath } from '../../engine/kit/paths.ts';
 import { defineJob, into, type ReadInput, type TableWrite, type Unchanged } from '../../engine/kit/types.ts';
+import { storedGatewayCharts, type StoredGatewayChart } from './knows/charts.ts';
 import { slugPayload } from './page.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 import { mirroredTimeframes, chooseTimeframes, type TimeframeChoice } from './timeframes.ts';
+
+declare module '../../engine/kit/declaration.ts' {
+  interface SyncSettings {
+    /** The timeframes of a gateway chart asked for, as configured (TE_GATEWAY_CHART_TIMEFRAMES; chooseTimeframes). */
+    gatewayChartTimeframes: readonly string[];
+  }
+}
 
 export interface GatewayCatalogEntry extends CatalogEntry {
   /** As the catalog lists them; null when it does not say. */
@@ -87,7 +94,7 @@ export function mirrorRefresh(rows: readonly StoredGatewayChart[], configured: r
  * their rows, from older runs): a chart whose last fetch failed still heals.
  */
 function whenUnchanged<P extends { slug: string }>(input: ReadInput<P>): Unchanged {
-  const rows = input.known.gatewayCharts ?? [];
+  const rows = storedGatewayCharts.answerIn(input.known) ?? [];
   const last = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (!a || r.fetchedAt > a.fetchedAt ? r : a), undefined);
   const listed = rows.filter((r) => r.runId === last?.runId);
   const items = listed.flatMap((r): GatewayChartItem[] => {
@@ -137,7 +144,7 @@ export const gatewayChartsJob = defineJob({
   resource: (p) => `token/${p.slug}/charts`,
   token: (p) => p.slug,
   marker: (p) => p.marker,
-  unchanged: { knows: (p) => ({ gatewayCharts: p.slug }), plan: whenUnchanged },
+  unchanged: { knows: (p) => [storedGatewayCharts.ask(p.slug)], plan: whenUnchanged },
   reader: {
     asks: (input) => [{ route: 'gateway.charts', params: { slug: input.payload.slug }, list: { listOf: (d) => readList(d) } }],
     read(input, [got]) {

@@ -19,6 +19,13 @@ import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
 import type { GatewayTokenItem } from './tokens.ts';
 
+declare module '../../engine/kit/declaration.ts' {
+  interface SyncSettings {
+    /** The periods of a token's gateway history mirrored, one job each (TE_GATEWAY_HISTORY_PERIODS). */
+    gatewayHistoryPeriods: readonly string[];
+  }
+}
+
 export const historyPayload = z.object({ slug: z.string().min(1), period: z.enum(GATEWAY_PERIODS), marker: z.string().nullish() });
 
 export interface TrendRead {

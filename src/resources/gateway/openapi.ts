@@ -10,6 +10,7 @@ import { isRecord, stableMarker } from '../../schema/upstream/values.ts';
 import { contractChanges } from '../../schema/warehouse/sync.ts';
 import { documentedPath } from '../../engine/kit/paths.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
+import { archivedBody } from './knows/archived-body.ts';
 
 /** What is kept of a document to compare the next one with: a hash per path and per top-level section. */
 export interface ContractFingerprint {
@@ -73,7 +74,7 @@ export const gatewayOpenapiJob = defineJob({
   payload: z.object({}),
   resource: () => 'openapi',
   // The previous copy's body, where its state kept no fingerprint of it.
-  knows: (_p, state) => (state?.hash && !contractFingerprint.safeParse(isRecord(state.details) ? state.details.fingerprint : undefined).success ? { archivedBody: { source: 'gateway', path: PATH, sha256: state.hash } } : {}),
+  knows: (_p, state) => (state?.hash && !contractFingerprint.safeParse(isRecord(state.details) ? state.details.fingerprint : undefined).success ? [archivedBody.ask({ source: 'gateway', path: PATH, sha256: state.hash })] : []),
   reader: {
     asks: () => [{ route: 'gateway.openapi', document: true, schema: openapiDocument }],
     read(input, [got]) {
@@ -82,7 +83,7 @@ export const gatewayOpenapiJob = defineJob({
       const next = fingerprint(response.body as Record<string, unknown>);
       const prevHash = input.state?.hash ?? null;
       const differs = prevHash !== null && prevHash !== response.sha256;
-      const prev = differs ? previousFingerprint(input.state?.details, input.known.archivedBody) : null;
+      const prev = differs ? previousFingerprint(input.state?.details, archivedBody.answerIn(input.known)) : null;
       const diff = differs ? diffContract(prev ?? { version: null, paths: {}, sections: {} }, next) : null;
       const notes = diff
         ? [{ level: 'warn' as const, msg: 'gateway contract changed', fields: { path, previousVersion: prev?.version ?? null, version: next.version, added: diff.added, removed: diff.removed, changed: diff.changed, sections: diff.sections } }]

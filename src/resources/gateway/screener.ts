@@ -17,6 +17,7 @@ import { CellTally } from '../../engine/kit/cell-tally.ts';
 import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { refusalDetails, refusalNotes, splitItems } from '../../engine/kit/item-refusals.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
+import { storedGatewayTokens } from './knows/tokens.ts';
 import { contentKey, decimalReader, rowStatus, textOrNull } from './cells.ts';
 import { normalizeInsights } from './insights.ts';
 import { matchRowToken, type KnownToken } from './match.ts';
@@ -109,12 +110,12 @@ export const gatewayScreenerJob = defineJob({
   resource: () => 'screener',
   // Rows matched by symbol depend on the token list too: a 304 stands for them only when none was.
   sameAsBefore: (state) => isRecord(state.details) && state.details.matchedBySymbol === 0,
-  knows: () => ({ gatewayTokens: true }),
+  knows: () => [storedGatewayTokens.ask()],
   reader: {
     asks: () => [{ route: 'gateway.screener', schema: z.array(z.unknown()), list: {} }],
     read(input, [got]) {
       const f = got!.list!;
-      const known = input.known.gatewayTokens ?? [];
+      const known = storedGatewayTokens.answerIn(input.known) ?? [];
       // A row refused alone (item-refusals.ts) is not read: nothing of it is written. A row of
       // another shape is kept apart as unmatched (`unreadable`), as before.
       const split = splitItems(f, { shapes: false });

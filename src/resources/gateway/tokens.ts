@@ -15,6 +15,7 @@ import { refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts'
 import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
 import { wholeSet } from '../../engine/kit/stated-set.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
+import { storedGatewayTokens } from './knows/tokens.ts';
 import { textOrNull } from './cells.ts';
 
 /** Pure: the catalog's rows (name and href are read from the item as sent). */
@@ -60,9 +61,9 @@ export const gatewayTokensJob = defineJob({
   // The catalog as last stored, with the marker of the last one read whole: planned from when
   // this one is not read.
   unchanged: {
-    knows: () => ({ gatewayTokens: true }),
+    knows: () => [storedGatewayTokens.ask()],
     plan(input) {
-      const listed = (input.known.gatewayTokens ?? []).filter((t) => !t.delisted).map((t) => t.slug);
+      const listed = (storedGatewayTokens.answerIn(input.known) ?? []).filter((t) => !t.delisted).map((t) => t.slug);
       return { items: gatewayTokenItems(listed, catalogMarker(input.state?.asOf ?? null)) };
     },
   },

@@ -15,7 +15,7 @@ const NOW = new Date('2026-02-01T00:00:00Z');
 
 function input(o: { keys?: string[]; details?: Record<string, unknown>; refusal?: string } = {}): ReadInput<{ slug: string }> {
   const state = o.details ? ({ details: o.details } as unknown as ResourceStateRow) : undefined;
-  return { payload: { slug: 'aurora' }, state, known: { streamKeys: new Set(o.keys ?? []) }, settings, runId: 'run-1', now: () => NOW, ...(o.refusal ? { refusal: o.refusal } : {}) };
+  return { payload: { slug: 'aurora' }, state, known: { knownStreamKeys: new Set(o.keys ?? []) }, settings, runId: 'run-1', now: () => NOW, ...(o.refusal ? { refusal: o.refusal } : {}) };
 }
 
 /** What came back for an Ask: its data (validated) or a problem. */
