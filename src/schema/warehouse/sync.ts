@@ -125,6 +125,32 @@ export const rawResponses = syncSchema.table(
   ],
 );
 
+/**
+ * The write record: each write of a job (a transaction that took a known time, `begin_write`)
+ * with the archived bodies it used, in the order the job read them, written in the write's own
+ * transaction; and each try that read bodies and wrote none. `tesync replay` writes the
+ * warehouse again from these and the bodies alone (src/replay/).
+ */
+export const writes = syncSchema.table(
+  'writes',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    /** The write's known time; for a try that wrote nothing, when it ended. */
+    knownAt: tstz('known_at').notNull(),
+    runId: uuid('run_id'),
+    source: text('source').notNull(),
+    resource: text('resource').notNull(),
+    /** The job's name and payload: what replay runs again. */
+    job: text('job').notNull(),
+    payload: jsonb('payload').notNull(),
+    /** read | unchanged | confirmed | refused | unwritten */
+    how: text('how').notNull(),
+    /** sync.raw_responses ids, in the order the job read them. */
+    bodies: bigint('bodies', { mode: 'number' }).array().notNull().default(sql`'{}'::bigint[]`),
+  },
+  (t) => [index('writes_known_at_idx').on(t.knownAt)],
+);
+
 export const resourceState = syncSchema.table(
   'resource_state',
   {
@@ -279,7 +305,7 @@ export const upstreamBindingLog = syncSchema.table(
 /**
  * The rate budget shared through the warehouse by worker processes that run without Redis:
  * one row per bucket of each budget (`prefix`), written by compare-and-set on `version`
- * (src/store/budget/postgres-budget-store.ts). A row past `expires_at` counts as none.
+ * (src/upstream/budget/postgres-budget-store.ts). A row past `expires_at` counts as none.
  */
 export const rateBudgets = syncSchema.table(
   'rate_budgets',
@@ -288,7 +314,7 @@ export const rateBudgets = syncSchema.table(
     prefix: text('prefix').notNull(),
     /** app-public | app-key | gateway */
     bucket: text('bucket').notNull(),
-    /** The bucket's state and live leases (src/ports/budget-store.ts's BucketRecord); times in ms on the server's clock. */
+    /** The bucket's state and live leases (src/upstream/budget/budget-store.ts's BucketRecord); times in ms on the server's clock. */
     record: jsonb('record').notNull(),
     /** Writes so far: a write counts only if the version is still the one its record was read at. */
     version: bigint('version', { mode: 'number' }).notNull(),

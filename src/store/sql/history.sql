@@ -56,8 +56,11 @@ $$;
 -- known time later commits later: the newer of two responses of a resource always commits
 -- last, and one that confirmed the rows unchanged (which rewrites none) is never overtaken by
 -- an older one still in its transaction.
+--
+-- `at`: the known time a replayed write had (the write record's, `tesync replay`), not the clock's.
 DROP FUNCTION IF EXISTS "sync"."begin_write"(bigint);
-CREATE OR REPLACE FUNCTION "sync"."begin_write"(closing_body bigint, resource text DEFAULT NULL) RETURNS timestamptz LANGUAGE plpgsql AS $$
+DROP FUNCTION IF EXISTS "sync"."begin_write"(bigint, text);
+CREATE OR REPLACE FUNCTION "sync"."begin_write"(closing_body bigint, resource text DEFAULT NULL, "at" timestamptz DEFAULT NULL) RETURNS timestamptz LANGUAGE plpgsql AS $$
 DECLARE
   known timestamptz;
 BEGIN
@@ -65,7 +68,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('tesync resource ' || resource, 0));
   END IF;
   PERFORM pg_advisory_xact_lock_shared(7281190437355202);
-  known := "sync"."server_clock"();
+  known := coalesce("at", "sync"."server_clock"());
   PERFORM set_config('tesync.known_at', known::text, true);
   PERFORM "sync"."set_closing_body"(closing_body);
   RETURN known;

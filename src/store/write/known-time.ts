@@ -13,10 +13,11 @@ interface Executes {
  * transaction's known time, and names the body whose answer closes what it removes.
  * `resource` (`<source>/<resource>`): the resource it writes, whose writers then commit one
  * after another, in the order of their known times. Call it first in the transaction.
- * Returns the known time.
+ * `at`: the known time instead of the clock's, as the server wrote it (to the microsecond),
+ * for a write replayed from the archive (src/replay/) and nothing else. Returns the known time.
  */
-export async function beginWrite(tx: Executes, closingBody: number | null = null, resource: string | null = null): Promise<Date> {
-  const [row] = rowsOf<{ known: string | Date }>(await tx.execute(sql`select "sync"."begin_write"(${closingBody}::bigint, ${resource}::text) as known`));
+export async function beginWrite(tx: Executes, closingBody: number | null = null, resource: string | null = null, at: string | null = null): Promise<Date> {
+  const [row] = rowsOf<{ known: string | Date }>(await tx.execute(sql`select "sync"."begin_write"(${closingBody}::bigint, ${resource}::text, ${at}::timestamptz) as known`));
   return new Date(row!.known);
 }
 

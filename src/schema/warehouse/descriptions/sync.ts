@@ -95,6 +95,22 @@ export const sync: SchemaDescription = {
           '`ok`; `partial` for a list whose items holding a string Postgres cannot store exactly (U+0000, an unpaired surrogate) were refused alone, the rest of it read (its rows link here); or `invalid` when the body failed validation or was not understood (such a string outside every item of a list, or in a response that is not a list; bytes that are not UTF-8). `partial` and `invalid` bodies are kept as received',
       },
     },
+    writes: {
+      summary: 'the write record: each write, its known time and the bodies it used',
+      description:
+        "One row per write of a job (a transaction that took a known time with `begin_write`), written in that transaction: its known time, run, resource, the job and payload that wrote it, and the archived bodies it used, in the order the job read them. Also one row per try that read bodies and wrote nothing (refused, failed, or superseded by a newer response), at the time it ended. `tesync replay` writes a warehouse again from these and `sync.raw_responses` alone, each write at its known time. Rows written before this table was added (2026-12) have none: their bodies cannot be replayed, and `tesync replay` counts them.",
+      columns: {
+        id: 'the record, numbered in the order written',
+        known_at: 'the write\'s known time: every row and version it wrote is known from this instant (`fetched_at`, `known_from`, `known_to`); for a try that wrote nothing, when it ended',
+        run_id: 'the run whose job wrote (`sync.runs.id`)',
+        source: '`app` or `gateway`',
+        resource: 'the resource written, as in `sync.resource_state`',
+        job: 'the job that wrote it, by name (`app.history`, `gateway.screener`, ...)',
+        payload: 'the job\'s payload: with `job`, what replay runs again',
+        how: '`read` (rows read from the bodies), `unchanged` (a resource found unchanged by its marker that still wrote what it stored), `confirmed` (upstream\'s 304: the rows as they stood, no body), `refused` (bodies read and not understood: nothing written; replayed at their receipt, so that a reader that now understands them writes their rows then), `unwritten` (bodies read, nothing written: a failure, or a response older than one written already)',
+        bodies: 'the archived bodies (`sync.raw_responses.id`) the try read, in order, a page or a stream after another and a confirming fetch after what it confirmed; empty for a write that read none',
+      },
+    },
     archive_days: {
       summary: 'each daily archive\'s days: rows, and the last transaction that changed them',
       description:
@@ -250,8 +266,8 @@ export const sync: SchemaDescription = {
       'Known time\'s clock: the warehouse server\'s `clock_timestamp()`, the one clock every tesync writer shares (plus the `tesync.clock_offset` setting, an interval, which tests set to run syncs days apart).',
     'known_at()':
       'The known time of the current write: the instant `begin_write` took for this transaction, else the transaction\'s start on `server_clock`. The default of every `fetched_at`, `first_seen_at` and `last_seen_at`.',
-    'begin_write(closing_body bigint, resource text)':
-      'Starts a writing transaction: with `resource` (`<source>/<resource>`, e.g. `app/tokens`), first waits for any other write of that resource to end (a lock held until this one ends), so that writes of one resource commit in the order of their known times; then holds the write barrier (shared) until it ends, takes `server_clock()` as its known time, and names the archived body whose answer closes the rows it removes. Returns the known time. Run first in every transaction tesync writes rows in; `resource` defaults to null (no resource lock).',
+    'begin_write(closing_body bigint, resource text, "at" timestamptz)':
+      'Starts a writing transaction: with `resource` (`<source>/<resource>`, e.g. `app/tokens`), first waits for any other write of that resource to end (a lock held until this one ends), so that writes of one resource commit in the order of their known times; then holds the write barrier (shared) until it ends, takes `server_clock()` as its known time, and names the archived body whose answer closes the rows it removes. Returns the known time. Run first in every transaction tesync writes rows in; `resource` defaults to null (no resource lock). `at` (default null) is a known time given instead of the clock\'s: only `tesync replay` gives one, the known time the write record kept for the write it repeats.',
     'set_closing_body(closing_body bigint)':
       'Names the archived body (`sync.raw_responses.id`) whose answer closes the rows the next statements of this transaction remove; null for none. `begin_write` calls it.',
     'closing_body()':
