@@ -106,6 +106,13 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
     load: async () => (await import('./export.ts')).runExport,
   },
   {
+    name: 'diff',
+    synopsis: '--from A --to B [--table T,...] [--net] [--revisions] [--format text|jsonl|parquet] [--to-dir DIR]',
+    summary: 'what changed in the warehouse between two instants or runs',
+    needsConfig: true,
+    load: async () => (await import('./diff.ts')).runDiff,
+  },
+  {
     name: 'sim',
     synopsis: '[--port N] [--tokens N] [--history-days N] [--charts N] [--seed N] [--rate-limit N/MS] ...',
     summary: 'run the bundled upstream simulator alone',

@@ -5,6 +5,7 @@
 // `T_as_of` after it, key by key, one change after another; `sync.changes_net` is the difference
 // of the two snapshots; the revisions are exactly the values the simulator revised; the summary
 // counts them; bounds given as run ids stand for the runs' ends.
+import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +169,26 @@ describe('sync.changes on a warehouse synced across a delisting and a revision',
     ].sort();
     expect(revised.gatewayTrend.days.length).toBeGreaterThan(0);
     expect(await found(3)).toEqual(expected);
+  });
+
+  it("answer docs/warehouse.md's queries of them", async () => {
+    const doc = readFileSync(new URL('../../docs/warehouse.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('### What changed between two instants'), doc.indexOf('\n## Export'));
+    const [summary, revisions] = [...section.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    // What the last sync run changed: the interval between the last two runs' ends.
+    const perTable = await q<{ table_name: string; inserts: number }>(summary!.replace(/;\s*$/, ''));
+    const expected = await q<{ table_name: string }>(
+      `select table_name from sync.change_summary(${literal(runs[1]!)}::uuid, ${literal(runs[2]!)}::uuid) where inserts + updates + deletes > 0`,
+    );
+    expect(perTable.map((r) => r.table_name)).toEqual(expected.map((r) => r.table_name));
+    expect(perTable.map((r) => r.table_name)).toContain('app.metric_history');
+    // The history revised since a week ago: every cell the simulator revised, then and now.
+    const revised = sim.data.epochChanges.epoch2.revised!;
+    const rows = await q<{ token: string; stream: string; metric: string; data_time: string; value_then: string; value_now: string }>(
+      `select token, stream, metric, to_char(data_time at time zone 'UTC', 'YYYY-MM-DD') as data_time, value_then, value_now from (${revisions!.replace(/;\s*$/, '')}) r`,
+    );
+    const cell = (c: { stream: string; metric: string; date: string; before: unknown; after: unknown }) => `${revised.slug} ${c.stream} ${c.metric} ${c.date} ${String(c.before)} ${String(c.after)}`;
+    expect(rows.map((r) => cell({ stream: r.stream, metric: r.metric, date: r.data_time, before: r.value_then, after: r.value_now })).sort()).toEqual(revised.appHistory.cells.map(cell).sort());
   });
 
   it('count them per table in sync.change_summary, and take run ids for their ends', async () => {
