@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, type Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { scrub } from '../lib/logger.ts';
-import { InProcessBudget } from '../upstream/budget.ts';
+import { InProcessBudget } from '../upstream/budget/budget.ts';
 import { createUpstream } from '../upstream/client.ts';
 import { checkDatabase } from './check-database.ts';
 import { checkUpstreams, type CheckResult } from './check-upstream.ts';

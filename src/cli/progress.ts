@@ -6,7 +6,7 @@
 // the pino lines are the progress; on it, log lines are printed above the line, in words.
 import { displayWidth, truncateToWidth, wrapToWidth } from '../lib/display-width.ts';
 import { logLineInWords, redirectLogger, type Logger } from '../lib/logger.ts';
-import { RESERVE_REASON, WINDOW_LADDER_MS } from '../ports/budget-state.ts';
+import { RESERVE_REASON, WINDOW_LADDER_MS } from '../upstream/budget/budget-state.ts';
 import type { BucketStatus } from '../upstream/index.ts';
 import { formatDuration, formatEta, walkEta, type BucketWork, type Eta } from './eta.ts';
 import type { LiveProgress } from './sync-session.ts';

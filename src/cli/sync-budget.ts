@@ -8,9 +8,9 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
 import type { Warehouse } from '../store/connection.ts';
-import { PostgresBudget } from '../runners/postgres-budget.ts';
-import { InProcessBudget, type RateBudget } from '../upstream/budget.ts';
-import { LEASE_MARGIN_MS, RedisBudget } from '../upstream/redis-budget.ts';
+import { PostgresBudget } from '../upstream/budget/postgres-budget.ts';
+import { InProcessBudget, type RateBudget } from '../upstream/budget/budget.ts';
+import { LEASE_MARGIN_MS, RedisBudget } from '../upstream/budget/redis-budget.ts';
 
 export interface SyncBudget {
   budget: RateBudget;

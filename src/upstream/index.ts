@@ -1,7 +1,7 @@
 // The upstream client: routes table, safe URLs, rate budget, retries, request log.
 export { ROUTES, BUCKETS, isRouteName, type Auth, type Bucket, type Route, type RouteName, type Source } from './routes.ts';
 export { buildUrl, isSafePathParam, pathOf, pathParam, resolveLink, type Query, type ResolvedLink } from './safe-url.ts';
-export { parseCount, parseHttpDate, parseReset, parseRetryAfter, readRateLimitHeaders, type RateLimitHeaders } from './rate-limit-headers.ts';
+export { parseCount, parseHttpDate, parseReset, parseRetryAfter, readRateLimitHeaders, type RateLimitHeaders } from './budget/rate-limit-headers.ts';
 export {
   decide,
   DEFAULT_BUDGET_POLICY,
@@ -13,8 +13,8 @@ export {
   type BudgetPolicy,
   type Decision,
   type Observation,
-} from '../ports/budget-state.ts';
-export { InProcessBudget, realSleep, type AcquireOptions, type InProcessBudgetOptions, type RateBudget, type Sleep } from './budget.ts';
+} from './budget/budget-state.ts';
+export { InProcessBudget, realSleep, type AcquireOptions, type InProcessBudgetOptions, type RateBudget, type Sleep } from './budget/budget.ts';
 export { isUpstreamProblem, parseProblem, problemError, type ErrorResponse } from './problem.ts';
 export { backoffDelay, type BackoffPolicy } from './backoff.ts';
 export { FETCH_BAD_PORTS, hostPort, SOURCE_URL_VARIABLE, UpstreamBadPortError, UpstreamRefusedError, UpstreamTlsError } from './connect-errors.ts';

@@ -4,7 +4,7 @@ import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { UnholdableAt } from '../lib/pg-text.ts';
 import type { RequestRecorder } from '../ports/recorder.ts';
-import type { RateBudget } from './budget.ts';
+import type { RateBudget } from './budget/budget.ts';
 import type { PacingClock } from '../ports/pacing-clock.ts';
 import type { RetryPolicy } from './retry-policy.ts';
 import type { RouteName } from './routes.ts';

@@ -31,7 +31,7 @@ import { embeddedFolder } from '../helpers/embedded.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
 import { QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { watchMemory, type MemoryPeak } from './process-memory.ts';
-import type { BudgetPolicy } from '../../src/upstream/budget.ts';
+import type { BudgetPolicy } from '../../src/upstream/budget/budget.ts';
 import { DEFAULT_SCENARIO, simOptions, type Scenario } from './scenario.ts';
 import type { SimReply, SimRequest } from './sim-process.ts';
 import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';

@@ -9,7 +9,7 @@ import { performSync } from '../../src/cli/sync-session.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { limitHeapGrowth } from '../../src/lib/heap.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget.ts';
+import { InProcessBudget, type BudgetPolicy } from '../../src/upstream/budget/budget.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { rateLimitReport, type PerBucket, type RateLimitReport, type TableWrites } from './figures.ts';
 import { syncEnv, type Scenario } from './scenario.ts';

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { canaryKey } from '../helpers/services.ts';
 import type { LiveProgress } from '../../src/cli/sync-session.ts';
 import { emptyStats } from '../../src/ports/run-ledger.ts';
-import { RESERVE_REASON } from '../../src/ports/budget-state.ts';
+import { RESERVE_REASON } from '../../src/upstream/budget/budget-state.ts';
 import type { BucketStatus } from '../../src/upstream/index.ts';
 
 const bucket = (over: Partial<BucketStatus>): BucketStatus => ({

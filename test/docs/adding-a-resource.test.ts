@@ -17,7 +17,7 @@ import type { JobDefinition } from '../../src/engine/kit/types.ts';
 import { catalogOf, resourceExports } from '../../src/resources/index.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
-import { InProcessBudget } from '../../src/upstream/budget.ts';
+import { InProcessBudget } from '../../src/upstream/budget/budget.ts';
 import { createUpstream } from '../../src/upstream/client.ts';
 import { WarehouseRecorder } from '../../src/store/books/request-log.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';

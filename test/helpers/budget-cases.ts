@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/lib/errors.ts';
 import { startSimulator } from '../../sim/index.ts';
-import type { Budget, Sleep } from '../../src/upstream/budget.ts';
-import { DEFAULT_BUDGET_POLICY, type BudgetPolicy } from '../../src/ports/budget-state.ts';
-import { emptyRecord, type BucketRecord } from '../../src/ports/budget-store.ts';
+import type { Budget, Sleep } from '../../src/upstream/budget/budget.ts';
+import { DEFAULT_BUDGET_POLICY, type BudgetPolicy } from '../../src/upstream/budget/budget-state.ts';
+import { emptyRecord, type BucketRecord } from '../../src/upstream/budget/budget-store.ts';
 import { createUpstream, FAST_RETRY_POLICY, MemoryRecorder } from '../../src/upstream/index.ts';
-import type { VersionedBudgetStore } from '../../src/ports/versioned-budget-store.ts';
+import type { VersionedBudgetStore } from '../../src/upstream/budget/versioned-budget-store.ts';
 import { heldSleep, recordingSleep } from './fast-clock.ts';
 import { patience } from './patience.ts';
 import { canaryKey, createTestLogger } from './services.ts';

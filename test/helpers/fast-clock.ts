@@ -9,8 +9,8 @@
 //   them: "woken by the change" is then an event, not "finished within N ms".
 // - recordingSleep: real sleeps, each asked-for wait kept: "decided not to wait" is then a
 //   fact, not "returned within N ms".
-import type { Sleep } from '../../src/upstream/budget.ts';
-import { realSleep } from '../../src/upstream/budget.ts';
+import type { Sleep } from '../../src/upstream/budget/budget.ts';
+import { realSleep } from '../../src/upstream/budget/budget.ts';
 
 /** Each read of the idle clock moves it on by this much: a send is before its answer, as on any machine. */
 const READ_MS = 0.001;

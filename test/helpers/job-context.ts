@@ -9,7 +9,7 @@ import { TryFindings } from '../../src/engine/fetch/findings.ts';
 import type { JobContext, RunContext, SyncSettings } from '../../src/engine/kit/types.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { WarehouseRecorder } from '../../src/store/books/request-log.ts';
-import { InProcessBudget } from '../../src/upstream/budget.ts';
+import { InProcessBudget } from '../../src/upstream/budget/budget.ts';
 import { createUpstream } from '../../src/upstream/client.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 import { createTestLogger, type TestLogger } from './services.ts';

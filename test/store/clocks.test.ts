@@ -20,7 +20,7 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
   'src/cli/worker-terminal.ts': { count: 2, why: "the terminal's own line times and a walk's elapsed time, shown, never stored" },
   'src/runners/in-process.ts': { count: 2, why: "a job's duration for its log line" },
   'src/runners/bullmq/fetch.ts': { count: 2, why: "a job's duration for its log line and metrics" },
-  'src/store/retry.ts': { count: 2, why: 'the deadline of a local retry loop' },
+  'src/lib/reconnect.ts': { count: 2, why: 'the deadline of a local retry loop' },
   'src/store/books/retention.ts': { count: 2, why: "the time budget of one retention pass (its cutoff is on the warehouse's clock)" },
   'src/store/server/embedded-port.ts': { count: 2, why: "the deadline of the embedded server's start" },
   'src/store/server/embedded-folder.ts': { count: 3, why: "the deadline of the folder lock's wait, and a lock file's age on this machine's file clock" },

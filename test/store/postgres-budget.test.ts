@@ -6,9 +6,9 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse, type SessionOptions, type Warehouse } from '../../src/store/connection.ts';
-import { PostgresBudget } from '../../src/runners/postgres-budget.ts';
-import { budgetChannel, PostgresBudgetStore } from '../../src/store/budget/postgres-budget-store.ts';
-import type { VersionedBudgetStore } from '../../src/ports/versioned-budget-store.ts';
+import { PostgresBudget } from '../../src/upstream/budget/postgres-budget.ts';
+import { budgetChannel, PostgresBudgetStore } from '../../src/upstream/budget/postgres-budget-store.ts';
+import type { VersionedBudgetStore } from '../../src/upstream/budget/versioned-budget-store.ts';
 import { addLease, budgetCases, settles, type BudgetBackend, type BudgetOverrides } from '../helpers/budget-cases.ts';
 import { heldSleep } from '../helpers/fast-clock.ts';
 import { createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';

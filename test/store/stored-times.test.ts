@@ -14,7 +14,7 @@ import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
-import { RECORD_TTL_MS } from '../../src/ports/budget-store.ts';
+import { RECORD_TTL_MS } from '../../src/upstream/budget/budget-store.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');

@@ -1,9 +1,9 @@
 // The pace a bucket's budget allows (BucketStatus.windowMs, cycleMs, refillInMs), as the ETA
 // of progress reads it.
 import { describe, expect, it } from 'vitest';
-import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, observe, paceOf, type BucketState } from '../../src/ports/budget-state.ts';
-import { holdOf } from '../../src/upstream/hold.ts';
-import { readRateLimitHeaders } from '../../src/upstream/rate-limit-headers.ts';
+import { decide, DEFAULT_BUDGET_POLICY, initialBucketState, observe, paceOf, type BucketState } from '../../src/upstream/budget/budget-state.ts';
+import { holdOf } from '../../src/upstream/budget/hold.ts';
+import { readRateLimitHeaders } from '../../src/upstream/budget/rate-limit-headers.ts';
 import { DEFAULT_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 
 const policy = DEFAULT_BUDGET_POLICY;

@@ -8,7 +8,7 @@ import {
   RESERVE_REASON,
   type BucketState,
   type BudgetPolicy,
-} from '../../src/ports/budget-state.ts';
+} from '../../src/upstream/budget/budget-state.ts';
 import { Rng } from '../../sim/random.ts';
 
 const P = { ...DEFAULT_BUDGET_POLICY, probeConcurrency: 1, resetMarginMs: 100, unknownResetProbeMs: 1000, probeReserve: 3 };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/lib/errors.ts';
-import { DEFAULT_BUDGET_POLICY } from '../../src/ports/budget-state.ts';
-import { Budget, InProcessBudget, type Sleep } from '../../src/upstream/budget.ts';
-import { MemoryBudgetStore, type BudgetStore } from '../../src/ports/budget-store.ts';
+import { DEFAULT_BUDGET_POLICY } from '../../src/upstream/budget/budget-state.ts';
+import { Budget, InProcessBudget, type Sleep } from '../../src/upstream/budget/budget.ts';
+import { MemoryBudgetStore, type BudgetStore } from '../../src/upstream/budget/budget-store.ts';
 
 const DEFAULT_POLL_MS = DEFAULT_BUDGET_POLICY.pollMs;
 

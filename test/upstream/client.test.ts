@@ -16,7 +16,7 @@ import {
 } from '../../src/lib/errors.ts';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { createUpstream, FAST_RETRY_POLICY, InProcessBudget, MemoryRecorder, type UpstreamConfig, type UpstreamOptions } from '../../src/upstream/index.ts';
-import { DEFAULT_BUDGET_POLICY } from '../../src/ports/budget-state.ts';
+import { DEFAULT_BUDGET_POLICY } from '../../src/upstream/budget/budget-state.ts';
 import { recordingSleep } from '../helpers/fast-clock.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';

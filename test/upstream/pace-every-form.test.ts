@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RATE_LIMIT_FIELDS, type RateLimitFields } from '../../sim/index.ts';
 import { performSync } from '../../src/cli/sync-session.ts';
-import { PostgresBudget } from '../../src/runners/postgres-budget.ts';
+import { PostgresBudget } from '../../src/upstream/budget/postgres-budget.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_HEADER_WAIT_MS, parseCount, parseHttpDate, parseReset, parseRetryAfter, readRateLimitHeaders } from '../../src/upstream/rate-limit-headers.ts';
+import { MAX_HEADER_WAIT_MS, parseCount, parseHttpDate, parseReset, parseRetryAfter, readRateLimitHeaders } from '../../src/upstream/budget/rate-limit-headers.ts';
 
 const NOW = Date.parse('2025-06-01T12:00:00.000Z');
 

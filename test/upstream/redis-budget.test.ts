@@ -5,8 +5,8 @@
 // this file gives them Redis.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { RedisBudgetStore } from '../../src/upstream/redis-budget-store.ts';
-import { RedisBudget } from '../../src/upstream/redis-budget.ts';
+import { RedisBudgetStore } from '../../src/upstream/budget/redis-budget-store.ts';
+import { RedisBudget } from '../../src/upstream/budget/redis-budget.ts';
 import { budgetCases, type BudgetBackend } from '../helpers/budget-cases.ts';
 import { redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';

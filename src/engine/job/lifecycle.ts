@@ -11,7 +11,7 @@ import { keepInvalidBody } from '../../store/books/request-log.ts';
 import { forgetNotFound, newerReceived, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../../store/books/resource-state.ts';
 import { beginWrite, closingBody } from '../../store/write/known-time.ts';
 import { WarehouseClock } from '../../store/warehouse-clock.ts';
-import { withReconnect } from '../../store/retry.ts';
+import { withReconnect } from '../../lib/reconnect.ts';
 import { removeAbsent, removeKeys, SET_KEPT_WHILE } from '../../store/write/set-removal.ts';
 import type { Executor } from '../../store/write/table-shape.ts';
 import { markerUnchanged, vouched } from './change.ts';

@@ -2,7 +2,7 @@
 // from what its jobs did and what upstream answered, recorded with its stats and request figures.
 import type { Warehouse } from '../../store/connection.ts';
 import { summarizeRunRequests, type RequestSummary } from '../../store/books/request-summary.ts';
-import { withReconnect } from '../../store/retry.ts';
+import { withReconnect } from '../../lib/reconnect.ts';
 import { finishRun, type RunStatus } from '../../store/books/runs.ts';
 import type { Housekeeping } from '../../store/books/retention.ts';
 import { WarehouseError } from '../../lib/errors.ts';

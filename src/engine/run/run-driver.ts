@@ -14,7 +14,7 @@ import type { Warehouse } from '../../store/connection.ts';
 import type { RequestSummary } from '../../store/books/request-summary.ts';
 import type { Housekeeping } from '../../store/books/retention.ts';
 import { closeAbandoned, finishRun, markInterrupted, runDurationMs, runStatusOf, startRun, type AbandonPolicy, type RunStatus } from '../../store/books/runs.ts';
-import { withReconnect } from '../../store/retry.ts';
+import { withReconnect } from '../../lib/reconnect.ts';
 import { closeRun, type RunInterrupted } from './close-run.ts';
 import { resolveJob, type ResolvedJob } from '../job/lifecycle.ts';
 import { entryStep, type EntryScope } from './run-jobs.ts';

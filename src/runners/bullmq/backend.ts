@@ -7,7 +7,7 @@ import type { Processor, Queue, Worker, WorkerOptions } from 'bullmq';
 import type { Config } from '../../lib/config.ts';
 import type { RunLedger } from '../../ports/run-ledger.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import type { RateBudget } from '../../upstream/budget.ts';
+import type { RateBudget } from '../../upstream/budget/budget.ts';
 
 /** A BullMQ queue on either backend (their types differ only in the connection). */
 export type AnyQueue = Queue<any, any, string, any, any, string, any, any>;

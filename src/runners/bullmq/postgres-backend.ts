@@ -18,7 +18,7 @@ import { ConfigError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { PostgresRunLedger } from '../../store/books/postgres-run-ledger.ts';
 import type { Warehouse } from '../../store/connection.ts';
-import { PostgresBudget } from '../postgres-budget.ts';
+import { PostgresBudget } from '../../upstream/budget/postgres-budget.ts';
 import { quoteIdentifier } from '../../store/quote.ts';
 import type { AnyQueue, OpenBackendOptions, QueueBackend, WorkerSettings } from './backend.ts';
 import type { PrefixClient } from './prefix-keys.ts';

@@ -1,7 +1,7 @@
 // The queue backend on Redis (REDIS_URL): BullMQ's own, the budget's records and the run ledger
 // under `<prefix>:`, one connection of tesync's own beside BullMQ's.
 import { Queue, Worker, type Processor } from 'bullmq';
-import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/redis-budget.ts';
+import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/budget/redis-budget.ts';
 import type { OpenBackendOptions, QueueBackend, WorkerSettings } from './backend.ts';
 import { connectRedis, redisOptions, EVENTS_KEPT, WALK_QUEUE } from './queues.ts';
 import { RedisRunLedger } from './redis-run-ledger.ts';

@@ -17,7 +17,7 @@ import { readFailureBody } from '../../store/read/failure-bodies.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../store/books/request-log.ts';
 import { WarehouseClock } from '../../store/warehouse-clock.ts';
-import { LEASE_MARGIN_MS } from '../../upstream/redis-budget.ts';
+import { LEASE_MARGIN_MS } from '../../upstream/budget/redis-budget.ts';
 import type { Bucket } from '../../upstream/routes.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import { RunDriver } from '../../engine/run/run-driver.ts';

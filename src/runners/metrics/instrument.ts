@@ -1,5 +1,5 @@
 // Decorators that count what passes through the budget and the request recorder.
-import type { RateBudget } from '../../upstream/budget.ts';
+import type { RateBudget } from '../../upstream/budget/budget.ts';
 import { STOPPED_REQUEST } from '../../ports/recorder.ts';
 import type { RequestRecorder } from '../../ports/recorder.ts';
 import type { WorkerMetrics } from './metrics.ts';

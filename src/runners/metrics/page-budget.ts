@@ -1,9 +1,9 @@
 // The rate budget per bucket as the status page shows it now: read from the budget's store
 // (Redis, or sync.rate_budgets in the warehouse), which every worker and sync sharing the
 // budget writes, rather than one process's last look. Reading changes nothing: an update
-// that returns its record as it was writes nothing (budget-store.ts).
-import { Budget, type RateBudget } from '../../upstream/budget.ts';
-import { describe, type BucketStatus } from '../../ports/budget-state.ts';
+// that returns its record as it was writes nothing (upstream/budget/budget-store.ts).
+import { Budget, type RateBudget } from '../../upstream/budget/budget.ts';
+import { describe, type BucketStatus } from '../../upstream/budget/budget-state.ts';
 import { BUCKETS } from '../../upstream/routes.ts';
 import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 

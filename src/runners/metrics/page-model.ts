@@ -7,7 +7,7 @@ import type { FailingResource } from '../../store/read/failure-bodies.ts';
 import type { GroupStatus } from '../../store/read/status.ts';
 import { causeText, overMaxAge, overMaxUnconfirmed } from '../../store/read/status-checks.ts';
 import type { BucketWindow, RunRow, TimelineEvent } from '../../store/read/status-page.ts';
-import type { BucketStatus } from '../../ports/budget-state.ts';
+import type { BucketStatus } from '../../upstream/budget/budget-state.ts';
 import type { GroupThreshold } from './page-thresholds.ts';
 import type { QueuesView } from './page-queues.ts';
 

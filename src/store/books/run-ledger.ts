@@ -19,7 +19,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../connection.ts';
 import { SERVER_CLOCK } from '../warehouse-clock.ts';
-import { withReconnect } from '../retry.ts';
+import { withReconnect } from '../../lib/reconnect.ts';
 
 /** One run of one deployment (the workers' queue prefix). */
 export interface LedgerRun {

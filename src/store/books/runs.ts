@@ -9,7 +9,7 @@ import type { Db } from '../connection.ts';
 import { fillDailyArchives } from '../write/daily-archive.ts';
 import { SERVER_CLOCK } from '../warehouse-clock.ts';
 import { applyRetention, type Housekeeping } from './retention.ts';
-import { withReconnect } from '../retry.ts';
+import { withReconnect } from '../../lib/reconnect.ts';
 
 export type RunStatus = 'running' | 'succeeded' | 'partial' | 'failed' | 'interrupted';
 

@@ -17,7 +17,7 @@
 // nothing), never read in part: a policy we could not read might be the one with nothing
 // left. A policy counted in another unit than requests (`qu` other than "requests") does not
 // apply to a request budget and is left out.
-import { isItem, parseDictionary, parseItem, parseList, type BareItem, type Item, type Member } from './structured-fields.ts';
+import { isItem, parseDictionary, parseItem, parseList, type BareItem, type Item, type Member } from '../structured-fields.ts';
 
 export type RateLimitForm = 'ietf' | 'ietf-draft7' | 'ietf-legacy' | 'x-ratelimit';
 

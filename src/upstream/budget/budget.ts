@@ -13,7 +13,7 @@
 //   hears of it: a grant the store made just before (its update was on the way when the 429
 //   arrived) is handed back unsent, so no request leaves inside a Retry-After it knows of.
 import { randomBytes } from 'node:crypto';
-import { RateLimitedError } from '../lib/errors.ts';
+import { RateLimitedError } from '../../lib/errors.ts';
 import {
   decide,
   DEFAULT_BUDGET_POLICY,
@@ -25,14 +25,14 @@ import {
   type BucketStatus,
   type BudgetPolicy,
   type Observation,
-} from '../ports/budget-state.ts';
-import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreTime } from '../ports/budget-store.ts';
-import { realSleep, systemPacingClock, type PacingClock } from '../ports/pacing-clock.ts';
-import { BUCKETS } from './routes.ts';
+} from './budget-state.ts';
+import { MemoryBudgetStore, type BucketRecord, type BudgetStore, type StoreTime } from './budget-store.ts';
+import { realSleep, systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
+import { BUCKETS } from '../routes.ts';
 import { BucketWaiters } from './waiters.ts';
 
-export type { BucketStatus, BudgetPolicy, Observation } from '../ports/budget-state.ts';
-export { DEFAULT_BUDGET_POLICY } from '../ports/budget-state.ts';
+export type { BucketStatus, BudgetPolicy, Observation } from './budget-state.ts';
+export { DEFAULT_BUDGET_POLICY } from './budget-state.ts';
 
 export interface AcquireOptions {
   /** Longer waits throw RateLimitedError instead of sleeping. */
@@ -49,8 +49,8 @@ export interface RateBudget {
   snapshot(): BucketStatus[];
 }
 
-export type { Sleep } from '../ports/pacing-clock.ts';
-export { realSleep } from '../ports/pacing-clock.ts';
+export type { Sleep } from '../../ports/pacing-clock.ts';
+export { realSleep } from '../../ports/pacing-clock.ts';
 
 /** `now` and `sleep`: the pacing clock (the process's own when not given). */
 export interface BudgetOptions extends Partial<PacingClock> {

@@ -2,13 +2,13 @@
 // set of versioned-budget-store.ts as two Lua scripts, on Redis time (the one clock every
 // process decides on). Changes are announced over pub/sub, so waiting processes wake (they
 // poll as well, in case a message is lost).
-import type { PacingClock } from '../ports/pacing-clock.ts';
+import type { PacingClock } from '../../ports/pacing-clock.ts';
 import type { Redis } from 'ioredis';
-import { VersionedBudgetStore, type VersionedRead } from '../ports/versioned-budget-store.ts';
-import { luaFile } from './redis/scripts.ts';
+import { VersionedBudgetStore, type VersionedRead } from './versioned-budget-store.ts';
+import { luaFile } from '../redis/scripts.ts';
 
-const readScript = luaFile(new URL('./redis/budget-read.lua', import.meta.url));
-const writeScript = luaFile(new URL('./redis/budget-write.lua', import.meta.url));
+const readScript = luaFile(new URL('./budget-read.lua', import.meta.url));
+const writeScript = luaFile(new URL('./budget-write.lua', import.meta.url));
 
 export interface RedisBudgetStoreOptions {
   /** Commands go here; a duplicate connection subscribes to change messages. Not closed by the store. */

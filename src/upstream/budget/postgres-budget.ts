@@ -2,14 +2,14 @@
 // Budget, its records in the warehouse's Postgres (postgres-budget-store.ts) and its clock the
 // Postgres server's, so machines with skewed clocks agree. RedisBudget's counterpart; the
 // composition root chooses between them.
-import { Budget, checkSharedLease, type SharedBudgetOptions } from '../upstream/budget.ts';
-import { RECORD_TTL_MS } from '../ports/budget-store.ts';
-import type { Warehouse } from '../store/connection.ts';
-import { PostgresBudgetStore } from '../store/budget/postgres-budget-store.ts';
+import { Budget, checkSharedLease, type SharedBudgetOptions } from './budget.ts';
+import { RECORD_TTL_MS } from './budget-store.ts';
+import type { WarehouseSessions } from '../../ports/warehouse-session.ts';
+import { PostgresBudgetStore } from './postgres-budget-store.ts';
 
 export interface PostgresBudgetOptions extends SharedBudgetOptions {
-  /** The budget opens one connection of its own on it (Warehouse.session), closed with the budget. */
-  warehouse: Pick<Warehouse, 'session'>;
+  /** The budget opens one connection of its own on it (a session: the store's Warehouse is one), closed with the budget. */
+  warehouse: WarehouseSessions;
   /** The budget: every process that shares it uses the same prefix. */
   prefix: string;
 }

@@ -1,6 +1,6 @@
 // A budget store shared by processes through a server that keeps each bucket's record with a
-// version (a write counter): Redis (redis-budget-store.ts) or Postgres (src/store/
-// postgres-budget-store.ts). An update reads the record together with the server's clock (the
+// version (a write counter): Redis (redis-budget-store.ts) or Postgres
+// (postgres-budget-store.ts). An update reads the record together with the server's clock (the
 // one clock every process decides on), computes the next record here, and writes it back only
 // if nobody wrote since (compare-and-set on the version), else computes again on the fresher
 // record. The server's store says how to read, write and announce; this file holds the loop,
@@ -8,7 +8,7 @@
 // hear its own).
 import { randomBytes } from 'node:crypto';
 import { initialBucketState } from './budget-state.ts';
-import { systemPacingClock, type PacingClock } from './pacing-clock.ts';
+import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 import { emptyRecord, type BucketRecord, type BucketUpdate, type BudgetStore, type UpdateOptions } from './budget-store.ts';
 
 export interface VersionedRead {

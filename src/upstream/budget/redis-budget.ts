@@ -3,7 +3,7 @@
 // agree.
 import type { Redis } from 'ioredis';
 import { Budget, checkSharedLease, type SharedBudgetOptions } from './budget.ts';
-import { RECORD_TTL_MS } from '../ports/budget-store.ts';
+import { RECORD_TTL_MS } from './budget-store.ts';
 import { RedisBudgetStore } from './redis-budget-store.ts';
 
 export interface RedisBudgetOptions extends SharedBudgetOptions {

@@ -1,10 +1,10 @@
 // What a response tells the rate budget of its bucket, as a pure function of its status and
 // rate-limit headers: the observation to fold in, and how long it holds the bucket for every
 // caller (a 429's wait, or any other response's Retry-After).
-import { backoffDelay } from './backoff.ts';
-import type { Observation } from '../ports/budget-state.ts';
+import { backoffDelay } from '../backoff.ts';
+import type { Observation } from './budget-state.ts';
 import type { RateLimitHeaders } from './rate-limit-headers.ts';
-import type { RetryPolicy } from './retry-policy.ts';
+import type { RetryPolicy } from '../retry-policy.ts';
 
 export interface HoldInput {
   status: number;

@@ -2,9 +2,9 @@
 // update atomically on its own clock; what an update does (the policy) is budget.ts's and
 // budget-state.ts's alone. The memory store serves one process (`tesync sync`); the Redis
 // store (redis-budget-store.ts) every worker process and machine sharing a Redis, the
-// Postgres store (src/store/budget/postgres-budget-store.ts) every one sharing a warehouse.
+// Postgres store (postgres-budget-store.ts) every one sharing a warehouse.
 import { initialBucketState, type BucketState } from './budget-state.ts';
-import { systemPacingClock, type PacingClock } from './pacing-clock.ts';
+import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 
 export interface BucketRecord {
   /** `inFlight` is the number of live leases. */

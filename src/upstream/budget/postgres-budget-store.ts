@@ -1,7 +1,8 @@
 // The rate budget's records in the warehouse's Postgres (sync.rate_budgets), shared by every
-// worker process and machine that runs without Redis: the store upstream's budget declares
-// (src/ports/budget-store.ts), as the Redis one is, with the same compare-and-set loop
-// (src/ports/versioned-budget-store.ts).
+// worker process and machine that runs without Redis: the store the budget declares
+// (budget-store.ts), as the Redis one is, with the same compare-and-set loop
+// (versioned-budget-store.ts). It reaches the warehouse through a session it is handed (the
+// port src/ports/warehouse-session.ts), never through the store's modules.
 //
 // - Compare-and-set on the row's version, not a transaction holding `SELECT ... FOR UPDATE`:
 //   a row lock would be held across a round trip to Node, so a process that stalls (a GC
@@ -18,13 +19,13 @@
 import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
-import { VersionedBudgetStore, type VersionedRead } from '../../ports/versioned-budget-store.ts';
-import type { Warehouse } from '../connection.ts';
-import { isConnectionError, withReconnect } from '../retry.ts';
+import { VersionedBudgetStore, type VersionedRead } from './versioned-budget-store.ts';
+import type { WarehouseSessions } from '../../ports/warehouse-session.ts';
+import { isConnectionError, withReconnect } from '../../lib/reconnect.ts';
 
 export interface PostgresBudgetStoreOptions {
   /** The store opens a session of its own on it (one connection), closed with the store. */
-  warehouse: Pick<Warehouse, 'session'>;
+  warehouse: WarehouseSessions;
   /** The budget: every process that shares it uses the same prefix. */
   prefix: string;
   /** A record nobody writes for this long counts as none, and is removed. */

@@ -1,8 +1,8 @@
 // Callers waiting for a bucket's budget, woken early when its state changes (a response
 // seen here, or another process's observation announced over Redis).
-import type { Sleep } from '../ports/pacing-clock.ts';
+import type { Sleep } from '../../ports/pacing-clock.ts';
 
-export type { Sleep } from '../ports/pacing-clock.ts';
+export type { Sleep } from '../../ports/pacing-clock.ts';
 
 export class BucketWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
