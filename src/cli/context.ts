@@ -14,12 +14,21 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
+/**
+ * Resolves on the first SIGINT or SIGTERM. With `again`, each later one is handed to it and the
+ * listeners stay until the process ends: a second signal while the command stops must not end
+ * it by the default action, half-way through its stopping (a worker's jobs left locked).
+ */
+export function untilSignal(again?: (signal: NodeJS.Signals) => void): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    let first = true;
     const on = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
+      if (!first) return again?.(signal);
+      first = false;
+      if (!again) {
+        process.off('SIGINT', on);
+        process.off('SIGTERM', on);
+      }
       resolve(signal);
     };
     process.on('SIGINT', on);

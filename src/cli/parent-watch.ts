@@ -7,8 +7,8 @@
 // started it; a direct run, under a supervisor or in a container, is never watched):
 //
 // - its parent gone (process.ppid changed: the shell died of the forwarded SIGTERM, or npm itself
-//   when it ran tesync without a shell), or the shell's parent gone (npm killed outright): the
-//   command stops as on a SIGTERM;
+//   when it ran tesync without a shell), or the shell's parent gone (npm killed outright), at two
+//   looks in a row: the command stops as on a SIGTERM;
 // - on Linux, the shell woken while it waits: a non-interactive shell wakes only for a signal it
 //   catches (SIGINT) or for its child changing state (a stop and continue, which tesync sees as
 //   a SIGCONT of its own). Woken, and tesync itself neither signalled nor stopped meanwhile, the
@@ -118,6 +118,7 @@ export function watchLauncher(options: LauncherWatchOptions = {}): LauncherWatch
   let first = look(shellPid);
   let lastAt = Date.now();
   let suspect = false;
+  let goneSeen = false;
   let continued = false;
   let pending: Signal | undefined;
   let ended = false;
@@ -152,6 +153,14 @@ export function watchLauncher(options: LauncherWatchOptions = {}): LauncherWatch
     if (pending) return deliver();
     const seen = look(shellPid);
     const change = launcherChange(first, seen);
+    // Gone: passed on at the next look, unless a signal of tesync's own explains it by then. A
+    // signal sent to the whole job (`timeout`, a service manager) ends npm too, and may wait,
+    // unread, behind this look while the command's loop was busy: passed on at once, it would
+    // reach the command as a second signal, and a second signal quits at once.
+    if (change === 'gone' && !goneSeen) {
+      goneSeen = true;
+      return;
+    }
     if (change === 'gone') {
       pending = 'SIGTERM';
       say('tesync: the npm process that started this command has ended: stopping as on SIGTERM\n');

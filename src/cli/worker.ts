@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { catalog, groups, walkRoots } from '../resources/index.ts';
 import { queueBackendKind } from '../runners/bullmq/backend.ts';
-import { startWorkerRuntime } from '../runners/bullmq/runtime.ts';
+import { startWorkerRuntime, type WorkerRuntime } from '../runners/bullmq/runtime.ts';
 import { configuredSchedules } from '../runners/bullmq/schedules.ts';
 import { openWarehouse } from '../store/connection.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
@@ -17,19 +17,23 @@ import type { UpstreamIdentity } from '../store/books/upstream-identity.ts';
 
 const HELP = `Usage: tesync worker [--force] [--demo] [--json]
 
-Runs the scheduled walks (TE_SCHEDULE_*) and the jobs of every walk, sharing the queues
-and the upstream rate budget with every other worker of the same queue backend and
-TE_QUEUE_PREFIX: Redis when REDIS_URL is set, otherwise the warehouse's own Postgres
-(DATABASE_URL, or the embedded server in TE_DATA_DIR, kept up while the worker runs).
-Serves /healthz and /metrics on TE_METRICS_PORT. Stops on SIGTERM or SIGINT: active jobs
-finish within TE_WORKER_SHUTDOWN_GRACE_MS or are handed back.
-To start a walk now: tesync enqueue. See docs/operations.md.
-  --force  run on a warehouse bound to another upstream: rebind it to this worker's
-           (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
-  --demo   the bundled simulator as the upstream, as tesync demo runs it (its ${DEMO_TOKENS}
-           tokens): keeps the demo's warehouse fresh on the schedules until Ctrl-C
-  --json   pino JSON log lines on a terminal too (off a terminal they always are);
-           on a terminal, without it: a line in words per event and a progress line`;
+Runs the scheduled walks (TE_SCHEDULE_*) and the jobs of every walk, sharing
+the queues and the upstream rate budget with every other worker of the same
+queue backend and TE_QUEUE_PREFIX: Redis when REDIS_URL is set, otherwise the
+warehouse's own Postgres (DATABASE_URL, or the embedded server in TE_DATA_DIR,
+kept up while the worker runs). Serves /healthz and /metrics on
+TE_METRICS_PORT. Stops on SIGTERM or SIGINT: active jobs finish within
+TE_WORKER_SHUTDOWN_GRACE_MS or are handed back; a second signal hands them
+back at once. To start a walk now: tesync enqueue. See docs/operations.md.
+  --force  run on a warehouse bound to another upstream: rebind it to this
+           worker's (recorded in sync.upstream_binding_log; without it: exit 2,
+           nothing written)
+  --demo   the bundled simulator as the upstream, as tesync demo runs it (its
+           ${DEMO_TOKENS} tokens): keeps the demo's warehouse fresh on the schedules
+           until Ctrl-C
+  --json   pino JSON log lines on a terminal too (off a terminal they always
+           are); on a terminal, without it: a line in words per event and a
+           progress line`;
 
 export async function runWorker(context: CommandContext): Promise<number> {
   const { argv } = context;
@@ -80,7 +84,12 @@ async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<strin
     // Before the runtime starts: it settles lost runs, a write.
     phase("checking the warehouse's upstream");
     await ensureBoundUpstream(warehouse, upstreams, { command: 'worker', force, logger });
-    const stop = untilSignal();
+    // A second signal ends the grace period: the active jobs go back to the queue at once.
+    let runtime: WorkerRuntime | undefined;
+    const stop = untilSignal((again) => {
+      logger.warn({ signal: again }, `${again} again: handing the active jobs back to the queue now`);
+      runtime?.handBack();
+    });
     const plan = {
       catalog,
       walkRoots,
@@ -91,7 +100,7 @@ async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<strin
       checkUpstream: async () => void (await ensureBoundUpstream(warehouse, upstreams, { command: 'worker', force: false, logger })),
     };
     phase('starting the queues and schedules');
-    const runtime = await startWorkerRuntime({ config, logger, warehouse, plan });
+    runtime = await startWorkerRuntime({ config, logger, warehouse, plan });
     logger.info(
       {
         metricsPort: runtime.metricsPort,

@@ -2,7 +2,8 @@
 // a look at them says, read from /proc; and, with real processes under `sh -c` as npm runs them,
 // that a signal npm forwards to its shell reaches the command once, as the signal it was, while
 // a terminal's Ctrl-C (which reaches every process of the job) is not passed on a second time,
-// and a stop and continue (Ctrl-Z, fg) passes nothing on.
+// nor a SIGTERM to the whole job (`timeout`) while the command's loop is busy, and a stop and
+// continue (Ctrl-Z, fg) passes nothing on.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -50,8 +51,8 @@ interface Watched {
 }
 
 /** The watched child under `sh -c`, in a process group of its own (as a terminal's job is), once it is ready. */
-async function startWatched(): Promise<Watched> {
-  const shell = spawn('sh', ['-c', `'${process.execPath}' '${CHILD}'`], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+async function startWatched(mode = ''): Promise<Watched> {
+  const shell = spawn('sh', ['-c', `'${process.execPath}' '${CHILD}' ${mode}`], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   shell.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -116,6 +117,19 @@ describe.runIf(process.platform === 'linux')('under `sh -c`, as npm runs a comma
     process.kill(-w.shell.pid!, 'SIGINT');
     await ended(w);
     expect(w.signals()).toEqual(['SIGINT']);
+    expect(w.stderr()).toBe('');
+  });
+
+  it('SIGTERM to the whole job, as `timeout` sends it, while the command is busy: its own SIGTERM, once', async () => {
+    // The issue: the shell gone and the command's own SIGTERM both waited behind a busy loop;
+    // the watch passed the shell's end on first, and the command counted one signal twice.
+    const w = await startWatched('busy');
+    started.push(w);
+    // Into its busy turns (a signal before the first one is read at once).
+    await delay(1_000);
+    process.kill(-w.shell.pid!, 'SIGTERM');
+    await ended(w);
+    expect(w.signals()).toEqual(['SIGTERM']);
     expect(w.stderr()).toBe('');
   });
 

@@ -47,6 +47,8 @@ export interface WorkerRuntime {
   metricsPort: number;
   /** Stops taking jobs; active ones finish within the grace period or are handed back. */
   close(): Promise<void>;
+  /** Ends the grace period now: active jobs are aborted and handed back to the queue (a second signal). */
+  handBack(): void;
 }
 
 export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise<WorkerRuntime> {
@@ -131,11 +133,16 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
         worker.on('failed', (job, err) => void onFetchFailed(deps, job, err).catch((e: unknown) => logger.error({ err: e }, 'could not record a failed job')));
       }
     }
+    // Aborted jobs see shuttingDown and go back to waiting, no attempt used (fetch.ts).
+    const handBack = () => {
+      shuttingDown = true;
+      for (const worker of workers) worker.cancelAllJobs('shutdown');
+    };
     closers.unshift(async () => {
       shuttingDown = true;
       const grace = setTimeout(() => {
         logger.warn({ graceMs: w.shutdownGraceMs }, 'grace period over: aborting active jobs and handing them back');
-        for (const worker of workers) worker.cancelAllJobs('shutdown');
+        handBack();
       }, w.shutdownGraceMs);
       try {
         await Promise.all(workers.map((worker) => worker.close()));
@@ -176,6 +183,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     return {
       metricsPort: server.port,
       close: () => (closing ??= runAll(closers, logger)),
+      handBack,
     };
   } catch (err) {
     await runAll(closers, logger);

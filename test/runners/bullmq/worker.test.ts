@@ -458,4 +458,26 @@ describe.each(QUEUE_BACKENDS)('tesync worker, queues on %s', (backend) => {
     expect(sent.at(-1)).toMatchObject({ http_status: 200 });
     console.info(`SIGTERM on ${backend}: exit 0 after ${exit.at - signalled} ms (grace ${GRACE_MS} ms), ${handedBack.length} job(s) handed back and completed by the others`);
   });
+
+  it('SIGTERM twice (a stop, and the npx launcher passing it on): the second ends the grace at once, no job left locked', async () => {
+    // A grace longer than the case: only the second signal can end the held job. The issue: a
+    // worker stopped through npx died of a second SIGTERM mid-walk, its job locked until stalled.
+    const s = await scenario(backend, { rateLimits: UNLIMITED }, { ...STOPPABLE, TE_WORKER_SHUTDOWN_GRACE_MS: String(patience(600_000)), TE_WORKER_LOCK_MS: String(patience(2_000)) });
+    holdFirst(s, '/openapi-product.json');
+    const walk = startWalk(s);
+    const { worker: victim } = await heldBy(s, 'fetch-gateway', 'gateway.openapi', '/openapi-product.json');
+    victim.child.kill('SIGTERM');
+    await waitFor('the first signal taken', async () => victim.lines().some((l) => l.msg === 'shutting down: finishing active jobs') || undefined, 30_000, 25);
+    victim.child.kill('SIGTERM');
+    const exit = await victim.exited;
+    expect(exit).toMatchObject({ code: 0, signal: null });
+    const msgs = victim.lines().map((l) => l.msg);
+    expect(msgs).toContain('SIGTERM again: handing the active jobs back to the queue now');
+    expect(victim.lines().filter((l) => l.msg === 'shutting down: job handed back to the queue').map((l) => l.job)).toContain('gateway.openapi');
+    expect(msgs.at(-1)).toBe('worker stopped');
+    const { outcome } = await walk;
+    await expectCompleteMirror(s, outcome);
+    // Handed back, not taken over: no worker found a job of the victim's stalled.
+    for (const w of s.workers) expect(w.lines().filter((l) => /stalled/.test(l.msg)).map((l) => l.msg)).toEqual([]);
+  });
 });
