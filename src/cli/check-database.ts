@@ -15,6 +15,8 @@ import type { Source } from '../upstream/routes.ts';
 import type { CheckResult } from './check-upstream.ts';
 
 const database = (variable: string, status: CheckResult['status'], message: string): CheckResult => ({ check: 'database', variable, status, message });
+/** A failure sync and status refuse as bad configuration (exit 2). */
+const misconfigured = (variable: string, message: string): CheckResult => ({ ...database(variable, 'failed', message), configuration: true });
 
 export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'app' | 'gateway'>): Promise<CheckResult[]> {
   const variable = config.databaseUrl ? 'DATABASE_URL' : 'TE_DATA_DIR';
@@ -26,7 +28,7 @@ export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'dataDi
     warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 });
   } catch (err) {
     // A refused login or a missing database is a ConfigError naming its variable; its message, without the name.
-    if (err instanceof ConfigError) return [database(err.variable, 'failed', err.problem)];
+    if (err instanceof ConfigError) return [misconfigured(err.variable, err.problem)];
     return [database(variable, 'failed', err instanceof Error ? err.message : String(err))];
   }
   try {
@@ -43,7 +45,7 @@ export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'dataDi
 export function judgeSchema(m: MigrationState & { sqlFilesInStep?: boolean }, location: string, variable: string): CheckResult {
   if (m.state === 'none') return database(variable, 'ok', `${location} reached; no tesync schema in it yet: the first sync (or tesync migrate) makes it`);
   if (m.state === 'ahead') {
-    return database(variable, 'failed', `${location} holds a newer tesync's schema (migration ${m.applied}; this tesync knows ${m.expected}): run a tesync as new as the one that migrated it`);
+    return misconfigured(variable, `${location} holds a newer tesync's schema (migration ${m.applied}; this tesync knows ${m.expected}): run a tesync as new as the one that migrated it`);
   }
   if (m.state === 'behind') return database(variable, 'ok', `${location} reached; a tesync warehouse at migration ${m.applied} of ${m.expected}: the next sync (or tesync migrate) brings it up to date`);
   const views = m.sqlFilesInStep === false ? "; its SQL views differ from this tesync's: tesync migrate brings them in step" : '';
@@ -74,6 +76,7 @@ export function judgeBindings(bound: ReadonlyMap<string, string>, config: Pick<C
       check: 'binding',
       variable: SOURCE_URL_VARIABLE[source],
       status: 'failed',
+      configuration: true,
       message: `the warehouse's ${source} source is bound to ${describeUpstream(upstream)}, not ${configured.upstream}: sync, worker and enqueue refuse it (exit 2) unless --force rebinds it`,
     });
   }

@@ -18,6 +18,12 @@ export interface CheckResult {
   variable: string;
   status: CheckStatus;
   message: string;
+  /**
+   * A failure that is bad configuration by the README's exit codes, which sync and status
+   * refuse with exit 2 (a login or database the server refused, a warehouse bound to another
+   * upstream or holding a newer tesync's schema): check exits 2 for it too, not 1.
+   */
+  configuration?: true;
 }
 
 /** An answer of the upstream client: a response, or what it threw. */

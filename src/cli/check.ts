@@ -2,11 +2,14 @@
 // configuration was validated by main.ts (exit 2 naming the variable); here the database is
 // reached without migrating (check-database.ts) and each configured source and key is asked once
 // (check-upstream.ts). Exit 0 when all answer as they should, 1 naming each variable that is
-// wrong. It writes nothing: no schema, no binding, no request log, no shared rate budget.
+// wrong, 2 when what is wrong is bad configuration by the README's rule (the code sync and
+// status exit with for the same fault). It writes nothing: no schema, no binding, no request
+// log, no shared rate budget.
 import { parseArgs } from 'node:util';
 import { ConfigError, type Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { scrub } from '../lib/logger.ts';
+import { wrapToWidth } from '../lib/display-width.ts';
 import { InProcessBudget } from '../upstream/budget/budget.ts';
 import { createUpstream } from '../upstream/client.ts';
 import { checkDatabase } from './check-database.ts';
@@ -27,8 +30,10 @@ One line per check: ok, FAIL (and which variable to look at, and why), or skip.
 
 Exit 0 when every check passed, 1 when one failed (a refused key, a URL that
 cannot be reached or answers as another API, a database not reached), 2 for bad
-configuration. A Retry-After is honoured, nothing is retried, and no key is
-ever printed.`;
+configuration, as sync and status exit for it: a variable that cannot be read,
+a login or database the Postgres server refused, a warehouse bound to another
+upstream or migrated by a newer tesync. A Retry-After is honoured, nothing is
+retried, and no key is ever printed.`;
 
 /** The longest a check waits for rate budget (a Retry-After): longer, and it says so instead. */
 const CHECK_RATE_WAIT_MS = 30_000;
@@ -45,8 +50,20 @@ export async function runCheck({ config, logger, argv }: CommandContext): Promis
   const failed = results.filter((r) => r.status === 'failed');
   // Keys never reach a line: the messages are built without them; scrubbed all the same.
   const shown = results.map((r) => ({ ...r, message: scrub(r.message, config.secrets) }));
-  process.stdout.write(values.json ? `${JSON.stringify({ ok: failed.length === 0, checks: shown }, null, 2)}\n` : formatChecks(shown));
-  return failed.length === 0 ? 0 : 1;
+  process.stdout.write(values.json ? `${JSON.stringify({ ok: failed.length === 0, checks: shown }, null, 2)}\n` : formatChecks(shown, outputWidth(process.stdout)));
+  return checkExitCode(results);
+}
+
+/** Pure: 0 when nothing failed; 2 when a failure is bad configuration (CheckResult.configuration); else 1. */
+export function checkExitCode(results: readonly CheckResult[]): number {
+  const failed = results.filter((r) => r.status === 'failed');
+  if (failed.length === 0) return 0;
+  return failed.some((r) => r.configuration) ? 2 : 1;
+}
+
+/** The terminal's width, or 80 off a terminal (a file, a pipe, a CI log). */
+function outputWidth(out: { isTTY?: boolean; columns?: number }): number {
+  return out.isTTY && out.columns && out.columns > 0 ? Math.max(40, out.columns) : 80;
 }
 
 /**
@@ -67,8 +84,12 @@ function checkClient(config: Config, logger: Logger) {
 
 const LABEL: Readonly<Record<CheckResult['status'], string>> = { ok: 'ok', failed: 'FAIL', skipped: 'skip' };
 
-/** Pure: one line per check: its verdict, the variable, what was found. */
-export function formatChecks(results: readonly CheckResult[]): string {
+/**
+ * Pure: one check per line: its verdict, the variable, what was found, broken between words
+ * to `columns` (a terminal wraps a long line mid-word), the rest under the first line's text.
+ */
+export function formatChecks(results: readonly CheckResult[], columns = Infinity): string {
   const width = Math.max(0, ...results.map((r) => r.variable.length));
-  return results.map((r) => `${LABEL[r.status].padEnd(4)}  ${r.variable.padEnd(width)}  ${r.message}\n`).join('');
+  const indent = ' '.repeat(4 + 2 + width + 2);
+  return results.map((r) => `${wrapToWidth(`${LABEL[r.status].padEnd(4)}  ${r.variable.padEnd(width)}  ${r.message}`, columns, indent).join('\n')}\n`).join('');
 }

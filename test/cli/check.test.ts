@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { judgeBindings, judgeSchema } from '../../src/cli/check-database.ts';
 import { judgeAppKey, judgeGateway, judgeTokenList, listedSlugs, type Answer } from '../../src/cli/check-upstream.ts';
-import { formatChecks } from '../../src/cli/check.ts';
+import { checkExitCode, formatChecks } from '../../src/cli/check.ts';
 import { InvalidResponseError } from '../../src/lib/errors.ts';
 import { UpstreamRefusedError } from '../../src/upstream/connect-errors.ts';
 import { parseProblem, problemError } from '../../src/upstream/problem.ts';
@@ -90,6 +90,17 @@ describe('the judges (pure)', () => {
     ]);
   });
 
+  it('the exit code: 0 all passed, 1 a failure, 2 when one is bad configuration (as sync and status say it)', () => {
+    const ok = { check: 'source', variable: 'TE_APP_URL', status: 'ok', message: 'answers' } as const;
+    const refusedKey = { check: 'key', variable: 'TE_GATEWAY_API_KEY', status: 'failed', message: 'refused' } as const;
+    const refusedLogin = { check: 'database', variable: 'DATABASE_URL', status: 'failed', message: 'refused the login', configuration: true } as const;
+    expect(checkExitCode([ok])).toBe(0);
+    expect(checkExitCode([ok, refusedKey])).toBe(1);
+    expect(checkExitCode([refusedLogin, ok, refusedKey])).toBe(2);
+    expect(judgeSchema({ state: 'ahead', applied: 9, appliedTag: null, expected: 8, expectedTag: '0008_x' }, 'Postgres at h:5432/db', 'DATABASE_URL').configuration).toBe(true);
+    expect(judgeBindings(new Map([['app', 'simulator']]), { app: { url: 'http://127.0.0.1:8080/', apiKey: undefined }, gateway: undefined })[0]!.configuration).toBe(true);
+  });
+
   it('one line per check: verdict, variable, what was found', () => {
     const text = formatChecks([
       { check: 'database', variable: 'DATABASE_URL', status: 'ok', message: 'reached' },
@@ -146,7 +157,12 @@ describe('tesync check', () => {
     ...over,
   });
   const said = (r: CliResult) => r.stdout + r.stderr;
-  const line = (r: CliResult, variable: string) => r.stdout.split('\n').find((l) => new RegExp(`^\\S+\\s+${variable}\\s`).test(l));
+  // A check's line, its continuation lines (broken at 80 columns off a terminal) joined back.
+  const line = (r: CliResult, variable: string) =>
+    r.stdout
+      .replace(/\n {6,}/g, ' ')
+      .split('\n')
+      .find((l) => new RegExp(`^\\S+\\s+${variable}\\s`).test(l));
 
   it('right configuration: exit 0, a line per check, one request per source and key, and no schema made', async () => {
     sim.resetRequests();
@@ -204,6 +220,38 @@ describe('tesync check', () => {
     expect(check('TE_GATEWAY_API_KEY')).toMatchObject({ status: 'skipped' });
     expect(check('DATABASE_URL')).toMatchObject({ status: 'ok' });
     expect(said(r)).not.toContain(GW_KEY);
+  }, patience(60_000));
+
+  it('a refused login or a missing database: exit 2, as status and sync exit for the same URL (the README\'s one rule)', async () => {
+    const url = new URL(db.databaseUrl);
+    const noRole = Object.assign(new URL(url), { username: 'tesync_no_such_role' }).href;
+    const noDatabase = Object.assign(new URL(url), { pathname: '/tesync_no_such_database' }).href;
+    for (const [databaseUrl, why] of [
+      [noRole, /refused the login/],
+      [noDatabase, /tesync_no_such_database.*does not exist/],
+    ] as const) {
+      const check = await runCli(['check'], env({ DATABASE_URL: databaseUrl }));
+      expect(check.code, said(check)).toBe(2);
+      expect(line(check, 'DATABASE_URL')).toMatch(new RegExp(`^FAIL\\s+DATABASE_URL\\s+.*${why.source}`));
+      // The upstream checks still ran: every line a person needs, in one go.
+      expect(line(check, 'TE_APP_URL')).toMatch(/^ok\s/);
+      for (const command of ['status', 'sync']) {
+        const r = await runCli([command], env({ DATABASE_URL: databaseUrl }));
+        expect(r.code, `${command}: ${said(r)}`).toBe(2);
+        expect(r.stderr).toMatch(why);
+      }
+    }
+  }, patience(120_000));
+
+  it('at 80 columns (off a terminal) no line is longer; a long finding continues under its text', async () => {
+    const port = await closedPort();
+    const r = await runCli(['check'], { TE_GATEWAY_URL: `http://127.0.0.1:${port}/a/long/path/to/a/gateway/that/is/not/there`, TE_GATEWAY_API_KEY: GW_KEY, TE_DATA_DIR: path.join(dir, 'never'), TE_REQUEST_TIMEOUT_MS: '5000' });
+    expect(r.code, said(r)).toBe(1);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.filter((l) => l.length > 80)).toEqual([]);
+    expect(lines.length).toBeGreaterThan(3);
+    // Continuations sit under the text of the first line (after `FAIL  TE_GATEWAY_API_KEY  `).
+    expect(lines.filter((l) => l.startsWith(' ')).every((l) => /^ {26}\S/.test(l))).toBe(true);
   }, patience(60_000));
 
   it('bad configuration: exit 2 naming the variable, nothing asked', async () => {
