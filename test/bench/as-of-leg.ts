@@ -2,7 +2,8 @@
 // (depth.ts, from a shallow one the orchestrator synced), and on it the reads of
 // as-of-reads.ts: every versioned table plain and as of three instants, the documented
 // backtests at 30 daily instants, `at` passed from a subquery both ways, the daily fill after a
-// 60-day gap and after an unchanged run, and the size of the indexes the as-of reads use.
+// 60-day gap and after an unchanged run, sync.changes over a day against an as-of read
+// (changes-read.ts), and the size of the indexes the as-of reads use.
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { DAILY_ARCHIVES } from '../../src/schema/warehouse/history.ts';
@@ -14,6 +15,7 @@ import { deepen, type DepthFigures } from './depth.ts';
 import { runExportLeg, type ExportLegResult } from './export-leg.ts';
 import { docExample, withDecisions } from '../docs/doc-examples.ts';
 import { instants, QUICK_RUNS, tableReads, timed, type Instant, type TableReads } from './as-of-reads.ts';
+import { changesLine, changesRead, type ChangesRead } from './changes-read.ts';
 
 export interface AsOfLegOptions {
   databaseUrl: string;
@@ -37,6 +39,8 @@ export interface AsOfLegResult {
   /** One token's series as known when the last run finished: `at` a literal, a lateral column, a sub-select in the call. */
   atFromSubquery: { literalMs: number; lateralMs: number; subSelectMs: number };
   fill: { fromEmptyMs: number; daysFromEmpty: number; gapDays: number; afterGapMs: number; unchangedMs: number };
+  /** sync.changes over the last whole day of app.screener_rows against its T_as_of read (changes-read.ts). */
+  changes: ChangesRead;
   /** The GiST index of each history table (period, key): what the as-of reads search, and its size. */
   indexes: { table: string; bytes: number; tableBytes: number }[];
   /** The daily archives as Parquet (export-leg.ts); null when not asked. */
@@ -99,6 +103,8 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
     const lateralMs = (await timed(db, `select m.ts, m.value from (select max(finished_at) as at from sync.runs) k cross join lateral app.metric_history_as_of(k.at) m where ${one} order by m.ts`, o.runs, false, quickRuns)).ms;
     const subSelectMs = (await timed(db, `select m.ts, m.value from app.metric_history_as_of((select max(finished_at) from sync.runs)) m where ${one} order by m.ts`, 1, false, quickRuns)).ms;
     o.log(`as-of: one token's series at the last run's end: literal ${literalMs.toFixed(1)} ms, lateral ${lateralMs.toFixed(1)} ms, sub-select in the call ${subSelectMs.toFixed(0)} ms`);
+    const changes = await changesRead(db, { runs: o.runs, quickRuns });
+    o.log(changesLine(changes));
 
     const sizes = await w.query<{ table: string; bytes: string; table_bytes: string }>(sql`
       select n.nspname || '.' || c.relname as table, pg_relation_size(i.indexrelid)::text as bytes, pg_relation_size(c.oid)::text as table_bytes
@@ -106,7 +112,7 @@ export async function runAsOfLeg(o: AsOfLegOptions): Promise<AsOfLegResult> {
       where x.relname = c.relname || '_no_overlap' order by 1`);
     const indexes = sizes.map((r) => ({ table: r.table, bytes: Number(r.bytes), tableBytes: Number(r.table_bytes) }));
     const exported = o.exportLeg === false ? null : await runExportLeg({ databaseUrl: o.databaseUrl, warehouse: w, log: o.log });
-    return { depth: { ...depth, copies: o.copies, days: o.days }, instants: at, tables, backtests, atFromSubquery: { literalMs, lateralMs, subSelectMs }, fill, indexes, export: exported };
+    return { depth: { ...depth, copies: o.copies, days: o.days }, instants: at, tables, backtests, atFromSubquery: { literalMs, lateralMs, subSelectMs }, fill, changes, indexes, export: exported };
   } finally {
     await w.close();
     await db.end({ timeout: 5 });

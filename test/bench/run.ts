@@ -474,6 +474,8 @@ function asOfTargets(a: AsOfLegResult): BenchResult['targets'] {
   }
   const s = a.atFromSubquery;
   out.push({ name: "one token's series at the last run's end: literal / lateral / sub-select in the call (ms)", value: `${s.literalMs.toFixed(1)} / ${s.lateralMs.toFixed(1)} / ${s.subSelectMs.toFixed(0)}`, target: 'lateral <= 2x literal', met: s.lateralMs <= 2 * s.literalMs });
+  const c = a.changes;
+  out.push({ name: `sync.changes over one day of ${c.table} / its T_as_of read`, value: `${c.ratio.toFixed(2)} (${c.changes} changes in ${c.ms.toFixed(1)} ms; ${c.asOfRows} rows in ${c.asOfMs.toFixed(1)} ms)`, target: `<= ${c.limit}`, met: c.met });
   out.push({ name: `daily fill after a ${a.fill.gapDays}-day gap (ms)`, value: a.fill.afterGapMs.toFixed(0), target: '<= 3000', met: a.fill.afterGapMs <= 3000 });
   out.push({ name: 'daily fill after an unchanged run (ms)', value: a.fill.unchangedMs.toFixed(0), target: '<= 100', met: a.fill.unchangedMs <= 100 });
   const mb = (b: number) => (b / 2 ** 20).toFixed(0);
