@@ -20,9 +20,14 @@ export class TryFindings {
   readonly sightings: FieldSighting[] = [];
   /** Bodies refused, to keep as `invalid` as served: their raw text, and their bytes where the text does not say them exactly. */
   readonly refused: InvalidBody[] = [];
+  /** Every response received, in order, judged or not: the bodies the try used (its write record). */
+  readonly responses: UpstreamResponse[] = [];
+  /** Whether the try's write committed, with its record (store/books/write-record.ts). */
+  written = false;
 
   received(r: ReadResponse): void {
     this.unjudged.push(r);
+    this.responses.push(r.response);
   }
 
   /** The responses read since the last call. */

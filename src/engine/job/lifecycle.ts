@@ -24,6 +24,8 @@ import { ConditionalUpstream, NotModified } from './conditional.ts';
 import { TryFindings } from '../fetch/findings.ts';
 import { notFoundDetails, stillNotFound } from './not-found.ts';
 import { partialNote } from './partial-note.ts';
+import { recordWrite } from '../../store/books/write-record.ts';
+import { bodiesUsed, recordUnwritten, writeRecord } from './write-record.ts';
 import { describeRemovals, massRemovals, pendingRemovals, sameRemovals, type PendingRemoval } from './removals.ts';
 import { keepRefused, refuse } from '../fetch/understood.ts';
 import { isRecord } from '../../schema/upstream/values.ts';
@@ -80,6 +82,7 @@ export async function runJob(resolved: ResolvedJob, run: RunContext, jobTry: Job
     return await settleJob(resolved, ctx, jobTry);
   } finally {
     await keepFindings(ctx);
+    await recordUnwritten(ctx, resolved);
   }
 }
 
@@ -98,7 +101,10 @@ async function settleJob(resolved: ResolvedJob, ctx: JobContext, jobTry: JobTry)
   let state: ResourceStateRow | undefined;
   try {
     state = await readState(ctx.warehouse.db, { source: job.source, resource });
-    if (!ctx.settings.full && marker) {
+    // A replayed try goes the way its record says (types.ts `Replaying`), never by a marker.
+    const replayed = ctx.replaying?.how;
+    if (replayed === 'unchanged' || replayed === 'confirmed') return await settleUnchanged(ctx, resolved, state, replayed === 'confirmed' ? ctx.replaying!.at : null);
+    if (!replayed && !ctx.settings.full && marker) {
       if (markerUnchanged(state, marker, ctx.now(), ctx.settings.markerMaxAgeMs) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true)) {
         return await settleUnchanged(ctx, resolved, state, null);
       }
@@ -109,7 +115,7 @@ async function settleJob(resolved: ResolvedJob, ctx: JobContext, jobTry: JobTry)
     }
     // The tag of the one response last written, sent as If-None-Match while the rows are as
     // that response left them (conditional.ts).
-    const etag = !ctx.settings.full && vouched(state) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true) ? (state?.etag ?? undefined) : undefined;
+    const etag = !replayed && !ctx.settings.full && vouched(state) && (job.sameAsBefore?.(state!, payload, ctx.settings) ?? true) ? (state?.etag ?? undefined) : undefined;
     const upstream = new ConditionalUpstream(ctx.upstream, job.route, etag);
     const jobCtx: JobContext = { ...ctx, upstream };
     const reading = new Reading(jobCtx, job, await inputOf(ctx, payload, state, job.knows));
@@ -159,7 +165,7 @@ async function settleFailure(ctx: JobContext, resolved: ResolvedJob, state: Reso
  */
 async function settleUnchanged(ctx: JobContext, resolved: ResolvedJob, state: ResourceStateRow | undefined, confirmedAt: Date | null): Promise<Settled> {
   const unchanged = await storedPlan(ctx, resolved.job, resolved.payload, state);
-  const rows = await commitUnchanged(ctx, resolved.job, resolved.resource, unchanged.writes ?? [], confirmedAt);
+  const rows = await commitUnchanged(ctx, resolved, unchanged.writes ?? [], confirmedAt);
   if (typeof rows !== 'number' && 'error' in rows) throw rows.error;
   if (typeof rows !== 'number') return settleSuperseded(ctx, resolved, rows.newer);
   const { followUps } = fanOut(resolved.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
@@ -184,7 +190,8 @@ async function settleSuperseded(ctx: JobContext, resolved: ResolvedJob, newer: D
  * transaction. `confirmedAt`: upstream said so (a 304, received then), which counts as a
  * successful fetch; unless a newer response of the resource is written by then.
  */
-async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resource: string, writes: TableWrite<any>[], confirmedAt: Date | null): Promise<number | { newer: Date } | Pick<Refused, 'error'>> {
+async function commitUnchanged(ctx: JobContext, resolved: ResolvedJob, writes: TableWrite<any>[], confirmedAt: Date | null): Promise<number | { newer: Date } | Pick<Refused, 'error'>> {
+  const { job, resource } = resolved;
   const key = { source: job.source, resource, runId: ctx.runId, at: ctx.now(), confirmed: confirmedAt !== null, receivedAt: confirmedAt };
   // A marker's skip writes no row and confirms no response of its own: one statement.
   if (writes.length === 0 && !confirmedAt) {
@@ -193,17 +200,21 @@ async function commitUnchanged(ctx: JobContext, job: JobDefinition<any>, resourc
   }
   const prepared = await prepare(ctx, job.source, { status: 'unchanged', writes });
   if ('refused' in prepared) return { error: refuse(ctx, prepared.refused) };
-  return ctx.warehouse.db.transaction(async (t) => {
+  const rows = await ctx.warehouse.db.transaction(async (t) => {
     const tx = t as unknown as Executor;
     // After any write of the resource that took its known time first (begin_write).
-    await beginWrite(tx, null, writeLock(job.source, resource));
+    await beginWrite(tx, null, writeLock(job.source, resource), ctx.replaying?.knownAt);
     const newer = confirmedAt && (await newerReceived(tx, key, confirmedAt));
     if (newer) return { newer };
+    // A 304 that writes no row leaves nothing for a replay to write again: no record.
+    if (prepared.upserts.length > 0) await recordWrite(tx, writeRecord(ctx, resolved, confirmedAt ? 'confirmed' : 'unchanged', []));
     let n = 0;
     for (const p of prepared.upserts) n += await p.run(tx);
     await writeUnchanged(tx, key);
     return n;
   });
+  if (typeof rows === 'number') ctx.findings.written = true;
+  return rows;
 }
 
 /** Pure: the name a resource's writes take their turn by (`sync.begin_write`). */
@@ -224,15 +235,17 @@ export function committedStatus(o: Pick<Outcome, 'status' | 'cells'>): string {
  */
 async function commitOutcome(
   ctx: JobContext,
-  { job, resource, children, childGroups }: ResolvedJob,
+  resolved: ResolvedJob,
   marker: string | null,
   first: Read,
   reading: Reading,
   etag: string | null,
 ): Promise<{ rows: number; written: Outcome; followUps: JobRequest[] } | { newer: Date } | Refused> {
+  const { job, resource, children, childGroups } = resolved;
   const confirmed = await confirmRemovals(ctx, first, reading);
   if ('error' in confirmed) return confirmed;
   const { o, prepared, pending } = confirmed;
+  const used = await bodiesUsed(ctx, job.source, prepared.bodies);
   // When it was received, on the server's clock: the newest response of a resource wins.
   const receivedAt = first.receivedAt;
   const { followUps, wholeList } = fanOut(children, o.listed, ctx.settings);
@@ -243,9 +256,10 @@ async function commitOutcome(
     const tx = t as unknown as Executor;
     // Known time: the server's clock, one instant for all this transaction writes; after any
     // write of the resource that took its known time first, and only if none wrote a newer response.
-    await beginWrite(tx, prepared.bodies[0] ?? null, writeLock(job.source, resource));
+    await beginWrite(tx, prepared.bodies[0] ?? null, writeLock(job.source, resource), ctx.replaying?.knownAt);
     const newer = await newerReceived(tx, { source: job.source, resource }, receivedAt);
     if (newer) return { newer };
+    await recordWrite(tx, writeRecord(ctx, resolved, 'read', used));
     // Rows written: inserted, changed or removed (a row received the same is left as it is).
     let n = 0;
     // One after another: a new key range's savepoint must hold its own statements only.
@@ -291,7 +305,9 @@ async function commitOutcome(
     });
     return n;
   });
-  return typeof rows === 'number' ? { rows, written: o, followUps } : rows;
+  if (typeof rows !== 'number') return rows;
+  ctx.findings.written = true;
+  return { rows, written: o, followUps };
 }
 
 /**

@@ -48,7 +48,8 @@ export class Reading {
     for (;;) {
       const reader = this.onAlternative ? this.job.alternative! : this.job.reader;
       const read = await runReader(this.ctx, reader, this.refusal === undefined ? this.input : { ...this.input, refusal: this.refusal });
-      const receivedAt = await WarehouseClock.read(this.ctx.warehouse.db);
+      // A replayed try's responses were received when its record says.
+      const receivedAt = this.ctx.replaying?.at ?? (await WarehouseClock.read(this.ctx.warehouse.db));
       const result = 'refused' in read ? read : await this.prepared(read);
       if (!('refused' in result)) return { ...result, receivedAt };
       const error = refuse(this.ctx, result.refused);

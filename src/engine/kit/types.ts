@@ -36,6 +36,21 @@ export interface RunContext {
   now: WarehouseClock['now'];
   runId: string;
   settings: SyncSettings;
+  /** Set by `tesync replay` alone (src/replay/): the try repeats one the write record names. */
+  replaying?: Replaying;
+}
+
+/**
+ * A recorded try, repeated from the archive: every write of it takes the recorded known time,
+ * and the way it went decides the lifecycle's (no marker is judged and no ETag sent: the
+ * archive answers, never upstream). `how`: the record's (store/books/write-record.ts).
+ */
+export interface Replaying {
+  /** The known time as the server wrote it, to the microsecond (`sync.begin_write`'s `at`). */
+  knownAt: string;
+  /** The same instant: when the try's responses count as received. */
+  at: Date;
+  how: 'read' | 'unchanged' | 'confirmed' | 'refused';
 }
 
 /**

@@ -21,13 +21,17 @@ const regclass = (t: PgTable) => {
 
 /**
  * Fills every daily archive through the server's present day, after the write barrier
- * (above). Returns the instant the archives hold.
+ * (above). Returns the instant the archives hold. `through`: that instant instead (as the
+ * server wrote it), for a replay (src/replay/), which fills them at each run's end as the run
+ * did, with no other writer to wait for.
  */
-export async function fillDailyArchives(db: Db): Promise<Date> {
-  const at = await db.transaction(async (tx) => {
-    const [row] = rowsOf<{ at: string }>(await tx.execute(sql`select "sync"."pass_write_barrier"()::text as at`));
-    return row!.at;
-  });
+export async function fillDailyArchives(db: Db, through?: string): Promise<Date> {
+  const at =
+    through ??
+    (await db.transaction(async (tx) => {
+      const [row] = rowsOf<{ at: string }>(await tx.execute(sql`select "sync"."pass_write_barrier"()::text as at`));
+      return row!.at;
+    }));
   for (const a of DAILY_ARCHIVES) {
     await db.transaction(async (tx) => {
       // The planner cannot count the days from the archive's bounds and would compile a fill
