@@ -14,7 +14,7 @@ import { InProcessBudget } from '../upstream/budget/budget.ts';
 import { createUpstream } from '../upstream/client.ts';
 import { checkDatabase } from './check-database.ts';
 import { checkUpstreams, type CheckResult } from './check-upstream.ts';
-import type { CommandContext } from './context.ts';
+import { outputWidth, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync check [--json]
 
@@ -61,10 +61,6 @@ export function checkExitCode(results: readonly CheckResult[]): number {
   return failed.some((r) => r.configuration) ? 2 : 1;
 }
 
-/** The terminal's width, or 80 off a terminal (a file, a pipe, a CI log). */
-function outputWidth(out: { isTTY?: boolean; columns?: number }): number {
-  return out.isTTY && out.columns && out.columns > 0 ? Math.max(40, out.columns) : 80;
-}
 
 /**
  * The one upstream client, as a sync uses it, made to ask once: a refusal, an error or a 5xx

@@ -9,6 +9,11 @@ export interface CommandContext {
   argv: string[];
 }
 
+/** The width a command's text is fitted to: the terminal's, or 80 off one (a file, a pipe, a CI log). */
+export function outputWidth(out: { isTTY?: boolean; columns?: number }): number {
+  return out.isTTY && out.columns && out.columns > 0 ? Math.max(40, out.columns) : 80;
+}
+
 /** A bad command line: exit code 2 with the message, no stack. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';

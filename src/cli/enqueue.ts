@@ -2,6 +2,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
+import { wrapToWidth } from '../lib/display-width.ts';
 import { groups } from '../resources/index.ts';
 import { enqueueWalk } from '../runners/bullmq/enqueue.ts';
 import { queueBackendKind, type QueueBackend, type QueueBackendKind } from '../runners/bullmq/backend.ts';
@@ -18,7 +19,7 @@ import { WarehouseClock } from '../store/warehouse-clock.ts';
 import type { RunStatus } from '../store/books/runs.ts';
 import { positiveNumberFlag } from './flag-values.ts';
 import { listedTokens, unknownSlugs } from '../store/read/listed-tokens.ts';
-import { UsageError, type CommandContext } from './context.ts';
+import { outputWidth, UsageError, type CommandContext } from './context.ts';
 import { formatDuration } from './eta.ts';
 import { INTERRUPT_EXIT_CODE, signalName, type InterruptSignal } from './interrupt.ts';
 import { createProgressDisplay } from './progress.ts';
@@ -75,6 +76,18 @@ export function noWorkerLine(afterMs: number, workers: number | undefined, prefi
   }
   const none = workers === 0 ? `none listens on ${backend.where} under TE_QUEUE_PREFIX=${prefix}; ` : '';
   return `${waited}: ${none}is \`tesync worker\` running with the same ${SAME_SETTINGS[backend.kind]}${workers === 0 ? '' : ` (${prefix})`}?`;
+}
+
+/**
+ * Pure: what `enqueue` without `--wait` says of the walk it queued, by the workers connected
+ * to its queues now (undefined: the backend would not say): none connected is said, with where
+ * they should be, not that workers will pick it up.
+ */
+export function queuedLine(jobId: string, runId: string, workers: number | undefined, prefix: string, backend: Pick<QueueBackend, 'kind' | 'where'>): string {
+  const queued = `Queued walk ${jobId} (run ${runId})`;
+  if (workers === undefined) return `${queued}; a worker under TE_QUEUE_PREFIX=${prefix} will pick it up.`;
+  if (workers > 0) return `${queued}; ${workers} worker${workers === 1 ? ' is' : 's are'} connected and will pick it up.`;
+  return `${queued}; no worker is connected to ${backend.where} under TE_QUEUE_PREFIX=${prefix}: it starts when \`tesync worker\` runs with the same ${SAME_SETTINGS[backend.kind]}.`;
 }
 
 /** Pure: the progress of a queued run, one line. */
@@ -196,7 +209,9 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
       full: values.full,
     });
     if (!values.wait || !warehouse) {
-      process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId })}\n` : `Queued walk ${jobId} (run ${runId}); workers will pick it up.\n`);
+      const workers = await backend.workersCount().catch(() => undefined);
+      const line = queuedLine(jobId, runId, workers, config.worker.queuePrefix, backend);
+      process.stdout.write(values.json ? `${JSON.stringify({ runId, jobId, workers: workers ?? null })}\n` : `${wrapToWidth(line, outputWidth(process.stdout)).join('\n')}\n`);
       return 0;
     }
     const code = await waitForRun(config, warehouse, backend, runId, jobId, { json: values.json, timeoutS, waitTimeoutS });

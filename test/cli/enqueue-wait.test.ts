@@ -4,7 +4,7 @@
 // worker has taken the walk within --wait-timeout (or --timeout) it removes the walk from the
 // queue, so that it does not start later when a worker comes, and exits 1 saying so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWaitNarrator, noWorkerLine, notTakenLine, runLine, type WaitObservation } from '../../src/cli/enqueue.ts';
+import { createWaitNarrator, noWorkerLine, notTakenLine, queuedLine, runLine, type WaitObservation } from '../../src/cli/enqueue.ts';
 import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
 import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
@@ -33,6 +33,15 @@ describe('enqueue --wait: what it shows', () => {
       'no worker has started this run after 5 s: none listens on the schema bullmq_tesync of Postgres at db:5432/tesync under TE_QUEUE_PREFIX=tesync; is `tesync worker` running with the same DATABASE_URL (or TE_DATA_DIR) and TE_QUEUE_PREFIX, without REDIS_URL?',
     );
     expect(noWorkerLine(6_000, 2, 'tesync', postgres)).toBe('no worker has started this run after 6 s: 2 workers listen under TE_QUEUE_PREFIX=tesync, busy with other walks; it starts when one is free');
+  });
+
+  it('without --wait: no worker connected is said, not that workers will pick it up', () => {
+    const redis = { kind: 'redis', where: 'Redis at redis:6379 (REDIS_URL)' } as const;
+    expect(queuedLine('walk.R', 'R', 0, 'tesync', redis)).toBe(
+      'Queued walk walk.R (run R); no worker is connected to Redis at redis:6379 (REDIS_URL) under TE_QUEUE_PREFIX=tesync: it starts when `tesync worker` runs with the same REDIS_URL and TE_QUEUE_PREFIX.',
+    );
+    expect(queuedLine('walk.R', 'R', 2, 'tesync', redis)).toBe('Queued walk walk.R (run R); 2 workers are connected and will pick it up.');
+    expect(queuedLine('walk.R', 'R', 1, 'tesync', redis)).toBe('Queued walk walk.R (run R); 1 worker is connected and will pick it up.');
   });
 });
 
@@ -147,6 +156,21 @@ describe('enqueue --wait with no worker running', () => {
 
   /** The run id in the line that gave up on the walk. */
   const givenUp = (stderr: string) => /no worker took the walk of run ([0-9a-f-]{36}) within/.exec(stderr)?.[1];
+
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: without --wait and no worker connected, it says so (exit 0, the walk queued)', { timeout: patience(40_000) }, async (backend, { expect }) => {
+    const { place: p, env } = await place(backend);
+    const { code, stdout, stderr } = await runCli(['enqueue'], env, { timeoutMs: 40_000 });
+    expect(code, stderr).toBe(0);
+    const said = stdout.replace(/\n/g, ' ');
+    expect(said).toMatch(/^Queued walk walk\.[0-9a-f-]{36} \(run [0-9a-f-]{36}\); no worker is connected to /);
+    expect(said).toContain(`under TE_QUEUE_PREFIX=${p.prefix}: it starts when \`tesync worker\` runs with the same`);
+    expect(said).not.toContain('will pick it up');
+    expect(stdout.split('\n').filter((l) => l.length > 80)).toEqual([]);
+    const runId = /\(run ([0-9a-f-]{36})\)/.exec(said)![1]!;
+    expect(await walkQueue(p, runId)).toEqual({ state: 'waiting', waiting: 1 });
+    const json = await runCli(['enqueue', '--json'], env, { timeoutMs: 40_000 });
+    expect(JSON.parse(json.stdout)).toMatchObject({ workers: 0 });
+  });
 
   // Both backends at once: each case is mostly waiting, for a worker that never comes.
   it.concurrent.for(QUEUE_BACKENDS)('queues on %s: --wait-timeout 3 and no worker: exit 1 saying so, the walk removed from the queue', { timeout: patience(40_000) }, async (backend, { expect }) => {
