@@ -6,71 +6,51 @@ import { apiKeyProblem } from '../lib/variables.ts';
 import { FETCH_BAD_PORTS } from '../upstream/connect-errors.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
 import { shownValue, wholeNumberFlag } from './flag-values.ts';
+import { HELP_COLUMNS, optionLines } from './help-text.ts';
+import { demoCalendar } from './demo-simulator.ts';
+import { wrapToWidth } from '../lib/display-width.ts';
 
-const HELP = `Usage: tesync sim [--port N] [--tokens N] [--history-days N] [--charts N]
+const HELP = [
+  `Usage: tesync sim [--port N] [--tokens N] [--history-days N] [--charts N]
                   [--seed N] [--rate-limit N/MS] ...
 
-Runs the bundled simulator of both upstream APIs on loopback until Ctrl-C.
+Runs the bundled simulator of both upstream APIs on loopback until Ctrl-C. Its
+data runs up to today (UTC) unless --last-date says otherwise, as tesync demo's
+does: a warehouse synced from it is hours old, as one synced from a live
+upstream would be.
 
-Options:
-  --port N             port to listen on (0 = a free one; default 0)
-  --host H             address to bind (default 127.0.0.1)
-  --tokens N           number of tokens (default 12)
-  --history-days N     days of history per token (default 120)
-  --charts N           charts per token (default 3)
-  --seed N             data seed (default 42)
-  --epoch N            data epoch (default 0)
-  --recomputation N    upstream recomputed the same data: every asOf and generatedAt N
-                       minutes later, values unchanged; eachResponse: moved on every
-                       response (default 0: none)
-  --app-key K          an app API key with scope tokens:read for every token (repeatable;
-                       a key tesync accepts: 8 characters or more, no spaces, e.g.
-                       sim_app_key_0001; default: a random one)
-  --gateway-key K      a gateway API key (repeatable; e.g. sim_gw_key_0001; default: a
-                       random one)
-  --rate-limit N/MS    budget per bucket, e.g. 60/60000 (default: unlimited)
-  --latency MS         added latency per response (default 0)
-  --history-all FORM   shape of app history with stream=all: list (default), column,
-                       columnUntyped, nested, keyed, ambiguous, or mixed (per token)
-  --chart-labels       app chart data gets a text 'note' column
-  --added-field R=F    adds the field F (value 'added') to each object in the data of
-                       route R, e.g. app.tokens=extra (repeatable)
-  --duplicated-key R=K the first object of route R's body that has the key K names it
-                       twice (first with "0"), e.g. app.token=effectiveMarketCap (repeatable)
-  --removed            every set loses one member: a day of each app history, a row of
-                       each chart, a time of each trend, the page section 'charts', the
-                       last row of each screener, the last chart of each catalog of two or
-                       more, the timeframe 90d and the last series of each gateway chart
-                       (sim/README.md, losses)
-  --omit PART          answers leave PART out: sections (token pages), bundleArrays
-                       (research bundles), tokenListCut (token lists cut to 2 items
-                       without a count, once) (repeatable)
-  --redirect P[,S[,U]] requests whose path (and query) starts with P get a redirect with
-                       status S (301, 302, 303, 307 (default) or 308): to the same route
-                       with one more query parameter (moved=1) on this host, which serves
-                       the same answer, or with U (a base URL, e.g. http://127.0.0.1:9) to
-                       the same path on that host (repeatable); e.g.
-                       --redirect /api/v1/tokens/aurora/charts/,307
-  --outage B:N[:A]     after A requests (default 0) of bucket B (app-public, app-key,
-                       gateway), every request of it gets 503 with Retry-After counting
-                       down for N seconds, then it serves again; e.g. --outage gateway:25:40
-  --retry-after-form F Retry-After as seconds (default) or http-date
-  --page-size N        serve the token lists, screeners and chart catalogs in pages of
-                       N items (default 0: whole)
-  --page-form FORM     how a page names the next: metaNext (meta.next, default),
-                       linksNext (links.next, absolute), linkHeader (RFC 8288 Link
-                       header, relative), cursor (meta.nextCursor, asked as ?cursor=),
-                       topNext (a top-level next, absolute), topCursor (a top-level
-                       next_cursor beside has_more, asked as ?cursor=)
-  --page-total T       meta.total on each page: exact (default), none, or larger (one
-                       more than the list holds: a list a reader takes as incomplete)
-  --page-loop          the last page names page 2 again as its next (a loop)
-  --page-drift N       a list that changes between its pages: on the first N reads of
-                       each paged list, the pages after page 1 come from the list without
-                       its first item (a total one less, an item on no page); Infinity:
-                       every read (default 0: none)
-  --etags              every 200 JSON answer carries an ETag (a hash of its body without
-                       meta.servedAt); If-None-Match naming it gets 304 with no body`;
+Options:`,
+  ...optionLines([
+    ['--port N', 'port to listen on (0 = a free one; default 0)'],
+    ['--host H', 'address to bind (default 127.0.0.1)'],
+    ['--tokens N', 'number of tokens (default 12)'],
+    ['--history-days N', "days of history per token, up to the last date (default: from the first day of the month a year before, as tesync demo's)"],
+    ['--last-date D', 'the last day of history, YYYY-MM-DD (default: today, UTC); a fixed day serves the same data every day, and ages as days pass'],
+    ['--charts N', 'charts per token (default 3)'],
+    ['--seed N', 'data seed (default 42)'],
+    ['--epoch N', 'data epoch (default 0)'],
+    ['--recomputation N', 'upstream recomputed the same data: every asOf and generatedAt N minutes later, values unchanged; eachResponse: moved on every response (default 0: none)'],
+    ['--app-key K', 'an app API key with scope tokens:read for every token (repeatable; a key tesync accepts: 8 characters or more, no spaces, e.g. sim_app_key_0001; default: a random one)'],
+    ['--gateway-key K', 'a gateway API key (repeatable; e.g. sim_gw_key_0001; default: a random one)'],
+    ['--rate-limit N/MS', 'budget per bucket, e.g. 60/60000 (default: unlimited)'],
+    ['--latency MS', 'added latency per response (default 0)'],
+    ['--history-all FORM', 'shape of app history with stream=all: list (default), column, columnUntyped, nested, keyed, ambiguous, or mixed (per token)'],
+    ['--chart-labels', "app chart data gets a text 'note' column"],
+    ['--added-field R=F', "adds the field F (value 'added') to each object in the data of route R, e.g. app.tokens=extra (repeatable)"],
+    ['--duplicated-key R=K', 'the first object of route R\'s body that has the key K names it twice (first with "0"), e.g. app.token=effectiveMarketCap (repeatable)'],
+    ['--removed', "every set loses one member: a day of each app history, a row of each chart, a time of each trend, the page section 'charts', the last row of each screener, the last chart of each catalog of two or more, the timeframe 90d and the last series of each gateway chart (sim/README.md, losses)"],
+    ['--omit PART', 'answers leave PART out: sections (token pages), bundleArrays (research bundles), tokenListCut (token lists cut to 2 items without a count, once) (repeatable)'],
+    ['--redirect P[,S[,U]]', 'requests whose path (and query) starts with P get a redirect with status S (301, 302, 303, 307 (default) or 308): to the same route with one more query parameter (moved=1) on this host, which serves the same answer, or with U (a base URL, e.g. http://127.0.0.1:9) to the same path on that host (repeatable); e.g. --redirect /api/v1/tokens/aurora/charts/,307'],
+    ['--outage B:N[:A]', 'after A requests (default 0) of bucket B (app-public, app-key, gateway), every request of it gets 503 with Retry-After counting down for N seconds, then it serves again; e.g. --outage gateway:25:40'],
+    ['--retry-after-form F', 'Retry-After as seconds (default) or http-date'],
+    ['--page-size N', 'serve the token lists, screeners and chart catalogs in pages of N items (default 0: whole)'],
+    ['--page-form FORM', 'how a page names the next: metaNext (meta.next, default), linksNext (links.next, absolute), linkHeader (RFC 8288 Link header, relative), cursor (meta.nextCursor, asked as ?cursor=), topNext (a top-level next, absolute), topCursor (a top-level next_cursor beside has_more, asked as ?cursor=)'],
+    ['--page-total T', 'meta.total on each page: exact (default), none, or larger (one more than the list holds: a list a reader takes as incomplete)'],
+    ['--page-loop', 'the last page names page 2 again as its next (a loop)'],
+    ['--page-drift N', 'a list that changes between its pages: on the first N reads of each paged list, the pages after page 1 come from the list without its first item (a total one less, an item on no page); Infinity: every read (default 0: none)'],
+    ['--etags', 'every 200 JSON answer carries an ETag (a hash of its body without meta.servedAt); If-None-Match naming it gets 304 with no body'],
+  ]),
+].join('\n');
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -81,6 +61,7 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
       host: { type: 'string', default: '127.0.0.1' },
       tokens: { type: 'string' },
       'history-days': { type: 'string' },
+      'last-date': { type: 'string' },
       charts: { type: 'string' },
       seed: { type: 'string' },
       epoch: { type: 'string' },
@@ -121,7 +102,11 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
     gatewayKeys,
   };
   if (values.tokens !== undefined) options.tokens = wholeNumberFlag('--tokens', values.tokens, 1, 100_000);
-  if (values['history-days'] !== undefined) options.historyDays = wholeNumberFlag('--history-days', values['history-days'], 1, 20_000);
+  // Dated as the demo dates its simulator (up to today, from the first day of the month a year
+  // before): a warehouse synced from it is as old as one synced from a live upstream.
+  const calendar = demoCalendar(values['last-date'] === undefined ? new Date() : dateFlag('--last-date', values['last-date']));
+  options.lastDate = calendar.lastDate;
+  options.historyDays = values['history-days'] === undefined ? calendar.historyDays : wholeNumberFlag('--history-days', values['history-days'], 1, 20_000);
   if (values.charts !== undefined) options.chartsPerToken = wholeNumberFlag('--charts', values.charts, 0, 100);
   if (values.seed !== undefined) options.seed = wholeNumberFlag('--seed', values.seed, 0, 2 ** 31);
   if (values.epoch !== undefined) options.epoch = wholeNumberFlag('--epoch', values.epoch, 0, 1000);
@@ -149,22 +134,47 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   const sim = await startSimulator(options).catch((err: unknown) => {
     throw listenProblem(err, options) ?? err;
   });
-  process.stdout.write(
-    [
-      `tesync simulator listening on ${sim.url}`,
-      `  app host:  ${sim.url}/api/v1   (key routes accept: ${appKeys.join(', ')})`,
-      `  gateway:   ${sim.url}/v1       (keys: ${gatewayKeys.join(', ')})`,
-      '',
-      'Point tesync at it with:',
-      `  TE_APP_URL=${sim.url} TE_APP_API_KEY=${appKeys[0]} TE_GATEWAY_URL=${sim.url} TE_GATEWAY_API_KEY=${gatewayKeys[0]}`,
-      'Ctrl-C stops it.',
-      '',
-    ].join('\n'),
-  );
+  process.stdout.write(banner(sim.url, appKeys, gatewayKeys, { tokens: options.tokens ?? DEFAULT_TOKENS, lastDate: calendar.lastDate, historyDays: options.historyDays, today: new Date() }));
   const signal = await untilSignal();
   logger.info({ signal, requests: sim.requests.length }, 'simulator stopping');
   await sim.close();
   return 0;
+}
+
+/** The simulator's own default (sim/index.ts). */
+const DEFAULT_TOKENS = 12;
+
+/**
+ * Pure: what `tesync sim` prints once it listens, within 80 columns: where, its keys, what its
+ * data is and up to when, and the lines that point tesync at it, one variable a line (for
+ * .env, or a shell's export).
+ */
+export function banner(url: string, appKeys: readonly string[], gatewayKeys: readonly string[], data: { tokens: number; lastDate: string; historyDays: number; today: Date }): string {
+  const today = data.today.toISOString().slice(0, 10);
+  const upTo = data.lastDate === today ? `${data.lastDate} (today, UTC)` : `${data.lastDate} (UTC; a fixed day: tesync status counts its age from it)`;
+  return [
+    `tesync simulator listening on ${url}`,
+    `  app host:  ${url}/api/v1`,
+    ...wrapToWidth(`(key routes accept: ${appKeys.join(', ')})`, HELP_COLUMNS - 13, '').map((l) => `             ${l}`),
+    `  gateway:   ${url}/v1`,
+    ...wrapToWidth(`(keys: ${gatewayKeys.join(', ')})`, HELP_COLUMNS - 13, '').map((l) => `             ${l}`),
+    ...wrapToWidth(`  data:      ${data.tokens} token${data.tokens === 1 ? '' : 's'}, ${data.historyDays} days of history up to ${upTo}`, HELP_COLUMNS, '             '),
+    '',
+    'Point tesync at it: these lines in .env (or exported), then npx tesync sync:',
+    `  TE_APP_URL=${url}`,
+    `  TE_APP_API_KEY=${appKeys[0]}`,
+    `  TE_GATEWAY_URL=${url}`,
+    `  TE_GATEWAY_API_KEY=${gatewayKeys[0]}`,
+    'Ctrl-C stops it.',
+    '',
+  ].join('\n');
+}
+
+/** A day, YYYY-MM-DD (UTC). */
+function dateFlag(flag: string, raw: string): Date {
+  const at = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? new Date(`${raw}T00:00:00Z`) : undefined;
+  if (!at || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 10) !== raw) throw new UsageError(`${flag} must be a day as YYYY-MM-DD, e.g. 2026-06-30, not ${shownValue(raw)}`);
+  return at;
 }
 
 /**

@@ -4,12 +4,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/cli/context.ts';
-import { runSim } from '../../src/cli/sim.ts';
+import { banner, runSim } from '../../src/cli/sim.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { apiKeyProblem } from '../../src/lib/variables.ts';
 import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestLogger } from '../helpers/services.ts';
+import { createTestDatabase, createTestLogger } from '../helpers/services.ts';
 
 /** resolves with everything printed up to the banner's last line */
 function bannerOf(child: ChildProcess): Promise<string> {
@@ -40,6 +40,9 @@ async function simRefusal(argv: string[]): Promise<CliResult> {
   const listening = new Promise<CliResult>((resolve) => setTimeout(() => resolve({ code: null, signal: null, stdout: 'listening (the command line was accepted)', stderr: '' }), patience(5_000)).unref());
   return Promise.race([ran, listening]);
 }
+
+/** The variables the banner's "Point tesync at it" lines set, one a line. */
+const bannerEnv = (banner: string) => Object.fromEntries([...banner.matchAll(/^ {2}(TE_\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
 
 /** `tesync sim --help`, run once for the tests that read it. */
 let help: Promise<CliResult> | undefined;
@@ -136,9 +139,7 @@ describe('tesync sim', () => {
     const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '2'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const banner = await bannerOf(child);
-      const line = banner.split('\n').find((l) => l.includes('TE_APP_API_KEY='))!;
-      const env = Object.fromEntries(line.trim().split(/\s+/).map((kv) => kv.split('=') as [string, string]));
-      const config = loadConfig(env);
+      const config = loadConfig(bannerEnv(banner));
       const slug = ((await (await fetch(`${config.app!.url}/api/v1/tokens`)).json()) as { data: { slug: string }[] }).data[0]!.slug;
       expect((await fetch(`${config.app!.url}/api/v1/tokens/${slug}/full`, { headers: { authorization: `Bearer ${config.app!.apiKey}` } })).status).toBe(200);
       expect((await fetch(`${config.gateway!.url}/v1/tokens`, { headers: { authorization: `Bearer ${config.gateway!.apiKey}` } })).status).toBe(200);
@@ -146,6 +147,36 @@ describe('tesync sim', () => {
       child.kill('SIGINT');
       expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
     }
+  });
+
+  it("is dated as the demo is, up to today (UTC): following its banner, a sync's status --max-age 24 passes; every line within 80 columns", async () => {
+    const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '2', '--charts', '1'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const db = await createTestDatabase();
+    try {
+      const banner = await bannerOf(child);
+      expect(banner.split('\n').filter((l) => l.length > 80)).toEqual([]);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(banner).toContain(`up to ${today} (today, UTC)`);
+      const env = { ...bannerEnv(banner), DATABASE_URL: db.databaseUrl };
+      expect(Object.keys(env)).toEqual(['TE_APP_URL', 'TE_APP_API_KEY', 'TE_GATEWAY_URL', 'TE_GATEWAY_API_KEY', 'DATABASE_URL']);
+      const sync = await runCli(['sync'], env, { timeoutMs: 120_000 });
+      expect(sync.code, sync.stderr).toBe(0);
+      const status = await runCli(['status', '--max-age', '24'], env);
+      expect(status.code, status.stdout + status.stderr).toBe(0);
+    } finally {
+      child.kill('SIGINT');
+      await new Promise((resolve) => child.on('exit', resolve));
+      await db.drop();
+    }
+  }, patience(180_000));
+
+  it('a fixed --last-date says so; a day that is not one is refused (exit 2)', async () => {
+    const said = banner('http://h:1', ['sim_app_key_0001'], ['sim_gw_key_0001'], { tokens: 2, lastDate: '2026-06-30', historyDays: 30, today: new Date('2026-12-07T10:00:00Z') });
+    expect(said.replace(/\n +/g, ' ')).toContain('2 tokens, 30 days of history up to 2026-06-30 (UTC; a fixed day: tesync status counts its age from it)');
+    expect(said.split('\n').filter((l) => l.length > 80)).toEqual([]);
+    const r = await simRefusal(['--last-date', '2026-02-30']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('tesync: --last-date must be a day as YYYY-MM-DD, e.g. 2026-06-30, not "2026-02-30"\n');
   });
 
   it('refuses, with exit 2, a key tesync would refuse, and its help shows keys tesync accepts', async () => {
