@@ -69,7 +69,7 @@ describe('sync.changes on a warehouse synced across a delisting and a revision',
   /** `T_as_of(instant)`: key JSON → row JSON. */
   async function snapshot(table: { name: string; key: string[] }, instant: string): Promise<Map<string, string>> {
     const keyOf = `jsonb_build_object(${table.key.map((k) => `'${k}', x."${k}"`).join(', ')})::text`;
-    const rows = await q<{ k: string; r: string }>(`select ${keyOf} as k, to_jsonb(x)::text as r from ${table.name}_as_of(${literal(instant)}) x`);
+    const rows = await q<{ k: string; r: string }>(`select ${keyOf} as k, to_jsonb(x.*)::text as r from ${table.name}_as_of(${literal(instant)}) x`);
     return new Map(rows.map((r) => [r.k, r.r]));
   }
 

@@ -59,53 +59,62 @@ DECLARE
   ignored text[] := coalesce(string_to_array(nullif(bookkeeping, ''), ','), '{}');
   compared text[];
   dt text := CASE WHEN coalesce(data_time, '') = '' THEN 'NULL::timestamptz' ELSE format('x.%I', data_time) END;
-  version_only text := quote_literal('{known_from,known_to,closing_raw_response_id}') || '::text[]';
-  keys text;
+  cols text;
+  as_row text;
   same text;
   key_of text;
-  changed_of text;
+  differs text;
 BEGIN
   IF to_regclass(h) IS NULL THEN
     RAISE EXCEPTION '%: not versioned (sync.keep_history makes % first)', t, h;
   END IF;
   key_columns := "sync"."primary_key"(t::regclass);
   compared := array(SELECT attname::text FROM pg_attribute WHERE attrelid = t::regclass AND attnum > 0 AND NOT attisdropped AND NOT attname = ANY (ignored) ORDER BY attnum);
-  keys := (SELECT string_agg(format('x.%I', k), ', ') FROM unnest(key_columns) k);
+  cols := (SELECT string_agg(format('x.%I', attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = t::regclass AND attnum > 0 AND NOT attisdropped);
+  -- A version as `T`'s row, by its columns: its jsonb is then `T`'s, built once.
+  as_row := format('to_jsonb((%s)::%s)', cols, t);
   same := (SELECT string_agg(format('x.%1$I = v.%1$I', k), ' AND ') FROM unnest(key_columns) k);
   key_of := (SELECT 'jsonb_build_object(' || string_agg(format('%L, v.%I', k, k), ', ') || ')' FROM unnest(key_columns) k);
-  -- As text: a decimal's written form counts, as the write path compares it.
-  changed_of := format('array(SELECT c FROM unnest(%L::text[]) WITH ORDINALITY u(c, n) WHERE (e.b -> c)::text IS DISTINCT FROM (e.a -> c)::text ORDER BY n)', compared);
+  -- The columns an update changed, compared typed, column by column (a jsonb one as jsonb,
+  -- without printing it); a decimal as text, since its written form counts, as the write path
+  -- compares it.
+  differs := (SELECT 'array_remove(ARRAY[' || string_agg(
+      CASE WHEN format_type(atttypid, atttypmod) LIKE 'numeric%' OR format_type(atttypid, atttypmod) = 'json'
+           THEN format('CASE WHEN p.%1$I::text IS DISTINCT FROM v.%1$I::text THEN %1$L END', attname)
+           ELSE format('CASE WHEN p.%1$I IS DISTINCT FROM v.%1$I THEN %1$L END', attname) END, ', ' ORDER BY attnum) || ']::text[], NULL)'
+    FROM pg_attribute WHERE attrelid = t::regclass AND attnum > 0 AND NOT attisdropped AND NOT attname = ANY (ignored));
   EXECUTE format($f$CREATE OR REPLACE FUNCTION %1$I.%2$I(from_at timestamptz, to_at timestamptz)
   RETURNS TABLE (change_type text, key jsonb, known_at timestamptz, run_id uuid, raw_response_id bigint, before jsonb, after jsonb, changed text[], data_time timestamptz, revision boolean)
   LANGUAGE sql STABLE PARALLEL SAFE AS $b$
   WITH began AS (
-    SELECT %5$s, to_jsonb(x) AS r, x.fetched_at AS began_at, x.run_id AS run, x.raw_response_id AS body, %6$s AS dt FROM %3$s x
+    SELECT %5$s, to_jsonb(x.*) AS r, x.fetched_at AS began_at, %6$s AS dt FROM %3$s x
      WHERE x.fetched_at > from_at AND x.fetched_at <= to_at
     UNION ALL
-    SELECT %5$s, to_jsonb(x) - %7$s, x.known_from, x.run_id, x.raw_response_id, %6$s FROM %4$s x
+    SELECT %5$s, %7$s, x.known_from, %6$s FROM %4$s x
      WHERE tstzrange(x.known_from, x.known_to) && tstzrange(from_at, to_at, '(]')
        AND x.known_from > from_at AND x.known_from <= to_at AND x.known_from < x.known_to
   ), ended AS (
-    SELECT %5$s, to_jsonb(x) - %7$s AS r, x.known_to AS ended_at, x.closing_raw_response_id AS body, %6$s AS dt FROM %4$s x
+    SELECT %5$s, %7$s AS r, x.known_to AS ended_at, x.closing_raw_response_id AS body, %6$s AS dt FROM %4$s x
      WHERE tstzrange(x.known_from, x.known_to) && tstzrange(from_at, to_at, '(]')
        AND x.known_to > from_at AND x.known_to <= to_at AND x.known_from < x.known_to
   ), edges AS (
-    SELECT CASE WHEN p.known_to = v.began_at THEN 'update' ELSE 'insert' END AS change_type, %8$s AS key, v.began_at AS known_at, v.run AS run_id,
-           v.body AS raw_response_id, CASE WHEN p.known_to = v.began_at THEN p.r END AS b, v.r AS a, v.dt
+    SELECT CASE WHEN p.known_to = v.began_at THEN 'update' ELSE 'insert' END AS change_type, %8$s AS key, v.began_at AS known_at, v.run_id,
+           v.raw_response_id, CASE WHEN p.known_to = v.began_at THEN p.r END AS b, v.r AS a,
+           CASE WHEN p.known_to = v.began_at THEN %10$s ELSE %11$L::text[] END AS changed, v.dt
       FROM began v
-      LEFT JOIN LATERAL (SELECT to_jsonb(x) - %7$s AS r, x.known_to FROM %4$s x
+      LEFT JOIN LATERAL (SELECT x.*, %7$s AS r FROM %4$s x
                           WHERE %9$s AND x.known_from < v.began_at AND x.known_from < x.known_to
                           ORDER BY x.known_from DESC LIMIT 1) p ON true
     UNION ALL
-    SELECT 'delete', %8$s, v.ended_at, (SELECT rr.run_id FROM "sync"."raw_responses" rr WHERE rr.id = v.body), v.body, v.r, NULL, v.dt
+    SELECT 'delete', %8$s, v.ended_at, (SELECT rr.run_id FROM "sync"."raw_responses" rr WHERE rr.id = v.body), v.body, v.r, NULL, %11$L::text[], v.dt
       FROM ended v
      WHERE NOT EXISTS (SELECT FROM %4$s x WHERE %9$s AND x.known_from = v.ended_at AND x.known_from < x.known_to)
        AND NOT EXISTS (SELECT FROM %3$s x WHERE %9$s AND x.fetched_at = v.ended_at)
   )
-  SELECT e.change_type, e.key, e.known_at, e.run_id, e.raw_response_id, e.b, e.a, %10$s, e.dt, e.change_type <> 'insert' AND e.dt < from_at
+  SELECT e.change_type, e.key, e.known_at, e.run_id, e.raw_response_id, e.b, e.a, e.changed, e.dt, e.change_type <> 'insert' AND e.dt < from_at
     FROM edges e
    ORDER BY e.known_at, e.key
-$b$$f$, schema_name, table_name || '_changes', t, h, keys, dt, version_only, key_of, same, changed_of);
+$b$$f$, schema_name, table_name || '_changes', t, h, cols, dt, as_row, key_of, same, differs, compared);
 END
 $create$;
 
