@@ -18,14 +18,14 @@ const database = (variable: string, status: CheckResult['status'], message: stri
 /** A failure sync and status refuse as bad configuration (exit 2). */
 const misconfigured = (variable: string, message: string): CheckResult => ({ ...database(variable, 'failed', message), configuration: true });
 
-export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'app' | 'gateway'>): Promise<CheckResult[]> {
+export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'databaseSessionUrl' | 'dataDir' | 'app' | 'gateway'>): Promise<CheckResult[]> {
   const variable = config.databaseUrl ? 'DATABASE_URL' : 'TE_DATA_DIR';
   if (!config.databaseUrl && !existsSync(path.join(layoutOf(config.dataDir).data, 'PG_VERSION'))) {
     return [database(variable, 'ok', `no embedded warehouse in ${path.resolve(config.dataDir)} yet: the first sync, demo or migrate makes one`)];
   }
   let warehouse: Warehouse;
   try {
-    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 });
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, maxConnections: 2 });
   } catch (err) {
     // A refused login or a missing database is a ConfigError naming its variable; its message, without the name.
     if (err instanceof ConfigError) return [misconfigured(err.variable, err.problem)];

@@ -70,6 +70,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
     TE_GATEWAY_URL: sim.url,
     TE_GATEWAY_API_KEY: gatewayKey,
     ...(config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : {}),
+    ...(config.databaseSessionUrl ? { TE_DATABASE_SESSION_URL: config.databaseSessionUrl } : {}),
     TE_DATA_DIR: config.dataDir,
     LOG_LEVEL: config.logLevel,
     TE_CONCURRENCY: String(config.concurrency),
@@ -86,7 +87,7 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
   let locks: SourceLocks | undefined;
   try {
     progress?.phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
-    warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, dataDir: quiet.dataDir, databasePool: quiet.databasePool });
+    warehouse = await openWarehouse({ databaseUrl: quiet.databaseUrl, sessionUrl: quiet.databaseSessionUrl, dataDir: quiet.dataDir, databasePool: quiet.databasePool });
     interrupts.check();
     progress?.phase('updating the warehouse schema');
     await warehouse.migrate();

@@ -185,7 +185,7 @@ export async function runEnqueue({ config, logger, argv }: CommandContext): Prom
   // The walk's run is written by the workers, who check their own upstream; checking the one
   // configured here too refuses a walk meant for another warehouse before it is queued. On the
   // Postgres backend the warehouse (embedded or not) is where the queues are.
-  const warehouse = config.databaseUrl || onPostgres ? await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 }) : undefined;
+  const warehouse = config.databaseUrl || onPostgres ? await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, maxConnections: 2 }) : undefined;
   let backend: QueueBackend | undefined;
   const listSources = sources ?? ['app', 'gateway'];
   try {

@@ -56,7 +56,7 @@ export async function runExport({ config, logger, argv }: CommandContext): Promi
   const since = values.since === undefined ? undefined : readDay(values.since);
   if (since && 'error' in since) throw new UsageError(`--since ${JSON.stringify(values.since)}: ${since.error}`);
   const tables = values.tables?.flatMap((t) => t.split(',')).map((t) => t.trim()).filter((t) => t !== '');
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     await warehouse.migrate();
     let summary: ExportSummary;

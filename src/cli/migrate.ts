@@ -3,7 +3,7 @@ import { openWarehouse } from '../store/connection.ts';
 import { migrateQueueBackend } from '../runners/bullmq/open-backend.ts';
 
 export async function runMigrate({ config, logger }: CommandContext): Promise<number> {
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     const started = Date.now();
     await warehouse.migrate();

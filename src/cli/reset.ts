@@ -92,7 +92,7 @@ async function resetRedis(config: Config, url: string, options: ResetOptions): P
 async function resetPostgres(config: Config, options: ResetOptions): Promise<number> {
   const prefix = config.worker.queuePrefix;
   const schema = queueSchema(prefix);
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, maxConnections: 1 });
   try {
     const where = `the schema ${schema} of ${warehouse.location}`;
     if (!options.force) {
@@ -146,7 +146,7 @@ async function closeRunsOfRemovedJobs(config: Config, prefix: string, backend: Q
   if (!config.databaseUrl && !existsSync(config.dataDir)) return;
   let warehouse: Warehouse | undefined;
   try {
-    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
+    warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, maxConnections: 1 });
     const closed = (await RunDriver.closeAbandoned(warehouse, { of: 'workers', prefix, backend })).length;
     if (closed > 0) process.stdout.write(`Closed ${closed} run${closed === 1 ? '' : 's'} of these workers as failed in ${warehouse.location}: their jobs were among the keys removed\n`);
   } catch (err) {

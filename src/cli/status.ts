@@ -71,7 +71,7 @@ export async function runStatusCommand({ config, logger, argv }: CommandContext)
   if (values.serve && (values.json || values.wide)) throw new UsageError(`--serve serves the page: leave out ${values.json ? '--json' : '--wide'} (the page's model is at /status.json)`);
   if (values.serve) servePort(values.port, config.worker.metricsPort);
   if (values.serve) serveHost(values.host);
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     const schema = await readMigrationState(warehouse);
     const refusal = migrationRefusal(schema, warehouse);

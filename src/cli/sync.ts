@@ -81,7 +81,7 @@ interface SyncSteps {
 
 async function syncUntilInterrupted({ config, logger, values, sources, only, runId, progress, say, interrupts }: SyncSteps): Promise<number> {
   progress?.phase('opening the warehouse');
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool }).catch((err: unknown) => {
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, databasePool: config.databasePool }).catch((err: unknown) => {
     progress?.stop();
     throw err;
   });

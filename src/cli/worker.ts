@@ -77,7 +77,7 @@ async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<strin
   if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README), or try --demo');
 
   phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
-  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, databasePool: config.databasePool });
+  const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, databasePool: config.databasePool });
   try {
     phase('updating the warehouse schema');
     await warehouse.migrate();

@@ -26,6 +26,8 @@ export interface Config {
   app: { url: string; apiKey: string | undefined } | undefined;
   gateway: { url: string; apiKey: string } | undefined;
   databaseUrl: string | undefined;
+  /** A direct URL of the same database, for sessions (locks, LISTEN, COPY), when DATABASE_URL is a transaction pooler. */
+  databaseSessionUrl: string | undefined;
   /** Connections to DATABASE_URL per process, at most. */
   databasePool: number;
   dataDir: string;
@@ -87,6 +89,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const v = out as Parsed;
   const databaseUrlWrong = v.DATABASE_URL ? databaseUrlProblem(v.DATABASE_URL) : undefined;
   if (databaseUrlWrong) throw new ConfigError('DATABASE_URL', databaseUrlWrong, VARIABLES.DATABASE_URL.example);
+  const sessionUrlWrong = v.TE_DATABASE_SESSION_URL ? databaseUrlProblem(v.TE_DATABASE_SESSION_URL) : undefined;
+  if (sessionUrlWrong) throw new ConfigError('TE_DATABASE_SESSION_URL', sessionUrlWrong, VARIABLES.TE_DATABASE_SESSION_URL.example);
+  if (v.TE_DATABASE_SESSION_URL && !v.DATABASE_URL) {
+    throw new ConfigError('TE_DATABASE_SESSION_URL', "is set but DATABASE_URL is not: it names a direct way into DATABASE_URL's database (the embedded warehouse needs none)", VARIABLES.TE_DATABASE_SESSION_URL.example);
+  }
   if (v.TE_GATEWAY_URL && !v.TE_GATEWAY_API_KEY) {
     throw new ConfigError('TE_GATEWAY_API_KEY', 'is required when TE_GATEWAY_URL is set', VARIABLES.TE_GATEWAY_API_KEY.example);
   }
@@ -94,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     app: v.TE_APP_URL ? { url: v.TE_APP_URL, apiKey: v.TE_APP_API_KEY } : undefined,
     gateway: v.TE_GATEWAY_URL && v.TE_GATEWAY_API_KEY ? { url: v.TE_GATEWAY_URL, apiKey: v.TE_GATEWAY_API_KEY } : undefined,
     databaseUrl: v.DATABASE_URL,
+    databaseSessionUrl: v.TE_DATABASE_SESSION_URL,
     databasePool: v.TE_DATABASE_POOL,
     dataDir: v.TE_DATA_DIR,
     embeddedPort: v.TE_EMBEDDED_PORT,
@@ -132,7 +140,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       export: v.TE_SCHEDULE_EXPORT,
     },
     scheduleTz: v.TE_SCHEDULE_TZ,
-    secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.REDIS_URL)].filter(
+    secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.TE_DATABASE_SESSION_URL), ...urlSecrets(v.REDIS_URL)].filter(
       (s): s is string => typeof s === 'string' && s.length > 0,
     ),
   };

@@ -108,6 +108,16 @@ export const VARIABLES = {
     default: '10',
     example: '4',
   },
+  TE_DATABASE_SESSION_URL: {
+    schema: z
+      .string()
+      .trim()
+      .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    description:
+      "A direct URL of `DATABASE_URL`'s database, for what needs a session of its own: advisory locks, `LISTEN`, COPY streams, the Postgres queue backend. For a `DATABASE_URL` through a transaction pooler (PgBouncer's `pool_mode = transaction`), which tesync refuses without it (exit 2); everything else goes on through `DATABASE_URL`. Unset: sessions go through `DATABASE_URL` too.",
+    example: 'postgres://user:pass@db-primary:5432/tesync',
+  },
   TE_DATA_DIR: {
     schema: z.string().trim().min(1).default('./.tesync'),
     description: "Folder for embedded data: the embedded Postgres server's cluster, password, port and log under `postgres/`.",

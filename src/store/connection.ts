@@ -1,6 +1,8 @@
 // One warehouse interface, one way to reach it: postgres.js, to the user's Postgres when
 // DATABASE_URL is set, otherwise to the embedded Postgres server tesync runs in TE_DATA_DIR
-// (embedded-server.ts), which every command started without DATABASE_URL shares.
+// (embedded-server.ts), which every command started without DATABASE_URL shares. Sessions
+// (locks, LISTEN, COPY) go where sessions.ts routes them: TE_DATABASE_SESSION_URL when a
+// transaction pooler stands in DATABASE_URL's way.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { SQL } from 'drizzle-orm';
@@ -16,6 +18,7 @@ import { applyComments } from './schema/comments.ts';
 import { acquireEmbeddedServer } from './server/embedded-server.ts';
 import { applySqlFiles } from './schema/sql-files.ts';
 import { keepSessionDefaults } from './schema/session-defaults.ts';
+import { routeSessions, type SessionRoute } from './sessions.ts';
 
 export type WarehouseSchema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
@@ -53,6 +56,8 @@ export interface Warehouse {
    * holds session state watches `onClose` and checks its backend pid. Close it before close().
    */
   session(options: SessionOptions): postgres.Sql;
+  /** Where sessions go (a user's Postgres only): DATABASE_URL, or TE_DATABASE_SESSION_URL; its URL holds the password, never a log. */
+  readonly sessions?: SessionRoute;
 }
 
 export interface SessionOptions {
@@ -71,6 +76,8 @@ export interface WarehouseOptions {
   maxConnections?: number;
   /** The pool size for `databaseUrl` (TE_DATABASE_POOL); the embedded server keeps its own. */
   databasePool?: number;
+  /** TE_DATABASE_SESSION_URL: a direct URL of `databaseUrl`'s database, for sessions. */
+  sessionUrl?: string | undefined;
 }
 
 export async function openWarehouse(options: WarehouseOptions): Promise<Warehouse> {
@@ -80,7 +87,10 @@ export async function openWarehouse(options: WarehouseOptions): Promise<Warehous
     // not the driver's `URI malformed`.
     const wrong = databaseUrlProblem(url);
     if (wrong) throw new ConfigError('DATABASE_URL', wrong);
-    return openPostgres(url, options.maxConnections ?? options.databasePool ?? 10, `Postgres at ${describePostgresUrl(url)}`, (err) => databaseUrlFailure(err, url));
+    const sessionUrl = options.sessionUrl;
+    const sessionWrong = sessionUrl ? databaseUrlProblem(sessionUrl) : undefined;
+    if (sessionWrong) throw new ConfigError('TE_DATABASE_SESSION_URL', sessionWrong);
+    return openPostgres(url, options.maxConnections ?? options.databasePool ?? 10, `Postgres at ${describePostgresUrl(url)}`, (err) => databaseUrlFailure(err, url), { sessionUrl });
   }
   const server = await acquireEmbeddedServer(options.dataDir);
   try {
@@ -125,7 +135,9 @@ export function describePostgresUrl(url: string): string {
 // TimeZone: a day is a UTC day, and no DST change moves one.
 const UTC = { TimeZone: 'UTC' };
 
-async function openPostgres(url: string, max: number, location: string, failure: (err: unknown) => Error): Promise<Warehouse> {
+/** `route`: a user's Postgres, whose sessions are routed (sessions.ts); the embedded server is reached directly. */
+async function openPostgres(url: string, max: number, location: string, failure: (err: unknown) => Error, route?: { sessionUrl: string | undefined }): Promise<Warehouse> {
+  const sessionUrl = route?.sessionUrl;
   const client = postgres(url, {
     // migrate() holds one connection for its lock while the migrator runs on another.
     max: Math.max(2, max),
@@ -133,26 +145,39 @@ async function openPostgres(url: string, max: number, location: string, failure:
     connect_timeout: CONNECT_TIMEOUT_S,
     // Nothing but us reads these; keep numeric/bigint exact as strings (the default).
     connection: UTC,
+    // Past a transaction pooler each transaction runs on any server session: a statement
+    // prepared on one is unknown to the next (PgBouncer before 1.21 keeps none), and a
+    // statement sent before the last one's answer (postgres.js pipelines up to 100) is lost
+    // when the pooler hands the server session on at that answer: the query never returns.
+    // (`max_pipeline` is postgres.js's own option, missing from its types.)
+    ...(sessionUrl ? { prepare: false, ...{ max_pipeline: 0 } } : {}),
   });
+  let sessions: SessionRoute | undefined;
   try {
-    await client`select 1`;
+    const first = await client<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    if (route) sessions = await routeSessions(client, first, url, sessionUrl, describePostgresUrl);
   } catch (err) {
     await client.end({ timeout: 1 }).catch(() => {});
-    throw failure(err);
+    throw err instanceof ConfigError ? err : failure(err);
   }
+  const sessionsUrl = sessions?.url ?? url;
   const db = drizzlePostgres({ client, schema }) as unknown as Db;
   return {
     kind: 'postgres',
     location,
     db,
+    ...(sessions ? { sessions } : {}),
     query: async <T>(statement: SQL) => rowsOf<T>(await db.execute(statement)),
     async migrate() {
       // The drizzle migrator takes no lock of its own: hold an advisory lock on one
-      // reserved connection while the migrator runs on the pool.
-      const lock = await client.reserve();
+      // reserved connection while the migrator runs on the pool (the session URL's, when
+      // sessions go elsewhere: the lock is a session's).
+      const own = sessionsUrl === url ? undefined : postgres(sessionsUrl, { max: 2, onnotice: () => {}, connect_timeout: CONNECT_TIMEOUT_S, connection: UTC });
+      const base = own ?? client;
+      const lock = await base.reserve();
       try {
         await lock`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
-        await migratePostgres(drizzlePostgres({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
+        await migratePostgres(drizzlePostgres({ client: base }), { migrationsFolder: MIGRATIONS_FOLDER });
         await applySqlFiles(lock, lastMigration());
         // Descriptions are metadata: kept in step at every migrate, no migration per wording.
         await applyComments(lock);
@@ -161,9 +186,10 @@ async function openPostgres(url: string, max: number, location: string, failure:
       } finally {
         await lock`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`.catch(() => {});
         lock.release();
+        await own?.end({ timeout: 5 });
       }
     },
-    session: (options) => openSession(url, options),
+    session: (options) => openSession(sessionsUrl, options),
     close: () => client.end({ timeout: 5 }),
   };
 }

@@ -79,6 +79,15 @@ describe('loadConfig', () => {
     expect(c.secrets).toContain('s3cr@t');
   });
 
+  it('TE_DATABASE_SESSION_URL: its password a secret, only beside DATABASE_URL, read as DATABASE_URL is', () => {
+    const c = loadConfig({ DATABASE_URL: 'postgres://u@pooler:6432/x', TE_DATABASE_SESSION_URL: 'postgres://u:dir%23ect@db:5432/x' });
+    expect(c.databaseSessionUrl).toBe('postgres://u:dir%23ect@db:5432/x');
+    expect(c.secrets).toEqual(expect.arrayContaining(['dir%23ect', 'dir#ect']));
+    expect(() => loadConfig({ TE_DATABASE_SESSION_URL: 'postgres://u@db:5432/x' })).toThrow(/^TE_DATABASE_SESSION_URL: is set but DATABASE_URL is not/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@pooler:6432/x', TE_DATABASE_SESSION_URL: 'mysql://db/x' })).toThrow(/^TE_DATABASE_SESSION_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@pooler:6432/x', TE_DATABASE_SESSION_URL: 'postgres://u:50%@db:5432/x' })).toThrow(/^TE_DATABASE_SESSION_URL: its password is not percent-encoded right/);
+  });
+
   it('documents every variable with a description and an example', () => {
     for (const [name, doc] of Object.entries(VARIABLES)) {
       expect(doc.description.length, name).toBeGreaterThan(10);

@@ -56,9 +56,13 @@ export function workerSessionPattern(prefix: string): string {
   return `${likeLiteral(start)}%`;
 }
 
-/** The URL BullMQ's pools connect with: the user's DATABASE_URL, or the embedded server's. */
-export function queueDatabaseUrl(databaseUrl: string | undefined, warehouse: Pick<Warehouse, 'embeddedUrl'>): string {
-  const url = databaseUrl ?? warehouse.embeddedUrl;
+/**
+ * The URL BullMQ's pools connect with: where the warehouse's sessions go (DATABASE_URL, or
+ * TE_DATABASE_SESSION_URL past a transaction pooler: its LISTEN and its `search_path` are a
+ * session's), or the embedded server's.
+ */
+export function queueDatabaseUrl(warehouse: Pick<Warehouse, 'embeddedUrl' | 'sessions'>): string {
+  const url = warehouse.sessions?.url ?? warehouse.embeddedUrl;
   if (!url) throw new Error('the Postgres queue backend needs DATABASE_URL or the embedded warehouse');
   return url;
 }
@@ -77,7 +81,7 @@ export async function migrateQueueSchema(url: string, schema: string): Promise<n
 export async function openPostgresBackend({ config, warehouse, name, logger }: OpenBackendOptions & { logger: Logger }): Promise<QueueBackend> {
   const prefix = config.worker.queuePrefix;
   const schema = queueSchema(prefix);
-  const url = queueDatabaseUrl(config.databaseUrl, warehouse);
+  const url = queueDatabaseUrl(warehouse);
   const pool = (max: number): PostgresPoolConfig => ({
     connectionString: url,
     schema,
