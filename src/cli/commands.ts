@@ -113,6 +113,13 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
     load: async () => (await import('./diff.ts')).runDiff,
   },
   {
+    name: 'replay',
+    synopsis: '[--into DATABASE_URL] [--check] [--json]',
+    summary: 'the warehouse written again from its archive; --check: and compared',
+    needsConfig: true,
+    load: async () => (await import('./replay.ts')).runReplay,
+  },
+  {
     name: 'sim',
     synopsis: '[--port N] [--tokens N] [--history-days N] [--charts N] [--seed N] [--rate-limit N/MS] ...',
     summary: 'run the bundled upstream simulator alone',

@@ -40,6 +40,8 @@ export interface SyncRequest {
   heldSources?: readonly string[];
   /** Test knob: shorter retry delays. */
   retry?: Partial<RetryPolicy>;
+  /** Test knob: the jobs, one of them changed (a reader that does not understand a form yet). */
+  catalog?: ReadonlyMap<string, JobDefinition<any>>;
   budget?: RateBudget;
   /** Called a few times a second while the walk runs, and once at its end. */
   onProgress?: (progress: LiveProgress) => void;
@@ -134,8 +136,11 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const abandoned = await RunDriver.closeAbandoned(warehouse, { of: 'syncs', ...(req.heldSources ? { heldSources: req.heldSources } : {}) });
   if (abandoned.length > 0) logger.warn({ runs: abandoned.length }, 'closed runs whose process had ended without finishing them');
   const runLogger = logger.child({ runId });
-  const driver = new RunDriver({ warehouse, ledger: new MemoryRunLedger(), catalog, logger });
-  await driver.open({ id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner() } });
+  const jobs = req.catalog ?? catalog;
+  const driver = new RunDriver({ warehouse, ledger: new MemoryRunLedger(), catalog: jobs, logger });
+  const settings = settingsFrom(config, Boolean(req.full));
+  // The settings its reads ran with, which a replay reads the archive with again (src/replay/).
+  await driver.open({ id: runId, trigger: req.trigger, sources: req.sources, options: { tokens: scope.tokens, only: scope.groups ?? [], full: Boolean(req.full), owner: runOwner(), settings } });
   // The interrupt's time is taken on the server the moment it comes, before the writes in
   // flight finish: the run ends then, and a second signal that kills us still leaves it known.
   let interruptMarked: Promise<void> = Promise.resolve();
@@ -157,9 +162,9 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   try {
     try {
       await runWalk({
-        catalog,
+        catalog: jobs,
         roots: walkRoots(req.sources),
-        context: { warehouse, upstream, recorder, logger: runLogger, now, runId, settings: settingsFrom(config, Boolean(req.full)) },
+        context: { warehouse, upstream, recorder, logger: runLogger, now, runId, settings },
         concurrency: config.concurrency,
         filter,
         driver,

@@ -1,6 +1,6 @@
 // Runs a real in-process sync against a simulator, as `tesync sync` does.
 import { loadConfig } from '../../src/lib/config.ts';
-import { performSync, type SyncOutcome } from '../../src/cli/sync-session.ts';
+import { performSync, type SyncOutcome, type SyncRequest } from '../../src/cli/sync-session.ts';
 import type { Logger } from '../../src/lib/logger.ts';
 import type { Simulator } from '../../sim/index.ts';
 import { FAST_RETRY_POLICY } from '../../src/upstream/retry-policy.ts';
@@ -23,7 +23,7 @@ export function simConfig(sim: Simulator, e: SyncEnv, sources: Source[]) {
   });
 }
 
-/** `extra`: a whole fetch, the walk's tokens or groups (the planners always run), the known-time clock. */
-export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[]; only?: string[]; clock?: () => Date } = {}): Promise<SyncOutcome> {
+/** `extra`: a whole fetch, the walk's tokens or groups (the planners always run), the known-time clock, the jobs. */
+export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[]; only?: string[]; clock?: () => Date; catalog?: SyncRequest['catalog'] } = {}): Promise<SyncOutcome> {
   return performSync(simConfig(sim, e, sources), logger, warehouse, { sources, trigger: 'test', retry: FAST_RETRY_POLICY, ...extra });
 }

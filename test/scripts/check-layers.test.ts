@@ -76,7 +76,7 @@ describe('scripts/check-layers.ts', () => {
   });
 
   it("reads the layers from docs/design.md's table, and the README's layout lists the same folders in the same order", () => {
-    expect(LAYERS).toEqual(['lib', 'schema', 'ports', ['upstream', 'store'], 'export', 'engine', 'resources', 'runners', 'cli']);
+    expect(LAYERS).toEqual(['lib', 'schema', 'ports', ['upstream', 'store'], 'export', 'engine', 'resources', 'runners', 'replay', 'cli']);
     expect(layersOf('## Layers\n\n| layer | folder |\n|---|---|\n| a | `src/a/` |\n| b, c | `src/b/`, `src/c/` |\n')).toEqual(['a', ['b', 'c']]);
     // Every folder under src/ is a layer of the table.
     const folders = readdirSync(new URL('../../src/', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);

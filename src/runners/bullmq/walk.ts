@@ -58,8 +58,9 @@ async function walk(deps: RunnerDeps, job: Job): Promise<{ runId: string; queued
   }
   if (!existing) {
     await checkUpstream(deps, logger);
-    // The prefix, backend and walk job tell a later worker whether the queues still hold the run's work (lost-runs.ts).
-    const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix, queueBackend: deps.queueBackend };
+    // The prefix, backend and walk job tell a later worker whether the queues still hold the run's work (lost-runs.ts);
+    // the settings, what a replay reads the archive with again (src/replay/).
+    const options = { schedule: data.schedule ?? null, groups, tokens: data.tokens, full: data.full, job: job.id, queuePrefix: deps.prefix, queueBackend: deps.queueBackend, settings: deps.plan.settings(Boolean(data.full)) };
     await deps.driver.open({ id: runId, trigger: data.trigger, sources, options });
     logger.info({ trigger: data.trigger, sources, groups }, 'run started');
   }

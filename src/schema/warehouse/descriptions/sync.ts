@@ -16,7 +16,7 @@ export const sync: SchemaDescription = {
         status: '`running`, `succeeded` (everything fetched), `partial` (some resources failed, retried next run; or an API key was refused on every request that needs it, see `stats`), `failed` (nothing could be done), `interrupted` (Ctrl-C or SIGTERM stopped it: `finished_at` is when the signal came; what it did is kept, the next run goes on from there)',
         trigger: 'what started it: `cli` (`tesync sync`), `schedule` (a worker\'s schedule), `manual` (a walk enqueued by hand), `demo`, `test`',
         sources: '`app`, `gateway`: the sources it synced',
-        options: '`--token`, `--only`, `--full` as given; for a worker\'s walk also its `schedule`, walk `job` id, `queuePrefix` (`TE_QUEUE_PREFIX`) and `queueBackend` (`redis`, or `postgres`: the queues in this warehouse; absent before 2026-11-27: `redis`)',
+        options: '`--token`, `--only`, `--full` as given; for a worker\'s walk also its `schedule`, walk `job` id, `queuePrefix` (`TE_QUEUE_PREFIX`) and `queueBackend` (`redis`, or `postgres`: the queues in this warehouse; absent before 2026-11-27: `redis`); `settings`, what its reads depended on besides their bodies (bundles asked or not, the history overlap and periods, chart timeframes, ...: never a key), which `tesync replay` reads its bodies with again (absent before 2026-12-07)',
         stats: 'resources done/failed per group, rows written, requests by HTTP status, 429s waited out, first failures, keys refused on every request that needs them (`requests.keyRefusals`: the variable, never the key)',
         error: 'why a run failed as a whole',
       },
