@@ -13,7 +13,7 @@ export type CheckStatus = 'ok' | 'failed' | 'skipped';
 
 export interface CheckResult {
   /** What was checked. */
-  check: 'database' | 'binding' | 'source' | 'key';
+  check: 'database' | 'binding' | 'source' | 'key' | 'redis';
   /** The variable to look at. */
   variable: string;
   status: CheckStatus;

@@ -13,6 +13,7 @@ import { wrapToWidth } from '../lib/display-width.ts';
 import { InProcessBudget } from '../upstream/budget/budget.ts';
 import { createUpstream } from '../upstream/client.ts';
 import { checkDatabase } from './check-database.ts';
+import { checkRedis } from './check-redis.ts';
 import { checkUpstreams, type CheckResult } from './check-upstream.ts';
 import { outputWidth, type CommandContext } from './context.ts';
 
@@ -24,6 +25,9 @@ Checks the configuration before a sync uses it, and writes nothing:
   source is bound to;
 - each configured source asked once: its token list (TE_APP_URL; TE_GATEWAY_URL
   with TE_GATEWAY_API_KEY, which every gateway route needs);
+- REDIS_URL, when set: the workers' Redis answers as what it names (one server,
+  or a Redis Cluster, all of whose slots are served), and where the queues'
+  keys are (on a cluster: their slot and the primary that serves it);
 - TE_APP_API_KEY, when set, on one token's research bundle.
 One line per check: ok, FAIL (and which variable to look at, and why), or skip.
   --json  the checks as JSON
@@ -46,7 +50,7 @@ export async function runCheck({ config, logger, argv }: CommandContext): Promis
   }
   // Nothing to ask: a sync would refuse it too (and `worker --demo` needs no check).
   if (!config.app && !config.gateway) throw new ConfigError('TE_APP_URL', 'no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (with TE_GATEWAY_API_KEY)');
-  const results = [...(await checkDatabase(config)), ...(await checkUpstreams(config, checkClient(config, logger)))];
+  const results = [...(await checkDatabase(config)), ...(await checkRedis(config)), ...(await checkUpstreams(config, checkClient(config, logger)))];
   const failed = results.filter((r) => r.status === 'failed');
   // Keys never reach a line: the messages are built without them; scrubbed all the same.
   const shown = results.map((r) => ({ ...r, message: scrub(r.message, config.secrets) }));

@@ -11,8 +11,8 @@ import { countQueueJobs, queueSchema, queueSessions, removeQueues } from '../run
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { RunDriver } from '../engine/run/run-driver.ts';
 import { countPrefixKeys, prefixClients, prefixPattern, removePrefixKeys, type PrefixClient } from '../runners/bullmq/prefix-keys.ts';
-import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
 import { describeRedis } from '../runners/bullmq/redis-backend.ts';
+import { connectRedis } from '../upstream/redis/connect.ts';
 import { UsageError, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync reset --queues [--dry-run] [--force]
@@ -59,10 +59,11 @@ interface ResetOptions {
 }
 
 async function resetRedis(config: Config, url: string, options: ResetOptions): Promise<number> {
-  const prefix = config.worker.queuePrefix;
+  // As the keys carry it: braced on a Redis Cluster.
+  const prefix = config.redis!.keyPrefix;
   const where = describeRedis(url);
   const ownName = `tesync-reset:${prefix}`;
-  const redis = await connectRedis(redisOptions(url), url, ownName);
+  const redis = await connectRedis(config.redis!, ownName);
   try {
     const { keys, locks } = await countPrefixKeys(redis, prefix);
     if (!options.force) {
@@ -82,7 +83,7 @@ async function resetRedis(config: Config, url: string, options: ResetOptions): P
         ? `No Redis keys under "${prefix}:" at ${where}; nothing to remove\n`
         : `Removed ${removed} Redis key${removed === 1 ? '' : 's'} under "${prefix}:" at ${where} (queues, job schedulers, rate budgets, run counters)\n`,
     );
-    await closeRunsOfRemovedJobs(config, prefix, 'redis');
+    await closeRunsOfRemovedJobs(config, config.worker.queuePrefix, 'redis');
     return 0;
   } finally {
     await redis.quit().catch(() => redis.disconnect());

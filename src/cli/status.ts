@@ -15,6 +15,7 @@ import { positiveNumberFlag } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { fitLine, formatStatus } from './status-format.ts';
 import { serveHost, servePort, serveStatusPage } from './status-serve.ts';
+import { queuesPlaceLines, readQueuesPlace } from './status-redis.ts';
 
 export { dataOf, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../store/read/status-checks.ts';
 
@@ -100,11 +101,13 @@ export async function runStatusCommand({ config, logger, argv }: CommandContext)
       ...(maxUnconfirmedHours === undefined ? [] : overMaxUnconfirmed(groups, now, maxUnconfirmedHours)),
     ];
     const checked = maxAgeHours !== undefined || maxUnconfirmedHours !== undefined;
+    const queues = await readQueuesPlace(config);
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ warehouse: warehouse.location, groups, sizes, runs, overLimit: over }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ warehouse: warehouse.location, ...(queues ? { queues } : {}), groups, sizes, runs, overLimit: over }, null, 2)}\n`);
     } else {
       const width = outputWidth(values.wide === true, process.stdout);
       process.stdout.write(formatStatus(warehouse.location, groups, runs, now, { sizes, width, ...(checked ? { over } : {}) }));
+      if (queues) process.stdout.write(`${queuesPlaceLines(queues, width).join('\n')}\n`);
     }
     if (checked && (groups.length === 0 || over.length > 0)) return 1;
     return 0;

@@ -4,13 +4,13 @@
 // upstream, neither overruns the upstream's limits nor ignores a Retry-After one of them was
 // given. When REDIS_URL names a Redis that cannot be reached: a budget of this process's own,
 // said once.
-import type { Redis } from 'ioredis';
-import type { Config } from '../lib/config.ts';
-import { connectRedis, redisOptions } from '../runners/bullmq/queues.ts';
+import { ConfigError, type Config } from '../lib/config.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { PostgresBudget } from '../upstream/budget/postgres-budget.ts';
 import { InProcessBudget, type RateBudget } from '../upstream/budget/budget.ts';
 import { LEASE_MARGIN_MS, RedisBudget } from '../upstream/budget/redis-budget.ts';
+import type { RedisClient } from '../upstream/redis/client.ts';
+import { connectRedis } from '../upstream/redis/connect.ts';
 
 export interface SyncBudget {
   budget: RateBudget;
@@ -23,20 +23,22 @@ export interface SyncBudget {
 
 export async function syncBudget(config: Config, warehouse: Pick<Warehouse, 'session'>, timing: { timeoutMs?: number; refusedGraceMs?: number } = {}): Promise<SyncBudget> {
   const own = (notShared?: string): SyncBudget => ({ budget: new InProcessBudget(), kind: 'own', ...(notShared ? { notShared } : {}), close: async () => {} });
-  const url = config.redisUrl;
+  const target = config.redis;
   const prefix = config.worker.queuePrefix;
   const leaseMs = config.requestTimeoutMs + LEASE_MARGIN_MS;
-  if (!url) {
+  if (!target) {
     const budget = new PostgresBudget({ warehouse, prefix, leaseMs });
     return { budget, kind: 'shared', close: () => budget.close().catch(() => {}) };
   }
-  let redis: Redis;
+  let redis: RedisClient;
   try {
-    redis = await connectRedis(redisOptions(url), url, `${prefix}:tesync-sync`, timing);
+    redis = await connectRedis(target, `${target.keyPrefix}:tesync-sync`, timing);
   } catch (err) {
+    // REDIS_URL naming a cluster as one server, or the other way round, is no outage: exit 2.
+    if (err instanceof ConfigError) throw err;
     return own(`${(err as Error).message}; this sync paces on a rate budget of its own, not the one the workers share`);
   }
-  const budget = new RedisBudget({ redis, prefix, leaseMs });
+  const budget = new RedisBudget({ redis, prefix: target.keyPrefix, leaseMs });
   return {
     budget,
     kind: 'shared',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { z } from 'zod';
 import type { HostName } from './host-names.ts';
+import { parseRedisUrl, type RedisTarget } from './redis-url.ts';
 import { VARIABLES, type VariableDoc } from './variables.ts';
 
 export class ConfigError extends Error {
@@ -37,6 +38,8 @@ export interface Config {
   exportDir: string | undefined;
   /** Set: the workers' queues, budget and run ledger are in Redis; unset: in the warehouse's Postgres. */
   redisUrl: string | undefined;
+  /** REDIS_URL read: one server or a cluster's seeds, and the prefix its keys carry there. */
+  redis: RedisTarget | undefined;
   logLevel: Parsed['LOG_LEVEL'];
   concurrency: number;
   requestTimeoutMs: number;
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     embeddedPort: v.TE_EMBEDDED_PORT,
     exportDir: v.TE_EXPORT_DIR,
     redisUrl: v.REDIS_URL,
+    redis: redisTarget(v.REDIS_URL, v.TE_QUEUE_PREFIX),
     logLevel: v.LOG_LEVEL,
     concurrency: v.TE_CONCURRENCY,
     requestTimeoutMs: v.TE_REQUEST_TIMEOUT_MS,
@@ -146,20 +150,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
+/** REDIS_URL read (redis-url.ts), or the ConfigError naming it. */
+function redisTarget(url: string | undefined, queuePrefix: string): RedisTarget | undefined {
+  if (!url) return undefined;
+  const target = parseRedisUrl(url, queuePrefix);
+  if ('problem' in target) throw new ConfigError('REDIS_URL', target.problem, VARIABLES.REDIS_URL.example);
+  return target;
+}
+
 /** Passwords inside connection URLs are secrets too: the password as written and, when it can be, decoded. */
 export function urlSecrets(url: string | undefined): string[] {
   if (!url) return [];
-  let pw: string;
-  try {
-    pw = new URL(url).password;
-  } catch {
-    return [];
-  }
+  const pw = passwordOf(url);
   if (!pw) return [];
   try {
     return [pw, decodeURIComponent(pw)];
   } catch {
     return [pw];
+  }
+}
+
+/**
+ * The password of a URL as written. A URL of several hosts (a Redis Cluster's seeds,
+ * `redis+cluster://:pw@h1:p1,h2:p2`) is no WHATWG URL: its user info is read by hand.
+ */
+function passwordOf(url: string): string {
+  try {
+    return new URL(url).password;
+  } catch {
+    const authority = url.slice(url.indexOf('://') + 3).split(/[/?#]/)[0] ?? '';
+    const at = authority.lastIndexOf('@');
+    const colon = authority.indexOf(':');
+    return at < 0 || colon < 0 || colon > at ? '' : authority.slice(colon + 1, at);
   }
 }
 

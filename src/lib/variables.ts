@@ -140,10 +140,10 @@ export const VARIABLES = {
     schema: z
       .string()
       .trim()
-      .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
+      .refine((v) => /^rediss?(\+cluster)?:\/\//.test(v), 'must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL')
       .optional(),
     description:
-      'Redis for `tesync worker`: its queues, the shared rate budget and the run counters, under `TE_QUEUE_PREFIX`; `tesync sync` then paces its requests on that shared budget too. Unset: they live in the warehouse\'s own Postgres (BullMQ\'s Postgres backend, schema `bullmq_<prefix>`), and a worker needs nothing else installed.',
+      'Redis for `tesync worker`: its queues, the shared rate budget and the run counters, under `TE_QUEUE_PREFIX`; `tesync sync` then paces its requests on that shared budget too. A Redis Cluster: `redis+cluster://host1:port1,host2:port2` (`rediss+cluster://` for TLS; any of its nodes, each a seed), its keys under the prefix in braces (one slot). Unset: they live in the warehouse\'s own Postgres (BullMQ\'s Postgres backend, schema `bullmq_<prefix>`), and a worker needs nothing else installed.',
     example: 'redis://redis:6379',
   },
   LOG_LEVEL: {
@@ -232,7 +232,7 @@ export const VARIABLES = {
   },
   TE_QUEUE_PREFIX: {
     schema: z.string().trim().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, 'must be 1-64 letters, digits, `_`, `.`, `-` (or `{}` for a Redis Cluster hash tag)').default('tesync'),
-    description: 'Namespace of the worker queues, schedules, rate budgets and run counters (Redis keys `<prefix>:...`, or the Postgres schema `bullmq_<prefix>`); workers sharing it share the work.',
+    description: 'Namespace of the worker queues, schedules, rate budgets and run counters (Redis keys `<prefix>:...`, `{<prefix>}:...` on a Redis Cluster unless it has braces of its own; or the Postgres schema `bullmq_<prefix>`); workers sharing it share the work.',
     default: 'tesync',
     example: 'tesync-staging',
   },

@@ -46,7 +46,7 @@ export interface QueueBackend {
   ping(): Promise<void>;
   /** Workers connected under the prefix; undefined when the backend would not say. */
   workersCount(): Promise<number | undefined>;
-  /** `listener` runs each time the backend's connection comes back after a loss (Redis: it may come back empty). */
+  /** `listener` runs each time the backend's connection comes back after a loss (Redis: it may come back empty; a cluster's failover: without the last writes). */
   onReconnect(listener: () => void): void;
   close(): Promise<void>;
 }

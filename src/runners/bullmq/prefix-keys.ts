@@ -1,8 +1,10 @@
-// What tesync keeps in Redis lives under one prefix (TE_QUEUE_PREFIX): `<prefix>:<queue>:...`
-// (BullMQ queues, job schedulers, jobs), `<prefix>:budget:...` (the shared rate budget),
-// `<prefix>:run:...` (run counters). `tesync reset --redis` finds them with SCAN and removes
-// them with UNLINK, after checking that no tesync process still uses them.
-import type { Redis } from 'ioredis';
+// What tesync keeps in Redis lives under one prefix (TE_QUEUE_PREFIX, braced on a Redis Cluster:
+// src/lib/redis-url.ts): `<prefix>:<queue>:...` (BullMQ queues, job schedulers, jobs),
+// `<prefix>:budget:...` (the shared rate budget), `<prefix>:run:...` (run counters). `tesync
+// reset --redis` finds them with SCAN and removes them with UNLINK, after checking that no
+// tesync process still uses them; on a cluster SCAN and CLIENT LIST go to every primary, each
+// of which holds its own keys and connections.
+import { keySlot, primaries, type RedisClient } from '../../upstream/redis/client.ts';
 
 /** Pure: `s` with Redis glob characters escaped, so it matches only itself. */
 export function escapeGlob(s: string): string {
@@ -42,28 +44,30 @@ export function clientsUnder(clientList: string, prefix: string, ownName?: strin
   return out;
 }
 
-/** The connections under the prefix, or why they could not be listed (CLIENT may be disabled on managed Redis). */
-export async function prefixClients(redis: Redis, prefix: string, ownName?: string): Promise<{ clients: PrefixClient[] } | { error: string }> {
+/** The connections under the prefix (every primary's, on a cluster), or why they could not be listed (CLIENT may be disabled on managed Redis). */
+export async function prefixClients(redis: RedisClient, prefix: string, ownName?: string): Promise<{ clients: PrefixClient[] } | { error: string }> {
   try {
-    const list = (await redis.call('CLIENT', 'LIST')) as string;
-    return { clients: clientsUnder(String(list), prefix, ownName) };
+    const lists = await Promise.all(primaries(redis).map(async (node) => String(await node.call('CLIENT', 'LIST'))));
+    return { clients: lists.flatMap((list) => clientsUnder(list, prefix, ownName)) };
   } catch (err) {
     return { error: (err as Error).message };
   }
 }
 
-/** Every batch of keys matching `pattern` (SCAN; a key may come twice, UNLINK counts it once). */
-export async function* scanKeys(redis: Redis, pattern: string, count = 1000): AsyncGenerator<string[]> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', count);
-    cursor = next;
-    if (keys.length > 0) yield keys;
-  } while (cursor !== '0');
+/** Every batch of keys matching `pattern` (SCAN of each primary; a key may come twice, UNLINK counts it once). */
+export async function* scanKeys(redis: RedisClient, pattern: string, count = 1000): AsyncGenerator<string[]> {
+  for (const node of primaries(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      cursor = next;
+      if (keys.length > 0) yield keys;
+    } while (cursor !== '0');
+  }
 }
 
 /** How many keys are under the prefix, and how many of them are job locks (held by a live worker: they expire with it). */
-export async function countPrefixKeys(redis: Redis, prefix: string): Promise<{ keys: number; locks: number }> {
+export async function countPrefixKeys(redis: RedisClient, prefix: string): Promise<{ keys: number; locks: number }> {
   const seen = new Set<string>();
   let locks = 0;
   for await (const batch of scanKeys(redis, prefixPattern(prefix))) {
@@ -76,9 +80,17 @@ export async function countPrefixKeys(redis: Redis, prefix: string): Promise<{ k
   return { keys: seen.size, locks };
 }
 
-/** Removes every key under the prefix; resolves with how many were removed. */
-export async function removePrefixKeys(redis: Redis, prefix: string): Promise<number> {
+/**
+ * Removes every key under the prefix; resolves with how many were removed. One UNLINK per slot
+ * of a batch: a cluster refuses a command over keys of two slots (CROSSSLOT), and a prefix
+ * without a hash tag would spread them.
+ */
+export async function removePrefixKeys(redis: RedisClient, prefix: string): Promise<number> {
   let removed = 0;
-  for await (const batch of scanKeys(redis, prefixPattern(prefix))) removed += await redis.unlink(...batch);
+  for await (const batch of scanKeys(redis, prefixPattern(prefix))) {
+    const bySlot = new Map<number, string[]>();
+    for (const k of batch) bySlot.set(keySlot(k), [...(bySlot.get(keySlot(k)) ?? []), k]);
+    for (const keys of bySlot.values()) removed += await redis.unlink(...keys);
+  }
   return removed;
 }

@@ -1,35 +1,40 @@
 // The queue backend on Redis (REDIS_URL): BullMQ's own, the budget's records and the run ledger
-// under `<prefix>:`, one connection of tesync's own beside BullMQ's.
+// under `<prefix>:` (`{<prefix>}:` on a Redis Cluster: one slot for them all), on one
+// connection of tesync's own, which the queues share and each BullMQ worker duplicates.
 import { Queue, Worker, type Processor } from 'bullmq';
+import { describeRedisTarget, parseRedisUrl, redisPlace } from '../../lib/redis-url.ts';
 import { LEASE_MARGIN_MS, RedisBudget } from '../../upstream/budget/redis-budget.ts';
-import type { OpenBackendOptions, QueueBackend, WorkerSettings } from './backend.ts';
-import { connectRedis, redisOptions, EVENTS_KEPT, WALK_QUEUE } from './queues.ts';
+import { isCluster, servingNode } from '../../upstream/redis/client.ts';
+import { connectRedis } from '../../upstream/redis/connect.ts';
+import type { OpenBackendOptions, QueueBackend } from './backend.ts';
+import { EVENTS_KEPT, WALK_QUEUE } from './queues.ts';
 import { RedisRunLedger } from './redis-run-ledger.ts';
 
 export { LEASE_MARGIN_MS };
 
-/** host:port/db of a Redis URL, never the password. */
+/** host:port/db of a Redis URL (a cluster's seeds), never the password. */
 export function describeRedis(url: string): string {
-  const u = new URL(url);
-  const db = u.pathname.replace(/^\//, '');
-  return `${u.hostname}:${u.port || 6379}${db ? `/${db}` : ''}`;
+  const target = parseRedisUrl(url, '');
+  return 'problem' in target ? 'REDIS_URL' : describeRedisTarget(target);
 }
 
 export async function openRedisBackend({ config, name }: Pick<OpenBackendOptions, 'config' | 'name'>): Promise<QueueBackend> {
-  const url = config.redisUrl;
-  if (!url) throw new Error('openRedisBackend: REDIS_URL is not set');
-  const prefix = config.worker.queuePrefix;
-  const connection = redisOptions(url);
+  const target = config.redis;
+  if (!target) throw new Error('openRedisBackend: REDIS_URL is not set');
+  const prefix = target.keyPrefix;
   // Named like BullMQ's own connections (`<prefix>:...`), so CLIENT LIST shows whose it is.
-  const redis = await connectRedis(connection, url, `${prefix}:${name}`);
+  const redis = await connectRedis(target, `${prefix}:${name}`);
   const budgets: RedisBudget[] = [];
   let walkQueue: Queue | undefined;
+  // A Queue uses this connection as it is (BullMQ leaves it open when the queue closes); a
+  // Worker duplicates it for its own and its blocking connections, which it closes.
+  const connection = redis;
   return {
     kind: 'redis',
-    prefix,
-    where: `Redis at ${describeRedis(url)} (REDIS_URL)`,
+    prefix: config.worker.queuePrefix,
+    where: `${redisPlace(target)} (REDIS_URL)`,
     queue: (queueName: string) => new Queue(queueName, { connection, prefix, streams: { events: { maxLen: EVENTS_KEPT } } }),
-    worker: (queueName: string, processor: Processor, settings: WorkerSettings) => new Worker(queueName, processor, { ...settings, connection, prefix }),
+    worker: (queueName: string, processor: Processor, settings) => new Worker(queueName, processor, { ...settings, connection, prefix }),
     ledger: new RedisRunLedger(redis, prefix),
     budget(leaseMs: number) {
       const budget = new RedisBudget({ redis, prefix, leaseMs });
@@ -43,6 +48,15 @@ export async function openRedisBackend({ config, name }: Pick<OpenBackendOptions
     },
     onReconnect(listener) {
       redis.on('ready', listener);
+      // A cluster's failover is a reconnect too, to a replica that may lack the last writes:
+      // seen when a refreshed slot table has another node serving the prefix.
+      if (!isCluster(redis)) return;
+      let serving = servingNode(redis, `${prefix}:${WALK_QUEUE}`);
+      redis.on('refresh', () => {
+        const now = servingNode(redis, `${prefix}:${WALK_QUEUE}`);
+        if (serving !== undefined && now !== undefined && now !== serving) listener();
+        serving = now ?? serving;
+      });
     },
     async close() {
       for (const b of budgets) await b.close().catch(() => {});

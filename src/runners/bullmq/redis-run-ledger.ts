@@ -2,7 +2,7 @@
 // entered (`seen`), those not settled yet (`pending`) and the counts of the summary. Each
 // step is one script (run-enter.lua, run-settle.lua), idempotent as the run ledger's contract
 // asks (src/ports/run-ledger.ts).
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../upstream/redis/client.ts';
 import { luaFile } from '../../upstream/redis/scripts.ts';
 import { emptyRunStats, MAX_FAILURES, readWalkFailure, RUN_TTL_MS, type EntryState, type RunLedger, type RunStats, type SettledJob, type WalkFailure } from '../../ports/run-ledger.ts';
 
@@ -12,7 +12,7 @@ const SETTLE = luaFile(new URL('./run-settle.lua', import.meta.url));
 /** The run ledger of workers (src/ports/run-ledger.ts), in Redis: shared by every process of the prefix. */
 export class RedisRunLedger implements RunLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -134,6 +134,24 @@ function toUnknown(s: BucketState, nowMs: number): BucketState {
   return { ...s, mode: 'unknown', remaining: undefined, resetAtMs: undefined, observedAtMs: nowMs };
 }
 
+/**
+ * The state to go on from when the store may have lost its latest writes (a Redis Cluster's
+ * failover promotes a replica that had not received them all): the stored state may be older,
+ * so more generous, than the one the holders last acted on. Nothing of the budget is trusted
+ * then, as at start: the next request is a probe, answers to requests sent before now are
+ * stale (they cannot raise it), the window is timed afresh from the probe, and no block that
+ * either the store or this holder (`known`, the state it last read or wrote) held is dropped.
+ */
+export function afterLostWrites(stored: BucketState, known: BucketState | undefined, nowMs: number): BucketState {
+  const keepKnown = (known?.blockedUntilMs ?? 0) > stored.blockedUntilMs;
+  return {
+    ...toUnknown(stored, nowMs),
+    blockedUntilMs: keepKnown ? known!.blockedUntilMs : stored.blockedUntilMs,
+    blockReason: keepKnown ? known!.blockReason : stored.blockReason,
+    windowFromMs: undefined,
+  };
+}
+
 /** Whether a request may go now; a grant reserves its slot (inFlight + 1). */
 export function decide(s: BucketState, nowMs: number, policy: BudgetPolicy): Decision {
   if (nowMs < s.blockedUntilMs) {

@@ -1,14 +1,14 @@
 // The rate budget shared by every worker process and machine: the one Budget, its records
 // in Redis (redis-budget-store.ts) and its clock Redis time, so machines with skewed clocks
 // agree.
-import type { Redis } from 'ioredis';
 import { Budget, checkSharedLease, type SharedBudgetOptions } from './budget.ts';
 import { RECORD_TTL_MS } from './budget-store.ts';
 import { RedisBudgetStore } from './redis-budget-store.ts';
+import type { RedisClient } from '../redis/client.ts';
 
 export interface RedisBudgetOptions extends SharedBudgetOptions {
   /** Commands go here; a duplicate connection subscribes to change messages. Not closed by the budget. */
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix shared by every process that shares the budget. */
   prefix: string;
 }

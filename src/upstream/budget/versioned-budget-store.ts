@@ -7,7 +7,7 @@
 // the batching of this process's updates, and the announcements' filtering (a holder does not
 // hear its own).
 import { randomBytes } from 'node:crypto';
-import { initialBucketState } from './budget-state.ts';
+import { afterLostWrites, initialBucketState } from './budget-state.ts';
 import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 import { emptyRecord, type BucketRecord, type BucketUpdate, type BudgetStore, type UpdateOptions } from './budget-store.ts';
 
@@ -18,6 +18,11 @@ export interface VersionedRead {
   serialized: string;
   /** The server's clock at the read, ms since 1970. */
   nowMs: number;
+  /**
+   * The server may have lost writes this holder saw (another node serves the record since its
+   * last look: a failover): the record is taken as older than it is (recovered()).
+   */
+  lost?: boolean;
 }
 
 interface Pending {
@@ -35,6 +40,8 @@ export abstract class VersionedBudgetStore implements BudgetStore {
   private readonly listeners: ((bucket: string) => void)[] = [];
   private readonly pending = new Map<string, Pending[]>();
   private readonly running = new Set<string>();
+  /** Per bucket, the record as this holder last read or wrote it. */
+  private readonly known = new Map<string, BucketRecord>();
 
   protected constructor(private readonly now: PacingClock['now'] = systemPacingClock.now) {}
 
@@ -103,7 +110,8 @@ export abstract class VersionedBudgetStore implements BudgetStore {
     this.stats.reads++;
     let read = await this.read(bucket);
     for (;;) {
-      const stored = decodeRecord(read.serialized);
+      const decoded = decodeRecord(read.serialized);
+      const stored = read.lost ? recovered(decoded, this.known.get(bucket), read.nowMs) : decoded;
       const clock = { nowMs: read.nowMs, localMs };
       let record = stored;
       const results = batch.map((u) => {
@@ -115,15 +123,33 @@ export abstract class VersionedBudgetStore implements BudgetStore {
           return { ok: false, value: err };
         }
       });
-      if (record === stored) return results;
+      // A recovered record is written even when no update changed it: the next reader starts from it.
+      if (record === decoded) {
+        this.known.set(bucket, decoded);
+        return results;
+      }
       localMs = this.now();
       const fresh = await this.write(bucket, read.version, JSON.stringify(record), batch.some((u) => u.announce));
       this.stats.writes++;
-      if (fresh === undefined) return results;
+      if (fresh === undefined) {
+        this.known.set(bucket, record);
+        return results;
+      }
       this.stats.conflicts++;
       read = fresh;
     }
   }
+}
+
+/**
+ * A record the server may have lost writes of, made at most as generous as what this holder
+ * knew: the state as afterLostWrites() has it, and every lease either the store or this
+ * holder's last look held that has not expired (a request in flight across the failover keeps
+ * its slot until it is observed or its lease runs out).
+ */
+export function recovered(stored: BucketRecord, known: BucketRecord | undefined, nowMs: number): BucketRecord {
+  const leases = Object.fromEntries(Object.entries({ ...known?.leases, ...stored.leases }).filter(([, expiresAt]) => expiresAt > nowMs));
+  return { state: afterLostWrites(stored.state, known?.state, nowMs), leases };
 }
 
 /** A stored record; one that cannot be read counts as none (the next write replaces it). */

@@ -1,14 +1,20 @@
-// Lua scripts run on Redis, loaded once and called by their SHA.
+// Lua scripts run on Redis, called by their SHA. Every script's keys are of one slot (a Redis
+// Cluster routes it by its first key and refuses keys of two slots: CROSSSLOT), which tesync's
+// keys are: all of them share the prefix's hash tag on a cluster (src/lib/redis-url.ts).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './client.ts';
 
-export type LuaScript = (redis: Redis, keys: string[], args: (string | number)[]) => Promise<unknown>;
+export type LuaScript = (redis: RedisClient, keys: string[], args: (string | number)[]) => Promise<unknown>;
 
-/** Loads a script on first use (EVALSHA, EVAL after a NOSCRIPT: a restarted or other server). */
+/**
+ * EVALSHA of the script's SHA, worked out here; EVAL after a NOSCRIPT, which loads it on the
+ * node that answered: a server that restarted, a replica just promoted, a cluster's node
+ * never sent it before. No SCRIPT LOAD, which a cluster would send to a node of its choice.
+ */
 export function luaScript(lua: string): LuaScript {
-  let sha: string | undefined;
+  const sha = createHash('sha1').update(lua).digest('hex');
   return async (redis, keys, args) => {
-    sha ??= (await redis.script('LOAD', lua)) as string;
     try {
       return await redis.evalsha(sha, keys.length, ...keys, ...args);
     } catch (err) {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { catalog } from '../../../src/resources/index.ts';
 import { encodeResource, fetchJobId, finishJobId, resourceKey, runIdFor } from '../../../src/runners/bullmq/ids.ts';
 import { bucketOf } from '../../../src/engine/job/lifecycle.ts';
-import { fetchQueueName, FETCH_QUEUES, redisOptions } from '../../../src/runners/bullmq/queues.ts';
+import { fetchQueueName, FETCH_QUEUES } from '../../../src/runners/bullmq/queues.ts';
 
 const RUN = '0b7f7c1e-3c1a-4c1f-9a7e-2f1d8a9b0c1d';
 
@@ -49,18 +49,5 @@ describe('queues', () => {
     expect(bucketOf(catalog.get('app.snapshot')!)).toBe('app-public');
     expect(bucketOf(catalog.get('app.chart')!)).toBe('app-public');
     for (const job of catalog.values()) if (job.source === 'gateway') expect(bucketOf(job), job.name).toBe('gateway');
-  });
-
-  it('read REDIS_URL into the options BullMQ needs', () => {
-    expect(redisOptions('redis://127.0.0.1:6379')).toEqual({ host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null });
-    expect(redisOptions('rediss://user:p%40ss@cache.example.com:6380/2')).toEqual({
-      host: 'cache.example.com',
-      port: 6380,
-      username: 'user',
-      password: 'p@ss',
-      db: 2,
-      tls: {},
-      maxRetriesPerRequest: null,
-    });
   });
 });
