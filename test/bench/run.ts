@@ -6,6 +6,7 @@
 //   npm run bench -- --node-flags=--max-old-space-size=192   (runtime settings compared)
 //   npm run bench -- --tokens 50 --no-postgres --no-embedded --no-rss   (the workers leg alone)
 //   npm run bench -- --no-postgres --no-embedded --no-rss --no-workers   (the as-of leg alone)
+//   npm run bench -- --no-postgres --no-embedded --no-rss --no-workers --no-as-of --no-write   (the replay leg alone)
 //
 // Every sync runs in a child process (its CPU time and peak RSS are its own), against the
 // simulator in another child process (its CPU is reported apart). With the embedded warehouse,
@@ -13,7 +14,8 @@
 // distributed leg runs `tesync worker` processes and `tesync enqueue --wait` as a user does
 // (worker-leg.ts). The as-of leg reads a warehouse of years of daily versions, plain and as of
 // past instants (as-of-leg.ts), then exports its daily archives as Parquet (export-leg.ts;
-// --no-export: not). Figures go to stdout as a table and to test/bench/results/<time>.json. See
+// --no-export: not). The replay leg replays a first sync of 100 tokens from its archive, against
+// the sync's own time (replay-leg.ts; --no-replay: not). Figures go to stdout as a table and to test/bench/results/<time>.json. See
 // docs/performance.md for the method.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,6 +39,7 @@ import type { SimReply, SimRequest } from './sim-process.ts';
 import type { PhaseResult, SyncJob, SyncJobResult, Target } from './sync-process.ts';
 import { runWorkerLeg, type WorkerLegResult } from './worker-leg.ts';
 import { runAsOfLeg, type AsOfLegResult } from './as-of-leg.ts';
+import { replayLine, runReplayLeg, type ReplayLegResult } from './replay-leg.ts';
 import { EXPORT_LIMITS, type ExportLegResult } from './export-leg.ts';
 import type { TableReads } from './as-of-reads.ts';
 
@@ -76,6 +79,11 @@ export interface BenchOptions {
    * that the figures come out, not what they are.
    */
   asOf: { tokens: number; seedTokens: number; days: number; runs: number; quickRuns?: number; exportLeg?: boolean } | null;
+  /**
+   * The replay leg: a first sync of `tokens` tokens with nothing to wait for, replayed from its
+   * archive into another database (`check`: then compared with it); absent or null: no such leg.
+   */
+  replay?: { tokens: number; check: boolean } | null;
   log: (line: string) => void;
 }
 
@@ -150,6 +158,8 @@ export interface BenchResult {
   workers: WorkersRunFigures[];
   /** The as-of leg; null when skipped. */
   asOf: AsOfLegResult | null;
+  /** The replay leg; null when skipped. */
+  replay: ReplayLegResult | null;
   write: (WriteFloor & { upsertOverCopy: number | null }) | null;
   rss: { tokens: number; peakRssMb: number; baselineRssMb: number; wallMs: number; requests: number }[];
   rssGrowth: number | null;
@@ -210,6 +220,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
   }
 
   const asOf = o.asOf === null ? null : await asOfRun(o, o.asOf);
+  const replay = o.replay ? await replayRun(o, o.replay) : null;
 
   for (const tokens of o.rssTokens) {
     if (main && tokens === s.tokens) continue;
@@ -231,6 +242,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     runs,
     workers,
     asOf,
+    replay,
     write,
     rss,
     rssGrowth: rssGrowth(rss),
@@ -293,6 +305,20 @@ async function asOfRun(o: BenchOptions, a: NonNullable<BenchOptions['asOf']>): P
     await withSim(seed, (sim) => syncChild({ scenario: seed, simUrl: sim.url, target: { kind: 'postgres', url }, phases: ['full'] }, o.nodeFlags ?? []));
     return runAsOfLeg({ databaseUrl: url, copies: Math.max(1, Math.round(a.tokens / a.seedTokens)), days: a.days, runs: a.runs, quickRuns: a.quickRuns, exportLeg: a.exportLeg ?? true, log: o.log });
   });
+}
+
+/** The replay leg (replay-leg.ts): the simulator answers at once and limits nothing. */
+async function replayRun(o: BenchOptions, r: NonNullable<BenchOptions['replay']>): Promise<ReplayLegResult> {
+  const s: Scenario = { ...o.scenario, tokens: r.tokens, latencyMs: [0, 0], pageSize: 0, budgets: { appPublic: null, appKey: null, gateway: null } };
+  return withDatabase(o.databaseUrl, 'bench_replay_from', (sourceUrl) =>
+    withDatabase(o.databaseUrl, 'bench_replay_into', (targetUrl) =>
+      withSim(s, async (sim) => {
+        const result = await runReplayLeg({ scenario: s, simUrl: sim.url, sourceUrl, targetUrl, check: r.check, log: o.log });
+        o.log(replayLine(result));
+        return result;
+      }),
+    ),
+  );
 }
 
 async function workersRun(o: BenchOptions, s: Scenario, processes: number, backend: QueueBackendKind): Promise<WorkersRunFigures> {
@@ -427,6 +453,10 @@ export function judge(r: BenchResult): BenchResult['targets'] {
     out.push({ name: `429s after a bucket's first 429 taught its window (${at})`, value: String(run.walk.rateLimits.afterFirst429), target: '0', met: run.walk.rateLimits.afterFirst429 === 0 });
   }
   if (r.asOf) out.push(...asOfTargets(r.asOf));
+  if (r.replay) {
+    const p = r.replay;
+    out.push({ name: `replay of the first sync / the sync, ${p.tokens} tokens, nothing to wait for${p.equal === null ? '' : p.equal ? ' (equal)' : ' (NOT equal)'}`, value: `${p.ratio.toFixed(2)} (${(p.replayMs / 1000).toFixed(1)} s / ${(p.syncMs / 1000).toFixed(1)} s)`, target: `<= ${p.limit}`, met: p.met });
+  }
   const u = r.write?.upsertOverCopy ?? null;
   // Into the migrated tables, their history triggers on (as a first sync writes: inserts, which the trigger does not version).
   const triggers = r.write ? ` history trigger on ${r.write.tables.filter((t) => t.historyTrigger).length} of ${r.write.tables.length} tables` : '';
@@ -688,6 +718,7 @@ export function formatTable(r: BenchResult): string {
   lines.push(...table(rows), '');
   for (const run of r.workers) lines.push(...workersLines(run), '');
   if (r.asOf) lines.push(...asOfLines(r.asOf), '');
+  if (r.replay) lines.push(replayLine(r.replay), '');
   for (const run of r.runs) lines.push(...writesLines(run), '');
   for (const run of r.runs) {
     if (run.target !== 'embedded') continue;
@@ -820,6 +851,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     embeddedTokens: embedded,
     rssTokens,
     asOf: args.has('no-as-of') ? null : { tokens: num('as-of-tokens', quick ? 30 : 300), seedTokens: 10, days: num('as-of-days', quick ? 365 : 1095), runs: quick ? 3 : 5, exportLeg: !args.has('no-export') },
+    replay: args.has('no-replay') ? null : { tokens: num('replay-tokens', quick ? 10 : 100), check: !args.has('no-replay-check') },
     writeRows: args.has('no-write') ? 0 : num('write-rows', quick ? 50_000 : 400_000),
     settleMaxMs: args.has('no-settle') ? 0 : 60_000,
     resultsDir: args.has('no-results') ? null : path.join(HERE, 'results'),
