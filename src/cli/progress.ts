@@ -1,14 +1,15 @@
 // Live progress for `tesync sync` and `tesync demo` on a terminal: one line, redrawn in place,
 // from the command's first moment (what it is doing while the warehouse opens), then the walk:
-// resources done/planned, the ETA (eta.ts), the current wait for rate budget in plain words,
-// failures, requests. The line fits the terminal: the ETA and the wait come first, and what
+// resources done/planned, the ETA (eta.ts: an estimate with its range), the current wait for
+// rate budget in plain words, failures, requests; once nothing is left to fetch, that the run
+// is closing, and at the end the counts alone (an ETA of a finished walk says nothing). The line fits the terminal: the ETA and the wait come first, and what
 // does not fit is left out whole, least important first. Off the terminal (or with --json)
 // the pino lines are the progress; on it, log lines are printed above the line, in words.
 import { displayWidth, truncateToWidth, wrapToWidth } from '../lib/display-width.ts';
 import { logLineInWords, redirectLogger, type Logger } from '../lib/logger.ts';
 import { RESERVE_REASON, WINDOW_LADDER_MS } from '../upstream/budget/budget-state.ts';
 import type { BucketStatus } from '../upstream/index.ts';
-import { formatDuration, formatEta, walkEta, type BucketWork, type Eta } from './eta.ts';
+import { createEtaEstimator, formatDuration, formatEta, walkEta, type BucketWork, type Eta, type Pace } from './eta.ts';
 import type { LiveProgress } from './sync-session.ts';
 
 export interface ProgressDisplay {
@@ -99,8 +100,8 @@ export function withLearnedLimits(buckets: readonly BucketStatus[], times: LiveP
   });
 }
 
-/** Pure: the ETA of a walk from its live progress. */
-export function progressEta(p: Pick<LiveProgress, 'pending' | 'buckets' | 'requestTimes'>): Eta | undefined {
+/** Pure: the least the walk's requests still take by the rate budget, from its live progress (the ETA's floor). */
+export function budgetPace(p: Pick<LiveProgress, 'pending' | 'buckets' | 'requestTimes'>): Pace | undefined {
   const buckets = withLearnedLimits(p.buckets, p.requestTimes);
   const names = new Set([...Object.keys(p.pending.byBucket), ...buckets.map((b) => b.bucket)]);
   const work: BucketWork[] = [...names].map((bucket) => {
@@ -123,6 +124,8 @@ export interface ProgressView {
   requests: number;
   eta: Eta | undefined;
   wait: WaitText | undefined;
+  /** `closing`: nothing left to fetch, the run being closed; `ended`: the line kept below the walk. Absent: walking. */
+  stage?: 'closing' | 'ended' | undefined;
 }
 
 interface Part {
@@ -143,8 +146,10 @@ interface Part {
  */
 export function progressLine(v: ProgressView, columns: number): string {
   const width = Math.max(20, columns - 1);
-  const parts: Part[] = [{ text: `${v.done}/${v.planned} done`, short: `${v.done}/${v.planned}`, shortAt: 2 }, { text: formatEta(v.eta) }];
-  if (v.wait) parts.push({ text: v.wait.long, short: v.wait.short, shortAt: 4 });
+  const parts: Part[] = [{ text: `${v.done}/${v.planned} done`, short: `${v.done}/${v.planned}`, shortAt: 2 }];
+  if (v.stage === 'closing') parts.push({ text: 'closing the run…' });
+  else if (v.stage !== 'ended') parts.push({ text: formatEta(v.eta) });
+  if (v.wait && v.stage === undefined) parts.push({ text: v.wait.long, short: v.wait.short, shortAt: 4 });
   if (v.failed > 0) parts.push({ text: `${v.failed} failed`, dropAt: 3 });
   parts.push({ text: `${v.requests} requests`, dropAt: 1 });
   const render = (step: number) =>
@@ -192,7 +197,9 @@ export function progressLogger(base: Logger, print: (line: string) => void, leve
 
 export function createProgressDisplay(stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
   const started = Date.now();
+  const estimate = createEtaEstimator();
   let current: () => string = () => '';
+  let view: ProgressView | undefined;
   let walking = false;
   let drawn = false;
   let stopped = false;
@@ -217,15 +224,22 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
       draw();
     },
     update(p) {
-      const view: ProgressView = {
-        done: p.stats.done + p.stats.failed,
+      const settled = p.stats.done + p.stats.failed;
+      const lanes = Object.values(p.pending.byBucket);
+      const busy = lanes.some((b) => b.queued > 0);
+      const wait = describeWait(withLearnedLimits(p.buckets, p.requestTimes), Date.now());
+      const eta = estimate({ atMs: p.elapsedMs, settled, planned: p.stats.planned, kinds: p.pending.kinds, busy, pace: budgetPace(p), held: wait !== undefined });
+      const left = lanes.some((b) => b.queued + b.active > 0) || p.pending.planners > 0;
+      const shown: ProgressView = (view = {
+        done: settled,
         planned: p.stats.planned,
         failed: p.stats.failed,
         requests: p.requests,
-        eta: progressEta(p),
-        wait: describeWait(withLearnedLimits(p.buckets, p.requestTimes), Date.now()),
-      };
-      current = () => progressLine(view, columns());
+        eta,
+        wait,
+        stage: p.stats.planned > 0 && settled >= p.stats.planned && !left ? 'closing' : undefined,
+      });
+      current = () => progressLine(shown, columns());
       walking = true;
       draw();
     },
@@ -239,6 +253,8 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
     },
     stop(keepLine = true) {
       clearInterval(ticker);
+      // The walk's line, kept, says what it did: its counts, no ETA or closing.
+      if (view && walking) current = () => progressLine({ ...view!, stage: 'ended', wait: undefined }, columns());
       if (drawn && !stopped) stream.write(walking && keepLine ? `\r${current()}\x1b[K\n` : '\r\x1b[K');
       stopped = true;
     },

@@ -4,6 +4,8 @@
 // walk's jobs done, failed and rows written, or since when the worker has been idle. The lines
 // come from the worker's own log lines (the ones written off a terminal), as pino wrote them:
 // scrubbed of secrets first. Job by job detail (each `job done`) only moves the progress line.
+// A walk ends in the log of the worker that finished it only: one this worker saw only through
+// its jobs is looked up in the warehouse once they stop coming (watchRuns), and said ended.
 // Off a terminal, or with --json, the worker writes its JSON lines as ever: this is not used.
 import { displayWidth, wrapToWidth } from '../lib/display-width.ts';
 import { logLineInWords, redirectLogger, type Logger } from '../lib/logger.ts';
@@ -22,6 +24,8 @@ export interface WalkSeen {
   rows: number;
   /** Its last job line: a walk finished by another worker is forgotten after a while. */
   lastMs: number;
+  /** When the warehouse was last asked whether it has ended (watchRuns). */
+  askedMs?: number;
 }
 
 export interface WorkerTerminalState {
@@ -38,10 +42,15 @@ export function newWorkerTerminalState(): WorkerTerminalState {
   return { ready: false, walks: new Map(), finished: {} };
 }
 
+/** Joins the words of what must stay on one line (a schedule and its cron pattern); printed as a space. */
+export const NO_BREAK = '\u00a0';
+
 /** Info lines about one job: they move the progress line, they are not said. */
 const JOB_FIELDS = ['job', 'resource', 'jobId'];
 /** A walk seen only through its jobs is forgotten after this long without one (another worker finished it). */
 const FORGET_MS = 10 * 60_000;
+/** A walk whose jobs stopped coming this long ago is looked up (another worker may have finished it); and again after as long. */
+export const QUIET_MS = 3_000;
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined);
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -93,7 +102,8 @@ export function narrate(state: WorkerTerminalState, line: string, nowMs: number)
       state.idleSinceMs ??= nowMs;
       const port = count(e.metricsPort);
       state.pageUrl = `http://localhost:${port}/`;
-      const schedules = typeof e.schedules === 'object' && e.schedules !== null ? Object.entries(e.schedules as Record<string, unknown>).map(([id, p]) => `${id} ${String(p)}`) : [];
+      // Each schedule whole on its line: a cron pattern is never broken across two.
+      const schedules = typeof e.schedules === 'object' && e.schedules !== null ? Object.entries(e.schedules as Record<string, unknown>).map(([id, p]) => `${id} ${String(p)}`.replaceAll(' ', NO_BREAK)) : [];
       const queues = text(e.queues) === 'redis' ? 'Redis (REDIS_URL)' : "the warehouse's Postgres";
       return [
         `worker ready: status page ${state.pageUrl}`,
@@ -140,6 +150,33 @@ export function narrate(state: WorkerTerminalState, line: string, nowMs: number)
   return [logLineInWords(line)];
 }
 
+/** Pure (marks them asked): the walks to look up now: quiet for QUIET_MS, not asked for as long. */
+export function walksToAsk(state: WorkerTerminalState, nowMs: number): string[] {
+  const quiet = [...state.walks.values()].filter((w) => nowMs - w.lastMs >= QUIET_MS && nowMs - (w.askedMs ?? 0) >= QUIET_MS);
+  for (const w of quiet) w.askedMs = nowMs;
+  return quiet.map((w) => w.runId);
+}
+
+/** Pure (but for `state`): a walk found ended in the warehouse, finished by another worker: said once, gone from the progress line. */
+export function endedElsewhere(state: WorkerTerminalState, runId: string, status: string, nowMs: number): string[] {
+  const walk = state.walks.get(runId);
+  if (!walk || status === 'running') return [];
+  state.walks.delete(runId);
+  state.finished[status] = (state.finished[status] ?? 0) + 1;
+  if (state.walks.size === 0) state.idleSinceMs = nowMs;
+  const here = `${plural(walk.done, 'job')} of it done here${walk.failed > 0 ? `, ${walk.failed} failed` : ''}`;
+  return [`walk ${status} (${walk.label}), finished by another worker: ${here}; run ${shortRun(runId)}`];
+}
+
+/**
+ * Pure: one said line as printed: its time first, broken between words within `columns` (one
+ * short of them), its later lines under its text; a no-break space holds what must not be
+ * broken (a cron pattern), and is a space on screen.
+ */
+export function screenLines(stamp: string, said: string, columns: number): string {
+  return `${wrapToWidth(`${stamp} ${said}`, columns - 1, ' '.repeat(stamp.length + 3)).join('\n').replaceAll(NO_BREAK, ' ')}\n`;
+}
+
 /** Pure: the progress line: the running walk, or since when the worker is idle; fitted to `columns`. */
 export function workerLine(state: WorkerTerminalState, nowMs: number, columns: number): string {
   for (const [runId, walk] of state.walks) if (nowMs - walk.lastMs > FORGET_MS) state.walks.delete(runId);
@@ -166,6 +203,11 @@ export interface WorkerTerminal {
   logger: Logger;
   /** Before the worker is ready: what it is doing (`starting the embedded warehouse`). */
   phase(text: string): void;
+  /**
+   * Looks up, with `status` (sync.runs), the walks whose jobs stopped coming: one another worker
+   * finished is said ended. Until the returned function is called (before the warehouse closes).
+   */
+  watchRuns(status: (runId: string) => Promise<string | undefined>): () => void;
   /** The progress line goes; the lines above it stay. */
   stop(): void;
 }
@@ -181,18 +223,43 @@ export function createWorkerTerminal(base: Logger, stream: NodeJS.WriteStream = 
   // The walk's clock and the idle line move on their own.
   const ticker = setInterval(redraw, 1000);
   ticker.unref();
+  const say = (said: readonly string[], now: number) => {
+    for (const s of said) display.print(screenLines(clock(now), s, columns()), stream);
+  };
   const write = (line: string) => {
     const now = Date.now();
-    const said = narrate(state, line.trimEnd(), now);
-    const stamp = clock(now);
-    for (const s of said) display.print(`${wrapToWidth(`${stamp} ${s}`, columns() - 1, ' '.repeat(stamp.length + 3)).join('\n')}\n`, stream);
+    say(narrate(state, line.trimEnd(), now), now);
     redraw();
   };
+  let watch: NodeJS.Timeout | undefined;
   return {
     logger: redirectLogger(base, { write }),
     phase: (t) => display.phase(t),
+    watchRuns(status) {
+      let watching = true;
+      watch = setInterval(() => {
+        for (const runId of walksToAsk(state, Date.now())) {
+          status(runId).then(
+            (s) => {
+              if (!watching || s === undefined) return;
+              const now = Date.now();
+              say(endedElsewhere(state, runId, s, now), now);
+              redraw();
+            },
+            // Asked again after QUIET_MS; the walk is forgotten after FORGET_MS anyway.
+            () => {},
+          );
+        }
+      }, 1000);
+      watch.unref();
+      return () => {
+        watching = false;
+        clearInterval(watch);
+      };
+    },
     stop() {
       clearInterval(ticker);
+      clearInterval(watch);
       display.stop(false);
     },
   };

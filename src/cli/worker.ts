@@ -10,7 +10,8 @@ import { UsageError, untilSignal, type CommandContext } from './context.ts';
 import { configuredSources, settingsFrom } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 import { DEMO_TOKENS, startDemoSimulator, withDemoUpstreams } from './demo-simulator.ts';
-import { createWorkerTerminal } from './worker-terminal.ts';
+import { createWorkerTerminal, type WorkerTerminal } from './worker-terminal.ts';
+import { readRunRecord } from '../store/read/run-record.ts';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { UpstreamIdentity } from '../store/books/upstream-identity.ts';
@@ -64,7 +65,7 @@ export async function runWorker(context: CommandContext): Promise<number> {
       // The simulator is one upstream whatever its port, as the demo bound it.
       const upstreams = demo ? simulatorUpstreams(['app', 'gateway']) : configuredUpstreams(config, configuredSources(config));
       if (demo) logger.info({ simulator: demo.sim.url }, 'the bundled simulator is the upstream (--demo)');
-      return await work(config, logger, upstreams, values.force, phase);
+      return await work(config, logger, upstreams, values.force, phase, terminal);
     } finally {
       await demo?.sim.close();
     }
@@ -73,11 +74,13 @@ export async function runWorker(context: CommandContext): Promise<number> {
   }
 }
 
-async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<string, UpstreamIdentity>, force: boolean, phase: (text: string) => void): Promise<number> {
+async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<string, UpstreamIdentity>, force: boolean, phase: (text: string) => void, terminal: WorkerTerminal | undefined): Promise<number> {
   if (configuredSources(config).length === 0) throw new UsageError('no source is configured: set TE_APP_URL and/or TE_GATEWAY_URL (see the README), or try --demo');
 
   phase(config.databaseUrl ? 'opening the warehouse' : 'starting the embedded warehouse');
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, databasePool: config.databasePool });
+  // A walk another worker finished ends in that worker's log only: the terminal looks it up.
+  const unwatch = terminal?.watchRuns(async (runId) => (await readRunRecord(warehouse, runId))?.status);
   try {
     phase('updating the warehouse schema');
     await warehouse.migrate();
@@ -118,6 +121,7 @@ async function work(config: Config, logger: Logger, upstreams: ReadonlyMap<strin
     logger.info('worker stopped');
     return 0;
   } finally {
+    unwatch?.();
     await warehouse.close();
   }
 }

@@ -23,12 +23,28 @@ export interface PendingWork {
   byBucket: Record<string, { queued: number; active: number }>;
   /** Jobs queued or running that may plan more (catalogs, token and chart lists): while any is, the total still grows. */
   planners: number;
+  /**
+   * Per kind of job (by name): how many are still to settle, how many settled, their time and
+   * the jobs they planned: what the pending ones take, and plan, is estimated from the settled.
+   */
+  kinds: Record<string, KindTally>;
   /** Jobs at once per bucket. */
   concurrency: number;
 }
 
+export interface KindTally {
+  /** It may plan follow-ups (a catalog, a list). */
+  planner: boolean;
+  pending: number;
+  settled: number;
+  /** The settled ones' time, from start to end (retries and writes included). */
+  ms: number;
+  /** Follow-ups the settled ones planned. */
+  planned: number;
+}
+
 export function emptyPendingWork(): PendingWork {
-  return { byBucket: {}, planners: 0, concurrency: 1 };
+  return { byBucket: {}, planners: 0, kinds: {}, concurrency: 1 };
 }
 
 export interface WalkOptions {
@@ -63,17 +79,23 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
   const enter = async (req: JobRequest, isRoot: boolean) => {
     const entered = await driver.enter(runId, req, { root: isRoot, ...(options.filter ? { inScope: options.filter } : {}), idOf: jobId });
     // `pending`: queued in this walk already.
-    if (entered?.state !== 'new') return;
+    if (entered?.state !== 'new') return false;
     const p = entered.resolved;
     let lane = lanes.get(p.bucket);
     if (!lane) lanes.set(p.bucket, (lane = { queue: [], active: 0 }));
     lane.queue.push(p);
     count(p, 'queued', 1);
     if (mayPlan(p.job)) pending.planners++;
+    tally(p).pending++;
+    return true;
   };
+  const tally = (p: ResolvedJob) => (pending.kinds[p.job.name] ??= { planner: mayPlan(p.job), pending: 0, settled: 0, ms: 0, planned: 0 });
 
+  /** Enters the follow-ups; how many were new to the walk. */
   const planFollowUps = async (requests: readonly JobRequest[]) => {
-    for (const f of requests) await enter(f, false);
+    let planned = 0;
+    for (const f of requests) if (await enter(f, false)) planned++;
+    return planned;
   };
 
   /** Jobs a stop left unfinished: counted with the queued ones as not reached. */
@@ -91,7 +113,12 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
         const ms = Date.now() - started;
         // Its follow-ups, then its end (the driver's one order). A list that failed still plans
         // its children, from the list the warehouse holds.
-        await driver.settle(runId, jobId(p), settledJob(p, r), { requests: r.followUps, plan: planFollowUps });
+        let planned = 0;
+        await driver.settle(runId, jobId(p), settledJob(p, r), { requests: r.followUps, plan: async (requests) => void (planned += await planFollowUps(requests)) });
+        const t = tally(p);
+        t.settled++;
+        t.ms += Date.now() - started;
+        t.planned += planned;
         if (r.failure) logger.warn({ ms, status: r.status, error: r.failure.message, type: r.failure.type, code: r.failure.code, httpStatus: r.failure.httpStatus }, 'job failed');
         else logger.info({ ms, status: r.status, rows: r.rows }, 'job done');
         return;
@@ -129,6 +156,7 @@ export async function runWalk(options: WalkOptions): Promise<WalkStats> {
             lane.active--;
             count(next, 'active', -1);
             if (mayPlan(next.job)) pending.planners--;
+            tally(next).pending--;
             options.onProgress?.(stats);
             pump();
           });

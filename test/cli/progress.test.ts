@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createProgressDisplay, describeWait, fitLine, formatRate, phaseLine, progressEta, progressLine, withLearnedLimits, type ProgressView } from '../../src/cli/progress.ts';
+import { budgetPace, createProgressDisplay, describeWait, fitLine, formatRate, phaseLine, progressLine, withLearnedLimits, type ProgressView } from '../../src/cli/progress.ts';
 import { displayWidth } from '../../src/lib/display-width.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { canaryKey } from '../helpers/services.ts';
@@ -76,7 +76,7 @@ describe('progress', () => {
       planned: 20_345,
       failed: 17,
       requests: 123_456,
-      eta: { ms: 5_000_000, lowerBound: true, bucket: 'app-public' },
+      eta: { ms: 5_000_000, lowMs: 5_000_000, highMs: 7_000_000, lowerBound: true },
       wait: { long: 'waiting 59 s: app host (API key) rate limit (30 per window) nearly used', short: 'wait 59s: app key limit nearly used' },
     };
     for (const columns of [60, 80, 100, 200]) {
@@ -96,15 +96,15 @@ describe('progress', () => {
     expect(phaseLine('opening the warehouse', 3_200, 80)).toBe('opening the warehouse… 3s');
   });
 
-  it('an ETA from the work still queued per bucket and each budget', () => {
+  it("the ETA's floor: the work still queued per bucket at each budget's pace", () => {
     const p: Pick<LiveProgress, 'pending' | 'buckets' | 'requestTimes'> = {
-      pending: { byBucket: { 'app-public': { queued: 55, active: 5 }, gateway: { queued: 0, active: 1 } }, planners: 1, concurrency: 4 },
+      pending: { byBucket: { 'app-public': { queued: 55, active: 5 }, gateway: { queued: 0, active: 1 } }, planners: 1, kinds: {}, concurrency: 4 },
       buckets: [bucket({ bucket: 'app-public', remaining: 0, limit: 30, cycleMs: 11_000, refillInMs: 3_000 }), bucket({ remaining: 10 })],
       requestTimes: { 'app-public': { count: 10, ms: 1000 } },
     };
     // 60 at 30 per 11 s from a refill in 3 s; a token list still plans more.
-    expect(progressEta(p)).toEqual({ ms: 3_000 + 11_000, lowerBound: true, bucket: 'app-public' });
-    expect(progressEta({ ...p, pending: { ...p.pending, planners: 0 } })?.lowerBound).toBe(false);
+    expect(budgetPace(p)).toEqual({ ms: 3_000 + 11_000, lowerBound: true, bucket: 'app-public' });
+    expect(budgetPace({ ...p, pending: { ...p.pending, planners: 0 } })?.lowerBound).toBe(false);
   });
 
   it('a host that sends no limit: the highest count left it answered, plus one', () => {
@@ -139,7 +139,7 @@ describe('progress', () => {
       requests: 13,
       buckets: [],
       elapsedMs: 1000,
-      pending: { byBucket: {}, planners: 0, concurrency: 4 },
+      pending: { byBucket: {}, planners: 0, kinds: {}, concurrency: 4 },
       requestTimes: {},
     });
     logger.info('job done');
@@ -169,15 +169,29 @@ describe('progress', () => {
       requests: 17,
       buckets: [bucket({ waitingUntilMs: Date.now() + 4000, reason: 'budget exhausted until reset' })],
       elapsedMs: 1000,
-      pending: { byBucket: { gateway: { queued: 29, active: 0 } }, planners: 0, concurrency: 4 },
+      pending: { byBucket: { gateway: { queued: 29, active: 0 } }, planners: 0, kinds: {}, concurrency: 4 },
       requestTimes: {},
     });
+    const walking = screen.split('\r').at(-1)!.replace('\x1b[K', '');
+    expect(walking.length).toBeLessThan(80);
+    expect(walking).toContain('11/40 done');
+    // No pace measured yet, the budget holding the walk: the least it allows, as a lower bound.
+    expect(walking).toContain('ETA ≥15s');
+    expect(walking).toMatch(/waiting \d s: gateway rate limit \(20\/10s\)/);
+    expect(walking).toContain('1 failed');
     display.stop();
+    // The line kept below the walk: what it did, no ETA (nor a wait) of a walk that has stopped.
     const last = screen.split('\r').at(-1)!.replace('\x1b[K\n', '');
-    expect(last.length).toBeLessThan(80);
-    expect(last).toContain('11/40 done');
-    expect(last).toContain('ETA 15s');
-    expect(last).toMatch(/waiting \d s: gateway rate limit \(20\/10s\)/);
-    expect(last).toContain('1 failed');
+    expect(last).toMatch(/^[█░]* ?11\/40 done \| 1 failed \| 17 requests$/);
+  });
+
+  it('nothing left to fetch: the run is closing, not `ETA 0s`; the line kept has the counts alone', () => {
+    let screen = '';
+    const stream = Object.assign(new Writable({ write: (c, _e, cb) => ((screen += c.toString()), cb()) }), { isTTY: true, columns: 80 });
+    const display = createProgressDisplay(stream as unknown as NodeJS.WriteStream);
+    display.update({ stats: { ...emptyStats(), planned: 40, done: 40 }, requests: 41, buckets: [], elapsedMs: 9000, pending: { byBucket: { gateway: { queued: 0, active: 0 } }, planners: 0, kinds: {}, concurrency: 4 }, requestTimes: {} });
+    expect(screen.split('\r').at(-1)).toMatch(/40\/40 done \| closing the run… \| 41 requests/);
+    display.stop();
+    expect(screen.split('\r').at(-1)).toMatch(/^[█░]* ?40\/40 done \| 41 requests\x1b\[K\n$/);
   });
 });

@@ -1,7 +1,7 @@
 // `tesync worker` on a terminal (src/cli/worker-terminal.ts): which log lines are said, in what
 // words, and what the progress line says. The terminal itself: test/cli/worker-tmux.test.ts.
 import { describe, expect, it } from 'vitest';
-import { narrate, newWorkerTerminalState, workerLine } from '../../src/cli/worker-terminal.ts';
+import { endedElsewhere, narrate, newWorkerTerminalState, QUIET_MS, screenLines, walksToAsk, workerLine } from '../../src/cli/worker-terminal.ts';
 import { displayWidth } from '../../src/lib/display-width.ts';
 
 const line = (fields: Record<string, unknown>) => JSON.stringify({ level: 30, time: 0, pid: 1, ...fields });
@@ -14,7 +14,8 @@ describe('the worker on a terminal', () => {
     expect(narrate(s, line({ msg: 'worker ready', metricsPort: 9464, concurrency: 4, prefix: 'tesync', queues: 'postgres', schedules: { screener: '0 * * * *', bundles: 'off' } }), T0)).toEqual([
       'worker ready: status page http://localhost:9464/',
       "/metrics and /healthz beside it; queues in the warehouse's Postgres, prefix tesync; 4 jobs at once per upstream bucket",
-      'schedules: screener 0 * * * *; bundles off',
+      // Each schedule held together (no-break spaces): a cron pattern is never broken across lines.
+      'schedules: screener\u00a00\u00a0*\u00a0*\u00a0*\u00a0*; bundles\u00a0off',
     ]);
     expect(workerLine(s, T0 + 5000, 80)).toBe('idle since 03:00:00 UTC | no walk yet | http://localhost:9464/');
     expect(narrate(s, line({ msg: 'run started', runId: run, schedule: 'screener', trigger: 'schedule', sources: ['app', 'gateway'], groups: ['app.screener'] }), T0 + 1000)).toEqual([
@@ -45,5 +46,39 @@ describe('the worker on a terminal', () => {
     expect(workerLine(s, T0 + 3_600_000 + 600_001, 60)).toMatch(/^idle since/);
     expect(displayWidth(l)).toBeLessThanOrEqual(57);
     expect(l).toBe('walking (enqueue, schedule token-data) 1h01m: 1,234 jobs…');
+  });
+
+  it('the schedules at 80 columns: broken between schedules, never inside a cron pattern', () => {
+    const s = newWorkerTerminalState();
+    const schedules = { catalog: '0 */6 * * *', screener: '*/2 * * * * *', bundles: '30 4 * * *', 'token-data': '30 2 * * *', export: '15 0 * * *' };
+    const said = narrate(s, line({ msg: 'worker ready', metricsPort: 9464, concurrency: 4, prefix: 'tesync', queues: 'postgres', schedules }), T0).at(-1)!;
+    const printed = screenLines('03:00:00', said, 80);
+    const rows = printed.trimEnd().split('\n');
+    expect(rows.length).toBeGreaterThan(1);
+    for (const r of rows) expect(displayWidth(r)).toBeLessThan(80);
+    expect(printed).not.toContain('\u00a0');
+    // Each line ends after a whole schedule: `;` or the end, never inside a pattern.
+    for (const r of rows.slice(0, -1)) expect(r).toMatch(/;$/);
+    for (const [id, pattern] of Object.entries(schedules)) expect(rows.some((r) => r.includes(`${id} ${pattern}`)), `${id} ${pattern}`).toBe(true);
+  });
+
+  it('a walk finished by another worker: looked up once its jobs stop coming, said ended, gone from the progress line', () => {
+    const s = newWorkerTerminalState();
+    narrate(s, line({ msg: 'worker ready', metricsPort: 9464 }), T0);
+    // Another worker started it: this one sees only its jobs.
+    for (let i = 0; i < 5; i++) narrate(s, line({ msg: 'job done', runId: run, job: 'app.history', resource: `token/t${i}/history`, rows: 10 }), T0 + 1000);
+    expect(workerLine(s, T0 + 2000, 80)).toMatch(/^walking \(run c0ffee00\) 1s: 5 jobs done, 50 rows/);
+    // Jobs still coming: nothing to ask.
+    expect(walksToAsk(s, T0 + 1000 + QUIET_MS - 1)).toEqual([]);
+    // Quiet: asked once, then not again before as long.
+    expect(walksToAsk(s, T0 + 1000 + QUIET_MS)).toEqual([run]);
+    expect(walksToAsk(s, T0 + 1000 + QUIET_MS + 500)).toEqual([]);
+    // Still running (its last jobs elsewhere): nothing said, the line stays.
+    expect(endedElsewhere(s, run, 'running', T0 + 5000)).toEqual([]);
+    expect(walksToAsk(s, T0 + 1000 + 2 * QUIET_MS)).toEqual([run]);
+    expect(endedElsewhere(s, run, 'succeeded', T0 + 8000)).toEqual(['walk succeeded (run c0ffee00), finished by another worker: 5 jobs of it done here; run c0ffee00']);
+    expect(workerLine(s, T0 + 9000, 80)).toBe('idle since 03:00:08 UTC | walks: 1 succeeded | http://localhost:9464/');
+    // Said once.
+    expect(endedElsewhere(s, run, 'succeeded', T0 + 9000)).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JobContext, JobDefinition } from '../../src/engine/kit/types.ts';
+import { defineJob, type JobContext, type JobDefinition } from '../../src/engine/kit/types.ts';
 import type { RouteName } from '../../src/upstream/routes.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { emptyPendingWork, runWalk } from '../../src/runners/in-process.ts';
@@ -34,7 +34,8 @@ describe('runWalk', () => {
     const context = { logger, now: () => new Date(), runId: randomUUID(), warehouse: tw.warehouse, upstream, settings: { full: false, markerMaxAgeMs: 0, batchSize: 2000 } } as unknown as JobContext;
     const order: string[] = [];
     type Item = { job: string; n: number };
-    const job = (name: string, source: 'app' | 'gateway', route: RouteName): JobDefinition<{ n: number }> => ({
+    const job = (name: string, source: 'app' | 'gateway', route: RouteName): JobDefinition<{ n: number }> =>
+      defineJob({
       name,
       source,
       group: 'x',
@@ -50,11 +51,11 @@ describe('runWalk', () => {
           return { status: 'ok' };
         },
       },
-    });
+      });
     const gateway = job('gateway.page', 'gateway', 'gateway.token');
     const app = job('app.snapshot', 'app', 'app.token');
     const bundle = job('app.bundle', 'app', 'app.bundle');
-    const planner: JobDefinition<Record<string, never>> = {
+    const planner: JobDefinition<Record<string, never>> = defineJob({
       name: 'gateway.tokens',
       source: 'gateway',
       group: 'tokens',
@@ -75,7 +76,7 @@ describe('runWalk', () => {
         },
       }),
       },
-    };
+    });
     const catalog = new Map<string, JobDefinition<any>>([planner, gateway, app, bundle].map((j) => [j.name, j]));
     const pending = emptyPendingWork();
     const walk = runWalk({ catalog, roots: [{ name: 'gateway.tokens', payload: {} }], context, concurrency: 2, pending });
@@ -88,7 +89,19 @@ describe('runWalk', () => {
     // The same holds for the bundle job in the app-key bucket: wait until both are counted.
     await expect
       .poll(() => structuredClone(pending), POLL)
-      .toEqual({ byBucket: { gateway: { queued: 2, active: 2 }, 'app-public': { queued: 0, active: 0 }, 'app-key': { queued: 0, active: 0 } }, planners: 0, concurrency: 2 });
+      .toEqual({
+        byBucket: { gateway: { queued: 2, active: 2 }, 'app-public': { queued: 0, active: 0 }, 'app-key': { queued: 0, active: 0 } },
+        planners: 0,
+        // Per kind, for the ETA: the token list settled, having planned nine; 2 + 2 gateway pages
+        // pending; the app and bundle jobs settled (their time: whatever it was).
+        kinds: {
+          'gateway.tokens': { planner: true, pending: 0, settled: 1, ms: expect.any(Number), planned: 9 },
+          'gateway.page': { planner: false, pending: 4, settled: 0, ms: 0, planned: 0 },
+          'app.snapshot': { planner: false, pending: 0, settled: 3, ms: expect.any(Number), planned: 0 },
+          'app.bundle': { planner: false, pending: 0, settled: 2, ms: expect.any(Number), planned: 0 },
+        },
+        concurrency: 2,
+      });
     release();
     const stats = await walk;
     expect(stats).toMatchObject({ planned: 10, done: 10, failed: 0, cancelled: 0 });
