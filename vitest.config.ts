@@ -15,6 +15,7 @@ const LONGEST = [
   'test/runners/process-faults.test.ts',
   'test/store/one-clock.test.ts',
   'test/runners/bullmq/worker-schedules.test.ts',
+  'test/runners/bullmq/redis-cluster.test.ts',
   'test/bench/smoke.test.ts',
   'test/store/embedded-server.test.ts',
   'test/runners/bullmq/lost-runs.test.ts',
