@@ -29,6 +29,12 @@ export interface ReplayOptions {
   logger: Logger;
   /** Called every so many events and at the end, with the events done. */
   onProgress?: (events: number) => void;
+  /**
+   * Tries repeated at once (default 4), as a sync runs its jobs side by side: only consecutive
+   * tries of one job, each of a resource of its own (one token's history, one chart), which
+   * write their own keys and read only what their own resource and the lists before them hold.
+   */
+  concurrency?: number;
 }
 
 /** A try that did not come out as its record says, for a person to look at. */
@@ -96,17 +102,36 @@ export async function replayArchive(o: ReplayOptions): Promise<ReplayReport> {
   // only their errors, unless a person asked for their debugging lines.
   const jobLogger = ['debug', 'trace'].includes(o.logger.level) ? o.logger : o.logger.child({}, { level: 'error' });
   let events = 0;
+  const done = (n: number) => {
+    const before = Math.floor(events / PROGRESS_EVERY);
+    events += n;
+    if (Math.floor(events / PROGRESS_EVERY) > before) o.onProgress?.(events);
+  };
+  let batch: WriteEvent[] = [];
+  const k = Math.max(1, o.concurrency ?? 4);
+  const flush = async () => {
+    const tries = batch;
+    batch = [];
+    await inTurns(tries, k, (e) => replayTry({ ...o, jobLogger }, e, report));
+    done(tries.length);
+  };
   const session = o.source.session({ name: 'tesync replay (records)' });
   try {
     await forEachEvent(session, async (e) => {
-      if (e.kind === 'end') {
-        await fillDailyArchives(o.target.db, e.knownAt);
-        report.runEnds++;
-      } else {
-        await replayTry({ ...o, jobLogger }, e, report);
+      if (e.kind === 'write' && joins(batch, e)) {
+        batch.push(e);
+        return;
       }
-      if (++events % PROGRESS_EVERY === 0) o.onProgress?.(events);
+      await flush();
+      if (e.kind === 'write') {
+        batch.push(e);
+        return;
+      }
+      await fillDailyArchives(o.target.db, e.knownAt);
+      report.runEnds++;
+      done(1);
     });
+    await flush();
   } finally {
     await session.end({ timeout: 5 });
   }
@@ -114,6 +139,22 @@ export async function replayArchive(o: ReplayOptions): Promise<ReplayReport> {
   u.firstGaps = u.firstGaps.slice(0, NAMED);
   report.durationMs = Date.now() - started;
   return report;
+}
+
+/** The most tries a batch holds: its events only wait their turn. */
+const BATCH = 64;
+
+/** Pure: whether `e` may run beside `batch`: the same job, a resource none of them writes. */
+function joins(batch: readonly WriteEvent[], e: WriteEvent): boolean {
+  return batch.length > 0 && batch.length < BATCH && batch[0]!.job === e.job && batch.every((b) => b.resource !== e.resource || b.source !== e.source);
+}
+
+/** `fn` over `items`, `k` at a time, each started in order. */
+async function inTurns<T>(items: readonly T[], k: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(k, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
 }
 
 /** One recorded try, run again through the lifecycle at its known time. */
