@@ -6,6 +6,7 @@
 import { displayWidth, padEndToWidth as padEnd, padStartToWidth as padStart, sliceToWidth as takeWidth } from '../lib/display-width.ts';
 import { age, minute, second } from '../lib/ages.ts';
 import { formatCause } from '../store/read/status-checks.ts';
+import { coverageText, missingText } from '../store/read/coverage.ts';
 import type { GroupStatus, RunSummary } from '../store/read/status.ts';
 import { EXACT_COUNT_MAX_BYTES, formatBytes, type TableSizes } from '../store/read/table-sizes.ts';
 
@@ -48,8 +49,12 @@ function statusesCell(g: GroupStatus): string {
   return [...counts, ...(g.checks.delisted > 0 ? [`${g.checks.delisted} delisted`] : []), ...(g.checks.retired > 0 ? [`${g.checks.retired} no longer listed`] : [])].join(', ');
 }
 
+/** `47/200`: held of promised; `-` for a group nothing promises. */
+const heldCell = (g: GroupStatus) => (g.coverage ? coverageText(g.coverage) : '-');
+
 const LEGEND = [
   "data time: the data's own time, the oldest among the group's resources (upstream's asOf; * a history resource's newest point); age: how long before now. confirmed: how long ago tesync (its own clock) last confirmed the group's least recently confirmed resource, and how many it never confirmed. upstream: its freshness verdicts, and how many resources (for a screener, rows) carry each; - where it gives none.",
+  'held: of the resources its lists promise (listed tokens\' routes, their charts, periods and timeframes), those the warehouse holds; a walk stopped half-way leaves the rest missing, named under its group.',
   "Resources of delisted tokens, those their list no longer lists (a chart gone from its catalog, a period no longer configured), and those upstream says do not exist (not_found) or tesync skips (skipped), count in statuses but not in data time, confirmed or the checks.",
 ];
 
@@ -81,7 +86,7 @@ export function formatStatus(location: string, groups: GroupStatus[], runs: RunS
 
 /** One line per group, every column at its full width, the last error cut at 60 characters. */
 function wideGroupTable(groups: GroupStatus[], now: Date): string[] {
-  const header = ['source', 'group', 'resources', 'data time (UTC)', 'data age', 'upstream', 'confirmed', 'statuses', 'last error'];
+  const header = ['source', 'group', 'resources', 'data time (UTC)', 'data age', 'upstream', 'confirmed', 'held', 'statuses', 'last error'];
   const body = groups.map((g) => [
     g.source,
     g.group,
@@ -90,6 +95,7 @@ function wideGroupTable(groups: GroupStatus[], now: Date): string[] {
     g.checks.oldestData ? age(g.checks.oldestData.at, now) : '-',
     g.freshness ?? '-',
     confirmedCell(g, now),
+    heldCell(g),
     statusesCell(g),
     g.lastError ? truncate(g.lastError, 60) : '',
   ]);
@@ -122,6 +128,8 @@ function groupTable(groups: GroupStatus[], now: Date, width: number): string[] {
     out.push(...t.rows[i]!);
     if (!fits) out.push(...fitLine(`    upstream: ${listCells(g)[0]}; statuses: ${listCells(g)[1]}`, width, 2));
     if (g.lastError) out.push(`${label}${truncate(g.lastError, Math.max(8, width - label.length))}`);
+    // Only a group short of what its lists promise says so: the others hold all of it.
+    if (g.coverage && g.coverage.missing > 0) out.push(...fitLine(`    held: ${coverageText(g.coverage)}; missing: ${missingText(g.coverage)}`, width, 2));
   });
   return out;
 }

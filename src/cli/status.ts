@@ -9,9 +9,9 @@ import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
 import { readStatus } from '../store/read/status.ts';
 import { WarehouseClock } from '../store/warehouse-clock.ts';
-import { overMaxAge, overMaxUnconfirmed } from '../store/read/status-checks.ts';
+import { belowMinCoverage, overMaxAge, overMaxUnconfirmed } from '../store/read/status-checks.ts';
 import type { TableSizes } from '../store/read/table-sizes.ts';
-import { positiveNumberFlag } from './flag-values.ts';
+import { positiveNumberFlag, shownValue } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { fitLine, formatStatus } from './status-format.ts';
 import { serveHost, servePort, serveStatusPage } from './status-serve.ts';
@@ -20,7 +20,7 @@ import { queuesPlaceLines, readQueuesPlace } from './status-redis.ts';
 export { dataOf, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../store/read/status-checks.ts';
 
 const HELP = `Usage: tesync status [--json] [--wide] [--max-age HOURS]
-                     [--max-unconfirmed HOURS]
+                     [--max-unconfirmed HOURS] [--min-coverage PCT]
        tesync status --serve [--port N] [--host ADDRESS] [--max-age HOURS]
                      [--max-unconfirmed HOURS]
 
@@ -41,6 +41,12 @@ the checks.
   --max-unconfirmed HOURS  exit 1 when tesync has not confirmed a resource
                            (fetched it, or found it unchanged) within HOURS, or
                            never: tesync's clock, whatever the data's age
+  --min-coverage PCT       exit 1 when a group holds less than PCT percent of
+                           what its lists promise (listed tokens' routes,
+                           their charts, periods and timeframes), naming what
+                           is missing. With any check, TE_MIN_COVERAGE (100)
+                           by default, for each group a walk has ended since
+                           its lists last changed (an interrupted one too)
   --wide                   the full width, one line per group (otherwise the
                            terminal's width, or 80 columns when not a terminal)
   --json                   the same as JSON
@@ -58,7 +64,7 @@ HOURS: a number greater than 0 (24, 1.5). Each check says which group and
 resource failed it, how old, by which clock. Exit 2, having changed nothing,
 when the database is not a tesync warehouse or holds another release's schema.`;
 
-const NUMERIC = ['--max-age', '--max-unconfirmed'] as const;
+const NUMERIC = ['--max-age', '--max-unconfirmed', '--min-coverage'] as const;
 
 export async function runStatusCommand({ config, logger, argv }: CommandContext): Promise<number> {
   const values = parseStatusArgs(argv);
@@ -68,6 +74,7 @@ export async function runStatusCommand({ config, logger, argv }: CommandContext)
   }
   const maxAgeHours = hoursOption('--max-age', values['max-age']);
   const maxUnconfirmedHours = hoursOption('--max-unconfirmed', values['max-unconfirmed']);
+  const minCoverage = percentOption('--min-coverage', values['min-coverage']);
   if (!values.serve && (values.port !== undefined || values.host !== undefined)) throw new UsageError(`${values.port !== undefined ? '--port' : '--host'} goes with --serve: tesync status --serve ${values.port !== undefined ? '--port 9464' : '--host 127.0.0.1'}`);
   if (values.serve && (values.json || values.wide)) throw new UsageError(`--serve serves the page: leave out ${values.json ? '--json' : '--wide'} (the page's model is at /status.json)`);
   if (values.serve) servePort(values.port, config.worker.metricsPort);
@@ -90,7 +97,7 @@ export async function runStatusCommand({ config, logger, argv }: CommandContext)
         process.stderr.write('tesync: nothing synced yet: the status page has nothing to show; run `tesync sync` (or `tesync demo`) first\n');
         return 1;
       }
-      return await serveStatusPage(config, logger, warehouse, { port: values.port, host: values.host, flags: { maxAgeHours, maxUnconfirmedHours } });
+      return await serveStatusPage(config, logger, warehouse, { port: values.port, host: values.host, flags: { maxAgeHours, maxUnconfirmedHours, minCoveragePct: minCoverage } });
     }
     // The embedded warehouse before its first sync: tesync's own, with nothing in it yet.
     const { groups, runs, sizes } = schema.state === 'none' ? { groups: [], runs: [], sizes: { schemas: [], tables: [] } satisfies TableSizes } : await readStatus(warehouse);
@@ -100,7 +107,9 @@ export async function runStatusCommand({ config, logger, argv }: CommandContext)
       ...(maxAgeHours === undefined ? [] : overMaxAge(groups, now, maxAgeHours)),
       ...(maxUnconfirmedHours === undefined ? [] : overMaxUnconfirmed(groups, now, maxUnconfirmedHours)),
     ];
-    const checked = maxAgeHours !== undefined || maxUnconfirmedHours !== undefined;
+    const checked = maxAgeHours !== undefined || maxUnconfirmedHours !== undefined || minCoverage !== undefined;
+    // Any check judges coverage too: a walk stopped half-way is not on time, whatever the ages.
+    if (checked) over.push(...belowMinCoverage(groups, minCoverage, config.minCoverage));
     const queues = await readQueuesPlace(config);
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ warehouse: warehouse.location, ...(queues ? { queues } : {}), groups, sizes, runs, overLimit: over }, null, 2)}\n`);
@@ -132,6 +141,7 @@ function parseStatusArgs(argv: string[]) {
         wide: { type: 'boolean', default: false },
         'max-age': { type: 'string' },
         'max-unconfirmed': { type: 'string' },
+        'min-coverage': { type: 'string' },
         serve: { type: 'boolean', default: false },
         port: { type: 'string' },
         host: { type: 'string' },
@@ -141,6 +151,7 @@ function parseStatusArgs(argv: string[]) {
   } catch (err) {
     // Node's message for `--max-age --json` runs over three lines: one line, naming the flag.
     const flag = NUMERIC.find((f) => err instanceof Error && err.message.includes(`'${f}`));
+    if (flag === '--min-coverage') throw new UsageError('--min-coverage needs a percentage from 0 to 100, e.g. --min-coverage 100');
     if (flag) throw new UsageError(`${flag} needs a number of hours greater than 0, e.g. ${flag} 24`);
     throw err;
   }
@@ -169,6 +180,14 @@ export function joinNegativeValues(argv: readonly string[], flags: readonly stri
  */
 export function hoursOption(name: string, value: string | undefined): number | undefined {
   return value === undefined ? undefined : positiveNumberFlag(name, value, 'hours', '24');
+}
+
+/** Pure: a percentage from 0 to 100, written as digits (`100`, `99.5`). */
+export function percentOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+(\.\d+)?$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 0 && n <= 100)) throw new UsageError(`${name} must be a percentage from 0 to 100 (e.g. ${name} 100), not ${shownValue(value)}`);
+  return n;
 }
 
 /** Columns to fit: none with --wide; a terminal's own width; 80 for a pipe, a file or cron. */

@@ -70,6 +70,10 @@ export interface Config {
     /** The hosts the status page and /metrics answer besides loopback (TE_STATUS_HOSTS). */
     statusHosts: HostName[];
   };
+  /** Below this percentage of what its lists promise a group is not on time (TE_MIN_COVERAGE). */
+  minCoverage: number;
+  /** Where events are POSTed (TE_NOTIFY_URL: secrets, never logged whole), the signing key, the hold told. */
+  notify: { urls: string[]; secret: string | undefined; holdMinutes: number };
   /** Cron pattern per schedule id; null: switched off. */
   schedules: Record<'catalog' | 'screener' | 'token-data' | 'bundles' | 'export', string | null>;
   scheduleTz: string;
@@ -144,9 +148,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       export: v.TE_SCHEDULE_EXPORT,
     },
     scheduleTz: v.TE_SCHEDULE_TZ,
-    secrets: [v.TE_APP_API_KEY, v.TE_GATEWAY_API_KEY, ...urlSecrets(v.DATABASE_URL), ...urlSecrets(v.TE_DATABASE_SESSION_URL), ...urlSecrets(v.REDIS_URL)].filter(
-      (s): s is string => typeof s === 'string' && s.length > 0,
-    ),
+    minCoverage: v.TE_MIN_COVERAGE,
+    notify: { urls: v.TE_NOTIFY_URL ?? [], secret: v.TE_NOTIFY_SECRET, holdMinutes: v.TE_NOTIFY_HOLD_MINUTES },
+    secrets: [
+      v.TE_NOTIFY_SECRET,
+      ...(v.TE_NOTIFY_URL ?? []).flatMap(notifyUrlSecrets),
+      v.TE_APP_API_KEY,
+      v.TE_GATEWAY_API_KEY,
+      ...urlSecrets(v.DATABASE_URL),
+      ...urlSecrets(v.TE_DATABASE_SESSION_URL),
+      ...urlSecrets(v.REDIS_URL),
+    ].filter((s): s is string => typeof s === 'string' && s.length > 0),
   };
 }
 
@@ -156,6 +168,22 @@ function redisTarget(url: string | undefined, queuePrefix: string): RedisTarget 
   const target = parseRedisUrl(url, queuePrefix);
   if ('problem' in target) throw new ConfigError('REDIS_URL', target.problem, VARIABLES.REDIS_URL.example);
   return target;
+}
+
+/**
+ * A notification URL is a secret whole: the whole of it, its password, and a path or query
+ * long enough to be a token (Slack's `/services/T.../B.../...`), so that no log shows them.
+ */
+export function notifyUrlSecrets(url: string): string[] {
+  const out = [url, ...urlSecrets(url)];
+  try {
+    const u = new URL(url);
+    const rest = `${u.pathname}${u.search}`;
+    if (rest.length >= 12) out.push(rest);
+  } catch {
+    // Refused by its parser already.
+  }
+  return out;
 }
 
 /** Passwords inside connection URLs are secrets too: the password as written and, when it can be, decoded. */

@@ -22,6 +22,32 @@ const httpUrl = z
   // A trailing slash would double up with route prefixes.
   .transform((v) => v.replace(/\/+$/, ''));
 
+/**
+ * Notification endpoints: http(s) URLs, comma-separated. A URL may carry the receiver's token
+ * in its path or a password, so what is wrong is said by its place in the list, never by it.
+ */
+const notifyUrls = z.string().transform((v, ctx): string[] => {
+  const urls = v.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const [i, url] of urls.entries()) {
+    let ok = false;
+    try {
+      const u = new URL(url);
+      ok = u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      ok = false;
+    }
+    if (!ok) {
+      ctx.addIssue({ code: 'custom', message: `entry ${i + 1} of ${urls.length} is not an http(s) URL (comma-separated URLs; the entry is not shown: it may hold a token)` });
+      return z.NEVER;
+    }
+  }
+  if (urls.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'names no URL' });
+    return z.NEVER;
+  }
+  return urls;
+});
+
 const MIN_KEY_CHARS = 8;
 const secret = z.string().trim().min(MIN_KEY_CHARS, `looks too short to be an API key (${MIN_KEY_CHARS} characters or more)`);
 
@@ -292,6 +318,30 @@ export const VARIABLES = {
     description:
       'Host names (or `host:port`) the status page and `/metrics` answer besides `localhost`, 127.0.0.0/8 and `[::1]`, comma-separated: the name a proxy or a browser reaches `TE_METRICS_PORT` by, and the names Prometheus scrapes it by (it may also scrape by IP address). Any other `Host` gets 421, so a DNS-rebinding page cannot read the page; `/healthz` answers any. Unset: loopback names only.',
     example: 'status.example.com,worker:9464',
+  },
+  TE_MIN_COVERAGE: {
+    schema: z.coerce.number({ error: 'must be a percentage from 0 to 100' }).min(0, 'must be a percentage from 0 to 100').max(100, 'must be a percentage from 0 to 100').default(100),
+    description:
+      'The share of what its lists promise (listed tokens\' routes, their charts, periods and timeframes; `analytics.coverage`) below which a group is not on time: on the status page, in notifications, and for `tesync status` checks without `--min-coverage`. Judged once a walk of the group has ended since its lists last changed.',
+    default: '100',
+    example: '99',
+  },
+  TE_NOTIFY_URL: {
+    schema: notifyUrls.optional(),
+    description:
+      'Where notifications are POSTed, comma-separated for several (a Slack or Mattermost incoming webhook takes them as they are): a run failed, partial or recovered, a group overdue or back on time, coverage lost or restored, contract drift, a rebinding, a bucket held, a worker lost (docs/operations.md, "Alerts"). A secret: never logged whole. Unset: events are still recorded in `sync.notifications`, and sent nowhere.',
+    example: 'https://hooks.slack.com/services/T000/B000/XXXX',
+  },
+  TE_NOTIFY_SECRET: {
+    schema: z.string().trim().min(16, 'looks too short for a signing key (16 characters or more)').optional(),
+    description: 'HMAC-SHA256 key of the `X-Tesync-Signature` header each notification carries (`t=<unix seconds>,v1=<hex>`), for the receiver to check. Unset: notifications go unsigned, and workers and syncs warn at start.',
+    example: 'a-long-random-string-shared-with-the-receiver',
+  },
+  TE_NOTIFY_HOLD_MINUTES: {
+    schema: positiveInt(24 * 60).default(30),
+    description: 'A bucket held by upstream\'s `Retry-After` for longer than this is told (`bucket.held`), and told again when it is free (`bucket.released`).',
+    default: '30',
+    example: '10',
   },
   TE_SCHEDULE_CATALOG: {
     schema: schedule('0 */6 * * *'),

@@ -35,6 +35,7 @@ const group = (over: Partial<GroupStatus>): GroupStatus => ({
   failures: [{ status: 'failed', type: 'UpstreamServerError', code: 'service-unavailable', httpStatus: 503, resources: 7 }],
   lastError: null,
   checks: checks(),
+  coverage: null,
   ...over,
 });
 
@@ -104,9 +105,18 @@ describe('formatStatus within a width', () => {
     ]);
   });
 
+  it('a group short of what its lists promise: how much it holds and what is missing, under it (and in --wide its own column)', () => {
+    const coverage = { expected: 200, covered: 47, missing: 153, notOffered: 0, walkedSince: true, listChangedAt: now, missingNamed: [{ resource: 'token/a/snapshot', why: 'never fetched' }, { resource: 'token/b/snapshot', why: 'failed (ProblemError 422 bad), nothing held' }] };
+    const short = group({ source: 'app', group: 'snapshot', coverage });
+    const lines = formatStatus('Postgres at db:5432/x', [short], runs, now, { width: 80 }).split('\n');
+    const row = lines.findIndex((l) => l.startsWith('    held: '));
+    expect(words(lines.slice(row, row + 3).join(' '))).toEqual(words('held: 47/200 (23.5%); missing: token/a/snapshot: never fetched; token/b/snapshot: failed (ProblemError 422 bad), nothing held and 151 more'));
+    expect(formatStatus('x', [short], runs, now, {})).toMatch(/^app\s+snapshot\s+.*\s+47\/200 \(23\.5%\)\s+failed 7/m);
+  });
+
   it('--wide: one line per group, as wide as it takes', () => {
     const text = formatStatus(location, groups, runs, now, { sizes, over });
-    expect(text).toMatch(/^gateway\s+history\s+480\s+2026-06-30 00:00\*\s+147\.5d\s+fresh 470, stale 9, unknown 1\s+2\.0h, 12 never\s+failed 7, invalid 2, ok 401, rate_limited 1, unchanged 69, 3 delisted\s+ProblemError/m);
+    expect(text).toMatch(/^gateway\s+history\s+480\s+2026-06-30 00:00\*\s+147\.5d\s+fresh 470, stale 9, unknown 1\s+2\.0h, 12 never\s+-\s+failed 7, invalid 2, ok 401, rate_limited 1, unchanged 69, 3 delisted\s+ProblemError/m);
     expect(text).toContain(`Warehouse: ${location}\n`);
     expect(text).toContain(`  ${over[0]!.reason}\n`);
   });

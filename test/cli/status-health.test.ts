@@ -102,7 +102,7 @@ describe('one token whose data stopped advancing months ago, the rest of today',
     for (const line of lines(r.stdout)) expect(line.length, line).toBeLessThanOrEqual(80);
     const wide = await runCli(['status', '--wide', '--max-age', '24'], envOf(fx));
     expect(Math.max(...lines(wide.stdout).map((l) => l.length))).toBeGreaterThan(80);
-    expect(wide.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${day(-MONTHS)} 00:00\\*\\s+1[12]\\d\\.\\dd\\s+fresh \\d+\\s+\\S+\\s+failed 1, ok \\d+\\s+ProblemError`, 'm'));
+    expect(wide.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${day(-MONTHS)} 00:00\\*\\s+1[12]\\d\\.\\dd\\s+fresh \\d+\\s+\\S+\\s+\\d+\\/\\d+\\s+failed 1, ok \\d+\\s+ProblemError`, 'm'));
     expect(wide.stdout).toMatch(new RegExp(`^ {2}app\\.history: data of token ${stale} is .+ tesync last confirmed it .+ ago$`, 'm'));
   });
 

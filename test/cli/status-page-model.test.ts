@@ -42,6 +42,7 @@ const group = (over: Partial<GroupStatus>): GroupStatus => ({
   failures: [],
   lastError: null,
   checks: checks(),
+  coverage: null,
   ...over,
 });
 
@@ -72,16 +73,16 @@ describe('thresholds', () => {
     expect(scheduleRoundMs('5 * * * *', 'UTC', now.getTime())).toBe(3600_000);
     expect(scheduleRoundMs('0 9 * * 1-5', 'UTC', now.getTime())).toBe(3 * 86_400_000);
     const t = pageThresholds(config, now.getTime());
-    expect(t('screener')).toEqual({ maxUnconfirmedHours: 2, maxAgeHours: 26, basis: '2 rounds of TE_SCHEDULE_SCREENER (5 * * * *, every 1h at most)' });
+    expect(t('screener')).toEqual({ maxUnconfirmedHours: 2, maxAgeHours: 26, minCoveragePct: 100, basis: '2 rounds of TE_SCHEDULE_SCREENER (5 * * * *, every 1h at most)' });
     expect(t('history')).toMatchObject({ maxUnconfirmedHours: 48, maxAgeHours: 72 });
     expect(t('tokens')).toMatchObject({ maxUnconfirmedHours: 12, maxAgeHours: 36 });
-    expect(t('bundle')).toEqual({ maxUnconfirmedHours: null, maxAgeHours: null, basis: 'no schedule (TE_SCHEDULE_BUNDLES off)' });
+    expect(t('bundle')).toEqual({ maxUnconfirmedHours: null, maxAgeHours: null, minCoveragePct: 100, basis: 'no schedule (TE_SCHEDULE_BUNDLES off)' });
   });
 
   it('--max-age and --max-unconfirmed set them for every group', () => {
     const t = pageThresholds(config, now.getTime(), { maxAgeHours: 24 });
     expect(t('screener')).toMatchObject({ maxAgeHours: 24, maxUnconfirmedHours: 2, basis: '--max-age 24; otherwise 2 rounds of TE_SCHEDULE_SCREENER (5 * * * *, every 1h at most)' });
-    expect(pageThresholds(config, now.getTime(), { maxAgeHours: 24, maxUnconfirmedHours: 6 })('bundle')).toEqual({ maxAgeHours: 24, maxUnconfirmedHours: 6, basis: '--max-age 24, --max-unconfirmed 6' });
+    expect(pageThresholds(config, now.getTime(), { maxAgeHours: 24, maxUnconfirmedHours: 6 })('bundle')).toEqual({ maxAgeHours: 24, maxUnconfirmedHours: 6, minCoveragePct: 100, basis: '--max-age 24, --max-unconfirmed 6' });
   });
 });
 
@@ -96,6 +97,24 @@ describe('buildPageModel', () => {
       'data of token zeta is 23.5d old by its newest history point, 2026-11-01 00:00 UTC (more than its threshold of 72h); upstream says fresh 3; tesync last confirmed it 60m ago',
     ]);
     expect(m.summary.find((s) => s.label === 'overdue')).toEqual({ label: 'overdue', value: '1', tone: 'bad' });
+  });
+
+  it('a group holding less than its lists promise is not on time: incomplete once a walk of it has ended, else a walk under way', () => {
+    const short = { expected: 200, covered: 47, missing: 153, notOffered: 0, listChangedAt: now, missingNamed: [{ resource: 'token/a/snapshot', why: 'never fetched' }] };
+    const m = buildPageModel(
+      data({
+        groups: [
+          group({ group: 'snapshot', coverage: { ...short, walkedSince: true } }),
+          group({ group: 'history', coverage: { ...short, walkedSince: false } }),
+          group({ group: 'charts', coverage: { ...short, covered: 200, missing: 0, missingNamed: [], walkedSince: true } }),
+        ],
+      }),
+    );
+    expect(m.groups[0]).toMatchObject({ state: 'incomplete', tone: 'bad', coverage: '47/200 (23.5%)', coverageOver: true });
+    expect(m.groups[0]!.reasons).toEqual(['holds 47/200 (23.5%) of what its lists promise (less than its minimum of 100%); missing: token/a/snapshot: never fetched and 152 more']);
+    expect(m.groups[1]).toMatchObject({ state: 'walk under way', tone: 'warn', coverageOver: true });
+    expect(m.groups[2]).toMatchObject({ state: 'on time', coverage: '200/200', coverageOver: false });
+    expect(m.summary.find((s) => s.label === 'incomplete')).toEqual({ label: 'incomplete', value: '2', tone: 'bad' });
   });
 
   it('failing resources by cause, each with its body or why it has none', () => {

@@ -41,6 +41,7 @@ const group = (over: Partial<GroupStatus>): GroupStatus => ({
   failures: [],
   lastError: null,
   checks: checks(),
+  coverage: null,
   ...over,
 });
 
@@ -73,7 +74,7 @@ describe('formatStatus', () => {
       freshness: 'stale 5',
       checks: checks({ oldestData: { resource: 'token/aave/history', token: 'aave', at: new Date('2026-06-30T00:00:00Z'), clock: 'newest history point', confirmedAt: null }, neverConfirmed: 1 }),
     });
-    expect(formatStatus('postgres://db', [history], [], now)).toMatch(/^gateway\s+history\s+5\s+2026-06-30 00:00\*\s+147\.5d\s+stale 5\s+2\.0h, 1 never\s+failed 3, ok 2$/m);
+    expect(formatStatus('postgres://db', [history], [], now)).toMatch(/^gateway\s+history\s+5\s+2026-06-30 00:00\*\s+147\.5d\s+stale 5\s+2\.0h, 1 never\s+-\s+failed 3, ok 2$/m);
     // At 80 columns: the day only, the count left to the statuses.
     expect(formatStatus('postgres://db', [history], [], now, { width: 80 })).toMatch(/^gateway\.history\s+2026-06-30\*\s+147\.5d\s+2\.0h, 1 never\s+stale 5\s+failed 3, ok 2$/m);
   });
@@ -196,8 +197,8 @@ describe('tesync status on warehouses synced from the simulator', () => {
     const days = (Date.now() - Date.parse(`${ANCHOR_DATE}T00:00:00Z`)) / 86_400_000;
     expect(days).toBeGreaterThan(30);
     // The table: data time, its age, upstream's verdict, when tesync confirmed it.
-    expect(r.stdout).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream\s+confirmed\s+statuses/);
-    expect(r.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${ANCHOR_DATE} 00:00\\*\\s+\\d+\\.\\dd\\s+stale \\d+\\s+${AGO}\\s+ok \\d+`, 'm'));
+    expect(r.stdout).toMatch(/source\s+group\s+resources\s+data time \(UTC\)\s+data age\s+upstream\s+confirmed\s+held\s+statuses/);
+    expect(r.stdout).toMatch(new RegExp(`^app\\s+history\\s+\\d+\\s+${ANCHOR_DATE} 00:00\\*\\s+\\d+\\.\\dd\\s+stale \\d+\\s+${AGO}\\s+\\d+\\/\\d+\\s+ok \\d+`, 'm'));
     // A screener has no verdict of its own: its rows' verdicts, counted.
     expect(r.stdout).toMatch(new RegExp(`^gateway\\s+screener\\s+1\\s+${ANCHOR_DATE} 00:00\\s+\\d+\\.\\dd\\s+stale \\d+\\s+${AGO}`, 'm'));
     expect(r.stdout).toMatch(new RegExp(`^gateway\\s+page\\s+\\d+\\s+${ANCHOR_DATE} 00:00\\s+\\d+\\.\\dd\\s+-\\s+${AGO}`, 'm'));

@@ -8,7 +8,9 @@
 // whenever the data behind the token routes does. It is handed to each token's page, history
 // and chart catalog, which skip their fetch while it is as at their last success (and for
 // at most TE_MARKER_MAX_AGE_HOURS). No asOf, no marker: everything is fetched.
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
+import { isRecord } from '../../schema/upstream/values.ts';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import { readTokenList, slugOf, type TokenListRead } from '../../engine/kit/lists.ts';
 import { refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
@@ -58,6 +60,9 @@ export const gatewayTokensJob = defineJob({
   group: 'tokens',
   payload: z.object({}),
   resource: () => 'tokens',
+  // Its state records the history periods it planned with (analytics.coverage counts each
+  // listed token's periods from it): a 304 stands for that record only while they are the same.
+  sameAsBefore: (state, _p, settings) => isRecord(state.details) && isDeepStrictEqual(state.details.historyPeriods, [...settings.gatewayHistoryPeriods]),
   // The catalog as last stored, with the marker of the last one read whole: planned from when
   // this one is not read.
   unchanged: {
@@ -81,7 +86,16 @@ export const gatewayTokensJob = defineJob({
         status: list.complete ? 'ok' : 'partial',
         asOf: f.meta.asOf,
         hash: f.sha256,
-        details: { listed: rows.length, invalidItems: list.invalidItems, complete: list.complete, count: f.count ?? null, pages: f.pages.length, ...refusalDetails(list.refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
+        details: {
+          listed: rows.length,
+          invalidItems: list.invalidItems,
+          complete: list.complete,
+          count: f.count ?? null,
+          pages: f.pages.length,
+          historyPeriods: [...input.settings.gatewayHistoryPeriods],
+          ...refusalDetails(list.refused),
+          ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}),
+        },
         notes: refusalNotes(list.refused),
         // A whole list delists the tokens it no longer lists (a failed or partial one never does).
         writes: [into(gatewayTokens, rows, { ...wholeSet(gatewayTokens, {}, list.complete), fromEach: list.items.map((i) => f.pageOf(i.raw)) })],

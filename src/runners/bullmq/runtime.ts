@@ -14,6 +14,7 @@ import { createStatusPage } from '../metrics/page-handler.ts';
 import { readQueues } from '../metrics/page-queues.ts';
 import { pageThresholds } from '../metrics/page-thresholds.ts';
 import { readFailureBody } from '../../store/read/failure-bodies.ts';
+import { readCoverage } from '../../store/read/coverage.ts';
 import { createUpstream } from '../../upstream/client.ts';
 import { WarehouseRecorder } from '../../store/books/request-log.ts';
 import { WarehouseClock } from '../../store/warehouse-clock.ts';
@@ -74,6 +75,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
           )
         ).map((r) => ({ source: r.source, group: r.kind, seconds: Number(r.s) })),
       budgets: () => budget.snapshot().map((b) => ({ bucket: b.bucket, remaining: b.remaining })),
+      coverage: () => readCoverage(warehouse, 0),
     });
     // One reading of the warehouse's clock for the process: its jobs' stamps and its request log.
     const clock = new WarehouseClock(warehouse.db);

@@ -25,6 +25,8 @@ export interface ScrapeSources {
   lastSuccess(): Promise<{ source: string; group: string; seconds: number }[]>;
   /** Remaining budget per bucket where known. */
   budgets(): { bucket: string; remaining: number | undefined }[];
+  /** Per source and group: what its lists promise and what the warehouse holds (analytics.coverage). */
+  coverage?(): Promise<{ source: string; group: string; expected: number; covered: number }[]>;
 }
 
 export function createMetrics(sources: ScrapeSources): WorkerMetrics {
@@ -51,6 +53,23 @@ export function createMetrics(sources: ScrapeSources): WorkerMetrics {
       for (const r of await sources.lastSuccess()) this.set({ source: r.source, group: r.group }, r.seconds);
     },
   });
+  // One read of the coverage serves the three gauges of one scrape.
+  let coverageRead: Promise<{ source: string; group: string; expected: number; covered: number }[]> | undefined;
+  const coverage = () => (coverageRead ??= (sources.coverage?.() ?? Promise.resolve([])).finally(() => setImmediate(() => (coverageRead = undefined))));
+  const coverageGauge = (name: string, help: string, value: (c: { expected: number; covered: number }) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['source', 'group'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const c of await coverage()) this.set({ source: c.source, group: c.group }, value(c));
+      },
+    });
+  coverageGauge('tesync_coverage_expected_resources', 'Resources the lists promise per source and group (analytics.coverage.expected).', (c) => c.expected);
+  coverageGauge('tesync_coverage_held_resources', 'Of those, the resources the warehouse holds (analytics.coverage.covered).', (c) => c.covered);
+  coverageGauge('tesync_coverage_ratio', 'Held per promised resource, 0 to 1 (1 when nothing is promised): below 1, a listed token, chart or period has no data.', (c) => (c.expected === 0 ? 1 : c.covered / c.expected));
   new Gauge({
     name: 'tesync_rate_budget_remaining',
     help: 'Requests left in the current upstream window per bucket, as last seen by this worker.',

@@ -130,25 +130,26 @@ function groupsSection(groups: readonly GroupRow[]): string {
   const rows = groups
     .map((g) => {
       const why = g.reasons.length > 0 || g.lastError;
-      const main = `<tr class="group${why ? ' has-why' : ''}" data-group="${esc(g.name)}">
+      const main = `<tr class="group${why ? ' has-why' : ''}" data-group="${esc(g.name)}" data-tone="${esc(g.tone)}">
 <td class="nowrap"><b>${esc(g.name)}</b></td>
-<td>${badge(g.tone, g.state)}</td>
+<td class="state">${badge(g.tone, g.state)}</td>
 <td class="nowrap"><span class="${g.dataOver ? 'over' : ''}">${esc(g.dataAge)}</span> <span class="muted">limit ${esc(g.dataLimit)}</span></td>
 <td>${esc(g.dataTime)}${g.lagging ? ` <span class="muted">oldest:</span> <span class="mono lagging">${esc(g.lagging)}</span>` : ''}</td>
 <td>${esc(g.verdict)}</td>
 <td class="nowrap"><span class="${g.confirmedOver ? 'over' : ''}">${esc(g.confirmed)}</span> <span class="muted">limit ${esc(g.confirmedLimit)}</span></td>
+<td class="coverage nowrap${g.coverageOver ? ' over' : ''}">${esc(g.coverage)}</td>
 <td>${esc(g.statuses)} <span class="muted">(${esc(g.resources)})</span></td>
 </tr>`;
       if (!why) return main;
       const reasons = g.reasons.map((r) => `<li class="reason">${esc(r)}</li>`).join('');
       const error = g.lastError ? `<li>last error: <span class="mono">${esc(g.lastError)}</span></li>` : '';
-      return `${main}\n<tr class="why" data-group="${esc(g.name)}"><td colspan="7"><ul>${reasons}${error}</ul><span class="muted">thresholds: ${esc(g.basis)}</span></td></tr>`;
+      return `${main}\n<tr class="why" data-group="${esc(g.name)}"><td colspan="8"><ul>${reasons}${error}</ul><span class="muted">thresholds: ${esc(g.basis)}</span></td></tr>`;
     })
     .join('\n');
   return `<section id="groups">
-<h2>Freshness per resource group <small>data age: by the data's own time, its oldest resource; confirmed: when tesync last fetched it or found it unchanged, its least recent resource</small></h2>
+<h2>Freshness per resource group <small>data age: by the data's own time, its oldest resource; confirmed: when tesync last fetched it or found it unchanged, its least recent resource; held: of the resources its lists promise, those the warehouse holds</small></h2>
 <table>
-<thead><tr><th>group</th><th>state</th><th>data age</th><th>oldest data time (UTC)</th><th>upstream says</th><th>confirmed</th><th>statuses (resources)</th></tr></thead>
+<thead><tr><th>group</th><th>state</th><th>data age</th><th>oldest data time (UTC)</th><th>upstream says</th><th>confirmed</th><th>held <span class="muted">of promised</span></th><th>statuses (resources)</th></tr></thead>
 <tbody>
 ${rows}
 </tbody>

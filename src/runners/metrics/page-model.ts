@@ -5,7 +5,8 @@ import { age, ago, duration, minute, second } from '../../lib/ages.ts';
 import { readWalkFailure } from '../../ports/run-ledger.ts';
 import type { FailingResource } from '../../store/read/failure-bodies.ts';
 import type { GroupStatus } from '../../store/read/status.ts';
-import { causeText, overMaxAge, overMaxUnconfirmed } from '../../store/read/status-checks.ts';
+import { coverageText } from '../../store/read/coverage.ts';
+import { belowMinCoverage, causeText, overMaxAge, overMaxUnconfirmed } from '../../store/read/status-checks.ts';
 import type { BucketWindow, RunRow, TimelineEvent } from '../../store/read/status-page.ts';
 import type { BucketStatus } from '../../upstream/budget/budget-state.ts';
 import type { GroupThreshold } from './page-thresholds.ts';
@@ -49,6 +50,9 @@ export interface GroupRow {
   confirmed: string;
   confirmedLimit: string;
   confirmedOver: boolean;
+  /** Held of what its lists promise (`47/200 (23.5%)`), `-` where nothing is promised. */
+  coverage: string;
+  coverageOver: boolean;
   statuses: string;
   /** The resource whose data is oldest (`token/<slug>/...`: its token): the one that lags. */
   lagging: string | null;
@@ -130,6 +134,7 @@ const hoursText = (h: number | null) => (h === null ? 'not judged' : `${Number.i
 export function buildPageModel(d: PageData): PageModel {
   const groups = d.groups.map((g) => groupRow(g, d.thresholds(g.group), d.now));
   const overdue = groups.filter((g) => g.dataOver || g.confirmedOver).length;
+  const short = groups.filter((g) => g.coverageOver).length;
   const lastRun = d.runs[0];
   return {
     title: 'tesync status',
@@ -140,6 +145,7 @@ export function buildPageModel(d: PageData): PageModel {
     summary: [
       { label: 'groups', value: String(groups.length), tone: 'idle' },
       { label: 'overdue', value: String(overdue), tone: overdue > 0 ? 'bad' : 'ok' },
+      { label: 'incomplete', value: String(short), tone: short > 0 ? 'bad' : 'ok' },
       { label: 'failing resources', value: String(d.failing.total), tone: d.failing.total > 0 ? 'warn' : 'ok' },
       { label: 'last run', value: lastRun ? `${lastRun.status}, ${ago(lastRun.startedAt, d.now)}` : 'none yet', tone: lastRun ? runTone(lastRun.status) : 'idle' },
     ],
@@ -159,11 +165,16 @@ function groupRow(g: GroupStatus, t: GroupThreshold, now: Date): GroupRow {
   const text = (h: number) => `more than its threshold of ${hoursText(h)}`;
   const ageOver = t.maxAgeHours === null ? [] : overMaxAge([g], now, t.maxAgeHours, text);
   const unconfirmed = t.maxUnconfirmedHours === null ? [] : overMaxUnconfirmed([g], now, t.maxUnconfirmedHours, text);
+  // Below its minimum, a group is not on time: once a walk of it has ended since its lists
+  // changed something is missing (an interrupted walk's part); before, a walk is filling it.
+  const short = belowMinCoverage([g], t.minCoveragePct, undefined, (pct) => `less than its minimum of ${pct}%`);
+  const filling = short.length > 0 && g.coverage?.walkedSince === false;
   const c = g.checks;
   const d = c.oldestData;
   const failing = g.failing > 0;
   const over = ageOver.length + unconfirmed.length > 0;
-  const idle = c.checked === 0;
+  const incomplete = short.length > 0 && !filling;
+  const idle = c.checked === 0 && short.length === 0;
   const never = c.neverConfirmed > 0 ? `, ${c.neverConfirmed} never` : '';
   const statuses = Object.entries(g.statuses)
     .sort()
@@ -172,8 +183,8 @@ function groupRow(g: GroupStatus, t: GroupThreshold, now: Date): GroupRow {
   if (c.retired > 0) statuses.push(`${c.retired} no longer listed`);
   return {
     name: `${g.source}.${g.group}`,
-    tone: over ? 'bad' : failing ? 'warn' : idle ? 'idle' : 'ok',
-    state: over ? 'overdue' : failing ? 'failing' : idle ? 'not judged' : 'on time',
+    tone: over || incomplete ? 'bad' : failing || filling ? 'warn' : idle ? 'idle' : 'ok',
+    state: over ? 'overdue' : incomplete ? 'incomplete' : filling ? 'walk under way' : failing ? 'failing' : idle ? 'not judged' : 'on time',
     resources: g.resources,
     dataTime: d ? `${minute(d.at)}${d.clock === 'newest history point' ? ' (newest point)' : ''}` : '-',
     dataAge: d ? age(d.at, now) : '-',
@@ -183,10 +194,12 @@ function groupRow(g: GroupStatus, t: GroupThreshold, now: Date): GroupRow {
     confirmed: idle ? '-' : c.stalestConfirmedAt ? `${ago(c.stalestConfirmedAt, now)}${never}` : `never${never ? ` (${c.neverConfirmed})` : ''}`,
     confirmedLimit: hoursText(t.maxUnconfirmedHours),
     confirmedOver: unconfirmed.length > 0,
+    coverage: g.coverage ? coverageText(g.coverage) : '-',
+    coverageOver: short.length > 0,
     statuses: statuses.join(', '),
     lagging: d ? d.resource : null,
     // The row names the group: each reason without its `source.group: ` lead.
-    reasons: [...ageOver, ...unconfirmed].map((o) => (o.reason.startsWith(`${g.source}.${g.group}: `) ? o.reason.slice(g.source.length + g.group.length + 3) : o.reason)),
+    reasons: [...ageOver, ...unconfirmed, ...short].map((o) => (o.reason.startsWith(`${g.source}.${g.group}: `) ? o.reason.slice(g.source.length + g.group.length + 3) : o.reason)),
     basis: t.basis,
     lastError: g.lastError,
   };

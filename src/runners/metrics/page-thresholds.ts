@@ -14,6 +14,8 @@ export interface GroupThreshold {
   maxAgeHours: number | null;
   /** Resources not confirmed by tesync within this are overdue; null: not judged. */
   maxUnconfirmedHours: number | null;
+  /** Below this percentage of what its lists promise, a group is not on time (TE_MIN_COVERAGE, or --min-coverage). */
+  minCoveragePct: number;
   /** Where the thresholds come from, for people. */
   basis: string;
 }
@@ -21,6 +23,7 @@ export interface GroupThreshold {
 export interface ThresholdFlags {
   maxAgeHours?: number | undefined;
   maxUnconfirmedHours?: number | undefined;
+  minCoveragePct?: number | undefined;
 }
 
 /** Upstream may date its data up to a day back (a daily series' newest point is yesterday's). */
@@ -58,7 +61,8 @@ export function scheduleRoundMs(pattern: string, tz: string, nowMs: number): num
 const hours = (h: number) => `${Number.isInteger(h) ? h : h.toFixed(1)}h`;
 
 /** Each group's thresholds, from `flags` where given, else from the schedule that walks it. */
-export function pageThresholds(config: Pick<Config, 'schedules' | 'scheduleTz' | 'exportDir'>, nowMs: number, flags: ThresholdFlags = {}): (group: string) => GroupThreshold {
+export function pageThresholds(config: Pick<Config, 'schedules' | 'scheduleTz' | 'exportDir'> & Partial<Pick<Config, 'minCoverage'>>, nowMs: number, flags: ThresholdFlags = {}): (group: string) => GroupThreshold {
+  const minCoveragePct = flags.minCoveragePct ?? config.minCoverage ?? 100;
   const configured = new Map(configuredSchedules(config).map((s) => [s.id, s]));
   const cache = new Map<ScheduleId, GroupThreshold>();
   const fromSchedule = (id: ScheduleId): GroupThreshold => {
@@ -66,12 +70,13 @@ export function pageThresholds(config: Pick<Config, 'schedules' | 'scheduleTz' |
     const variable = scheduleVariable(id);
     const round = s?.pattern ? scheduleRoundMs(s.pattern, s.tz, nowMs) : null;
     if (!s?.pattern || round === null) {
-      return { maxAgeHours: null, maxUnconfirmedHours: null, basis: s?.pattern ? `${variable} (${s.pattern}): its rounds cannot be told` : `no schedule (${variable} off)` };
+      return { maxAgeHours: null, maxUnconfirmedHours: null, minCoveragePct, basis: s?.pattern ? `${variable} (${s.pattern}): its rounds cannot be told` : `no schedule (${variable} off)` };
     }
     const confirm = (2 * round) / 3600_000;
     return {
       maxAgeHours: confirm + UPSTREAM_LAG_HOURS,
       maxUnconfirmedHours: confirm,
+      minCoveragePct,
       basis: `2 rounds of ${variable} (${s.pattern}, every ${hours(round / 3600_000)} at most)`,
     };
   };
@@ -84,6 +89,7 @@ export function pageThresholds(config: Pick<Config, 'schedules' | 'scheduleTz' |
     return {
       maxAgeHours: flags.maxAgeHours ?? base.maxAgeHours,
       maxUnconfirmedHours: flags.maxUnconfirmedHours ?? base.maxUnconfirmedHours,
+      minCoveragePct,
       basis: `${given.join(', ')}${given.length < 2 ? `; otherwise ${base.basis}` : ''}`,
     };
   };

@@ -5,6 +5,7 @@
 // `T_as_of(at)` instead, so both come from one definition (src/store/schema/analytics-sql.ts).
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { declaredTables, type DeclaredTable } from './declare-table.ts';
+import { COVERAGE_VIEWS } from './coverage.ts';
 import { VERSIONED } from './history.ts';
 import * as app from './app.ts';
 import * as gateway from './gateway.ts';
@@ -214,6 +215,7 @@ from (values
 full join {app.metrics} m on m.slug = x.app_catalog_slug`,
   },
   dataAgeView(declaredTables(app, gateway)),
+  ...COVERAGE_VIEWS,
 ];
 
 /** How a view's body names a table it reads: `{app.tokens}`. */

@@ -2,6 +2,7 @@
 // thresholds: which groups are over, judged resource by resource, and why, in words that name
 // the resource (and its token) that lags, how old it is, by which clock. Pure.
 import { age, ago, utc } from '../../lib/ages.ts';
+import { belowCoverage, coverageText, missingText } from './coverage.ts';
 import type { DataTimeKind, FailureCount, GroupStatus, OldestData } from './status.ts';
 
 /** Why a group fails a check, for people and for --json. */
@@ -9,7 +10,7 @@ export interface OverLimit {
   source: string;
   group: string;
   /** The time judged (`clock` in --json): a data time, or a known time (when tesync confirmed the data). */
-  clock: DataTimeKind | 'last confirmed' | 'least recently confirmed';
+  clock: DataTimeKind | 'last confirmed' | 'least recently confirmed' | 'coverage';
   at: Date | null;
   ageHours: number | null;
   /** The resource judged (`token/<slug>/history`), and its token; null when a group as a whole was. */
@@ -91,6 +92,40 @@ export function overMaxUnconfirmed(groups: GroupStatus[], now: Date, hours: numb
   return out;
 }
 
+/**
+ * Groups holding less than `minPct` of what their lists promise, naming what is missing. With
+ * no `minPct`, `fallbackPct` (TE_MIN_COVERAGE) for each group a walk has ended since its lists last changed (an
+ * interrupted one too: what it did not reach is missing), and no check while the walk that
+ * changed them is under way. Pure.
+ */
+export function belowMinCoverage(
+  groups: GroupStatus[],
+  minPct: number | undefined,
+  fallbackPct = 100,
+  limitText: (pct: number) => string = (pct) => `less than --min-coverage ${pct}`,
+): OverLimit[] {
+  const out: OverLimit[] = [];
+  for (const g of groups) {
+    const c = g.coverage;
+    if (!c) continue;
+    const min = minPct ?? (c.walkedSince ? fallbackPct : undefined);
+    if (min === undefined || !belowCoverage(c, min)) continue;
+    const first = c.missingNamed[0];
+    out.push({
+      source: g.source,
+      group: g.group,
+      clock: 'coverage',
+      at: null,
+      ageHours: null,
+      resource: first?.resource ?? null,
+      token: first ? tokenOf(first.resource) : null,
+      reason: `${g.source}.${g.group}: holds ${coverageText(c)} of what its lists promise (${limitText(min)}); missing: ${missingText(c)}`,
+    });
+  }
+  return out;
+}
+
+const tokenOf = (resource: string): string | null => (resource.startsWith('token/') ? (resource.split('/')[1] ?? null) : null);
 
 /** `3 failed ProblemError 401 unauthorized`: the count, then what the failure columns say. */
 export function formatCause(c: FailureCount): string {

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm';
 import { tokens as appTokens } from '../../schema/warehouse/app.ts';
 import { gatewayTokens } from '../../schema/warehouse/gateway.ts';
 import type { Warehouse } from '../connection.ts';
+import { readCoverage, type GroupCoverage } from './coverage.ts';
 import { readTableSizes, type TableSizes } from './table-sizes.ts';
 
 export interface GroupStatus {
@@ -37,6 +38,8 @@ export interface GroupStatus {
   lastError: string | null;
   /** What the health checks judge, resource by resource. */
   checks: GroupChecks;
+  /** What its lists promise against what the warehouse holds; null for a group no list or walk promises. */
+  coverage: GroupCoverage | null;
 }
 
 /**
@@ -155,8 +158,13 @@ export async function readGroups(w: Warehouse): Promise<GroupStatus[]> {
     group by 1, 2, 3, 4, 5, 6
     order by n desc, 3, 4, 5, 6`);
   const checks = await readChecks(w);
+  const coverage = await readCoverage(w);
   const same = (a: Record<string, unknown>, b: Record<string, unknown>) => a.source === b.source && a.grp === b.grp;
-  const groups = ages.map((r): GroupStatus => {
+  // A group whose lists promise resources none of which exists yet (a walk stopped right after
+  // its token list) has no age to show, and is reported all the same.
+  const unfetched: Record<string, unknown>[] = coverage.filter((c) => !ages.some((a) => a.source === c.source && a.grp === c.group)).map((c) => ({ source: c.source, grp: c.group, resources: 0 }));
+  const rows = [...ages, ...unfetched].sort((a, b) => String(a.source).localeCompare(String(b.source)) || String(a.grp).localeCompare(String(b.grp)));
+  const groups = rows.map((r): GroupStatus => {
     const agg = aggregates.find((a) => same(a, r));
     const c = checks.find((x) => same(x, r));
     return {
@@ -178,10 +186,17 @@ export async function readGroups(w: Warehouse): Promise<GroupStatus[]> {
         .map((c) => ({ status: c.status, type: c.error_type, code: c.error_code, httpStatus: c.http_status === null ? null : Number(c.http_status), resources: Number(c.n) })),
       lastError: (agg?.last_error as string | null | undefined) ?? null,
       checks: groupChecks(c),
+      coverage: coverageOf(coverage.find((x) => x.source === r.source && x.group === r.grp)),
     };
   });
   return groups;
 }
+
+const coverageOf = (c: (GroupCoverage & { source: string; group: string }) | undefined): GroupCoverage | null => {
+  if (!c) return null;
+  const { source: _s, group: _g, ...rest } = c;
+  return rest;
+};
 
 const tokenOf = (resource: string): string | null => (resource.startsWith('token/') ? (resource.split('/')[1] ?? null) : null);
 

@@ -284,3 +284,91 @@ select t.table_name, coalesce(t.source, g.source) as source, coalesce(t."group",
 from t
 full join g on g.source = t.source and g."group" = t."group"
 left join f on f.source = g.source and f."group" = g."group";
+
+CREATE OR REPLACE VIEW "analytics"."coverage_resources" AS
+with app_listed as (
+  select slug, coverage_snapshot, coverage_metric_history, coverage_charts from app.tokens where delisted_at is null
+), gateway_listed as (
+  select slug from gateway.tokens where delisted_at is null
+), walked (source) as (
+  select v.source from (values ('app'), ('gateway')) v(source) where exists (select 1 from sync.resource_state s where s.source = v.source)
+), planned_periods as (
+  select p.period from sync.resource_state s cross join lateral jsonb_array_elements_text(s.details->'historyPeriods') p(period)
+  where s.source = 'gateway' and s.resource = 'tokens' and jsonb_typeof(s.details->'historyPeriods') = 'array'
+), gateway_periods as (
+  select period from planned_periods
+  union
+  select split_part(resource, '/', 4) from sync.resource_state
+  where source = 'gateway' and kind = 'history' and active and not exists (select 1 from planned_periods)
+), changed as (
+  select (select max(fetched_at) from app.tokens) as app_tokens, (select max(fetched_at) from app.charts) as app_charts,
+    (select max(fetched_at) from gateway.tokens) as gateway_tokens, (select max(fetched_at) from gateway.charts) as gateway_charts
+), promised (source, "group", resource, token_slug, list_changed_at) as (
+  select w.source, g."group", g.resource, null::text, null::timestamptz
+  from walked w join (values
+    ('app', 'catalog', 'metrics'),
+    ('app', 'tokens', 'tokens'),
+    ('app', 'screener', 'screener'),
+    ('gateway', 'tokens', 'tokens'),
+    ('gateway', 'screener', 'screener'),
+    ('gateway', 'contract', 'openapi')
+  ) g(source, "group", resource) on g.source = w.source
+  union all
+  select 'app', 'snapshot', r.* from (select 'token/' || t.slug || '/snapshot', t.slug, c.app_tokens from app_listed t, changed c where t.coverage_snapshot) r
+  union all
+  select 'app', 'history', r.* from (select 'token/' || t.slug || '/history', t.slug, c.app_tokens from app_listed t, changed c where t.coverage_metric_history) r
+  union all
+  select 'app', 'charts', r.* from (select 'token/' || t.slug || '/charts', t.slug, c.app_tokens from app_listed t, changed c where t.coverage_charts) r
+  union all
+  select 'app', 'chart', r.* from (select 'token/' || t.slug || '/chart/' || ch.chart_key, t.slug, greatest(c.app_tokens, c.app_charts)
+    from app_listed t join app.charts ch on ch.token_slug = t.slug, changed c where t.coverage_charts) r
+  union all
+  select 'app', 'bundle', r.* from (select 'token/' || t.slug || '/bundle', t.slug, c.app_tokens from app_listed t, changed c) r
+  union all
+  select 'gateway', 'page', r.* from (select 'token/' || t.slug || '/page', t.slug, c.gateway_tokens from gateway_listed t, changed c) r
+  union all
+  select 'gateway', 'history', r.* from (select 'token/' || t.slug || '/history/' || p.period, t.slug, c.gateway_tokens from gateway_listed t cross join gateway_periods p, changed c) r
+  union all
+  select 'gateway', 'charts', r.* from (select 'token/' || t.slug || '/charts', t.slug, c.gateway_tokens from gateway_listed t, changed c) r
+  union all
+  select 'gateway', 'chart', r.* from (select 'token/' || t.slug || '/chart/' || ch.chart_key || '/' || tf.timeframe, t.slug, greatest(c.gateway_tokens, c.gateway_charts)
+    from gateway_listed t join gateway.charts ch on ch.token_slug = t.slug cross join lateral unnest(ch.mirrored_timeframes) tf(timeframe), changed c) r
+)
+select p.source, p."group", p.resource, p.token_slug, s.status, s.last_success_at, s.verified_at,
+  coalesce(s.status not in ('not_found', 'skipped', 'unauthorized', 'no_credits', 'missing_scope'), true) as offered,
+  coalesce(s.status not in ('not_found', 'skipped', 'unauthorized', 'no_credits', 'missing_scope') and s.last_success_at is not null, false) as held,
+  case
+    when s.resource is null then 'never fetched'
+    when s.status = 'not_found' then 'upstream says it does not exist (not_found)'
+    when s.status = 'skipped' then 'skipped by configuration (skipped)'
+    when s.status in ('not_found', 'skipped', 'unauthorized', 'no_credits', 'missing_scope') then 'declined to this key (' || s.status || ')'
+    when s.last_success_at is null then s.status || coalesce(' (' || nullif(concat_ws(' ', s.error_type, s.http_status::text, s.error_code), '') || ')', '') || ', nothing held'
+  end as why,
+  p.list_changed_at
+from promised p
+left join sync.resource_state s on s.source = p.source and s.resource = p.resource;
+
+CREATE OR REPLACE VIEW "analytics"."coverage" AS
+with g as (
+  select source, "group",
+    count(*) filter (where offered)::int as expected,
+    count(*) filter (where held)::int as covered,
+    count(*) filter (where offered and not held)::int as missing,
+    count(*) filter (where not offered)::int as not_offered,
+    max(list_changed_at) as list_changed_at
+  from analytics.coverage_resources
+  group by source, "group"
+)
+select g.source, g."group", g.expected, g.covered, g.missing, g.not_offered,
+  case when g.expected = 0 then 100.0 else round(100.0 * g.covered / g.expected, 1) end as coverage_pct,
+  g.list_changed_at,
+  exists (
+    select 1 from sync.runs r
+    cross join lateral (select coalesce(r.options->'groups', r.options->'only') as groups, r.options->'tokens' as tokens) o
+    where r.finished_at is not null and g.source = any(r.sources)
+      and (g.list_changed_at is null or r.finished_at > g.list_changed_at)
+      and (jsonb_typeof(o.tokens) is distinct from 'array' or jsonb_array_length(o.tokens) = 0)
+      and (jsonb_typeof(o.groups) is distinct from 'array' or jsonb_array_length(o.groups) = 0
+        or o.groups ? g."group" or o.groups ? (g.source || '.' || g."group") or g."group" in ('catalog', 'tokens'))
+  ) as walked_since
+from g;

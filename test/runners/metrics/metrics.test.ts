@@ -44,6 +44,27 @@ describe('jobLabels', () => {
   });
 });
 
+describe('coverage gauges', () => {
+  it('per source and group: promised, held, and held per promised (1 when nothing is promised)', async () => {
+    let reads = 0;
+    const coverage = async () => {
+      reads++;
+      return [
+        { source: 'app', group: 'snapshot', expected: 200, covered: 47 },
+        { source: 'gateway', group: 'contract', expected: 0, covered: 0 },
+      ];
+    };
+    const m = createMetrics({ queueCounts: async () => [], lastSuccess: async () => [], budgets: () => [], coverage });
+    const text = await m.registry.metrics();
+    expect(text).toContain('tesync_coverage_expected_resources{source="app",group="snapshot"} 200');
+    expect(text).toContain('tesync_coverage_held_resources{source="app",group="snapshot"} 47');
+    expect(text).toContain('tesync_coverage_ratio{source="app",group="snapshot"} 0.235');
+    expect(text).toContain('tesync_coverage_ratio{source="gateway",group="contract"} 1');
+    // One read of the warehouse per scrape, for the three gauges.
+    expect(reads).toBe(1);
+  });
+});
+
 describe('/healthz', () => {
   it('says why a check failed, in one line: the cause under the query wrapper, with its code', async () => {
     // A Postgres nothing listens for, through the same drizzle path as the worker's check.

@@ -150,5 +150,41 @@ export const analytics: SchemaDescription = {
         unconfirmed: 'resources tesync has never confirmed (never fetched successfully nor found unchanged)',
       },
     },
+    coverage_resources: {
+      summary: 'each resource the lists promise, held or not',
+      description:
+        'One row per resource a list promises: for each source walked, its catalog, token list, screener (and the gateway\'s OpenAPI document); for each listed token (`delisted_at` null), the routes its coverage flags say exist (app: `coverage_snapshot`, `coverage_metric_history`, `coverage_charts`; a research bundle for every token), every gateway route times the history periods the gateway\'s token list last planned (`TE_GATEWAY_HISTORY_PERIODS`); for each chart a listed token\'s catalog lists, its data (gateway: per timeframe mirrored, `gateway.charts.mirrored_timeframes`). Beside each, its `sync.resource_state`: a resource with no state was never fetched. No as-of form: it reads `sync.resource_state`, which keeps no versions.',
+      key: ['source', 'resource'],
+      columns: {
+        source: '`app` or `gateway`',
+        group: 'the resource group (`sync.resource_state.kind`)',
+        resource: 'the resource, as `sync.resource_state.resource` names it: `token/<slug>/snapshot`, `token/<slug>/chart/<key>/<timeframe>`',
+        token_slug: 'the token it belongs to; null for a resource of no token',
+        status: 'its status in `sync.resource_state`; null: never fetched',
+        last_success_at: 'its last fetch written; null: nothing of it was ever written',
+        verified_at: 'when tesync last confirmed it (known time)',
+        offered: 'false when upstream or the configuration excuses it: upstream says it does not exist (`not_found`), declines it to the key (`unauthorized`, `no_credits`, `missing_scope`), or tesync skips it (`skipped`); such a resource is not expected',
+        held: 'whether the warehouse holds it: offered, and written at least once (`last_success_at`); what it holds may be old (`analytics.data_age`, `tesync status --max-age` judge that)',
+        why: 'why it is not held, in words: `never fetched`, `failed (ProblemError 422 unprocessable_history), nothing held`, or why it is not offered; null when held',
+        list_changed_at: 'when the lists that promise it last changed (known time): the newest `fetched_at` of its token list, and of its chart catalogs for a chart',
+      },
+    },
+    coverage: {
+      summary: 'per group, what the lists promise against what the warehouse holds',
+      description:
+        'One row per source and resource group with anything promised (`analytics.coverage_resources`): `covered` of `expected`, and the missing ones by name in `coverage_resources` (`where offered and not held`). A walk stopped half-way leaves the resources it did not reach missing: freshness (`data_age`) judges only the resources that exist. `tesync status --min-coverage`, the status page and `/metrics` (`tesync_coverage_*`) read it. No as-of form.',
+      key: ['source', 'group'],
+      columns: {
+        source: '`app` or `gateway`',
+        group: 'the resource group (`sync.resource_state.kind`)',
+        expected: 'resources promised and offered',
+        covered: 'of those, the ones the warehouse holds',
+        missing: '`expected` less `covered`: never fetched, or never written',
+        not_offered: 'resources promised that upstream or the configuration excuses (see `coverage_resources.offered`); not expected',
+        coverage_pct: '`covered` per 100 `expected`, to one decimal; 100 when nothing is expected',
+        list_changed_at: 'when the group\'s lists last changed (known time); null for a group no list promises (catalogs, token lists, screeners)',
+        walked_since: 'whether a run that walked the group (its source, every token, and the group or every group) has ended since its lists last changed, whatever its status: below 100 is then something missing, not a walk under way. `tesync status` fails a group below 100 by default only then',
+      },
+    },
   },
 };
