@@ -1,12 +1,21 @@
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
+import { is, sql } from 'drizzle-orm';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as warehouseSchema from '../../src/schema/warehouse/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
-const SYNC_TABLES = ['archive_days', 'contract_changes', 'rate_budgets', 'raw_responses', 'requests', 'resource_fields', 'resource_kinds', 'resource_state', 'run_counts', 'run_jobs', 'runs', 'upstream_binding_log', 'upstream_bindings'];
+// The sync schema's tables as declared (src/schema/warehouse/), each declared once: the
+// migrations must create exactly those.
+const SYNC_TABLES = Object.values(warehouseSchema)
+  .filter((t): t is PgTable => is(t, PgTable))
+  .map((t) => getTableConfig(t))
+  .filter((c) => c.schema === 'sync')
+  .map((c) => c.name)
+  .sort();
 
 async function describeWarehouse(w: Warehouse) {
   const schemas = await w.query<{ name: string }>(
