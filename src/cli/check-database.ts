@@ -6,7 +6,8 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { Config } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
-import { openWarehouse, type Warehouse } from '../store/connection.ts';
+import { describePostgresUrl, openWarehouse, type Warehouse } from '../store/connection.ts';
+import type { SessionRoute } from '../store/sessions.ts';
 import { layoutOf } from '../store/server/embedded-folder.ts';
 import { readMigrationState, type MigrationState } from '../store/schema/migration-state.ts';
 import { describeUpstream, identityFromText, sameUpstream, upstreamIdentity } from '../store/books/upstream-identity.ts';
@@ -34,11 +35,27 @@ export async function checkDatabase(config: Pick<Config, 'databaseUrl' | 'databa
   try {
     const state = await readMigrationState(warehouse);
     const out = [judgeSchema(state, warehouse.location, variable)];
+    const sessions = sessionsCheck(warehouse.sessions);
+    if (sessions) out.push(sessions);
     if (state.state !== 'none') out.push(...judgeBindings(await readBindings(warehouse), config));
     return out;
   } finally {
     await warehouse.close();
   }
+}
+
+/**
+ * Pure: where tesync's sessions go when that is not simply DATABASE_URL reached directly
+ * (src/store/sessions.ts): past a transaction pooler, or through a pooler in session mode.
+ */
+export function sessionsCheck(route: SessionRoute | undefined): CheckResult | undefined {
+  if (route?.variable === 'TE_DATABASE_SESSION_URL') {
+    return database('TE_DATABASE_SESSION_URL', 'ok', `Postgres at ${describePostgresUrl(route.url)} keeps sessions and is DATABASE_URL's database: locks, LISTEN, COPY and the Postgres queue backend go there, the rest through DATABASE_URL`);
+  }
+  if (route?.pool?.kind === 'session pooler') {
+    return database('DATABASE_URL', 'ok', 'goes through a pooler in session mode, which keeps a server session per connection: tesync uses it as a direct connection (the Postgres queue backend needs TE_DATABASE_SESSION_URL where the pooler refuses BullMQ\'s startup parameter `options`)');
+  }
+  return undefined;
 }
 
 /** Pure: what the warehouse's schema means for the next sync. */
