@@ -22,6 +22,7 @@
 // the embedded server it just started left running); a command that never listens ends by itself.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { wrapToWidth } from '../lib/display-width.ts';
 
 /** How often the watch looks at the processes above it. */
 export const WATCH_MS = 250;
@@ -94,6 +95,17 @@ function look(shellPid: number | undefined): Look {
 
 type Signal = 'SIGINT' | 'SIGTERM';
 
+/**
+ * Pure: a line as the watch writes it to `out`. On a terminal it goes where a progress line may
+ * be drawn: that line is cleared first, not written onto (the command draws it again below),
+ * and the line is broken between words within the terminal's width.
+ */
+export function onTerminal(line: string, out: { isTTY?: boolean; columns?: number }): string {
+  if (!out.isTTY) return line;
+  const columns = out.columns && out.columns > 0 ? out.columns : 80;
+  return `\r\x1b[K${wrapToWidth(line.trimEnd(), columns - 1, '  ').join('\n')}\n`;
+}
+
 export interface LauncherWatch {
   stop(): void;
 }
@@ -109,7 +121,7 @@ export interface LauncherWatchOptions {
  * header says. Returns undefined when there is nothing to watch (already orphaned).
  */
 export function watchLauncher(options: LauncherWatchOptions = {}): LauncherWatch | undefined {
-  const say = options.say ?? ((line: string) => void process.stderr.write(line));
+  const say = options.say ?? ((line: string) => void process.stderr.write(onTerminal(line, process.stderr)));
   const intervalMs = options.intervalMs ?? WATCH_MS;
   const parent = process.ppid;
   // Windows has no orphans to find (a parent's pid stays) and no signals to pass on.
@@ -163,12 +175,12 @@ export function watchLauncher(options: LauncherWatchOptions = {}): LauncherWatch
     }
     if (change === 'gone') {
       pending = 'SIGTERM';
-      say('tesync: the npm process that started this command has ended: stopping as on SIGTERM\n');
+      say('tesync: npm, which started this command, has ended: stopping as on SIGTERM\n');
       return deliver();
     }
     if (change === 'woken' && !late && !continued && suspect) {
       pending = 'SIGINT';
-      say('tesync: the npm process that started this command was interrupted: stopping as on Ctrl-C\n');
+      say('tesync: npm, which started this command, was interrupted: stopping as on Ctrl-C\n');
       return deliver();
     }
     // Seen once: passed on at the next look, unless a signal of tesync's own explains it by then.

@@ -145,7 +145,7 @@ describe.runIf(process.platform === 'linux')('a tesync started through npx ends 
     expect(left).toEqual([]);
     // npx itself ends by the signal, as npm does; the worker stopped as on a SIGTERM of its own.
     expect(await worker.exited).toEqual({ code: null, signal: 'SIGTERM' });
-    expect(worker.err()).toContain('tesync: the npm process that started this command has ended: stopping as on SIGTERM');
+    expect(worker.err()).toContain('tesync: npm, which started this command, has ended: stopping as on SIGTERM');
     expect(worker.err()).toMatch(/"msg":"worker stopped"/);
   }, patience(180_000));
 
@@ -168,6 +168,6 @@ describe.runIf(process.platform === 'linux')('a tesync started through npx ends 
     const left = await leftAfter(folder.dir);
     expect(left).toEqual([]);
     expect(await sql.exited).toEqual({ code: null, signal: 'SIGINT' });
-    expect(sql.err()).toContain('tesync: the npm process that started this command was interrupted: stopping as on Ctrl-C');
+    expect(sql.err()).toContain('tesync: npm, which started this command, was interrupted: stopping as on Ctrl-C');
   }, patience(180_000));
 });

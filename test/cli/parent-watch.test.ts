@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isShellCommand, launcherChange, parseStat, parseWakeups, type Look } from '../../src/cli/parent-watch.ts';
+import { isShellCommand, launcherChange, onTerminal, parseStat, parseWakeups, type Look } from '../../src/cli/parent-watch.ts';
 import { patience } from '../helpers/patience.ts';
 
 describe('a look at the processes above', () => {
@@ -24,6 +24,13 @@ describe('a look at the processes above', () => {
     expect(launcherChange({ ppid: 40 }, { ppid: 40 })).toBeUndefined();
     expect(launcherChange({ ppid: 40 }, { ppid: 41 })).toBe('gone');
     expect(launcherChange(first, { ppid: 40 })).toBeUndefined();
+  });
+
+  it('its line on a terminal: the progress line cleared first, broken within the columns', () => {
+    const line = 'tesync: npm, which started this command, has ended: stopping as on SIGTERM\n';
+    expect(onTerminal(line, {})).toBe(line);
+    expect(onTerminal(line, { isTTY: true, columns: 80 })).toBe(`\r\x1b[K${line}`);
+    expect(onTerminal(line, { isTTY: true, columns: 40 })).toBe('\r\x1b[Ktesync: npm, which started this\n  command, has ended: stopping as on\n  SIGTERM\n');
   });
 
   it('reads /proc: stat past a command name with spaces and parentheses, the context switches, a shell running a command line', () => {
@@ -99,7 +106,7 @@ describe.runIf(process.platform === 'linux')('under `sh -c`, as npm runs a comma
     process.kill(w.shell.pid!, 'SIGINT');
     await ended(w);
     expect(w.signals()).toEqual(['SIGINT']);
-    expect(w.stderr()).toContain('the npm process that started this command was interrupted: stopping as on Ctrl-C');
+    expect(w.stderr()).toContain('npm, which started this command, was interrupted: stopping as on Ctrl-C');
   });
 
   it('SIGTERM to the shell, which dies of it: the command receives SIGTERM', async () => {
@@ -108,7 +115,7 @@ describe.runIf(process.platform === 'linux')('under `sh -c`, as npm runs a comma
     process.kill(w.shell.pid!, 'SIGTERM');
     await ended(w);
     expect(w.signals()).toEqual(['SIGTERM']);
-    expect(w.stderr()).toContain('the npm process that started this command has ended: stopping as on SIGTERM');
+    expect(w.stderr()).toContain('npm, which started this command, has ended: stopping as on SIGTERM');
   });
 
   it("a terminal's Ctrl-C, to the whole job: the command's own SIGINT, not a second one from the watch", async () => {

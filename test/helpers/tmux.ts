@@ -1,7 +1,7 @@
 // A real terminal for tests: tesync in a detached tmux pane of a given width, as a person
 // sees it. tmux is a Debian package (.ci/run installs it).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BIN } from './cli.ts';
@@ -18,12 +18,30 @@ export function requireTmux(): void {
 
 export type TmuxPane = ReturnType<typeof tmuxPane>;
 
+/** The `sh -c` a pane started with `npm: marker` runs tesync under (Linux: from /proc); undefined when gone. */
+export function shellOf(marker: string): number | undefined {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (path.basename(argv[0] ?? '') === 'sh' && argv[1] === '-c' && (argv[2] ?? '').endsWith(`# ${marker}`)) return Number(name);
+  }
+  return undefined;
+}
+
 /**
  * `tesync ARGS` in a detached tmux pane `columns` wide, under bash (a terminal's shell, which
  * goes on after a command that handled Ctrl-C itself), then `tesync exited N`; `screen()`
- * captures the pane, joining the lines the terminal wrapped.
+ * captures the pane, joining the lines the terminal wrapped. `npm`: started as npm starts a
+ * command (`sh -c`, npm's environment: tesync watches the processes above it), the shell's
+ * command line marked with it (shellOf finds that shell).
  */
-export function tmuxPane(socket: string, dir: string, columns: number, env: Record<string, string>, args: string[]) {
+export function tmuxPane(socket: string, dir: string, columns: number, env: Record<string, string>, args: string[], options: { npm?: string } = {}) {
+  const command = `${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(' ')}`;
   const script = path.join(dir, `run-${args[0]}.sh`);
   writeFileSync(
     script,
@@ -32,7 +50,7 @@ export function tmuxPane(socket: string, dir: string, columns: number, env: Reco
       '#!/bin/bash',
       `cd ${shellQuote(dir)}`,
       ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
-      `${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(' ')}`,
+      options.npm === undefined ? command : `npm_lifecycle_event=npx sh -c ${shellQuote(`${command}; true # ${options.npm}`)}`,
       'echo "tesync exited $?"',
       // The pane stays for the captures after the exit; the test's teardown kills the server.
       `sleep ${patience(120)}`,
