@@ -1,8 +1,9 @@
 // `tesync reset --queues`: removes what the workers keep under TE_QUEUE_PREFIX in their queue
 // backend (Redis keys `<prefix>:...`, or the Postgres schema `bullmq_<prefix>` and the prefix's
 // budget and run-ledger rows), for a deployment that was stopped for good, or to start its
-// queues and budgets afresh. Refuses while tesync processes still use the prefix: what they
-// keep would come back half-made.
+// queues and budgets afresh. Refuses while tesync processes still use the prefix, naming what
+// holds each connection (what they keep would come back half-made); a dry run refuses nothing:
+// it counts, and says what a reset now would be refused for.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from '../lib/config.ts';
@@ -17,18 +18,23 @@ import { UsageError, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync reset --queues [--dry-run] [--force]
 
-Removes what the workers keep under TE_QUEUE_PREFIX in their queue backend: the BullMQ queues,
-their jobs and job schedulers, the shared rate budgets and the run counters. With REDIS_URL set:
-every Redis key "<prefix>:..."; without it: the Postgres schema bullmq_<prefix> and the prefix's
-rows of sync.rate_budgets, sync.run_counts and sync.run_jobs. Other prefixes are left alone.
-Runs of these workers still "running" in the warehouse lost their jobs with the queues: they
-are closed as failed (nothing else in the warehouse changes). A worker started later makes
-its queues again and registers its schedules.
+Removes what the workers keep under TE_QUEUE_PREFIX in their queue backend: the
+BullMQ queues, their jobs and job schedulers, the shared rate budgets and the
+run counters. With REDIS_URL set: every Redis key "<prefix>:..."; without it:
+the Postgres schema bullmq_<prefix> and the prefix's rows of sync.rate_budgets,
+sync.run_counts and sync.run_jobs. Other prefixes are left alone. Runs of these
+workers still "running" in the warehouse lost their jobs with the queues: they
+are closed as failed (nothing else in the warehouse changes). A worker started
+later makes its queues again and registers its schedules.
+Refused while tesync processes use the prefix (workers, enqueue --wait, sync,
+status --serve), naming what holds each connection.
   --queues   what to reset (required)
-  --redis    the same, refused unless REDIS_URL is set (its name before the Postgres backend)
-  --dry-run  count, remove nothing
-  --force    remove even while tesync processes are connected under the prefix or hold job
-             locks (or when Redis does not allow CLIENT LIST)`;
+  --redis    the same, refused unless REDIS_URL is set (its name before the
+             Postgres backend)
+  --dry-run  count, remove nothing, refuse nothing: says what a reset now would
+             be refused for
+  --force    remove even while tesync processes are connected under the prefix
+             or hold job locks (or when Redis does not allow CLIENT LIST)`;
 
 export async function runReset({ config, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
@@ -66,17 +72,21 @@ async function resetRedis(config: Config, url: string, options: ResetOptions): P
   const redis = await connectRedis(config.redis!, ownName);
   try {
     const { keys, locks } = await countPrefixKeys(redis, prefix);
+    let refusal: Refusal | undefined;
     if (!options.force) {
       const listed = await prefixClients(redis, prefix, ownName);
-      const refusal =
-        'error' in listed ? [`could not list the connections to Redis (CLIENT LIST: ${listed.error}), so cannot tell whether workers still use the prefix`] : connectionLines(listed.clients);
-      if (locks > 0) refusal.push(`${locks} job lock${locks === 1 ? '' : 's'} held (a worker is running jobs, or died less than TE_WORKER_LOCK_MS ago)`);
-      if (refusal.length > 0) return refuse(`the Redis keys under "${prefix}:" at ${where}`, 'this Redis', refusal);
+      const lines =
+        'error' in listed ? [`could not list the connections to Redis (CLIENT LIST: ${listed.error}), so cannot tell whether workers still use the prefix`] : connectionLines(listed.clients, prefix);
+      if (locks > 0) lines.push(`${locks} job lock${locks === 1 ? '' : 's'} held (a worker is running jobs, or died less than TE_WORKER_LOCK_MS ago)`);
+      const holders = 'error' in listed ? [] : holdersOf(listed.clients, prefix);
+      if (lines.length > 0) refusal = { what: `the Redis keys under "${prefix}:" at ${where}`, using: 'this Redis', lines, holders };
     }
     if (options.dryRun) {
       process.stdout.write(`${keys} Redis key${keys === 1 ? '' : 's'} under "${prefix}:" at ${where} (${prefixPattern(prefix)}); nothing removed (--dry-run)\n`);
+      if (refusal) wouldRefuse(refusal);
       return 0;
     }
+    if (refusal) return refuse(refusal);
     const removed = await removePrefixKeys(redis, prefix);
     process.stdout.write(
       removed === 0
@@ -96,15 +106,19 @@ async function resetPostgres(config: Config, options: ResetOptions): Promise<num
   const warehouse = await openWarehouse({ databaseUrl: config.databaseUrl, sessionUrl: config.databaseSessionUrl, dataDir: config.dataDir, maxConnections: 1 });
   try {
     const where = `the schema ${schema} of ${warehouse.location}`;
+    let refusal: Refusal | undefined;
     if (!options.force) {
-      const refusal = connectionLines(await queueSessions(warehouse, prefix));
-      if (refusal.length > 0) return refuse(`the queues of "${prefix}" in ${where}`, 'this warehouse', refusal);
+      const sessions = await queueSessions(warehouse, prefix);
+      const lines = connectionLines(sessions, prefix);
+      if (lines.length > 0) refusal = { what: `the queues of "${prefix}" in ${where}`, using: 'this warehouse', lines, holders: holdersOf(sessions, prefix) };
     }
     const { exists, jobs } = await countQueueJobs(warehouse, prefix);
     if (options.dryRun) {
       process.stdout.write(exists ? `${jobs} job${jobs === 1 ? '' : 's'} in ${where}; nothing removed (--dry-run)\n` : `No queues of "${prefix}" in ${warehouse.location} (no schema ${schema}); nothing removed (--dry-run)\n`);
+      if (refusal) wouldRefuse(refusal);
       return 0;
     }
+    if (refusal) return refuse(refusal);
     await removeQueues(warehouse, prefix);
     process.stdout.write(
       exists
@@ -119,22 +133,62 @@ async function resetPostgres(config: Config, options: ResetOptions): Promise<num
   }
 }
 
-/** The lines naming the connections that still use the prefix (none: none). */
-function connectionLines(clients: readonly PrefixClient[]): string[] {
+/**
+ * Pure: the command that holds a connection, by the name tesync gave it (src/runners/bullmq
+ * names the workers', sync-budget.ts the budgets' of sync and status --serve); undefined when
+ * the name does not say.
+ */
+export function holderOf(client: Pick<PrefixClient, 'name' | 'worker'>, prefix: string): string | undefined {
+  if (client.worker) return 'tesync worker';
+  const rest = client.name.startsWith(`${prefix}:`) ? client.name.slice(prefix.length + 1) : undefined;
+  if (rest === undefined) return undefined;
+  if (rest === 'tesync') return 'tesync worker';
+  if (rest === 'tesync-enqueue') return 'tesync enqueue';
+  if (rest === 'tesync-sync' || rest.startsWith('budget sync ')) return 'tesync sync';
+  if (rest === 'tesync-status-serve' || rest.startsWith('budget status-serve ')) return 'tesync status --serve';
+  return undefined;
+}
+
+/** Pure: the commands holding the connections, each once, in the order found. */
+export function holdersOf(clients: readonly Pick<PrefixClient, 'name' | 'worker'>[], prefix: string): string[] {
+  return [...new Set(clients.map((c) => holderOf(c, prefix)).filter((h): h is string => h !== undefined))];
+}
+
+/** The lines naming the connections that still use the prefix, and what holds each (none: none). */
+function connectionLines(clients: readonly PrefixClient[], prefix: string): string[] {
   if (clients.length === 0) return [];
   const workers = clients.filter((c) => c.worker).length;
   const lines = [`${clients.length} connection${clients.length === 1 ? '' : 's'} under the prefix (${workers} from workers):`];
-  for (const c of clients.slice(0, 10)) lines.push(`  ${c.name} from ${c.addr}, connected ${c.ageS}s ago`);
+  for (const c of clients.slice(0, 10)) {
+    const holder = holderOf(c, prefix);
+    lines.push(`  ${c.name} from ${c.addr}, connected ${c.ageS}s ago${holder ? ` (${holder})` : ''}`);
+  }
   if (clients.length > 10) lines.push(`  ... and ${clients.length - 10} more`);
   return lines;
 }
 
-function refuse(what: string, using: string, refusal: readonly string[]): number {
-  process.stderr.write(
-    `tesync: reset refused: tesync still uses ${what}:\n${refusal.map((l) => `  ${l}\n`).join('')}` +
-      `Stop the workers (and any tesync enqueue --wait or sync using ${using}) and run it again, or add --force.\n`,
-  );
+/** Why a reset is refused: what is in use, where, the lines naming it, and the commands to stop. */
+interface Refusal {
+  what: string;
+  using: string;
+  lines: string[];
+  holders: string[];
+}
+
+/** Pure: what to stop, naming the commands found (a worker, enqueue, sync, status --serve), or every kind that could hold one. */
+export function stopAdvice(holders: readonly string[], using: string): string {
+  const named = holders.length > 0 ? holders.join(', ') : `the workers, and any tesync enqueue --wait, sync or status --serve using ${using}`;
+  return `Stop what holds them (${named}), then run it again, or add --force.`;
+}
+
+function refuse(r: Refusal): number {
+  process.stderr.write(`tesync: reset refused: tesync still uses ${r.what}:\n${r.lines.map((l) => `  ${l}\n`).join('')}${stopAdvice(r.holders, r.using)}\n`);
   return 1;
+}
+
+/** A dry run refuses nothing: it says what a reset now would be refused for, on stdout beside its count. */
+function wouldRefuse(r: Refusal): void {
+  process.stdout.write(`A reset now would be refused: tesync still uses ${r.what}:\n${r.lines.map((l) => `  ${l}\n`).join('')}${stopAdvice(r.holders, r.using)}\n`);
 }
 
 /**

@@ -55,7 +55,7 @@ export function pageUrl(host: string, port: number): string {
 export async function serveStatusPage(config: Config, logger: Logger, warehouse: Warehouse, options: ServeOptions): Promise<number> {
   const port = servePort(options.port, config.worker.metricsPort);
   const host = serveHost(options.host);
-  const shared = await syncBudget(config, warehouse);
+  const shared = await syncBudget(config, warehouse, {}, 'status-serve');
   try {
     const server = await startMetricsServer({
       port,

@@ -21,18 +21,27 @@ export interface SyncBudget {
   close(): Promise<void>;
 }
 
-export async function syncBudget(config: Config, warehouse: Pick<Warehouse, 'session'>, timing: { timeoutMs?: number; refusedGraceMs?: number } = {}): Promise<SyncBudget> {
+/**
+ * `holder`: the command, in the name of its connection (`<prefix>:tesync-sync`, or a session
+ * `<prefix>:budget sync <id>`), so that `tesync reset --queues` can say what to stop.
+ */
+export async function syncBudget(
+  config: Config,
+  warehouse: Pick<Warehouse, 'session'>,
+  timing: { timeoutMs?: number; refusedGraceMs?: number } = {},
+  holder: 'sync' | 'status-serve' = 'sync',
+): Promise<SyncBudget> {
   const own = (notShared?: string): SyncBudget => ({ budget: new InProcessBudget(), kind: 'own', ...(notShared ? { notShared } : {}), close: async () => {} });
   const target = config.redis;
   const prefix = config.worker.queuePrefix;
   const leaseMs = config.requestTimeoutMs + LEASE_MARGIN_MS;
   if (!target) {
-    const budget = new PostgresBudget({ warehouse, prefix, leaseMs });
+    const budget = new PostgresBudget({ warehouse, prefix, leaseMs, holder });
     return { budget, kind: 'shared', close: () => budget.close().catch(() => {}) };
   }
   let redis: RedisClient;
   try {
-    redis = await connectRedis(target, `${target.keyPrefix}:tesync-sync`, timing);
+    redis = await connectRedis(target, `${target.keyPrefix}:tesync-${holder}`, timing);
   } catch (err) {
     // REDIS_URL naming a cluster as one server, or the other way round, is no outage: exit 2.
     if (err instanceof ConfigError) throw err;

@@ -16,13 +16,29 @@ import { clientsUnder, escapeGlob, prefixPattern } from '../../src/runners/bullm
 import { describeRedis } from '../../src/runners/bullmq/redis-backend.ts';
 import { describePostgresUrl } from '../../src/store/connection.ts';
 import { LOST_RUN_ERROR, startRun } from '../../src/store/books/runs.ts';
-import { runCli } from '../helpers/cli.ts';
+import { holderOf, holdersOf, stopAdvice } from '../../src/cli/reset.ts';
+import { runCli, startCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, startWorker } from '../helpers/workers.ts';
 import { queueWalk, runEnded } from '../helpers/queue-walk.ts';
+
+describe('who holds a connection (pure)', () => {
+  it('by the name tesync gave it; the advice names what to stop', () => {
+    const c = (name: string, worker = false) => ({ name, worker });
+    expect(holderOf(c('walk:w:tesync@host-a.17', true), 'tesync')).toBe('tesync worker');
+    expect(holderOf(c('tesync:tesync-enqueue'), 'tesync')).toBe('tesync enqueue');
+    expect(holderOf(c('tesync:tesync-status-serve'), 'tesync')).toBe('tesync status --serve');
+    expect(holderOf(c('tesync:budget status-serve 0a1b2c3d4e5f'), 'tesync')).toBe('tesync status --serve');
+    expect(holderOf(c('tesync:budget sync 0a1b2c3d4e5f'), 'tesync')).toBe('tesync sync');
+    expect(holderOf(c('tesync:budget 0a1b2c3d4e5f'), 'tesync')).toBeUndefined();
+    expect(holdersOf([c('tesync:tesync-status-serve'), c('tesync:budget status-serve 1'), c('tesync:tesync-enqueue')], 'tesync')).toEqual(['tesync status --serve', 'tesync enqueue']);
+    expect(stopAdvice(['tesync status --serve'], 'this warehouse')).toBe('Stop what holds them (tesync status --serve), then run it again, or add --force.');
+    expect(stopAdvice([], 'this Redis')).toBe('Stop what holds them (the workers, and any tesync enqueue --wait, sync or status --serve using this Redis), then run it again, or add --force.');
+  });
+});
 
 describe('prefix keys (pure)', () => {
   it('matches only the prefix followed by a colon, with glob characters taken literally', () => {
@@ -317,6 +333,41 @@ describe('tesync reset', () => {
       });
     });
 
+    describe.each(QUEUE_BACKENDS)('queues on %s, beside tesync status --serve', (backend) => {
+      const side = SIDES[backend];
+      it('a dry run counts and refuses nothing, saying what a reset would be refused for; the refusal names status --serve', async () => {
+        const p = newPrefix(backend);
+        const mine = await side.seed(p, 'small');
+        const seeded = await side.left(p);
+        const env = side.env(p);
+        const serve = startCli(['status', '--serve', '--port', '0'], env, { timeoutMs: 90_000 });
+        try {
+          await serve.waitFor(/Status page of .*: http:\/\/\S+/, 60_000);
+          const url = /Status page of .*: (http:\/\/\S+)/.exec(serve.stdout())![1]!;
+          // The page read once: its rate budget's connection is open, as a person's look leaves it.
+          expect((await fetch(url)).status).toBe(200);
+
+          const dry = await runCli(['reset', '--queues', '--dry-run'], env);
+          expect(dry.code, dry.stderr).toBe(0);
+          expect(side.dryCount(dry.stdout)).toBe(mine);
+          expect(dry.stdout).toContain('nothing removed (--dry-run)');
+          expect(dry.stdout).toContain('A reset now would be refused: tesync still uses ');
+          expect(dry.stdout).toMatch(/connected \d+s ago \(tesync status --serve\)/);
+          expect(dry.stdout).toContain('Stop what holds them (tesync status --serve), then run it again, or add --force.');
+
+          const r = await runCli(['reset', '--queues'], env);
+          expect(r.code).toBe(1);
+          expect(r.stderr).toContain(side.refused(p));
+          expect(r.stderr).toContain('Stop what holds them (tesync status --serve), then run it again, or add --force.');
+          expect(r.stdout).toBe('');
+          expect(await side.left(p)).toBe(seeded);
+        } finally {
+          serve.child.kill('SIGINT');
+          await serve.exited;
+        }
+      });
+    });
+
     describe('queues on redis only', () => {
       it('refuses while a job lock is held, with no worker connected (a worker died less than TE_WORKER_LOCK_MS ago)', async () => {
         const p = newPrefix('redis');
@@ -368,7 +419,10 @@ describe('tesync reset', () => {
           expect(Number(counted![2])).toBeGreaterThanOrEqual(1);
           // Each connection it names is one of the prefix's (at most 10 are named, in no set
           // order: the worker's own may be among those left unnamed).
-          const named = [...refused.stderr.matchAll(/^ {4}(.+) from \S+, connected \d+s ago$/gm)].map((m) => m[1]!);
+          // Each with what holds it, where its name says (a worker's, here).
+          const named = [...refused.stderr.matchAll(/^ {4}(.+) from \S+, connected \d+s ago(?: \((tesync [a-z -]+)\))?$/gm)].map((m) => m[1]!);
+          expect(refused.stderr).toMatch(/connected \d+s ago \(tesync worker\)$/m);
+          expect(refused.stderr).toContain('Stop what holds them (tesync worker), then run it again, or add --force.');
           expect(named.length, refused.stderr).toBe(Math.min(10, Number(counted![1])));
           for (const name of named) expect(name.startsWith(`${p}:`) || name.includes(`:w:${p}@`) || name.endsWith(` ${p}`), name).toBe(true);
           expect(await side.marked(p)).toBe(true);

@@ -32,6 +32,8 @@ export interface PostgresBudgetStoreOptions {
   ttlMs: number;
   /** The pacing clock's reading (tests: a skewed one); decisions run on the server's clock. */
   now?: PacingClock['now'];
+  /** The command holding the session, in its name (`status-serve`): `tesync reset --queues` says who to stop. */
+  holder?: string | undefined;
 }
 
 /** A LISTEN that failed is tried again by the first update after this pause. */
@@ -67,7 +69,7 @@ export class PostgresBudgetStore extends VersionedBudgetStore {
     this.sweepEveryMs = Math.min(options.ttlMs, SWEEP_EVERY_MS);
     this.sql = options.warehouse.session({
       // Named under the prefix first (`<prefix>:...`, as tesync names its other sessions), so a cut at 63 bytes keeps it.
-      name: `${options.prefix}:budget ${this.id}`,
+      name: `${options.prefix}:budget ${options.holder ? `${options.holder} ` : ''}${this.id}`,
       onNotify: (channel, payload) => {
         if (channel === this.channel) this.heard(payload);
       },

@@ -12,11 +12,13 @@ export interface PostgresBudgetOptions extends SharedBudgetOptions {
   warehouse: WarehouseSessions;
   /** The budget: every process that shares it uses the same prefix. */
   prefix: string;
+  /** The command holding its session, in the session's name (PostgresBudgetStoreOptions.holder). */
+  holder?: string | undefined;
 }
 
 export class PostgresBudget extends Budget {
   constructor(options: PostgresBudgetOptions) {
     checkSharedLease('PostgresBudget', options.leaseMs);
-    super(new PostgresBudgetStore({ warehouse: options.warehouse, prefix: options.prefix, ttlMs: RECORD_TTL_MS, now: options.now }), options);
+    super(new PostgresBudgetStore({ warehouse: options.warehouse, prefix: options.prefix, ttlMs: RECORD_TTL_MS, now: options.now, holder: options.holder }), options);
   }
 }
