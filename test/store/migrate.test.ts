@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
 
 // The sync schema's tables as declared (src/schema/warehouse/), each declared once: the
 // migrations must create exactly those.
-const SYNC_TABLES = Object.values(warehouseSchema)
+const SYNC_TABLES = (Object.values(warehouseSchema) as unknown[])
   .filter((t): t is PgTable => is(t, PgTable))
   .map((t) => getTableConfig(t))
   .filter((c) => c.schema === 'sync')
