@@ -16,6 +16,7 @@ import { createProgressDisplay } from './progress.ts';
 import { performSync } from './sync-session.ts';
 import { formatSummary, interruptedLine } from './sync.ts';
 import { INTERRUPT_EXIT_CODE, stoppedBeforeTheWalk, watchInterrupts } from './interrupt.ts';
+import { DAILY_ARCHIVE_NAMES } from '../schema/warehouse/history.ts';
 import type { Source } from '../resources/index.ts';
 import { describeHolders, lockSources, type SourceLocks } from '../store/books/source-lock.ts';
 import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
@@ -142,7 +143,9 @@ export async function runDemo({ config, logger, argv }: CommandContext): Promise
       { source: 'app', listed: sim.data.appTokens().length, delisted: delisted.app },
       { source: 'gateway', listed: sim.data.gatewayTokens().length, delisted: delisted.gateway },
     ]);
-    process.stdout.write(fitText(`\n${formatSummary(outcome)}${tokenLine}\n\nRows per table (added this run):\n`, width));
+    // One source for both: the rows written count the daily archives' as the lines below do.
+    const archived = DAILY_ARCHIVE_NAMES.reduce((n, name) => n + Math.max(0, (after[name] ?? 0) - (before[name] ?? 0)), 0);
+    process.stdout.write(fitText(`\n${formatSummary(outcome, { archived })}${tokenLine}\n\nRows per table (added this run):\n`, width));
     const nameWidth = Math.max(0, ...Object.keys(after).map((t) => t.length));
     for (const [table, n] of Object.entries(after)) {
       const added = n - (before[table] ?? 0);

@@ -232,15 +232,19 @@ export function printableStats(stats: WalkStats): WalkStats {
 /**
  * Pure: the text summary of a walk; each failure's text recordable, as printableStats.
  * `noneListed`: no token asked for by --token is on the lists the walk fetched, so the walk
- * fetched those lists and nothing else: said as such, never "Sync succeeded".
+ * fetched those lists and nothing else: said as such, never "Sync succeeded". `archived`: the
+ * rows the run's end added to the daily archives, in the rows written.
  */
-export function formatSummary(o: SyncOutcome, { noneListed = false }: { noneListed?: boolean } = {}): string {
+export function formatSummary(o: SyncOutcome, { noneListed = false, archived }: { noneListed?: boolean; archived?: number | undefined } = {}): string {
   const seconds = (o.durationMs / 1000).toFixed(1);
+  // The daily archives are filled at the run's end, not by its jobs: counted when the caller
+  // counted them (the demo, from the rows per table it shows), and said apart.
+  const rows = archived ? `${o.stats.rows + archived} (${archived} of them in the daily archives, filled at the run's end)` : String(o.stats.rows);
   const lines = [
     noneListed
       ? `Sync found no token asked for by --token: only the token lists were fetched, in ${seconds} s (run ${o.runId}, recorded ${o.status})`
       : `Sync ${o.status} in ${seconds} s (run ${o.runId})`,
-    `  resources: ${o.stats.done} done, ${o.stats.failed} failed${o.stats.cancelled ? `, ${o.stats.cancelled} not reached` : ''}; rows written: ${o.stats.rows}`,
+    `  resources: ${o.stats.done} done, ${o.stats.failed} failed${o.stats.cancelled ? `, ${o.stats.cancelled} not reached` : ''}; rows written: ${rows}`,
     `  requests: ${o.requests.total} (${Object.entries(o.requests.byStatus)
       .map(([s, n]) => `${s}: ${n}`)
       .join(', ')}); 429s waited out: ${o.requests.rateLimited}`,

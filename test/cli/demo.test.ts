@@ -89,6 +89,27 @@ describe('demo, status and sql on the embedded warehouse', () => {
     expect(requestsOf(waited[0]!.stdout)).toBeLessThan(requestsOf(other.stdout) / 5);
   });
 
+  it("the summary says what the rows per table and status say: the archives' rows written, each group's statuses", async () => {
+    // Rows written count the daily archives' too (filled at the run's end), as the lines below do.
+    const written = Number(/rows written: (\d+)/.exec(first.stdout)?.[1]);
+    // (Broken at 80 columns, its later line indented.)
+    expect(first.stdout.replace(/\n {4}/g, ' ')).toMatch(/rows written: \d+ \(\d+ of them in the daily archives, filled at the run's end\)/);
+    const added = [...first.stdout.matchAll(/^ {2}[a-z_]+\.[a-z_]+ +\d+ {2}\(\+(\d+)\)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(written).toBe(added);
+    // The second demo found everything unchanged: its statuses per group are status's, a
+    // period the gateway has not materialized still said so (one source: the resource state).
+    const json = await runCli(['status', '--json'], {}, { cwd });
+    const groups = (JSON.parse(json.stdout) as { groups: { source: string; group: string; statuses: Record<string, number> }[] }).groups;
+    const summary = Object.fromEntries(
+      [...second.stdout.matchAll(/^ {2}((?:app|gateway)\.[a-z]+) +((?:[a-z_]+ \d+(?:, )?)+)$/gm)].map((m) => [m[1]!, Object.fromEntries(m[2]!.split(', ').map((p) => [p.split(' ')[0]!, Number(p.split(' ')[1])]))]),
+    );
+    expect(summary['gateway.history'], second.stdout).toMatchObject({ not_materialized: 1 });
+    for (const [group, statuses] of Object.entries(summary)) {
+      const g = groups.find((x) => `${x.source}.${x.group}` === group);
+      expect(g?.statuses, group).toEqual(statuses);
+    }
+  });
+
   it('status shows each source and group, as a table and as JSON, and works as a health check', async () => {
     // Side by side, as health checks and a user's terminal may be: they share the one server.
     const [table, json, dataAge, unconfirmed, neverConfirmed] = await Promise.all([

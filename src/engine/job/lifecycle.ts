@@ -8,7 +8,7 @@ import { judgeFailure, type Failure } from '../../lib/failure.ts';
 import { ROUTES, type Bucket } from '../../upstream/routes.ts';
 import { recordFieldDrift } from '../../store/books/field-drift.ts';
 import { keepInvalidBody } from '../../store/books/request-log.ts';
-import { forgetNotFound, newerReceived, readState, retireUnplanned, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../../store/books/resource-state.ts';
+import { forgetNotFound, newerReceived, readState, retireUnplanned, unchangedStatus, writeFailure, writeSuccess, writeUnchanged, type ResourceStateRow } from '../../store/books/resource-state.ts';
 import { beginWrite, closingBody } from '../../store/write/known-time.ts';
 import { WarehouseClock } from '../../store/warehouse-clock.ts';
 import { withReconnect } from '../../lib/reconnect.ts';
@@ -169,7 +169,8 @@ async function settleUnchanged(ctx: JobContext, resolved: ResolvedJob, state: Re
   if (typeof rows !== 'number' && 'error' in rows) throw rows.error;
   if (typeof rows !== 'number') return settleSuperseded(ctx, resolved, rows.newer);
   const { followUps } = fanOut(resolved.children, unchanged.items ? { items: unchanged.items } : undefined, ctx.settings);
-  return { status: 'unchanged', rows, followUps };
+  // Counted as recorded (a `not_materialized` still stands): the run says what status says.
+  return { status: unchangedStatus(state?.status), rows, followUps };
 }
 
 /**

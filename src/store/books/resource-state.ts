@@ -237,15 +237,27 @@ export async function writeFailure(db: Executor, f: FailureState): Promise<void>
     });
 }
 
+/** Statuses upstream's last answer set that still stand while its marker says nothing changed. */
+export const STANDING_STATUSES: readonly string[] = ['not_materialized'];
+
+/**
+ * Pure: what a resource found unchanged is recorded as, and so counted in its run (the one rule
+ * for both): its stored status when upstream's answer still stands (STANDING_STATUSES), else
+ * `unchanged`.
+ */
+export function unchangedStatus(stored: string | undefined): string {
+  return stored !== undefined && STANDING_STATUSES.includes(stored) ? stored : 'unchanged';
+}
+
 /**
  * The marker said nothing changed: confirmed current without a fetch; the last fetch's markers
- * stay, and so does `not_materialized` (upstream's answer still stands).
+ * stay, and so does a standing status (unchangedStatus: upstream's answer still stands).
  */
 export async function writeUnchanged(db: Executor, key: ResourceKey & { runId: string; at: Date; confirmed?: boolean; receivedAt?: Date | null }): Promise<void> {
   await db
     .update(resourceState)
     .set({
-      status: sql`case when ${resourceState.status} = 'not_materialized' then ${resourceState.status} else 'unchanged' end`,
+      status: sql`case when ${resourceState.status} in (${sql.join(STANDING_STATUSES.map((st) => sql`${st}`), sql`, `)}) then ${resourceState.status} else 'unchanged' end`,
       lastAttemptAt: key.at,
       verifiedAt: key.at,
       // Upstream's 304: fetched, and found as written.
