@@ -41,7 +41,7 @@ function pgbouncerBinary(): string {
 }
 
 /** A value of pgbouncer.ini's connection strings, quoted when it needs to be. */
-const iniValue = (v: string) => (/^[\w.-]*$/.test(v) ? v : `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
+const iniValue = (v: string) => (/^[\w.-]*$/.exec(v) !== null ? v : `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`);
 
 /** Starts a PgBouncer in `mode` in front of the server of `serverUrl` (every database on it). */
 export async function startOwnPgbouncer(mode: PoolMode, serverUrl: string): Promise<OwnPgbouncer> {

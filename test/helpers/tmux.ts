@@ -21,7 +21,7 @@ export type TmuxPane = ReturnType<typeof tmuxPane>;
 /** The `sh -c` a pane started with `npm: marker` runs tesync under (Linux: from /proc); undefined when gone. */
 export function shellOf(marker: string): number | undefined {
   for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
+    if (/^\d+$/.exec(name) === null) continue;
     let argv: string[];
     try {
       argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
