@@ -6,7 +6,7 @@ import { defineConfig } from 'drizzle-kit';
 // (src/store/sql/history.sql).
 export default defineConfig({
   dialect: 'postgresql',
-  schema: ['./src/schema/warehouse/sync.ts', './src/schema/warehouse/app.ts', './src/schema/warehouse/gateway.ts'],
+  schema: ['./src/schema/warehouse/sync.ts', './src/schema/warehouse/notifications.ts', './src/schema/warehouse/app.ts', './src/schema/warehouse/gateway.ts'],
   out: './drizzle',
   casing: undefined,
 });

@@ -27,6 +27,27 @@ import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { runOwner, type RunStatus } from '../store/books/runs.ts';
 import { readRunPartials, type PartialResource } from '../store/read/run-partials.ts';
 import { withSignal } from '../upstream/with-signal.ts';
+import { deliverPending } from '../runners/notify/deliver.ts';
+import { watch } from '../runners/notify/watch.ts';
+
+/** How long `tesync sync` delivers notifications at its end, at most (then one attempt may finish). */
+export const SYNC_DELIVERY_BUDGET_MS = 10_000;
+
+/** The outbox delivered for a bounded time at a sync's end; never throws, never fails the sync. */
+export async function deliverAtSyncEnd(config: Config, warehouse: Warehouse, logger: Logger): Promise<void> {
+  if (config.notify.urls.length === 0) return;
+  if (!config.notify.secret) logger.warn('TE_NOTIFY_SECRET is not set: notifications go out unsigned, and receivers cannot tell them from anyone\'s');
+  const sent = await deliverPending({
+    warehouse,
+    urls: config.notify.urls,
+    secret: config.notify.secret,
+    warehouseName: warehouse.location,
+    secrets: config.secrets,
+    logger,
+    budgetMs: SYNC_DELIVERY_BUDGET_MS,
+  });
+  if (sent.failed + sent.dead > 0) logger.warn({ ...sent }, 'notifications: some not delivered; the next sync or a worker tries again');
+}
 
 export interface SyncRequest {
   sources: Source[];
@@ -189,6 +210,8 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const { status, requests } = await driver.close(runId, housekeeping, interrupted);
   const durationMs = Date.now() - started;
   runLogger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total }, 'sync finished');
+  // What only a read can see (a group overdue, coverage short, a bucket held) is judged once the run is closed.
+  await watch({ warehouse, config, logger: runLogger });
   const partials = await readRunPartials(warehouse, runId, PARTIALS_SHOWN);
   return { runId, status, stats, requests, durationMs, ...(partials.total > 0 ? { partials } : {}) };
 }

@@ -15,7 +15,7 @@ import { failureHints } from './hints.ts';
 import { INTERRUPT_EXIT_CODE, signalName, stoppedBeforeTheWalk, watchInterrupts, type Interrupts, type InterruptSignal } from './interrupt.ts';
 import { createProgressDisplay, type ProgressDisplay } from './progress.ts';
 import { syncBudget } from './sync-budget.ts';
-import { performSync, type SyncOutcome } from './sync-session.ts';
+import { deliverAtSyncEnd, performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
 
@@ -165,6 +165,8 @@ async function syncUntilInterrupted({ config, logger, values, sources, only, run
       for (const hint of failureHints(outcome.stats, config)) process.stderr.write(`tesync: ${hint}\n`);
       // The text summary says it already; beside JSON, people still get one line.
       if (values.json) for (const r of outcome.requests.keyRefusals ?? []) process.stderr.write(`tesync: warning: ${describeKeyRefusal(r)}\n`);
+      // What the run told goes out now, for a bounded time; the rest waits for the next sync or a worker.
+      if (!interrupts.received) await deliverAtSyncEnd(config, warehouse, quiet);
       if (unknown.length > 0) {
         say(`tesync: ${unknownTokensLine(unknown, 'fetched')}\n`);
         return 2;

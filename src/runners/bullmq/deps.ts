@@ -16,6 +16,8 @@ export interface RunnerEvents {
   /** A job handed back to its queue because the bucket's wait was longer than a job may hold its slot. */
   rateLimited(queue: string, waitMs: number): void;
   handedBack(queue: string): void;
+  /** A run this worker closed: its notifications can go out now. */
+  runFinished?(runId: string, status: string): void;
 }
 
 /** What the composition root knows of the job catalog: the runner imports no jobs itself. */

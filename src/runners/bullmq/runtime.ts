@@ -31,6 +31,7 @@ import { registerSchedulers } from './scheduler.ts';
 import { configuredSchedules } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
 import { settleLostRuns } from './lost-runs.ts';
+import { startNotifier, type Notifier } from '../notify/notifier.ts';
 
 /** Any job count within a second passes: the limiter is there so that queue.rateLimit(ms) takes effect. */
 const MANUAL_LIMITER = { max: 1_000_000, duration: 1000 };
@@ -86,6 +87,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     const upstream = createUpstream({ config: { ...config, maxRateWaitMs: w.rateWaitMs }, budget: countingBudget(budget, metrics), recorder, logger, secrets: config.secrets });
 
     let shuttingDown = false;
+    let notifier: Notifier | undefined;
     const deps: RunnerDeps = {
       plan: options.plan,
       catalog: options.plan.catalog,
@@ -100,7 +102,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       logger,
       prefix,
       queueBackend: backend.kind,
-      events: metricEvents(metrics),
+      events: { ...metricEvents(metrics), runFinished: () => notifier?.kick() },
       shuttingDown: () => shuttingDown,
     };
 
@@ -180,6 +182,10 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     closers.push(() => server.close());
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
     await settleLost();
+    // Its heartbeat, what only a read can see, and the outbox's delivery, on a tick of its own.
+    if (config.notify.urls.length > 0 && !config.notify.secret) logger.warn('TE_NOTIFY_SECRET is not set: notifications go out unsigned, and receivers cannot tell them from anyone\'s');
+    notifier = startNotifier({ warehouse, config, logger, worker: { name: workerName(prefix, hostname(), process.pid), figures: { host: hostname(), pid: process.pid, queuePrefix: prefix } } });
+    closers.push(() => notifier!.close());
 
     let closing: Promise<void> | undefined;
     return {

@@ -136,5 +136,6 @@ export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger
   const { status, requests, stats, durationMs } = closed;
   for (const r of requests.keyRefusals ?? []) logger.warn({ variable: r.variable, refused: r.refused, answers: r.answers }, describeKeyRefusal(r));
   logger.info({ status, durationMs, done: stats.done, failed: stats.failed, rows: stats.rows, requests: requests.total, deduplicated: stats.deduplicated }, 'run finished');
+  deps.events?.runFinished?.(runId, status);
   return status;
 }

@@ -39,6 +39,8 @@ export const SQL_FILES: readonly SqlFile[] = [
   },
   { name: 'daily-archive.sql', perObject: () => DAILY_ARCHIVES.map((a) => ['sync.track_archive_days', ...qualifiedName(a.archive), ARCHIVE_DAY_COLUMN]) },
   { name: 'analytics.sql' },
+  // The outbox's triggers and transitions (on the tables of the drizzle migrations).
+  { name: 'notifications.sql' },
 ];
 
 const sqlText = (file: SqlFile) => readFileSync(`${SQL_FOLDER}${file.name}`, 'utf8');

@@ -1,4 +1,5 @@
 // The `sync` schema: tesync's bookkeeping (src/schema/warehouse/sync.ts).
+import { NOTIFICATION_FUNCTIONS, NOTIFICATION_TABLES } from './notifications.ts';
 import type { SchemaDescription } from './types.ts';
 
 export const sync: SchemaDescription = {
@@ -254,8 +255,10 @@ export const sync: SchemaDescription = {
         written_by: 'the process and write that wrote the row last (an identifier of tesync\'s own)',
       },
     },
+    ...NOTIFICATION_TABLES,
   },
   functions: {
+    ...NOTIFICATION_FUNCTIONS,
     'keep_version()':
       'The trigger function that keeps the versions: before an UPDATE or DELETE on a versioned table `T` of `app` or `gateway`, it copies the old row into `T_history`, held from its `fetched_at` until the write\'s known time (`known_at()`), with the body that replaced or removed it (`closing_raw_response_id`); the new row starts where the old version ends. A row the same transaction wrote held at no instant and makes no version. The newest response wins, not the last commit: a write whose known time is earlier than the current row\'s `fetched_at` (a writer that took its known time first and committed last) leaves the row as it is and is placed in the history where its known time puts it (`place_version`); a removal so leaves the key absent from its known time until the newer row began. An older release\'s mending move (a later start, exactly where the key\'s history ends, nothing else changed) makes no version. Not for calling.',
     'start_after_history()':
