@@ -9,7 +9,7 @@ import { DEMO_TOKENS, MAX_DEMO_TOKENS, startDemoSimulator } from './demo-simulat
 import { COMMON_OPTIONS } from './walk-args.ts';
 import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import type { CommandContext } from './context.ts';
-import { wholeNumberFlag } from './flag-values.ts';
+import { joinNegativeValues, wholeNumberFlag } from './flag-values.ts';
 import { exampleQuery } from './examples.ts';
 import { fitRows, fitText } from './fit-table.ts';
 import { createProgressDisplay } from './progress.ts';
@@ -23,17 +23,19 @@ import { ensureBoundUpstream, simulatorUpstreams } from './upstream-check.ts';
 
 const HELP = `Usage: tesync demo [--tokens N] [--page-size N] [--json] [--force]
 
-Starts the bundled simulator, syncs both of its APIs into the warehouse (the embedded
-Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a summary and an example
-query. The simulator's data runs up to today (UTC). Fewer --tokens than the warehouse's
-last demo delists the others (the summary says how many). A warehouse that mirrors another
-upstream is left alone (exit 2); --force rebinds it to the simulator (recorded in
-sync.upstream_binding_log). --page-size N has the simulator serve its token lists,
-screeners and chart catalogs in pages of N items, each page a request.`;
+Starts the bundled simulator, syncs both of its APIs into the warehouse (the
+embedded Postgres server in TE_DATA_DIR unless DATABASE_URL is set), prints a
+summary and an example query. The simulator's data runs up to today (UTC).
+Fewer --tokens than the warehouse's last demo delists the others (the summary
+says how many). A warehouse that mirrors another upstream is left alone (exit
+2); --force rebinds it to the simulator (recorded in
+sync.upstream_binding_log). --page-size N has the simulator serve its token
+lists, screeners and chart catalogs in pages of N items, each page a request.`;
 
 export async function runDemo({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
-    args: argv,
+    // `--tokens -5`: a value, said wrong as one (not the parser's "ambiguous").
+    args: joinNegativeValues(argv, ['--tokens', '--page-size']),
     strict: true,
     options: {
       tokens: { type: 'string', default: String(DEMO_TOKENS) },

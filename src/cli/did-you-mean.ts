@@ -19,8 +19,14 @@ export function unknownOptionLine(option: string, command: string, known: readon
   return meant.length > 0 ? `unknown option ${option}; ${didYouMean(meant)}` : `unknown option ${option} for tesync ${command} (see tesync ${command} --help)`;
 }
 
-/** Pure: a usage error's line (`code`: Node's parseArgs error code); an unknown option gets the nearest the command takes. */
+/**
+ * Pure: a usage error's line (`code`: Node's parseArgs error code); an unknown option gets the
+ * nearest the command takes; a value that starts with a dash (which the parser calls
+ * "ambiguous", over three lines) one line saying how to write it.
+ */
 export function usageLine(code: unknown, message: string, command: string | undefined): string {
+  const ambiguous = code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? /^Option '(--[^' ]+)[^']*' argument is ambiguous/.exec(message)?.[1] : undefined;
+  if (ambiguous) return `${ambiguous} needs a value; one that starts with a dash is written ${ambiguous}=-…`;
   const spec = command === undefined ? undefined : commandSpec(command);
   const option = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? unknownOptionOf(message) : undefined;
   return spec && option ? unknownOptionLine(option, spec.name, knownOptions(spec)) : message;

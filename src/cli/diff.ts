@@ -32,8 +32,8 @@ after A and by B, read from the versions (sync.changes).
   --format F      text (default): a summary per table, then its first
                   ${TEXT_CHANGES_PER_TABLE} changes, a line each (R: a revision), an update's
                   columns under it, what each was and what it became;
-                  jsonl: a summary line per table ("kind": "summary"), then every
-                  change ("kind": "change"), decimals as strings, exactly;
+                  jsonl: a summary line per table ("kind": "summary"), then
+                  every change ("kind": "change"), decimals as strings, exactly;
                   parquet: a file per table that changed, beside an export:
                   DIR/changes/from=A/to=B/<schema>.<table>.parquet
                   (changes_net, revisions, revisions_net with --net and

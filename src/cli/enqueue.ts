@@ -17,7 +17,7 @@ import { openWarehouse, type Warehouse } from '../store/connection.ts';
 import { readRunRecord } from '../store/read/run-record.ts';
 import { WarehouseClock } from '../store/warehouse-clock.ts';
 import type { RunStatus } from '../store/books/runs.ts';
-import { positiveNumberFlag } from './flag-values.ts';
+import { joinNegativeValues, positiveNumberFlag } from './flag-values.ts';
 import { listedTokens, unknownSlugs } from '../store/read/listed-tokens.ts';
 import { outputWidth, UsageError, type CommandContext } from './context.ts';
 import { formatDuration } from './eta.ts';
@@ -28,33 +28,35 @@ import type { RequestSummary } from '../store/books/request-summary.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
 import { configuredSources } from './sync-session.ts';
+import { optionLines } from './help-text.ts';
 
 /** `--wait-timeout`'s default: how long a walk may wait for a worker to take it, in seconds. */
 export const DEFAULT_WAIT_TIMEOUT_S = 120;
 
-const HELP = `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S]
+const HELP = [
+  `Usage: tesync enqueue [--schedule ID | --only GROUP,...] [--source S]
                       [--token SLUG]... [--full]
                       [--wait [--wait-timeout SECONDS] [--timeout SECONDS]]
                       [--json] [--force]
 
-Queues a walk now; running workers (tesync worker) do it, sharing the rate budget.
-  --schedule ID  the walk a schedule makes (${SCHEDULES.map((s) => s.id).join(', ')});
-                 export: no walk, the daily archives into the workers' TE_EXPORT_DIR
-  --only G,...   only these resource groups (${groups().join(', ')})
-  --source S     only this source (app or gateway)
-  --token SLUG   only this token's resources (repeatable)
-  --full         ignore change markers: fetch everything again
-  --wait         wait for the run to finish, showing its progress, print its summary;
-                 exit 1 if it failed
-  --wait-timeout S
-                 with --wait: when no worker has taken the walk within S seconds
-                 (default ${DEFAULT_WAIT_TIMEOUT_S}), remove it from the queue and exit 1 (a walk
-                 nobody took must not start later, when a worker comes)
-  --timeout S    with --wait: give up after S seconds (default 3600; exit 1); a
-                 walk no worker has taken by then is removed, as with --wait-timeout
-  --json         print JSON instead of text
-  --force        with DATABASE_URL bound to another upstream: rebind it to this one
-                 (recorded in sync.upstream_binding_log; without it: exit 2, nothing queued)`;
+Queues a walk now; running workers (tesync worker) do it, sharing the rate
+budget. Without --wait it says how many workers are connected, or that none is.`,
+  ...optionLines(
+    [
+      ['--schedule ID', `the walk a schedule makes (${SCHEDULES.map((s) => s.id).join(', ')}); export: no walk, the daily archives into the workers' TE_EXPORT_DIR`],
+      ['--only G,...', `only these resource groups (${groups().join(', ')})`],
+      ['--source S', 'only this source (app or gateway)'],
+      ['--token SLUG', "only this token's resources (repeatable)"],
+      ['--full', 'ignore change markers: fetch everything again'],
+      ['--wait', 'wait for the run to finish, showing its progress, print its summary; exit 1 if it failed'],
+      ['--wait-timeout S', `with --wait: when no worker has taken the walk within S seconds (default ${DEFAULT_WAIT_TIMEOUT_S}), remove it from the queue and exit 1 (a walk nobody took must not start later, when a worker comes)`],
+      ['--timeout S', 'with --wait: give up after S seconds (default 3600; exit 1); a walk no worker has taken by then is removed, as with --wait-timeout'],
+      ['--json', 'print JSON instead of text'],
+      ['--force', 'with DATABASE_URL bound to another upstream: rebind it to this one (recorded in sync.upstream_binding_log; without it: exit 2, nothing queued)'],
+    ],
+    17,
+  ),
+].join('\n');
 
 const POLL_MS = 500;
 /** A walk no worker has taken after this long is said to be waiting for one. */
@@ -162,7 +164,7 @@ export function createWaitNarrator(prefix: string, backend: Pick<QueueBackend, '
 
 export async function runEnqueue({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({
-    args: argv,
+    args: joinNegativeValues(argv, ['--timeout', '--wait-timeout']),
     strict: true,
     options: { ...WALK_OPTIONS, schedule: { type: 'string' }, timeout: { type: 'string' }, 'wait-timeout': { type: 'string' } },
   });

@@ -8,6 +8,24 @@ export function shownValue(raw: string): string {
   return JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
 }
 
+/**
+ * Pure: `--tokens -5` as `--tokens=-5` for each of `flags` (those that take a number), so that
+ * a negative number is judged as a value, and refused naming the flag and what it must be,
+ * rather than taken by the argument parser for an option ("argument is ambiguous").
+ */
+export function joinNegativeValues(argv: readonly string[], flags: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    if (flags.includes(a) && next !== undefined && /^-[\d.]/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** Pure: a whole number in decimal digits, from `min` to `max`. */
 export function wholeNumberFlag(flag: string, raw: string, min: number, max: number, unit?: string): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;

@@ -5,7 +5,7 @@ import { DATA_ROUTE_KINDS, HISTORY_ALL_FORMS, PAGE_FORMS, PAGE_TOTALS, SIM_OMISS
 import { apiKeyProblem } from '../lib/variables.ts';
 import { FETCH_BAD_PORTS } from '../upstream/connect-errors.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
-import { shownValue, wholeNumberFlag } from './flag-values.ts';
+import { joinNegativeValues, shownValue, wholeNumberFlag } from './flag-values.ts';
 import { HELP_COLUMNS, optionLines } from './help-text.ts';
 import { demoCalendar } from './demo-simulator.ts';
 import { wrapToWidth } from '../lib/display-width.ts';
@@ -54,7 +54,7 @@ Options:`,
 
 export async function runSim({ argv, logger }: CommandContext): Promise<number> {
   const { values } = parseArgs({
-    args: argv,
+    args: joinNegativeValues(argv, NUMERIC),
     strict: true,
     options: {
       port: { type: 'string', default: '0' },
@@ -140,6 +140,9 @@ export async function runSim({ argv, logger }: CommandContext): Promise<number> 
   await sim.close();
   return 0;
 }
+
+/** The flags that take a number: a negative one is a value said wrong, not an option (joinNegativeValues). */
+const NUMERIC = ['--port', '--tokens', '--history-days', '--charts', '--seed', '--epoch', '--recomputation', '--latency', '--page-size', '--page-drift'];
 
 /** The simulator's own default (sim/index.ts). */
 const DEFAULT_TOKENS = 12;

@@ -7,11 +7,12 @@ import { UsageError, untilSignal, type CommandContext } from './context.ts';
 
 const HELP = `Usage: tesync sql
 
-Keeps the embedded warehouse's Postgres server (TE_DATA_DIR) up until Ctrl-C and prints its
-connection URL, password included, for psql and BI tools:
+Keeps the embedded warehouse's Postgres server (TE_DATA_DIR) up until Ctrl-C
+and prints its connection URL, password included, for psql and BI tools:
   psql "postgres://tesync:<password>@127.0.0.1:<port>/tesync"
-It is a real Postgres: any number of sessions, transactions, cancel. Syncs, demos and status
-may run beside it; the server stops when the last of them (and this) has left.`;
+It is a real Postgres: any number of sessions, transactions, cancel. Syncs,
+demos and status may run beside it; the server stops when the last of them
+(and this) has left.`;
 
 export async function runSql({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({ args: argv, strict: true, options: { help: { type: 'boolean' } } });

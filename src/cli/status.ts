@@ -11,7 +11,7 @@ import { readStatus } from '../store/read/status.ts';
 import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { belowMinCoverage, overMaxAge, overMaxUnconfirmed } from '../store/read/status-checks.ts';
 import type { TableSizes } from '../store/read/table-sizes.ts';
-import { positiveNumberFlag, shownValue } from './flag-values.ts';
+import { joinNegativeValues, positiveNumberFlag, shownValue } from './flag-values.ts';
 import { UsageError, type CommandContext } from './context.ts';
 import { fitLine, formatStatus } from './status-format.ts';
 import { serveHost, servePort, serveStatusPage } from './status-serve.ts';
@@ -22,7 +22,7 @@ export { dataOf, overMaxAge, overMaxUnconfirmed, type OverLimit } from '../store
 const HELP = `Usage: tesync status [--json] [--wide] [--max-age HOURS]
                      [--max-unconfirmed HOURS] [--min-coverage PCT]
        tesync status --serve [--port N] [--host ADDRESS] [--max-age HOURS]
-                     [--max-unconfirmed HOURS]
+                     [--max-unconfirmed HOURS] [--min-coverage PCT]
 
 Per source and resource group: the data's own time (upstream's asOf; for history
 resources the newest history point) and its age, upstream's freshness verdicts,
@@ -155,23 +155,6 @@ function parseStatusArgs(argv: string[]) {
     if (flag) throw new UsageError(`${flag} needs a number of hours greater than 0, e.g. ${flag} 24`);
     throw err;
   }
-}
-
-/**
- * Pure: `--max-age -3` as `--max-age=-3`, so that a negative number is judged as a value
- * (and refused by hoursOption, naming the flag) rather than taken for an unknown option.
- */
-export function joinNegativeValues(argv: readonly string[], flags: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const next = argv[i + 1];
-    if (flags.includes(a) && next !== undefined && /^-[\d.]/.test(next)) {
-      out.push(`${a}=${next}`);
-      i++;
-    } else out.push(a);
-  }
-  return out;
 }
 
 /**

@@ -18,23 +18,29 @@ import { syncBudget } from './sync-budget.ts';
 import { deliverAtSyncEnd, performSync, type SyncOutcome } from './sync-session.ts';
 import { configuredUpstreams, ensureBoundUpstream } from './upstream-check.ts';
 import { onlyArg, sourcesArg, unknownTokensLine, WALK_OPTIONS } from './walk-args.ts';
+import { optionLines } from './help-text.ts';
 
-const HELP = `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...]
+const HELP = [
+  `Usage: tesync sync [--source app|gateway] [--token SLUG]... [--only GROUP,...]
                    [--full] [--wait] [--json] [--force]
 
-One full walk of the configured sources into the warehouse, in this process.
-  --source S    only this source (default: every configured source)
-  --token SLUG  only this token's resources (repeatable)
-  --only G,...  only these resource groups (${groups().join(', ')})
-  --full        ignore change markers: fetch everything again
-  --wait        when another tesync sync is walking a source, wait for it to finish
-                (default: leave that source to it; with nothing left, exit 0 saying so)
-  --json        JSON log lines and a JSON summary, even on a terminal
-  --force       sync into a warehouse bound to another upstream: rebind it to this one
-                (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)
-
-Requests are paced on the rate budget the workers share (in Redis with REDIS_URL set,
-otherwise in the warehouse), under TE_QUEUE_PREFIX.`;
+One full walk of the configured sources into the warehouse, in this process.`,
+  ...optionLines(
+    [
+      ['--source S', 'only this source (default: every configured source)'],
+      ['--token SLUG', "only this token's resources (repeatable)"],
+      ['--only G,...', `only these resource groups (${groups().join(', ')})`],
+      ['--full', 'ignore change markers: fetch everything again'],
+      ['--wait', 'when another tesync sync is walking a source, wait for it to finish (default: leave that source to it; with nothing left, exit 0 saying so)'],
+      ['--json', 'JSON log lines and a JSON summary, even on a terminal'],
+      ['--force', 'sync into a warehouse bound to another upstream: rebind it to this one (recorded in sync.upstream_binding_log; without it: exit 2, nothing written)'],
+    ],
+    16,
+  ),
+  '',
+  `Requests are paced on the rate budget the workers share (in Redis with
+REDIS_URL set, otherwise in the warehouse), under TE_QUEUE_PREFIX.`,
+].join('\n');
 
 export async function runSync({ config, logger, argv }: CommandContext): Promise<number> {
   const { values } = parseArgs({

@@ -2,7 +2,8 @@
 // However long the names, errors and reasons, no line is wider than the width asked for, and
 // no word is split across lines (a word wider than a line is shortened, marked with `…`).
 import { describe, expect, it } from 'vitest';
-import { hoursOption, joinNegativeValues, migrationRefusal, outputWidth } from '../../src/cli/status.ts';
+import { hoursOption, migrationRefusal, outputWidth } from '../../src/cli/status.ts';
+import { joinNegativeValues } from '../../src/cli/flag-values.ts';
 import { fitLine, formatStatus, truncate, wrapItems, wrappedTable } from '../../src/cli/status-format.ts';
 import { displayWidth } from '../../src/lib/display-width.ts';
 import type { GroupChecks, GroupStatus } from '../../src/store/read/status.ts';

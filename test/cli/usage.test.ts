@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { asksJson, COMMAND_SPECS, knownOptions, synopses, synopsisFlags, topUsage, USAGE_COLUMNS, usageLines, wrapSynopsis, type CommandSpec } from '../../src/cli/commands.ts';
+import { asksJson, COMMAND_SPECS, generatedHelp, knownOptions, synopses, synopsisFlags, topUsage, USAGE_COLUMNS, usageLines, wrapSynopsis, type CommandSpec } from '../../src/cli/commands.ts';
+import { displayWidth } from '../../src/lib/display-width.ts';
 import { editDistance, nearest, unknownOptionLine, unknownOptionOf, usageLine } from '../../src/cli/did-you-mean.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
@@ -50,6 +51,28 @@ const usageBlock = (help: string) => help.split('\n\n')[0]!;
 const listedFlags = (help: string) => [...help.matchAll(/^ {2,}(--[a-z][a-z0-9-]*)/gm)].map((m) => m[1]!);
 
 const OWN_HELP = COMMAND_SPECS.filter((c) => c.help === undefined);
+
+describe('every --help at 80 columns', () => {
+  it.each(COMMAND_SPECS.map((c) => [c.name, c] as const))('tesync %s --help: no line over 80 columns', async (_name, c) => {
+    const r = c.help === undefined ? await run(c, ['--help']) : { code: 0, out: `${generatedHelp(c)}\n` };
+    expect('code' in r && r.code, JSON.stringify(r)).toBe(0);
+    const help = 'out' in r ? r.out : '';
+    expect(help.length).toBeGreaterThan(0);
+    expect(help.split('\n').filter((l) => displayWidth(l) > 80)).toEqual([]);
+  });
+});
+
+describe('a number that starts with a dash', () => {
+  it("is judged as a value, naming what it must be: not the parser's three lines of \"ambiguous\"", async () => {
+    const r = await runCli(['demo', '--tokens', '-5'], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('tesync: --tokens must be a whole number from 1 to 100000, not "-5"\n');
+    // A flag that takes no number: one line, how to write such a value.
+    expect(usageLine('ERR_PARSE_ARGS_INVALID_OPTION_VALUE', "Option '--token <value>' argument is ambiguous.\nDid you forget to specify the option argument for '--token'?\nTo specify an option argument starting with a dash use '--token=-XYZ'.", 'sync')).toBe(
+      '--token needs a value; one that starts with a dash is written --token=-…',
+    );
+  }, patience(30_000));
+});
 
 describe('one declaration of the commands', () => {
   it("README's command table lists the same commands, in the same order, with the same synopses", () => {
