@@ -54,7 +54,9 @@ SCREENER = text("""
 def embedded_warehouse():
     """Runs `tesync sql` (this repository's, or $TESYNC) and returns it with the URL it prints."""
     tesync = shlex.split(os.environ.get("TESYNC", "")) or ["node", str(Path(__file__).resolve().parents[1] / "bin" / "tesync.js")]
-    server = subprocess.Popen([*tesync, "sql"], stdout=subprocess.PIPE, text=True)
+    # Its own lines (when it starts and stops) are not this script's: only what goes wrong.
+    env = {**os.environ, "LOG_LEVEL": os.environ.get("LOG_LEVEL", "warn")}
+    server = subprocess.Popen([*tesync, "sql"], stdout=subprocess.PIPE, text=True, env=env)
     for line in server.stdout:
         found = re.search(r'psql "(postgres://[^"]+)"', line)
         if found:

@@ -195,6 +195,18 @@ export function progressLogger(base: Logger, print: (line: string) => void, leve
   return redirectLogger(base, { write: (line: string) => print(`tesync: ${logLineInWords(line)}\n`) }, level);
 }
 
+/**
+ * `base` for a command that prints text for a person (sql, sim, status --serve): on a terminal
+ * its lines (`level` and above) said in words, `tesync: ...`, not JSON among that text; off a
+ * terminal, as it is (the JSON lines tools read).
+ */
+export function terminalLogger(base: Logger, level = 'info', stream: NodeJS.WriteStream = process.stderr): Logger {
+  if (!stream.isTTY) return base;
+  const columns = () => (stream.columns && stream.columns > 0 ? stream.columns : 80);
+  // From the line's start, cleared: not after the `^C` a terminal echoes when Ctrl-C stops it.
+  return progressLogger(base, (line) => void stream.write(`\r\x1b[K${wrapToWidth(line.trimEnd(), columns() - 1, '  ').join('\n')}\n`), level);
+}
+
 export function createProgressDisplay(stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
   const started = Date.now();
   const estimate = createEtaEstimator();

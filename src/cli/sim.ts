@@ -9,6 +9,7 @@ import { joinNegativeValues, shownValue, wholeNumberFlag } from './flag-values.t
 import { HELP_COLUMNS, optionLines } from './help-text.ts';
 import { demoCalendar } from './demo-simulator.ts';
 import { wrapToWidth } from '../lib/display-width.ts';
+import { terminalLogger } from './progress.ts';
 
 const HELP = [
   `Usage: tesync sim [--port N] [--tokens N] [--history-days N] [--charts N]
@@ -52,7 +53,9 @@ Options:`,
   ]),
 ].join('\n');
 
-export async function runSim({ argv, logger }: CommandContext): Promise<number> {
+export async function runSim({ argv, logger: base }: CommandContext): Promise<number> {
+  // A person reads its banner: on a terminal its log lines come in words, not JSON among it.
+  const logger = terminalLogger(base);
   const { values } = parseArgs({
     args: joinNegativeValues(argv, NUMERIC),
     strict: true,

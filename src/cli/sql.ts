@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { describePostgresUrl, openWarehouse } from '../store/connection.ts';
 import { UsageError, untilSignal, type CommandContext } from './context.ts';
+import { terminalLogger } from './progress.ts';
 
 const HELP = `Usage: tesync sql
 
@@ -14,7 +15,9 @@ It is a real Postgres: any number of sessions, transactions, cancel. Syncs,
 demos and status may run beside it; the server stops when the last of them
 (and this) has left.`;
 
-export async function runSql({ config, logger, argv }: CommandContext): Promise<number> {
+export async function runSql({ config, logger: base, argv }: CommandContext): Promise<number> {
+  // A person reads its lines: on a terminal, in words (its URL is not logged either way).
+  const logger = terminalLogger(base);
   const { values } = parseArgs({ args: argv, strict: true, options: { help: { type: 'boolean' } } });
   if (values.help) {
     process.stdout.write(`${HELP}\n`);

@@ -12,11 +12,14 @@ import { PAGE_REFRESH_SECONDS, readPageData } from '../runners/metrics/page-data
 import { createStatusPage } from '../runners/metrics/page-handler.ts';
 import { pageThresholds, type ThresholdFlags } from '../runners/metrics/page-thresholds.ts';
 import { startMetricsServer } from '../runners/metrics/server.ts';
+import { endpointsOf } from '../runners/notify/deliver.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { readFailureBody } from '../store/read/failure-bodies.ts';
-import { untilSignal, UsageError } from './context.ts';
+import { outputWidth, untilSignal, UsageError } from './context.ts';
+import { wrapToWidth } from '../lib/display-width.ts';
 import { wholeNumberFlag } from './flag-values.ts';
 import { syncBudget } from './sync-budget.ts';
+import { terminalLogger } from './progress.ts';
 
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
 
@@ -52,7 +55,10 @@ export function pageUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
 }
 
-export async function serveStatusPage(config: Config, logger: Logger, warehouse: Warehouse, options: ServeOptions): Promise<number> {
+export async function serveStatusPage(config: Config, base: Logger, warehouse: Warehouse, options: ServeOptions): Promise<number> {
+  // A person reads what it prints: on a terminal its warnings come in words, not JSON among
+  // that text; what it does (served, stopped) the text says already.
+  const logger = terminalLogger(base, 'warn');
   const port = servePort(options.port, config.worker.metricsPort);
   const host = serveHost(options.host);
   const shared = await syncBudget(config, warehouse, {}, 'status-serve');
@@ -72,6 +78,7 @@ export async function serveStatusPage(config: Config, logger: Logger, warehouse:
             refreshSeconds: PAGE_REFRESH_SECONDS,
             thresholds: (nowMs) => pageThresholds(config, nowMs, options.flags),
             budget: () => readBudgetNow(shared.budget, shared.notShared ?? null),
+            notifyEndpoints: endpointsOf(config.notify.urls).map((e) => e.label),
           }),
         body: (id) => readFailureBody(warehouse, id),
         secrets: config.secrets,
@@ -85,7 +92,10 @@ export async function serveStatusPage(config: Config, logger: Logger, warehouse:
       throw err;
     });
     try {
-      process.stdout.write(`Status page of ${warehouse.location}: ${pageUrl(host, server.port)}\nRead-only; refreshes itself every ${PAGE_REFRESH_SECONDS} s. Ctrl-C stops serving.\n`);
+      // Within the terminal (80 columns off one): the address first, where the warehouse is below it.
+      const about = `(${warehouse.location}; read-only, refreshes itself every ${PAGE_REFRESH_SECONDS} s)`;
+      const width = outputWidth(process.stdout);
+      process.stdout.write(`Status page of the warehouse: ${pageUrl(host, server.port)}\n${wrapToWidth(about, width - 3).map((l) => `  ${l}`).join('\n')}\nCtrl-C stops serving.\n`);
       logger.info({ url: pageUrl(host, server.port) }, 'status page served');
       const signal = await untilSignal();
       logger.info({ signal }, 'status page: no longer serving');

@@ -134,6 +134,8 @@ describe(SCRIPT, () => {
       python ??= await pythonWithModules(SCRIPT);
       const out = await run(python, ['-B', `${ROOT}${SCRIPT}`], { cwd: folder.dir, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
       expect(out.code, out.stderr).toBe(0);
+      // Its text alone: no line of `tesync sql`'s among it (issue 59).
+      expect(out.stderr).toBe('');
       expectDecimalColumns(out.stdout);
       const pick = historyPick(data);
       expect(linesOf(out.stdout, 'history')).toEqual(expectedHistory(data, pick.slug, pick.streams));
