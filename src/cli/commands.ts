@@ -53,7 +53,7 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
   },
   {
     name: 'status',
-    synopsis: ['[--json] [--wide] [--max-age HOURS] [--max-unconfirmed HOURS]', '--serve [--port N] [--host ADDRESS] [--max-age HOURS] [--max-unconfirmed HOURS]'],
+    synopsis: ['[--json] [--wide] [--max-age HOURS] [--max-unconfirmed HOURS] [--min-coverage PCT]', '--serve [--port N] [--host ADDRESS] [--max-age HOURS] [--max-unconfirmed HOURS] [--min-coverage PCT]'],
     summary: "each group's data age and last confirmation, table sizes; --serve: a page",
     needsConfig: true,
     load: async () => (await import('./status.ts')).runStatusCommand,
@@ -118,6 +118,13 @@ export const COMMAND_SPECS: readonly CommandSpec[] = [
     summary: 'the warehouse written again from its archive; --check: and compared',
     needsConfig: true,
     load: async () => (await import('./replay.ts')).runReplay,
+  },
+  {
+    name: 'notify',
+    synopsis: '--test [--json]',
+    summary: 'send a test event to each TE_NOTIFY_URL; say what it answered',
+    needsConfig: true,
+    load: async () => (await import('./notify.ts')).runNotify,
   },
   {
     name: 'sim',

@@ -61,6 +61,9 @@ function data(over: Partial<PageData> = {}): PageData {
     failing: { resources: [], total: 0 },
     queues: null,
     queuesNote: 'no worker',
+    notifications: { recent: [], dead: [], pending: 0 },
+    notificationsNote: null,
+    notifyEndpoints: [],
     ...over,
   };
 }
@@ -115,6 +118,18 @@ describe('buildPageModel', () => {
     expect(m.groups[1]).toMatchObject({ state: 'walk under way', tone: 'warn', coverageOver: true });
     expect(m.groups[2]).toMatchObject({ state: 'on time', coverage: '200/200', coverageOver: false });
     expect(m.summary.find((s) => s.label === 'incomplete')).toEqual({ label: 'incomplete', value: '2', tone: 'bad' });
+  });
+
+  it('the last notifications in words, each delivery by its endpoint\'s label, and the dead ones apart', () => {
+    const event = { id: 'e1', type: 'custom_coverage_below', subject: 'coverage:app.snapshot', occurredAt: new Date('2026-11-24T11:00:00Z'), source: 'app', group: 'snapshot', runId: null, figures: { held: '47/200 (23.5%)', min_pct: 100, missing: 'token/a/snapshot: never fetched' } };
+    const delivery = { endpoint: 'https://hooks.example.com#1a2b3c4d', attempts: 10, lastAttemptAt: new Date('2026-11-24T11:30:00Z'), lastHttpStatus: 500, lastError: 'answered 500', nextAttemptAt: null };
+    const m = buildPageModel(data({ notifications: { recent: [{ ...event, deliveries: [{ ...delivery, status: 'dead' }] }], dead: [{ ...event, deliveries: [{ ...delivery, status: 'dead' }] }], pending: 2 }, notifyEndpoints: ['https://hooks.example.com#1a2b3c4d'] }));
+    expect(m.notifications).toMatchObject({ pending: 2, endpoints: 'https://hooks.example.com#1a2b3c4d' });
+    expect(m.notifications!.recent[0]).toMatchObject({ type: 'custom_coverage_below', tone: 'bad', text: 'tesync (Postgres at 127.0.0.1:5432/tesync): app.snapshot holds 47/200 (23.5%) of what its lists promise, below its minimum of 100%; missing: token/a/snapshot: never fetched' });
+    expect(m.notifications!.dead[0]!.deliveries).toEqual([{ endpoint: 'https://hooks.example.com#1a2b3c4d', status: 'dead', tone: 'bad', detail: 'gave up after 10 attempts; the last answered 500, 30m ago' }]);
+    const html = renderPage(m);
+    expect(html).toContain('id="notify-dead"');
+    expect(html).toContain('data-type="custom_coverage_below"');
   });
 
   it('failing resources by cause, each with its body or why it has none', () => {

@@ -32,6 +32,7 @@ import { configuredSchedules } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
 import { settleLostRuns } from './lost-runs.ts';
 import { startNotifier, type Notifier } from '../notify/notifier.ts';
+import { endpointsOf } from '../notify/deliver.ts';
 
 /** Any job count within a second passes: the limiter is there so that queue.rateLimit(ms) takes effect. */
 const MANUAL_LIMITER = { max: 1_000_000, duration: 1000 };
@@ -172,6 +173,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
             thresholds: (nowMs) => pageThresholds(config, nowMs),
             budget: () => readBudgetNow(budget),
             queues: () => readQueues(backend, queues, walkQueue),
+            notifyEndpoints: endpointsOf(config.notify.urls).map((e) => e.label),
           }),
         body: (id) => readFailureBody(warehouse, id),
         secrets: config.secrets,

@@ -7,6 +7,7 @@
 import type { Warehouse } from '../../store/connection.ts';
 import { readFailingResources } from '../../store/read/failure-bodies.ts';
 import { readGroups } from '../../store/read/status.ts';
+import { readNotifications } from '../../store/read/notifications.ts';
 import { readBucketWindows, readRunTimeline, readTimelineEvents } from '../../store/read/status-page.ts';
 import { WarehouseClock } from '../../store/warehouse-clock.ts';
 import { healthCause } from './server.ts';
@@ -26,6 +27,8 @@ export interface PageSources {
   budget(): Promise<BudgetNow>;
   /** Absent where no worker serves the page. */
   queues?: () => Promise<QueuesView>;
+  /** TE_NOTIFY_URL's endpoints, by label. */
+  notifyEndpoints?: readonly string[];
   now?: () => Date;
 }
 
@@ -33,6 +36,8 @@ export interface PageSources {
 export const PAGE_REFRESH_SECONDS = 15;
 /** Runs on the page, newest first. */
 export const RUNS_SHOWN = 15;
+/** Notifications listed, the last told (and as many dead ones at most). */
+export const NOTIFICATIONS_SHOWN = 15;
 /** Failing resources listed (the most recently tried); the rest are counted. */
 export const FAILING_SHOWN = 100;
 /** Events looked at before the oldest run shown, when there are runs; else this far back. */
@@ -56,6 +61,10 @@ export async function readPageData(s: PageSources): Promise<PageData> {
   // The events of the period the runs shown cover (all of them while fewer runs than shown exist).
   const oldest = runs.length === RUNS_SHOWN ? runs[runs.length - 1]!.startedAt : new Date(now.getTime() - EVENTS_BACK_MS);
   const events = await readTimelineEvents(w, oldest, 50);
+  const notifications = await readNotifications(w, NOTIFICATIONS_SHOWN).then(
+    (n) => ({ read: n, note: null }),
+    (err: unknown) => ({ read: null, note: `the notifications could not be read: ${healthCause(err)}` }),
+  );
   return {
     now,
     warehouse: s.warehouse.location,
@@ -70,5 +79,8 @@ export async function readPageData(s: PageSources): Promise<PageData> {
     failing,
     queues: queues.view,
     queuesNote: queues.note ?? (s.queues ? null : 'Served without a worker (tesync status --serve): a worker\'s own page shows the queues.'),
+    notifications: notifications.read,
+    notificationsNote: notifications.note,
+    notifyEndpoints: s.notifyEndpoints ?? [],
   };
 }

@@ -4,6 +4,7 @@
 // run or load even if a string got through: no asset from anywhere but tesync itself. Pure.
 import { createHash } from 'node:crypto';
 import type { BucketRow, CauseGroup, GroupRow, PageModel, QueuesModel, TimelineItem, Tone } from './page-model.ts';
+import type { NotificationItem, NotificationsModel } from './page-notifications.ts';
 
 /** Text for HTML: element content and double-quoted attribute values alike. */
 export function esc(value: unknown): string {
@@ -107,6 +108,7 @@ ${groupsSection(m.groups)}
 ${timelineSection(m.timeline)}
 ${budgetSection(m.buckets, m.budgetNote)}
 ${failingSection(m.causes, m.failingTotal, m.failingShown)}
+${notificationsSection(m.notifications, m.notificationsNote)}
 ${queuesSection(m.queues, m.queuesNote)}
 </main>
 <script>${SCRIPT}</script>
@@ -226,6 +228,22 @@ function failingSection(causes: readonly CauseGroup[], total: number, shown: num
 <h2>Failing resources by cause <small>retried on the next walk; a body opens as plain text</small></h2>
 ${body}
 ${more}
+</section>`;
+}
+
+function notificationItem(n: NotificationItem): string {
+  const deliveries = n.deliveries.map((d) => `<li data-endpoint="${esc(d.endpoint)}">${badge(d.tone, d.status)} <span class="mono">${esc(d.endpoint)}</span> <span class="muted">${esc(d.detail)}</span></li>`).join('');
+  return `<li class="${n.tone}" data-notification="${esc(n.id)}" data-type="${esc(n.type)}"><div class="when">${esc(n.at)} · ${esc(n.ago)} · <span class="mono">${esc(n.type)}</span></div>${esc(n.text)}${deliveries ? `<ul>${deliveries}</ul>` : ''}</li>`;
+}
+
+function notificationsSection(m: NotificationsModel | null, note: string | null): string {
+  if (!m) return `<section id="notifications"><h2>Notifications</h2><p class="muted">${esc(note ?? 'None.')}</p></section>`;
+  const list = (items: readonly NotificationItem[]) => `<ol class="timeline">${items.map(notificationItem).join('\n')}</ol>`;
+  return `<section id="notifications">
+<h2>Notifications <small>the last events told (only changes are), newest first, and their delivery to each endpoint</small></h2>
+<p>Endpoints: <span class="mono">${esc(m.endpoints)}</span> · deliveries waiting: <b id="notify-pending">${esc(m.pending)}</b></p>
+${m.dead.length > 0 ? `<h3 class="over">Dead: an endpoint gave up on these</h3><div id="notify-dead">${list(m.dead)}</div>` : ''}
+${m.recent.length > 0 ? `<div id="notify-recent">${list(m.recent)}</div>` : '<p class="muted">Nothing told yet.</p>'}
 </section>`;
 }
 

@@ -11,6 +11,8 @@ import type { BucketWindow, RunRow, TimelineEvent } from '../../store/read/statu
 import type { BucketStatus } from '../../upstream/budget/budget-state.ts';
 import type { GroupThreshold } from './page-thresholds.ts';
 import type { QueuesView } from './page-queues.ts';
+import type { NotificationsRead } from '../../store/read/notifications.ts';
+import { notificationsModel, type NotificationsModel } from './page-notifications.ts';
 
 export interface PageData {
   now: Date;
@@ -30,6 +32,11 @@ export interface PageData {
   /** Null: not served by a worker, or not readable (then `queuesNote` says why). */
   queues: QueuesView | null;
   queuesNote: string | null;
+  /** Null when they could not be read (then `notificationsNote` says why). */
+  notifications: NotificationsRead | null;
+  notificationsNote: string | null;
+  /** The endpoints this process delivers to, by label (never a URL). */
+  notifyEndpoints: readonly string[];
 }
 
 /** The request log's window the budget section counts over. */
@@ -126,6 +133,8 @@ export interface PageModel {
   failingShown: number;
   queues: QueuesModel | null;
   queuesNote: string | null;
+  notifications: NotificationsModel | null;
+  notificationsNote: string | null;
 }
 
 const hoursText = (h: number | null) => (h === null ? 'not judged' : `${Number.isInteger(h) ? h : h.toFixed(1)}h`);
@@ -158,6 +167,8 @@ export function buildPageModel(d: PageData): PageModel {
     failingShown: d.failing.resources.length,
     queues: d.queues ? queuesModel(d.queues, d.now) : null,
     queuesNote: d.queuesNote,
+    notifications: d.notifications ? notificationsModel(d.notifications, d.notifyEndpoints, d.warehouse, d.now) : null,
+    notificationsNote: d.notificationsNote,
   };
 }
 
