@@ -10,7 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childEnv } from '../helpers/cli.ts';
+import { sql } from 'drizzle-orm';
+import { queueSchema } from '../../src/runners/bullmq/postgres-backend.ts';
+import { openWarehouse } from '../../src/store/connection.ts';
+import { childEnv, runCli } from '../helpers/cli.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { patience } from '../helpers/patience.ts';
 
@@ -148,6 +151,34 @@ describe.runIf(process.platform === 'linux')('a tesync started through npx ends 
     expect(worker.err()).toContain('tesync: npm, which started this command, has ended: stopping as on SIGTERM');
     expect(worker.err()).toMatch(/"msg":"worker stopped"/);
   }, patience(180_000));
+
+  it('SIGTERM to `npx tesync worker --demo` mid-walk: no job left locked; each job done or handed back', async () => {
+    // The issue: a worker stopped so once left a job locked: the next worker found it stalled.
+    folder = await embeddedFolder('tesync-npx-midwalk');
+    const dataDir = `${folder.dir}/.tesync`;
+    const env = { TE_DATA_DIR: dataDir, TE_METRICS_PORT: '0', TE_SCHEDULE_CATALOG: 'off', TE_SCHEDULE_SCREENER: 'off', TE_SCHEDULE_TOKEN_DATA: 'off', TE_SCHEDULE_BUNDLES: 'off' };
+    const worker = (running = npx(['worker', '--demo'], env));
+    await worker.waitFor(/"msg":"worker ready"/, 120_000);
+    const queued = await runCli(['enqueue', '--full'], { TE_DATA_DIR: dataDir });
+    expect(queued.code, queued.stderr).toBe(0);
+    // Mid-walk: some jobs done, many more to come.
+    await worker.waitFor(/("msg":"job done"[\s\S]*){5}/, 120_000);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(await leftAfter(folder.dir)).toEqual([]);
+    expect(worker.err()).toMatch(/"msg":"worker stopped"/);
+    // Read as the next worker would find them: none active, none locked.
+    const warehouse = await openWarehouse({ dataDir, maxConnections: 1 });
+    try {
+      const jobs = await warehouse.query<{ state: string; locked: number; n: number }>(
+        sql`select state::text, count(lock_token)::int as locked, count(*)::int as n from ${sql.identifier(queueSchema('tesync'))}.job group by 1 order by 1`,
+      );
+      expect(jobs.filter((j) => j.state === 'active' || j.locked > 0), JSON.stringify(jobs)).toEqual([]);
+      expect(jobs.some((j) => j.state === 'waiting' && j.n > 0), 'jobs left for the next worker').toBe(true);
+    } finally {
+      await warehouse.close();
+    }
+  }, patience(300_000));
 
   it('SIGINT to `npx tesync sql`: no tesync or Postgres process of its data folder remains', async () => {
     folder = await embeddedFolder('tesync-npx-sql');
