@@ -2,6 +2,8 @@
 // module loads. A resource is its file: it declares where a walk starts (`root`) or which job
 // plans it (`plannedBy`, or its parent's follow-ups), and nothing is listed here.
 import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { JobDefinition, JobRequest, Source } from '../engine/kit/types.ts';
 
 const SOURCES: readonly Source[] = ['app', 'gateway'];
@@ -25,12 +27,15 @@ export function catalogOf(found: readonly unknown[]): Map<string, JobDefinition<
   return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** The extension of this module's own file: `.ts` from the sources, `.js` once compiled. */
+const MODULE_EXTENSION = path.extname(fileURLToPath(import.meta.url));
+
 /** Every export of every resource file under `root` (src/resources, or a copy of it). */
 export async function resourceExports(root: URL): Promise<unknown[]> {
   const out: unknown[] = [];
   for (const source of SOURCES) {
     const dir = new URL(`${source}/`, root);
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')).sort()) {
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(MODULE_EXTENSION)).sort()) {
       out.push(...Object.values((await import(new URL(file, dir).href)) as Record<string, unknown>));
     }
   }

@@ -16,11 +16,12 @@ import { exportWarehouse } from '../../src/export/export.ts';
 import type { Manifest } from '../../src/export/manifest.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { childEnv, runCli } from '../helpers/cli.ts';
+import { compiledScript } from '../helpers/compiled-bin.ts';
 import { patience } from '../helpers/patience.ts';
 import type { TestLogger, TestWarehouse } from '../helpers/services.ts';
 import { syncedTwice, type SyncedTwice } from './synced-twice.ts';
 
-const KILLER = fileURLToPath(new URL('./kill-export.ts', import.meta.url));
+const KILLER = compiledScript('test/export/kill-export.ts');
 
 let fixture: SyncedTwice;
 let tw: TestWarehouse;
@@ -83,7 +84,7 @@ const contents = (m: Manifest) => m.files.map((f) => `${f.table} ${f.kind} ${f.p
 
 function killedAt(dir: string, n: number): Promise<{ signal: NodeJS.Signals | null; code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', KILLER, tw.databaseUrl, dir, String(n)], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [KILLER, tw.databaseUrl, dir, String(n)], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

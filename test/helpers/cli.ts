@@ -1,15 +1,21 @@
 // Runs the real `tesync` command in a child process, as a user would.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { compiledBin } from './compiled-bin.ts';
 import { patience } from './patience.ts';
 
-export const BIN = fileURLToPath(new URL('../../bin/tesync.js', import.meta.url));
+/** bin/tesync.js: what a user runs, its TypeScript through tsx. */
+export const SOURCE_BIN = fileURLToPath(new URL('../../bin/tesync.js', import.meta.url));
+
+/** The `tesync` the tests start: the same sources compiled to JavaScript (compiled-bin.ts). */
+export const BIN = compiledBin();
 
 /**
- * NODE_OPTIONS of a child: the TypeScript loader of the tests (ts-loader/register.mjs), which
- * starts a `tesync` process on 0.45 s less CPU than the tsx that bin/tesync.js registers.
+ * NODE_OPTIONS of a child: nothing, unless TESYNC_TEST_CPU_LOG names a file each child appends
+ * its CPU to (cpu-log.mjs). No loader: every module a loader hook sees crosses to Node's loader
+ * thread and back.
  */
-export const CHILD_NODE_OPTIONS = `--import=${new URL('./ts-loader/register.mjs', import.meta.url).href}`;
+export const CHILD_NODE_OPTIONS = process.env.TESYNC_TEST_CPU_LOG ? `--import=${new URL('./cpu-log.mjs', import.meta.url).href}` : '';
 
 export interface CliResult {
   code: number | null;
@@ -20,8 +26,7 @@ export interface CliResult {
 
 /**
  * Environment for a child: only what the test passes, plus PATH/HOME (no ambient TE_* or
- * DATABASE_URL) and the tests' TypeScript loader (CHILD_NODE_OPTIONS; `NODE_OPTIONS:
- * undefined` runs tsx, as a user's `npx tesync` does). Its pool is 4 connections unless the
+ * DATABASE_URL) and CHILD_NODE_OPTIONS. Its pool is 4 connections unless the
  * test says otherwise: test files run side by side on one Postgres of 100 connections.
  */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {

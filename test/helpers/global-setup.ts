@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
+import { compiledBin } from './compiled-bin.ts';
 import { removeSeeds } from './embedded.ts';
 import { migratedTemplate, TEMPLATE_PREFIX, TEST_RUN_VARIABLE } from './services.ts';
 import { KEEPER_VARIABLE, startKeeper } from './spare-databases.ts';
@@ -65,6 +66,8 @@ async function dropTemplates(url: string, run: string): Promise<void> {
 
 export default async function setup(): Promise<() => Promise<void>> {
   const before = await servers();
+  // The `tesync` the tests start, compiled once here rather than by the first files at once.
+  compiledBin();
   // The test processes inherit it: the templates they make are this run's alone.
   const run = (process.env[TEST_RUN_VARIABLE] ??= randomBytes(4).toString('hex'));
   // Test databases made and dropped beside the tests (spare-databases.ts); the test processes

@@ -83,7 +83,18 @@ async function walkOn(url: string, during?: (w: Walk) => Promise<void>): Promise
   await Promise.all(w.workers.map((x) => x.ready));
   const { runId } = await queueWalk(w.env);
   await during?.(w);
-  w.outcome = await runEnded(w.tw.databaseUrl, runId, { nominalMs: 120_000 });
+  try {
+    w.outcome = await runEnded(w.tw.databaseUrl, runId, { nominalMs: 120_000 });
+  } catch (err) {
+    // What the workers said, and what the queues hold, tell a stuck walk's cause.
+    console.error(`the queues: ${JSON.stringify(await jobCounts(`{${w.prefix}}`).catch((e: unknown) => String(e)))}`);
+    for (const [i, x] of w.workers.entries()) {
+      const lines = x.stderr().split('\n');
+      const warned = lines.filter((l) => !/"level":(10|20|30),/.test(l));
+      console.error(`worker ${i + 1}: its warnings and errors\n${warned.join('\n').slice(-20_000)}\nand its last lines\n${lines.slice(-15).join('\n')}`);
+    }
+    throw err;
+  }
   w.digest = await warehouseDigest(w.tw.warehouse);
   return w;
 }
@@ -129,6 +140,25 @@ async function keysUnder(keyPrefix: string): Promise<string[]> {
       } while (cursor !== '0');
     }
     return keys;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Each fetch queue's jobs by state, on the cluster. */
+async function jobCounts(keyPrefix: string): Promise<Record<string, Record<string, number>>> {
+  const redis = openRedis(loadConfig({ REDIS_URL: cluster.url }).redis!);
+  try {
+    const out: Record<string, Record<string, number>> = {};
+    for (const { name } of FETCH_QUEUES) {
+      const q = new Queue(name, { connection: redis, prefix: keyPrefix });
+      try {
+        out[name] = await q.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children');
+      } finally {
+        await q.close();
+      }
+    }
+    return out;
   } finally {
     redis.disconnect();
   }
