@@ -30,7 +30,8 @@ export interface CliResult {
  * test says otherwise: test files run side by side on one Postgres of 100 connections.
  */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, NODE_OPTIONS: CHILD_NODE_OPTIONS, TE_DATABASE_POOL: '4', ...env };
+  const cpuLog = process.env.TESYNC_TEST_CPU_LOG ? { TESYNC_TEST_CPU_LOG: process.env.TESYNC_TEST_CPU_LOG } : {};
+  return { PATH: process.env.PATH, HOME: process.env.HOME, NODE_OPTIONS: CHILD_NODE_OPTIONS, TE_DATABASE_POOL: '4', ...cpuLog, ...env };
 }
 
 /**
