@@ -87,6 +87,9 @@ function failures(f: Record<string, unknown>): string {
   return `; first failures: ${xs.map(one).join(', ')}`;
 }
 
+/** `run 70c175ac-…, trigger schedule`. */
+const runOf = (e: StoredEvent) => [e.runId ? `run ${e.runId}` : null, str(e.figures.trigger) ? `trigger ${str(e.figures.trigger)}` : null].filter(Boolean).join(', ');
+
 /** Pure: the event in words, one line or two, for a person reading a chat. */
 export function textOf(e: StoredEvent, warehouse: string): string {
   const f = e.figures;
@@ -94,9 +97,9 @@ export function textOf(e: StoredEvent, warehouse: string): string {
   const lead = `tesync (${warehouse}):`;
   switch (e.type) {
     case 'custom_run_failed':
-      return `${lead} run failed: ${str(f.scope) ?? e.subject} (${str(f.trigger) ?? 'run'} ${e.runId ?? ''}): ${runFigures(f)}${str(f.error) ? `; ${str(f.error)}` : ''}${failures(f)}`;
+      return `${lead} run failed: ${str(f.scope) ?? e.subject} (${runOf(e)}): ${runFigures(f)}${str(f.error) ? `; ${str(f.error)}` : ''}${failures(f)}`;
     case 'custom_run_partial':
-      return `${lead} run partial: ${str(f.scope) ?? e.subject} (${str(f.trigger) ?? 'run'} ${e.runId ?? ''}): ${runFigures(f)}${failures(f)}. Failed resources are retried on the next run.`;
+      return `${lead} run partial: ${str(f.scope) ?? e.subject} (${runOf(e)}): ${runFigures(f)}${failures(f)}. Failed resources are retried on the next run.`;
     case 'custom_run_recovered':
       return `${lead} run succeeded again: ${str(f.scope) ?? e.subject}, after ${str(f.previous) ?? 'a failure'} (${runFigures(f)})`;
     case 'custom_group_overdue':
