@@ -2,13 +2,15 @@
 // no longer hold. A graceful stop is not one of them: it hands its jobs back to the queues, and
 // their runs resume when a worker starts. These are the runs that nothing would ever finish:
 // the finish job was lost, or the queues lost the run's jobs (`tesync reset`, a Redis that
-// restarted empty). A worker looks for them when it starts and after Redis reconnects.
+// restarted empty). A worker looks for them when it starts, after Redis reconnects, and every
+// 30 s (runtime.ts LOST_RUN_SWEEP_MS).
 import type { Logger } from '../../lib/logger.ts';
 import type { Warehouse } from '../../store/connection.ts';
 import { RunDriver } from '../../engine/run/run-driver.ts';
 import { LOST_RUN_ERROR } from '../../store/books/runs.ts';
 import type { AnyQueue, QueueBackendKind, WorkerLedger } from './backend.ts';
-import { queueFinish } from './walk.ts';
+import type { RunnerDeps } from './deps.ts';
+import { finishRunIfSettled } from './walk.ts';
 
 export interface LostRunDeps {
   warehouse: Warehouse;
@@ -18,6 +20,8 @@ export interface LostRunDeps {
   prefix: string;
   queueBackend: QueueBackendKind;
   logger: Logger;
+  config: RunnerDeps['config'];
+  events?: RunnerDeps['events'];
 }
 
 /** Walk job states from which the walk still plans its run. */
@@ -35,7 +39,12 @@ export function runFate(r: { pending: number; planned: number; walkState: string
   return r.planned > 0 ? 'finish' : 'lost';
 }
 
-/** Queues the finish of runs that only lack it; closes as `failed` those nothing can finish (the run driver's closeAbandoned, judged by runFate). */
+/**
+ * Finishes the runs that only lack their finish, here and now rather than through a finish job
+ * (the walk queue's consumer may be what was lost: after a Redis Cluster failover a worker's
+ * idle BullMQ consumer was seen never to take a job again); closes as `failed` those nothing
+ * can finish (the run driver's closeAbandoned, judged by runFate).
+ */
 export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: number; lost: number }> {
   let finishing = 0;
   const lost = await RunDriver.closeAbandoned(deps.warehouse, {
@@ -50,7 +59,7 @@ export async function settleLostRuns(deps: LostRunDeps): Promise<{ finishing: nu
         walkState: walk ? await walk.getState() : undefined,
       });
       if (fate === 'finish') {
-        await queueFinish(deps, run.id);
+        await finishRunIfSettled(deps, run.id, deps.logger.child({ runId: run.id }));
         finishing++;
       }
       return fate === 'lost';

@@ -54,6 +54,9 @@ export interface WorkerRuntime {
   handBack(): void;
 }
 
+/** How often a worker looks again for runs nothing would finish (lost-runs.ts). */
+const LOST_RUN_SWEEP_MS = 30_000;
+
 export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise<WorkerRuntime> {
   const { config, logger, warehouse } = options;
   const w = config.worker;
@@ -184,6 +187,16 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     closers.push(() => server.close());
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
     await settleLost();
+    // And on a timer: a failover's new primary may lack the finish a worker queued on the old one
+    // (written there, not yet passed on), and its slot table may be seen before that write's turn.
+    let sweeping = false;
+    const sweep = setInterval(() => {
+      if (shuttingDown || sweeping) return;
+      sweeping = true;
+      void settleLost().finally(() => (sweeping = false));
+    }, LOST_RUN_SWEEP_MS);
+    sweep.unref();
+    closers.unshift(async () => clearInterval(sweep));
     // Its heartbeat, what only a read can see, and the outbox's delivery, on a tick of its own.
     if (config.notify.urls.length > 0 && !config.notify.secret) logger.warn('TE_NOTIFY_SECRET is not set: notifications go out unsigned, and receivers cannot tell them from anyone\'s');
     notifier = startNotifier({ warehouse, config, logger, worker: { name: workerName(prefix, hostname(), process.pid), figures: { host: hostname(), pid: process.pid, queuePrefix: prefix } } });

@@ -129,7 +129,7 @@ function keptFailure(err: unknown): unknown {
 }
 
 /** Records the run's outcome once nothing of it is pending; the statuses and stats of `tesync sync`. */
-export async function finishRunIfSettled(deps: RunnerDeps, runId: string, logger: Logger): Promise<string> {
+export async function finishRunIfSettled(deps: Pick<RunnerDeps, 'driver' | 'config' | 'events'>, runId: string, logger: Logger): Promise<string> {
   const closed = await deps.driver.closeIfSettled(runId, { requestsRetentionDays: deps.config.requestsRetentionDays, logger });
   if (typeof closed === 'string') return closed;
   await deps.driver.ledger.expire(runId, FINISHED_RUN_KEYS_MS);
