@@ -8,4 +8,4 @@ register();
 // with the npm process, which passes a signal on to its shell only (src/cli/parent-watch.ts).
 // A direct run (a supervisor, a container) is not watched.
 if (process.env.npm_lifecycle_event !== undefined) (await import('../src/cli/parent-watch.ts')).watchLauncher();
-await import('../src/cli/main.ts');
+(await import('../src/cli/main.ts')).runProcess();

@@ -125,17 +125,22 @@ export function reportFailure(err: unknown, config: Config, logger: Logger | und
 /** How long a process whose command has ended may wait for its handles to close by themselves. */
 const LINGER_MS = 2000;
 
-// Run when executed as the entry point (bin/tesync.js imports this module).
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    // The command is over and has closed what it opened. A connection a library opened after
-    // its close (ioredis connects a worker's Redis Cluster client to a replica met during a
-    // failover, after BullMQ closed it) would hold the process for ever: it goes with the exit.
-    setTimeout(() => process.exit(code), LINGER_MS).unref();
-  },
-  (err: unknown) => {
-    process.stderr.write(`tesync: ${recordable(errorMessage(err), PRINTED_CHARS)}\n`);
-    process.exitCode = 1;
-  },
-);
+/**
+ * Runs this process's command line and ends the process with its exit code: bin/tesync.js's
+ * one call. Importing this module runs nothing (a test imports its functions).
+ */
+export function runProcess(): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+      // The command is over and has closed what it opened. A connection a library opened after
+      // its close (ioredis connects a worker's Redis Cluster client to a replica met during a
+      // failover, after BullMQ closed it) would hold the process for ever: it goes with the exit.
+      setTimeout(() => process.exit(code), LINGER_MS).unref();
+    },
+    (err: unknown) => {
+      process.stderr.write(`tesync: ${recordable(errorMessage(err), PRINTED_CHARS)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

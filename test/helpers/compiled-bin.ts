@@ -36,7 +36,7 @@ export function pointAtJs(code: string): string {
 const BIN_JS = `#!/usr/bin/env node
 // bin/tesync.js, compiled: the same start, without tsx (test/helpers/compiled-bin.ts).
 if (process.env.npm_lifecycle_event !== undefined) (await import('../src/cli/parent-watch.js')).watchLauncher();
-await import('../src/cli/main.js');
+(await import('../src/cli/main.js')).runProcess();
 `;
 
 function build(files: string[], into: string): void {
