@@ -98,7 +98,7 @@ function buildOnce(): string {
   // Builds a day old go (a suite still running on one is not that old).
   for (const old of readdirSync(CACHE)) {
     const at = path.join(CACHE, old);
-    if (old !== id && /^[0-9a-f]{16}$/.test(old) && Date.now() - statSync(at).mtimeMs > 86_400_000) rmSync(at, { recursive: true, force: true });
+    if (old !== id && /^[0-9a-f]{16}$/.exec(old) !== null && Date.now() - statSync(at).mtimeMs > 86_400_000) rmSync(at, { recursive: true, force: true });
   }
   return dir;
 }
