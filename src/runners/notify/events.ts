@@ -5,6 +5,7 @@
 // key; every text is scrubbed of the configured secrets all the same. Pure.
 import { scrub } from '../../lib/logger.ts';
 import { scrubDeep } from '../../lib/secrets.ts';
+import type { StoredEvent } from '../../store/books/notifications.ts';
 
 export const EVENT_TYPES = [
   'custom_run_failed',
@@ -24,17 +25,8 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** An event as the outbox holds it. */
-export interface StoredEvent {
-  id: string;
-  type: string;
-  subject: string;
-  occurredAt: Date;
-  source: string | null;
-  group: string | null;
-  runId: string | null;
-  figures: Record<string, unknown>;
-}
+/** An event as the outbox holds it (declared by the outbox's book). */
+export type { StoredEvent } from '../../store/books/notifications.ts';
 
 /** The body POSTed: these fields, always, in this order (`version` moves if one ever changes meaning). */
 export interface Payload {

@@ -75,8 +75,8 @@ export async function fanOut(w: Warehouse, endpoints: readonly string[]): Promis
     on conflict do nothing`);
 }
 
-/** An event taken for delivery to one endpoint. */
-export interface Claimed {
+/** An event as the outbox holds it. */
+export interface StoredEvent {
   id: string;
   type: string;
   subject: string;
@@ -85,6 +85,10 @@ export interface Claimed {
   group: string | null;
   runId: string | null;
   figures: Record<string, unknown>;
+}
+
+/** An event taken for delivery to one endpoint. */
+export interface Claimed extends StoredEvent {
   /** Attempts before this one. */
   attempts: number;
 }

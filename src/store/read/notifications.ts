@@ -3,6 +3,7 @@
 // (dead), and how many deliveries wait.
 import { sql } from 'drizzle-orm';
 import type { Warehouse } from '../connection.ts';
+import type { StoredEvent } from '../books/notifications.ts';
 
 export interface EventDelivery {
   endpoint: string;
@@ -14,15 +15,7 @@ export interface EventDelivery {
   nextAttemptAt: Date | null;
 }
 
-export interface ToldEvent {
-  id: string;
-  type: string;
-  subject: string;
-  occurredAt: Date;
-  source: string | null;
-  group: string | null;
-  runId: string | null;
-  figures: Record<string, unknown>;
+export interface ToldEvent extends StoredEvent {
   deliveries: EventDelivery[];
 }
 
