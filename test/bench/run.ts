@@ -7,6 +7,8 @@
 //   npm run bench -- --tokens 50 --no-postgres --no-embedded --no-rss   (the workers leg alone)
 //   npm run bench -- --no-postgres --no-embedded --no-rss --no-workers   (the as-of leg alone)
 //   npm run bench -- --no-postgres --no-embedded --no-rss --no-workers --no-as-of --no-write   (the replay leg alone)
+//   npm run bench -- --scale           the scale leg alone: 1, 2 and 4 workers on each queue backend, no budget (about 4 minutes)
+//   npm run bench -- --scale --scale-tokens 100 --scale-days 180 --scale-depth-days 30 --scale-workers 1,2,4 --queues both
 //
 // Every sync runs in a child process (its CPU time and peak RSS are its own), against the
 // simulator in another child process (its CPU is reported apart). With the embedded warehouse,
@@ -14,8 +16,10 @@
 // distributed leg runs `tesync worker` processes and `tesync enqueue --wait` as a user does
 // (worker-leg.ts). The as-of leg reads a warehouse of years of daily versions, plain and as of
 // past instants (as-of-leg.ts), then exports its daily archives as Parquet (export-leg.ts;
-// --no-export: not). The replay leg replays a first sync of 100 tokens from its archive, against
-// the sync's own time (replay-leg.ts; --no-replay: not). Figures go to stdout as a table and to test/bench/results/<time>.json. See
+// --no-export: not). The scale leg (--scale, alone) walks one world by 1, 2 and 4 workers on each
+// queue backend with no budget, fits the cost per request and per row, and sets the speedups
+// against the model (scale-leg.ts, scale-model.ts, docs/scale-out.md). The replay leg replays a
+// first sync of 100 tokens from its archive, against the sync's own time (replay-leg.ts; --no-replay: not). Figures go to stdout as a table and to test/bench/results/<time>.json. See
 // docs/performance.md for the method.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,6 +46,7 @@ import { runAsOfLeg, type AsOfLegResult } from './as-of-leg.ts';
 import { replayLine, runReplayLeg, type ReplayLegResult } from './replay-leg.ts';
 import { EXPORT_LIMITS, type ExportLegResult } from './export-leg.ts';
 import type { TableReads } from './as-of-reads.ts';
+import { runScaleLeg, scaleLines, type ScaleLegResult, type ScaleOptions } from './scale-leg.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -84,6 +89,8 @@ export interface BenchOptions {
    * archive into another database (`check`: then compared with it); absent or null: no such leg.
    */
   replay?: { tokens: number; check: boolean } | null;
+  /** The scale leg (scale-leg.ts): one walk per worker count and queue backend, no budget; absent or null: no such leg. */
+  scale?: ScaleOptions | null;
   log: (line: string) => void;
 }
 
@@ -160,6 +167,8 @@ export interface BenchResult {
   asOf: AsOfLegResult | null;
   /** The replay leg; null when skipped. */
   replay: ReplayLegResult | null;
+  /** The scale leg; null when skipped. */
+  scale: ScaleLegResult | null;
   write: (WriteFloor & { upsertOverCopy: number | null }) | null;
   rss: { tokens: number; peakRssMb: number; baselineRssMb: number; wallMs: number; requests: number }[];
   rssGrowth: number | null;
@@ -221,6 +230,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
 
   const asOf = o.asOf === null ? null : await asOfRun(o, o.asOf);
   const replay = o.replay ? await replayRun(o, o.replay) : null;
+  // The scale leg's walks wait less for a quiet machine: eight of them.
+  const scaleO = { ...o, settleMaxMs: Math.min(o.settleMaxMs, 30_000) };
+  const scale = o.scale ? await runScaleLeg(s, o.scale, o.workerConcurrency ?? null, (sc, n, backend) => workersRun(scaleO, sc, n, backend), o.log) : null;
 
   for (const tokens of o.rssTokens) {
     if (main && tokens === s.tokens) continue;
@@ -243,6 +255,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     workers,
     asOf,
     replay,
+    scale,
     write,
     rss,
     rssGrowth: rssGrowth(rss),
@@ -453,6 +466,10 @@ export function judge(r: BenchResult): BenchResult['targets'] {
     out.push({ name: `429s after a bucket's first 429 taught its window (${at})`, value: String(run.walk.rateLimits.afterFirst429), target: '0', met: run.walk.rateLimits.afterFirst429 === 0 });
   }
   if (r.asOf) out.push(...asOfTargets(r.asOf));
+  if (r.scale) {
+    const ok = r.scale.walks.filter((w) => w.status === 'succeeded' && w.rateLimited === 0).length;
+    out.push({ name: 'scale walks succeeded without a 429', value: `${ok} of ${r.scale.walks.length}`, target: 'all', met: ok === r.scale.walks.length });
+  }
   if (r.replay) {
     const p = r.replay;
     out.push({ name: `replay of the first sync / the sync, ${p.tokens} tokens, nothing to wait for${p.equal === null ? '' : p.equal ? ' (equal)' : ' (NOT equal)'}`, value: `${p.ratio.toFixed(2)} (${(p.replayMs / 1000).toFixed(1)} s / ${(p.syncMs / 1000).toFixed(1)} s)`, target: `<= ${p.limit}`, met: p.met });
@@ -661,8 +678,11 @@ export function formatTable(r: BenchResult): string {
   const lines: string[] = [];
   const s = r.scenario;
   const budget = (b: { limit: number; windowMs: number } | null) => (b ? `${b.limit}/${b.windowMs / 1000}s` : 'unlimited');
-  lines.push(`scenario: ${s.tokens} tokens, ${s.historyDays} days, ${s.chartsPerToken} charts/token, latency ${s.latencyMs.join('-')} ms, concurrency ${s.concurrency}`);
-  lines.push(`budgets: app-public ${budget(s.budgets.appPublic)}, app-key ${budget(s.budgets.appKey)}, gateway ${budget(s.budgets.gateway)}`);
+  // The scale leg alone says its own world (scale-leg.ts).
+  if (!r.scale || r.runs.length + r.workers.length > 0) {
+    lines.push(`scenario: ${s.tokens} tokens, ${s.historyDays} days, ${s.chartsPerToken} charts/token, latency ${s.latencyMs.join('-')} ms, concurrency ${s.concurrency}`);
+    lines.push(`budgets: app-public ${budget(s.budgets.appPublic)}, app-key ${budget(s.budgets.appKey)}, gateway ${budget(s.budgets.gateway)}`);
+  }
   if (r.budgetPolicy || r.nodeFlags.length) lines.push(`overrides: budget policy ${JSON.stringify(r.budgetPolicy ?? {})}, node flags ${r.nodeFlags.join(' ') || 'none'}`);
   lines.push(`machine: ${r.machine.cpus} cores (${r.machine.cpuModel}), ${r.machine.memGb} GB, Node ${r.machine.node}, Postgres ${r.machine.postgres ?? '?'}`);
   lines.push('');
@@ -715,10 +735,11 @@ export function formatTable(r: BenchResult): string {
       p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
     ]);
   }
-  lines.push(...table(rows), '');
+  if (rows.length > 1) lines.push(...table(rows), '');
   for (const run of r.workers) lines.push(...workersLines(run), '');
   if (r.asOf) lines.push(...asOfLines(r.asOf), '');
   if (r.replay) lines.push(replayLine(r.replay), '');
+  if (r.scale) lines.push(...scaleLines(r.scale), '');
   for (const run of r.runs) lines.push(...writesLines(run), '');
   for (const run of r.runs) {
     if (run.target !== 'embedded') continue;
@@ -839,7 +860,11 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
   const workers = args.has('no-workers') ? null : num('workers', 3);
   const embedded = args.has('no-embedded') ? null : num('embedded-tokens', quick ? Math.min(10, tokens) : 100);
   const rssTokens = args.has('no-rss') ? [] : list('rss-tokens', quick ? [10, 20, 40] : [100, 500, 1000]);
-  return {
+  // --scale: the scale leg alone (scale-leg.ts).
+  const scale: ScaleOptions | null = args.has('scale')
+    ? { tokens: num('scale-tokens', 100), days: num('scale-days', 180), depthDays: num('scale-depth-days', 30), workers: list('scale-workers', [1, 2, 4]), backends: queuesArg(args.get('queues')) }
+    : null;
+  const options: BenchOptions = {
     scenario,
     databaseUrl: (args.get('database-url') as string | undefined) ?? env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     postgres: !args.has('no-postgres'),
@@ -859,6 +884,7 @@ export function parseArgs(argv: readonly string[], env: Record<string, string | 
     ...(typeof args.get('node-flags') === 'string' ? { nodeFlags: String(args.get('node-flags')).split(/\s+/).filter(Boolean) } : {}),
     log: (line) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`),
   };
+  return scale ? { ...options, postgres: false, workers: null, embeddedTokens: null, rssTokens: [], asOf: null, replay: null, writeRows: 0, scale } : options;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

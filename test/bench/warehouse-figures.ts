@@ -138,3 +138,44 @@ export function cpuDelta(before: Map<number, number>, after: Map<number, number>
   for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0);
   return ticks * CLOCK_TICK_MS;
 }
+
+/** The upstream's response bytes run `runId` logged (sync.requests.bytes; a request with no body counts 0). */
+export async function responseBytes(w: Warehouse, runId: string): Promise<number> {
+  const [r] = await w.query<{ n: string | null }>(sql`select coalesce(sum(bytes), 0)::text as n from sync.requests where run_id = ${runId}`);
+  return Number(r?.n ?? 0);
+}
+
+/** The database's size on disk (pg_database_size: tables, indexes, TOAST; not the server's WAL) and the archive's (sync.raw_responses with its TOAST and indexes). */
+export async function databaseBytes(w: Warehouse): Promise<{ database: number; archive: number }> {
+  const [r] = await w.query<{ database: string; archive: string }>(
+    sql`select pg_database_size(current_database())::text as database, pg_total_relation_size('sync.raw_responses')::text as archive`,
+  );
+  return { database: Number(r?.database ?? 0), archive: Number(r?.archive ?? 0) };
+}
+
+/**
+ * The most sessions on this database at once, sampled every `everyMs` until `stop()` (the
+ * sampler's own session not counted): what the workers hold of `max_connections`.
+ */
+export function sessionPeak(w: Warehouse, everyMs = 250): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const [r] = await w.query<{ n: string }>(sql`select count(*)::text as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
+        peak = Math.max(peak, Number(r?.n ?? 0));
+      } catch {
+        // A reading missed (the server busy): the next one counts.
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return peak;
+    },
+  };
+}

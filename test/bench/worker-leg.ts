@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
+import { Redis } from 'ioredis';
 import { WALK_QUEUE } from '../../src/runners/bullmq/queues.ts';
 import { backendEnv, openTestQueue, type QueueBackendKind } from '../helpers/queue-backends.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
@@ -14,7 +15,7 @@ import { rateLimitReport, type RequestRow } from './figures.ts';
 import { CLOCK_TICK_MS, machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
 import { bucketList, syncEnv, type Scenario } from './scenario.ts';
 import type { PhaseResult } from './sync-process.ts';
-import { byBucket, byStatus, cpuDelta, postgresCpu, processTicks, requestRows, tableRows, tableWrites } from './warehouse-figures.ts';
+import { byBucket, byStatus, cpuDelta, databaseBytes, postgresCpu, processTicks, requestRows, responseBytes, sessionPeak, tableRows, tableWrites } from './warehouse-figures.ts';
 import { SCHEDULES_OFF } from '../helpers/workers.ts';
 
 export interface WorkerLegOptions {
@@ -73,6 +74,16 @@ export interface WorkerLegResult {
    * span as a share of what its budget allows in it (1: every window used up).
    */
   bucketSpans: Record<string, { spanMs: number; requests: number; shareOfBudget: number | null }>;
+  /**
+   * Bytes: the upstream's response bodies the run logged (sync.requests.bytes), and what the
+   * database and its archive (sync.raw_responses) grew by from the workers' migration to their
+   * stop (pg_database_size; the server's WAL is not in it).
+   */
+  bytes: { responses: number; database: number; archive: number };
+  /** The most sessions on the leg's database at once during the walk (every 250 ms), the bench's own not counted. */
+  peakSessions: number;
+  /** The Redis server's CPU over the walk (INFO cpu): an upper bound, as the server may serve others too; null on the Postgres backend, whose queue CPU is in the Postgres figure. */
+  queueServerCpuMs: number | null;
 }
 
 const READY_TIMEOUT_MS = 120_000;
@@ -101,12 +112,15 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
     await Promise.all(procs.map((p) => p.ready));
     warehouse = await openWarehouse({ databaseUrl: o.databaseUrl, dataDir: '', maxConnections: 1 });
 
+    const size0 = await databaseBytes(warehouse);
     const settledMs = o.settleMaxMs > 0 ? await settle(0.15, o.settleMaxMs) : 0;
+    const redis0 = o.queueBackend === 'redis' ? await redisCpuMs(o.redisUrl) : null;
     const pg0 = await postgresCpu(warehouse);
     const w0 = procs.map((p) => processTicks(p.pid) ?? 0);
     const sim0 = await o.simCpu();
     const m0 = readCpuTimes();
     const t0 = Date.now();
+    const sessions = sessionPeak(warehouse);
     const timeoutS = Math.max(600, Math.ceil(s.tokens * 10));
     const enq = await runEnqueue(['enqueue', '--wait', '--json', '--timeout', String(timeoutS)], env, o.nodeFlags);
     const t1 = Date.now();
@@ -114,6 +128,8 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
     const sim1 = await o.simCpu();
     const w1 = procs.map((p) => processTicks(p.pid) ?? 0);
     const pg1 = await postgresCpu(warehouse);
+    const redis1 = redis0 === null ? null : await redisCpuMs(o.redisUrl);
+    const peakSessions = await sessions.stop();
     const peaks = procs.map((p) => peakRssMb(p.pid));
     // Exit 1 with a summary is a failed run, measured like any other; no summary is the bench's failure.
     const outcome = lastJson(enq.stdout) as { runId?: string; status?: string } | null;
@@ -135,6 +151,8 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
     const cpuMs = workerCpu.reduce((a, b) => a + b, 0);
     const postgresCpuMs = pg0 && pg1 ? cpuDelta(pg0, pg1) : null;
     const simCpuMs = sim1.cpuMs - sim0.cpuMs;
+    const queueServerCpuMs = redis0 !== null && redis1 !== null ? redis1 - redis0 : null;
+    const size1 = await databaseBytes(warehouse);
     const tw0 = performance.now();
     // The run's start (sync.runs.started_at): every version it closed ends after it.
     const writes = await tableWrites(warehouse, runId, new Date(Number(run.started_ms)));
@@ -165,12 +183,15 @@ export async function runWorkerLeg(o: WorkerLegOptions): Promise<WorkerLegResult
       enqueueCommandMs: t1 - t0,
       simCpuMs,
       simRequests: sim1.requests - sim0.requests,
-      machine: machineDuring(m0, m1, cpuMs + simCpuMs + (postgresCpuMs ?? 0), settledMs),
+      machine: machineDuring(m0, m1, cpuMs + simCpuMs + (postgresCpuMs ?? 0) + (queueServerCpuMs ?? 0), settledMs),
       workers: procs.map((p, i) => ({ pid: p.pid, cpuMs: workerCpu[i]!, processCpuMs: processCpuMs[i]!, peakRssMb: peaks[i]!, jobsDone: p.jobsDone(), exitCode: exits[i]! })),
       messages,
       problems,
       tableRows: await tableRows(warehouse),
       bucketSpans: bucketSpans(rows, s),
+      bytes: { responses: await responseBytes(warehouse, runId), database: size1.database - size0.database, archive: size1.archive - size0.archive },
+      peakSessions,
+      queueServerCpuMs,
     };
   } finally {
     await warehouse?.close();
@@ -327,5 +348,18 @@ async function walkAddedAt(place: Parameters<typeof openTestQueue>[0], runId: st
     return walk?.timestamp ?? null;
   } finally {
     await queue.close();
+  }
+}
+
+/** The Redis server's CPU so far (INFO cpu, user and system), in ms. */
+async function redisCpuMs(url: string): Promise<number> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    const info = await redis.info('cpu');
+    const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
+    return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
+  } finally {
+    redis.disconnect();
   }
 }
