@@ -226,6 +226,7 @@ function counting(inner: RequestRecorder, onRequest: (r: RequestRecord) => void)
     response: (r) => inner.response(r),
     flush: () => inner.flush(),
     rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
+    take: (source, bodies) => inner.take(source, bodies),
     close: () => inner.close(),
   };
 }

@@ -61,8 +61,28 @@ export interface RequestRecorder {
    * `bodyKey`), once what is pending is written. A body not kept has no id; never rejects.
    */
   rawResponseIds(source: Source, bodies: readonly RawBody[]): Promise<Map<string, number>>;
+  /**
+   * Takes the pending records of these bodies (of `source`) out of the recorder's next batch,
+   * for a job to archive inside the transaction that writes the rows read from them: the rows
+   * and their bodies commit together, and the job's read is never held by a flush. Bodies
+   * already written, or being written, are not taken (`written`: done when those writes are).
+   */
+  take(source: Source, bodies: readonly RawBody[]): TakenBodies;
   close(): Promise<void>;
 }
+
+/** Bodies a job took out of a recorder's batch, to archive in its own transaction. */
+export interface TakenBodies {
+  /** Their records, their times placed on the warehouse's clock. */
+  readonly records: readonly ResponseRecord[];
+  /** Resolves when the recorder's writes under way when they were taken are done. */
+  readonly written: Promise<void>;
+  /** Hands them back to the recorder's next batch: the transaction that took them did not commit. */
+  giveBack(): void;
+}
+
+/** Nothing taken: a recorder that keeps no bodies pending. */
+export const NOTHING_TAKEN: TakenBodies = { records: [], written: Promise.resolve(), giveBack: () => {} };
 
 /** A raw response's body, as sync.raw_responses keys it (with its source). */
 export interface RawBody {
@@ -78,6 +98,9 @@ export class NullRecorder implements RequestRecorder {
   async flush(): Promise<void> {}
   async rawResponseIds(): Promise<Map<string, number>> {
     return new Map();
+  }
+  take(): TakenBodies {
+    return NOTHING_TAKEN;
   }
   async close(): Promise<void> {}
 }
@@ -95,6 +118,9 @@ export class MemoryRecorder implements RequestRecorder {
   async flush(): Promise<void> {}
   async rawResponseIds(): Promise<Map<string, number>> {
     return new Map();
+  }
+  take(): TakenBodies {
+    return NOTHING_TAKEN;
   }
   async close(): Promise<void> {}
 }

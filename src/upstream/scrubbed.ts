@@ -19,6 +19,7 @@ export function scrubbingRecorder(recorder: RequestRecorder, scrub: Scrub): Requ
     response: (r) => recorder.response(r),
     flush: () => recorder.flush(),
     rawResponseIds: (source, bodies) => recorder.rawResponseIds(source, bodies),
+    take: (source, bodies) => recorder.take(source, bodies),
     close: () => recorder.close(),
   };
 }

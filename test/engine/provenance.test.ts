@@ -1,11 +1,12 @@
-// linkToBodies (src/engine/job/provenance.ts), with the simulator and real raw responses: each row links
-// to its own page's body, else its write's, else the last the job read; no archived body, no
-// link; a table without the column keeps its rows as they are.
+// linkProvisionally and linkToBodies (src/engine/job/provenance.ts), with the simulator and real
+// raw responses: each row links to its own page's body, else its write's, else the last the job
+// read; no archived body, no link; a table without the column keeps its rows as they are. And a
+// body the archive cannot keep, through whole syncs.
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fetchData } from '../../src/engine/fetch/fetch.ts';
-import { linkToBodies } from '../../src/engine/job/provenance.ts';
+import { linkProvisionally, linkToBodies } from '../../src/engine/job/provenance.ts';
 import { into, type TableWrite } from '../../src/engine/kit/types.ts';
 import { metricCatalog } from '../../src/schema/upstream/app.ts';
 import { metrics } from '../../src/schema/warehouse/app.ts';
@@ -23,6 +24,7 @@ const rows = () => [
   { slug: 'm2', payload: {} },
 ];
 const linksOf = (w: TableWrite<any>) => (w.rows as { rawResponseId?: number | null }[]).map((r) => r.rawResponseId);
+const sending = (writes: readonly TableWrite<any>[]) => writes.map((w) => w.rows as Record<string, unknown>[]);
 
 describe('linkToBodies', () => {
   it('links each row to its own body, its write\'s, or the last read; nothing where no archived body is named', async () => {
@@ -31,8 +33,11 @@ describe('linkToBodies', () => {
     const ctx = jobContext(t.run);
     const catalog = (await fetchData(ctx, { route: 'app.metrics' }, metricCatalog)).response;
     const list = (await fetchData(ctx, { route: 'app.tokens' }, z.array(z.unknown()))).response;
-    // The raw responses the recorder wrote (rawResponseIds writes what is pending first).
-    const idOf = async (path: string) => (await sa.warehouse.query<{ id: number }>(sql`select id::int as id from sync.raw_responses where path = ${path} and status = 'ok'`))[0]?.id;
+    const ids = await t.recorder.rawResponseIds('app', [catalog, list]);
+    const [catalogId, listId] = [ids.get(`${catalog.path}\u0000${catalog.sha256}`), ids.get(`${list.path}\u0000${list.sha256}`)];
+    expect(catalogId).toEqual(expect.any(Number));
+    expect(listId).toEqual(expect.any(Number));
+    expect(catalogId).not.toBe(listId);
 
     const writes: TableWrite<any>[] = [
       into(metrics, rows()),
@@ -42,14 +47,13 @@ describe('linkToBodies', () => {
       into(metrics, rows(), { from: { path: '/api/v1/metrics?unchanged', sha256: '' } }),
       into(resourceState, [{ source: 'app', resource: 'x', status: 'ok' }]),
     ];
-    const ids = await linkToBodies(ctx, 'app', writes);
-    const [catalogId, listId] = [await idOf('/api/v1/metrics'), await idOf('/api/v1/tokens')];
-    expect(catalogId).toEqual(expect.any(Number));
-    expect(listId).toEqual(expect.any(Number));
-    expect(catalogId).not.toBe(listId);
+    // Before the write, rows name their bodies by place (no id is negative): rows of two bodies stay apart.
+    const links = linkProvisionally(ctx.findings.understood, writes);
+    expect(links.bodies.map((b) => b.path)).toEqual(['/api/v1/tokens', '/api/v1/metrics']);
+    expect(linksOf(writes[2]!)).toEqual([-1, -2]);
 
     // Per write: the body that also closes what it removes.
-    expect(ids).toEqual([listId, catalogId, catalogId, null, null, listId]);
+    expect(linkToBodies(links, ids, sending(writes))).toEqual([listId, catalogId, catalogId, null, null, listId]);
     expect(writes.slice(0, 5).map(linksOf)).toEqual([
       [listId, listId],
       [catalogId, catalogId],
@@ -61,15 +65,17 @@ describe('linkToBodies', () => {
 
     // A body read but not in the archive refuses the write: no row without its body.
     const lost: TableWrite<any> = into(metrics, rows(), { from: catalog, fromEach: [{ path: '/api/v1/metrics?lost', sha256: 'f'.repeat(64) }, undefined] });
-    await expect(linkToBodies(ctx, 'app', [lost])).rejects.toThrow(/could not be archived \(\/api\/v1\/metrics\?lost\): nothing written/);
-    expect(linksOf(lost)).toEqual([undefined, undefined]);
+    const lostLinks = linkProvisionally(ctx.findings.understood, [lost]);
+    expect(() => linkToBodies(lostLinks, ids, sending([lost]))).toThrow(/could not be archived \(\/api\/v1\/metrics\?lost\): nothing written/);
   });
 
   it('links nothing when the job read nothing', async () => {
     const t = testRun(sa.sim, sa.warehouse);
     const ctx = jobContext(t.run);
     const w: TableWrite<any> = into(metrics, rows());
-    expect(await linkToBodies(ctx, 'app', [w])).toEqual([null]);
+    const links = linkProvisionally(ctx.findings.understood, [w]);
+    expect(links.bodies).toEqual([]);
+    expect(linkToBodies(links, new Map(), sending([w]))).toEqual([null]);
     expect(linksOf(w)).toEqual([null, null]);
     await t.recorder.close();
   });

@@ -8,9 +8,10 @@
 //   of the same resource waits for it (`sync.begin_write`'s resource lock), so the two commit
 //   in the order of their known times, and the older response holds from its known time
 //   until the newer one's;
-// - held after its responses were received, before its writes: the newer writer's responses
-//   are written first, and the older ones, written last, are superseded (nothing of them
-//   written, each counted `superseded`).
+// - held after its responses were received, before its writes (in the first statement of its
+//   token list's commit, as it dates the answer and before it takes its turn on the resource):
+//   the newer writer's responses are written first, and the older ones, written last, are
+//   superseded (nothing of them written, each counted `superseded`).
 // Either way the token is listed now, `T_as_of` gives at every instant what the newest
 // response known then said, and no versions overlap. What the database does with an older
 // write that commits last anyway (a writer that takes no resource lock) is shown per row in
@@ -55,10 +56,11 @@ interface Writers {
 
 /**
  * A warehouse synced once at epoch 0, a second pool of the older writer, and the hold taken on
- * the older writer's writes: of app.tokens (`write`), or of the archive once it holds the
- * token list's body (`archive`).
+ * the older writer's writes: of app.tokens (`write`), or as its token list's commit dates the
+ * answer (`received`: the warehouse's clock, read by the commit's first statement, then held
+ * before that statement takes the resource's turn).
  */
-async function withWriters(held: 'write' | 'archive', fn: (x: Writers) => Promise<void>): Promise<void> {
+async function withWriters(held: 'write' | 'received', fn: (x: Writers) => Promise<void>): Promise<void> {
   const db = await createTestDatabase({ migrated: true });
   const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
   const url = new URL(db.databaseUrl);
@@ -76,11 +78,16 @@ async function withWriters(held: 'write' | 'archive', fn: (x: Writers) => Promis
       await w.query(sql.raw(`create function public.hold_older() returns trigger language plpgsql as $$ begin if ${isOlder} then ${hold}; end if; return null; end $$`));
       await w.query(sql.raw(`create trigger hold_older before insert or update or delete on app.tokens for each statement execute function public.hold_older()`));
     } else {
+      // begin_write wrapped: the older writer's commit of the token list waits once its
+      // answer's time is read (the statement's first part) and before it takes its turn.
+      await w.query(sql.raw(`alter function sync.begin_write(bigint, text, timestamptz) rename to begin_write_unheld`));
       await w.query(
-        sql.raw(`create function public.hold_older() returns trigger language plpgsql as $$
-          begin if ${isOlder} and exists (select from archived where path ~ '/tokens([?]|$)') then ${hold}; end if; return null; end $$`),
+        sql.raw(`create function sync.begin_write(closing_body bigint, resource text default null, "at" timestamptz default null) returns timestamptz language plpgsql as $$
+          begin
+            if ${isOlder} and resource = 'app/tokens' then ${hold}; end if;
+            return sync.begin_write_unheld(closing_body, resource, "at");
+          end $$`),
       );
-      await w.query(sql.raw(`create trigger hold_older after insert on sync.raw_responses referencing new table as archived for each statement execute function public.hold_older()`));
     }
     await holder`select pg_advisory_lock(${HOLD})`;
     await fn({ db, w, older, holder, holderPool });
@@ -159,12 +166,12 @@ describe('two syncs on the same keys, the older one held', () => {
   }, patience(180_000));
 
   it('held after its responses were received, before its writes: written last, they are superseded, nothing of them written, each counted', async () => {
-    await withWriters('archive', async ({ w, older, holder }) => {
+    await withWriters('received', async ({ w, older, holder }) => {
       const before = sim.requests.length;
       sim.setEpoch(1);
       const a = syncOnce(sim, older, testLog.logger, { appKey }, ['app'], { full: true });
       a.catch(() => {});
-      // Its token list received (epoch 1), its write waiting for the body's archive, which the hold stops.
+      // Its token list received (epoch 1), its commit held as it dates the answer, before its turn on the resource.
       await waitFor(
         'the older writer held after reading its token list',
         async () => (sim.requests.slice(before).some((r) => /\/tokens(\?|$)/.test(r.path) && r.status === 200) && ((await waiting(w)).find((x) => x.app === OLDER)?.n ?? 0) > 0) || undefined,

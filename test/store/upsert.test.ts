@@ -62,7 +62,7 @@ describe('upsertRows on Postgres', () => {
     }
     await expect(upsertRows(w.db, metricHistory, [row('4'), row('5')])).rejects.toThrow(/metric_history.*two rows for the key .*with different values/);
     // To the lifecycle the preparation returns the refusal as a value.
-    expect(await prepareUpsert(w.db, metricHistory, [row('4'), row('5')])).toEqual({ refused: expect.stringMatching(/metric_history.*two rows for the key .*with different values/) });
+    expect(prepareUpsert(metricHistory, [row('4'), row('5')])).toEqual({ refused: expect.stringMatching(/metric_history.*two rows for the key .*with different values/) });
     expect(await stored()).toEqual([{ v: '3' }]);
   });
 
@@ -141,19 +141,36 @@ describe('upsertRows on Postgres', () => {
     expect(n!.n).toBe('20000');
   });
 
-  it('a range filled between the probe and the write is upserted, and the rest of the transaction kept', async () => {
+  it('a range another writer fills while this one probes is upserted, and the rest of the transaction kept', async () => {
     const slug = 'late';
     const rows = Array.from({ length: 600 }, (_, d) => ({ tokenSlug: slug, stream: 'all', metric: 'm', ts: new Date(Date.UTC(2024, 0, 1) + d * 86_400_000), interval: '1d', value: `${d}.5`, unit: null, kind: null, ...meta, status: 'ok' }));
-    // Prepared (and probed) before the transaction, as the sync's handlers do.
-    const prepared = await prepareUpsert(w.db, metricHistory, rows, { batchSize: 200 });
+    // Prepared before the transaction, as the lifecycle does; the key range is probed in it.
+    const prepared = prepareUpsert(metricHistory, rows, { batchSize: 200 });
     if ('refused' in prepared) throw new Error(prepared.refused);
     expect(prepared.rows).toBe(600);
-    await upsertRows(w.db, metricHistory, [{ ...rows[450]!, value: '-1' }]);
-    const written = await w.db.transaction(async (tx) => {
+    // Another writer holds one key of the range, uncommitted: the probe does not see it, and
+    // the plain INSERT waits on it until that writer commits.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let wrote!: () => void;
+    const written450 = new Promise<void>((r) => (wrote = r));
+    const other = w.db.transaction(async (tx) => {
+      await upsertRows(tx as unknown as Executor, metricHistory, [{ ...rows[450]!, value: '-1' }]);
+      wrote();
+      await held;
+    });
+    await written450;
+    const ours = w.db.transaction(async (tx) => {
       await upsertRows(tx as unknown as Executor, tokens, [{ slug: `${slug}-tok`, displayName: 'L', firstSeenAt: t0, lastSeenAt: t0, payload: {}, fetchedAt: t0 }]);
       return prepared.run(tx as unknown as Executor);
     });
-    expect(written).toBe(600);
+    // Ours has probed and waits on the other's key: then the other commits.
+    await expect
+      .poll(async () => (await w.query<{ n: string }>(sql`select count(*)::text as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`))[0]!.n, { timeout: patience(10_000) })
+      .toBe('1');
+    release();
+    await other;
+    expect(await ours).toBe(600);
     const got = await w.query<{ n: string; v450: string; tok: string }>(
       sql`select count(*)::text as n, max(value::text) filter (where ts = ${rows[450]!.ts.toISOString()}::timestamptz) as v450, (select count(*)::text from app.tokens where slug = ${`${slug}-tok`}) as tok from app.metric_history where token_slug = ${slug}`,
     );

@@ -15,9 +15,10 @@ import type { Ask, Fetched, Got, Incremental, JobContext, Outcome, ReadInput, Re
 /** Asks of one reader at most: a reader that keeps asking is refused, never followed for ever. */
 export const MAX_ASKS = 200;
 
-export async function runReader<P>(ctx: JobContext, reader: Reader<P>, input: ReadInput<P>): Promise<Outcome | Refusal> {
+/** `first`: what the reader asks first, when its job's declaration read said so already (`Declared.asks`). */
+export async function runReader<P>(ctx: JobContext, reader: Reader<P>, input: ReadInput<P>, first?: Ask[]): Promise<Outcome | Refusal> {
   const got: Got[] = [];
-  let asks = reader.asks(input);
+  let asks = first ?? reader.asks(input);
   while (asks.length > 0) {
     for (const ask of asks) {
       if (got.length >= MAX_ASKS) return { refused: `the reader asked more than ${MAX_ASKS} requests` };

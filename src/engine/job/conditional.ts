@@ -6,6 +6,7 @@
 // tag cannot stand for them.
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../upstream/index.ts';
 import type { RouteName } from '../../upstream/routes.ts';
+import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
 
 /** Upstream answered 304 to the job's conditional request: the resource is as last written. */
 export class NotModified extends Error {
@@ -15,21 +16,33 @@ export class NotModified extends Error {
   }
 }
 
-/** An upstream that makes one job's first request conditional and remembers the tags it saw. */
+/**
+ * An upstream that makes one job's first request conditional, remembers the tags it saw, and
+ * when the last answer arrived (on the pacing clock: the commit dates the answer by how long
+ * ago that was, commit.ts).
+ */
 export class ConditionalUpstream implements Upstream {
   private requests = 0;
   private readonly tags: (string | undefined)[] = [];
+  private arrived: number | undefined;
 
   constructor(
     private readonly upstream: Upstream,
     private readonly route: RouteName,
     private readonly etag: string | undefined,
+    private readonly clock: Pick<PacingClock, 'now'> = systemPacingClock,
   ) {}
 
   async get(req: UpstreamRequest): Promise<UpstreamResponse> {
     const first = ++this.requests === 1;
     const conditional = first && this.etag !== undefined && req.route === this.route && req.etag === undefined;
-    const response = await this.upstream.get(conditional ? { ...req, etag: this.etag } : req);
+    let response: UpstreamResponse;
+    try {
+      response = await this.upstream.get(conditional ? { ...req, etag: this.etag } : req);
+    } finally {
+      // An answer that is a problem (a 404, a bundle's 402) is an answer received too.
+      this.arrived = this.clock.now();
+    }
     if (response.notModified) {
       // Only the request that asked conditionally may be answered so.
       if (conditional) throw new NotModified(response.path);
@@ -37,6 +50,11 @@ export class ConditionalUpstream implements Upstream {
     }
     this.tags.push(response.etag);
     return response;
+  }
+
+  /** How long ago the last answer arrived, in milliseconds of the pacing clock (0: none yet). */
+  sinceLastMs(): number {
+    return this.arrived === undefined ? 0 : this.clock.now() - this.arrived;
   }
 
   /** The ETag to keep: the one response's, when the job read exactly one on its route (else none). */

@@ -46,6 +46,21 @@ export function sameRemovals(a: readonly PendingRemoval[], b: readonly PendingRe
   return key(a) === key(b);
 }
 
+/**
+ * Pure: what the removals of a read fetched again at once decide (`earlier`: those of the reads
+ * before it, in order, each of which said fetch again). The first is written unless it removes
+ * more than a fifth of a set; a second that removes exactly the same members is written; when it
+ * disagrees, a third decides: the answer two of the three agree on is written (the third's
+ * rows), the outvoted read named; when all three disagree, nothing is written.
+ */
+export function removalVerdict(earlier: readonly (readonly PendingRemoval[])[], now: readonly PendingRemoval[]): { write: true; outvoted?: number } | { write: false; again: boolean } {
+  if (earlier.length === 0) return massRemovals(now).length === 0 ? { write: true } : { write: false, again: true };
+  if (earlier.length === 1) return sameRemovals(earlier[0]!, now) ? { write: true } : { write: false, again: true };
+  if (sameRemovals(now, earlier[1]!)) return { write: true, outvoted: 0 };
+  if (sameRemovals(now, earlier[0]!)) return { write: true, outvoted: 1 };
+  return { write: false, again: false };
+}
+
 /** Pure: the words of a refusal, naming the set and the counts (never a body). */
 export function describeRemovals(mass: readonly PendingRemoval[]): string {
   return mass.map((p) => `${p.set} would lose ${p.absent.length} of ${p.members}`).join('; ');

@@ -3,8 +3,8 @@
 import type { Failure } from '../../lib/failure.ts';
 import type { ResourceStateRow } from '../../store/books/resource-state.ts';
 import { fanOut, unvouched } from './fan-out.ts';
-import { storedPlan } from './job-input.ts';
-import type { JobContext, JobDefinition, JobRequest } from '../kit/types.ts';
+import { declarationInput, storedPlan } from './job-input.ts';
+import type { JobContext, JobDefinition, JobRequest, KnownAsk } from '../kit/types.ts';
 
 /** The job that failed: its definition, payload and the jobs that declare it their parent. */
 interface FailedList {
@@ -34,11 +34,14 @@ export function walksOnBelow(failure: Pick<Failure, 'status' | 'httpStatus' | 'a
  * that they did not change, so each is fetched). `from`: when that list was stored, when any
  * of its items were.
  */
-export async function plannedFromStored(ctx: JobContext, planned: FailedList, state: ResourceStateRow | undefined): Promise<{ followUps: JobRequest[]; from: string | null }> {
+export async function plannedFromStored(ctx: JobContext, planned: FailedList, state: ResourceStateRow | undefined, asks?: KnownAsk): Promise<{ followUps: JobRequest[]; from: string | null }> {
   if (planned.children.length === 0) return { followUps: [], from: null };
   let items: readonly unknown[] = [];
   try {
-    items = (await storedPlan(ctx, planned.job, planned.payload, state)).items ?? [];
+    const input = declarationInput(ctx, planned.payload, state);
+    // `asks`: the stored plan's questions, as the try's declaration read named them (read
+    // again when the try failed before it).
+    items = (await storedPlan(ctx, planned.job, input, asks ?? planned.job.declared(input).unchangedKnows)).items ?? [];
   } catch (err) {
     ctx.logger.warn({ err }, 'could not read the stored list; planning only what needs no list');
   }

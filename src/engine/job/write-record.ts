@@ -2,7 +2,7 @@
 // used, in the order it read them, and the record of a try that read bodies and wrote none.
 // A write records itself inside its own transaction (lifecycle.ts), so that the record and the
 // rows commit together; this only gathers what it says.
-import { bodyKey } from '../../ports/recorder.ts';
+import { bodyKey, type RawBody } from '../../ports/recorder.ts';
 import { recordWrite, type WriteHow, type WriteRecord } from '../../store/books/write-record.ts';
 import type { JobContext, JobDefinition } from '../kit/types.ts';
 
@@ -25,9 +25,14 @@ export function writeRecord(ctx: JobContext, w: Writer, how: WriteHow, bodies: r
 export async function bodiesUsed(ctx: JobContext, source: JobDefinition<any>['source'], named: readonly (number | null)[] = []): Promise<number[]> {
   const read = ctx.findings.responses.filter((r) => r.sha256 !== '');
   const ids = read.length === 0 ? new Map<string, number>() : await ctx.recorder.rawResponseIds(source, read);
+  return usedIds(read, ids, named);
+}
+
+/** Pure: bodiesUsed's list, from the ids of the bodies (`ids`, by `bodyKey`): in a commit, its own archive's. */
+export function usedIds(read: readonly RawBody[], ids: ReadonlyMap<string, number>, named: readonly (number | null)[] = []): number[] {
   const out: number[] = [];
   for (const r of read) {
-    const id = ids.get(bodyKey(r));
+    const id = r.sha256 === '' ? undefined : ids.get(bodyKey(r));
     if (id !== undefined) out.push(id);
   }
   for (const id of named) if (id !== null && !out.includes(id)) out.push(id);

@@ -9,7 +9,7 @@ import type { UpstreamRequest, UpstreamResponse } from '../../upstream/index.ts'
 import type { EnvelopeMeta } from '../../schema/upstream/envelope.ts';
 import type { RouteName } from '../../upstream/routes.ts';
 import type { Source } from '../../ports/sources.ts';
-import type { Knowledge } from './knows.ts';
+import type { Knowledge, KnownAsk } from './knows.ts';
 import type { Fetched, Outcome, Refusal } from './outcome.ts';
 
 export type { Source };
@@ -47,6 +47,32 @@ export interface ReadInput<P = unknown> {
   now(): Date;
   /** Set on the alternative reader: why the first was refused (absent when it was taken at once). */
   refusal?: string;
+}
+
+/**
+ * What a job's declaration read is handed (`JobDefinition.declared`): what a read is, but the
+ * warehouse's answers, which come after it (the declaration names the questions).
+ */
+export type DeclarationInput<P = unknown> = Omit<ReadInput<P>, 'known' | 'refusal'>;
+
+/**
+ * What a resource declares of one try, read in one call before the fetch (its declaration read,
+ * `JobDefinition.declared`): data only, so that the engine goes back into the resource only
+ * for its pure read. `defineJob` builds it from the declaration's members.
+ */
+export interface Declared {
+  /** The upstream marker that planned the job (`JobDefinition.marker`; null: none). */
+  marker: string | null;
+  /** Beyond an equal marker, whether the rest is as before (`JobDefinition.sameAsBefore`; true without a state). */
+  sameAsBefore: boolean;
+  /** The questions the read asks (`JobDefinition.knows`). */
+  knows: KnownAsk;
+  /** The questions a skip's stored plan asks (`JobDefinition.unchanged.knows`). */
+  unchangedKnows: KnownAsk;
+  /** The try starts with the alternative reader (`JobDefinition.startsWithAlternative`). */
+  alternativeFirst: boolean;
+  /** What the reader taken first asks first (its `asks`): asked before anything is known. */
+  asks: Ask[];
 }
 
 /**
@@ -101,7 +127,8 @@ export interface Got<D = any> {
  * `read`, the responses to rows or a refusal, a value, all the way to commit.
  */
 export interface Reader<P = unknown> {
-  asks(input: ReadInput<P>): Ask[];
+  /** The first requests: asked before the warehouse answers (the declaration read asks them). */
+  asks(input: DeclarationInput<P>): Ask[];
   more?(input: ReadInput<P>, got: readonly Got[]): Ask[];
   read(input: ReadInput<P>, got: readonly Got[]): Outcome | Refusal;
 }

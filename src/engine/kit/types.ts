@@ -12,7 +12,7 @@ import type { Warehouse } from '../../store/connection.ts';
 import type { WarehouseClock } from '../../store/warehouse-clock.ts';
 import type { TryFindings } from '../fetch/findings.ts';
 import type { KnownAsk } from './knows.ts';
-import { oneResponse, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
+import { oneResponse, type Declared, type DeclarationInput, type OneResponse, type ReadInput, type Source, type SyncSettings, type Reader } from './declaration.ts';
 import type { Unchanged } from './outcome.ts';
 
 export type * from './declaration.ts';
@@ -26,8 +26,12 @@ export { into, refused } from './outcome.ts';
 export interface RunContext {
   warehouse: Warehouse;
   upstream: Upstream;
-  /** The recorder the upstream client records to: the raw response ids of the bodies rows link to. */
-  recorder: Pick<RequestRecorder, 'rawResponseIds'>;
+  /**
+   * The recorder the upstream client records to: the bodies a commit takes into its own
+   * transaction (`take`; without it, they are only looked up there), and the raw response ids
+   * of those a try that wrote nothing read.
+   */
+  recorder: Pick<RequestRecorder, 'rawResponseIds'> & Partial<Pick<RequestRecorder, 'take'>>;
   logger: Logger;
   /**
    * The warehouse's clock, as this process reads it: the times a job stamps before it writes
@@ -130,7 +134,7 @@ export interface JobDefinition<P = unknown> {
    * for writing (`ReadInput.refusal` says why); or at once, when `startsWithAlternative` says so.
    */
   alternative?: Reader<P>;
-  startsWithAlternative?(input: ReadInput<P>): boolean;
+  startsWithAlternative?(input: DeclarationInput<P>): boolean;
   /**
    * What a job skipped as unchanged still does, from what it stored: the jobs it plans, and
    * writes (written with its unchanged state, in one transaction). A list's `items` are also
@@ -138,17 +142,39 @@ export interface JobDefinition<P = unknown> {
    * items then: nothing is written). Pure: what it needs of the warehouse it declares (`knows`).
    */
   unchanged?: { knows?(payload: P, state: ResourceStateRow | undefined): KnownAsk; plan(input: ReadInput<P>): Unchanged };
+  /**
+   * The declaration read: all the lifecycle needs of the resource for one try before its read
+   * (marker, `sameAsBefore`, `knows`, the reader to start with and its first `asks`), as data,
+   * in one call, once the resource's state is read. `defineJob` builds it from the members
+   * above; the lifecycle calls none of them itself (job/job-input.ts `outset`).
+   */
+  declared(input: DeclarationInput<P>): Declared;
 }
 
 /**
  * A job as its file declares it: with its `reader`, or, read from one response of its route, with
  * `one` (the engine's Reader for it is built here: one form reaches the engine).
  */
-export type JobDeclaration<P, S extends z.ZodType> = Omit<JobDefinition<P>, 'reader'> & ({ reader: Reader<P>; one?: never } | { one: OneResponse<P, S>; reader?: never });
+export type JobDeclaration<P, S extends z.ZodType> = Omit<JobDefinition<P>, 'reader' | 'declared'> & ({ reader: Reader<P>; one?: never } | { one: OneResponse<P, S>; reader?: never });
 
 export function defineJob<P, S extends z.ZodType = z.ZodType>(declaration: JobDeclaration<P, S>): JobDefinition<P> {
   const { one, reader, ...rest } = declaration;
-  return { ...rest, reader: one ? oneResponse(declaration.route, one) : reader! };
+  const job = { ...rest, reader: one ? oneResponse(declaration.route, one) : reader! };
+  return { ...job, declared: (input) => declarationRead(job, input) };
+}
+
+/** The declaration read of a job, from its members: the engine's one call before the read. */
+function declarationRead<P>(job: Omit<JobDefinition<P>, 'declared'>, input: DeclarationInput<P>): Declared {
+  const { payload, state, settings } = input;
+  const alternativeFirst = job.alternative !== undefined && (job.startsWithAlternative?.(input) ?? false);
+  return {
+    marker: job.marker?.(payload) ?? null,
+    sameAsBefore: state === undefined || (job.sameAsBefore?.(state, payload, settings) ?? true),
+    knows: job.knows?.(payload, state) ?? [],
+    unchangedKnows: job.unchanged?.knows?.(payload, state) ?? [],
+    alternativeFirst,
+    asks: (alternativeFirst ? job.alternative! : job.reader).asks(input),
+  };
 }
 
 export function request<P>(job: JobDefinition<P>, payload: P): JobRequest {

@@ -76,7 +76,7 @@ interface Gathered {
 type HistoryPayload = z.infer<typeof tokenPayload>;
 
 /** Pure: the history's cursor as last kept, and the day this fetch starts from (null: whole). */
-function cursorOf(input: ReadInput<HistoryPayload>): { prev: HistoryDetails; from: string | null } {
+function cursorOf(input: Pick<ReadInput<HistoryPayload>, 'state' | 'settings' | 'now'>): { prev: HistoryDetails; from: string | null } {
   const prev = (input.state?.details ?? {}) as HistoryDetails;
   return { prev, from: startDay(INCREMENTAL, prev, input.settings, input.now()) };
 }

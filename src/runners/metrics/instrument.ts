@@ -29,6 +29,7 @@ export function countingRecorder(inner: RequestRecorder, m: WorkerMetrics): Requ
     response: (r) => inner.response(r),
     flush: () => inner.flush(),
     rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
+    take: (source, bodies) => inner.take(source, bodies),
     close: () => inner.close(),
   };
 }

@@ -21,6 +21,24 @@ export async function beginWrite(tx: Executes, closingBody: number | null = null
   return new Date(row!.known);
 }
 
+/**
+ * Starts the write of what upstream answered (beginWrite, no closing body yet) and says when
+ * the answer was received, on the warehouse's clock: the clock as this statement starts, less
+ * `sinceMs`, how long before it the last response arrived, a duration measured on this
+ * process's monotonic pacing clock. Taken in the write's own first statement, so that reading
+ * the clock costs no round trip of its own, and before the resource's turn (a wait for another
+ * writer of it is no part of the answer's age); late by the statement's way to the server only.
+ */
+export async function beginWriteReceived(tx: Executes, resource: string, sinceMs: number): Promise<{ known: Date; received: Date }> {
+  const since = Math.max(0, sinceMs);
+  const [row] = rowsOf<{ known: string | Date; received: string | Date }>(
+    await tx.execute(
+      sql`with r as materialized (select "sync"."server_clock"() - ${since}::double precision * interval '1 millisecond' as received) select r.received, "sync"."begin_write"(null::bigint, ${resource}::text, null::timestamptz) as known from r`,
+    ),
+  );
+  return { known: new Date(row!.known), received: new Date(row!.received) };
+}
+
 /** Names the body whose answer closes what the next statements remove (in a started write). */
 export async function closingBody(tx: Executes, id: number | null): Promise<void> {
   await tx.execute(sql`select "sync"."set_closing_body"(${id}::bigint)`);

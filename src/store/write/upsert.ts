@@ -41,7 +41,7 @@ export interface UpsertOptions<T extends PgTable> {
 /** Writes rows by the table's declared key (src/schema/warehouse/table-rules.ts). */
 /** Prepares and writes in one step, outside the lifecycle (tests, the bench): a refusal is thrown. */
 export async function upsertRows<T extends PgTable>(db: Executor, table: T, rows: T['$inferInsert'][], options: UpsertOptions<T> = {}): Promise<number> {
-  const prepared = await prepareUpsert(db, table, rows, options);
+  const prepared = prepareUpsert(table, rows, options);
   if ('refused' in prepared) throw new NotUnderstoodError(prepared.refused);
   return prepared.run(db);
 }
@@ -51,27 +51,32 @@ export interface RefusedWrite {
   readonly refused: string;
 }
 
-/** Rows made ready to write: deduplicated, in key order, their key range probed. */
+/** Rows made ready to write: deduplicated, in key order, in batches. */
 export interface PreparedUpsert {
   /** The rows it sends (after dedupe). */
   readonly rows: number;
-  /** Sends them; returns how many it wrote: inserted, or changed (a row found the same is left as it is). */
+  /**
+   * The row objects it sends, in order: a value set on them before `run` is the one sent (the
+   * lifecycle links them to their bodies once its transaction has archived those).
+   */
+  readonly sending: readonly Record<string, unknown>[];
+  /**
+   * Sends them; returns how many it wrote: inserted, or changed (a row found the same is left
+   * as it is). A new key range is probed first, on the same executor (inside the caller's
+   * transaction: a store visit of its own costs a job one more).
+   */
   run(db: Executor): Promise<number>;
 }
 
 /**
- * Everything but the writing, so that a caller can do it before its transaction, which then
- * holds its connection and its row locks only while statements run. `db` only probes the key
- * range; `run` writes through the executor it is given, encoding each batch as it is sent, so
- * that one batch's statement at a time is held (peak RSS).
+ * Everything but the writing, in memory, so that a caller can do it before its transaction,
+ * which then holds its connection and its row locks only while statements run; and learn
+ * before it whether the rows contradict each other (a refusal). `run` writes through the
+ * executor it is given, encoding each batch as it is sent, so that one batch's statement at a
+ * time is held (peak RSS).
  */
-export async function prepareUpsert<T extends PgTable>(
-  db: Executor,
-  table: T,
-  rows: T['$inferInsert'][],
-  options: UpsertOptions<T> = {},
-): Promise<PreparedUpsert | RefusedWrite> {
-  if (rows.length === 0) return { rows: 0, run: async () => 0 };
+export function prepareUpsert<T extends PgTable>(table: T, rows: T['$inferInsert'][], options: UpsertOptions<T> = {}): PreparedUpsert | RefusedWrite {
+  if (rows.length === 0) return { rows: 0, sending: [], run: async () => 0 };
   const shape = shapeOf(table);
   const rules = rulesOf(table);
   const keep = new Set([...rules.kept, ...((options.keep ?? []) as string[])]);
@@ -87,9 +92,11 @@ export async function prepareUpsert<T extends PgTable>(
   const batches: T['$inferInsert'][][] = [];
   for (let i = 0; i < unique.length; i += size) batches.push(unique.length <= size ? unique : unique.slice(i, i + size));
   const n = unique.length;
+  const sending = unique as readonly Record<string, unknown>[];
   if (!unnest) {
     return {
       rows: n,
+      sending,
       run: async (ex) => {
         let written = 0;
         for (const batch of batches) written += await valuesUpsert(ex, table, batch, write, shape);
@@ -102,28 +109,25 @@ export async function prepareUpsert<T extends PgTable>(
     for (const batch of batches) written += countOf(await ex.execute(unnestStatement(shape, batch, write, mode)));
     return written;
   };
-  if (n >= INSERT_ONLY_MIN_ROWS && (await keyRangeIsEmpty(db, shape, unique, rules.key))) {
-    return {
-      rows: n,
-      run: async (ex) => {
-        try {
-          // In a savepoint (a transaction of its own outside one) that a unique violation rolls
-          // back. drizzle's nested transaction, not a `savepoint` statement: postgres.js fails
-          // a whole transaction in which any statement failed, except inside its own savepoint
-          // scope.
-          return await ex.transaction((sp) => send(sp as unknown as Executor, 'insert'));
-        } catch (err) {
-          // A writer that filled the same range since the probe (two workers): the savepoint
-          // undid the inserts, and the usual upsert runs.
-          if (!isUniqueViolation(err)) throw err;
-          return send(ex, 'upsert');
-        }
-      },
-    };
-  }
   return {
     rows: n,
-    run: (ex) => send(ex, 'upsert'),
+    sending,
+    run: async (ex) => {
+      if (n < INSERT_ONLY_MIN_ROWS || !(await keyRangeIsEmpty(ex, shape, unique, rules.key))) return send(ex, 'upsert');
+      try {
+        // In a savepoint (a transaction of its own outside one) that a unique violation rolls
+        // back. drizzle's nested transaction, not a `savepoint` statement: postgres.js fails
+        // a whole transaction in which any statement failed, except inside its own savepoint
+        // scope.
+        return await ex.transaction((sp) => send(sp as unknown as Executor, 'insert'));
+      } catch (err) {
+        // A writer that filled the same range since the probe (two workers, whose
+        // uncommitted rows the probe does not see): the savepoint undid the inserts, and the
+        // usual upsert runs.
+        if (!isUniqueViolation(err)) throw err;
+        return send(ex, 'upsert');
+      }
+    },
   };
 }
 
