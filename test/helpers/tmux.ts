@@ -50,8 +50,11 @@ export function tmuxPane(socket: string, dir: string, columns: number, env: Reco
       '#!/bin/bash',
       `cd ${shellQuote(dir)}`,
       ...Object.entries(env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
-      options.npm === undefined ? command : `npm_lifecycle_event=npx sh -c ${shellQuote(`${command}; true # ${options.npm}`)}`,
-      'echo "tesync exited $?"',
+      // Under npm, the shell's own report of the killed \`sh -c\` ("Terminated") goes nowhere: npm
+      // prints no such line, and this bash would glue it to whatever the pane shows last.
+      options.npm === undefined ? command : `{ npm_lifecycle_event=npx sh -c ${shellQuote(`${command}; true # ${options.npm}`)} 2>&3; } 3>&2 2>/dev/null`,
+      // Under npm the shell dies mid-walk, the progress line unended: its exit on a line of its own.
+      options.npm === undefined ? 'echo "tesync exited $?"' : 'code=$?; printf \'\\ntesync exited %s\\n\' "$code"',
       // The pane stays for the captures after the exit; the test's teardown kills the server.
       `sleep ${patience(120)}`,
     ].join('\n'),
