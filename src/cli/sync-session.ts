@@ -16,12 +16,11 @@ import {
   InProcessBudget,
   type BucketStatus,
   type RateBudget,
-  type RequestRecord,
-  type RequestRecorder,
   type RetryPolicy,
 } from '../upstream/index.ts';
 import type { Warehouse } from '../store/connection.ts';
 import { WarehouseRecorder } from '../store/books/request-log.ts';
+import { tellingRequests } from '../ports/recorder.ts';
 import type { RequestSummary } from '../store/books/request-summary.ts';
 import { WarehouseClock } from '../store/warehouse-clock.ts';
 import { runOwner, type RunStatus } from '../store/books/runs.ts';
@@ -141,7 +140,7 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   const budget = req.budget ?? new InProcessBudget();
   let requestCount = 0;
   const requestTimes: Record<string, RequestTimes> = {};
-  const recorder = counting(new WarehouseRecorder(warehouse, logger, { clock }), (r) => {
+  const recorder = tellingRequests(new WarehouseRecorder(warehouse, logger, { clock }), (r) => {
     requestCount++;
     const t = (requestTimes[r.bucket] ??= { count: 0, ms: 0 });
     t.count++;
@@ -216,17 +215,3 @@ export async function performSync(config: Config, logger: Logger, warehouse: War
   return { runId, status, stats, requests, durationMs, ...(partials.total > 0 ? { partials } : {}) };
 }
 
-/** A recorder that also counts attempts, for live progress. */
-function counting(inner: RequestRecorder, onRequest: (r: RequestRecord) => void): RequestRecorder {
-  return {
-    request: (r) => {
-      onRequest(r);
-      inner.request(r);
-    },
-    response: (r) => inner.response(r),
-    flush: () => inner.flush(),
-    rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
-    take: (source, bodies) => inner.take(source, bodies),
-    close: () => inner.close(),
-  };
-}

@@ -93,8 +93,8 @@ export interface RawBody {
 export const bodyKey = (b: RawBody): string => `${b.path}\u0000${b.sha256}`;
 
 export class NullRecorder implements RequestRecorder {
-  request(): void {}
-  response(): void {}
+  request(_r: RequestRecord): void {}
+  response(_r: ResponseRecord): void {}
   async flush(): Promise<void> {}
   async rawResponseIds(): Promise<Map<string, number>> {
     return new Map();
@@ -106,21 +106,28 @@ export class NullRecorder implements RequestRecorder {
 }
 
 /** Keeps records in memory: for tests and for callers that want to look at what happened. */
-export class MemoryRecorder implements RequestRecorder {
+export class MemoryRecorder extends NullRecorder {
   readonly requests: RequestRecord[] = [];
   readonly responses: ResponseRecord[] = [];
-  request(r: RequestRecord): void {
+  override request(r: RequestRecord): void {
     this.requests.push(r);
   }
-  response(r: ResponseRecord): void {
+  override response(r: ResponseRecord): void {
     this.responses.push(r);
   }
-  async flush(): Promise<void> {}
-  async rawResponseIds(): Promise<Map<string, number>> {
-    return new Map();
-  }
-  take(): TakenBodies {
-    return NOTHING_TAKEN;
-  }
-  async close(): Promise<void> {}
+}
+
+/** `inner`, telling `onRequest` of each attempt first (live progress, metrics). */
+export function tellingRequests(inner: RequestRecorder, onRequest: (r: RequestRecord) => void): RequestRecorder {
+  return {
+    request: (r) => {
+      onRequest(r);
+      inner.request(r);
+    },
+    response: (r) => inner.response(r),
+    flush: () => inner.flush(),
+    rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
+    take: (source, bodies) => inner.take(source, bodies),
+    close: () => inner.close(),
+  };
 }

@@ -700,15 +700,7 @@ export function formatTable(r: BenchResult): string {
         f(p.wallMs / 1000, 1),
         p.phase === 'full' ? f(run.floorMs / 1000, 1) : '',
         p.phase === 'full' ? f(p.wallOverFloor, 3) : '',
-        `${p.rateLimits.total} (${p.rateLimits.afterHeaders})`,
-        String(p.rowsWritten),
-        f(p.rowsPerSec, 0),
-        f(p.cpuMsPer1000Requests, 0),
-        f(p.simCpuMsPer1000Requests, 0),
-        p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
-        f(p.peakRssMb, 0),
-        p.withServer ? `${f(p.withServer.atPeak.totalMb, 0)} (${f(p.withServer.peakPssMb, 0)})` : '',
-        p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
+        ...phaseCells(p, f),
       ]);
     }
   }
@@ -724,15 +716,7 @@ export function formatTable(r: BenchResult): string {
       f(p.wallMs / 1000, 1),
       f(run.floorMs / 1000, 1),
       f(p.wallOverFloor, 3),
-      `${p.rateLimits.total} (${p.rateLimits.afterHeaders})`,
-      String(p.rowsWritten),
-      f(p.rowsPerSec, 0),
-      f(p.cpuMsPer1000Requests, 0),
-      f(p.simCpuMsPer1000Requests, 0),
-      p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
-      f(p.peakRssMb, 0),
-      '',
-      p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
+      ...phaseCells(p, f),
     ]);
   }
   if (rows.length > 1) lines.push(...table(rows), '');
@@ -909,4 +893,19 @@ export function queuesArg(value: string | boolean | undefined): QueueBackendKind
   if (value === undefined || value === 'both') return [...QUEUE_BACKENDS];
   if (value === 'redis' || value === 'postgres') return [value];
   throw new Error(`--queues must be redis, postgres or both, not ${JSON.stringify(value)}`);
+}
+
+/** Pure: the table's cells a phase fills the same way in every leg, from its 429s to the rest of the machine. */
+function phaseCells(p: PhaseFigures, f: (v: number | null, digits: number) => string): string[] {
+  return [
+    `${p.rateLimits.total} (${p.rateLimits.afterHeaders})`,
+    String(p.rowsWritten),
+    f(p.rowsPerSec, 0),
+    f(p.cpuMsPer1000Requests, 0),
+    f(p.simCpuMsPer1000Requests, 0),
+    p.postgresCpuMs === null ? 'n/a' : f(p.postgresCpuMs / 1000, 1),
+    f(p.peakRssMb, 0),
+    p.withServer ? `${f(p.withServer.atPeak.totalMb, 0)} (${f(p.withServer.peakPssMb, 0)})` : '',
+    p.machine.othersShare === null ? 'n/a' : `${f(p.machine.othersShare * 100, 0)}/${f((p.machine.stealShare ?? 0) * 100, 0)}`,
+  ];
 }

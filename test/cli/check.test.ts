@@ -21,6 +21,7 @@ import type { UpstreamResponse } from '../../src/upstream/request.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { commandEnv } from '../helpers/sync.ts';
 
 const APP_KEY = canaryKey('check_app');
 const GW_KEY = canaryKey('check_gw');
@@ -147,15 +148,7 @@ describe('tesync check', () => {
     await Promise.allSettled([sim?.close(), db?.drop(), new Promise((r) => other?.server.close(r)), dir ? rm(dir, { recursive: true, force: true }) : undefined]);
   });
 
-  const env = (over: Record<string, string | undefined> = {}) => ({
-    TE_APP_URL: sim.url,
-    TE_APP_API_KEY: APP_KEY,
-    TE_GATEWAY_URL: sim.url,
-    TE_GATEWAY_API_KEY: GW_KEY,
-    DATABASE_URL: db.databaseUrl,
-    TE_REQUEST_TIMEOUT_MS: '5000',
-    ...over,
-  });
+  const env = (over: Record<string, string | undefined> = {}) => commandEnv(sim, { appKey: APP_KEY, gatewayKey: GW_KEY }, db.databaseUrl, { TE_REQUEST_TIMEOUT_MS: '5000', ...over });
   const said = (r: CliResult) => r.stdout + r.stderr;
   // A check's line, its continuation lines (broken at 80 columns off a terminal) joined back.
   const line = (r: CliResult, variable: string) =>

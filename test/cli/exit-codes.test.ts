@@ -13,6 +13,7 @@ import type { RequestSummary } from '../../src/store/books/request-summary.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { commandEnv } from '../helpers/sync.ts';
 
 const APP_KEY = canaryKey('exit_app');
 const GW_KEY = canaryKey('exit_gw');
@@ -70,15 +71,7 @@ describe('exit codes that tell', () => {
     databases.push(db);
     return db;
   };
-  const env = (db: TestDatabase, over: Record<string, string> = {}) => ({
-    TE_APP_URL: sim.url,
-    TE_APP_API_KEY: APP_KEY,
-    TE_GATEWAY_URL: sim.url,
-    TE_GATEWAY_API_KEY: GW_KEY,
-    DATABASE_URL: db.databaseUrl,
-    TE_REQUEST_TIMEOUT_MS: '5000',
-    ...over,
-  });
+  const env = (db: TestDatabase, over: Record<string, string> = {}) => commandEnv(sim, { appKey: APP_KEY, gatewayKey: GW_KEY }, db.databaseUrl, { TE_REQUEST_TIMEOUT_MS: '5000', ...over });
   const printed = (r: { stdout: string; stderr: string }) => r.stdout + r.stderr;
   const noKeyPrinted = (r: { stdout: string; stderr: string }) => {
     for (const key of [APP_KEY, GW_KEY, WRONG_APP_KEY, WRONG_GW_KEY]) expect(printed(r)).not.toContain(key);

@@ -12,6 +12,7 @@ import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, uniqueName } from '../helpers/services.ts';
 import { requireTmux, shellOf, tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
+import { commandEnv } from '../helpers/sync.ts';
 
 const COLUMNS = 80;
 const appKey = canaryKey('app_launcher');
@@ -41,16 +42,7 @@ describe.runIf(process.platform === 'linux')('npm gone mid-walk, on an 80-column
   });
 
   it("says why it stops on a line of its own, below the progress line, and stops once", async () => {
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? dir,
-      LANG: 'C.UTF-8',
-      TE_APP_URL: fx.sim.url,
-      TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: fx.sim.url,
-      TE_GATEWAY_API_KEY: gwKey,
-      DATABASE_URL: fx.databaseUrl,
-    };
+    const env = commandEnv(fx.sim, { appKey, gatewayKey: gwKey }, fx.databaseUrl, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, LANG: 'C.UTF-8' });
     const marker = uniqueName('tesync_npm');
     pane = tmuxPane(uniqueName('tesync_launcher'), dir, COLUMNS, env, ['sync'], { npm: marker });
     const walking = await pane.until((t) => /\d+\/\d+ done \| ETA/.test(t) || t.includes('tesync exited'), 60_000);

@@ -14,6 +14,7 @@ import { patience } from '../helpers/patience.ts';
 import { requireTmux, tmuxPane } from '../helpers/tmux.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { canaryKey, uniqueName } from '../helpers/services.ts';
+import { commandEnv } from '../helpers/sync.ts';
 
 const COLUMNS = 80;
 const appKey = canaryKey('app_tmux');
@@ -60,14 +61,10 @@ function useTmux(label: string): { sync(fx: SimAndWarehouse, everyMs: number): P
   return {
     async sync(fx, everyMs) {
       const env: Record<string, string> = {
+        ...commandEnv(fx.sim, { appKey, gatewayKey: gwKey }, fx.databaseUrl),
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: process.env.HOME ?? dir,
         LANG: 'C.UTF-8',
-        TE_APP_URL: fx.sim.url,
-        TE_APP_API_KEY: appKey,
-        TE_GATEWAY_URL: fx.sim.url,
-        TE_GATEWAY_API_KEY: gwKey,
-        DATABASE_URL: fx.databaseUrl,
         TE_CONCURRENCY: '4',
       };
       fx.sim.resetRequests();

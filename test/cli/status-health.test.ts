@@ -19,6 +19,7 @@ import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixt
 import { patience } from '../helpers/patience.ts';
 import { canaryKey, createTestLogger, uniqueName } from '../helpers/services.ts';
 import { requireTmux } from '../helpers/tmux.ts';
+import { commandEnv } from '../helpers/sync.ts';
 
 const DAY_MS = 86_400_000;
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
@@ -35,14 +36,7 @@ const simOptions = (seed: number, lastDate: string) => ({
   appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' as const } },
   gatewayKeys: [gatewayKey],
 });
-const envOf = (w: SimAndWarehouse) => ({
-  TE_APP_URL: w.sim.url,
-  TE_APP_API_KEY: appKey,
-  TE_GATEWAY_URL: w.sim.url,
-  TE_GATEWAY_API_KEY: gatewayKey,
-  DATABASE_URL: w.databaseUrl,
-  LOG_LEVEL: 'warn',
-});
+const envOf = (w: SimAndWarehouse) => commandEnv(w.sim, { appKey, gatewayKey }, w.databaseUrl, { LOG_LEVEL: 'warn' });
 /** A reason as one line again: the report wraps it under its first line, 6 spaces in. */
 const unwrapped = (text: string) => text.replace(/\n {6}(?=\S)/g, ' ');
 const lines = (text: string) => text.split('\n');

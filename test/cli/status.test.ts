@@ -12,6 +12,7 @@ import { runCli } from '../helpers/cli.ts';
 import { useSimAndWarehouse, type SimAndWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';
 import { canaryKey } from '../helpers/services.ts';
+import { commandEnv } from '../helpers/sync.ts';
 
 const now = new Date('2026-11-24T12:00:00Z');
 const checks = (over: Partial<GroupChecks> = {}): GroupChecks => ({
@@ -171,14 +172,7 @@ describe('tesync status on warehouses synced from the simulator', () => {
   const AGO = '\\d+[sm]';
   // The old warehouse's sync, from before it started to after it ended (this machine's clock).
   let oldSynced: { from: number; to: number };
-  const envOf = (w: SimAndWarehouse) => ({
-    TE_APP_URL: w.sim.url,
-    TE_APP_API_KEY: appKey,
-    TE_GATEWAY_URL: w.sim.url,
-    TE_GATEWAY_API_KEY: gatewayKey,
-    DATABASE_URL: w.databaseUrl,
-    LOG_LEVEL: 'warn',
-  });
+  const envOf = (w: SimAndWarehouse) => commandEnv(w.sim, { appKey, gatewayKey }, w.databaseUrl, { LOG_LEVEL: 'warn' });
   beforeAll(async () => {
     const synced = async (w: SimAndWarehouse) => {
       const from = Date.now();

@@ -9,7 +9,7 @@ import type { Source } from '../../src/resources/index.ts';
 import type { Warehouse } from '../../src/store/connection.ts';
 import { patience } from './patience.ts';
 import { postgresWarehouses, type WarehouseServer } from './servers.ts';
-import type { TestWarehouse } from './services.ts';
+import { createTestWarehouse, type TestWarehouse } from './services.ts';
 import { syncOnce, type SyncEnv } from './sync.ts';
 
 export interface SimAndWarehouse {
@@ -87,4 +87,28 @@ export function useSimAndWarehouseOn(start: () => Promise<WarehouseServer>, opti
       return syncOnce(ready(sim, 'sim'), ready(tw, 'warehouse').warehouse, logger, env, sources, extra);
     },
   };
+}
+
+/**
+ * A fresh, migrated warehouse on the test's Postgres for the block it is called in, without a
+ * simulator: created before its tests, dropped after. What it returns stands for that
+ * warehouse once its beforeAll has run (`const w = useTestWarehouse()`).
+ */
+export function useTestWarehouse(): Warehouse {
+  let tw: TestWarehouse | undefined;
+  beforeAll(async () => {
+    tw = await createTestWarehouse();
+  }, patience(120_000));
+  afterAll(async () => {
+    const w = tw;
+    tw = undefined;
+    await w?.cleanup();
+  });
+  return new Proxy({} as Warehouse, {
+    get(_t, key) {
+      if (!tw) throw new Error('useTestWarehouse: its warehouse is used outside the tests of the block that asked for it');
+      const v: unknown = Reflect.get(tw.warehouse, key);
+      return typeof v === 'function' ? v.bind(tw.warehouse) : v;
+    },
+  });
 }

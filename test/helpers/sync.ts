@@ -27,3 +27,8 @@ export function simConfig(sim: Simulator, e: SyncEnv, sources: Source[]) {
 export function syncOnce(sim: Simulator, warehouse: Warehouse, logger: Logger, e: SyncEnv, sources: Source[], extra: { full?: boolean; tokens?: string[]; only?: string[]; clock?: () => Date; catalog?: SyncRequest['catalog'] } = {}): Promise<SyncOutcome> {
   return performSync(simConfig(sim, e, sources), logger, warehouse, { sources, trigger: 'test', retry: FAST_RETRY_POLICY, ...extra });
 }
+
+/** What a `tesync` process is given to mirror both sources of `sim` into `databaseUrl`, with `over` on top. */
+export function commandEnv<V extends string | undefined = string>(sim: Pick<Simulator, 'url'>, keys: { appKey: string; gatewayKey: string }, databaseUrl: string, over: Record<string, V> = {}): Record<string, string | V> {
+  return { TE_APP_URL: sim.url, TE_APP_API_KEY: keys.appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: keys.gatewayKey, DATABASE_URL: databaseUrl, ...over };
+}

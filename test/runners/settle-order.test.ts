@@ -18,7 +18,7 @@ import { patience } from '../helpers/patience.ts';
 import { backendEnv, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../helpers/queue-backends.ts';
 import { queueWalk, runEnded } from '../helpers/queue-walk.ts';
 import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
-import { syncOnce } from '../helpers/sync.ts';
+import { commandEnv, syncOnce } from '../helpers/sync.ts';
 import { SCHEDULES_OFF } from '../helpers/workers.ts';
 
 const appKey = canaryKey('app');
@@ -110,13 +110,9 @@ describe('one order of settle and plan in both runners', () => {
     warehouses.push(tw);
     const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix: uniqueName('tesync_order') };
     const env = {
-      DATABASE_URL: tw.databaseUrl,
+      ...commandEnv(sim, { appKey, gatewayKey: gwKey }, tw.databaseUrl),
       ...backendEnv(place),
       TE_QUEUE_PREFIX: place.prefix,
-      TE_APP_URL: sim.url,
-      TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: sim.url,
-      TE_GATEWAY_API_KEY: gwKey,
       TE_METRICS_PORT: '0',
       TE_STATUS_PAGE: 'off',
       TE_REQUEST_TIMEOUT_MS: '5000',

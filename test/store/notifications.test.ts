@@ -4,19 +4,12 @@
 // endpoint takes its events in order, a failure holding the later ones back.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { finishRun, startRun } from '../../src/store/books/runs.ts';
 import { claimNext, fanOut, findLostWorkers, heartbeat, recordAttempt, tellTransition } from '../../src/store/books/notifications.ts';
-import type { Warehouse } from '../../src/store/connection.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
 
-let tw: TestWarehouse;
-let w: Warehouse;
-beforeAll(async () => {
-  tw = await createTestWarehouse();
-  w = tw.warehouse;
-});
-afterAll(async () => tw?.cleanup());
+const w = useTestWarehouse();
 
 const events = async (subject?: string) =>
   w.query<{ id: string; type: string; subject: string; run_id: string | null; figures: Record<string, unknown> }>(

@@ -3,27 +3,20 @@
 // thousands of rows are a few parameters); a window's set from its first value on; an empty
 // set stated whole; a delisting table marked, not deleted.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
 import { gatewayChartPoints, gatewayChartSeries, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
 import { keptMembers, wholeSet } from '../../src/engine/kit/stated-set.ts';
-import type { Warehouse } from '../../src/store/connection.ts';
 import { SET_FROM, absentKeys, removeAbsent, removeKeys } from '../../src/store/write/set-removal.ts';
 import { upsertRows } from '../../src/store/write/upsert.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
 
 const t0 = new Date('2026-01-02T00:00:00.000Z');
 const meta = { fetchedAt: t0, asOf: null, freshness: null, runId: null, status: 'ok' };
 const day = (n: number) => new Date(t0.getTime() + n * 86_400_000);
 
 describe('removeAbsent on Postgres', () => {
-  let tw: TestWarehouse;
-  let w: Warehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-    w = tw.warehouse;
-  });
-  afterAll(async () => tw?.cleanup());
+  const w = useTestWarehouse();
 
   const history = (slug: string, stream: string, metric: string, n: number) => ({ tokenSlug: slug, stream, metric, ts: day(n), interval: '1d', value: String(n), unit: null, kind: null, ...meta });
   const count = async (q: string) => Number((await w.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${q}`)))[0]!.n);

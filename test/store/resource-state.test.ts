@@ -2,13 +2,12 @@
 // source (merged, the rest of `details` kept), cleared by a success; and `tesync status`
 // counting failing resources by those columns.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProblemError, UpstreamServerError, UpstreamTimeoutError } from '../../src/lib/errors.ts';
 import { judgeFailure } from '../../src/lib/failure.ts';
-import type { Warehouse } from '../../src/store/connection.ts';
 import { readState, writeFailure, writeSuccess, writeUnchanged } from '../../src/store/books/resource-state.ts';
 import { readStatus } from '../../src/store/read/status.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
 
 const runId = '00000000-0000-4000-8000-000000000001';
 const at = new Date('2026-11-24T00:00:00Z');
@@ -27,13 +26,7 @@ const problem = (status: number, code: string, over: Partial<ConstructorParamete
 });
 
 describe('writeFailure', () => {
-  let tw: TestWarehouse;
-  let w: Warehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-    w = tw.warehouse;
-  });
-  afterAll(async () => tw?.cleanup());
+  const w = useTestWarehouse();
 
   const columns = async (source: string, resource: string) =>
     (

@@ -5,16 +5,16 @@
 // key order, and the VALUES form still taking tables it cannot carry (array columns).
 import { asc, sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { metricHistory, tokens } from '../../src/schema/warehouse/app.ts';
 import { gatewayCharts, gatewayTrendPoints } from '../../src/schema/warehouse/gateway.ts';
 import { NotUnderstoodError } from '../../src/lib/errors.ts';
 import { parseJson } from '../../src/lib/json.ts';
-import type { Warehouse } from '../../src/store/connection.ts';
 import type { Executor } from '../../src/store/write/table-shape.ts';
 import { prepareUpsert, upsertRows } from '../../src/store/write/upsert.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { createTestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.678Z');
 const meta = { fetchedAt: t0, asOf: null, freshness: null, runId: null };
@@ -22,13 +22,7 @@ const HUGE = `-${'9'.repeat(45)}.${'0'.repeat(20)}1`;
 const ODD_TEXT = `quote " backslash \\ comma , braces {} tab\tnewline\n NULL null 'single' ✨ 日本`;
 
 describe('upsertRows on Postgres', () => {
-  let tw: TestWarehouse;
-  let w: Warehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-    w = tw.warehouse;
-  });
-  afterAll(async () => tw?.cleanup());
+  const w = useTestWarehouse();
 
   it('keeps decimals and text exactly, and a row sent twice once', async () => {
     const row = (metric: string, value: string | null, unit: string | null) => ({ tokenSlug: 'a', stream: 'all', metric, ts: t0, interval: '1d', value, unit, kind: null, ...meta, status: 'ok' });

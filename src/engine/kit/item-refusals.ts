@@ -118,3 +118,17 @@ export function refusalNotes(refused: readonly ItemRefusal[]): { level: 'warn'; 
   if (refused.length === 0) return [];
   return [{ level: 'warn', msg: 'list items refused alone (the rest of the list is read; it removes nothing)', fields: refusalDetails(refused) }];
 }
+
+/**
+ * Pure: what a chart catalog's read says of itself: partial when an item was invalid or the
+ * list is not proven whole (fetch-list.ts); its counts, its refusals and why it is not whole.
+ */
+export function catalogSummary(f: Pick<FetchedList, 'meta' | 'sha256' | 'incomplete'>, charts: number, invalidItems: number, refused: readonly ItemRefusal[]) {
+  return {
+    status: invalidItems || f.incomplete !== undefined ? ('partial' as const) : ('ok' as const),
+    asOf: f.meta.asOf,
+    hash: f.sha256,
+    details: { charts, invalidItems, ...refusalDetails(refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
+    notes: refusalNotes(refused),
+  };
+}

@@ -10,7 +10,7 @@ import { chartPoints, charts } from '../../schema/warehouse/app.ts';
 import { rowMeta } from '../../engine/kit/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/kit/stated-set.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/kit/lists.ts';
-import { readEntries, refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
+import { readEntries, catalogSummary } from '../../engine/kit/item-refusals.ts';
 import { documentedPath } from '../../engine/kit/paths.ts';
 import { defineJob, into } from '../../engine/kit/types.ts';
 import { storedAppCharts, type StoredAppChart } from './knows/charts.ts';
@@ -68,11 +68,7 @@ export const appChartsJob = defineJob({
       // A catalog not proven whole (fetch-list.ts) closes nothing.
       const whole = list !== undefined && invalidItems === 0 && f.incomplete === undefined;
       return {
-        status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
-        asOf: f.meta.asOf,
-        hash: f.sha256,
-        details: { charts: valid.length, invalidItems, ...refusalDetails(refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
-        notes: refusalNotes(refused),
+        ...catalogSummary(f, valid.length, invalidItems, refused),
         // A catalog read whole states the token's charts: one it no longer lists is closed, with its points.
         writes: [
           into(charts, rows, { ...wholeSet(charts, { tokenSlug: p.slug }, whole), fromEach: validItems.map((raw) => f.pageOf(raw)) }),

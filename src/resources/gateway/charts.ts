@@ -13,7 +13,7 @@ import { versionMarker } from '../../schema/upstream/values.ts';
 import { gatewayChartPoints, gatewayCharts, gatewayChartSeries, gatewayChartTimeframes } from '../../schema/warehouse/gateway.ts';
 import { GATEWAY_TIMEFRAMES } from '../../lib/variables.ts';
 import { readCatalogItem, type CatalogEntry } from '../../engine/kit/lists.ts';
-import { readEntries, refusalDetails, refusalNotes } from '../../engine/kit/item-refusals.ts';
+import { readEntries, catalogSummary } from '../../engine/kit/item-refusals.ts';
 import { rowMeta, type Stamp } from '../../engine/kit/rows.ts';
 import { keptMembers, wholeSet } from '../../engine/kit/stated-set.ts';
 import { documentedPath } from '../../engine/kit/paths.ts';
@@ -168,11 +168,7 @@ export const gatewayChartsJob = defineJob({
       // A catalog not proven whole (fetch-list.ts) closes nothing.
       const whole = listed !== undefined && invalidItems === 0 && f.incomplete === undefined;
       return {
-        status: invalidItems || f.incomplete !== undefined ? 'partial' : 'ok',
-        asOf: f.meta.asOf,
-        hash: f.sha256,
-        details: { charts: valid.length, invalidItems, ...refusalDetails(refused), ...(f.incomplete !== undefined ? { incomplete: f.incomplete } : {}) },
-        notes: refusalNotes(refused),
+        ...catalogSummary(f, valid.length, invalidItems, refused),
         writes: catalogWrites(p.slug, rows, valid, whole, validItems.map((raw) => f.pageOf(raw))),
         // A catalog read whole plans every chart that exists: one it leaves out is gone.
         listed: { items: [...valid, ...plannedOnly].map((entry): GatewayChartItem => ({ slug: p.slug, entry, catalogAsOf: f.meta.asOf })), ...(whole ? { wholeUnder: `token/${p.slug}/chart/` } : {}) },

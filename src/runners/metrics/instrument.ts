@@ -1,6 +1,6 @@
 // Decorators that count what passes through the budget and the request recorder.
 import type { RateBudget } from '../../upstream/budget/budget.ts';
-import { STOPPED_REQUEST } from '../../ports/recorder.ts';
+import { STOPPED_REQUEST, tellingRequests } from '../../ports/recorder.ts';
 import type { RequestRecorder } from '../../ports/recorder.ts';
 import type { WorkerMetrics } from './metrics.ts';
 
@@ -20,16 +20,8 @@ export function countingBudget(inner: RateBudget, m: WorkerMetrics): RateBudget 
 }
 
 export function countingRecorder(inner: RequestRecorder, m: WorkerMetrics): RequestRecorder {
-  return {
-    request(r) {
-      const status = r.httpStatus !== null ? String(r.httpStatus) : r.error?.startsWith(STOPPED_REQUEST) ? 'stopped' : 'network';
-      m.requests.inc({ source: r.source, bucket: r.bucket, status });
-      inner.request(r);
-    },
-    response: (r) => inner.response(r),
-    flush: () => inner.flush(),
-    rawResponseIds: (source, bodies) => inner.rawResponseIds(source, bodies),
-    take: (source, bodies) => inner.take(source, bodies),
-    close: () => inner.close(),
-  };
+  return tellingRequests(inner, (r) => {
+    const status = r.httpStatus !== null ? String(r.httpStatus) : r.error?.startsWith(STOPPED_REQUEST) ? 'stopped' : 'network';
+    m.requests.inc({ source: r.source, bucket: r.bucket, status });
+  });
 }

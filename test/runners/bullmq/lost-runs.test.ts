@@ -15,6 +15,7 @@ import { backendEnv, loseQueueState, QUEUE_BACKENDS, removeQueueState, type Queu
 import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 import { queueWalk } from '../../helpers/queue-walk.ts';
+import { commandEnv } from '../../helpers/sync.ts';
 
 describe('runFate', () => {
   it('jobs pending or a walk still to plan: the run goes on; work counted: only the finish is missing; nothing: lost', () => {
@@ -56,13 +57,9 @@ async function setup(backend: QueueBackendKind): Promise<{ sim: Simulator; tw: T
   const workers: WorkerProcess[] = [];
   cleanups.push(() => sim.close(), () => tw.cleanup(), () => removeQueueState(place), () => killAll(workers));
   const env = {
-    DATABASE_URL: tw.databaseUrl,
+    ...commandEnv(sim, { appKey, gatewayKey: gwKey }, tw.databaseUrl),
     ...backendEnv(place),
     TE_QUEUE_PREFIX: place.prefix,
-    TE_APP_URL: sim.url,
-    TE_APP_API_KEY: appKey,
-    TE_GATEWAY_URL: sim.url,
-    TE_GATEWAY_API_KEY: gwKey,
     TE_METRICS_PORT: '0',
     TE_WORKER_SHUTDOWN_GRACE_MS: '500',
     // The held request must still be waiting when its worker is stopped: here only a hang guard.
