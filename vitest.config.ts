@@ -13,16 +13,16 @@ import { patience } from './test/helpers/patience.ts';
 const LONGEST = [
   'test/runners/bullmq/worker.test.ts',
   'test/runners/process-faults.test.ts',
-  'test/store/one-clock.test.ts',
+  'test/store/write/one-clock.test.ts',
   'test/runners/bullmq/worker-schedules.test.ts',
   'test/runners/bullmq/redis-cluster.test.ts',
   'test/bench/smoke.test.ts',
-  'test/store/embedded-server.test.ts',
+  'test/store/server/embedded-server.test.ts',
   'test/runners/bullmq/lost-runs.test.ts',
   'test/cli/bound-warehouse.test.ts',
   'test/cli/reset.test.ts',
   'test/runners/bullmq/postgres-restart.test.ts',
-  'test/engine/pages.test.ts',
+  'test/engine/fetch/pages.test.ts',
   'test/engine/volatile-resync.test.ts',
   'test/engine/upstream-detours.test.ts',
   'test/engine/walk-around-embedded.test.ts',
@@ -44,7 +44,7 @@ const LONGEST = [
   'test/cli/secrets-sync.test.ts',
   'test/cli/demo.test.ts',
   'test/cli/interrupt.test.ts',
-  'test/store/daily-archive.test.ts',
+  'test/store/write/daily-archive.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {

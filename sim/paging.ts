@@ -12,7 +12,7 @@
 import type { DataRouteKind } from './forms.ts';
 import type { PageForm, PagingSign, SimPaging } from './types.ts';
 
-/** The forms that name the next page by a link or a cursor (`test/engine/pages.test.ts` syncs through each). */
+/** The forms that name the next page by a link or a cursor (`test/engine/fetch/pages.test.ts` syncs through each). */
 export const PAGE_FORMS: readonly PageForm[] = ['metaNext', 'linksNext', 'linkHeader', 'cursor', 'topNext', 'topCursor'];
 /**
  * Other paging vocabularies (`test/engine/paging-vocabularies.test.ts` syncs through each): page

@@ -1,7 +1,7 @@
 // The example queries of docs/warehouse.md (```sql blocks opening with `-- example: <name>`)
 // and, for each, the rows it must return, computed from what the simulator served (its dataset
 // API), never from the warehouse. Used by test/docs/warehouse.test.ts (through the driver, on
-// Postgres, across epochs) and by test/store/embedded-server.test.ts (through psql, on
+// Postgres, across epochs) and by test/store/server/embedded-server.test.ts (through psql, on
 // the embedded server after a demo).
 //
 // Values are compared as Postgres prints them (its text output, as psql shows it with

@@ -1,5 +1,5 @@
 // The cases every shared rate budget store passes, whatever keeps its records (Redis:
-// test/upstream/redis-budget.test.ts; Postgres: test/store/postgres-budget.test.ts): an atomic
+// test/upstream/budget/redis-budget.test.ts; Postgres: test/store/postgres-budget.test.ts): an atomic
 // compare-and-set on the server's time, a Retry-After seen by one process holds back the
 // others whatever their local clocks say, a change wakes the others' waiters, a dead
 // process's slot comes back, and processes pacing one bucket together do not overrun it.

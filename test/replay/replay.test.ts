@@ -1,5 +1,5 @@
 // `tesync replay` (src/replay/) on a warehouse synced three times across the simulator's epochs
-// (a delisting, then a revision of past values fetched whole), as test/store/changes.test.ts
+// (a delisting, then a revision of past values fetched whole), as test/store/read/changes.test.ts
 // syncs it: written again from its archive alone, it equals itself (`--check`, exit 0); a row
 // changed by hand with psql is named, with its key and column (exit 1). And a body a reader once
 // refused, for a form it did not understand yet, becomes rows when the reader that understands

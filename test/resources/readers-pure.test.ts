@@ -1,6 +1,6 @@
 // Resources' pure parts, with no IO: what they are handed (the payload, the state, what the
 // warehouse knows, what came back) to what they return. The engine's sending and asking are
-// tested apart (test/engine/reader.test.ts); the sync tests run them together.
+// tested apart (test/engine/fetch/reader.test.ts); the sync tests run them together.
 import { describe, expect, it } from 'vitest';
 import type { Got, Outcome, ReadInput, SyncSettings } from '../../src/engine/kit/types.ts';
 import { ProblemError } from '../../src/lib/errors.ts';

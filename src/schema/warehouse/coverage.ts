@@ -4,7 +4,7 @@
 // routes its coverage flags say exist, each chart its catalog lists, each period and timeframe
 // configured. One SELECT per group below says which resources that group's lists promise;
 // each names its resources as the group's job does (`JobDefinition.resource`), which
-// test/schema/coverage.test.ts holds them to. Freshness is judged over the resources that
+// test/schema/warehouse/coverage.test.ts holds them to. Freshness is judged over the resources that
 // exist; a listed token none of whose resources exists is counted here, and only here.
 
 /** A view of the generated analytics SQL: its name and its SELECT (no `{schema.table}`: no as-of form). */

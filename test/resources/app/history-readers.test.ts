@@ -1,6 +1,6 @@
 // The app history's two readers, pure: what each asks for and what it reads from what came back,
 // with no IO (no simulator, no warehouse): the engine's part (sending, validating, asking the
-// warehouse) is test/engine/reader.test.ts's and the sync tests'.
+// warehouse) is test/engine/fetch/reader.test.ts's and the sync tests'.
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
 import type { Got, Outcome, ReadInput, SyncSettings } from '../../../src/engine/kit/types.ts';
