@@ -19,6 +19,7 @@ import { acquireEmbeddedServer } from './server/embedded-server.ts';
 import { applySqlFiles } from './schema/sql-files.ts';
 import { keepSessionDefaults } from './schema/session-defaults.ts';
 import { routeSessions, type SessionRoute } from './sessions.ts';
+import type { WarehouseSessionOptions } from '../ports/warehouse-session.ts';
 
 export type WarehouseSchema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, WarehouseSchema>;
@@ -55,18 +56,9 @@ export interface Warehouse {
    * idleness. postgres.js reconnects it lazily when it drops, as a new session: a caller that
    * holds session state watches `onClose` and checks its backend pid. Close it before close().
    */
-  session(options: SessionOptions): postgres.Sql;
+  session(options: WarehouseSessionOptions): postgres.Sql;
   /** Where sessions go (a user's Postgres only): DATABASE_URL, or TE_DATABASE_SESSION_URL; its URL holds the password, never a log. */
   readonly sessions?: SessionRoute;
-}
-
-export interface SessionOptions {
-  /** `application_name`, shown in pg_stat_activity (at most 63 bytes). */
-  name: string;
-  /** Called when the connection closes, whatever closed it. */
-  onClose?: () => void;
-  /** Called with each notification of a channel the session LISTENs to (lost with the session: LISTEN again after `onClose`). */
-  onNotify?: (channel: string, payload: string) => void;
 }
 
 export interface WarehouseOptions {
@@ -194,7 +186,7 @@ async function openPostgres(url: string, max: number, location: string, failure:
   };
 }
 
-function openSession(url: string, options: SessionOptions): postgres.Sql {
+function openSession(url: string, options: WarehouseSessionOptions): postgres.Sql {
   return postgres(url, {
     max: 1,
     // postgres.js ends a connection after 30-60 min by default, and with it its session (0: never).

@@ -5,7 +5,8 @@
 // slows waiters down to polling, and budgets of other prefixes in one database are apart.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse, type SessionOptions, type Warehouse } from '../../src/store/connection.ts';
+import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import type { WarehouseSessionOptions } from '../../src/ports/warehouse-session.ts';
 import { PostgresBudget } from '../../src/upstream/budget/postgres-budget.ts';
 import { budgetChannel, PostgresBudgetStore } from '../../src/upstream/budget/postgres-budget-store.ts';
 import type { VersionedBudgetStore } from '../../src/upstream/budget/versioned-budget-store.ts';
@@ -48,7 +49,7 @@ function budget(options: BudgetOverrides = {}): PostgresBudget {
 
 function store(options: { now?: () => number; ttlMs?: number; prefix?: string } = {}): PostgresBudgetStore {
   let own: postgres.Sql | undefined;
-  const capture = { session: (o: SessionOptions) => (own = warehouse.session(o)) };
+  const capture = { session: (o: WarehouseSessionOptions) => (own = warehouse.session(o)) };
   const s = new PostgresBudgetStore({ warehouse: capture, prefix, ttlMs: 60_000, ...options });
   connections.set(s, own!);
   closers.unshift(() => s.close());
