@@ -25,3 +25,10 @@ export const realSleep: Sleep = async (ms, signal) => {
 
 /** The process's own pacing clock. */
 export const systemPacingClock: PacingClock = { now: () => Date.now(), sleep: realSleep };
+
+/**
+ * This process's monotonic counter, in milliseconds: for how long ago something happened here
+ * (an answer's age when its commit dates it), which a step of the wall clock must not stretch
+ * or shrink. Never a date.
+ */
+export const monotonicNow = (): number => performance.now();

@@ -202,8 +202,8 @@ async function inWrite<T>(
       const lock = writeLock(job.source, resource);
       const replayed = ctx.replaying;
       // When the answer was received, on the warehouse's clock: the clock at the transaction's
-      // start less how long ago its last response arrived (a duration, on the monotonic pacing
-      // clock): the newest response of a resource wins, and reading the clock costs no visit
+      // start less how long ago its last response arrived (a duration, on the process's
+      // monotonic counter): the newest response of a resource wins, and reading the clock costs no visit
       // of its own between the fetch and the commit. A replayed try's, as its record says.
       const received = replayed ? (await beginWrite(tx, null, lock, replayed.knownAt), replayed.at) : (await beginWriteReceived(tx, lock, o.sinceLast?.() ?? 0)).received;
       const bodies = async () => {

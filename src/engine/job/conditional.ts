@@ -6,7 +6,7 @@
 // tag cannot stand for them.
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../upstream/index.ts';
 import type { RouteName } from '../../upstream/routes.ts';
-import { systemPacingClock, type PacingClock } from '../../ports/pacing-clock.ts';
+import { monotonicNow, type PacingClock } from '../../ports/pacing-clock.ts';
 
 /** Upstream answered 304 to the job's conditional request: the resource is as last written. */
 export class NotModified extends Error {
@@ -18,8 +18,8 @@ export class NotModified extends Error {
 
 /**
  * An upstream that makes one job's first request conditional, remembers the tags it saw, and
- * when the last answer arrived (on the pacing clock: the commit dates the answer by how long
- * ago that was, commit.ts).
+ * when the last answer arrived (on the process's monotonic counter: the commit dates the answer
+ * by how long ago that was, commit.ts).
  */
 export class ConditionalUpstream implements Upstream {
   private requests = 0;
@@ -30,7 +30,7 @@ export class ConditionalUpstream implements Upstream {
     private readonly upstream: Upstream,
     private readonly route: RouteName,
     private readonly etag: string | undefined,
-    private readonly clock: Pick<PacingClock, 'now'> = systemPacingClock,
+    private readonly clock: Pick<PacingClock, 'now'> = { now: monotonicNow },
   ) {}
 
   async get(req: UpstreamRequest): Promise<UpstreamResponse> {
@@ -52,7 +52,7 @@ export class ConditionalUpstream implements Upstream {
     return response;
   }
 
-  /** How long ago the last answer arrived, in milliseconds of the pacing clock (0: none yet). */
+  /** How long ago the last answer arrived, in milliseconds of the monotonic counter (0: none yet). */
   sinceLastMs(): number {
     return this.arrived === undefined ? 0 : this.clock.now() - this.arrived;
   }

@@ -25,7 +25,7 @@ export async function beginWrite(tx: Executes, closingBody: number | null = null
  * Starts the write of what upstream answered (beginWrite, no closing body yet) and says when
  * the answer was received, on the warehouse's clock: the clock as this statement starts, less
  * `sinceMs`, how long before it the last response arrived, a duration measured on this
- * process's monotonic pacing clock. Taken in the write's own first statement, so that reading
+ * process's monotonic counter. Taken in the write's own first statement, so that reading
  * the clock costs no round trip of its own, and before the resource's turn (a wait for another
  * writer of it is no part of the answer's age); late by the statement's way to the server only.
  */
