@@ -8,12 +8,13 @@
 // run on the right clock, ages the data confirmed just now as just confirmed.
 import { spawnSync } from 'node:child_process';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Warehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { canaryKey } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { commandEnv } from '../helpers/sync.ts';
 import { RECORD_TTL_MS } from '../../src/upstream/budget/budget-store.ts';
 
 const appKey = canaryKey('ak');
@@ -65,25 +66,16 @@ async function budgetInstants(w: Warehouse): Promise<{ bucket: string; field: st
 }
 
 describe.each([['+3d'], ['-3d']])('tesync sync under faketime %s, the warehouse on the right clock', (skew) => {
-  let sim: Simulator;
-  let db: TestDatabase;
-  let w: Warehouse;
-  beforeAll(async () => {
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 4, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+  beforeAll(() => {
     const probe = spawnSync('faketime', ['-f', skew, process.execPath, '-e', 'process.stdout.write(String(Date.now()))'], { encoding: 'utf8' });
     expect(probe.status, `faketime is needed (Debian package faketime; .ci/run installs it): ${probe.error?.message ?? probe.stderr}`).toBe(0);
     expect(Math.abs(Number(probe.stdout) - Date.now())).toBeGreaterThan(2 * 86_400_000);
-    sim = await startSimulator({ tokens: 3, historyDays: 4, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    db = await createTestDatabase({ migrated: true });
-    w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 1 });
-  }, patience(60_000));
-  afterAll(async () => {
-    await w?.close();
-    await db?.drop();
-    await sim?.close();
   });
 
   it('stores every time on the warehouse clock, and status ages it so', async () => {
-    const env = { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn', TE_REQUESTS_RETENTION_DAYS: '2' };
+    const env = commandEnv(fx.sim, { appKey, gatewayKey }, fx.databaseUrl, { LOG_LEVEL: 'warn', TE_REQUESTS_RETENTION_DAYS: '2' });
+    const w = fx.warehouse;
     for (let i = 0; i < 2; i++) {
       const r = await runCli(['sync'], env, { wrap: ['faketime', '-f', skew], timeoutMs: 120_000 });
       expect(r.code, r.stderr.slice(-2000)).toBe(0);

@@ -162,6 +162,17 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   const metricsAsOf = async (w: Warehouse, at: string) => w.query<{ slug: string; unit: string }>(sql`select slug, unit from app.metrics_as_of(${at}::timestamptz) order by slug`);
   const earlier = async (w: Warehouse, x: string, y: string) => (await w.query<{ e: boolean }>(sql`select ${x}::timestamptz < ${y}::timestamptz as e`))[0]!.e;
   const metricRows = async (w: Warehouse) => w.query<{ slug: string; unit: string; f: string }>(sql`select slug, unit, fetched_at::text as f from app.metrics order by slug`);
+  /** The metric `m` written as `v0` by the test itself, before the writers: its row. */
+  const firstVersion = async (w: Warehouse) => {
+    await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
+    const [t0] = await metricRows(w);
+    return t0!;
+  };
+  /** One row per key, and no two versions of a key overlapping: what every case leaves. */
+  const expectWhole = async (w: Warehouse) => {
+    await expectOneRowPerKey(w);
+    await expectNoOverlap(w);
+  };
   const metricVersions = async (w: Warehouse) =>
     w.query<{ slug: string; unit: string; from: string; to: string }>(sql`select slug, unit, known_from::text as from, known_to::text as to from app.metrics_history order by slug, known_from`);
 
@@ -267,17 +278,15 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
   it('two writers racing on one row: the older one, committing last, is placed before the newer, which stays', async () => {
     await withWarehouse(async (w, _url, [a, b]) => {
-      await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
-      const [t0] = await metricRows(w);
+      const t0 = await firstVersion(w);
       const { tA, tB } = await olderCommitsLast(a, b, `update app.metrics set unit = 'vA' where slug = 'm'`, `update app.metrics set unit = 'vB' where slug = 'm'`);
       expect(await earlier(w, tA, tB)).toBe(true);
       expect(await metricVersions(w)).toEqual([
-        { slug: 'm', unit: 'v0', from: t0!.f, to: tA },
+        { slug: 'm', unit: 'v0', from: t0.f, to: tA },
         { slug: 'm', unit: 'vA', from: tA, to: tB },
       ]);
       expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'vB', f: tB }]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
       // The same through the write path's upsert (fetched_at from known time), and again in A's
       // transaction: the version A placed is replaced, not cut to nothing.
       const again = await olderCommitsLast(
@@ -291,17 +300,15 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
         { slug: 'm', unit: 'a2', from: again.tA, to: again.tB },
       ]);
       expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'b1', f: again.tB }]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
     });
   });
 
   it('an older removal of a row a newer writer rewrote: the key absent from the older known time until the newer row; a key the newer writer first wrote: the older write held until it', async () => {
     await withWarehouse(async (w, _url, [a, b]) => {
-      await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
-      const [t0] = await metricRows(w);
+      const t0 = await firstVersion(w);
       const { tA, tB } = await olderCommitsLast(a, b, `delete from app.metrics where slug = 'm'`, `update app.metrics set unit = 'vB' where slug = 'm'`);
-      expect(await metricVersions(w)).toEqual([{ slug: 'm', unit: 'v0', from: t0!.f, to: tA }]);
+      expect(await metricVersions(w)).toEqual([{ slug: 'm', unit: 'v0', from: t0.f, to: tA }]);
       expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'vB', f: tB }]);
       expect(await metricsAsOf(w, tA)).toEqual([]);
       // n: B inserts it first, A's older upsert of it conflicts and is placed before B's row.
@@ -313,25 +320,22 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       );
       expect((await metricVersions(w)).filter((v) => v.slug === 'n')).toEqual([{ slug: 'n', unit: 'nA', from: n.tA, to: n.tB }]);
       expect((await metricRows(w)).filter((r) => r.slug === 'n')).toEqual([{ slug: 'n', unit: 'nB', f: n.tB }]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
     });
   });
 
   it('an earlier-known insert after a later-known delete: held from its known time until the removal, the key left removed, and still writable', async () => {
     await withWarehouse(async (w, url, [a, b]) => {
-      await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v0', '{}')`);
-      const [t0] = await metricRows(w);
+      const t0 = await firstVersion(w);
       const { tA, tB } = await insertAfterLaterDelete(a, b);
       expect(await earlier(w, tA, tB), `A (${tA}) took its known time before B (${tB})`).toBe(true);
       // v0 until A's known time, A's value until B removed the key; nothing current.
       expect(await metricVersions(w)).toEqual([
-        { slug: 'm', unit: 'v0', from: t0!.f, to: tA },
+        { slug: 'm', unit: 'v0', from: t0.f, to: tA },
         { slug: 'm', unit: 'vA', from: tA, to: tB },
       ]);
       expect(await metricRows(w)).toEqual([]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
       // The key is not stuck: a later insert, update and removal keep their versions, one after another.
       await w.query(sql`insert into app.metrics (slug, unit, payload) values ('m', 'v2', '{}')`);
       await w.query(sql`update app.metrics set unit = 'v3' where slug = 'm'`);
@@ -339,8 +343,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       const versions = await metricVersions(w);
       expect(versions.map((v) => v.unit)).toEqual(['v0', 'vA', 'v2', 'v3']);
       expect(versions[3]!.from).toBe(versions[2]!.to);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
     });
   });
 
@@ -364,8 +367,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
         ['back', v0!.from],
         ['v0', v0!.to],
       ]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
     });
   });
 
@@ -403,8 +405,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
         { slug: 'back', unit: 'b1', from: tA, to: tB },
         { slug: 'changed', unit: 'c0', from: before.get('changed'), to: tA },
       ]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
     });
   });
 
@@ -467,8 +468,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       await w.query(sql`delete from drizzle.__tesync_sql_files where name = 'history.sql'`);
       await w.migrate();
       expect(await metricRows(w)).toEqual([{ slug: 'm', unit: 'vA', f: tB }]);
-      await expectOneRowPerKey(w);
-      await expectNoOverlap(w);
+      await expectWhole(w);
       await w.query(sql`update app.metrics set unit = 'v2' where slug = 'm'`);
       expect((await metricVersions(w)).map((v) => v.unit)).toEqual(['v0', 'vA']);
       const [trigger] = await w.query<{ n: number }>(sql`select count(*)::int as n from pg_trigger where tgname = 'start_after_history' and tgrelid = 'app.metrics'::regclass`);
@@ -479,6 +479,7 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 
 // What these vary is each process's own clock; the server's clock, which alone stamps, is of
 // the same kind as in the injected-clock test above, which runs on both servers.
+
 describe('one clock across real processes, on Postgres', () => {
   it('two real `tesync sync` processes, one under faketime 2 h behind: the same', async () => {
     expect(faketimeProblem(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBeUndefined();
