@@ -141,22 +141,8 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
    * later one, removes m and commits; 3. A writes m as the write path does (nothing conflicts
    * any more, so m is inserted, known from tA) and commits.
    */
-  async function insertAfterLaterDelete(a: postgres.Sql, b: postgres.Sql): Promise<{ tA: string; tB: string }> {
-    const reserved = await a.reserve();
-    try {
-      await reserved`begin`;
-      const [{ known: tA }] = (await reserved`select "sync"."begin_write"(null)::text as known`) as unknown as [{ known: string }];
-      const tB = await b.begin(async (tx) => {
-        const [r] = await tx<{ known: string }[]>`select "sync"."begin_write"(null)::text as known`;
-        await tx`delete from app.metrics where slug = 'm'`;
-        return r!.known;
-      });
-      await reserved.unsafe(`insert into app.metrics (slug, unit, payload) values ('m', 'vA', '{}') ${UPSERT_METRICS}`);
-      await reserved`commit`;
-      return { tA, tB };
-    } finally {
-      reserved.release();
-    }
+  function insertAfterLaterDelete(a: postgres.Sql, b: postgres.Sql): Promise<{ tA: string; tB: string }> {
+    return olderCommitsLast(a, b, `insert into app.metrics (slug, unit, payload) values ('m', 'vA', '{}') ${UPSERT_METRICS}`, `delete from app.metrics where slug = 'm'`);
   }
 
   const metricsAsOf = async (w: Warehouse, at: string) => w.query<{ slug: string; unit: string }>(sql`select slug, unit from app.metrics_as_of(${at}::timestamptz) order by slug`);
