@@ -1,6 +1,6 @@
 // Coverage: what the lists promise against what the warehouse holds, computed by the warehouse
-// itself (two views of the `analytics` schema, generated with the others into
-// src/store/sql/analytics.sql). A promise is a resource a list plans: each listed token's
+// itself (two views of the `analytics` schema, generated with the others by
+// src/store/schema/analytics-sql.ts). A promise is a resource a list plans: each listed token's
 // routes its coverage flags say exist, each chart its catalog lists, each period and timeframe
 // configured. One SELECT per group below says which resources that group's lists promise;
 // each names its resources as the group's job does (`JobDefinition.resource`), which

@@ -1,6 +1,6 @@
 // The SQL of the `analytics` schema, generated from its declarations (src/schema/warehouse/
-// analytics.ts) into src/store/sql/analytics.sql by `npm run db:analytics`, a repeatable
-// migration (src/store/schema/sql-files.ts); a test checks that the file holds what this generates.
+// analytics.ts) whenever migrate() applies it, as the repeatable migration `analytics.sql`
+// (src/store/schema/sql-files.ts); `npm run db:analytics` prints it.
 // Each view reads the tables its body names; where they are all versioned,
 // `<view>_as_of(at)` is the same body over `T_as_of(at)`, returning the view's row.
 import { quoteIdentifier as quote } from '../quote.ts';
@@ -27,7 +27,10 @@ export function analyticsStatements(views: readonly AnalyticsView[] = ANALYTICS_
   return out;
 }
 
-/** src/store/sql/analytics.sql's text. */
+/**
+ * The text applied as `analytics.sql`. Its fingerprint is what a warehouse records of it: the
+ * same declarations make the same text, and a warehouse in step stays so.
+ */
 export function analyticsSqlFile(): string {
   return `${HEADER}\n\n${analyticsStatements().join('\n\n')}\n`;
 }

@@ -1,6 +1,8 @@
 // SQL that drizzle does not generate lives in src/store/sql/ as plain files, applied as
-// repeatable migrations: after the drizzle migrations, a file runs again whenever its text or
-// the schema it stands on changed (the last drizzle migration, the versioned tables), and is
+// repeatable migrations, and so is SQL generated from declarations (the analytics views): made
+// when applied, under a file name of its own, and stored nowhere, so that the declarations are
+// its one source. After the drizzle migrations, a file runs again whenever its text or the
+// schema it stands on changed (the last drizzle migration, the versioned tables), and is
 // skipped otherwise, so a warehouse in step pays one read. Each file can run again; what it
 // replaces is never re-emitted as a numbered migration. Their state is kept beside drizzle's
 // own (`drizzle.__tesync_sql_files`).
@@ -11,12 +13,15 @@ import type { Sql } from 'postgres';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { ARCHIVE_DAY_COLUMN } from '../../schema/warehouse/columns.ts';
 import { changeRules, DAILY_ARCHIVES, VERSIONED } from '../../schema/warehouse/history.ts';
+import { analyticsSqlFile } from './analytics-sql.ts';
 
 export const SQL_FOLDER = fileURLToPath(new URL('../sql/', import.meta.url));
 
 export interface SqlFile {
-  /** The file under src/store/sql/. */
+  /** The file under src/store/sql/, or the name generated SQL is applied and recorded under. */
   name: string;
+  /** Generated SQL: its text, made from declarations when applied instead of read from a file. */
+  generated?: () => string;
   /** Calls that apply it to each object it serves, after it ran: `[function, ...arguments]`. */
   perObject?: () => readonly (readonly string[])[];
 }
@@ -38,12 +43,12 @@ export const SQL_FILES: readonly SqlFile[] = [
       }),
   },
   { name: 'daily-archive.sql', perObject: () => DAILY_ARCHIVES.map((a) => ['sync.track_archive_days', ...qualifiedName(a.archive), ARCHIVE_DAY_COLUMN]) },
-  { name: 'analytics.sql' },
+  { name: 'analytics.sql', generated: analyticsSqlFile },
   // The outbox's triggers and transitions (on the tables of the drizzle migrations).
   { name: 'notifications.sql' },
 ];
 
-const sqlText = (file: SqlFile) => readFileSync(`${SQL_FOLDER}${file.name}`, 'utf8');
+const sqlText = (file: SqlFile) => file.generated?.() ?? readFileSync(`${SQL_FOLDER}${file.name}`, 'utf8');
 
 /** What a file is applied as on top of `schema`: its text, its per-object calls, and the fingerprint recorded for them. */
 export function sqlFileWork(file: SqlFile, schema: string): { text: string; calls: readonly (readonly string[])[]; print: string } {

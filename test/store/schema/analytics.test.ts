@@ -1,8 +1,7 @@
 // The analytics views answer the analysts' questions with what the simulator served: the
 // listed universe with its latest screener values (and as it was at an instant), P/FCF per
 // token and day, wide, the metric crosswalk covering the catalog and every gateway screener
-// field, and data age per table. src/store/sql/analytics.sql holds what the generator makes.
-import { readFileSync } from 'node:fs';
+// field, and data age per table.
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ANALYTICS_VIEWS, CROSSWALK, WINDOWS } from '../../../src/schema/warehouse/analytics.ts';
@@ -10,8 +9,6 @@ import { declaredTables } from '../../../src/schema/warehouse/declare-table.ts';
 import * as appTables from '../../../src/schema/warehouse/app.ts';
 import * as gatewayTables from '../../../src/schema/warehouse/gateway.ts';
 import { hasAsOf } from '../../../src/schema/warehouse/analytics.ts';
-import { analyticsSqlFile } from '../../../src/store/schema/analytics-sql.ts';
-import { SQL_FOLDER } from '../../../src/store/schema/sql-files.ts';
 import { patience } from '../../helpers/patience.ts';
 import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger } from '../../helpers/services.ts';
@@ -33,10 +30,6 @@ describe('analytics views', () => {
     expect((await fx.sync(testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'])).status).toBe('succeeded');
   }, patience(60_000));
   const q = <T>(text: string) => fx.warehouse.query<T & Record<string, unknown>>(sql.raw(text));
-
-  it('src/store/sql/analytics.sql holds what the generator makes of the declarations (npm run db:analytics)', () => {
-    expect(readFileSync(`${SQL_FOLDER}analytics.sql`, 'utf8')).toBe(analyticsSqlFile());
-  });
 
   it('app_universe: the listed tokens with the screener values served, and as it was before the switch', async () => {
     const view = fx.sim.data;
