@@ -216,12 +216,15 @@ export async function createTestWarehouse(): Promise<TestWarehouse> {
   return warehouseIn(await createTestDatabase({ migrated: true }));
 }
 
-/** A warehouse opened and migrated in `db` (dropped with it afterwards, or at once when that fails). */
-export async function warehouseIn(db: TestDatabase): Promise<TestWarehouse> {
+/**
+ * A warehouse opened in `db` and migrated (`migrate: false`: left as it is), dropped with it
+ * afterwards, or at once when that fails.
+ */
+export async function warehouseIn(db: TestDatabase, options: { migrate?: boolean } = {}): Promise<TestWarehouse> {
   try {
     // Test files run side by side on one Postgres: a smaller pool than a process's default.
     const warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 5 });
-    await warehouse.migrate();
+    if (options.migrate !== false) await warehouse.migrate();
     return {
       warehouse,
       databaseUrl: db.databaseUrl,
