@@ -2,7 +2,8 @@
 // timeline with the contract changes and upstream rebindings between them, the requests of
 // the last hour per rate budget bucket, and the failing resources, each with the archived body
 // of its failure where one was kept. Only reads.
-import { sql } from 'drizzle-orm';
+import { desc, gte, sql } from 'drizzle-orm';
+import { contractChanges, upstreamBindingLog } from '../../schema/warehouse/sync.ts';
 import type { Warehouse } from '../connection.ts';
 
 const asDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
@@ -79,44 +80,25 @@ export type TimelineEvent =
 
 /** The contract changes and binding changes since `since`, newest first, at most `limit` of each. */
 export async function readTimelineEvents(w: Warehouse, since: Date, limit: number): Promise<TimelineEvent[]> {
+  const c = contractChanges;
+  const b = upstreamBindingLog;
+  // Selected through the tables' declarations, which type each value (times as dates, arrays as arrays).
   const [changes, bindings] = await Promise.all([
-    w.query<Record<string, unknown>>(sql`
-      select detected_at, source, change, kind, path, added_fields, removed_fields, added_paths, removed_paths, run_id::text as run_id
-      from sync.contract_changes where detected_at >= ${since.toISOString()}::timestamptz order by detected_at desc limit ${limit}`),
-    w.query<Record<string, unknown>>(sql`
-      select at, source, event, from_upstream, to_upstream, command, host
-      from sync.upstream_binding_log where at >= ${since.toISOString()}::timestamptz order by at desc limit ${limit}`),
+    w.db
+      .select({ at: c.detectedAt, source: c.source, change: c.change, resourceKind: c.route, path: c.path, addedFields: c.addedFields, removedFields: c.removedFields, addedPaths: c.addedPaths, removedPaths: c.removedPaths, runId: c.runId })
+      .from(c)
+      .where(gte(c.detectedAt, since))
+      .orderBy(desc(c.detectedAt))
+      .limit(limit),
+    w.db
+      .select({ at: b.at, source: b.source, event: b.event, fromUpstream: b.fromUpstream, toUpstream: b.toUpstream, command: b.command, host: b.host })
+      .from(b)
+      .where(gte(b.at, since))
+      .orderBy(desc(b.at))
+      .limit(limit),
   ]);
-  const events: TimelineEvent[] = [
-    ...changes.map(
-      (c): TimelineEvent => ({
-        kind: 'contract',
-        at: asDate(c.detected_at)!,
-        source: String(c.source),
-        change: String(c.change),
-        resourceKind: asText(c.kind),
-        path: asText(c.path),
-        addedFields: texts(c.added_fields),
-        removedFields: texts(c.removed_fields),
-        addedPaths: texts(c.added_paths),
-        removedPaths: texts(c.removed_paths),
-        runId: asText(c.run_id),
-      }),
-    ),
-    ...bindings.map(
-      (b): TimelineEvent => ({
-        kind: 'binding',
-        at: asDate(b.at)!,
-        source: String(b.source),
-        event: String(b.event),
-        fromUpstream: asText(b.from_upstream),
-        toUpstream: String(b.to_upstream),
-        command: String(b.command),
-        host: asText(b.host),
-      }),
-    ),
-  ];
-  return events.sort((a, b) => b.at.getTime() - a.at.getTime());
+  const events: TimelineEvent[] = [...changes.map((e) => ({ kind: 'contract' as const, ...e })), ...bindings.map((e) => ({ kind: 'binding' as const, ...e }))];
+  return events.sort((x, y) => y.at.getTime() - x.at.getTime());
 }
 
 /** One rate budget bucket's requests over a recent window (sync.requests). */
