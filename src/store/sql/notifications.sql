@@ -79,8 +79,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $fn$;
 
-DROP TRIGGER IF EXISTS "notify_run_end" ON "sync"."runs";
-CREATE TRIGGER "notify_run_end" AFTER UPDATE OF status ON "sync"."runs" FOR EACH ROW EXECUTE FUNCTION "sync"."notify_run_end"();
+CREATE OR REPLACE TRIGGER "notify_run_end" AFTER UPDATE OF status ON "sync"."runs" FOR EACH ROW EXECUTE FUNCTION "sync"."notify_run_end"();
 
 -- Each contract change is a change: told every time, with what changed (at most 20 names of each list).
 CREATE OR REPLACE FUNCTION "sync"."notify_contract_change"() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -99,8 +98,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $fn$;
 
-DROP TRIGGER IF EXISTS "notify_contract_change" ON "sync"."contract_changes";
-CREATE TRIGGER "notify_contract_change" AFTER INSERT ON "sync"."contract_changes" FOR EACH ROW EXECUTE FUNCTION "sync"."notify_contract_change"();
+CREATE OR REPLACE TRIGGER "notify_contract_change" AFTER INSERT ON "sync"."contract_changes" FOR EACH ROW EXECUTE FUNCTION "sync"."notify_contract_change"();
 
 -- A source rebound to another upstream (`--force`): told each time.
 CREATE OR REPLACE FUNCTION "sync"."notify_rebinding"() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -117,8 +115,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $fn$;
 
-DROP TRIGGER IF EXISTS "notify_rebinding" ON "sync"."upstream_binding_log";
-CREATE TRIGGER "notify_rebinding" AFTER INSERT ON "sync"."upstream_binding_log" FOR EACH ROW EXECUTE FUNCTION "sync"."notify_rebinding"();
+CREATE OR REPLACE TRIGGER "notify_rebinding" AFTER INSERT ON "sync"."upstream_binding_log" FOR EACH ROW EXECUTE FUNCTION "sync"."notify_rebinding"();
 
 -- Workers not seen for `stale` are lost: told once each (`custom_worker_lost`). Those lost a
 -- week ago are forgotten. Returns how many were found lost now.
