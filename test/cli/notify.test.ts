@@ -7,24 +7,24 @@ import { verifySignature } from '../../src/lib/notify-signature.ts';
 import { endpointLabel } from '../../src/runners/notify/deliver.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
 
 const SECRET = 'notify-test-secret-0123456789abcdef';
 
 describe('tesync notify --test', () => {
-  let tw: TestWarehouse;
+  const w = useTestWarehouse();
   let ok: Receiver;
   let refusing: Receiver;
   beforeAll(async () => {
-    [tw, ok, refusing] = await Promise.all([createTestWarehouse(), startReceiver(), startReceiver('/hooks/another-secret-path-xyz')]);
+    [ok, refusing] = await Promise.all([startReceiver(), startReceiver('/hooks/another-secret-path-xyz')]);
   });
   afterAll(async () => {
-    await Promise.all([tw?.cleanup(), ok?.close(), refusing?.close()]);
+    await Promise.all([ok?.close(), refusing?.close()]);
   });
 
   it('sends a signed test event to each endpoint and says what each answered, naming it by its host and a hash', async () => {
     refusing.script([{ status: 500 }]);
-    const r = await runCli(['notify', '--test'], { DATABASE_URL: tw.databaseUrl, TE_NOTIFY_URL: `${ok.url},${refusing.url}`, TE_NOTIFY_SECRET: SECRET, LOG_LEVEL: 'warn' });
+    const r = await runCli(['notify', '--test'], { DATABASE_URL: w.databaseUrl, TE_NOTIFY_URL: `${ok.url},${refusing.url}`, TE_NOTIFY_SECRET: SECRET, LOG_LEVEL: 'warn' });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^Test event [0-9a-f-]{36}, signed with TE_NOTIFY_SECRET:$/m);
     expect(r.stdout).toContain(`  ${endpointLabel(ok.url)}: answered 200 in `);
@@ -35,12 +35,12 @@ describe('tesync notify --test', () => {
     expect(Object.keys(body)).toEqual(['version', 'type', 'id', 'occurred_at', 'warehouse', 'source', 'group', 'run_id', 'subject', 'figures', 'text']);
     expect(body).toMatchObject({ type: 'custom_test', text: expect.stringContaining('test notification') });
     expect(verifySignature(SECRET, String(got!.headers['x-tesync-signature']), got!.body, Math.floor(Date.now() / 1000))).toBe(true);
-    const [n] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from sync.notifications`);
+    const [n] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.notifications`);
     expect(n!.n).toBe(0);
   });
 
   it('every endpoint answering 2xx is exit 0; --json says the same as data', async () => {
-    const r = await runCli(['notify', '--test', '--json'], { DATABASE_URL: tw.databaseUrl, TE_NOTIFY_URL: ok.url, LOG_LEVEL: 'warn' });
+    const r = await runCli(['notify', '--test', '--json'], { DATABASE_URL: w.databaseUrl, TE_NOTIFY_URL: ok.url, LOG_LEVEL: 'warn' });
     expect(r.code, r.stderr).toBe(0);
     const json = JSON.parse(r.stdout) as { signed: boolean; endpoints: { endpoint: string; httpStatus: number; delivered: boolean }[] };
     expect(json).toMatchObject({ signed: false, endpoints: [{ endpoint: endpointLabel(ok.url), httpStatus: 200, delivered: true }] });
@@ -48,7 +48,7 @@ describe('tesync notify --test', () => {
   });
 
   it('without TE_NOTIFY_URL there is nowhere to send: exit 2, saying so', async () => {
-    const r = await runCli(['notify', '--test'], { DATABASE_URL: tw.databaseUrl });
+    const r = await runCli(['notify', '--test'], { DATABASE_URL: w.databaseUrl });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('TE_NOTIFY_URL is not set');
   });

@@ -13,7 +13,8 @@ import { deliverPending } from '../../src/runners/notify/deliver.ts';
 import { EVENT_TYPES, payloadOf } from '../../src/runners/notify/events.ts';
 import { tellTransition } from '../../src/store/books/notifications.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 
 const SECRET = 'the-receivers-secret-0123456789';
 const doc = await import('node:fs').then((fs) => fs.readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8'));
@@ -21,17 +22,17 @@ const alerts = doc.split('\n## Alerts\n')[1]!.split('\n## ')[0]!;
 const block = (lang: string) => new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\\n\`\`\``).exec(alerts)![1]!;
 
 describe('the receiver\'s check in docs/operations.md', () => {
-  let tw: TestWarehouse;
+  const w = useTestWarehouse();
   let receiver: Receiver;
   let dir: string;
   let header: string;
   let body: string;
 
   beforeAll(async () => {
-    [tw, receiver] = await Promise.all([createTestWarehouse(), startReceiver()]);
+    receiver = await startReceiver();
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-receivers-'));
-    await tellTransition(tw.warehouse, { subject: 'overdue:app.history', state: 'overdue', quiet: 'on_time', types: { overdue: 'custom_group_overdue' }, source: 'app', group: 'history', figures: { reason: 'data of token aurora is 3.0d old — by its newest history point' } });
-    const sent = await deliverPending({ warehouse: tw.warehouse, urls: [receiver.url], secret: SECRET, warehouseName: 'Postgres at db:5432/tesync', secrets: [], logger: createTestLogger().logger });
+    await tellTransition(w, { subject: 'overdue:app.history', state: 'overdue', quiet: 'on_time', types: { overdue: 'custom_group_overdue' }, source: 'app', group: 'history', figures: { reason: 'data of token aurora is 3.0d old — by its newest history point' } });
+    const sent = await deliverPending({ warehouse: w, urls: [receiver.url], secret: SECRET, warehouseName: 'Postgres at db:5432/tesync', secrets: [], logger: createTestLogger().logger });
     expect(sent.delivered).toBe(1);
     header = String(receiver.received[0]!.headers['x-tesync-signature']);
     body = receiver.received[0]!.body;
@@ -40,7 +41,7 @@ describe('the receiver\'s check in docs/operations.md', () => {
     writeFileSync(path.join(dir, 'python-check.py'), `${block('python')}\n\nimport sys\nprint(verify_tesync(sys.argv[1], sys.argv[2], open(sys.argv[3], 'rb').read()))\n`);
   });
   afterAll(async () => {
-    await Promise.all([tw?.cleanup(), receiver?.close()]);
+    await receiver?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -178,13 +178,17 @@ export function useTestWarehouse(options: WarehouseKind & { on?: ServerStart } =
     const dropped = await Promise.allSettled([w?.cleanup()]);
     throwFirst(dropped, await Promise.allSettled([v?.close()]));
   }, patience(60_000));
+  const made = () => ready(tw, 'useTestWarehouse', 'its warehouse');
+  const get = (key: string | symbol): unknown => {
+    if (key === 'databaseUrl') return made().databaseUrl;
+    const v: unknown = Reflect.get(made().warehouse, key);
+    return typeof v === 'function' ? v.bind(made().warehouse) : v;
+  };
+  // The warehouse's own keys too, so that `{ ...w, query }` copies it as it would the warehouse.
   return new Proxy({} as BlockWarehouse, {
-    get(_t, key) {
-      const made = ready(tw, 'useTestWarehouse', 'its warehouse');
-      if (key === 'databaseUrl') return made.databaseUrl;
-      const v: unknown = Reflect.get(made.warehouse, key);
-      return typeof v === 'function' ? v.bind(made.warehouse) : v;
-    },
+    get: (_t, key) => get(key),
+    ownKeys: () => [...Reflect.ownKeys(made().warehouse), 'databaseUrl'],
+    getOwnPropertyDescriptor: (_t, key) => (key === 'databaseUrl' || Object.hasOwn(made().warehouse, key) ? { configurable: true, enumerable: true, value: get(key) } : undefined),
   });
 }
 

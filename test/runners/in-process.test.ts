@@ -2,24 +2,20 @@
 // slots of another bucket's jobs.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineJob, type JobContext, type JobDefinition } from '../../src/engine/kit/types.ts';
 import type { RouteName } from '../../src/upstream/routes.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { emptyPendingWork, runWalk } from '../../src/runners/in-process.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
 
 const logger = createLogger({ level: 'silent', secrets: [] });
 const POLL = { timeout: patience(5_000) };
 
 describe('runWalk', () => {
   // The job lifecycle keeps each resource's state in a real warehouse.
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => tw?.cleanup());
+  const w = useTestWarehouse();
 
   it('runs the jobs of other buckets while every slot of one bucket waits for its budget', async () => {
     let release!: () => void;
@@ -31,7 +27,7 @@ describe('runWalk', () => {
         return { status: 200, notModified: false, path: `/${req.route}`, headers: {}, body: { data: {}, meta: {} }, text: '{"data":{},"meta":{}}', sha256: '' };
       },
     };
-    const context = { logger, now: () => new Date(), runId: randomUUID(), warehouse: tw.warehouse, upstream, settings: { full: false, markerMaxAgeMs: 0, batchSize: 2000 } } as unknown as JobContext;
+    const context = { logger, now: () => new Date(), runId: randomUUID(), warehouse: w, upstream, settings: { full: false, markerMaxAgeMs: 0, batchSize: 2000 } } as unknown as JobContext;
     const order: string[] = [];
     type Item = { job: string; n: number };
     const job = (name: string, source: 'app' | 'gateway', route: RouteName): JobDefinition<{ n: number }> =>

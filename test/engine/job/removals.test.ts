@@ -2,23 +2,21 @@
 // (named with its scope), its members (delisted ones not) and what would leave; which are mass
 // removals and their words; finding them removes nothing. The rule's bounds: sets.test.ts.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeRemovals, massRemovals, pendingRemovals, sameRemovals } from '../../../src/engine/job/removals.ts';
 import { into, type TableWrite } from '../../../src/engine/kit/types.ts';
 import { metricHistory, metrics, tokens } from '../../../src/schema/warehouse/app.ts';
-import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
-let tw: TestWarehouse;
+const w = useTestWarehouse();
 beforeAll(async () => {
-  tw = await createTestWarehouse();
-  await tw.warehouse.query(sql`insert into app.tokens (slug, payload) select s, '{}'::jsonb from unnest(array['a','b','c','d','e','f']) s`);
-  await tw.warehouse.query(sql`insert into app.tokens (slug, payload, delisted_at) values ('g', '{}'::jsonb, now())`);
-  await tw.warehouse.query(sql`insert into app.metric_history (token_slug, stream, metric, ts, value)
+  await w.query(sql`insert into app.tokens (slug, payload) select s, '{}'::jsonb from unnest(array['a','b','c','d','e','f']) s`);
+  await w.query(sql`insert into app.tokens (slug, payload, delisted_at) values ('g', '{}'::jsonb, now())`);
+  await w.query(sql`insert into app.metric_history (token_slug, stream, metric, ts, value)
     select 'a', 'fees', 'm', timestamptz '2026-06-01T00:00:00Z' + d * interval '1 day', d from generate_series(0, 4) d
     union all select 'a', 'burns', 'm', timestamptz '2026-06-01T00:00:00Z' + d * interval '1 day', d from generate_series(0, 1) d
     union all select 'b', 'fees', 'm', timestamptz '2026-06-01T00:00:00Z', 1`);
 });
-afterAll(async () => tw?.cleanup());
 
 const token = (slug: string) => ({ slug, payload: {} });
 const day = (slug: string, stream: string, d: number) => ({ tokenSlug: slug, stream, metric: 'm', ts: new Date(Date.UTC(2026, 5, 1 + d)), value: String(d) });
@@ -32,7 +30,7 @@ describe('pendingRemovals', () => {
       into(metricHistory, [0, 1].map((d) => day('a', 'burns', d)), { replace: { tokenSlug: 'a', stream: 'burns' } }),
       into(metricHistory, [], { replace: { tokenSlug: 'zz', stream: 'fees' } }),
     ];
-    const pending = await pendingRemovals(tw.warehouse.db, writes);
+    const pending = await pendingRemovals(w.db, writes);
     expect(pending).toEqual([
       // The delisted token is no member, and does not leave again.
       { write: 0, set: 'app.tokens', members: 6, absent: ['["c"]', '["d"]', '["e"]', '["f"]'] },
@@ -46,8 +44,8 @@ describe('pendingRemovals', () => {
     expect(describeRemovals(pending)).toBe('app.tokens would lose 4 of 6; app.metric_history {"tokenSlug":"a","stream":"fees"} would lose 1 of 5');
 
     // Finding them removed nothing: the same writes find the same removals.
-    expect(sameRemovals(pending, await pendingRemovals(tw.warehouse.db, writes))).toBe(true);
-    const [left] = await tw.warehouse.query<{ listed: number; history: number }>(
+    expect(sameRemovals(pending, await pendingRemovals(w.db, writes))).toBe(true);
+    const [left] = await w.query<{ listed: number; history: number }>(
       sql`select (select count(*)::int from app.tokens where delisted_at is null) as listed, (select count(*)::int from app.metric_history) as history`,
     );
     expect(left).toEqual({ listed: 6, history: 8 });

@@ -19,7 +19,8 @@ import { startMetricsServer, type MetricsServer } from '../../../src/runners/met
 import { loadConfig } from '../../../src/lib/config.ts';
 import { readFailureBody } from '../../../src/store/read/failure-bodies.ts';
 import { patience } from '../../helpers/patience.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../../helpers/services.ts';
 
 const BURST = 300;
 // Any fixed 64-bit number: the lock the page's read waits on while the test holds it.
@@ -28,7 +29,7 @@ const GATE = 7_281_190_437_355_355n;
 const get = (port: number, path: string, host = `127.0.0.1:${port}`) => getNaming(port, path, host).then(({ status, body }) => ({ status, body }));
 
 describe('300 concurrent page requests', () => {
-  let tw: TestWarehouse;
+  const warehouse = useTestWarehouse();
   let gate: postgres.Sql;
   let server: MetricsServer | undefined;
   /** Reads of the warehouse the page started. */
@@ -38,10 +39,8 @@ describe('300 concurrent page requests', () => {
   let nowMs = 0;
 
   beforeAll(async () => {
-    tw = await createTestWarehouse();
-    gate = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    gate = postgres(warehouse.databaseUrl, { max: 1, onnotice: () => {} });
     const config = loadConfig({});
-    const warehouse = tw.warehouse;
     const inner = createStatusPage({
       read: async () => {
         reads++;
@@ -89,7 +88,6 @@ describe('300 concurrent page requests', () => {
   afterAll(async () => {
     await server?.close();
     await gate?.end({ timeout: 1 });
-    await tw?.cleanup();
   }, patience(30_000));
 
   it('/healthz and /metrics answer while every page request waits; then all are answered from one read', async () => {

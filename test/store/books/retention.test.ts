@@ -4,11 +4,12 @@
 // is logged and never fails the run.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../../src/store/connection.ts';
 import { applyRetention, removeOldRequests, requestsCutoff } from '../../../src/store/books/retention.ts';
 import { finishRun, startRun } from '../../../src/store/books/runs.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../../helpers/services.ts';
 
 const DAY = 86_400_000;
 // Ages in days of the seeded rows; 30 is the setting used below.
@@ -23,42 +24,36 @@ describe('requestsCutoff', () => {
 });
 
 describe('sync.requests retention', () => {
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await tw?.cleanup();
-  });
+  const w = useTestWarehouse();
 
   const ages = async () =>
-    (await tw.warehouse.query<{ age: string }>(sql`select round((extract(epoch from now() - started_at) / 86400)::numeric, 2)::text as age from sync.requests order by started_at`)).map((r) =>
+    (await w.query<{ age: string }>(sql`select round((extract(epoch from now() - started_at) / 86400)::numeric, 2)::text as age from sync.requests order by started_at`)).map((r) =>
       Number(r.age),
     );
   async function seed(agesInDays: readonly number[], copies = 1): Promise<void> {
     const now = Date.now();
     for (const age of agesInDays) {
-      await tw.warehouse.query(sql`
+      await w.query(sql`
         insert into sync.requests (run_id, source, bucket, path, http_status, attempt, started_at, duration_ms)
         select ${randomUUID()}::uuid, 'app', 'app-public', '/api/v1/tokens', 200, 1, ${new Date(now - age * DAY).toISOString()}::timestamptz, 5
         from generate_series(1, ${copies})`);
     }
   }
   beforeEach(async () => {
-    await tw.warehouse.query(sql`delete from sync.requests`);
+    await w.query(sql`delete from sync.requests`);
   });
 
   it('finishRun with the worker\'s setting removes only requests older than it, and says how many', async () => {
     await seed(AGES);
     const log = createTestLogger();
     const runId = randomUUID();
-    await startRun(tw.warehouse.db, { id: runId, trigger: 'schedule', sources: ['app'] });
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 30, logger: log.logger });
+    await startRun(w.db, { id: runId, trigger: 'schedule', sources: ['app'] });
+    await finishRun(w.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 30, logger: log.logger });
     expect(await ages()).toEqual([29.99, 10, 0]);
     const line = log.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.table === 'sync.requests');
     expect(line).toMatchObject({ removed: 3, retentionDays: 30, more: false });
     expect(line?.msg).toBe('removed 3 request rows older than 30 days (TE_REQUESTS_RETENTION_DAYS)');
-    const [run] = await tw.warehouse.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
+    const [run] = await w.query<{ status: string }>(sql`select status from sync.runs where id = ${runId}`);
     expect(run?.status).toBe('succeeded');
   });
 
@@ -66,11 +61,11 @@ describe('sync.requests retention', () => {
     await seed(AGES);
     const log = createTestLogger();
     const runId = randomUUID();
-    await startRun(tw.warehouse.db, { id: runId, trigger: 'cli', sources: ['app'] });
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 0, logger: log.logger });
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} });
+    await startRun(w.db, { id: runId, trigger: 'cli', sources: ['app'] });
+    await finishRun(w.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 0, logger: log.logger });
+    await finishRun(w.db, runId, { status: 'succeeded', stats: {} });
     expect(await ages()).toHaveLength(AGES.length);
-    await finishRun(tw.warehouse.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 1000, logger: log.logger });
+    await finishRun(w.db, runId, { status: 'succeeded', stats: {} }, { requestsRetentionDays: 1000, logger: log.logger });
     expect(await ages()).toHaveLength(AGES.length);
     expect(log.lines()).toEqual([]);
   });
@@ -78,16 +73,16 @@ describe('sync.requests retention', () => {
   it('removes in batches and stops at its time budget; the next call goes on', async () => {
     await seed([100], 25);
     await seed([1], 4);
-    const first = await removeOldRequests(tw.warehouse.db, { days: 30, batchRows: 10, timeBudgetMs: 0 });
+    const first = await removeOldRequests(w.db, { days: 30, batchRows: 10, timeBudgetMs: 0 });
     expect(first).toMatchObject({ removed: 10, more: true });
-    const rest = await removeOldRequests(tw.warehouse.db, { days: 30, batchRows: 10 });
+    const rest = await removeOldRequests(w.db, { days: 30, batchRows: 10 });
     expect(rest).toMatchObject({ removed: 15, more: false });
     expect(await ages()).toEqual([1, 1, 1, 1]);
   });
 
   it('two processes removing at once remove each row once', async () => {
     await seed([100], 200);
-    const [a, b] = await Promise.all([removeOldRequests(tw.warehouse.db, { days: 30, batchRows: 7 }), removeOldRequests(tw.warehouse.db, { days: 30, batchRows: 7 })]);
+    const [a, b] = await Promise.all([removeOldRequests(w.db, { days: 30, batchRows: 7 }), removeOldRequests(w.db, { days: 30, batchRows: 7 })]);
     expect(a.removed + b.removed).toBe(200);
     expect(await ages()).toEqual([]);
   });

@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { performSync } from '../../../src/cli/sync-session.ts';
 import { closeRun } from '../../../src/engine/run/close-run.ts';
 import { walkFailure } from '../../../src/engine/run/run-stats.ts';
@@ -19,7 +19,8 @@ import { runs } from '../../../src/schema/warehouse/sync.ts';
 import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
 import { writeFailure } from '../../../src/store/books/resource-state.ts';
 import { finishRun, markInterrupted, startRun } from '../../../src/store/books/runs.ts';
-import { createTestLogger, createTestWarehouse, withServerClockOffset, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { createTestLogger, withServerClockOffset } from '../../helpers/services.ts';
 
 /** True when `s` holds U+0000 or a surrogate not part of a pair: what Postgres refuses. */
 const unrecordable = (s: string) => /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
@@ -34,22 +35,18 @@ interface RunRow {
 }
 
 describe('a run always ends', () => {
-  let tw: TestWarehouse;
-  let w: Warehouse;
+  const w = useTestWarehouse();
   /** A parameter value of the failed query: it must never be stored or printed. */
   const canary = `param_canary_${randomBytes(6).toString('hex')}`;
   let failedInsert: unknown;
 
   beforeAll(async () => {
-    tw = await createTestWarehouse();
-    w = tw.warehouse;
     // The failure of issue 44: an insert of a string holding U+0000 into a text column.
     failedInsert = await w.db
       .insert(runs)
       .values({ id: randomUUID(), trigger: 'a\u0000b', sources: [canary], options: { note: canary }, status: 'running' })
       .then(() => undefined, (err: unknown) => err);
   });
-  afterAll(async () => tw?.cleanup());
 
   const run = async (id: string): Promise<RunRow | undefined> =>
     (
@@ -131,7 +128,7 @@ describe('a run always ends', () => {
     // itself (a DrizzleQueryError listing the stats as a parameter), the least record passes.
     await w.query(sql.raw(`alter table sync.runs add constraint refuse_stats_${runId.replace(/-/g, '')} check (id <> '${runId}' or stats = '{}'::jsonb) not valid`));
     // Through a connection whose server clock is 3 days behind: the close is stamped with it.
-    const behind = await openWarehouse({ databaseUrl: withServerClockOffset(tw.databaseUrl, '-3 days'), dataDir: '', maxConnections: 1 });
+    const behind = await openWarehouse({ databaseUrl: withServerClockOffset(w.databaseUrl, '-3 days'), dataDir: '', maxConnections: 1 });
     let thrown: unknown;
     try {
       await finishRun(behind.db, runId, { status: 'succeeded', stats: { ...emptyStats(), note: canary } }).catch((err: unknown) => {

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { refusalMessage, refusalVariable } from '../../../src/cli/upstream-check.ts';
 import { simulatorIdentity, upstreamIdentity, type UpstreamIdentity } from '../../../src/store/books/upstream-identity.ts';
 import { bindUpstreams, bindingSteps, type BindingRefusal, type SourceFacts } from '../../../src/store/books/upstream-binding.ts';
-import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 const A = upstreamIdentity('https://a.example.com');
 const B = upstreamIdentity('https://b.example.com:8443/te');
@@ -74,29 +74,23 @@ describe('the refusal', () => {
 });
 
 describe('bindUpstreams on Postgres', () => {
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => {
-    await tw?.cleanup();
-  });
+  const warehouse = useTestWarehouse();
   beforeEach(async () => {
-    await tw.warehouse.query(sql`truncate sync.upstream_bindings, sync.upstream_binding_log, sync.resource_state, sync.runs`);
+    await warehouse.query(sql`truncate sync.upstream_bindings, sync.upstream_binding_log, sync.resource_state, sync.runs`);
   });
-  const bindings = () => tw.warehouse.query<{ source: string; upstream: string; scheme: string | null; host: string | null; port: number | null; path: string | null; event: string; command: string }>(
+  const bindings = () => warehouse.query<{ source: string; upstream: string; scheme: string | null; host: string | null; port: number | null; path: string | null; event: string; command: string }>(
     sql`select source, upstream, scheme, host, port, path, event, command from sync.upstream_bindings order by source`,
   );
-  const log = () => tw.warehouse.query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; recent: boolean }>(
+  const log = () => warehouse.query<{ source: string; event: string; from_upstream: string | null; to_upstream: string; command: string; recent: boolean }>(
     sql`select source, event, from_upstream, to_upstream, command, at > now() - interval '1 minute' as recent from sync.upstream_binding_log order by id`,
   );
 
   it('binds, keeps, refuses without writing, rebinds with force and logs each change', async () => {
-    const db = tw.warehouse.db;
+    const db = warehouse.db;
     await bindUpstreams(db, new Map([['app', A]]), { force: false, command: 'sync' });
     expect(await bindings()).toEqual([{ source: 'app', upstream: 'https://a.example.com', scheme: 'https', host: 'a.example.com', port: 443, path: '', event: 'bound', command: 'sync' }]);
     // Upstream A answered: the source holds its data from now on.
-    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
+    await warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
     // Gateway configured later: bound beside app.
     const second = await bindUpstreams(db, new Map([['app', A], ['gateway', B]]), { force: false, command: 'worker' });
     expect(second.steps.map((s) => s.action)).toEqual(['keep', 'bind']);
@@ -116,11 +110,11 @@ describe('bindUpstreams on Postgres', () => {
   });
 
   it('a binding nothing came through gives way without force; failures and refusals are no data', async () => {
-    const db = tw.warehouse.db;
+    const db = warehouse.db;
     await bindUpstreams(db, new Map([['app', A]]), { force: false, command: 'sync' });
     // A's first sync failed: its attempt recorded, no answer archived, nothing fetched.
-    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_error) values ('app', 'metrics', 'failed', 'connection refused')`);
-    await tw.warehouse.query(sql`insert into sync.raw_responses (source, path, fetched_at, last_seen_at, http_status, sha256, body_text, status) values ('app', '/api/v1/metrics', now(), now(), 404, 'x', 'not found', 'invalid') on conflict do nothing`);
+    await warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_error) values ('app', 'metrics', 'failed', 'connection refused')`);
+    await warehouse.query(sql`insert into sync.raw_responses (source, path, fetched_at, last_seen_at, http_status, sha256, body_text, status) values ('app', '/api/v1/metrics', now(), now(), 404, 'x', 'not found', 'invalid') on conflict do nothing`);
     const r = await bindUpstreams(db, new Map([['app', B]]), { force: false, command: 'sync' });
     expect(r.refused).toEqual([]);
     expect(r.steps).toEqual([{ source: 'app', action: 'bind', event: 'bound', to: B }]);
@@ -129,18 +123,18 @@ describe('bindUpstreams on Postgres', () => {
   });
 
   it('a refusal of one source writes nothing for the others', async () => {
-    const db = tw.warehouse.db;
+    const db = warehouse.db;
     await bindUpstreams(db, new Map([['app', A]]), { force: false, command: 'sync' });
-    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
+    await warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
     const r = await bindUpstreams(db, new Map([['app', B], ['gateway', B]]), { force: false, command: 'sync' });
     expect(r.refused).toHaveLength(1);
     expect((await bindings()).map((b) => b.source)).toEqual(['app']);
   });
 
   it('adopts data an earlier release wrote: demo-only data as the simulator\'s', async () => {
-    const db = tw.warehouse.db;
-    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now()), ('gateway', 'tokens', 'ok', now())`);
-    await tw.warehouse.query(sql`insert into sync.runs (id, trigger, sources) values (gen_random_uuid(), 'demo', '{app}'), (gen_random_uuid(), 'cli', '{gateway}')`);
+    const db = warehouse.db;
+    await warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now()), ('gateway', 'tokens', 'ok', now())`);
+    await warehouse.query(sql`insert into sync.runs (id, trigger, sources) values (gen_random_uuid(), 'demo', '{app}'), (gen_random_uuid(), 'cli', '{gateway}')`);
     const demo = await bindUpstreams(db, new Map([['app', SIM], ['gateway', SIM]]), { force: false, command: 'demo' });
     expect(demo.refused).toEqual([{ source: 'gateway', action: 'refuse', bound: null, configured: SIM }]);
     expect(await bindings()).toEqual([]);
@@ -154,8 +148,8 @@ describe('bindUpstreams on Postgres', () => {
 
   it('two processes binding at once: one upstream wins, the other is refused', async () => {
     // Data of an upstream no release recorded: each process would adopt it as its own.
-    await tw.warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
-    const others = await Promise.all([1, 2, 3, 4].map(async () => (await import('../../../src/store/connection.ts')).openWarehouse({ databaseUrl: tw.databaseUrl, dataDir: '' })));
+    await warehouse.query(sql`insert into sync.resource_state (source, resource, status, last_success_at) values ('app', 'tokens', 'ok', now())`);
+    const others = await Promise.all([1, 2, 3, 4].map(async () => (await import('../../../src/store/connection.ts')).openWarehouse({ databaseUrl: warehouse.databaseUrl, dataDir: '' })));
     try {
       const candidates = [A, B, upstreamIdentity('https://c.example.com'), upstreamIdentity('https://d.example.com')];
       const results = await Promise.all(others.map((w, i) => bindUpstreams(w.db, new Map([['app', candidates[i]!]]), { force: false, command: 'sync' })));

@@ -3,54 +3,49 @@
 // database made from a migrated template (which carries tables, not settings) gets them at its
 // next migrate; a role that does not own the database changes nothing and is told which.
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { keepSessionDefaults } from '../../../src/store/schema/session-defaults.ts';
-import { patience } from '../../helpers/patience.ts';
-import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 describe('session defaults of the warehouse database', () => {
-  let tw: TestWarehouse;
+  const w = useTestWarehouse();
   const clients: postgres.Sql[] = [];
   const fresh = (url: string) => {
     const c = postgres(url, { max: 1, onnotice: () => {} });
     clients.push(c);
     return c;
   };
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-  }, patience(60_000));
   afterAll(async () => {
     for (const c of clients) await c.end();
-    await tw?.cleanup();
   });
 
   it('a session opened after migrate has jit off; it may still turn it on', async () => {
-    await tw.warehouse.migrate();
-    const c = fresh(tw.databaseUrl);
+    await w.migrate();
+    const c = fresh(w.databaseUrl);
     expect((await c`show jit`)[0]!.jit).toBe('off');
     await c`set jit = on`;
     expect((await c`show jit`)[0]!.jit).toBe('on');
   });
 
   it('a database whose setting was lost (a dump, a template) gets it again at migrate', async () => {
-    const admin = fresh(tw.databaseUrl);
+    const admin = fresh(w.databaseUrl);
     const db = (await admin<{ db: string }[]>`select current_database() as db`)[0]!.db;
     await admin.unsafe(`alter database "${db}" reset jit`);
-    expect((await fresh(tw.databaseUrl)`show jit`)[0]!.jit).not.toBe('off');
+    expect((await fresh(w.databaseUrl)`show jit`)[0]!.jit).not.toBe('off');
     expect(await keepSessionDefaults(admin)).toEqual([]);
-    expect((await fresh(tw.databaseUrl)`show jit`)[0]!.jit).toBe('off');
+    expect((await fresh(w.databaseUrl)`show jit`)[0]!.jit).toBe('off');
     // Held already: nothing to set, nothing refused.
     expect(await keepSessionDefaults(admin)).toEqual([]);
   });
 
   it('a role that does not own the database sets nothing and says what it could not', async () => {
-    const admin = fresh(tw.databaseUrl);
+    const admin = fresh(w.databaseUrl);
     const db = (await admin<{ db: string }[]>`select current_database() as db`)[0]!.db;
     const role = `tesync_reader_${Date.now().toString(36)}`;
     await admin.unsafe(`create role ${role} login`);
     try {
       await admin.unsafe(`alter database "${db}" reset jit`);
-      const url = new URL(tw.databaseUrl);
+      const url = new URL(w.databaseUrl);
       url.username = role;
       const reader = fresh(url.toString());
       expect(await keepSessionDefaults(reader)).toEqual(['jit = off']);

@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applySqlFiles, fingerprint, SQL_FILES } from '../../../src/store/schema/sql-files.ts';
 import { patience } from '../../helpers/patience.ts';
-import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 describe('fingerprint', () => {
   it('changes with the text, the objects and the schema, and with nothing else', () => {
@@ -20,15 +20,13 @@ describe('fingerprint', () => {
 });
 
 describe('SQL files on a warehouse', () => {
-  let tw: TestWarehouse;
+  const w = useTestWarehouse();
   let sql: postgres.Sql;
   beforeAll(async () => {
-    tw = await createTestWarehouse();
-    sql = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    sql = postgres(w.databaseUrl, { max: 1, onnotice: () => {} });
   }, patience(60_000));
   afterAll(async () => {
     await sql?.end();
-    await tw?.cleanup();
   });
 
   it('a migrated warehouse holds every file; the same state runs nothing again, another schema runs them all', async () => {

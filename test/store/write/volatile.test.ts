@@ -2,13 +2,13 @@
 // them (volatile-sql.ts) on Postgres' own text form, keys only and at any depth, and the write
 // path leaving a row as it is when only they moved, rewriting it when anything else did.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tokens } from '../../../src/schema/warehouse/app.ts';
 import { VOLATILE_COLUMNS, withoutVolatile } from '../../../src/schema/warehouse/columns.ts';
 import { rulesOf } from '../../../src/schema/warehouse/table-rules.ts';
 import { upsertRows } from '../../../src/store/write/upsert.ts';
 import { withoutVolatileSql } from '../../../src/store/write/volatile-sql.ts';
-import { createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 describe('withoutVolatile (pure)', () => {
   it('drops asOf, generatedAt and servedAt at any depth and keeps the rest', () => {
@@ -23,15 +23,11 @@ describe('withoutVolatile (pure)', () => {
 });
 
 describe('the jsonb comparison without volatile fields', () => {
-  let tw: TestWarehouse;
-  beforeAll(async () => {
-    tw = await createTestWarehouse();
-  });
-  afterAll(async () => tw?.cleanup());
+  const w = useTestWarehouse();
 
   /** Whether a and b compare equal once the volatile members are left out. */
   const same = async (a: unknown, b: unknown) => {
-    const [row] = await tw.warehouse.query<{ same: boolean }>(
+    const [row] = await w.query<{ same: boolean }>(
       sql`select ${sql.raw(withoutVolatileSql('x::text'))} = ${sql.raw(withoutVolatileSql('y::text'))} as same from (select ${JSON.stringify(a)}::jsonb as x, ${JSON.stringify(b)}::jsonb as y) v`,
     );
     return row!.same;
@@ -66,14 +62,14 @@ describe('the jsonb comparison without volatile fields', () => {
       asOf: new Date(asOf), freshness: JSON.stringify({ status }),
       payload: { slug: 'aurora', freshness: { status, asOf }, ...extra },
     });
-    expect(await upsertRows(tw.warehouse.db, tokens, [row('2026-06-30T00:00:00.000Z', 'fresh')])).toBe(1);
-    expect(await upsertRows(tw.warehouse.db, tokens, [row('2026-06-30T00:07:00.000Z', 'fresh')])).toBe(0);
-    expect(await upsertRows(tw.warehouse.db, tokens, [row('2026-06-30T00:08:00.000Z', 'fresh', { imageUrl: 'x' })])).toBe(1);
-    expect(await upsertRows(tw.warehouse.db, tokens, [row('2026-06-30T00:09:00.000Z', 'stale', { imageUrl: 'x' })])).toBe(1);
-    const [stored] = await tw.warehouse.query<{ a: string; p: string }>(sql`select as_of::text as a, payload->'freshness'->>'asOf' as p from app.tokens`);
+    expect(await upsertRows(w.db, tokens, [row('2026-06-30T00:00:00.000Z', 'fresh')])).toBe(1);
+    expect(await upsertRows(w.db, tokens, [row('2026-06-30T00:07:00.000Z', 'fresh')])).toBe(0);
+    expect(await upsertRows(w.db, tokens, [row('2026-06-30T00:08:00.000Z', 'fresh', { imageUrl: 'x' })])).toBe(1);
+    expect(await upsertRows(w.db, tokens, [row('2026-06-30T00:09:00.000Z', 'stale', { imageUrl: 'x' })])).toBe(1);
+    const [stored] = await w.query<{ a: string; p: string }>(sql`select as_of::text as a, payload->'freshness'->>'asOf' as p from app.tokens`);
     // The instants that came with the current values.
     expect(stored!.p).toBe('2026-06-30T00:09:00.000Z');
-    const [{ n }] = (await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.tokens_history`)) as [{ n: number }];
+    const [{ n }] = (await w.query<{ n: number }>(sql`select count(*)::int as n from app.tokens_history`)) as [{ n: number }];
     expect(n).toBe(2);
   });
 });
