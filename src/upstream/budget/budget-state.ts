@@ -134,20 +134,27 @@ function toUnknown(s: BucketState, nowMs: number): BucketState {
   return { ...s, mode: 'unknown', remaining: undefined, resetAtMs: undefined, observedAtMs: nowMs };
 }
 
+/** Why a bucket waits after its store lost writes (afterLostWrites). */
+export const LOST_WRITES_REASON = 'the budget store may have lost its latest writes (a failover): waiting out the window they metered';
+
 /**
  * The state to go on from when the store may have lost its latest writes (a Redis Cluster's
  * failover promotes a replica that had not received them all): the stored state may be older,
- * so more generous, than the one the holders last acted on. Nothing of the budget is trusted
- * then, as at start: the next request is a probe, answers to requests sent before now are
- * stale (they cannot raise it), the window is timed afresh from the probe, and no block that
- * either the store or this holder (`known`, the state it last read or wrote) held is dropped.
+ * so more generous, than the one the holders last acted on, and the lost writes may have spent
+ * the window to its end. Nothing of the budget is trusted then: the window that either the
+ * store or this holder (`known`, the state it last read or wrote) was metering is waited out
+ * as if it had run dry, and then, as at start, the next request is a probe, answers to
+ * requests sent before now are stale (they cannot raise it), and the window is timed afresh
+ * from the probe. No block that either held is dropped.
  */
-export function afterLostWrites(stored: BucketState, known: BucketState | undefined, nowMs: number): BucketState {
-  const keepKnown = (known?.blockedUntilMs ?? 0) > stored.blockedUntilMs;
+export function afterLostWrites(stored: BucketState, known: BucketState | undefined, nowMs: number, policy: BudgetPolicy = DEFAULT_BUDGET_POLICY): BucketState {
+  const holds = [stored, known].flatMap((s) => (s ? [{ until: s.blockedUntilMs, reason: s.blockReason }] : []));
+  for (const s of [stored, known]) if (s?.mode === 'metered') holds.push({ until: exhaustedUntil(s, nowMs, policy).freshAt, reason: LOST_WRITES_REASON });
+  const hold = holds.reduce((a, b) => (b.until > a.until ? b : a));
   return {
     ...toUnknown(stored, nowMs),
-    blockedUntilMs: keepKnown ? known!.blockedUntilMs : stored.blockedUntilMs,
-    blockReason: keepKnown ? known!.blockReason : stored.blockReason,
+    blockedUntilMs: hold.until,
+    blockReason: hold.reason,
     windowFromMs: undefined,
   };
 }

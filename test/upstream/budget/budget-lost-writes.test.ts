@@ -5,7 +5,7 @@
 // grant on the old count, its own leases still held, a block it knew of still holding. Here
 // the store is in memory, and its failover a rewind to an earlier copy of its records.
 import { describe, expect, it } from 'vitest';
-import { afterLostWrites, initialBucketState } from '../../../src/upstream/budget/budget-state.ts';
+import { afterLostWrites, DEFAULT_BUDGET_POLICY, initialBucketState, LOST_WRITES_REASON } from '../../../src/upstream/budget/budget-state.ts';
 import { Budget } from '../../../src/upstream/budget/budget.ts';
 import { recovered, VersionedBudgetStore, type VersionedRead } from '../../../src/upstream/budget/versioned-budget-store.ts';
 
@@ -51,13 +51,14 @@ class FailoverStore extends VersionedBudgetStore {
 const budgetOn = (cluster: Cluster) => new Budget(new FailoverStore(cluster), { now: () => cluster.nowMs, leaseMs: 10_000, random: () => 0 });
 
 describe('a budget whose store lost writes', () => {
-  it('grants nothing on the older, higher count: its leases are held, the next request is a probe', async () => {
+  it('grants nothing on the older, higher count: its leases are held, the window is waited out, then the next request is a probe', async () => {
     const cluster = new Cluster();
     const a = budgetOn(cluster);
     const b = budgetOn(cluster);
     // A learns the bucket: 10 left in a window that resets in a minute. The replica has this much.
     await a.acquire('gateway');
-    await a.observe('gateway', { status: 200, remaining: 10, resetAtMs: cluster.nowMs + 60_000, sentAtMs: cluster.nowMs });
+    const resetAtMs = cluster.nowMs + 60_000;
+    await a.observe('gateway', { status: 200, remaining: 10, resetAtMs, sentAtMs: cluster.nowMs });
     const replica = cluster.copy();
     // Then, on the primary only: 9 more granted (A 5, B 4), none answered yet.
     for (let i = 0; i < 5; i++) expect((await a.tryAcquire('gateway')).grant).toBe(true);
@@ -68,18 +69,23 @@ describe('a budget whose store lost writes', () => {
     cluster.nowMs += 10;
     cluster.failover(replica);
     // The replica's record would grant 10 more; after the failover, A's first look finds its
-    // own 5 leases (and B's, as A last saw them) still in flight, and probes: nothing goes.
+    // own 5 leases (and B's, as A last saw them) still in flight, and the window they metered,
+    // which the lost writes may have spent, held until it ends: nothing goes.
     const attempt = await a.tryAcquire('gateway');
-    expect(attempt.grant).toBe(false);
+    expect(attempt).toMatchObject({ grant: false, untilMs: resetAtMs + DEFAULT_BUDGET_POLICY.resetMarginMs, reason: LOST_WRITES_REASON });
     const state = await b.readState('gateway');
     expect(state).toMatchObject({ mode: 'unknown', remaining: undefined, inFlight: 9 });
 
     // As the requests in flight are answered, their slots free; the answers, sent before the
-    // failover was seen, teach nothing: one probe goes, and its answer is the budget again.
+    // failover was seen, teach nothing. Nothing goes before the window's end; then one probe
+    // goes, and its answer is the budget again.
     cluster.nowMs += 50;
     for (let i = 0; i < 5; i++) await a.observe('gateway', { status: 200, remaining: 5 - i, sentAtMs: sentAt });
     for (let i = 0; i < 4; i++) await b.observe('gateway', { status: 200, remaining: 1, sentAtMs: sentAt });
     expect(await a.readState('gateway')).toMatchObject({ mode: 'unknown', inFlight: 0 });
+    expect((await a.tryAcquire('gateway')).grant).toBe(false);
+    expect((await b.tryAcquire('gateway')).grant).toBe(false);
+    cluster.nowMs = resetAtMs + DEFAULT_BUDGET_POLICY.resetMarginMs;
     expect((await a.tryAcquire('gateway')).grant).toBe(true);
     expect((await b.tryAcquire('gateway')).grant).toBe(false);
     cluster.nowMs += 10;
@@ -102,10 +108,22 @@ describe('a budget whose store lost writes', () => {
     expect(await b.tryAcquire('app-public')).toMatchObject({ grant: false, untilMs: cluster.nowMs + 30_000 });
   });
 
-  it('afterLostWrites and recovered are pure: the stricter block, unknown mode, every live lease', () => {
-    const metered = { ...initialBucketState(), mode: 'metered' as const, remaining: 7, windowFromMs: 5, blockedUntilMs: 10, blockReason: 'retry-after' };
-    expect(afterLostWrites(metered, { ...metered, blockedUntilMs: 500 }, 100)).toMatchObject({ mode: 'unknown', remaining: undefined, observedAtMs: 100, blockedUntilMs: 500, windowFromMs: undefined });
-    expect(afterLostWrites(metered, undefined, 100)).toMatchObject({ blockedUntilMs: 10 });
+  it('afterLostWrites and recovered are pure: the stricter block, the metered window waited out, unknown mode, every live lease', () => {
+    const policy = DEFAULT_BUDGET_POLICY;
+    const blocked = { ...initialBucketState(), remaining: 7, windowFromMs: 5, blockedUntilMs: 10, blockReason: 'retry-after' };
+    expect(afterLostWrites(blocked, { ...blocked, blockedUntilMs: 500 }, 100)).toMatchObject({ mode: 'unknown', remaining: undefined, observedAtMs: 100, blockedUntilMs: 500, windowFromMs: undefined });
+    expect(afterLostWrites(blocked, undefined, 100)).toMatchObject({ blockedUntilMs: 10, blockReason: 'retry-after' });
+    // A metered window, with a reset time or a learned length, in the store or in what this
+    // holder knew: whichever ends last is waited out, as a window that ran dry would be.
+    const metered = { ...initialBucketState(), mode: 'metered' as const, remaining: 7, inFlight: 1, resetAtMs: 2000 };
+    expect(afterLostWrites(metered, undefined, 100, policy)).toMatchObject({ mode: 'unknown', blockedUntilMs: 2000 + policy.resetMarginMs, blockReason: LOST_WRITES_REASON });
+    const learned = { ...initialBucketState(), mode: 'metered' as const, remaining: 3, windowFromMs: 50, windowLoMs: 9000, windowHiMs: 10_000 };
+    expect(afterLostWrites(metered, learned, 100, policy)).toMatchObject({ blockedUntilMs: 10_050 + policy.resetMarginMs, blockReason: LOST_WRITES_REASON });
+    // A block longer than the window stays; a window that ended long ago holds nothing.
+    expect(afterLostWrites({ ...metered, blockedUntilMs: 60_000, blockReason: 'retry-after' }, undefined, 100, policy)).toMatchObject({ blockedUntilMs: 60_000, blockReason: 'retry-after' });
+    expect(afterLostWrites(metered, undefined, 50_000, policy).blockedUntilMs).toBeLessThan(50_000);
+    // Not metered: nothing known to wait out.
+    expect(afterLostWrites({ ...initialBucketState(), mode: 'unmetered' }, undefined, 100, policy).blockedUntilMs).toBe(0);
     const r = recovered({ state: metered, leases: { s1: 200, s2: 50 } }, { state: metered, leases: { k1: 300, k2: 90 } }, 100);
     expect(r.leases).toEqual({ s1: 200, k1: 300 });
   });
