@@ -31,6 +31,7 @@ import { registerSchedulers } from './scheduler.ts';
 import { configuredSchedules } from './schedules.ts';
 import { processFinish, processWalk } from './walk.ts';
 import { settleLostRuns } from './lost-runs.ts';
+import { Consumer } from './consumer-watch.ts';
 import { startNotifier, type Notifier } from '../notify/notifier.ts';
 import { endpointsOf } from '../notify/deliver.ts';
 
@@ -130,21 +131,34 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
 
     // The name lands on every job it takes (processedBy): which host and process ran what.
     const base: WorkerSettings = { name: workerName(prefix, hostname(), process.pid), lockDuration: w.lockMs, stalledInterval: w.stalledIntervalMs, maxStalledCount: 1 };
-    const workers: AnyWorker[] = [
-      backend.worker(WALK_QUEUE, async (job) => (job.name === 'finish' ? processFinish(deps, job) : processWalk(deps, job)), { ...base, concurrency: 2 }),
-      ...FETCH_QUEUES.map(({ name }) => backend.worker(name, (job, token, signal) => processFetch(deps, job, token, signal), { ...base, concurrency: w.concurrency, limiter: MANUAL_LIMITER })),
-    ];
-    for (const worker of workers) {
+    const attach = (worker: AnyWorker): AnyWorker => {
       worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'queue worker error'));
       worker.on('stalled', (jobId) => logger.warn({ queue: worker.name, jobId }, 'stalled job (its worker died or hung) moved back to waiting'));
       if (worker.name !== WALK_QUEUE) {
         worker.on('failed', (job, err) => void onFetchFailed(deps, job, err).catch((e: unknown) => logger.error({ err: e }, 'could not record a failed job')));
       }
-    }
+      return worker;
+    };
+    // Each queue's consumer, replaced when found stuck (consumer-watch.ts).
+    const consumers = [
+      new Consumer(walkQueue, async (job) => (job.name === 'finish' ? processFinish(deps, job) : processWalk(deps, job)), (p) => attach(backend.worker(WALK_QUEUE, p, { ...base, concurrency: 2 }))),
+      ...FETCH_QUEUES.map(
+        ({ bucket, name }) =>
+          new Consumer(fetchQueues.get(bucket)!, (job, token, signal) => processFetch(deps, job, token, signal), (p) => attach(backend.worker(name, p, { ...base, concurrency: w.concurrency, limiter: MANUAL_LIMITER }))),
+      ),
+    ];
+    const workers = () => consumers.map((c) => c.worker);
+    const checkConsumers = async () => {
+      for (const c of consumers) {
+        if (shuttingDown) return;
+        const old = await c.check().catch((err: unknown) => void logger.error({ err, queue: c.queue.name }, 'could not look at a queue consumer'));
+        if (old) logger.warn({ queue: old.name }, 'a queue consumer took no job for a sweep while one was ready to take: replaced by a new one');
+      }
+    };
     // Aborted jobs see shuttingDown and go back to waiting, no attempt used (fetch.ts).
     const handBack = () => {
       shuttingDown = true;
-      for (const worker of workers) worker.cancelAllJobs('shutdown');
+      for (const worker of workers()) worker.cancelAllJobs('shutdown');
     };
     closers.unshift(async () => {
       shuttingDown = true;
@@ -153,7 +167,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
         handBack();
       }, w.shutdownGraceMs);
       try {
-        await Promise.all(workers.map((worker) => worker.close()));
+        await Promise.all(workers().map((worker) => worker.close()));
       } finally {
         clearTimeout(grace);
       }
@@ -185,15 +199,18 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
       logger,
     });
     closers.push(() => server.close());
-    await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+    await Promise.all(workers().map((worker) => worker.waitUntilReady()));
     await settleLost();
     // And on a timer: a failover's new primary may lack the finish a worker queued on the old one
-    // (written there, not yet passed on), and its slot table may be seen before that write's turn.
+    // (written there, not yet passed on), and its slot table may be seen before that write's turn;
+    // the same failover may leave a consumer blocked for good (consumer-watch.ts).
     let sweeping = false;
     const sweep = setInterval(() => {
       if (shuttingDown || sweeping) return;
       sweeping = true;
-      void settleLost().finally(() => (sweeping = false));
+      void settleLost()
+        .then(checkConsumers)
+        .finally(() => (sweeping = false));
     }, LOST_RUN_SWEEP_MS);
     sweep.unref();
     closers.unshift(async () => clearInterval(sweep));
