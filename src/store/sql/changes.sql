@@ -59,8 +59,8 @@ DECLARE
   ignored text[] := coalesce(string_to_array(nullif(bookkeeping, ''), ','), '{}');
   compared text[];
   dt text := CASE WHEN coalesce(data_time, '') = '' THEN 'NULL::timestamptz' ELSE format('x.%I', data_time) END;
-  cols text;
   as_row text;
+  cols text;
   same text;
   key_of text;
   differs text;
@@ -70,9 +70,10 @@ BEGIN
   END IF;
   key_columns := "sync"."primary_key"(t::regclass);
   compared := array(SELECT attname::text FROM pg_attribute WHERE attrelid = t::regclass AND attnum > 0 AND NOT attisdropped AND NOT attname = ANY (ignored) ORDER BY attnum);
+  -- A version as `T`'s row, by its columns. Rows travel as such through the sort, their large
+  -- values still compressed as stored, and become jsonb once, after it.
   cols := (SELECT string_agg(format('x.%I', attname), ', ' ORDER BY attnum) FROM pg_attribute WHERE attrelid = t::regclass AND attnum > 0 AND NOT attisdropped);
-  -- A version as `T`'s row, by its columns: its jsonb is then `T`'s, built once.
-  as_row := format('to_jsonb((%s)::%s)', cols, t);
+  as_row := format('(%s)::%s', cols, t);
   same := (SELECT string_agg(format('x.%1$I = v.%1$I', k), ' AND ') FROM unnest(key_columns) k);
   key_of := (SELECT 'jsonb_build_object(' || string_agg(format('%L, v.%I', k, k), ', ') || ')' FROM unnest(key_columns) k);
   -- The columns an update changed, compared typed, column by column (a jsonb one as jsonb,
@@ -87,7 +88,7 @@ BEGIN
   RETURNS TABLE (change_type text, key jsonb, known_at timestamptz, run_id uuid, raw_response_id bigint, before jsonb, after jsonb, changed text[], data_time timestamptz, revision boolean)
   LANGUAGE sql STABLE PARALLEL SAFE AS $b$
   WITH began AS (
-    SELECT %5$s, to_jsonb(x.*) AS r, x.fetched_at AS began_at, %6$s AS dt FROM %3$s x
+    SELECT %5$s, %7$s AS r, x.fetched_at AS began_at, %6$s AS dt FROM %3$s x
      WHERE x.fetched_at > from_at AND x.fetched_at <= to_at
     UNION ALL
     SELECT %5$s, %7$s, x.known_from, %6$s FROM %4$s x
@@ -106,13 +107,13 @@ BEGIN
                           WHERE %9$s AND x.known_from < v.began_at AND x.known_from < x.known_to
                           ORDER BY x.known_from DESC LIMIT 1) p ON true
     UNION ALL
-    SELECT 'delete', %8$s, v.ended_at, (SELECT rr.run_id FROM "sync"."raw_responses" rr WHERE rr.id = v.body), v.body, v.r, NULL, %11$L::text[], v.dt
+    SELECT 'delete', %8$s, v.ended_at, (SELECT rr.run_id FROM "sync"."raw_responses" rr WHERE rr.id = v.body), v.body, v.r, NULL::%3$s, %11$L::text[], v.dt
       FROM ended v
      WHERE NOT EXISTS (SELECT FROM %4$s x WHERE %9$s AND x.known_from = v.ended_at AND x.known_from < x.known_to)
        AND NOT EXISTS (SELECT FROM %3$s x WHERE %9$s AND x.fetched_at = v.ended_at)
   )
-  SELECT e.change_type, e.key, e.known_at, e.run_id, e.raw_response_id, e.b, e.a, e.changed, e.dt, e.change_type <> 'insert' AND e.dt < from_at
-    FROM edges e
+  SELECT e.change_type, e.key, e.known_at, e.run_id, e.raw_response_id, to_jsonb(e.b), to_jsonb(e.a), e.changed, e.dt, e.change_type <> 'insert' AND e.dt < from_at
+    FROM (SELECT * FROM edges ORDER BY known_at, key OFFSET 0) e
    ORDER BY e.known_at, e.key
 $b$$f$, schema_name, table_name || '_changes', t, h, cols, dt, as_row, key_of, same, differs, compared);
 END
