@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveJob, runJob } from '../../src/engine/job/lifecycle.ts';
 import type { JobDefinition } from '../../src/engine/kit/types.ts';
 import { catalogOf, resourceExports } from '../../src/resources/index.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { settingsFrom } from '../../src/cli/sync-session.ts';
 import { InProcessBudget } from '../../src/upstream/budget/budget.ts';
 import { createUpstream } from '../../src/upstream/client.ts';
@@ -33,7 +32,8 @@ import { warehouseCatalog } from '../../src/store/schema/catalog.ts';
 import { ROUTES } from '../../src/upstream/routes.ts';
 import postgres from 'postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 import { simConfig } from '../helpers/sync.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -109,18 +109,13 @@ function placeBlocks(dir: string, list: readonly Block[]): Map<string, string> {
 describe('docs/adding-a-resource.md', () => {
   let dir: string;
   let placed: Map<string, string>;
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 10, chartsPerToken: 1 });
   beforeAll(async () => {
     dir = mkdtempSync(join(ROOT, 'test/.walkthrough-'));
     placed = placeBlocks(dir, blocks());
-    sim = await startSimulator({ tokens: 3, historyDays: 10, chartsPerToken: 1 });
-    tw = await createTestWarehouse();
   });
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });
-    await sim?.close();
-    await tw?.cleanup();
   });
 
   it('touches the files its list names, which exist; the others it names its route already has', () => {
@@ -167,11 +162,11 @@ describe('docs/adding-a-resource.md', () => {
     const { appMetricGroupsJob: job } = (await import(placed.get(join(ROOT, 'src/resources/app/metric-groups.ts'))!)) as { appMetricGroupsJob: JobDefinition<any> };
     // The table, from its declaration, as a generated migration would create it.
     const statements = await generateMigration(generateDrizzleJson({}), generateDrizzleJson({ metricGroups: table.metricGroups }));
-    for (const s of statements.filter((s) => !/^CREATE SCHEMA/i.test(s))) await tw.warehouse.query(sql.raw(s));
+    for (const s of statements.filter((s) => !/^CREATE SCHEMA/i.test(s))) await fx.warehouse.query(sql.raw(s));
     // Versioned as migrate() would make it: the declarations, with the new one, are what VERSIONED is made of.
     const versioned = versionedTables(table, gateway);
     expect(versioned).toContain(table.metricGroups);
-    const conn = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
+    const conn = postgres(fx.databaseUrl, { max: 1, onnotice: () => {} });
     try {
       const history = SQL_FILES.filter((f) => f.name === 'history.sql').map((f) => ({ ...f, perObject: () => versioned.map((t) => ['sync.keep_history', getTableConfig(t).schema!, getTableConfig(t).name]) }));
       expect(await applySqlFiles(conn, 'with metric_groups', history)).toEqual(['history.sql']);
@@ -179,11 +174,11 @@ describe('docs/adding-a-resource.md', () => {
       await conn.end();
     }
 
-    const config = simConfig(sim, {}, ['app']);
+    const config = simConfig(fx.sim, {}, ['app']);
     const { logger } = createTestLogger();
-    const recorder = new WarehouseRecorder(tw.warehouse, logger);
+    const recorder = new WarehouseRecorder(fx.warehouse, logger);
     const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger, retry: FAST_RETRY_POLICY });
-    const context = { warehouse: tw.warehouse, upstream, recorder, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
+    const context = { warehouse: fx.warehouse, upstream, recorder, logger, now: () => new Date(), runId: randomUUID(), settings: settingsFrom(config, false) };
     // In place, the catalog would find the file and the metric catalog would plan the job.
     const withIt = catalogOf([...(await resourceExports(new URL('../../src/resources/', import.meta.url))), job]);
     const metrics = resolveJob(withIt, { name: 'app.metrics', payload: {} });
@@ -194,7 +189,7 @@ describe('docs/adding-a-resource.md', () => {
     await recorder.close();
     expect(result).toMatchObject({ status: 'ok' });
 
-    const served = ((await (await fetch(`${sim.url}/api/v1/metrics`)).json()) as { data: { group?: string | null; unit?: string | null }[] }).data;
+    const served = ((await (await fetch(`${fx.sim.url}/api/v1/metrics`)).json()) as { data: { group?: string | null; unit?: string | null }[] }).data;
     const expected = new Map<string, { metrics: number; units: Set<string> }>();
     for (const m of served) {
       const g = expected.get(m.group ?? '') ?? { metrics: 0, units: new Set<string>() };
@@ -203,27 +198,27 @@ describe('docs/adding-a-resource.md', () => {
       expected.set(m.group ?? '', g);
     }
     expect(expected.size).toBeGreaterThan(1);
-    const rows = await tw.warehouse.query<{ group: string; metrics: number; units: string }>(sql`select "group", metrics, units from app.metric_groups order by "group"`);
+    const rows = await fx.warehouse.query<{ group: string; metrics: number; units: string }>(sql`select "group", metrics, units from app.metric_groups order by "group"`);
     expect(rows).toEqual([...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([group, g]) => ({ group, metrics: g.metrics, units: [...g.units].sort().join(',') })));
     expect(result.rows).toBe(rows.length);
     // Each row links to the archived body it was read from.
-    const [links] = await tw.warehouse.query<{ unlinked: number }>(sql`select count(*) filter (where raw_response_id is null)::int as unlinked from app.metric_groups`);
+    const [links] = await fx.warehouse.query<{ unlinked: number }>(sql`select count(*) filter (where raw_response_id is null)::int as unlinked from app.metric_groups`);
     expect(links!.unlinked).toBe(0);
-    const state = await tw.warehouse.query<{ kind: string; status: string }>(sql`select kind, status from sync.resource_state where source = 'app' and resource = 'metric-groups'`);
+    const state = await fx.warehouse.query<{ kind: string; status: string }>(sql`select kind, status from sync.resource_state where source = 'app' and resource = 'metric-groups'`);
     expect(state).toEqual([{ kind: 'catalog', status: 'ok' }]);
     // `analytics.data_age` as `npm run db:analytics` would write it now: the table, under the group its declaration names.
     expect(declaredTables(table, gateway).find((d) => d.table === table.metricGroups)).toMatchObject({ name: 'app.metric_groups', source: 'app', groups: ['catalog'] });
-    for (const s of analyticsStatements([dataAgeView(declaredTables(table, gateway))])) await tw.warehouse.query(sql.raw(s));
-    const age = await tw.warehouse.query<{ group: string; resources: number }>(sql`select "group", resources from analytics.data_age where table_name = 'app.metric_groups'`);
+    for (const s of analyticsStatements([dataAgeView(declaredTables(table, gateway))])) await fx.warehouse.query(sql.raw(s));
+    const age = await fx.warehouse.query<{ group: string; resources: number }>(sql`select "group", resources from analytics.data_age where table_name = 'app.metric_groups'`);
     expect(age).toEqual([{ group: 'catalog', resources: 1 }]);
-    const [asOf] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_as_of(now())`);
+    const [asOf] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_as_of(now())`);
     expect(asOf!.n).toBe(rows.length);
-    await tw.warehouse.query(sql`delete from app.metric_groups`);
-    const [kept] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_history`);
+    await fx.warehouse.query(sql`delete from app.metric_groups`);
+    const [kept] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.metric_groups_history`);
     expect(kept!.n).toBe(rows.length);
     // The set declared with the table: a group the catalog no longer lists leaves it.
     const rerun = async () => {
-      const recorder = new WarehouseRecorder(tw.warehouse, logger);
+      const recorder = new WarehouseRecorder(fx.warehouse, logger);
       const again = resolveJob(withIt, { name: job.name, payload: {} });
       if ('error' in again) throw new Error(again.error);
       const upstream = createUpstream({ config, budget: new InProcessBudget(), recorder, logger, retry: FAST_RETRY_POLICY });
@@ -232,9 +227,9 @@ describe('docs/adding-a-resource.md', () => {
       expect(outcome).toMatchObject({ status: 'ok' });
     };
     await rerun();
-    await tw.warehouse.query(sql`update app.metric_groups set "group" = 'no-longer-listed' where "group" = ${rows[0]!.group}`);
+    await fx.warehouse.query(sql`update app.metric_groups set "group" = 'no-longer-listed' where "group" = ${rows[0]!.group}`);
     await rerun();
-    const after = await tw.warehouse.query<{ group: string }>(sql`select "group" from app.metric_groups order by "group"`);
+    const after = await fx.warehouse.query<{ group: string }>(sql`select "group" from app.metric_groups order by "group"`);
     expect(after.map((r) => r.group)).toEqual(rows.map((r) => r.group));
   });
 });

@@ -7,9 +7,10 @@
 // budget: the run ends, at most the budget is archived, one `raw_responses` row per page body.
 import { sql } from 'drizzle-orm';
 import { liveAtEveryInstant } from '../helpers/tokens-as-of.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_PAGING_SIGNS, startSimulator, type PagingSign, type Simulator } from '../../sim/index.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ALL_PAGING_SIGNS, type PagingSign } from '../../sim/index.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -47,14 +48,13 @@ const NAMED: Record<PagingSign, RegExp> = {
 const GROUPS: PagingSign[][] = [];
 for (let i = 0; i < ALL_PAGING_SIGNS.length; i += 3) GROUPS.push(ALL_PAGING_SIGNS.slice(i, i + 3));
 
-let sim: Simulator;
-let tw: TestWarehouse;
+const fx = useSimAndWarehouse({ tokens: TOKENS, historyDays: 3, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 let walked: string[];
 let since: string;
 const marks: string[] = [];
 
-const sync = (env: Record<string, string> = {}) => syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey, env }, ['app', 'gateway'], { tokens: walked });
-const q = <T>(query: ReturnType<typeof sql>) => tw.warehouse.query<T>(query);
+const sync = (env: Record<string, string> = {}) => syncOnce(fx.sim, fx.warehouse, log.logger, { appKey, gatewayKey, env }, ['app', 'gateway'], { tokens: walked });
+const q = <T>(query: ReturnType<typeof sql>) => fx.warehouse.query<T>(query);
 const serverNow = async () => (await q<{ t: string }>(sql`select "sync"."server_clock"()::text as t`))[0]!.t;
 const stateOf = async (source: string) =>
   (await q<{ status: string; incomplete: string | null }>(sql`select status, details->>'incomplete' as incomplete from sync.resource_state where source = ${source} and resource = 'tokens'`))[0];
@@ -64,17 +64,11 @@ const closedVersions = async () =>
 
 
 beforeAll(async () => {
-  sim = await startSimulator({ tokens: TOKENS, historyDays: 3, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-  walked = [sim.data.appTokens()[0]!.slug];
-  tw = await createTestWarehouse();
+  walked = [fx.sim.data.appTokens()[0]!.slug];
   expect((await sync()).status).toBe('succeeded');
   expect((await q<{ n: number }>(sql`select count(*)::int as n from app.tokens`))[0]!.n).toBe(TOKENS);
   since = (await q<{ t: string }>(sql`select max(t)::text as t from (select min(known_from) as t from app.tokens_history union all select min(fetched_at) from app.tokens union all select min(fetched_at) from gateway.tokens) x`))[0]!.t;
   marks.push(await serverNow());
-});
-afterAll(async () => {
-  await sim?.close();
-  await tw?.cleanup();
 });
 
 describe('a token list that says more in words tesync does not follow', () => {
@@ -85,11 +79,11 @@ describe('a token list that says more in words tesync does not follow', () => {
 
   it.each(GROUPS.map((g) => [g.join(', '), g] as const))('%s: partial, each sign named, nothing delisted or closed', async (_names, signs) => {
     const closedBefore = await closedVersions();
-    sim.setPaging({ pageSize: 3, form: 'signs', total: 'none', signs, routes: ['app.tokens', 'gateway.tokens'] });
+    fx.sim.setPaging({ pageSize: 3, form: 'signs', total: 'none', signs, routes: ['app.tokens', 'gateway.tokens'] });
     try {
       expect((await sync()).status).toBe('partial');
     } finally {
-      sim.setPaging({ pageSize: 0 });
+      fx.sim.setPaging({ pageSize: 0 });
     }
     marks.push(await serverNow());
     for (const source of ['app', 'gateway']) {
@@ -103,9 +97,9 @@ describe('a token list that says more in words tesync does not follow', () => {
 
   it('tokens_as_of holds every token at every instant of those syncs', async () => {
     for (const schema of ['app', 'gateway'] as const) {
-      const live = await liveAtEveryInstant(tw, schema, since, marks);
+      const live = await liveAtEveryInstant(fx.tw, schema, since, marks);
       expect(live.length, schema).toBeGreaterThanOrEqual(GROUPS.length);
-      expect(new Set(live), schema).toEqual(new Set([schema === 'app' ? sim.data.appTokens().length : sim.data.gatewayTokens().length]));
+      expect(new Set(live), schema).toEqual(new Set([schema === 'app' ? fx.sim.data.appTokens().length : fx.sim.data.gatewayTokens().length]));
     }
   });
 
@@ -118,17 +112,17 @@ describe('a token list that says more in words tesync does not follow', () => {
 describe('an endless list', () => {
   it('stops at its byte budget: the run ends, at most the budget archived, one row per page body, nothing delisted', async () => {
     const budget = 40_000;
-    sim.setPaging({ pageSize: 3, form: 'endless', total: 'none', routes: ['app.tokens'] });
-    sim.resetRequests();
+    fx.sim.setPaging({ pageSize: 3, form: 'endless', total: 'none', routes: ['app.tokens'] });
+    fx.sim.resetRequests();
     let runId: string;
     try {
       const out = await sync({ TE_MAX_LIST_BYTES: String(budget) });
       expect(out.status).toBe('partial');
       runId = out.runId;
     } finally {
-      sim.setPaging({ pageSize: 0 });
+      fx.sim.setPaging({ pageSize: 0 });
     }
-    const asked = sim.requests.filter((r) => r.path.split('?')[0] === '/api/v1/tokens');
+    const asked = fx.sim.requests.filter((r) => r.path.split('?')[0] === '/api/v1/tokens');
     // Well past the list's own three pages, well short of the bound on pages.
     expect(asked.length).toBeGreaterThan(10);
     expect(asked.length).toBeLessThan(1000);

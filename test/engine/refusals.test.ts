@@ -2,23 +2,16 @@
 // nothing, its resource is `invalid` with the body kept, and the run goes on; single
 // unreadable cells make a resource `partial`, never `ok`.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { freshWarehouse, useSimulator } from '../helpers/mirror-fixture.ts';
+import { createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
-let sim: Simulator;
+const fx = useSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1 });
+// A warehouse of each case's own.
 let tw: TestWarehouse;
-beforeAll(async () => {
-  sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1 });
-});
 beforeEach(async () => {
-  await tw?.cleanup();
-  tw = await createTestWarehouse();
-});
-afterAll(async () => {
-  await sim?.close();
-  await tw?.cleanup();
+  tw = await freshWarehouse();
 });
 
 const state = async (resource: string) =>
@@ -28,11 +21,11 @@ const rows = async (table: string, slug: string) => Number((await tw.warehouse.q
 
 describe('understood or refused', () => {
   it('a list whose meta.count disagrees with it: nothing written, the body kept', async () => {
-    const body = await (await fetch(`${sim.url}/api/v1/screener`)).text();
+    const body = await (await fetch(`${fx.sim.url}/api/v1/screener`)).text();
     const wrong = body.replace(/"count":(\d+)/, (_m, n: string) => `"count":${Number(n) + 1}`);
     expect(wrong).not.toBe(body);
-    sim.script('/api/v1/screener', [{ status: 200, headers: { 'content-type': 'application/json' }, body: wrong }]);
-    const run = await syncOnce(sim, tw.warehouse, createTestLogger([], 'warn').logger, {}, ['app']);
+    fx.sim.script('/api/v1/screener', [{ status: 200, headers: { 'content-type': 'application/json' }, body: wrong }]);
+    const run = await syncOnce(fx.sim, tw.warehouse, createTestLogger([], 'warn').logger, {}, ['app']);
     expect(run.status).toBe('partial');
     const s = await state('screener');
     expect(s?.status).toBe('invalid');
@@ -46,7 +39,7 @@ describe('understood or refused', () => {
   });
 
   it('a column read as numeric none of whose cells is a number: the history refused, one warning', async () => {
-    const slug = sim.data.appTokens().find((t) => t.coverage.metricHistory)!.slug;
+    const slug = fx.sim.data.appTokens().find((t) => t.coverage.metricHistory)!.slug;
     // Every answer, stream=all and stream by stream alike, carries the text column.
     const doc = (stream: string) => ({
       stream,
@@ -54,15 +47,15 @@ describe('understood or refused', () => {
       columns: [{ key: 'date', kind: 'time' }, { key: 'holderFcf', unit: 'USD', kind: 'rate' }, { key: 'grade', unit: 'x', kind: 'ratio' }],
       rows: [['2026-01-01', '1.5', 'high'], ['2026-01-02', '2.5', 'low']],
     });
-    const streams = sim.data.appHistory(slug)!.map((d) => d.stream);
+    const streams = fx.sim.data.appHistory(slug)!.map((d) => d.stream);
     const all = JSON.stringify({ data: streams.map(doc), meta: { asOf: '2026-01-02T00:00:00Z', count: streams.length } });
-    sim.script(`/api/v1/tokens/${slug}/metrics/history?stream=all`, [{ status: 200, headers: { 'content-type': 'application/json' }, body: all }]);
+    fx.sim.script(`/api/v1/tokens/${slug}/metrics/history?stream=all`, [{ status: 200, headers: { 'content-type': 'application/json' }, body: all }]);
     const one = (s: string) => [{ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: doc(s), meta: { asOf: '2026-01-02T00:00:00Z' } }) }];
-    for (const s of streams) sim.script(`/api/v1/tokens/${slug}/metrics/history?stream=${s}`, one(s));
+    for (const s of streams) fx.sim.script(`/api/v1/tokens/${slug}/metrics/history?stream=${s}`, one(s));
     // Scripts match by prefix, first registered first: the default (no query) goes last.
-    sim.script(`/api/v1/tokens/${slug}/metrics/history`, one(streams[0]!));
+    fx.sim.script(`/api/v1/tokens/${slug}/metrics/history`, one(streams[0]!));
     const log = createTestLogger([], 'info');
-    const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { tokens: [slug] });
+    const run = await syncOnce(fx.sim, tw.warehouse, log.logger, {}, ['app'], { tokens: [slug] });
     expect(run.status).toBe('partial');
     const s = await state(`token/${slug}/history`);
     expect(s?.status).toBe('invalid');
@@ -74,11 +67,11 @@ describe('understood or refused', () => {
   });
 
   it('a single unreadable cell: the resource partial with the counts, the rest written', async () => {
-    const slug = sim.data.appTokens().find((t) => t.coverage.snapshot)!.slug;
-    const body = JSON.parse(await (await fetch(`${sim.url}/api/v1/tokens/${slug}`)).text()) as { data: { row: Record<string, unknown> } };
+    const slug = fx.sim.data.appTokens().find((t) => t.coverage.snapshot)!.slug;
+    const body = JSON.parse(await (await fetch(`${fx.sim.url}/api/v1/tokens/${slug}`)).text()) as { data: { row: Record<string, unknown> } };
     body.data.row.effectiveMarketCap = { metric: 'effectiveMarketCap', value: 'about a billion', unit: 'USD', kind: 'gauge' };
-    sim.script(`/api/v1/tokens/${slug}`, [{ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }]);
-    const run = await syncOnce(sim, tw.warehouse, createTestLogger([], 'warn').logger, {}, ['app'], { tokens: [slug] });
+    fx.sim.script(`/api/v1/tokens/${slug}`, [{ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }]);
+    const run = await syncOnce(fx.sim, tw.warehouse, createTestLogger([], 'warn').logger, {}, ['app'], { tokens: [slug] });
     expect(run.stats.failed).toBe(0);
     const s = await state(`token/${slug}/snapshot`);
     expect(s?.status).toBe('partial');
