@@ -7,15 +7,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { refused, type JobDefinition } from '../../src/engine/kit/types.ts';
 import { catalog } from '../../src/resources/index.ts';
 import { openWarehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { requireBinary } from '../helpers/own-servers.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, createTestLogger, createTestWarehouse, type TestDatabase, type TestWarehouse } from '../helpers/services.ts';
+import { useSimAndWarehouse, useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
 const run = promisify(execFile);
@@ -28,25 +28,18 @@ const keys = { appKey, gatewayKey };
 const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
 
 describe('tesync replay on a warehouse synced across a delisting and a revision', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouse({ tokens: 5, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 5, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
     for (const epoch of [0, 1, 2]) {
-      sim.setEpoch(epoch);
-      const r = await syncOnce(sim, tw.warehouse, logger, keys, ['app', 'gateway'], epoch === 2 ? { full: true } : {});
+      fx.sim.setEpoch(epoch);
+      const r = await syncOnce(fx.sim, fx.warehouse, logger, keys, ['app', 'gateway'], epoch === 2 ? { full: true } : {});
       expect(r.status, `sync at epoch ${epoch}`).toBe('succeeded');
     }
   }, patience(240_000));
-  afterAll(async () => {
-    await tw?.cleanup();
-    await sim?.close();
-  });
 
   it('--check: the replay equals the warehouse, every write repeated, nothing left out; its scratch database dropped', async () => {
-    const r = await runCli(['replay', '--check', '--json'], { DATABASE_URL: tw.databaseUrl }, { timeoutMs: 120_000 });
+    const r = await runCli(['replay', '--check', '--json'], { DATABASE_URL: fx.databaseUrl }, { timeoutMs: 120_000 });
     expect(r.stderr).toBe('');
     expect(r.code, r.stdout).toBe(0);
     const out = JSON.parse(r.stdout) as { into: { scratch: string }; replay: { writes: { read: number }; runEnds: number; unreplayable: Record<string, unknown> }; comparison: { equal: boolean; tables: number } };
@@ -56,15 +49,15 @@ describe('tesync replay on a warehouse synced across a delisting and a revision'
     expect(out.replay.writes.read).toBeGreaterThan(50);
     expect(out.replay.unreplayable).toMatchObject({ bodiesUnrecorded: 0, recordsMissingBodies: 0, unknownJobs: 0, gaps: 0, notWritten: 0 });
     expect(out.into.scratch).toMatch(/^tesync_replay_check_/);
-    const [left] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from pg_database where datname = ${out.into.scratch}`);
+    const [left] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from pg_database where datname = ${out.into.scratch}`);
     expect(left!.n).toBe(0);
   }, patience(180_000));
 
   it('a row updated by hand with psql: exit 1, naming the table, the key and the column, within 80 columns', async () => {
     const psql = requireBinary('psql', 'apt-get install postgresql-client');
-    const [token] = await tw.warehouse.query<{ slug: string }>(sql`select slug from app.tokens where delisted_at is null order by slug limit 1`);
-    await run(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', tw.databaseUrl, '-c', `update app.tokens set display_name = 'Edited By Hand' where slug = '${token!.slug}'`]);
-    const r = await runCli(['replay', '--check'], { DATABASE_URL: tw.databaseUrl }, { timeoutMs: 120_000 });
+    const [token] = await fx.warehouse.query<{ slug: string }>(sql`select slug from app.tokens where delisted_at is null order by slug limit 1`);
+    await run(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', fx.databaseUrl, '-c', `update app.tokens set display_name = 'Edited By Hand' where slug = '${token!.slug}'`]);
+    const r = await runCli(['replay', '--check'], { DATABASE_URL: fx.databaseUrl }, { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(1);
     expect(widest(r.stdout)).toBeLessThanOrEqual(80);
     // Under the table's line, its key and the column changed (what it holds before when it was written).
@@ -80,20 +73,9 @@ describe('tesync replay on a warehouse synced across a delisting and a revision'
 });
 
 describe('tesync replay after a reader learns a form it refused', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
-  let into: TestDatabase;
-
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 0, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
-    into = await createTestDatabase();
-  }, patience(60_000));
-  afterAll(async () => {
-    await tw?.cleanup();
-    await into?.drop();
-    await sim?.close();
-  });
+  const fx = useSimAndWarehouse({ tokens: 3, historyDays: 5, chartsPerToken: 0, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+  // An empty database the replay writes into.
+  const into = useTestDatabase();
 
   it('--into: the body refused then is read by the reader that understands it, its rows known from its receipt', async () => {
     // The reader switched off for one token (the first it reads): a form it does not know yet.
@@ -109,16 +91,16 @@ describe('tesync replay after a reader learns a form it refused', () => {
         },
       },
     };
-    const r = await syncOnce(sim, tw.warehouse, logger, keys, ['app'], { catalog: new Map([...catalog, ['app.snapshot', unaware as JobDefinition<any>]]) });
+    const r = await syncOnce(fx.sim, fx.warehouse, logger, keys, ['app'], { catalog: new Map([...catalog, ['app.snapshot', unaware as JobDefinition<any>]]) });
     expect(r.status).toBe('partial');
-    const [kept] = await tw.warehouse.query<{ id: string; fetched_at: string; path: string }>(
+    const [kept] = await fx.warehouse.query<{ id: string; fetched_at: string; path: string }>(
       sql`select r.id::text as id, r.fetched_at::text as fetched_at, r.path from sync.writes w join sync.raw_responses r on r.id = any (w.bodies) where w.how = 'refused' and w.job = 'app.snapshot'`,
     );
     expect(kept?.path).toContain(`/tokens/${off!}`);
-    const [before] = await tw.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.token_snapshots where token_slug = ${off!}`);
+    const [before] = await fx.warehouse.query<{ n: number }>(sql`select count(*)::int as n from app.token_snapshots where token_slug = ${off!}`);
     expect(before!.n).toBe(0);
 
-    const replay = await runCli(['replay', '--into', into.databaseUrl], { DATABASE_URL: tw.databaseUrl }, { timeoutMs: 120_000 });
+    const replay = await runCli(['replay', '--into', into.databaseUrl], { DATABASE_URL: fx.databaseUrl }, { timeoutMs: 120_000 });
     expect(replay.code, replay.stderr).toBe(0);
     expect(widest(replay.stdout)).toBeLessThanOrEqual(80);
     expect(replay.stdout).toMatch(/1 understood now and written/);
@@ -129,7 +111,7 @@ describe('tesync replay after a reader learns a form it refused', () => {
       );
       expect(row).toEqual({ fetched_at: kept!.fetched_at, raw_response_id: kept!.id });
       // Every other token's snapshot as the sync wrote it.
-      const others = await tw.warehouse.query<{ s: string }>(sql`select token_slug || ' ' || fetched_at::text as s from app.token_snapshots order by 1`);
+      const others = await fx.warehouse.query<{ s: string }>(sql`select token_slug || ' ' || fetched_at::text as s from app.token_snapshots order by 1`);
       const replayed = await w.query<{ s: string }>(sql`select token_slug || ' ' || fetched_at::text as s from app.token_snapshots where token_slug <> ${off!} order by 1`);
       expect(replayed).toEqual(others);
     } finally {

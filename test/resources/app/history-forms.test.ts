@@ -5,24 +5,16 @@
 // A response whose streams cannot be told apart is refused (body kept `invalid`,
 // nothing of it written) and the streams are fetched one by one instead, then straight away.
 import { sql } from 'drizzle-orm';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startSimulator, type AppHistory, type Simulator } from '../../../sim/index.ts';
+import { describe, expect, it } from 'vitest';
+import type { AppHistory, Simulator } from '../../../sim/index.ts';
 import type { SimForms } from '../../../sim/types.ts';
 import { HISTORY_METRICS } from '../../../sim/metrics-catalog.ts';
-import { createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { freshSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { createTestLogger, type TestWarehouse } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
-const opened: { close(): Promise<unknown> }[] = [];
-afterAll(async () => {
-  for (const o of opened) await o.close();
-});
-
-async function setUp(seed: number, forms: Partial<SimForms>): Promise<{ sim: Simulator; tw: TestWarehouse }> {
-  const sim = await startSimulator({ seed, tokens: 8, historyDays: 20, chartsPerToken: 1, forms, historyStreams: 'distinct' });
-  const tw = await createTestWarehouse();
-  opened.push(sim, { close: () => tw.cleanup() });
-  return { sim, tw };
-}
+/** A simulator in these forms and a warehouse, the case's own. */
+const setUp = (seed: number, forms: Partial<SimForms>) => freshSimAndWarehouse({ seed, tokens: 8, historyDays: 20, chartsPerToken: 1, forms, historyStreams: 'distinct' });
 
 /** Every stored history value, `slug|stream|metric|day` → `value|interval|unit|kind`. */
 async function stored(tw: TestWarehouse): Promise<Map<string, string | null>> {

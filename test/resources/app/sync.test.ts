@@ -3,8 +3,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { appCounts, contentDigest, expectAppMirror } from '../../helpers/app-mirror.ts';
-import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { freshWarehouse, useSimAndWarehouse, useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 
 const appKey = canaryKey('app');
@@ -111,16 +111,15 @@ describe('app sync, every open form at once', () => {
 });
 
 describe('bundle refusals and injected faults', () => {
+  // Not a fixture's simulator: the first case starts it again, with a key its tokens decide.
   let sim: Simulator;
-  let tw: TestWarehouse;
+  const w = useTestWarehouse();
   const scoped = canaryKey('scoped');
   beforeAll(async () => {
     sim = await startSimulator({ tokens: 6, historyDays: 20, chartsPerToken: 2, seed: 11, appKeys: {} });
-    tw = await createTestWarehouse();
   });
   afterAll(async () => {
     await sim?.close();
-    await tw?.cleanup();
   });
 
   it('records missing_scope with its scope, and no_credits, as bundle statuses', async () => {
@@ -128,9 +127,9 @@ describe('bundle refusals and injected faults', () => {
     await sim.close();
     // One key that may read two tokens but has credits for only one of them.
     sim = await startSimulator({ tokens: 6, historyDays: 20, chartsPerToken: 2, seed: 11, appKeys: { [scoped]: { scopes: [`tokens:read:${first}`, `tokens:read:${second}`], credits: [first!] } } });
-    const run = await syncOnce(sim, tw.warehouse, testLog.logger, { appKey: scoped }, ['app']);
+    const run = await syncOnce(sim, w, testLog.logger, { appKey: scoped }, ['app']);
     expect(run.status).toBe('succeeded');
-    const rows = await tw.warehouse.query<{ token_slug: string; status: string; missing_scope: string | null }>(sql`select token_slug, status, missing_scope from app.research_bundles order by token_slug`);
+    const rows = await w.query<{ token_slug: string; status: string; missing_scope: string | null }>(sql`select token_slug, status, missing_scope from app.research_bundles order by token_slug`);
     const by = new Map(rows.map((r) => [r.token_slug, r]));
     expect(by.get(first!)?.status).toBe('ok');
     expect(by.get(second!)?.status).toBe('no_credits');
@@ -140,20 +139,15 @@ describe('bundle refusals and injected faults', () => {
   });
 
   it('with 10% 503s and some truncated bodies, the run still ends with the complete mirror', async () => {
-    tw.cleanup = tw.cleanup.bind(tw);
-    const fresh = await createTestWarehouse();
-    try {
-      sim.setFaults({ unavailableRate: 0.1, truncateRate: 0.05 });
-      const run = await syncOnce(sim, fresh.warehouse, testLog.logger, {}, ['app']);
-      sim.clearFaults();
-      const injected = sim.requests.filter((r) => r.status === 503).length;
-      expect(injected).toBeGreaterThan(0);
-      expect(run.status).toBe('succeeded');
-      await expectAppMirror(fresh.warehouse, sim.data, { bundles: 'skipped' });
-      const [attempts] = await fresh.warehouse.query<{ n: string }>(sql`select count(*)::text as n from sync.requests where run_id = ${run.runId} and (http_status >= 500 or http_status is null or error is not null)`);
-      expect(Number(attempts!.n)).toBeGreaterThan(0);
-    } finally {
-      await fresh.cleanup();
-    }
+    const fresh = await freshWarehouse();
+    sim.setFaults({ unavailableRate: 0.1, truncateRate: 0.05 });
+    const run = await syncOnce(sim, fresh.warehouse, testLog.logger, {}, ['app']);
+    sim.clearFaults();
+    const injected = sim.requests.filter((r) => r.status === 503).length;
+    expect(injected).toBeGreaterThan(0);
+    expect(run.status).toBe('succeeded');
+    await expectAppMirror(fresh.warehouse, sim.data, { bundles: 'skipped' });
+    const [attempts] = await fresh.warehouse.query<{ n: string }>(sql`select count(*)::text as n from sync.requests where run_id = ${run.runId} and (http_status >= 500 or http_status is null or error is not null)`);
+    expect(Number(attempts!.n)).toBeGreaterThan(0);
   });
 });

@@ -13,8 +13,7 @@ import { parseJson } from '../../../src/lib/json.ts';
 import type { Executor } from '../../../src/store/write/table-shape.ts';
 import { prepareUpsert, upsertRows } from '../../../src/store/write/upsert.ts';
 import { patience } from '../../helpers/patience.ts';
-import { createTestWarehouse } from '../../helpers/services.ts';
-import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { freshWarehouse, useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.678Z');
 const meta = { fetchedAt: t0, asOf: null, freshness: null, runId: null };
@@ -182,7 +181,7 @@ describe('upsertRows on Postgres', () => {
   });
 
   it('a range another writer fills at the same moment is upserted, not lost or refused', async () => {
-    const tw = await createTestWarehouse();
+    const tw = await freshWarehouse();
     const other = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
     const watcher = postgres(tw.databaseUrl, { max: 1, onnotice: () => {} });
     try {
@@ -217,7 +216,6 @@ describe('upsertRows on Postgres', () => {
     } finally {
       await other.end();
       await watcher.end();
-      await tw.cleanup();
     }
   });
 });
