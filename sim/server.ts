@@ -418,6 +418,7 @@ class SimServer implements Simulator {
     let decision: LimitDecision | null = null;
     if (bucket !== 'none') {
       decision = this.limiter.take(bucket, limiterKey, now);
+      record.countedAt = now;
       if (decision.intoExhausted) record.intoExhausted = true;
       if (!decision.allowed) {
         const retryAfter = retryAfterValue(this.retryAfterForm, decision.resetAt, now, skew);

@@ -443,6 +443,12 @@ export interface RecordedRequest {
    */
   bodySha256?: string;
   /**
+   * When its bucket's budget counted it, on the simulator's clock: after the simulated latency,
+   * so requests are counted in this order, not in the order of `at` (absent when no budget
+   * counted it: a bucket without one, an outage's 503, a scripted answer).
+   */
+  countedAt?: number;
+  /**
    * Counted in a rate window after the request that brought its remaining budget to 0 (whose
    * answer announced it): sent into a window announced exhausted.
    */

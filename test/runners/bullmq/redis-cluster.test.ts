@@ -108,8 +108,9 @@ function answered(sim: Simulator): Map<string, number> {
 }
 
 /**
- * Requests over a bucket's limit, counted as the simulator counts them from the times it
- * recorded: a window opens with the first request after the last one ended.
+ * Requests over a bucket's limit, counted as the simulator counts them, at the instants its
+ * budget counted them (`countedAt`, after the simulated latency: not in the order they
+ * arrived): a window opens with the first request after the last one ended.
  */
 function overLimit(requests: readonly RecordedRequest[]): string[] {
   const limits: Record<string, { limit: number; windowMs: number }> = { 'app-public': LIMITS!.appPublic!, 'app-key': LIMITS!.appKey!, gateway: LIMITS!.gateway! };
@@ -117,11 +118,11 @@ function overLimit(requests: readonly RecordedRequest[]): string[] {
   for (const [bucket, { limit, windowMs }] of Object.entries(limits)) {
     let start = -Infinity;
     let count = 0;
-    const mine = requests.filter((x) => x.bucket === bucket).sort((a, b) => a.at - b.at);
+    const mine = requests.filter((x) => x.bucket === bucket && x.countedAt !== undefined).sort((a, b) => a.countedAt! - b.countedAt!);
     for (const r of mine) {
-      if (r.at >= start + windowMs) [start, count] = [r.at, 0];
+      if (r.countedAt! >= start + windowMs) [start, count] = [r.countedAt!, 0];
       if (++count > limit) {
-        const window = mine.filter((x) => x.at >= start && x.at < start + windowMs).map((x) => `#${x.seq} +${x.at - start} ms ${x.status}`);
+        const window = mine.filter((x) => x.countedAt! >= start && x.countedAt! < start + windowMs).map((x) => `#${x.seq} +${x.countedAt! - start} ms ${x.status}`);
         over.push(`${bucket}: #${r.seq} ${r.path}, ${count} in the window from ${start}: ${window.join(', ')}`);
       }
     }
@@ -270,6 +271,7 @@ describe('tesync worker on a Redis Cluster', () => {
     expect(w.digest).toEqual(reference.digest);
 
     // No bucket over its limit in any of the simulator's windows: none refused either.
+    expect(w.sim.requests.filter((r) => r.countedAt === undefined).map((r) => r.seq)).toEqual([]);
     expect(overLimit(w.sim.requests)).toEqual([]);
     expect(w.sim.requests.filter((r) => r.status === 429)).toEqual([]);
     // No request lost: every path the reference walk had answered was answered here. None
