@@ -12,7 +12,8 @@ import { describePostgresUrl } from '../../src/store/connection.ts';
 import { runCli, startCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
 import { backendEnv, openTestQueue, QUEUE_BACKENDS, removeQueueState, type QueuePlace } from '../helpers/queue-backends.ts';
-import { createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
+import { freshWarehouse, type CaseOptions } from '../helpers/mirror-fixture.ts';
+import { redisServerUrl, uniqueName } from '../helpers/services.ts';
 
 describe('enqueue --wait: what it shows', () => {
   it('the run as it goes, and a walk still queued', () => {
@@ -124,19 +125,16 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 describe('enqueue --wait with no worker running', () => {
   let redisUrl: string;
   const places: QueuePlace[] = [];
-  const warehouses: TestWarehouse[] = [];
   beforeAll(async () => {
     redisUrl = await redisServerUrl();
   });
   afterAll(async () => {
     for (const place of places) await removeQueueState(place);
-    for (const tw of warehouses) await tw.cleanup();
   });
 
-  /** A warehouse and a queue prefix of the case's own, and the environment of a command on them. */
-  async function place(backend: QueuePlace['backend']): Promise<{ place: QueuePlace; env: Record<string, string> }> {
-    const tw = await createTestWarehouse();
-    warehouses.push(tw);
+  /** A warehouse and a queue prefix of the case's own (`test`: its context, the cases being concurrent), and the environment of a command on them. */
+  async function place(backend: QueuePlace['backend'], test: CaseOptions['test']): Promise<{ place: QueuePlace; env: Record<string, string> }> {
+    const tw = await freshWarehouse({ test });
     const prefix = uniqueName('tesync_noworker');
     const p: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix };
     places.push(p);
@@ -157,8 +155,8 @@ describe('enqueue --wait with no worker running', () => {
   /** The run id in the line that gave up on the walk. */
   const givenUp = (stderr: string) => /no worker took the walk of run ([0-9a-f-]{36}) within/.exec(stderr)?.[1];
 
-  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: without --wait and no worker connected, it says so (exit 0, the walk queued)', { timeout: patience(40_000) }, async (backend, { expect }) => {
-    const { place: p, env } = await place(backend);
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: without --wait and no worker connected, it says so (exit 0, the walk queued)', { timeout: patience(40_000) }, async (backend, { expect, onTestFinished }) => {
+    const { place: p, env } = await place(backend, { onTestFinished });
     const { code, stdout, stderr } = await runCli(['enqueue'], env, { timeoutMs: 40_000 });
     expect(code, stderr).toBe(0);
     const said = stdout.replace(/\n/g, ' ');
@@ -173,8 +171,8 @@ describe('enqueue --wait with no worker running', () => {
   });
 
   // Both backends at once: each case is mostly waiting, for a worker that never comes.
-  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: --wait-timeout 3 and no worker: exit 1 saying so, the walk removed from the queue', { timeout: patience(40_000) }, async (backend, { expect }) => {
-    const { place: p, env } = await place(backend);
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: --wait-timeout 3 and no worker: exit 1 saying so, the walk removed from the queue', { timeout: patience(40_000) }, async (backend, { expect, onTestFinished }) => {
+    const { place: p, env } = await place(backend, { onTestFinished });
     const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--wait-timeout', '3'], env, { timeoutMs: 40_000 });
     expect(code, stderr).toBe(1);
     const runId = givenUp(stderr);
@@ -190,8 +188,8 @@ describe('enqueue --wait with no worker running', () => {
     expect(stderr.trimEnd().split('\n').filter((l) => !l.startsWith('{'))).toHaveLength(1);
   });
 
-  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: Ctrl-C stops the wait only: exit 130, the walk still queued for the workers', { timeout: patience(40_000) }, async (backend, { expect }) => {
-    const { place: p, env } = await place(backend);
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: Ctrl-C stops the wait only: exit 130, the walk still queued for the workers', { timeout: patience(40_000) }, async (backend, { expect, onTestFinished }) => {
+    const { place: p, env } = await place(backend, { onTestFinished });
     const waiting = startCli(['enqueue', '--wait'], env, { timeoutMs: 40_000 });
     await waiting.waitFor(/no worker has started this run after/, 30_000);
     waiting.child.kill('SIGINT');
@@ -202,8 +200,8 @@ describe('enqueue --wait with no worker running', () => {
     expect(await walkQueue(p, runId!)).toEqual({ state: 'waiting', waiting: 1 });
   });
 
-  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: says within seconds that no worker has started the run, then gives up at its timeout', { timeout: patience(40_000) }, async (backend, { expect }) => {
-    const { place: p, env } = await place(backend);
+  it.concurrent.for(QUEUE_BACKENDS)('queues on %s: says within seconds that no worker has started the run, then gives up at its timeout', { timeout: patience(40_000) }, async (backend, { expect, onTestFinished }) => {
+    const { place: p, env } = await place(backend, { onTestFinished });
     const { prefix, databaseUrl } = p;
     // 12 s: past the 10 s at which a line off a terminal used to repeat what the notice said.
     const { code, stdout, stderr } = await runCli(['enqueue', '--wait', '--timeout', '12'], env, { timeoutMs: 40_000 });

@@ -10,12 +10,12 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SYNC_LOCK_NAMESPACE, SOURCE_LOCK_IDS } from '../../src/store/books/source-lock.ts';
 import { runCli, startCli, type CliProcess } from '../helpers/cli.ts';
-import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { useSimAndWarehouse, useTestWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { canaryKey, type TestWarehouse } from '../helpers/services.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 import { waitFor } from '../helpers/workers.ts';
 
@@ -36,8 +36,8 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     gatewayKeys: [gwKey],
   });
   // A second warehouse, for what one sync alone leaves.
-  let base: TestWarehouse;
-  const envFor = (w: TestWarehouse, extra: Record<string, string> = {}) => ({
+  const base = useTestWarehouse();
+  const envFor = (w: { databaseUrl: string }, extra: Record<string, string> = {}) => ({
     TE_APP_URL: fx.sim.url,
     TE_APP_API_KEY: appKey,
     TE_GATEWAY_URL: fx.sim.url,
@@ -66,17 +66,11 @@ describe('overlapping tesync sync runs on one warehouse', () => {
   const pause = (p: CliProcess) => p.child.kill('SIGSTOP');
   const resume = (p: CliProcess) => p.child.kill('SIGCONT');
 
-  beforeAll(async () => {
-    base = await createTestWarehouse();
-  });
   afterEach(async () => {
     for (const p of started.splice(0)) {
       if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
       await p.exited;
     }
-  });
-  afterAll(async () => {
-    await base?.cleanup();
   });
 
   let single: string[] = [];
@@ -123,7 +117,7 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     const asked = paths();
     expect(new Set(asked).size).toBe(asked.length);
     expect([...asked].sort()).toEqual([...single].sort());
-    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base.warehouse));
+    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base));
   }, patience(240_000));
 
   it('a source another sync walks is left to it; the rest is walked', async () => {
@@ -178,7 +172,7 @@ describe('overlapping tesync sync runs on one warehouse', () => {
     // The waiter walked after the kill, and the warehouse is whole again.
     const waiterRun = after.at(-1)!;
     expect(waiterRun.status).toBe('succeeded');
-    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base.warehouse));
+    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(base));
   }, patience(240_000));
 
   it('a holder whose lock connection drops takes the lock again when it is free, and goes on', async () => {

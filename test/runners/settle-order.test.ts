@@ -7,8 +7,7 @@
 // runners (planned; its follow-ups planned; settled), the two walks plan and settle the same
 // jobs, and in each the run is settled (nothing pending) only at its last job's end: never
 // between a job and its children.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { configuredSources, settingsFrom } from '../../src/cli/sync-session.ts';
 import { loadConfig } from '../../src/lib/config.ts';
 import { catalog, groups, walkRoots } from '../../src/resources/index.ts';
@@ -17,8 +16,9 @@ import { startWorkerRuntime } from '../../src/runners/bullmq/runtime.ts';
 import { patience } from '../helpers/patience.ts';
 import { backendEnv, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../helpers/queue-backends.ts';
 import { queueWalk, runEnded } from '../helpers/queue-walk.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../helpers/services.ts';
-import { commandEnv, syncOnce } from '../helpers/sync.ts';
+import { freshWarehouse, useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../helpers/services.ts';
+import { commandEnv } from '../helpers/sync.ts';
 import { SCHEDULES_OFF } from '../helpers/workers.ts';
 
 const appKey = canaryKey('app');
@@ -73,24 +73,16 @@ function pendingAtSettles(said: readonly DriverLine[]): number[] {
 }
 
 describe('one order of settle and plan in both runners', () => {
-  let sim: Simulator;
+  // The simulator both runners walk, and the warehouse of the in-process walk.
+  const fx = useSimAndWarehouse(DATA);
   let redisUrl: string;
   let inProcess: { said: DriverLine[]; status: string };
-  const warehouses: TestWarehouse[] = [];
 
   beforeAll(async () => {
-    sim = await startSimulator(DATA);
     redisUrl = await redisServerUrl();
-    const tw = await createTestWarehouse();
-    warehouses.push(tw);
     const log = createTestLogger([appKey, gwKey], 'debug');
-    const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey }, ['app', 'gateway']);
+    const run = await fx.sync(log.logger, { appKey, gatewayKey: gwKey }, ['app', 'gateway']);
     inProcess = { said: driverLines(log.lines(), run.runId), status: run.status };
-  });
-
-  afterAll(async () => {
-    await sim?.close();
-    for (const tw of warehouses) await tw.cleanup();
   });
 
   it('the in-process walk: every job planned, its follow-ups, then its end; settled only at its last job', () => {
@@ -106,11 +98,10 @@ describe('one order of settle and plan in both runners', () => {
   });
 
   it.each(QUEUE_BACKENDS)('the worker (%s queues) walks the same jobs through the same events in the same order', async (backend: QueueBackendKind) => {
-    const tw = await createTestWarehouse();
-    warehouses.push(tw);
+    const tw = await freshWarehouse();
     const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix: uniqueName('tesync_order') };
     const env = {
-      ...commandEnv(sim, { appKey, gatewayKey: gwKey }, tw.databaseUrl),
+      ...commandEnv(fx.sim, { appKey, gatewayKey: gwKey }, tw.databaseUrl),
       ...backendEnv(place),
       TE_QUEUE_PREFIX: place.prefix,
       TE_METRICS_PORT: '0',

@@ -4,11 +4,11 @@
 // and through the as-of functions, with the instant a literal, a lateral column or a parameter.
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Warehouse } from '../../src/store/connection.ts';
 import { patience } from '../helpers/patience.ts';
-import { startOwnPostgres, type OwnPostgres } from '../helpers/own-servers.ts';
-import { createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
+import { BOTH_SERVERS } from '../helpers/servers.ts';
 import { docExample, withDecisions } from '../docs/doc-examples.ts';
 
 const doc = readFileSync(new URL('../../docs/warehouse.md', import.meta.url), 'utf8');
@@ -59,29 +59,11 @@ async function plan(w: Warehouse, query: string): Promise<string> {
   return rows.map((r) => r['QUERY PLAN']).join('\n');
 }
 
-describe.each([
-  ['Postgres', 'postgres'],
-  ['the embedded server', 'embedded'],
-] as const)('documented query shapes on %s', (_label, kind) => {
-  let w: Warehouse;
-  let tw: TestWarehouse | undefined;
-  let own: OwnPostgres | undefined;
+describe.each(BOTH_SERVERS)('documented query shapes on %s', (_label, start) => {
+  const w = useTestWarehouse({ on: start });
   beforeAll(async () => {
-    if (kind === 'postgres') {
-      tw = await createTestWarehouse();
-      w = tw.warehouse;
-    } else {
-      own = await startOwnPostgres('tesync-shapes');
-      w = await openWarehouse({ databaseUrl: own.url, dataDir: '' });
-      await w.migrate();
-    }
     await fill(w);
   }, patience(120_000));
-  afterAll(async () => {
-    if (tw) await tw.cleanup();
-    else await w?.close();
-    await own?.cleanup();
-  });
 
   it('the docs document both shapes', () => {
     expect([...shapes.keys()].sort()).toEqual(['as-of-after-last-run', 'metric-across-tokens', 'token-series']);
