@@ -9,9 +9,10 @@
 import { sql } from 'drizzle-orm';
 import { liveAtEveryInstant } from '../helpers/tokens-as-of.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type PageForm, type Simulator } from '../../sim/index.ts';
+import type { PageForm } from '../../sim/index.ts';
 import { VOCABULARY_FORMS } from '../../sim/paging.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { freshWarehouse, useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 
@@ -20,10 +21,10 @@ const gatewayKey = canaryKey('gk');
 const log = createTestLogger([appKey, gatewayKey], 'warn');
 const TOKENS = 9;
 
-let sim: Simulator;
+// The simulator, and the warehouse of the whole lists each case's warehouse is compared with.
+const fx = useSimAndWarehouse({ tokens: TOKENS, historyDays: 5, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 let walked: string[];
 let whole: Awaited<ReturnType<typeof warehouseDigest>>;
-const warehouses: TestWarehouse[] = [];
 
 /** The forms tesync follows to the last page, and at what page size (several pages of every paged list). */
 const FOLLOWED: [PageForm, number][] = [
@@ -39,30 +40,20 @@ const REFUSED: [PageForm, RegExp][] = [
 ];
 
 beforeAll(async () => {
-  sim = await startSimulator({ tokens: TOKENS, historyDays: 5, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-  walked = [sim.data.appTokens().find((t) => (sim.data.appCharts(t.slug) ?? []).length > 1 && (sim.data.gatewayCharts(t.slug) ?? []).length > 1)!.slug];
-  const tw = await createTestWarehouse();
-  try {
-    expect((await sync(tw)).status).toBe('succeeded');
-    whole = await warehouseDigest(tw.warehouse);
-  } finally {
-    await tw.cleanup();
-  }
+  walked = [fx.sim.data.appTokens().find((t) => (fx.sim.data.appCharts(t.slug) ?? []).length > 1 && (fx.sim.data.gatewayCharts(t.slug) ?? []).length > 1)!.slug];
+  expect((await sync(fx.tw)).status).toBe('succeeded');
+  whole = await warehouseDigest(fx.warehouse);
   expect(whole['app.tokens']!.rows).toBe(TOKENS);
 });
-afterAll(async () => {
-  await sim?.close();
-  for (const tw of warehouses) await tw.cleanup();
-});
 
-const sync = (tw: TestWarehouse) => syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { tokens: walked });
+const sync = (tw: TestWarehouse) => syncOnce(fx.sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { tokens: walked });
 const q = <T>(tw: TestWarehouse, query: ReturnType<typeof sql>) => tw.warehouse.query<T>(query);
-const requestsTo = (path: string) => sim.requests.filter((r) => r.path.split('?')[0] === path);
+const requestsTo = (path: string) => fx.sim.requests.filter((r) => r.path.split('?')[0] === path);
 const delistedIn = async (tw: TestWarehouse, table: string) => (await q<{ slug: string }>(tw, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
 const stateIn = async (tw: TestWarehouse, source: string, resource: string) =>
   (await q<{ status: string; last_error: string | null; details: { incomplete?: string } | null }>(tw, sql`select status, last_error, details from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
 const serverNow = async (tw: TestWarehouse) => (await q<{ t: string }>(tw, sql`select "sync"."server_clock"()::text as t`))[0]!.t;
-const LISTS = { app: () => sim.data.appTokens().length, gateway: () => sim.data.gatewayTokens().length };
+const LISTS = { app: () => fx.sim.data.appTokens().length, gateway: () => fx.sim.data.gatewayTokens().length };
 
 
 /**
@@ -70,16 +61,15 @@ const LISTS = { app: () => sim.data.appTokens().length, gateway: () => sim.data.
  * them (the first token row known), and `held`, the end of that sync.
  */
 async function holdingTheWholeLists(): Promise<{ tw: TestWarehouse; since: string; held: string }> {
-  const tw = await createTestWarehouse();
-  warehouses.push(tw);
-  sim.setPaging({ pageSize: 0 });
+  const tw = await freshWarehouse();
+  fx.sim.setPaging({ pageSize: 0 });
   expect((await sync(tw)).status).toBe('succeeded');
   expect(await warehouseDigest(tw.warehouse)).toEqual(whole);
   const [first] = await q<{ t: string }>(tw, sql`select max(t)::text as t from (select min(known_from) as t from app.tokens_history union all select min(fetched_at) from app.tokens union all select min(fetched_at) from gateway.tokens) x`);
   return { tw, since: first!.t, held: await serverNow(tw) };
 }
 
-afterAll(() => sim?.setPaging({ pageSize: 0, form: 'metaNext', total: 'exact' }));
+afterAll(() => fx.sim.setPaging({ pageSize: 0, form: 'metaNext', total: 'exact' }));
 
 describe('paging vocabularies', () => {
   it('every vocabulary form of the simulator is in the table, once', () => {
@@ -88,12 +78,12 @@ describe('paging vocabularies', () => {
 
   it.each(FOLLOWED)('%s (pages of %i): followed to the last page, every table as a sync of the whole lists, nothing delisted', async (form, pageSize) => {
     const { tw, since, held } = await holdingTheWholeLists();
-    sim.setPaging({ pageSize, form, total: 'none' });
-    sim.resetRequests();
+    fx.sim.setPaging({ pageSize, form, total: 'none' });
+    fx.sim.resetRequests();
     try {
       expect((await sync(tw)).status).toBe('succeeded');
     } finally {
-      sim.setPaging({ pageSize: 0, total: 'exact' });
+      fx.sim.setPaging({ pageSize: 0, total: 'exact' });
     }
     // Every page of both token lists asked once, each answered (no page asked that does not exist).
     for (const [path, n] of [
@@ -116,14 +106,14 @@ describe('paging vocabularies', () => {
 
   it('a cut list in pages: the removal it implies is confirmed by reading the whole list again, every page of it, and nothing is delisted', async () => {
     const { tw } = await holdingTheWholeLists();
-    sim.setPaging({ pageSize: 2, form: 'pageNumbers', total: 'none' });
-    sim.setLosses({ omitted: ['tokenListCut'] });
-    sim.resetRequests();
+    fx.sim.setPaging({ pageSize: 2, form: 'pageNumbers', total: 'none' });
+    fx.sim.setLosses({ omitted: ['tokenListCut'] });
+    fx.sim.resetRequests();
     try {
       expect((await sync(tw)).status).toBe('succeeded');
     } finally {
-      sim.setPaging({ pageSize: 0, total: 'exact' });
-      sim.setLosses({ omitted: [] });
+      fx.sim.setPaging({ pageSize: 0, total: 'exact' });
+      fx.sim.setLosses({ omitted: [] });
     }
     for (const [path, n] of [
       ['/api/v1/tokens', LISTS.app()],
@@ -142,12 +132,12 @@ describe('paging vocabularies', () => {
     const { tw, since, held } = await holdingTheWholeLists();
     const screenerTables = ['app.screener_rows', 'app.screener_rows_history', 'gateway.screener_rows', 'gateway.screener_rows_history'];
     const before = await warehouseDigest(tw.warehouse);
-    sim.setPaging({ pageSize: 3, form, total: 'none' });
-    sim.resetRequests();
+    fx.sim.setPaging({ pageSize: 3, form, total: 'none' });
+    fx.sim.resetRequests();
     try {
       await sync(tw);
     } finally {
-      sim.setPaging({ pageSize: 0, total: 'exact' });
+      fx.sim.setPaging({ pageSize: 0, total: 'exact' });
     }
     for (const source of ['app', 'gateway']) {
       const s = await stateIn(tw, source, 'tokens');

@@ -4,10 +4,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
+import type { SimOptions, Simulator } from '../../sim/index.ts';
 import { expectAppMirror } from '../helpers/app-mirror.ts';
 import { expectGatewayMirror } from '../helpers/gateway-mirror.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../helpers/services.ts';
+import { freshSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { startRecordingProxy } from '../helpers/recording-proxy.ts';
 
@@ -15,8 +16,6 @@ const appKey = canaryKey('app');
 const gwKey = canaryKey('gw');
 const DATA: SimOptions = { tokens: 6, historyDays: 20, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] };
 
-let sim: Simulator | undefined;
-let tw: TestWarehouse | undefined;
 let other: Server;
 let otherUrl: string;
 let otherHits = 0;
@@ -33,19 +32,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((r) => other.close(r));
 });
-afterEach(async () => {
-  await sim?.close();
-  await tw?.cleanup();
-  sim = undefined;
-  tw = undefined;
+afterEach(() => {
   otherHits = 0;
 });
 
-async function setUp(options: Partial<SimOptions> = {}) {
-  sim = await startSimulator({ ...DATA, ...options });
-  tw = await createTestWarehouse();
-  return { sim, tw };
-}
+/** A simulator with `options` over DATA and a warehouse, the case's own. */
+const setUp = (options: Partial<SimOptions> = {}) => freshSimAndWarehouse({ ...DATA, ...options });
 
 type RequestRow = { path: string; http_status: number | null; attempt: number; error: string | null; bucket: string };
 const requestsOf = (t: TestWarehouse, like: string) =>

@@ -11,8 +11,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_FORMS, PAGED_ROUTES, startSimulator, type PageForm, type Simulator } from '../../../sim/index.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { PAGE_FORMS, PAGED_ROUTES, type PageForm } from '../../../sim/index.ts';
+import type { Warehouse } from '../../../src/store/connection.ts';
+import { freshWarehouse, useSimAndWarehouse, useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
 import { readPageSignals } from '../../../src/engine/fetch/next-page.ts';
@@ -22,8 +24,8 @@ const gatewayKey = canaryKey('gk');
 const log = createTestLogger([appKey, gatewayKey], 'warn');
 const TOKENS = 9;
 
-let sim: Simulator;
-const warehouses: TestWarehouse[] = [];
+// The simulator, and the warehouse of the whole lists each case's warehouse is compared with.
+const fx = useSimAndWarehouse({ tokens: TOKENS, historyDays: 5, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 let whole: Awaited<ReturnType<typeof warehouseDigest>>;
 /**
  * The token whose own resources each sync walks: one with charts on both hosts, whose chart
@@ -34,70 +36,55 @@ let whole: Awaited<ReturnType<typeof warehouseDigest>>;
 let walked: string[];
 
 beforeAll(async () => {
-  sim = await startSimulator({ tokens: TOKENS, historyDays: 5, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-  walked = [sim.data.appTokens().find((t) => (sim.data.appCharts(t.slug) ?? []).length > 1 && (sim.data.gatewayCharts(t.slug) ?? []).length > 1)!.slug];
-  const tw = await fresh();
-  expect((await sync(tw)).status).toBe('succeeded');
-  whole = await warehouseDigest(tw.warehouse);
+  walked = [fx.sim.data.appTokens().find((t) => (fx.sim.data.appCharts(t.slug) ?? []).length > 1 && (fx.sim.data.gatewayCharts(t.slug) ?? []).length > 1)!.slug];
+  expect((await sync(fx.warehouse)).status).toBe('succeeded');
+  whole = await warehouseDigest(fx.warehouse);
   expect(whole['app.tokens']!.rows).toBe(TOKENS);
-  await tw.cleanup();
-  warehouses.splice(warehouses.indexOf(tw), 1);
-});
-afterAll(async () => {
-  await sim?.close();
-  for (const tw of warehouses) await tw.cleanup();
 });
 
-async function fresh(): Promise<TestWarehouse> {
-  const tw = await createTestWarehouse();
-  warehouses.push(tw);
-  return tw;
-}
-const sync = (tw: TestWarehouse) => syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { tokens: walked });
-const q = <T>(tw: TestWarehouse, query: ReturnType<typeof sql>) => tw.warehouse.query<T>(query);
-const requestsTo = (path: string) => sim.requests.filter((r) => r.path.split('?')[0] === path);
-const delistedIn = async (tw: TestWarehouse, table: string) => (await q<{ slug: string }>(tw, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
-const stateIn = async (tw: TestWarehouse, source: string, resource: string) =>
+/** A warehouse of the case's own, dropped when it ends. */
+const fresh = async () => (await freshWarehouse()).warehouse;
+const sync = (w: Warehouse) => syncOnce(fx.sim, w, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { tokens: walked });
+const q = <T>(w: Warehouse, query: ReturnType<typeof sql>) => w.query<T>(query);
+const requestsTo = (path: string) => fx.sim.requests.filter((r) => r.path.split('?')[0] === path);
+const delistedIn = async (w: Warehouse, table: string) => (await q<{ slug: string }>(w, sql.raw(`select slug from ${table} where delisted_at is not null order by slug`))).map((r) => r.slug);
+const stateIn = async (w: Warehouse, source: string, resource: string) =>
   (await q<{ status: string; last_error: string | null; incomplete: string | null }>(
-    tw,
+    w,
     sql`select status, last_error, details->>'incomplete' as incomplete from sync.resource_state where source = ${source} and resource = ${resource}`,
   ))[0];
-const screenerSlugsIn = async (tw: TestWarehouse) =>
-  (await q<{ slug: string }>(tw, sql`select token_slug as slug from app.screener_rows union all select token_slug from gateway.screener_rows`)).map((r) => r.slug);
-const release = async (tw: TestWarehouse) => {
-  await tw.cleanup();
-  const i = warehouses.indexOf(tw);
-  if (i >= 0) warehouses.splice(i, 1);
-};
+const screenerSlugsIn = async (w: Warehouse) =>
+  (await q<{ slug: string }>(w, sql`select token_slug as slug from app.screener_rows union all select token_slug from gateway.screener_rows`)).map((r) => r.slug);
 
 /**
  * A sync at epoch 1 in pages (upstream has dropped one token): exactly that token delisted, by
  * both sources. Returns the lengths of the token lists it read.
  */
-async function expectExactlyDroppedDelisted(tw: TestWarehouse): Promise<{ app: number; gateway: number }> {
-  const gone = sim.data.epochChanges.delistedSlug!;
+async function expectExactlyDroppedDelisted(w: Warehouse): Promise<{ app: number; gateway: number }> {
+  const gone = fx.sim.data.epochChanges.delistedSlug!;
   expect(gone).toBe('cobalt-dex');
-  expect(await screenerSlugsIn(tw)).toContain(gone);
-  expect(await delistedIn(tw, 'app.tokens')).toEqual([]);
-  sim.setEpoch(1);
-  const lengths = { app: sim.data.appTokens().length, gateway: sim.data.gatewayTokens().length };
+  expect(await screenerSlugsIn(w)).toContain(gone);
+  expect(await delistedIn(w, 'app.tokens')).toEqual([]);
+  fx.sim.setEpoch(1);
+  const lengths = { app: fx.sim.data.appTokens().length, gateway: fx.sim.data.gatewayTokens().length };
   try {
-    expect((await sync(tw)).status).toBe('succeeded');
+    expect((await sync(w)).status).toBe('succeeded');
   } finally {
-    sim.setEpoch(0);
+    fx.sim.setEpoch(0);
   }
-  expect(await delistedIn(tw, 'app.tokens')).toEqual([gone]);
-  expect(await delistedIn(tw, 'gateway.tokens')).toEqual([gone]);
+  expect(await delistedIn(w, 'app.tokens')).toEqual([gone]);
+  expect(await delistedIn(w, 'gateway.tokens')).toEqual([gone]);
   for (const source of ['app', 'gateway']) {
-    expect((await stateIn(tw, source, 'tokens'))?.status, source).toBe('ok');
-    expect((await stateIn(tw, source, 'screener'))?.status, source).toBe('ok');
+    expect((await stateIn(w, source, 'tokens'))?.status, source).toBe('ok');
+    expect((await stateIn(w, source, 'screener'))?.status, source).toBe('ok');
   }
-  expect(await screenerSlugsIn(tw)).not.toContain(gone);
+  expect(await screenerSlugsIn(w)).not.toContain(gone);
   return lengths;
 }
 
-/** The warehouses synced at page size 1, one per form, kept for the epoch that delists. */
-const atSizeOne = new Map<PageForm, TestWarehouse>();
+/** The warehouses synced at page size 1, one per form, kept for the epoch that delists (`synced`: those the sync filled). */
+const atSizeOne = new Map(PAGE_FORMS.map((form) => [form, useTestWarehouse()]));
+const synced = new Set<PageForm>();
 
 describe('a list in pages is read whole', () => {
   const sizes: [number, PageForm][] = [...PAGE_FORMS.flatMap((form): [number, PageForm][] => [[1, form], [7, form]]), [TOKENS + 1, 'linkHeader']];
@@ -105,14 +92,14 @@ describe('a list in pages is read whole', () => {
     const places: Record<string, string[]> = {};
     try {
       for (const form of PAGE_FORMS) {
-        sim.setPaging({ pageSize: 1, form });
-        const res = await fetch(`${sim.url}/api/v1/tokens`);
+        fx.sim.setPaging({ pageSize: 1, form });
+        const res = await fetch(`${fx.sim.url}/api/v1/tokens`);
         const signals = readPageSignals(await res.json(), Object.fromEntries(res.headers));
         places[form] = signals.nexts.map((n) => n.where);
         expect(signals.more, form).toBe(form === 'topCursor');
       }
     } finally {
-      sim.setPaging({ pageSize: 0 });
+      fx.sim.setPaging({ pageSize: 0 });
     }
     expect(places).toEqual({
       metaNext: ['meta.next'],
@@ -124,124 +111,109 @@ describe('a list in pages is read whole', () => {
     });
   });
   it.each(sizes)('page size %i, %s: every table as a sync of the whole lists, row for row', async (pageSize, form) => {
-    const tw = await fresh();
-    let keep = false;
+    const w = pageSize === 1 ? atSizeOne.get(form)! : await fresh();
+    fx.sim.setPaging({ pageSize, form });
+    fx.sim.resetRequests();
     try {
-      sim.setPaging({ pageSize, form });
-      sim.resetRequests();
-      try {
-        expect((await sync(tw)).status).toBe('succeeded');
-      } finally {
-        sim.setPaging({ pageSize: 0 });
-      }
-      // Every page was asked, each once, and each page is a request of its own on the budget.
-      const pagesOf = (n: number) => Math.max(1, Math.ceil(n / pageSize));
-      const lists = { '/api/v1/tokens': sim.data.appTokens().length, '/v1/tokens': sim.data.gatewayTokens().length, '/api/v1/screener': sim.data.appScreenerRows().length };
-      for (const [path, n] of Object.entries(lists)) expect(requestsTo(path).map((r) => r.status), path).toEqual(Array(pagesOf(n)).fill(200));
-      const [requests] = await q<{ n: string }>(tw, sql`select count(*)::text as n from sync.requests where path like '/api/v1/tokens%' and path not like '/api/v1/tokens/%'`);
-      expect(Number(requests!.n)).toBe(pagesOf(lists['/api/v1/tokens']));
-      // Every page's body archived.
-      const [bodies] = await q<{ n: string }>(tw, sql`select count(distinct path)::text as n from sync.raw_responses where path like '/v1/screener%' and status = 'ok'`);
-      expect(Number(bodies!.n)).toBe(pagesOf(sim.data.gatewayScreenerRows().length));
-      expect(await warehouseDigest(tw.warehouse)).toEqual(whole);
-      // Each row links to the page it was read from: the archived body that carries it.
-      for (const [table, key, field] of [
-        ['app.tokens', 'slug', 'slug'],
-        ['gateway.tokens', 'slug', 'slug'],
-        ['gateway.screener_rows', 'token_slug', 'slug'],
-      ] as const) {
-        const links = await q<{ key: string; carried: boolean }>(
-          tw,
-          sql.raw(`select t.${key} as key, coalesce(r.body->'data' @> jsonb_build_array(jsonb_build_object('${field}', t.${key})), false) as carried from ${table} t left join sync.raw_responses r on r.id = t.raw_response_id`),
-        );
-        expect(links.filter((l) => !l.carried).map((l) => l.key), table).toEqual([]);
-      }
-      keep = pageSize === 1;
-      if (keep) atSizeOne.set(form, tw);
+      expect((await sync(w)).status).toBe('succeeded');
     } finally {
-      if (!keep) await release(tw);
+      fx.sim.setPaging({ pageSize: 0 });
     }
+    // Every page was asked, each once, and each page is a request of its own on the budget.
+    const pagesOf = (n: number) => Math.max(1, Math.ceil(n / pageSize));
+    const lists = { '/api/v1/tokens': fx.sim.data.appTokens().length, '/v1/tokens': fx.sim.data.gatewayTokens().length, '/api/v1/screener': fx.sim.data.appScreenerRows().length };
+    for (const [path, n] of Object.entries(lists)) expect(requestsTo(path).map((r) => r.status), path).toEqual(Array(pagesOf(n)).fill(200));
+    const [requests] = await q<{ n: string }>(w, sql`select count(*)::text as n from sync.requests where path like '/api/v1/tokens%' and path not like '/api/v1/tokens/%'`);
+    expect(Number(requests!.n)).toBe(pagesOf(lists['/api/v1/tokens']));
+    // Every page's body archived.
+    const [bodies] = await q<{ n: string }>(w, sql`select count(distinct path)::text as n from sync.raw_responses where path like '/v1/screener%' and status = 'ok'`);
+    expect(Number(bodies!.n)).toBe(pagesOf(fx.sim.data.gatewayScreenerRows().length));
+    expect(await warehouseDigest(w)).toEqual(whole);
+    // Each row links to the page it was read from: the archived body that carries it.
+    for (const [table, key, field] of [
+      ['app.tokens', 'slug', 'slug'],
+      ['gateway.tokens', 'slug', 'slug'],
+      ['gateway.screener_rows', 'token_slug', 'slug'],
+    ] as const) {
+      const links = await q<{ key: string; carried: boolean }>(
+        w,
+        sql.raw(`select t.${key} as key, coalesce(r.body->'data' @> jsonb_build_array(jsonb_build_object('${field}', t.${key})), false) as carried from ${table} t left join sync.raw_responses r on r.id = t.raw_response_id`),
+      );
+      expect(links.filter((l) => !l.carried).map((l) => l.key), table).toEqual([]);
+    }
+    if (pageSize === 1) synced.add(form);
   });
 
   it('pages that carry no total: the list complete when the last page names no next one, written whole, and it delists', async () => {
-    const tw = await fresh();
+    const w = await fresh();
     try {
-      sim.setPaging({ pageSize: 4, form: 'linkHeader', total: 'none' });
-      sim.resetRequests();
-      expect((await sync(tw)).status).toBe('succeeded');
+      fx.sim.setPaging({ pageSize: 4, form: 'linkHeader', total: 'none' });
+      fx.sim.resetRequests();
+      expect((await sync(w)).status).toBe('succeeded');
       // Nothing but the Link header and each page's own count said anything of the list.
       const [first] = await q<{ meta: Record<string, unknown>; top: string[] }>(
-        tw,
+        w,
         sql`select body->'meta' as meta, array(select jsonb_object_keys(body) order by 1) as top from sync.raw_responses where path = '/api/v1/tokens' order by id limit 1`,
       );
       expect(first!.meta).not.toHaveProperty('total');
       expect(first!.top).toEqual(['data', 'meta']);
-      expect(requestsTo('/api/v1/tokens')).toHaveLength(Math.ceil(sim.data.appTokens().length / 4));
-      expect(await warehouseDigest(tw.warehouse)).toEqual(whole);
-      for (const source of ['app', 'gateway']) for (const resource of ['tokens', 'screener']) expect((await stateIn(tw, source, resource))?.status, `${source} ${resource}`).toBe('ok');
-      await expectExactlyDroppedDelisted(tw);
+      expect(requestsTo('/api/v1/tokens')).toHaveLength(Math.ceil(fx.sim.data.appTokens().length / 4));
+      expect(await warehouseDigest(w)).toEqual(whole);
+      for (const source of ['app', 'gateway']) for (const resource of ['tokens', 'screener']) expect((await stateIn(w, source, resource))?.status, `${source} ${resource}`).toBe('ok');
+      await expectExactlyDroppedDelisted(w);
     } finally {
-      sim.setPaging({ pageSize: 0, total: 'exact' });
-      await release(tw);
+      fx.sim.setPaging({ pageSize: 0, total: 'exact' });
     }
   });
 });
 
 describe('a complete list in pages delists exactly the token upstream dropped, in every form', () => {
   afterAll(async () => {
-    sim.setPaging({ pageSize: 0, form: 'metaNext', total: 'exact', loop: false });
-    sim.setEpoch(0);
-    for (const tw of atSizeOne.values()) if (warehouses.includes(tw)) await release(tw);
-    atSizeOne.clear();
+    fx.sim.setPaging({ pageSize: 0, form: 'metaNext', total: 'exact', loop: false });
+    fx.sim.setEpoch(0);
   });
 
   it.each(PAGE_FORMS)('complete pages, %s at page size 1: exactly the dropped token delisted, its screener rows gone', async (form) => {
-    sim.setPaging({ pageSize: 1, form, total: 'exact', loop: false });
+    fx.sim.setPaging({ pageSize: 1, form, total: 'exact', loop: false });
     // The warehouse the row-for-row test synced in this form at page size 1 (a fresh one when run alone).
-    let tw = atSizeOne.get(form);
-    if (!tw) {
-      tw = await fresh();
-      expect((await sync(tw)).status).toBe('succeeded');
+    let w: Warehouse | undefined = synced.has(form) ? atSizeOne.get(form) : undefined;
+    if (!w) {
+      w = await fresh();
+      expect((await sync(w)).status).toBe('succeeded');
     }
-    try {
-      sim.resetRequests();
-      const lengths = await expectExactlyDroppedDelisted(tw);
-      // Read in pages of one: every page of both token lists asked, once each.
-      expect(lengths.app).toBe(TOKENS - 1);
-      expect(requestsTo('/api/v1/tokens').map((r) => r.status)).toEqual(Array(lengths.app).fill(200));
-      expect(requestsTo('/v1/tokens').map((r) => r.status)).toEqual(Array(lengths.gateway).fill(200));
-    } finally {
-      atSizeOne.delete(form);
-      await release(tw);
-    }
+    fx.sim.resetRequests();
+    const lengths = await expectExactlyDroppedDelisted(w);
+    // Read in pages of one: every page of both token lists asked, once each.
+    expect(lengths.app).toBe(TOKENS - 1);
+    expect(requestsTo('/api/v1/tokens').map((r) => r.status)).toEqual(Array(lengths.app).fill(200));
+    expect(requestsTo('/v1/tokens').map((r) => r.status)).toEqual(Array(lengths.gateway).fill(200));
   });
 });
 
 describe('a list that is not whole is refused and delists nothing', () => {
-  let tw: TestWarehouse;
-  const delisted = (table: string) => delistedIn(tw, table);
-  const state = (source: string, resource: string) => stateIn(tw, source, resource);
+  const w = useTestWarehouse();
+  const delisted = (table: string) => delistedIn(w, table);
+  const state = (source: string, resource: string) => stateIn(w, source, resource);
 
-  const invalidBodies = async () => q<{ id: number; path: string }>(tw, sql`select id, path from sync.raw_responses where status = 'invalid' order by id`);
-  const screenerSlugs = () => screenerSlugsIn(tw);
+  const invalidBodies = async () => q<{ id: number; path: string }>(w, sql`select id, path from sync.raw_responses where status = 'invalid' order by id`);
+  const screenerSlugs = () => screenerSlugsIn(w);
 
   beforeAll(async () => {
-    tw = await fresh();
-    sim.setEpoch(0);
-    sim.setPaging({ pageSize: 4, form: 'cursor', total: 'exact', loop: false });
-    expect((await sync(tw)).status).toBe('succeeded');
+    fx.sim.setEpoch(0);
+    fx.sim.setPaging({ pageSize: 4, form: 'cursor', total: 'exact', loop: false });
+    expect((await sync(w)).status).toBe('succeeded');
     // Upstream drops one token: a complete list would delist it.
-    sim.setEpoch(1);
+    fx.sim.setEpoch(1);
   });
   afterAll(() => {
-    sim.setPaging({ pageSize: 0, total: 'exact', loop: false, form: 'metaNext' });
-    sim.setEpoch(0);
+    fx.sim.setPaging({ pageSize: 0, total: 'exact', loop: false, form: 'metaNext' });
+    fx.sim.setEpoch(0);
   });
 
   it('a meta.total larger than the pages hold: the token lists partial, the sign named, nothing delisted, no page kept invalid', async () => {
-    sim.setPaging({ total: 'larger', loop: false, form: 'metaNext' });
+    fx.sim.setPaging({ total: 'larger', loop: false, form: 'metaNext' });
     const keptBefore = (await invalidBodies()).length;
-    await sync(tw);
+    await sync(w);
     for (const source of ['app', 'gateway']) {
       const s = await state(source, 'tokens');
       expect(s?.status, source).toBe('partial');
@@ -253,10 +225,10 @@ describe('a list that is not whole is refused and delists nothing', () => {
   });
 
   it.each([['a next link that loops', { loop: true, form: 'linksNext' }, /loop/]] as const)('%s: the token lists invalid, every page kept, nothing delisted', async (_what, paging, reason) => {
-    sim.setPaging({ total: 'exact', ...paging });
-    const before = await warehouseDigest(tw.warehouse);
+    fx.sim.setPaging({ total: 'exact', ...paging });
+    const before = await warehouseDigest(w);
     const keptBefore = await invalidBodies();
-    await sync(tw);
+    await sync(w);
     for (const source of ['app', 'gateway']) {
       const s = await state(source, 'tokens');
       expect(s?.status, source).toBe('invalid');
@@ -265,12 +237,12 @@ describe('a list that is not whole is refused and delists nothing', () => {
     expect(await delisted('app.tokens')).toEqual([]);
     expect(await delisted('gateway.tokens')).toEqual([]);
     // Nothing written from a refused list: the tokens and their history as they were.
-    const after = await warehouseDigest(tw.warehouse);
+    const after = await warehouseDigest(w);
     for (const t of ['app.tokens', 'gateway.tokens', 'app.tokens_history', 'gateway.tokens_history']) expect(after[t], t).toEqual(before[t]);
     // Every page's body kept as the answer that was refused: all of both lists' pages.
     const seen = new Set(keptBefore.map((b) => b.id));
     const kept = (await invalidBodies()).filter((b) => !seen.has(b.id) && /^\/(api\/)?v1\/tokens(\?|$)/.test(b.path)).map((b) => b.path);
-    expect(kept.length).toBeGreaterThanOrEqual(Math.ceil(sim.data.appTokens().length / 4) + Math.ceil(sim.data.gatewayTokens().length / 4));
+    expect(kept.length).toBeGreaterThanOrEqual(Math.ceil(fx.sim.data.appTokens().length / 4) + Math.ceil(fx.sim.data.gatewayTokens().length / 4));
     expect(kept).toContain('/api/v1/tokens');
     expect(kept).toContain('/v1/tokens?page=2');
   });
@@ -283,18 +255,18 @@ describe('a list that is not whole is refused and delists nothing', () => {
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     const port = (other.address() as AddressInfo).port;
-    sim.setPaging({ pageSize: 0, loop: false, total: 'exact' });
+    fx.sim.setPaging({ pageSize: 0, loop: false, total: 'exact' });
     try {
       for (const link of [`http://127.0.0.1:${port}/v1/tokens?page=2`, '/v1/screener?page=2', '/v1/internal/tokens?page=2', '//127.0.0.1:1/v1/tokens?page=2']) {
-        sim.resetRequests();
-        sim.script('/v1/tokens', [{ status: 200, headers: { Link: `<${link}>; rel="next"` } }]);
-        await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+        fx.sim.resetRequests();
+        fx.sim.script('/v1/tokens', [{ status: 200, headers: { Link: `<${link}>; rel="next"` } }]);
+        await syncOnce(fx.sim, w, log.logger, { gatewayKey }, ['gateway']);
         const s = await state('gateway', 'tokens');
         expect(s?.status, link).toBe('invalid');
         expect(s?.last_error, link).toMatch(/not followed/);
         // The walk goes on below the refused list (planned from the stored one), but the link
         // itself is never requested.
-        expect(sim.requests.map((r) => r.path).filter((p) => p.includes('page=2') || p.includes('/internal/')), link).toEqual([]);
+        expect(fx.sim.requests.map((r) => r.path).filter((p) => p.includes('page=2') || p.includes('/internal/')), link).toEqual([]);
       }
     } finally {
       await new Promise((resolve) => other.close(resolve));
@@ -305,13 +277,13 @@ describe('a list that is not whole is refused and delists nothing', () => {
   });
 
   it('a page that is not understood refuses the whole list, the pages before it kept too', async () => {
-    sim.setPaging({ pageSize: 4, form: 'metaNext', loop: false, total: 'exact' });
+    fx.sim.setPaging({ pageSize: 4, form: 'metaNext', loop: false, total: 'exact' });
     const before = new Set((await invalidBodies()).map((b) => b.id));
-    sim.script('/v1/tokens?page=2', [{ status: 200, body: '{"data":{"not":"a list"},"meta":{"count":1}}' }]);
+    fx.sim.script('/v1/tokens?page=2', [{ status: 200, body: '{"data":{"not":"a list"},"meta":{"count":1}}' }]);
     try {
-      await syncOnce(sim, tw.warehouse, log.logger, { gatewayKey }, ['gateway']);
+      await syncOnce(fx.sim, w, log.logger, { gatewayKey }, ['gateway']);
     } finally {
-      sim.setPaging({ pageSize: 0 });
+      fx.sim.setPaging({ pageSize: 0 });
     }
     expect((await state('gateway', 'tokens'))?.status).toBe('invalid');
     const kept = (await invalidBodies()).filter((b) => !before.has(b.id)).map((b) => b.path);
@@ -320,25 +292,25 @@ describe('a list that is not whole is refused and delists nothing', () => {
   });
 
   it('a screener whose next link loops is refused and removes no row, while the whole token lists delist', async () => {
-    const gone = sim.data.epochChanges.delistedSlug!;
+    const gone = fx.sim.data.epochChanges.delistedSlug!;
     expect(gone).toBe('cobalt-dex');
-    sim.setPaging({ pageSize: 4, routes: ['app.screener', 'gateway.screener'], loop: true, total: 'exact', form: 'cursor' });
+    fx.sim.setPaging({ pageSize: 4, routes: ['app.screener', 'gateway.screener'], loop: true, total: 'exact', form: 'cursor' });
     try {
       expect(await screenerSlugs()).toContain(gone);
-      await sync(tw);
+      await sync(w);
       expect(await delisted('app.tokens')).toEqual([gone]);
       expect(await delisted('gateway.tokens')).toEqual([gone]);
       for (const source of ['app', 'gateway']) expect((await state(source, 'screener'))?.status, source).toBe('invalid');
       expect(await screenerSlugs()).toContain(gone);
     } finally {
-      sim.setPaging({ routes: [...PAGED_ROUTES], loop: false });
+      fx.sim.setPaging({ routes: [...PAGED_ROUTES], loop: false });
     }
   });
 
   it('complete pages after the refused ones: exactly the dropped token delisted, its screener rows gone', async () => {
-    sim.setPaging({ pageSize: 1, form: 'linkHeader', total: 'exact', loop: false });
-    expect((await sync(tw)).status).toBe('succeeded');
-    const gone = sim.data.epochChanges.delistedSlug!;
+    fx.sim.setPaging({ pageSize: 1, form: 'linkHeader', total: 'exact', loop: false });
+    expect((await sync(w)).status).toBe('succeeded');
+    const gone = fx.sim.data.epochChanges.delistedSlug!;
     expect(await delisted('app.tokens')).toEqual([gone]);
     expect(await delisted('gateway.tokens')).toEqual([gone]);
     for (const source of ['app', 'gateway']) {

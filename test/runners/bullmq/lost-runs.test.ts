@@ -6,13 +6,14 @@
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type SimOptions, type Simulator } from '../../../sim/index.ts';
+import type { SimOptions, Simulator } from '../../../sim/index.ts';
 import { runFate } from '../../../src/runners/bullmq/lost-runs.ts';
 import { LOST_RUN_ERROR } from '../../../src/store/books/runs.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { patience } from '../../helpers/patience.ts';
 import { backendEnv, loseQueueState, QUEUE_BACKENDS, removeQueueState, type QueueBackendKind, type QueuePlace } from '../../helpers/queue-backends.ts';
-import { canaryKey, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
+import { freshSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 import { queueWalk } from '../../helpers/queue-walk.ts';
 import { commandEnv } from '../../helpers/sync.ts';
@@ -44,6 +45,7 @@ const SIM: SimOptions = {
 // Longer than any case runs: a request held this long is never answered while a case watches it.
 const HOLD_MS = 600_000;
 
+// The workers and the queues of a case: gone before its simulator and warehouse (which go when it ends).
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -51,11 +53,10 @@ afterEach(async () => {
 
 async function setup(backend: QueueBackendKind): Promise<{ sim: Simulator; tw: TestWarehouse; env: Record<string, string>; place: QueuePlace; workers: WorkerProcess[] }> {
   const redisUrl = await redisServerUrl();
-  const sim = await startSimulator(SIM);
-  const tw = await createTestWarehouse();
+  const { sim, tw } = await freshSimAndWarehouse(SIM);
   const place: QueuePlace = { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix: uniqueName('tesync_lost') };
   const workers: WorkerProcess[] = [];
-  cleanups.push(() => sim.close(), () => tw.cleanup(), () => removeQueueState(place), () => killAll(workers));
+  cleanups.push(() => removeQueueState(place), () => killAll(workers));
   const env = {
     ...commandEnv(sim, { appKey, gatewayKey: gwKey }, tw.databaseUrl),
     ...backendEnv(place),

@@ -9,13 +9,13 @@
 // from this process (test/helpers/queue-walk.ts): what they look at is what the workers do.
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RecordedRequest, type SimOptions, type Simulator } from '../../../sim/index.ts';
+import type { RecordedRequest, SimOptions, Simulator } from '../../../sim/index.ts';
 import { expectAppMirror } from '../../helpers/app-mirror.ts';
 import { startCli, type CliProcess } from '../../helpers/cli.ts';
 import { expectGatewayMirror } from '../../helpers/gateway-mirror.ts';
 import { patience } from '../../helpers/patience.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
-import { syncOnce } from '../../helpers/sync.ts';
+import { freshSimAndWarehouse, useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, redisServerUrl, uniqueName, type TestWarehouse } from '../../helpers/services.ts';
 import { warehouseDigest } from '../../helpers/warehouse-compare.ts';
 import { killAll, SCHEDULES_OFF, startWorker, waitFor, type WorkerProcess } from '../../helpers/workers.ts';
 import { queueWalk, runEnded, type RunEnd } from '../../helpers/queue-walk.ts';
@@ -68,39 +68,32 @@ type RunOutcome = RunEnd;
 let redisUrl: string;
 let reference: Awaited<ReturnType<typeof warehouseDigest>>;
 const scenarios: Scenario[] = [];
+// What the in-process runner writes from the same data, unlimited: the expected warehouse.
+const expected = useSimAndWarehouse(DATA);
 
 beforeAll(async () => {
   redisUrl = await redisServerUrl();
-  // What the in-process runner writes from the same data, unlimited: the expected warehouse.
-  const sim = await startSimulator(DATA);
-  const tw = await createTestWarehouse();
-  try {
-    const run = await syncOnce(sim, tw.warehouse, createTestLogger([appKey, gwKey], 'warn').logger, { appKey, gatewayKey: gwKey }, ['app', 'gateway']);
-    expect(run.status).toBe('succeeded');
-    reference = await warehouseDigest(tw.warehouse);
-  } finally {
-    await sim.close();
-    await tw.cleanup();
-  }
+  const run = await expected.sync(createTestLogger([appKey, gwKey], 'warn').logger, { appKey, gatewayKey: gwKey }, ['app', 'gateway']);
+  expect(run.status).toBe('succeeded');
+  reference = await warehouseDigest(expected.warehouse);
 });
 
+// A scenario's processes and queues; its simulator and warehouse go when its case ends.
 afterEach(async () => {
   for (const s of scenarios.splice(0)) {
     s.over.abort();
     for (const w of s.walks) w.child.kill('SIGKILL');
     await Promise.all(s.walks.map((w) => w.exited));
     await killAll(s.workers);
-    await s.sim.close();
     await removeQueueState(s.place);
-    await s.tw.cleanup();
   }
 });
 
 async function scenario(backend: QueueBackendKind, sim: Partial<SimOptions> = {}, env: Record<string, string> = {}): Promise<Scenario> {
   const prefix = uniqueName('tesync_worker');
-  const tw = await createTestWarehouse();
+  const { sim: started, tw } = await freshSimAndWarehouse({ ...DATA, rateLimits: TIGHT, latencyMs: [5, 40], ...sim });
   const s: Scenario = {
-    sim: await startSimulator({ ...DATA, rateLimits: TIGHT, latencyMs: [5, 40], ...sim }),
+    sim: started,
     tw,
     place: { backend, redisUrl, databaseUrl: tw.databaseUrl, prefix },
     prefix,
