@@ -14,7 +14,8 @@ import { runCli, type CliResult } from '../helpers/cli.ts';
 import { acquireEmbeddedServer, type EmbeddedServer } from '../../src/store/server/embedded-server.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { useSimulator, useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName } from '../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../helpers/workers.ts';
 
 /** Every table of the warehouse: its row count and a hash of every row, history tables and sync.* included. */
@@ -50,34 +51,31 @@ const rowsOf = (s: Record<string, string>, table: string) => Number(s[table]?.sp
 const serverNow = async (databaseUrl: string) => (await query<{ t: number }>(databaseUrl, 'select extract(epoch from clock_timestamp())::float8 as t'))[0]!.t;
 
 describe('a warehouse bound to its upstream', () => {
-  let simA: Simulator;
-  let simB: Simulator;
-  let db: TestDatabase;
   let cwd: string;
   let redisUrl: string;
   const prefix = uniqueName('tesync_bind');
   const appKey = canaryKey('app');
   const gwKey = canaryKey('gw');
+  // Two upstreams of the same shape, told apart by their data (their seeds).
+  const sim = (seed: number) => useSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
+  const [a, b] = [sim(41), sim(42)];
+  const db = useTestDatabase({ migrated: true });
   let envA: Record<string, string>;
   let envB: Record<string, string>;
   let first: CliResult;
   let before: Record<string, string>;
 
   beforeAll(async () => {
-    const sim = (seed: number) =>
-      startSimulator({ tokens: 3, historyDays: 5, chartsPerToken: 1, seed, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gwKey] });
-    [simA, simB, db, redisUrl] = await Promise.all([sim(41), sim(42), createTestDatabase({ migrated: true }), redisServerUrl()]);
+    redisUrl = await redisServerUrl();
     cwd = await mkdtemp(path.join(tmpdir(), 'tesync-bind-'));
     const common = { TE_APP_API_KEY: appKey, TE_GATEWAY_API_KEY: gwKey, DATABASE_URL: db.databaseUrl, REDIS_URL: redisUrl, TE_QUEUE_PREFIX: prefix, TE_METRICS_PORT: '0' };
-    envA = { ...common, TE_APP_URL: simA.url, TE_GATEWAY_URL: simA.url };
-    envB = { ...common, TE_APP_URL: simB.url, TE_GATEWAY_URL: `${simB.url}/` };
+    envA = { ...common, TE_APP_URL: a.sim.url, TE_GATEWAY_URL: a.sim.url };
+    envB = { ...common, TE_APP_URL: b.sim.url, TE_GATEWAY_URL: `${b.sim.url}/` };
     first = await runCli(['sync', '--json'], envA, { cwd });
     before = await snapshot(db.databaseUrl);
   }, patience(60_000));
   afterAll(async () => {
     await deleteRedisKeys(redisUrl, prefix).catch(() => 0);
-    await Promise.all([simA?.close(), simB?.close()]);
-    await db?.drop();
     if (cwd) await rm(cwd, { recursive: true, force: true });
   });
 
@@ -92,10 +90,10 @@ describe('a warehouse bound to its upstream', () => {
       db.databaseUrl,
       'select source, upstream, scheme, host, port, path, event, command from sync.upstream_bindings order by source',
     );
-    const port = Number(new URL(simA.url).port);
+    const port = Number(new URL(a.sim.url).port);
     expect(bindings).toEqual([
-      { source: 'app', upstream: simA.url, scheme: 'http', host: '127.0.0.1', port, path: '', event: 'bound', command: 'sync' },
-      { source: 'gateway', upstream: simA.url, scheme: 'http', host: '127.0.0.1', port, path: '', event: 'bound', command: 'sync' },
+      { source: 'app', upstream: a.sim.url, scheme: 'http', host: '127.0.0.1', port, path: '', event: 'bound', command: 'sync' },
+      { source: 'gateway', upstream: a.sim.url, scheme: 'http', host: '127.0.0.1', port, path: '', event: 'bound', command: 'sync' },
     ]);
     // The snapshot below covers real data: runs, requests, bodies, rows and versions.
     for (const t of ['sync.runs', 'sync.requests', 'sync.raw_responses', 'app.tokens', 'gateway.tokens']) expect(rowsOf(before, t), t).toBeGreaterThan(0);
@@ -107,8 +105,8 @@ describe('a warehouse bound to its upstream', () => {
     const r = await runCli(['sync'], envB, { cwd });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/^tesync: configuration error: this warehouse \(Postgres at 127\.0\.0\.1:\d+\/tesync_test_\w+\) mirrors another upstream/);
-    expect(r.stderr).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
-    expect(r.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    expect(r.stderr).toContain(`app is bound to ${a.sim.url}, TE_APP_URL is ${b.sim.url}`);
+    expect(r.stderr).toContain(`gateway is bound to ${a.sim.url}, TE_GATEWAY_URL is ${b.sim.url}`);
     expect(r.stderr).toContain('--force');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stdout).toBe('');
@@ -118,9 +116,9 @@ describe('a warehouse bound to its upstream', () => {
 
   it.concurrent('only the sources a sync walks are checked', async () => {
     // A sync of the gateway alone is checked on the gateway alone.
-    const r = await runCli(['sync', '--source', 'gateway'], { ...envB, TE_APP_URL: simA.url }, { cwd });
+    const r = await runCli(['sync', '--source', 'gateway'], { ...envB, TE_APP_URL: a.sim.url }, { cwd });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    expect(r.stderr).toContain(`gateway is bound to ${a.sim.url}, TE_GATEWAY_URL is ${b.sim.url}`);
     expect(r.stderr).not.toContain('app is bound');
     await unchanged();
   });
@@ -129,7 +127,7 @@ describe('a warehouse bound to its upstream', () => {
     const r = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { cwd, timeoutMs: 60_000 });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain("mirrors another upstream than tesync demo's bundled simulator");
-    expect(r.stderr).toContain(`app is bound to ${simA.url}; gateway is bound to ${simA.url}`);
+    expect(r.stderr).toContain(`app is bound to ${a.sim.url}; gateway is bound to ${a.sim.url}`);
     expect(r.stderr).toContain('unset DATABASE_URL');
     expect(r.stdout).toBe('');
     await unchanged();
@@ -140,11 +138,11 @@ describe('a warehouse bound to its upstream', () => {
     await deleteRedisKeys(redisUrl, prefix);
     const enqueue = await runCli(['enqueue'], envB, { cwd });
     expect(enqueue.code, enqueue.stderr).toBe(2);
-    expect(enqueue.stderr).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+    expect(enqueue.stderr).toContain(`app is bound to ${a.sim.url}, TE_APP_URL is ${b.sim.url}`);
     expect(await deleteRedisKeys(redisUrl, prefix)).toBe(0);
     const worker = await runCli(['worker'], envB, { cwd });
     expect(worker.code, worker.stderr).toBe(2);
-    expect(worker.stderr).toContain(`gateway is bound to ${simA.url}, TE_GATEWAY_URL is ${simB.url}`);
+    expect(worker.stderr).toContain(`gateway is bound to ${a.sim.url}, TE_GATEWAY_URL is ${b.sim.url}`);
     noSecrets(worker);
     await unchanged();
   });
@@ -154,12 +152,12 @@ describe('a warehouse bound to its upstream', () => {
     const r = await runCli(['sync', '--force', '--json'], envB, { cwd });
     const to = await serverNow(db.databaseUrl);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`rebound the app source of this warehouse (--force): from ${simA.url} to ${simB.url}`);
-    await expectReboundAToB(db.databaseUrl, simA.url, simB.url, { from, to });
+    expect(r.stderr).toContain(`rebound the app source of this warehouse (--force): from ${a.sim.url} to ${b.sim.url}`);
+    await expectReboundAToB(db.databaseUrl, a.sim.url, b.sim.url, { from, to });
     // Bound to B now: A is the other upstream.
     const back = await runCli(['sync'], envA, { cwd });
     expect(back.code).toBe(2);
-    expect(back.stderr).toContain(`app is bound to ${simB.url}, TE_APP_URL is ${simA.url}`);
+    expect(back.stderr).toContain(`app is bound to ${b.sim.url}, TE_APP_URL is ${a.sim.url}`);
   });
 
   it('a worker started for B refuses walks once another process rebinds the warehouse to A', async () => {
@@ -172,11 +170,11 @@ describe('a warehouse bound to its upstream', () => {
       expect(enqueue.code, enqueue.stderr).toBe(1);
       const runId = /the walk of run ([0-9a-f-]{36}) failed before it started: .*app is bound to/.exec(enqueue.stderr)?.[1];
       expect(runId, enqueue.stderr).toBeDefined();
-      expect(enqueue.stderr).toContain(`TE_APP_URL is ${simB.url}`);
+      expect(enqueue.stderr).toContain(`TE_APP_URL is ${b.sim.url}`);
       noSecrets(enqueue);
       const refused = worker.lines().find((l) => l.msg.startsWith('walk refused'));
       expect(refused, worker.stderr()).toBeDefined();
-      expect(String(refused!.reason)).toContain(`app is bound to ${simA.url}, TE_APP_URL is ${simB.url}`);
+      expect(String(refused!.reason)).toContain(`app is bound to ${a.sim.url}, TE_APP_URL is ${b.sim.url}`);
       expect(await query(db.databaseUrl, `select id from sync.runs where id = '${runId}'`)).toEqual([]);
       worker.child.kill('SIGTERM');
       expect((await worker.exited).code).toBe(0);
@@ -194,7 +192,7 @@ describe('a warehouse bound to its upstream', () => {
     await unchanged();
     const sync = await runCli(['sync', '--source', 'app'], envB, { cwd });
     expect(sync.code, sync.stderr).toBe(0);
-    expect(await query(db.databaseUrl, 'select source, upstream, event from sync.upstream_bindings')).toEqual([{ source: 'app', upstream: simB.url, event: 'adopted' }]);
+    expect(await query(db.databaseUrl, 'select source, upstream, event from sync.upstream_bindings')).toEqual([{ source: 'app', upstream: b.sim.url, event: 'adopted' }]);
   });
 
   it('`tesync demo --force` rebinds it to the simulator, which then is one upstream whatever its port', async () => {
@@ -211,7 +209,7 @@ describe('a warehouse bound to its upstream', () => {
       `select source, event, from_upstream, command from sync.upstream_binding_log where to_upstream = 'simulator' order by id`,
     );
     expect(log).toEqual([
-      { source: 'app', event: 'rebound', from_upstream: simB.url, command: 'demo' },
+      { source: 'app', event: 'rebound', from_upstream: b.sim.url, command: 'demo' },
       { source: 'gateway', event: 'rebound', from_upstream: null, command: 'demo' },
     ]);
     // Another demo runs its simulator on another port: the same upstream.

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { judgeBindings, judgeSchema } from '../../src/cli/check-database.ts';
 import { judgeAppKey, judgeGateway, judgeTokenList, listedSlugs, type Answer } from '../../src/cli/check-upstream.ts';
 import { checkExitCode, formatChecks } from '../../src/cli/check.ts';
@@ -20,7 +19,8 @@ import { parseProblem, problemError } from '../../src/upstream/problem.ts';
 import type { UpstreamResponse } from '../../src/upstream/request.ts';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useSimulator, useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 import { commandEnv } from '../helpers/sync.ts';
 
 const APP_KEY = canaryKey('check_app');
@@ -132,23 +132,19 @@ async function otherServer(): Promise<{ server: Server; url: string }> {
 }
 
 describe('tesync check', () => {
-  let sim: Simulator;
-  let db: TestDatabase;
+  const fx = useSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 47, appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] });
+  // Empty: a check migrates nothing.
+  const db = useTestDatabase();
   let other: { server: Server; url: string };
   let dir: string;
   beforeAll(async () => {
-    [sim, db, other, dir] = await Promise.all([
-      startSimulator({ tokens: 2, historyDays: 3, chartsPerToken: 1, seed: 47, appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] }),
-      createTestDatabase(),
-      otherServer(),
-      mkdtemp(path.join(tmpdir(), 'tesync-check-')),
-    ]);
+    [other, dir] = await Promise.all([otherServer(), mkdtemp(path.join(tmpdir(), 'tesync-check-'))]);
   }, patience(60_000));
   afterAll(async () => {
-    await Promise.allSettled([sim?.close(), db?.drop(), new Promise((r) => other?.server.close(r)), dir ? rm(dir, { recursive: true, force: true }) : undefined]);
+    await Promise.allSettled([new Promise((r) => other?.server.close(r)), dir ? rm(dir, { recursive: true, force: true }) : undefined]);
   });
 
-  const env = (over: Record<string, string | undefined> = {}) => commandEnv(sim, { appKey: APP_KEY, gatewayKey: GW_KEY }, db.databaseUrl, { TE_REQUEST_TIMEOUT_MS: '5000', ...over });
+  const env = (over: Record<string, string | undefined> = {}) => commandEnv(fx.sim, { appKey: APP_KEY, gatewayKey: GW_KEY }, db.databaseUrl, { TE_REQUEST_TIMEOUT_MS: '5000', ...over });
   const said = (r: CliResult) => r.stdout + r.stderr;
   // A check's line, its continuation lines (broken at 80 columns off a terminal) joined back.
   const line = (r: CliResult, variable: string) =>
@@ -158,14 +154,14 @@ describe('tesync check', () => {
       .find((l) => new RegExp(`^\\S+\\s+${variable}\\s`).test(l));
 
   it('right configuration: exit 0, a line per check, one request per source and key, and no schema made', async () => {
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const r = await runCli(['check'], env());
     expect(r.code, said(r)).toBe(0);
     for (const variable of ['DATABASE_URL', 'TE_APP_URL', 'TE_APP_API_KEY', 'TE_GATEWAY_URL', 'TE_GATEWAY_API_KEY']) expect(line(r, variable), r.stdout).toMatch(/^ok\s/);
     expect(line(r, 'DATABASE_URL')).toContain('no tesync schema in it yet');
-    expect(sim.requests.map((q) => q.path)).toEqual(['/api/v1/tokens', expect.stringMatching(/^\/api\/v1\/tokens\/[a-z0-9-]+\/full$/), '/v1/tokens']);
+    expect(fx.sim.requests.map((q) => q.path)).toEqual(['/api/v1/tokens', expect.stringMatching(/^\/api\/v1\/tokens\/[a-z0-9-]+\/full$/), '/v1/tokens']);
     // The key only where a route needs it, and only in the header.
-    expect(sim.requests.map((q) => q.headers.authorization !== undefined)).toEqual([false, true, true]);
+    expect(fx.sim.requests.map((q) => q.headers.authorization !== undefined)).toEqual([false, true, true]);
     expect(said(r)).not.toContain(APP_KEY);
     expect(said(r)).not.toContain(GW_KEY);
 
@@ -181,12 +177,12 @@ describe('tesync check', () => {
   }, patience(60_000));
 
   it('a wrong gateway key: exit 1 naming TE_GATEWAY_API_KEY, asked once, never printed', async () => {
-    sim.resetRequests();
+    fx.sim.resetRequests();
     const r = await runCli(['check'], env({ TE_GATEWAY_API_KEY: WRONG_GW_KEY }));
     expect(r.code, said(r)).toBe(1);
     expect(line(r, 'TE_GATEWAY_API_KEY')).toMatch(/^FAIL\s+TE_GATEWAY_API_KEY\s+the gateway refused the key \(401 unauthorized\): check the key$/);
     expect(line(r, 'TE_APP_API_KEY')).toMatch(/^ok\s/);
-    expect(sim.requests.filter((q) => q.path.startsWith('/v1/')).map((q) => q.status)).toEqual([401]);
+    expect(fx.sim.requests.filter((q) => q.path.startsWith('/v1/')).map((q) => q.status)).toEqual([401]);
     expect(said(r)).not.toContain(WRONG_GW_KEY);
   }, patience(60_000));
 
@@ -248,11 +244,11 @@ describe('tesync check', () => {
   }, patience(60_000));
 
   it('bad configuration: exit 2 naming the variable, nothing asked', async () => {
-    sim.resetRequests();
-    const r = await runCli(['check'], { TE_GATEWAY_URL: sim.url, DATABASE_URL: db.databaseUrl });
+    fx.sim.resetRequests();
+    const r = await runCli(['check'], { TE_GATEWAY_URL: fx.sim.url, DATABASE_URL: db.databaseUrl });
     expect(r.code, said(r)).toBe(2);
     expect(r.stderr.trim()).toMatch(/^tesync: configuration error: TE_GATEWAY_API_KEY: is required when TE_GATEWAY_URL is set/);
     expect(r.stdout).toBe('');
-    expect(sim.requests).toEqual([]);
+    expect(fx.sim.requests).toEqual([]);
   }, patience(60_000));
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase } from '../helpers/services.ts';
+import { freshDatabase } from '../helpers/mirror-fixture.ts';
 import { displayWidth } from '../../src/lib/display-width.ts';
 
 const requestsOf = (out: string) => Number(/requests: (\d+)/.exec(out)?.[1] ?? NaN);
@@ -204,38 +204,34 @@ describe('demo with lists in pages', () => {
     const bad = await runCli(['demo', '--page-size', 'x'], {}, { timeoutMs: 30_000 });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--page-size');
-    const db = await createTestDatabase({ migrated: true });
+    const db = await freshDatabase({ migrated: true });
+    const r = await runCli(['demo', '--tokens', '4', '--page-size', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/Sync succeeded in [\d.]+ s/);
+    const sql = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
     try {
-      const r = await runCli(['demo', '--tokens', '4', '--page-size', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 60_000 });
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/Sync succeeded in [\d.]+ s/);
-      const sql = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
-      try {
-        // Four tokens in pages of two: each token list read in two pages, all four listed.
-        const pages = await sql<{ path: string }[]>`select distinct path from sync.requests where path like '%/tokens?%page=%' or path like '%/tokens?%cursor=%'`;
-        expect(pages.length).toBeGreaterThanOrEqual(2);
-        const [listed] = await sql<{ app: string; gw: string }[]>`select (select count(*) from app.tokens)::text as app, (select count(*) from gateway.tokens)::text as gw`;
-        expect(listed).toEqual({ app: '4', gw: '4' });
+      // Four tokens in pages of two: each token list read in two pages, all four listed.
+      const pages = await sql<{ path: string }[]>`select distinct path from sync.requests where path like '%/tokens?%page=%' or path like '%/tokens?%cursor=%'`;
+      expect(pages.length).toBeGreaterThanOrEqual(2);
+      const [listed] = await sql<{ app: string; gw: string }[]>`select (select count(*) from app.tokens)::text as app, (select count(*) from gateway.tokens)::text as gw`;
+      expect(listed).toEqual({ app: '4', gw: '4' });
 
-        // A demo of fewer tokens on the same warehouse delists the others, and says so: how
-        // many, why, and how to list them again.
-        const fewer = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 60_000 });
-        expect(fewer.code, fewer.stderr).toBe(0);
-        expect(wide(fewer.stdout + fewer.stderr), fewer.stdout).toEqual([]);
-        expect(joined(fewer.stdout)).toMatch(/^ {2}tokens: 2 \(app\), 2 \(gateway\); this demo delisted 2 of each: the simulator now lists 2 \(--tokens 2\); `tesync demo --tokens 4` lists them again$/m);
-        const runId = /\(run ([0-9a-f-]{36})\)/.exec(fewer.stdout)?.[1];
-        const delisted = await sql<{ source: string; n: number }[]>`
-          select 'app' as source, count(*)::int as n from app.tokens where delisted_at is not null and run_id = ${runId!}
-          union all select 'gateway', count(*)::int from gateway.tokens where delisted_at is not null and run_id = ${runId!} order by 1`;
-        expect(delisted).toEqual([
-          { source: 'app', n: 2 },
-          { source: 'gateway', n: 2 },
-        ]);
-      } finally {
-        await sql.end();
-      }
+      // A demo of fewer tokens on the same warehouse delists the others, and says so: how
+      // many, why, and how to list them again.
+      const fewer = await runCli(['demo', '--tokens', '2'], { DATABASE_URL: db.databaseUrl }, { timeoutMs: 60_000 });
+      expect(fewer.code, fewer.stderr).toBe(0);
+      expect(wide(fewer.stdout + fewer.stderr), fewer.stdout).toEqual([]);
+      expect(joined(fewer.stdout)).toMatch(/^ {2}tokens: 2 \(app\), 2 \(gateway\); this demo delisted 2 of each: the simulator now lists 2 \(--tokens 2\); `tesync demo --tokens 4` lists them again$/m);
+      const runId = /\(run ([0-9a-f-]{36})\)/.exec(fewer.stdout)?.[1];
+      const delisted = await sql<{ source: string; n: number }[]>`
+        select 'app' as source, count(*)::int as n from app.tokens where delisted_at is not null and run_id = ${runId!}
+        union all select 'gateway', count(*)::int from gateway.tokens where delisted_at is not null and run_id = ${runId!} order by 1`;
+      expect(delisted).toEqual([
+        { source: 'app', n: 2 },
+        { source: 'gateway', n: 2 },
+      ]);
     } finally {
-      await db.drop();
+      await sql.end();
     }
   }, patience(150_000));
 });

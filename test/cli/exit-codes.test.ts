@@ -4,15 +4,15 @@
 // a source whose key was refused on every request fails the run (exit 1), while a refused app
 // key that only costs the bundles leaves it partial (exit 0, with its warning).
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { describe, expect, it } from 'vitest';
 import { finalRunStatus } from '../../src/engine/run/run-stats.ts';
 import { emptyStats } from '../../src/ports/run-ledger.ts';
 import { databaseUrlProblem } from '../../src/lib/config.ts';
 import type { RequestSummary } from '../../src/store/books/request-summary.ts';
 import { runCli } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { freshDatabase, useSimulator } from '../helpers/mirror-fixture.ts';
+import { canaryKey, type TestDatabase } from '../helpers/services.ts';
 import { commandEnv } from '../helpers/sync.ts';
 
 const APP_KEY = canaryKey('exit_app');
@@ -64,30 +64,19 @@ describe('finalRunStatus of a refused key (pure)', () => {
 });
 
 describe('exit codes that tell', () => {
-  let sim: Simulator;
-  const databases: TestDatabase[] = [];
-  const database = async () => {
-    const db = await createTestDatabase({ migrated: true });
-    databases.push(db);
-    return db;
-  };
-  const env = (db: TestDatabase, over: Record<string, string> = {}) => commandEnv(sim, { appKey: APP_KEY, gatewayKey: GW_KEY }, db.databaseUrl, { TE_REQUEST_TIMEOUT_MS: '5000', ...over });
+  const fx = useSimulator({ tokens: 3, historyDays: 3, chartsPerToken: 1, seed: 45, appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] });
+  /** A migrated database of the case's own. */
+  const database = () => freshDatabase({ migrated: true });
+  const env = (db: TestDatabase, over: Record<string, string> = {}) => commandEnv(fx.sim, { appKey: APP_KEY, gatewayKey: GW_KEY }, db.databaseUrl, { TE_REQUEST_TIMEOUT_MS: '5000', ...over });
   const printed = (r: { stdout: string; stderr: string }) => r.stdout + r.stderr;
   const noKeyPrinted = (r: { stdout: string; stderr: string }) => {
     for (const key of [APP_KEY, GW_KEY, WRONG_APP_KEY, WRONG_GW_KEY]) expect(printed(r)).not.toContain(key);
   };
 
-  beforeAll(async () => {
-    sim = await startSimulator({ tokens: 3, historyDays: 3, chartsPerToken: 1, seed: 45, appKeys: { [APP_KEY]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [GW_KEY] });
-  }, patience(60_000));
-  afterAll(async () => {
-    await sim?.close();
-    for (const db of databases) await db.drop();
-  }, patience(60_000));
 
   it('a DATABASE_URL that cannot be read: exit 2 naming it and what is wrong, never its password, nothing recorded', async () => {
     const db = await database();
-    const requests = sim.requests.length;
+    const requests = fx.sim.requests.length;
     const u = new URL(db.databaseUrl);
     const where = `${u.hostname}:${u.port || '5432'}${u.pathname}`;
     const password = 'pw_canary_7f3a';
@@ -110,7 +99,7 @@ describe('exit codes that tell', () => {
       }
     }
     expect(await runsIn(db.databaseUrl)).toBe(0);
-    expect(sim.requests.length, 'no request sent').toBe(requests);
+    expect(fx.sim.requests.length, 'no request sent').toBe(requests);
   }, patience(120_000));
 
   it('sync --token naming no listed token, once the lists are stored: exit 2 naming it and what was meant, no run, no request', async () => {
@@ -119,7 +108,7 @@ describe('exit codes that tell', () => {
     expect(first.code, printed(first)).toBe(0);
     const runs = await runsIn(db.databaseUrl);
     expect(runs).toBe(1);
-    const requests = sim.requests.length;
+    const requests = fx.sim.requests.length;
 
     const r = await runCli(['sync', '--token', 'does-not-exist', '--token', 'Aurora'], env(db), { timeoutMs: 60_000 });
     expect(r.code, printed(r)).toBe(2);
@@ -130,7 +119,7 @@ describe('exit codes that tell', () => {
     expect(printed(r)).not.toMatch(/Sync succeeded/);
     noKeyPrinted(r);
     expect(await runsIn(db.databaseUrl), 'no run recorded').toBe(runs);
-    expect(sim.requests.length, 'no request sent').toBe(requests);
+    expect(fx.sim.requests.length, 'no request sent').toBe(requests);
 
     // A listed slug beside an unknown one walks the listed one, and names the other after it.
     const mixed = await runCli(['sync', '--token', 'aurora', '--token', 'does-not-exist', '--only', 'tokens'], env(db), { timeoutMs: 60_000 });

@@ -15,10 +15,10 @@ import { openWarehouse } from '../../src/store/connection.ts';
 import { SOURCE_LOCK_IDS, SYNC_LOCK_NAMESPACE } from '../../src/store/books/source-lock.ts';
 import { BIN, childEnv, runCli } from '../helpers/cli.ts';
 import { embeddedFolder, isAlive, serverPids, type TempFolder } from '../helpers/embedded.ts';
-import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { freshDatabase, useSimAndWarehouse, useTestDatabase, useTestWarehouse } from '../helpers/mirror-fixture.ts';
 import { patience } from '../helpers/patience.ts';
 import { requireTmux, tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
-import { canaryKey, createTestDatabase, createTestLogger, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { canaryKey, createTestLogger, uniqueName } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 import { waitFor } from '../helpers/workers.ts';
@@ -76,8 +76,9 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
     latencyMs: [5, 20],
   });
   let dir: string;
-  let reference: TestDatabase;
-  let second: TestDatabase;
+  // Where the same sync runs uninterrupted, in this process; and a warehouse for the second case.
+  const reference = useTestWarehouse();
+  const second = useTestDatabase({ migrated: true });
   const socket = uniqueName('tesync_interrupt');
   let pane: TmuxPane | undefined;
   const env = () => ({
@@ -93,13 +94,9 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-interrupt-'));
-    reference = await createTestDatabase({ migrated: true });
-    second = await createTestDatabase({ migrated: true });
   });
   afterAll(async () => {
     pane?.kill();
-    await reference?.drop();
-    await second?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -135,23 +132,18 @@ describe('Ctrl-C and SIGTERM on tesync sync', () => {
     // (the same sync in this process, into a warehouse of its own). Both at once and unlimited:
     // the rate limit only made the walk last long enough to stop.
     fx.sim.setRateLimits(undefined);
-    const ref = await openWarehouse({ databaseUrl: reference.databaseUrl, dataDir: '', maxConnections: 2 });
     try {
-      try {
-        const { TE_CONCURRENCY, TE_REQUEST_TIMEOUT_MS } = env();
-        const [next, whole] = await Promise.all([
-          runCli(['sync'], { ...env(), DATABASE_URL: fx.databaseUrl }),
-          syncOnce(fx.sim, ref, createTestLogger([appKey, gwKey], 'warn').logger, { appKey, gatewayKey: gwKey, env: { TE_CONCURRENCY, TE_REQUEST_TIMEOUT_MS } }, ['app', 'gateway']),
-        ]);
-        expect(next.code, next.stderr).toBe(0);
-        expect(whole.status).toBe('succeeded');
-      } finally {
-        fx.sim.setRateLimits(rateLimits);
-      }
-      expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(ref));
+      const { TE_CONCURRENCY, TE_REQUEST_TIMEOUT_MS } = env();
+      const [next, whole] = await Promise.all([
+        runCli(['sync'], { ...env(), DATABASE_URL: fx.databaseUrl }),
+        syncOnce(fx.sim, reference, createTestLogger([appKey, gwKey], 'warn').logger, { appKey, gatewayKey: gwKey, env: { TE_CONCURRENCY, TE_REQUEST_TIMEOUT_MS } }, ['app', 'gateway']),
+      ]);
+      expect(next.code, next.stderr).toBe(0);
+      expect(whole.status).toBe('succeeded');
     } finally {
-      await ref.close();
+      fx.sim.setRateLimits(rateLimits);
     }
+    expect(await warehouseDigest(fx.warehouse)).toEqual(await warehouseDigest(reference));
     expect((await runsOf(fx.databaseUrl)).map((r) => r.status)).toEqual(['interrupted', 'succeeded']);
   }, patience(90_000));
 
@@ -229,7 +221,7 @@ describe('Ctrl-C on tesync demo (embedded warehouse)', () => {
 
 describe('Ctrl-C while waiting for another sync (--wait)', () => {
   it('exit 130 with one line; no run was opened, and the lock waited for is untouched', async () => {
-    const db = await createTestDatabase({ migrated: true });
+    const db = await freshDatabase({ migrated: true });
     const holder = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
     try {
       // Another sync's lock of app, as src/store/books/source-lock.ts takes it.
@@ -248,7 +240,6 @@ describe('Ctrl-C while waiting for another sync (--wait)', () => {
       expect(held!.n).toBe(1);
     } finally {
       await holder.end();
-      await db.drop();
     }
   }, patience(60_000));
 });

@@ -5,9 +5,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useSimulator, useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 
 function closedPort(): Promise<number> {
   return new Promise((resolve) => {
@@ -19,24 +19,20 @@ function closedPort(): Promise<number> {
 }
 
 describe('errors a person can act on', () => {
-  let sim: Simulator;
-  let db: TestDatabase;
-  let dir: string;
   const goodKey = canaryKey('good');
   const badKey = canaryKey('bad');
+  const fx = useSimulator({ tokens: 3, gatewayKeys: [goodKey] });
+  const db = useTestDatabase();
+  let dir: string;
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 3, gatewayKeys: [goodKey] });
-    db = await createTestDatabase();
     dir = await mkdtemp(path.join(tmpdir(), 'tesync-errors-'));
   });
   afterAll(async () => {
-    await sim?.close();
-    await db?.drop();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('a refused key says which key, exit 1, and never prints it', async () => {
-    const r = await runCli(['sync'], { TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: badKey, DATABASE_URL: db.databaseUrl }, { cwd: dir });
+    const r = await runCli(['sync'], { TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: badKey, DATABASE_URL: db.databaseUrl }, { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('The gateway refused the API key in TE_GATEWAY_API_KEY (401 unauthorized)');
     expect(r.stdout + r.stderr).not.toContain(badKey);
