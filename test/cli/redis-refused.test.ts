@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../helpers/cli.ts';
 import { freePort } from '../helpers/own-servers.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
 
 describe('a Redis that refuses connections', () => {
-  const databases: TestDatabase[] = [];
+  // A warehouse for each command (a warehouse is bound to its upstream on first use).
+  const databases = { enqueue: useTestDatabase({ migrated: true }), worker: useTestDatabase({ migrated: true }), twin: useTestDatabase({ migrated: true }) };
   // A Redis that takes the connection and never answers: a twin, `tesync worker` (the command
   // slower to start), waits out the 10 s connect timeout there. All three start together, so
   // "at once" is: before the twin ends, whatever this machine's speed.
@@ -17,11 +18,9 @@ describe('a Redis that refuses connections', () => {
   const ended: string[] = [];
   let runs: Promise<Record<'enqueue' | 'worker' | 'twin', CliResult>>;
 
-  /** `tesync COMMAND` on a warehouse of its own (a warehouse is bound to its upstream on first use); `ended` says when it ended. */
-  async function run(name: string, command: string, redisUrl: string): Promise<CliResult> {
-    const db = await createTestDatabase({ migrated: true });
-    databases.push(db);
-    const r = await runCli([command], { TE_APP_URL: 'http://127.0.0.1:9', DATABASE_URL: db.databaseUrl, REDIS_URL: redisUrl, TE_METRICS_PORT: String(await freePort()) }, { timeoutMs: 30_000 });
+  /** `tesync COMMAND` on the warehouse of `name`; `ended` says when it ended. */
+  async function run(name: keyof typeof databases, command: string, redisUrl: string): Promise<CliResult> {
+    const r = await runCli([command], { TE_APP_URL: 'http://127.0.0.1:9', DATABASE_URL: databases[name].databaseUrl, REDIS_URL: redisUrl, TE_METRICS_PORT: String(await freePort()) }, { timeoutMs: 30_000 });
     ended.push(name);
     return r;
   }
@@ -43,7 +42,6 @@ describe('a Redis that refuses connections', () => {
     await runs?.catch(() => {});
     for (const s of held) s.destroy();
     await new Promise((resolve) => (silent ? silent.close(resolve) : resolve(undefined)));
-    await Promise.all(databases.map((db) => db.drop()));
   });
 
   it('the twin on a Redis that never answers waits out the connect timeout', async () => {

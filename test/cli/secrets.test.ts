@@ -1,20 +1,15 @@
 // Canary keys planted in every secret variable must never come out of the process:
 // not on stdout, not in a log line, not in an error message.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 
 describe('secrets never reach the output', () => {
-  let db: TestDatabase;
+  const db = useTestDatabase();
   const appKey = canaryKey('app');
   const gatewayKey = canaryKey('gw');
   const dbPassword = canaryKey('pg');
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
 
   function withPassword(url: string): string {
     const u = new URL(url);

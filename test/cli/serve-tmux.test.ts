@@ -9,7 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../src/lib/display-width.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { uniqueName } from '../helpers/services.ts';
 import { requireTmux, tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
 
 const COLUMNS = 80;
@@ -17,19 +18,17 @@ const lines = (capture: string) => capture.split('\n').filter((l) => l.trim() !=
 
 describe('status --serve and sim on an 80-column terminal (tmux)', () => {
   let dir: string;
-  let db: TestDatabase | undefined;
+  const db = useTestDatabase({ migrated: true });
   const panes: TmuxPane[] = [];
   beforeAll(async () => {
     requireTmux();
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-serve-tmux-'));
-    db = await createTestDatabase({ migrated: true });
   });
   afterAll(async () => {
     for (const p of panes) p.kill();
-    await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
-  const env = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, LANG: 'C.UTF-8', DATABASE_URL: db!.databaseUrl, TE_DATABASE_POOL: '2' });
+  const env = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, LANG: 'C.UTF-8', DATABASE_URL: db.databaseUrl, TE_DATABASE_POOL: '2' });
 
   /** Every capture: no JSON log line, no line the terminal wrapped. */
   const expectText = (captures: string[]) => {

@@ -9,7 +9,8 @@ import { loadConfig } from '../../src/lib/config.ts';
 import { apiKeyProblem } from '../../src/lib/variables.ts';
 import { BIN, childEnv, runCli, type CliResult } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase, createTestLogger } from '../helpers/services.ts';
+import { freshDatabase } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 
 /** resolves with everything printed up to the banner's last line */
 function bannerOf(child: ChildProcess): Promise<string> {
@@ -151,7 +152,7 @@ describe('tesync sim', () => {
 
   it("is dated as the demo is, up to today (UTC): following its banner, a sync's status --max-age 24 passes; every line within 80 columns", async () => {
     const child = spawn(process.execPath, [BIN, 'sim', '--port', '0', '--tokens', '2', '--charts', '1'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
-    const db = await createTestDatabase();
+    const db = await freshDatabase();
     try {
       const banner = await bannerOf(child);
       expect(banner.split('\n').filter((l) => l.length > 80)).toEqual([]);
@@ -166,7 +167,6 @@ describe('tesync sim', () => {
     } finally {
       child.kill('SIGINT');
       await new Promise((resolve) => child.on('exit', resolve));
-      await db.drop();
     }
   }, patience(180_000));
 

@@ -7,17 +7,16 @@ import { getNaming } from '../helpers/get-naming.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type CliProcess } from '../helpers/cli.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
 
 const get = (port: number, path: string, host: string) => getNaming(port, path, host);
 
 describe('tesync status --serve and the Host it is asked for', () => {
-  let db: TestDatabase;
+  const db = useTestDatabase({ migrated: true });
   let serve: CliProcess | undefined;
   let port: number;
 
   beforeAll(async () => {
-    db = await createTestDatabase({ migrated: true });
     serve = startCli(['status', '--serve', '--port', '0'], { DATABASE_URL: db.databaseUrl, LOG_LEVEL: 'warn', TE_STATUS_HOSTS: 'status.example.test' });
     await serve.waitFor(/Status page of .*: http:\/\/127\.0\.0\.1:\d+\//, 60_000);
     port = Number(/http:\/\/127\.0\.0\.1:(\d+)\//.exec(serve.stdout())![1]);
@@ -26,7 +25,6 @@ describe('tesync status --serve and the Host it is asked for', () => {
   afterAll(async () => {
     serve?.child.kill('SIGKILL');
     await serve?.exited;
-    await db?.drop();
   }, patience(30_000));
 
   it('another name gets 421 and nothing of the page; its own names get the page', async () => {

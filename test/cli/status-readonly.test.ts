@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../../src/store/schema/migration-state.ts';
 import { runCli } from '../helpers/cli.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase, type BlockDatabase } from '../helpers/mirror-fixture.ts';
 
 const PASSWORD = 'not-shown-anywhere';
 const journal = readJournal();
@@ -49,19 +49,15 @@ const oneLine = (stderr: string) => {
 };
 
 describe('a database without tesync schema', () => {
-  let empty: TestDatabase;
-  let foreign: TestDatabase;
+  const empty = useTestDatabase();
+  const foreign = useTestDatabase();
   beforeAll(async () => {
-    [empty, foreign] = await Promise.all([createTestDatabase(), createTestDatabase()]);
     // Another application's drizzle migrations: the same table, none of tesync's.
     await onDatabase(foreign.databaseUrl, async (c) => {
       await c.unsafe('create schema drizzle');
       await c.unsafe('create table drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)');
       await c.unsafe("insert into drizzle.__drizzle_migrations (hash, created_at) values ('theirs', 1700000000000)");
     });
-  });
-  afterAll(async () => {
-    await Promise.all([empty?.drop(), foreign?.drop()]);
   });
 
   it.each([[['status']], [['status', '--max-age', '24']], [['status', '--json', '--max-unconfirmed', '24']]])('%j on an empty database: exit 2, says so, creates nothing', async (args) => {
@@ -94,18 +90,14 @@ describe('a database without tesync schema', () => {
 });
 
 describe('a warehouse of another tesync release', () => {
-  let older: TestDatabase;
-  let newer: TestDatabase;
-  const recorded = (db: TestDatabase) => onDatabase(db.databaseUrl, async (c) => Number((await c<{ n: string }[]>`select count(*)::text as n from drizzle.__drizzle_migrations`)[0]!.n));
+  const older = useTestDatabase({ migrated: true });
+  const newer = useTestDatabase({ migrated: true });
+  const recorded = (db: BlockDatabase) => onDatabase(db.databaseUrl, async (c) => Number((await c<{ n: string }[]>`select count(*)::text as n from drizzle.__drizzle_migrations`)[0]!.n));
   beforeAll(async () => {
-    [older, newer] = await Promise.all([createTestDatabase({ migrated: true }), createTestDatabase({ migrated: true })]);
     // As an older tesync left it: its record ends at the twelfth migration.
     await onDatabase(older.databaseUrl, (c) => c`delete from drizzle.__drizzle_migrations where created_at > ${journal[11]!.when}`);
     // As a newer one left it: one migration this tesync does not know.
     await onDatabase(newer.databaseUrl, (c) => c`insert into drizzle.__drizzle_migrations (hash, created_at) values ('newer', ${journal.at(-1)!.when + 86_400_000})`);
-  });
-  afterAll(async () => {
-    await Promise.all([older?.drop(), newer?.drop()]);
   });
 
   it('older: names both migrations and says to run `tesync migrate`; migrates nothing', async () => {
@@ -128,13 +120,7 @@ describe('a warehouse of another tesync release', () => {
 });
 
 describe('bad numbers for the checks', () => {
-  let empty: TestDatabase;
-  beforeAll(async () => {
-    empty = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await empty?.drop();
-  });
+  const empty = useTestDatabase();
 
   // [arguments, the flag the message names]
   // The rest of the refused forms are tested on the parser itself (status-format.test.ts).

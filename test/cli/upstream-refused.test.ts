@@ -4,12 +4,12 @@
 // the cause, the address and the variable. Every attempt is in sync.requests without a
 // status. No key is printed. Attempts are counted here; how long it takes belongs to benches.
 import { sql } from 'drizzle-orm';
-import { afterAll, describe, expect, it } from 'vitest';
-import { openWarehouse } from '../../src/store/connection.ts';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../helpers/own-servers.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { freshWarehouse } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 
 const APP_KEY = canaryKey('app');
 const GW_KEY = canaryKey('gw');
@@ -49,17 +49,11 @@ function expected(source: 'app' | 'gateway', where: Where, url: string): { line:
 }
 
 describe('tesync sync against an upstream it cannot connect to', () => {
-  const databases: TestDatabase[] = [];
-  afterAll(async () => {
-    for (const db of databases) await db.drop();
-  });
-
   for (const c of CASES) {
     it(`${c.name}: one attempt per root, exit 1, one line naming the cause and the variable`, async () => {
       // Its own warehouse: a warehouse is bound to the upstream it mirrors.
-      const db = await createTestDatabase({ migrated: true });
-      databases.push(db);
-      const env: Record<string, string> = { DATABASE_URL: db.databaseUrl };
+      const { warehouse: w, databaseUrl } = await freshWarehouse();
+      const env: Record<string, string> = { DATABASE_URL: databaseUrl };
       const urls: Partial<Record<'app' | 'gateway', string>> = {};
       if (c.app) {
         urls.app = await baseUrl(c.app);
@@ -85,18 +79,13 @@ describe('tesync sync against an upstream it cannot connect to', () => {
         expect(about[0]).toMatch(line);
       }
 
-      const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 1 });
-      try {
-        const requests = await w.query<{ source: string; path: string; http_status: number | null; attempt: number; error: string | null }>(
-          sql`select source, path, http_status, attempt, error from sync.requests order by source`,
-        );
-        // One attempt per root: not retried by the client, nor the job again.
-        expect(requests).toEqual(sources.map((s) => ({ source: s, path: ROOT[s], http_status: null, attempt: 1, error: expected(s, c[s]!, urls[s]!).error })));
-        const runs = await w.query<{ status: string }>(sql`select status from sync.runs`);
-        expect(runs).toEqual([{ status: 'failed' }]);
-      } finally {
-        await w.close();
-      }
+      const requests = await w.query<{ source: string; path: string; http_status: number | null; attempt: number; error: string | null }>(
+        sql`select source, path, http_status, attempt, error from sync.requests order by source`,
+      );
+      // One attempt per root: not retried by the client, nor the job again.
+      expect(requests).toEqual(sources.map((s) => ({ source: s, path: ROOT[s], http_status: null, attempt: 1, error: expected(s, c[s]!, urls[s]!).error })));
+      const runs = await w.query<{ status: string }>(sql`select status from sync.runs`);
+      expect(runs).toEqual([{ status: 'failed' }]);
     }, patience(90_000));
   }
 });

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../src/lib/display-width.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { uniqueName } from '../helpers/services.ts';
 import { requireTmux, tmuxPane, type TmuxPane } from '../helpers/tmux.ts';
 
 const COLUMNS = 80;
@@ -23,17 +24,15 @@ const finishedWalks = (capture: string) => (capture.match(new RegExp(`^${TIME} w
 
 describe('tesync worker --demo on an 80-column terminal (tmux)', () => {
   let dir: string;
-  let db: TestDatabase | undefined;
+  const db = useTestDatabase({ migrated: true });
   let pane: TmuxPane | undefined;
   beforeAll(async () => {
     requireTmux();
     dir = mkdtempSync(path.join(tmpdir(), 'tesync-worker-tmux-'));
-    db = await createTestDatabase({ migrated: true });
   });
   afterAll(async () => {
-    // The worker in the pane goes with its tmux server, before its database.
+    // The worker in the pane goes with its tmux server, before its database (useTestDatabase's afterAll, after this one).
     pane?.kill();
-    await db?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -42,7 +41,7 @@ describe('tesync worker --demo on an 80-column terminal (tmux)', () => {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? dir,
       LANG: 'C.UTF-8',
-      DATABASE_URL: db!.databaseUrl,
+      DATABASE_URL: db.databaseUrl,
       TE_DATABASE_POOL: '4',
       TE_METRICS_PORT: '0',
       TE_SCHEDULE_SCREENER: '*/2 * * * * *',

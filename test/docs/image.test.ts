@@ -14,9 +14,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useSimulator, useTestDatabase } from '../helpers/mirror-fixture.ts';
+import { canaryKey } from '../helpers/services.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -86,18 +86,16 @@ describe('Dockerfile', () => {
     let entry: string[] = [];
     let cmd: string[] = [];
     let env: Record<string, string>;
-    let db: TestDatabase;
-    let sim: Simulator;
     const appKey = canaryKey('imageapp');
     const gatewayKey = canaryKey('imagegw');
+    const db = useTestDatabase({ migrated: true });
+    const fx = useSimulator({ tokens: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
     beforeAll(async () => {
       dir = mkdtempSync(path.join(tmpdir(), 'tesync-image-'));
-      [db, sim] = await Promise.all([createTestDatabase({ migrated: true }), startSimulator({ tokens: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] })]);
     }, patience(60_000));
 
     afterAll(async () => {
-      await Promise.allSettled([sim?.close(), db?.drop()]);
       if (dir) rmSync(dir, { recursive: true, force: true });
     }, patience(60_000));
 
@@ -147,7 +145,7 @@ describe('Dockerfile', () => {
       const worker = await start([...cmd, '--help']);
       expect(worker.code, worker.output).toBe(0);
       expect(worker.output).toMatch(/^Usage: tesync worker/);
-      const check = await start(['check', '--json'], { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey });
+      const check = await start(['check', '--json'], { DATABASE_URL: db.databaseUrl, TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gatewayKey });
       expect(check.code, check.output).toBe(0);
       const checks = (JSON.parse(check.stdout) as { checks: { variable: string; status: string }[] }).checks;
       expect(checks.map((c) => `${c.variable} ${c.status}`)).toEqual(['DATABASE_URL ok', 'TE_APP_URL ok', 'TE_APP_API_KEY ok', 'TE_GATEWAY_URL ok', 'TE_GATEWAY_API_KEY ok']);
