@@ -13,9 +13,10 @@ import { exportColumn, type ExportColumn } from '../../src/export/columns.ts';
 import { Lanes } from '../../src/export/lanes.ts';
 import { exportSnapshot } from '../../src/export/pg-read.ts';
 import { transfer, type Reads } from '../../src/export/transfer.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
 
-let db: TestDatabase;
+// Empty: the table read is the file's own.
+const db = useTestDatabase();
 let sql: postgres.Sql;
 let lanes: Lanes;
 let duck: DuckDBConnection;
@@ -24,7 +25,6 @@ let dir: string;
 const TEXTS = ['plain', '', 'a,b', 'say "hi"', 'two\nlines', 'cr\r\nlf', '\x01quote\x01', 'delim\x02here', '\x01\x02\x01\x01', '{"a": [1, "x,y"]}', 'é ü 中文'];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   sql = postgres(db.databaseUrl, { max: 4, onnotice: () => {} });
   await sql`create table t (day date not null, n integer not null, s text, v numeric)`;
   await sql`insert into t select date '2026-01-01' + (i % 3), i, (${TEXTS}::text[])[1 + i % ${TEXTS.length}], (i::numeric / 8) from generate_series(0, 2999) i`;
@@ -38,7 +38,6 @@ afterAll(async () => {
   lanes?.close();
   duck?.closeSync();
   await sql?.end({ timeout: 5 });
-  await db?.drop();
   await rm(dir, { recursive: true, force: true });
 });
 

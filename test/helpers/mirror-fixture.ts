@@ -43,10 +43,12 @@ export type ServerStart = () => Promise<WarehouseServer>;
  * What database a warehouse is in. By default a copy of the migrated template, which
  * `migrate()` finds in step; `empty`: a new, empty database, which `migrate()` migrates from
  * nothing (the path a first `tesync sync` takes); `migrate: false`: opened and left as it is.
+ * `maxConnections`: its pool's size (5).
  */
 export interface WarehouseKind {
   empty?: boolean;
   migrate?: boolean;
+  maxConnections?: number;
 }
 
 /** Where a case's cleanup goes: its own context's onTestFinished in a concurrent test. */
@@ -80,7 +82,7 @@ function atCaseEnd(options: CaseOptions) {
   };
 }
 
-const warehouseOn = async (server: WarehouseServer, kind: WarehouseKind) => warehouseIn(await server.database({ migrated: !kind.empty }), { migrate: kind.migrate });
+const warehouseOn = async (server: WarehouseServer, kind: WarehouseKind) => warehouseIn(await server.database({ migrated: !kind.empty }), { migrate: kind.migrate, maxConnections: kind.maxConnections });
 
 /** useSimAndWarehouseOn the test's Postgres. */
 export function useSimAndWarehouse(options: SimOptions | (() => SimOptions) = {}): SimAndWarehouse {

@@ -218,12 +218,12 @@ export async function createTestWarehouse(): Promise<TestWarehouse> {
 
 /**
  * A warehouse opened in `db` and migrated (`migrate: false`: left as it is), dropped with it
- * afterwards, or at once when that fails.
+ * afterwards, or at once when that fails. Test files run side by side on one Postgres: a pool
+ * of 5 connections unless `maxConnections` says otherwise, smaller than a process's default.
  */
-export async function warehouseIn(db: TestDatabase, options: { migrate?: boolean } = {}): Promise<TestWarehouse> {
+export async function warehouseIn(db: TestDatabase, options: { migrate?: boolean; maxConnections?: number } = {}): Promise<TestWarehouse> {
   try {
-    // Test files run side by side on one Postgres: a smaller pool than a process's default.
-    const warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 5 });
+    const warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: options.maxConnections ?? 5 });
     if (options.migrate !== false) await warehouse.migrate();
     return {
       warehouse,

@@ -6,7 +6,7 @@ import * as warehouseSchema from '../../src/schema/warehouse/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { runCli } from '../helpers/cli.ts';
 import { embeddedFolder, type TempFolder } from '../helpers/embedded.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
 
 // The sync schema's tables as declared (src/schema/warehouse/), each declared once: the
 // migrations must create exactly those.
@@ -28,13 +28,8 @@ async function describeWarehouse(w: Warehouse) {
 }
 
 describe('migrations on Postgres', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.drop();
-  });
+  // Empty: the processes opened on it below migrate it, all at once.
+  const db = useTestDatabase();
 
   it('creates the three schemas and the sync tables, idempotently, even when processes race', async () => {
     const warehouses = await Promise.all([1, 2, 3].map(() => openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' })));

@@ -18,12 +18,12 @@
 // one-clock.test.ts.
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
+import { describe, expect, it } from 'vitest';
 import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import type { SyncOutcome } from '../../src/cli/sync-session.ts';
 import { patience } from '../helpers/patience.ts';
-import { canaryKey, createTestDatabase, createTestLogger, type TestDatabase } from '../helpers/services.ts';
+import { freshWarehouse, useSimulator } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { expectNoOverlap } from '../helpers/versions.ts';
 import { waitFor } from '../helpers/workers.ts';
@@ -34,17 +34,10 @@ const OLDER = 'tesync_older';
 const HOLD = 4_545_454;
 const TOKEN = 'cobalt-dex';
 
-let sim: Simulator;
-beforeAll(async () => {
-  // Six tokens: one delisted is less than a fifth of the list, read once.
-  sim = await startSimulator({ tokens: 6, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } } });
-});
-afterAll(async () => {
-  await sim?.close();
-});
+// Six tokens: one delisted is less than a fifth of the list, read once.
+const fx = useSimulator({ tokens: 6, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } } });
 
 interface Writers {
-  db: TestDatabase;
   /** The newer writer's warehouse, and the test's. */
   w: Warehouse;
   /** The older writer's: its connections carry `application_name` OLDER. */
@@ -61,16 +54,16 @@ interface Writers {
  * before that statement takes the resource's turn).
  */
 async function withWriters(held: 'write' | 'received', fn: (x: Writers) => Promise<void>): Promise<void> {
-  const db = await createTestDatabase({ migrated: true });
-  const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-  const url = new URL(db.databaseUrl);
+  // A process's pool (10 connections), as the older writer's beside it.
+  const { warehouse: w, databaseUrl } = await freshWarehouse({ maxConnections: 10 });
+  const url = new URL(databaseUrl);
   url.searchParams.set('application_name', OLDER);
   const older = await openWarehouse({ databaseUrl: url.toString(), dataDir: '' });
-  const holderPool = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+  const holderPool = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const holder = await holderPool.reserve();
   try {
-    sim.setEpoch(0);
-    const first = await syncOnce(sim, w, testLog.logger, { appKey }, ['app']);
+    fx.sim.setEpoch(0);
+    const first = await syncOnce(fx.sim, w, testLog.logger, { appKey }, ['app']);
     expect(first.status).toBe('succeeded');
     const isOlder = `current_setting('application_name') = '${OLDER}'`;
     const hold = `perform pg_advisory_xact_lock_shared(${HOLD})`;
@@ -90,13 +83,11 @@ async function withWriters(held: 'write' | 'received', fn: (x: Writers) => Promi
       );
     }
     await holder`select pg_advisory_lock(${HOLD})`;
-    await fn({ db, w, older, holder, holderPool });
+    await fn({ w, older, holder, holderPool });
   } finally {
     holder.release();
     await holderPool.end();
     await older.close();
-    await w.close();
-    await db.drop();
   }
 }
 
@@ -132,12 +123,12 @@ const superseded = (o: SyncOutcome) => Object.fromEntries(Object.entries(o.stats
 describe('two syncs on the same keys, the older one held', () => {
   it('held inside its write, after its known time: the newer write of the resource waits for it, and each holds in the order of their known times', async () => {
     await withWriters('write', async ({ w, older, holder }) => {
-      sim.setEpoch(1);
-      const a = syncOnce(sim, older, testLog.logger, { appKey }, ['app'], { full: true });
+      fx.sim.setEpoch(1);
+      const a = syncOnce(fx.sim, older, testLog.logger, { appKey }, ['app'], { full: true });
       a.catch(() => {});
       await waitFor('the older writer held in its token list write', async () => ((await waiting(w)).find((x) => x.app === OLDER)?.n ?? 0) > 0 || undefined, 60_000);
-      sim.setEpoch(2);
-      const b = syncOnce(sim, w, testLog.logger, { appKey }, ['app'], { full: true });
+      fx.sim.setEpoch(2);
+      const b = syncOnce(fx.sim, w, testLog.logger, { appKey }, ['app'], { full: true });
       b.catch(() => {});
       // The newer writer's token list reaches its write and waits for the resource: the older holds it.
       await waitFor('the newer writer waiting for the token list resource', async () => ((await waiting(w)).find((x) => x.app !== OLDER)?.n ?? 0) > 0 || undefined, 60_000);
@@ -167,18 +158,18 @@ describe('two syncs on the same keys, the older one held', () => {
 
   it('held after its responses were received, before its writes: written last, they are superseded, nothing of them written, each counted', async () => {
     await withWriters('received', async ({ w, older, holder }) => {
-      const before = sim.requests.length;
-      sim.setEpoch(1);
-      const a = syncOnce(sim, older, testLog.logger, { appKey }, ['app'], { full: true });
+      const before = fx.sim.requests.length;
+      fx.sim.setEpoch(1);
+      const a = syncOnce(fx.sim, older, testLog.logger, { appKey }, ['app'], { full: true });
       a.catch(() => {});
       // Its token list received (epoch 1), its commit held as it dates the answer, before its turn on the resource.
       await waitFor(
         'the older writer held after reading its token list',
-        async () => (sim.requests.slice(before).some((r) => /\/tokens(\?|$)/.test(r.path) && r.status === 200) && ((await waiting(w)).find((x) => x.app === OLDER)?.n ?? 0) > 0) || undefined,
+        async () => (fx.sim.requests.slice(before).some((r) => /\/tokens(\?|$)/.test(r.path) && r.status === 200) && ((await waiting(w)).find((x) => x.app === OLDER)?.n ?? 0) > 0) || undefined,
         60_000,
       );
-      sim.setEpoch(2);
-      const rb = await syncOnce(sim, w, testLog.logger, { appKey }, ['app'], { full: true });
+      fx.sim.setEpoch(2);
+      const rb = await syncOnce(fx.sim, w, testLog.logger, { appKey }, ['app'], { full: true });
       expect(rb.status).toBe('succeeded');
       const newer = await tokenVersions(w);
       await holder`select pg_advisory_unlock(${HOLD})`;

@@ -5,18 +5,17 @@
 // slows waiters down to polling, and budgets of other prefixes in one database are apart.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import type { WarehouseSessionOptions } from '../../src/ports/warehouse-session.ts';
 import { PostgresBudget } from '../../src/upstream/budget/postgres-budget.ts';
 import { budgetChannel, PostgresBudgetStore } from '../../src/upstream/budget/postgres-budget-store.ts';
 import type { VersionedBudgetStore } from '../../src/upstream/budget/versioned-budget-store.ts';
 import { addLease, budgetCases, settles, type BudgetBackend, type BudgetOverrides } from '../helpers/budget-cases.ts';
 import { heldSleep } from '../helpers/fast-clock.ts';
-import { createTestDatabase, uniqueName, type TestDatabase } from '../helpers/services.ts';
+import { useTestWarehouse } from '../helpers/mirror-fixture.ts';
+import { uniqueName } from '../helpers/services.ts';
 import { waitFor } from '../helpers/workers.ts';
 
-let db: TestDatabase;
-let warehouse: Warehouse;
+const warehouse = useTestWarehouse({ maxConnections: 2 });
 /** The test's own connection, for looking at and writing rows directly. */
 let admin: postgres.Sql;
 const prefix = uniqueName('tesync_budget');
@@ -25,9 +24,7 @@ const closers: (() => Promise<unknown>)[] = [];
 const connections = new WeakMap<VersionedBudgetStore, postgres.Sql>();
 
 beforeAll(async () => {
-  db = await createTestDatabase({ migrated: true });
-  warehouse = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 2 });
-  admin = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+  admin = postgres(warehouse.databaseUrl, { max: 1, onnotice: () => {} });
 });
 afterAll(async () => {
   for (const close of closers) await close().catch(() => undefined);
@@ -35,8 +32,6 @@ afterAll(async () => {
     await admin`delete from sync.rate_budgets where prefix like ${`${prefix}%`}`.catch(() => undefined);
     await admin.end();
   }
-  await warehouse?.close();
-  await db?.drop();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,21 +12,19 @@ import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { judgeSessions } from '../../src/store/sessions.ts';
 import { startOwnPgbouncer, type OwnPgbouncer } from '../helpers/own-pgbouncer.ts';
 import { patience } from '../helpers/patience.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/services.ts';
+import { useTestDatabase } from '../helpers/mirror-fixture.ts';
 
-let db: TestDatabase;
-let other: TestDatabase;
+const db = useTestDatabase({ migrated: true });
+const other = useTestDatabase();
 let transaction: OwnPgbouncer;
 let session: OwnPgbouncer;
 
 beforeAll(async () => {
-  [db, other] = await Promise.all([createTestDatabase({ migrated: true }), createTestDatabase()]);
   [transaction, session] = await Promise.all([startOwnPgbouncer('transaction', db.databaseUrl), startOwnPgbouncer('session', db.databaseUrl)]);
 }, patience(60_000));
 
 afterAll(async () => {
   await Promise.allSettled([transaction?.cleanup(), session?.cleanup()]);
-  await Promise.allSettled([db?.drop(), other?.drop()]);
 }, patience(30_000));
 
 const open = (databaseUrl: string, sessionUrl?: string) => openWarehouse({ databaseUrl, sessionUrl, dataDir: '', maxConnections: 2 });

@@ -11,15 +11,16 @@ import { MemoryRunLedger } from '../../../src/engine/run/memory-run-ledger.ts';
 import { RedisRunLedger } from '../../../src/runners/bullmq/redis-run-ledger.ts';
 import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
 import { patience } from '../../helpers/patience.ts';
-import { createTestDatabase, redisServerUrl, uniqueName, withServerClockOffset, type TestDatabase } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
+import { redisServerUrl, uniqueName, withServerClockOffset } from '../../helpers/services.ts';
 import { deleteRedisKeys } from '../../helpers/workers.ts';
 
 let redisUrl: string;
 /** Two clients, two warehouse pools: the workers of one deployment, each on its own connection. */
 let redis: Redis;
 let redis2: Redis;
-let database: TestDatabase;
-let warehouse: Warehouse;
+const warehouse = useTestWarehouse({ maxConnections: 2 });
+// A second pool on the same database: another worker's.
 let warehouse2: Warehouse;
 const prefix = uniqueName('tesync_ledger');
 /** Another deployment sharing the same Redis and warehouse. */
@@ -29,14 +30,11 @@ beforeAll(async () => {
   redisUrl = await redisServerUrl();
   redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   redis2 = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
-  database = await createTestDatabase({ migrated: true });
-  warehouse = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 2 });
-  warehouse2 = await openWarehouse({ databaseUrl: database.databaseUrl, dataDir: '', maxConnections: 2 });
+  warehouse2 = await openWarehouse({ databaseUrl: warehouse.databaseUrl, dataDir: '', maxConnections: 2 });
 }, patience(60_000));
 afterAll(async () => {
   await Promise.all([deleteRedisKeys(redisUrl, prefix), deleteRedisKeys(redisUrl, otherPrefix)]);
-  await Promise.all([redis?.quit(), redis2?.quit(), warehouse?.close(), warehouse2?.close()]);
-  await database?.drop();
+  await Promise.all([redis?.quit(), redis2?.quit(), warehouse2?.close()]);
 });
 
 /** A ledger, and the same ledger reached through another connection (memory: the same object). */
@@ -193,7 +191,7 @@ describe.each(workerLedgers)('the %s run ledger of workers', (_name, make) => {
 describe('the postgres run ledger', () => {
   /** A ledger on a connection whose server clock reads `offset` later. */
   async function later(offset: string): Promise<{ ledger: PostgresRunLedger; close: () => Promise<void> }> {
-    const w = await openWarehouse({ databaseUrl: withServerClockOffset(database.databaseUrl, offset), dataDir: '', maxConnections: 1 });
+    const w = await openWarehouse({ databaseUrl: withServerClockOffset(warehouse.databaseUrl, offset), dataDir: '', maxConnections: 1 });
     return { ledger: new PostgresRunLedger(w.db, prefix), close: () => w.close() };
   }
 

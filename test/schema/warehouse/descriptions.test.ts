@@ -15,7 +15,7 @@ import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts'
 import { blockInDoc, conventionsInDoc, renderBlocks } from '../../../src/store/schema/reference-doc.ts';
 import { embeddedFolder, type TempFolder } from '../../helpers/embedded.ts';
 import { requireBinary } from '../../helpers/own-servers.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 const run = promisify(execFile);
 const docFile = new URL('../../../docs/warehouse.md', import.meta.url);
@@ -108,17 +108,8 @@ describe('docs/warehouse.md', () => {
 });
 
 describe('comments after migrate, on Postgres', () => {
-  let db: TestDatabase;
-  let w: Warehouse;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    await w.migrate();
-  });
-  afterAll(async () => {
-    await w?.close();
-    await db?.drop();
-  });
+  // Migrated by its migrate() from nothing, as a first sync migrates one.
+  const w = useTestWarehouse({ empty: true });
 
   it('every schema, table, column, view and function of the tesync schemas has one', async () => {
     expect(await undescribed(w)).toEqual([]);
@@ -130,7 +121,7 @@ describe('comments after migrate, on Postgres', () => {
   });
 
   it('every described object exists, and a migrate of a warehouse in step writes nothing, in one query', async () => {
-    const client = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+    const client = postgres(w.databaseUrl, { max: 1, onnotice: () => {} });
     try {
       const again = await applyComments(client);
       expect(again.missing).toEqual([]);
@@ -155,7 +146,7 @@ describe('comments after migrate, on Postgres', () => {
 
   it("psql's \\d+ shows them", async () => {
     const psql = requireBinary('psql', 'apt-get install postgresql-client');
-    const show = async (command: string) => (await run(psql, ['-X', '-d', db.databaseUrl, '-c', command], { env: { ...process.env, PAGER: '' } })).stdout;
+    const show = async (command: string) => (await run(psql, ['-X', '-d', w.databaseUrl, '-c', command], { env: { ...process.env, PAGER: '' } })).stdout;
     const tokens = await show('\\d+ app.tokens');
     expect(tokens).toContain('the token list entry as sent');
     expect(tokens).toContain(plainText(EVERY_ROW.raw_response_id!));

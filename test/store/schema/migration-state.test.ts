@@ -3,10 +3,9 @@
 // schema, no table and no row.
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse, type Warehouse } from '../../../src/store/connection.ts';
+import { describe, expect, it } from 'vitest';
 import { judgeMigrations, readJournal, readMigrationState, sqlFilesInStep } from '../../../src/store/schema/migration-state.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/services.ts';
+import { useTestWarehouse } from '../../helpers/mirror-fixture.ts';
 
 const journal = [
   { tag: '0000_init', when: 1000 },
@@ -38,25 +37,12 @@ describe('judgeMigrations', () => {
 });
 
 describe('readMigrationState on Postgres', () => {
-  let empty: TestDatabase;
-  let migrated: TestDatabase;
-  let warehouses: Warehouse[] = [];
-  const open = async (db: TestDatabase) => {
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '', maxConnections: 2 });
-    warehouses.push(w);
-    return w;
-  };
-  beforeAll(async () => {
-    [empty, migrated] = await Promise.all([createTestDatabase(), createTestDatabase({ migrated: true })]);
-  });
-  afterAll(async () => {
-    await Promise.all(warehouses.map((w) => w.close()));
-    warehouses = [];
-    await Promise.all([empty?.drop(), migrated?.drop()]);
-  });
+  // Opened as they are: a state is read, never made.
+  const empty = useTestWarehouse({ empty: true, migrate: false, maxConnections: 2 });
+  const migrated = useTestWarehouse({ migrate: false, maxConnections: 2 });
 
   it('an empty database: none, and it stays empty', async () => {
-    expect(await readMigrationState(await open(empty))).toEqual({ state: 'none' });
+    expect(await readMigrationState(empty)).toEqual({ state: 'none' });
     const c = postgres(empty.databaseUrl, { max: 1 });
     try {
       expect(await c`select nspname from pg_namespace where nspname not like 'pg\\_%' and nspname not in ('information_schema', 'public')`).toEqual([]);
@@ -66,10 +52,9 @@ describe('readMigrationState on Postgres', () => {
   });
 
   it("a warehouse tesync migrated: current, SQL files in step; a changed file's fingerprint is not", async () => {
-    const w = await open(migrated);
     const all = readJournal();
-    expect(await readMigrationState(w)).toEqual({ state: 'current', applied: all.length, appliedTag: all.at(-1)!.tag, expected: all.length, expectedTag: all.at(-1)!.tag, sqlFilesInStep: true });
-    await w.query(sql`update drizzle.__tesync_sql_files set fingerprint = 'an older one' where name = 'analytics.sql'`);
-    expect(await readMigrationState(w)).toMatchObject({ state: 'current', sqlFilesInStep: false });
+    expect(await readMigrationState(migrated)).toEqual({ state: 'current', applied: all.length, appliedTag: all.at(-1)!.tag, expected: all.length, expectedTag: all.at(-1)!.tag, sqlFilesInStep: true });
+    await migrated.query(sql`update drizzle.__tesync_sql_files set fingerprint = 'an older one' where name = 'analytics.sql'`);
+    expect(await readMigrationState(migrated)).toMatchObject({ state: 'current', sqlFilesInStep: false });
   });
 });
