@@ -40,6 +40,20 @@ export interface ServerSimAndWarehouse extends SimAndWarehouse {
 export type ServerStart = () => Promise<WarehouseServer>;
 
 /**
+ * Where a block's warehouse or database goes: the test's Postgres (none given); a server of the
+ * block's own (a ServerStart: started before it, closed after); or an outer block's (its
+ * useWarehouseServer or useSimAndWarehouseOn handle: left to that block).
+ */
+export type BlockServer = ServerStart | { readonly server: WarehouseServer };
+
+/** The server `on` names, and whether the block closes it. */
+async function serverOf(on: BlockServer | undefined): Promise<{ server: WarehouseServer; owned: boolean }> {
+  if (on === undefined) return { server: await postgresWarehouses(), owned: true };
+  if (typeof on === 'function') return { server: await on(), owned: true };
+  return { server: on.server, owned: false };
+}
+
+/**
  * What database a warehouse is in. By default a copy of the migrated template, which
  * `migrate()` finds in step; `empty`: a new, empty database, which `migrate()` migrates from
  * nothing (the path a first `tesync sync` takes); `migrate: false`: opened and left as it is.
@@ -140,6 +154,24 @@ export function useSimAndWarehouseOn(start: ServerStart, options: SimOptions | (
   };
 }
 
+/** A block's server (one of BOTH_SERVERS' starts), for what its blocks and cases make on it (`on`); closed after the block. */
+export function useWarehouseServer(start: ServerStart): { readonly server: WarehouseServer } {
+  let server: WarehouseServer | undefined;
+  beforeAll(async () => {
+    server = await start();
+  }, patience(120_000));
+  afterAll(async () => {
+    const v = server;
+    server = undefined;
+    await v?.close();
+  }, patience(60_000));
+  return {
+    get server() {
+      return ready(server, 'useWarehouseServer', 'server');
+    },
+  };
+}
+
 /** A block's simulator with `options`, without a warehouse (the block's cases make their own). */
 export function useSimulator(options: SimOptions | (() => SimOptions) = {}): { readonly sim: Simulator } {
   let sim: Simulator | undefined;
@@ -162,23 +194,23 @@ export function useSimulator(options: SimOptions | (() => SimOptions) = {}): { r
 export type BlockWarehouse = Warehouse & { readonly databaseUrl: string };
 
 /**
- * A fresh warehouse (of `kind`) for the block it is called in, without a simulator, on the test's
- * Postgres or (`on`) a server of the block's own: created before its tests, dropped after. What
- * it returns stands for that warehouse once its beforeAll has run (`const w = useTestWarehouse()`);
+ * A fresh warehouse (of `kind`) for the block it is called in, without a simulator, on the
+ * test's Postgres or on `on` (BlockServer): created before its tests, dropped after. What it
+ * returns stands for that warehouse once its beforeAll has run (`const w = useTestWarehouse()`);
  * call it once per warehouse the block needs.
  */
-export function useTestWarehouse(options: WarehouseKind & { on?: ServerStart } = {}): BlockWarehouse {
-  let server: WarehouseServer | undefined;
+export function useTestWarehouse(options: WarehouseKind & { on?: BlockServer } = {}): BlockWarehouse {
+  let at: { server: WarehouseServer; owned: boolean } | undefined;
   let tw: TestWarehouse | undefined;
   beforeAll(async () => {
-    server = await (options.on ?? postgresWarehouses)();
-    tw = await warehouseOn(server, options);
+    at = await serverOf(options.on);
+    tw = await warehouseOn(at.server, options);
   }, patience(120_000));
   afterAll(async () => {
-    const [w, v] = [tw, server];
-    tw = server = undefined;
+    const [w, v] = [tw, at];
+    tw = at = undefined;
     const dropped = await Promise.allSettled([w?.cleanup()]);
-    throwFirst(dropped, await Promise.allSettled([v?.close()]));
+    throwFirst(dropped, await Promise.allSettled([v?.owned ? v.server.close() : undefined]));
   }, patience(60_000));
   const made = () => ready(tw, 'useTestWarehouse', 'its warehouse');
   const get = (key: string | symbol): unknown => {
@@ -202,21 +234,21 @@ export interface BlockDatabase {
 
 /**
  * A new database for the block it is called in, with no warehouse open on it: empty, or
- * (`migrated`) as `migrate()` leaves one; on the test's Postgres or (`on`) a server of the
- * block's own. Created before its tests, dropped after.
+ * (`migrated`) as `migrate()` leaves one; on the test's Postgres or on `on` (BlockServer).
+ * Created before its tests, dropped after.
  */
-export function useTestDatabase(options: { migrated?: boolean; on?: ServerStart } = {}): BlockDatabase {
-  let server: WarehouseServer | undefined;
+export function useTestDatabase(options: { migrated?: boolean; on?: BlockServer } = {}): BlockDatabase {
+  let at: { server: WarehouseServer; owned: boolean } | undefined;
   let db: TestDatabase | undefined;
   beforeAll(async () => {
-    server = await (options.on ?? postgresWarehouses)();
-    db = await server.database({ migrated: options.migrated });
+    at = await serverOf(options.on);
+    db = await at.server.database({ migrated: options.migrated });
   }, patience(120_000));
   afterAll(async () => {
-    const [d, v] = [db, server];
-    db = server = undefined;
+    const [d, v] = [db, at];
+    db = at = undefined;
     const dropped = await Promise.allSettled([d?.drop()]);
-    throwFirst(dropped, await Promise.allSettled([v?.close()]));
+    throwFirst(dropped, await Promise.allSettled([v?.owned ? v.server.close() : undefined]));
   }, patience(60_000));
   return {
     get databaseUrl() {

@@ -11,7 +11,8 @@ import { openWarehouse, type Warehouse } from '../../src/store/connection.ts';
 import { expectAppMirror } from '../helpers/app-mirror.ts';
 import { BIN, childEnv } from '../helpers/cli.ts';
 import { startOwnPostgres, type OwnPostgres } from '../helpers/own-servers.ts';
-import { createTestDatabase, createTestLogger, type TestDatabase } from '../helpers/services.ts';
+import { useSimAndWarehouse } from '../helpers/mirror-fixture.ts';
+import { createTestLogger } from '../helpers/services.ts';
 import { patience } from '../helpers/patience.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
@@ -41,43 +42,29 @@ async function expectConsistent(w: Warehouse): Promise<void> {
 }
 
 describe('sync killed with SIGKILL at random points', () => {
-  let sim: Simulator;
-  let db: TestDatabase;
-  beforeAll(async () => {
-    // Latency spreads a walk over a couple of seconds so the kills land all along it.
-    sim = await startSimulator({ tokens: 5, historyDays: 40, chartsPerToken: 2, seed: 202, latencyMs: [20, 80] });
-    db = await createTestDatabase({ migrated: true });
-  });
-  afterAll(async () => {
-    await sim?.close();
-    await db?.drop();
-  });
+  // Latency spreads a walk over a couple of seconds so the kills land all along it.
+  const fx = useSimAndWarehouse({ tokens: 5, historyDays: 40, chartsPerToken: 2, seed: 202, latencyMs: [20, 80] });
 
   it(`${KILL_RUNS} killed runs, then one more run: the complete mirror, nothing duplicated or half-written`, async () => {
     const random = seeded(20261121);
-    const env = childEnv({ TE_APP_URL: sim.url, DATABASE_URL: db.databaseUrl, LOG_LEVEL: 'warn', TE_CONCURRENCY: '4' });
+    const env = childEnv({ TE_APP_URL: fx.sim.url, DATABASE_URL: fx.databaseUrl, LOG_LEVEL: 'warn', TE_CONCURRENCY: '4' });
     // How long a walk takes here, from its first request to its end: the kills are drawn
     // inside it, counted from the walk's own first request, so that a start-up slowed by the
     // machine's load moves the kill with it. Measured on the walk the killed runs make (--full,
     // at their concurrency, over a warehouse already filled), in this process: the walk is the
     // same code, and a process's start-up is no part of it.
-    const filler = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     let walkMs = 0;
-    try {
-      for (let i = 0; i < 2; i++) {
-        sim.resetRequests();
-        const r = await syncOnce(sim, filler, createTestLogger().logger, { env: { TE_CONCURRENCY: '4' } }, ['app'], { full: true });
-        expect(r.status).toBe('succeeded');
-        walkMs = Date.now() - sim.requests[0]!.at;
-      }
-    } finally {
-      await filler.close();
+    for (let i = 0; i < 2; i++) {
+      fx.sim.resetRequests();
+      const r = await syncOnce(fx.sim, fx.warehouse, createTestLogger().logger, { env: { TE_CONCURRENCY: '4' } }, ['app'], { full: true });
+      expect(r.status).toBe('succeeded');
+      walkMs = Date.now() - fx.sim.requests[0]!.at;
     }
     const killedAt: number[] = [];
     let finishedBeforeKill = 0;
     // Until KILL_RUNS runs were really killed mid-walk (a run may finish before its kill point).
     for (let i = 0; killedAt.length < KILL_RUNS && i < KILL_RUNS * 3; i++) {
-      sim.resetRequests();
+      fx.sim.resetRequests();
       // Most runs fetch everything (--full) so the kills land inside big writes; every
       // fourth is an ordinary incremental run.
       const child = spawn(process.execPath, [BIN, 'sync', ...(i % 4 === 3 ? [] : ['--full'])], { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -87,7 +74,7 @@ describe('sync killed with SIGKILL at random points', () => {
       let done = false;
       void exited.then(() => (done = true));
       // The walk has started once the simulator sees its first request.
-      while (!done && sim.requests.length === 0) await delay(5);
+      while (!done && fx.sim.requests.length === 0) await delay(5);
       const killAfter = Math.round(random() * Math.max(50, walkMs * 0.9));
       const outcome = done ? ('exited' as const) : await Promise.race([exited.then(() => 'exited' as const), delay(killAfter).then(() => 'timer' as const)]);
       if (outcome === 'timer') {
@@ -96,29 +83,25 @@ describe('sync killed with SIGKILL at random points', () => {
       } else {
         finishedBeforeKill++;
         // Walks vary with the machine's load: draw later kills inside the shortest walk seen.
-        if (sim.requests.length > 0) walkMs = Math.min(walkMs, Date.now() - sim.requests[0]!.at);
+        if (fx.sim.requests.length > 0) walkMs = Math.min(walkMs, Date.now() - fx.sim.requests[0]!.at);
         // A run that ends on its own must have ended well.
         expect(await exited, stderr).toBe(0);
       }
       await exited;
     }
     expect(killedAt.length).toBe(KILL_RUNS);
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      await expectConsistent(w);
-      const run = await syncOnce(sim, w, createTestLogger().logger, {}, ['app']);
-      expect(run.status).toBe('succeeded');
-      await expectAppMirror(w, sim.data, { bundles: 'skipped' });
-      await expectConsistent(w);
-      // The killed runs were closed by the next run, not left `running` for ever.
-      const [open] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.runs where status = 'running'`);
-      expect(open!.n).toBe(0);
-      const [abandoned] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.runs where error like 'abandoned:%'`);
-      expect(abandoned!.n).toBeGreaterThan(0);
-      recordFigure('process.sigkill', { runs: KILL_RUNS, walkMs, killed: killedAt.length, finishedBeforeKill, killPointsMs: killedAt, rowsLost: 0, abandonedRunsClosed: abandoned!.n });
-    } finally {
-      await w.close();
-    }
+    const w = fx.warehouse;
+    await expectConsistent(w);
+    const run = await syncOnce(fx.sim, w, createTestLogger().logger, {}, ['app']);
+    expect(run.status).toBe('succeeded');
+    await expectAppMirror(w, fx.sim.data, { bundles: 'skipped' });
+    await expectConsistent(w);
+    // The killed runs were closed by the next run, not left `running` for ever.
+    const [open] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.runs where status = 'running'`);
+    expect(open!.n).toBe(0);
+    const [abandoned] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.runs where error like 'abandoned:%'`);
+    expect(abandoned!.n).toBeGreaterThan(0);
+    recordFigure('process.sigkill', { runs: KILL_RUNS, walkMs, killed: killedAt.length, finishedBeforeKill, killPointsMs: killedAt, rowsLost: 0, abandonedRunsClosed: abandoned!.n });
   }, patience(240_000));
 });
 

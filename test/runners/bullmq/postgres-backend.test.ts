@@ -41,7 +41,7 @@ import { fetchJobId, finishJobId, resourceKey } from '../../../src/runners/bullm
 import { COMPLETED_JOBS_KEPT, FAILED_JOBS_KEPT, WALK_JOB_OPTIONS } from '../../../src/runners/bullmq/queues.ts';
 import { embeddedFolder } from '../../helpers/embedded.ts';
 import { patience } from '../../helpers/patience.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/services.ts';
+import { useTestDatabase } from '../../helpers/mirror-fixture.ts';
 
 const SCHEMA = 'bullmq';
 /** What runtime.ts gives the fetch workers: no real limit, only there so that queue.rateLimit(ms) takes effect. */
@@ -55,7 +55,8 @@ const FAST_LOCKS = { lockDuration: 1000, stalledInterval: 300, maxStalledCount: 
 type PgQueue = Queue<any, any, string, any, any, string, PostgresQueueBackend, PostgresConnectionOptions>;
 type PgWorker = Worker<any, any, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>;
 
-let db: TestDatabase;
+// Empty: BullMQ's migrations make the queues' schemas in it.
+const db = useTestDatabase();
 /** A session of this file's own (not BullMQ's): migrations, pg_stat_activity. */
 let admin: pg.Client;
 let migratedTo: number;
@@ -65,7 +66,6 @@ let children: ChildProcess[] = [];
 const workerErrors: Error[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   admin = new pg.Client({ connectionString: db.databaseUrl, application_name: 'bpg-test-admin' });
   await admin.connect();
   migratedTo = await runMigrations(admin, SCHEMA);
@@ -93,9 +93,9 @@ afterAll(async () => {
     await admin.end();
   }
   // A session still open then is one a closed Worker's pool kept (seen once, under load):
-  // dropping the database ends it, and that worker reports "Connection terminated", which is
-  // the drop's doing, not a case's (each case's errors are checked as it closes).
-  await db?.drop();
+  // dropping the database (useTestDatabase's afterAll, after this one) ends it, and that worker
+  // reports "Connection terminated", which is the drop's doing, not a case's (each case's errors
+  // are checked as it closes).
 });
 
 function openQueue(name: string, conn: PostgresPoolConfig = connection): PgQueue {

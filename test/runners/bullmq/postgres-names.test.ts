@@ -10,7 +10,7 @@ import { ConfigError } from '../../../src/lib/config.ts';
 import { VARIABLES } from '../../../src/lib/variables.ts';
 import { queueBackendKind, workerName } from '../../../src/runners/bullmq/backend.ts';
 import { prefixSessionPattern, queueSchema, workerSessionPattern } from '../../../src/runners/bullmq/postgres-backend.ts';
-import { createTestDatabase } from '../../helpers/services.ts';
+import { freshDatabase } from '../../helpers/mirror-fixture.ts';
 
 /** Whether the configuration accepts this TE_QUEUE_PREFIX. */
 const validPrefix = (p: string) => VARIABLES.TE_QUEUE_PREFIX.schema.safeParse(p).success;
@@ -102,7 +102,7 @@ describe('workerSessionPattern', () => {
   });
 
   it("matches, in Postgres, the names its workers' sessions have there, and not those of other prefixes", async () => {
-    const db = await createTestDatabase();
+    const db = await freshDatabase();
     const sql = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
     try {
       const matches = async (pattern: string, name: string) => (await sql<{ ok: boolean }[]>`select ${name}::text like ${pattern} as ok`)[0]!.ok;
@@ -138,7 +138,6 @@ describe('workerSessionPattern', () => {
       }
     } finally {
       await sql.end();
-      await db.drop();
     }
   });
 

@@ -17,10 +17,9 @@ import { DAILY_ARCHIVES } from '../../../src/schema/warehouse/history.ts';
 import { fillDailyArchives } from '../../../src/store/write/daily-archive.ts';
 import { openWarehouse } from '../../../src/store/connection.ts';
 import { rulesOf } from '../../../src/schema/warehouse/table-rules.ts';
-import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
-import { canaryKey, createTestDatabase, createTestLogger, withServerClockOffset } from '../../helpers/services.ts';
+import { freshDatabase, useSimAndWarehouse, useSimAndWarehouseOn } from '../../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger, withServerClockOffset } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
-import { useSimAndWarehouseOn } from '../../helpers/mirror-fixture.ts';
 import { BOTH_SERVERS } from '../../helpers/servers.ts';
 import type { SimOptions } from '../../../sim/index.ts';
 
@@ -108,7 +107,8 @@ describe('daily archives', () => {
   });
 
   it('keeps the rows a release before the point-in-time history archived, and adds the days after', async () => {
-    const db = await createTestDatabase();
+    // Empty: migrated below as the release before point in time left one.
+    const db = await freshDatabase();
     const folder = mkdtempSync(path.join(tmpdir(), 'tesync-old-release-'));
     try {
       // The release before point in time: the migrations up to 0003.
@@ -143,7 +143,6 @@ describe('daily archives', () => {
       }
     } finally {
       rmSync(folder, { recursive: true, force: true });
-      await db.drop();
     }
   });
 });
@@ -160,7 +159,7 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
   };
 
   it('archives a write that commits after midnight, known before it, on its day', async () => {
-    const db = await fx.server.database({ migrated: true });
+    const db = await freshDatabase({ migrated: true, on: fx.server });
     const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
     await today.migrate();
     fx.sim.setEpoch(0);
@@ -203,12 +202,11 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
     } finally {
       await writer.end();
       await w?.close();
-      await db.drop();
     }
   });
 
   it('fills the same archives under TimeZone America/Santiago as under UTC, across its DST change at midnight', async () => {
-    const db = await fx.server.database({ migrated: true });
+    const db = await freshDatabase({ migrated: true, on: fx.server });
     let santiago: postgres.Sql | undefined;
     try {
       // Two syncs on either side of 2026-09-06, when Santiago's clocks skip from 00:00 to 01:00.
@@ -244,12 +242,11 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
       }
     } finally {
       await santiago?.end();
-      await db.drop();
     }
   });
 
   it('opens every connection in UTC on a database whose TimeZone is America/Santiago', async () => {
-    const db = await fx.server.database({ migrated: true });
+    const db = await freshDatabase({ migrated: true, on: fx.server });
     const admin = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
     let w: Awaited<ReturnType<typeof openWarehouse>> | undefined;
     let session: postgres.Sql | undefined;
@@ -283,7 +280,6 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
       await session?.end();
       await w?.close();
       await admin.end();
-      await db.drop();
     }
   });
 });

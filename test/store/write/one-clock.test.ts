@@ -19,18 +19,18 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { metricHistory, metrics } from '../../../src/schema/warehouse/app.ts';
 import { VERSIONED } from '../../../src/schema/warehouse/history.ts';
-import { startSimulator, type Simulator } from '../../../sim/index.ts';
 import { openWarehouse, rowsOf as resultRows, type Warehouse } from '../../../src/store/connection.ts';
 import { beginWrite } from '../../../src/store/write/known-time.ts';
 import type { Executor } from '../../../src/store/write/table-shape.ts';
 import { upsertRows } from '../../../src/store/write/upsert.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { patience } from '../../helpers/patience.ts';
-import { BOTH_SERVERS, type WarehouseServer } from '../../helpers/servers.ts';
-import { canaryKey, createTestDatabase, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
+import { freshDatabase, freshWarehouse, useSimulator, useWarehouseServer } from '../../helpers/mirror-fixture.ts';
+import { BOTH_SERVERS } from '../../helpers/servers.ts';
+import { canaryKey, createTestLogger, redisServerUrl, uniqueName } from '../../helpers/services.ts';
 import { deleteRedisKeys, killAll, SCHEDULES_OFF, startWorker } from '../../helpers/workers.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 import { expectNoOverlap } from '../../helpers/versions.ts';
@@ -56,13 +56,7 @@ function faketimeProblem(): string | undefined {
 }
 
 // One simulator for the file: each test sets the epoch it serves.
-let sim: Simulator;
-beforeAll(async () => {
-  sim = await startSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-});
-afterAll(async () => {
-  await sim?.close();
-});
+const fx = useSimulator({ tokens: 4, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
 
 /** Each table's rows (or a function's), as JSON text, sorted. */
 const rowsOf = async (w: Warehouse, from: string) => (await w.query<{ r: string }>(sql.raw(`select to_jsonb(x)::text as r from ${from} x order by 1`))).map((x) => x.r);
@@ -103,13 +97,7 @@ async function expectOneRowPerKey(w: Warehouse) {
 }
 
 describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
-  let server: WarehouseServer;
-  beforeAll(async () => {
-    server = await start();
-  }, patience(120_000));
-  afterAll(async () => {
-    await server?.close();
-  });
+  const held = useWarehouseServer(start);
 
   /** Two connections of their own: writers whose transactions interleave. */
   const writers = (url: string) => [0, 1].map(() => postgres(url, { max: 1, onnotice: () => {}, connection: { TimeZone: 'UTC' } })) as [postgres.Sql, postgres.Sql];
@@ -120,16 +108,13 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
    * transactions interleave); all closed and dropped after.
    */
   async function withWarehouse(fn: (w: Warehouse, url: string, writers: [postgres.Sql, postgres.Sql]) => Promise<void>): Promise<void> {
-    const db = await server.database({ migrated: true });
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    const pair = writers(db.databaseUrl);
+    // A process's pool (10 connections), beside the writers.
+    const { warehouse: w, databaseUrl } = await freshWarehouse({ on: held.server, maxConnections: 10 });
+    const pair = writers(databaseUrl);
     try {
-      await w.migrate();
-      await fn(w, db.databaseUrl, pair);
+      await fn(w, databaseUrl, pair);
     } finally {
       await Promise.all(pair.map((c) => c.end()));
-      await w.close();
-      await db.drop();
     }
   }
 
@@ -170,8 +155,8 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
         [1, 0],
         [2, -HOUR / 2],
       ] as const) {
-        sim.setEpoch(epoch);
-        const r = await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() + skew) });
+        fx.sim.setEpoch(epoch);
+        const r = await syncOnce(fx.sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock: () => new Date(Date.now() + skew) });
         expect(r.status, `sync of epoch ${epoch}`).toBe('succeeded');
         states.push({ at: await serverNow(w), tables: await dump(w) });
       }
@@ -201,7 +186,8 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
   });
 
   it('a warehouse of the release before: its key-first constraints are rebuilt period first, every version kept and still refused to overlap', async () => {
-    const db = await server.database();
+    // Empty: migrated below as the release before left one.
+    const db = await freshDatabase({ on: held.server });
     const folder = mkdtempSync(path.join(tmpdir(), 'tesync-key-first-'));
     try {
       // The release before: the migrations up to 0013, whose constraints hold the key first.
@@ -236,7 +222,6 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
       }
     } finally {
       rmSync(folder, { recursive: true, force: true });
-      await db.drop();
     }
   });
 
@@ -469,44 +454,37 @@ describe.each(BOTH_SERVERS)('one clock on %s', (_label, start) => {
 describe('one clock across real processes, on Postgres', () => {
   it('two real `tesync sync` processes, one under faketime 2 h behind: the same', async () => {
     expect(faketimeProblem(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBeUndefined();
-    const db = await createTestDatabase({ migrated: true });
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    try {
-      const env = { DATABASE_URL: db.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
-      const states = [];
-      for (const [epoch, skew] of [
-        [0, '-2h'],
-        [1, null],
-        [2, '-30m'],
-      ] as const) {
-        sim.setEpoch(epoch);
-        const r = await runCli(['sync', '--json'], env, skew ? { wrap: ['faketime', '-f', skew] } : {});
-        expect(r.code, r.stderr.slice(-2000)).toBe(0);
-        states.push({ at: await serverNow(w), tables: await dump(w) });
-      }
-      // Each process stamped nothing with its own clock: the runs follow one another.
-      const runs = await w.query<{ ok: boolean }>(sql`select started_at < finished_at and finished_at < lead(started_at, 1, 'infinity') over (order by started_at) as ok from sync.runs`);
-      expect(runs.map((r) => r.ok)).toEqual([true, true, true]);
-      await expectPastAsArrived(w, states);
-    } finally {
-      await w.close();
-      await db.drop();
+    const { warehouse: w, databaseUrl } = await freshWarehouse();
+    const env = { DATABASE_URL: databaseUrl, TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gatewayKey, LOG_LEVEL: 'warn' };
+    const states = [];
+    for (const [epoch, skew] of [
+      [0, '-2h'],
+      [1, null],
+      [2, '-30m'],
+    ] as const) {
+      fx.sim.setEpoch(epoch);
+      const r = await runCli(['sync', '--json'], env, skew ? { wrap: ['faketime', '-f', skew] } : {});
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      states.push({ at: await serverNow(w), tables: await dump(w) });
     }
+    // Each process stamped nothing with its own clock: the runs follow one another.
+    const runs = await w.query<{ ok: boolean }>(sql`select started_at < finished_at and finished_at < lead(started_at, 1, 'infinity') over (order by started_at) as ok from sync.runs`);
+    expect(runs.map((r) => r.ok)).toEqual([true, true, true]);
+    await expectPastAsArrived(w, states);
   });
 
   it('two workers on one queue, their clocks an hour apart: the same', async () => {
     expect(faketimeProblem(), 'faketime is needed (Debian package faketime; .ci/run installs it)').toBeUndefined();
-    const db = await createTestDatabase({ migrated: true });
-    const w = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
+    const { warehouse: w, databaseUrl } = await freshWarehouse();
     const prefix = uniqueName('tesync_clock');
     const redisUrl = await redisServerUrl();
     const env = {
-      DATABASE_URL: db.databaseUrl,
+      DATABASE_URL: databaseUrl,
       REDIS_URL: redisUrl,
       TE_QUEUE_PREFIX: prefix,
-      TE_APP_URL: sim.url,
+      TE_APP_URL: fx.sim.url,
       TE_APP_API_KEY: appKey,
-      TE_GATEWAY_URL: sim.url,
+      TE_GATEWAY_URL: fx.sim.url,
       TE_GATEWAY_API_KEY: gatewayKey,
       TE_METRICS_PORT: '0',
       TE_WORKER_CONCURRENCY: '3',
@@ -519,7 +497,7 @@ describe('one clock across real processes, on Postgres', () => {
       await Promise.all(workers.map((x) => x.ready));
       const states = [];
       for (const epoch of [0, 1, 2]) {
-        sim.setEpoch(epoch);
+        fx.sim.setEpoch(epoch);
         const r = await runCli(['enqueue', '--wait', '--timeout', String(patience(90_000) / 1000), '--full'], env, { timeoutMs: 100_000 });
         expect(r.code, r.stderr.slice(-2000)).toBe(0);
         states.push({ at: await serverNow(w), tables: await dump(w) });
@@ -536,8 +514,6 @@ describe('one clock across real processes, on Postgres', () => {
     } finally {
       await killAll(workers);
       await deleteRedisKeys(redisUrl, prefix);
-      await w.close();
-      await db.drop();
     }
   }, patience(180_000));
 });
