@@ -6,9 +6,11 @@
 // kept, and the next sync fetches them again and repairs them (never `unchanged`). On
 // Postgres and on the embedded server; the catalogs and the mass removal on Postgres.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, startSimulator, type SimOptions, type Simulator } from '../../sim/index.ts';
-import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { REMOVED_POINT_INDEX, REMOVED_SECTION, REMOVED_TIMEFRAME, removedHistoryDate, type SimOptions, type Simulator } from '../../sim/index.ts';
+import type { Warehouse } from '../../src/store/connection.ts';
+import { useSimulator, useTestWarehouse, useWarehouseServer, type ServerStart } from '../helpers/mirror-fixture.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { patience } from '../helpers/patience.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { BOTH_SERVERS, postgresWarehouses, type WarehouseServer } from '../helpers/servers.ts';
@@ -18,42 +20,35 @@ const gatewayKey = canaryKey('gk');
 const log = createTestLogger([appKey, gatewayKey], 'warn');
 const SIM: SimOptions = { tokens: 6, historyDays: 6, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] };
 
-// The simulator, server and warehouse of the block running now (blocks run one after another).
+// The simulator and warehouse of the block running now (blocks run one after another), which
+// the helpers below use: each block's fixtures point them at its own as it starts.
 let sim: Simulator;
-let server: WarehouseServer;
-let tw: TestWarehouse;
-let open: TestWarehouse | undefined;
+let tw: Warehouse;
 
-const dropWarehouse = async () => {
-  const old = open;
-  open = undefined;
-  await old?.cleanup();
-};
-/** A fresh warehouse on this block's server, the one before dropped. */
-const freshWarehouse = async () => {
-  await dropWarehouse();
-  tw = open = await server.warehouse();
-};
-/** This block's simulator and server, closed with its warehouse afterwards. */
-function useSimAndServer(start: () => Promise<WarehouseServer>) {
-  beforeAll(async () => {
-    sim = await startSimulator(SIM);
-    server = await start();
-  }, patience(120_000));
-  afterAll(async () => {
-    await dropWarehouse();
-    await sim?.close();
-    await server?.close();
-  }, patience(60_000));
+/** This block's simulator (the helpers' while it runs) and server (its blocks' warehouses'). */
+function useSimAndServer(start: ServerStart): { readonly server: WarehouseServer } {
+  const fx = useSimulator(SIM);
+  const held = useWarehouseServer(start);
+  beforeAll(() => {
+    sim = fx.sim;
+  });
+  return held;
+}
+/** A fresh warehouse on `held`'s server for the block it is called in: the helpers' while it runs. */
+function useBlockWarehouse(held: { readonly server: WarehouseServer }): void {
+  const w = useTestWarehouse({ on: held });
+  beforeAll(() => {
+    tw = w;
+  });
 }
 
 const sync = async (full = false) => {
-  const r = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
+  const r = await syncOnce(sim, tw, log.logger, { appKey, gatewayKey }, ['app', 'gateway'], { full });
   return r;
 };
-const count = async (from: string) => Number((await tw.warehouse.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${from}`)))[0]!.n);
+const count = async (from: string) => Number((await tw.query<{ n: string }>(sql.raw(`select count(*)::text as n from ${from}`)))[0]!.n);
 const state = async (source: string, resource: string) =>
-  (await tw.warehouse.query<{ status: string; last_run_id: string; last_error: string | null }>(sql`select status, last_run_id, last_error from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
+  (await tw.query<{ status: string; last_run_id: string; last_error: string | null }>(sql`select status, last_run_id, last_error from sync.resource_state where source = ${source} and resource = ${resource}`))[0];
 
 /**
  * The rows of `table` that `where` picks are gone from it, and were closed by the run that
@@ -61,9 +56,9 @@ const state = async (source: string, resource: string) =>
  * table as of that instant lacks the rows it still had a microsecond before.
  */
 async function closedBy(table: string, where: string, runId: string): Promise<number> {
-  const [run] = await tw.warehouse.query<{ started: string; finished: string }>(sql`select started_at::text as started, finished_at::text as finished from sync.runs where id = ${runId}`);
+  const [run] = await tw.query<{ started: string; finished: string }>(sql`select started_at::text as started, finished_at::text as finished from sync.runs where id = ${runId}`);
   expect(await count(`${table} where ${where}`), `${table} still holds ${where}`).toBe(0);
-  const ends = await tw.warehouse.query<{ known_to: string; inside: boolean }>(
+  const ends = await tw.query<{ known_to: string; inside: boolean }>(
     sql.raw(`select distinct known_to::text as known_to, known_to between '${run!.started}' and '${run!.finished}' as inside from ${table}_history where ${where} and known_to >= '${run!.started}'`),
   );
   expect(ends.length, `${table}: a version of ${where} closed in the run`).toBeGreaterThan(0);
@@ -78,11 +73,11 @@ async function closedBy(table: string, where: string, runId: string): Promise<nu
 }
 
 describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
-  useSimAndServer(start);
+  const held = useSimAndServer(start);
 
   describe('fully fetched sets close what they lost', () => {
+    useBlockWarehouse(held);
     beforeAll(async () => {
-      await freshWarehouse();
       sim.setLosses({ removed: false, omitted: [] });
     });
 
@@ -96,9 +91,9 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
       const metric = sim.data.appMetrics().at(-1)!.slug;
       const gwSlug = sim.data.gatewayTokens().find((t) => (sim.data.gatewayCharts(t.slug) ?? []).length > 0)!.slug;
       const gwChart = sim.data.gatewayCharts(gwSlug)![0]!;
-      const [tf] = await tw.warehouse.query<{ timeframe: string }>(sql`select timeframe from gateway.chart_points where token_slug = ${gwSlug} and chart_key = ${gwChart.key} limit 1`);
+      const [tf] = await tw.query<{ timeframe: string }>(sql`select timeframe from gateway.chart_points where token_slug = ${gwSlug} and chart_key = ${gwChart.key} limit 1`);
       const gwTs = sim.data.gatewayChartData(gwSlug, gwChart.key, tf!.timeframe as never)!.data[REMOVED_POINT_INDEX]!.timestamp;
-      const [period] = await tw.warehouse.query<{ period: string }>(sql`select period from gateway.trend_points where token_slug = ${gwSlug} limit 1`);
+      const [period] = await tw.query<{ period: string }>(sql`select period from gateway.trend_points where token_slug = ${gwSlug} limit 1`);
       const trendTs = sim.data.gatewayTrend(gwSlug, period!.period as never)!.times[REMOVED_POINT_INDEX]!;
       const gwRow = sim.data.gatewayScreenerRows().at(-1)!.slug;
       const before = await count('app.metric_history');
@@ -131,13 +126,13 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
   });
 
   describe('partial responses close nothing, and the next sync repairs them', () => {
+    useBlockWarehouse(held);
     beforeAll(async () => {
-      await freshWarehouse();
       sim.setLosses({ removed: false, omitted: [] });
     });
 
     const versions = async () => (await count('gateway.token_sections_history')) + (await count('app.value_drivers_history')) + (await count('app.value_driver_edges_history')) + (await count('app.token_functions_history'));
-    const invalidBodies = (like: string) => tw.warehouse.query<{ body_text: string }>(sql`select body_text from sync.raw_responses where status = 'invalid' and path like ${like}`);
+    const invalidBodies = (like: string) => tw.query<{ body_text: string }>(sql`select body_text from sync.raw_responses where status = 'invalid' and path like ${like}`);
 
     it('a page without sections and a bundle without its arrays: refused, bodies kept, repaired next time', async () => {
       expect((await sync()).status).toBe('succeeded');
@@ -201,35 +196,31 @@ describe.each(BOTH_SERVERS)('on %s', (_label, start) => {
 
 // The catalogs and the mass removal: the same code on either server, shown on Postgres.
 describe('catalogs and mass removals, on Postgres', () => {
-  useSimAndServer(postgresWarehouses);
+  const held = useSimAndServer(postgresWarehouses);
 
   describe('a catalog closes what hangs from it', () => {
+    useBlockWarehouse(held);
     // Two charts a token, both timeframes every gateway chart lists mirrored.
-    let sim2: Simulator;
-    beforeAll(async () => {
-      await freshWarehouse();
-      sim2 = await startSimulator({ tokens: 6, historyDays: 6, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    });
-    afterAll(() => sim2?.close());
-    const sync2 = () => syncOnce(sim2, tw.warehouse, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
+    const fx2 = useSimulator({ tokens: 6, historyDays: 6, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
+    const sync2 = () => syncOnce(fx2.sim, tw, log.logger, { appKey, gatewayKey, env: { TE_GATEWAY_CHART_TIMEFRAMES: `30d,${REMOVED_TIMEFRAME}` } }, ['app', 'gateway'], { full: true });
 
     it('a chart gone from a catalog, a timeframe or a series gone from a chart, a token gone from the screener: their rows closed', async () => {
       expect((await sync2()).status).toBe('succeeded');
-      const slug = sim2.data.appTokens().find((t) => (sim2.data.appCharts(t.slug) ?? []).length >= 2)!.slug;
-      const appGone = sim2.data.appCharts(slug)!.at(-1)!.key;
-      const gwSlug = sim2.data.gatewayTokens().find((t) => (sim2.data.gatewayCharts(t.slug) ?? []).length >= 2)!.slug;
-      const [gwKept, gwGone] = sim2.data.gatewayCharts(gwSlug)!.map((c) => c.key);
-      const series = sim2.data.gatewayChartData(gwSlug, gwKept!, '30d')!.config.series;
+      const slug = fx2.sim.data.appTokens().find((t) => (fx2.sim.data.appCharts(t.slug) ?? []).length >= 2)!.slug;
+      const appGone = fx2.sim.data.appCharts(slug)!.at(-1)!.key;
+      const gwSlug = fx2.sim.data.gatewayTokens().find((t) => (fx2.sim.data.gatewayCharts(t.slug) ?? []).length >= 2)!.slug;
+      const [gwKept, gwGone] = fx2.sim.data.gatewayCharts(gwSlug)!.map((c) => c.key);
+      const series = fx2.sim.data.gatewayChartData(gwSlug, gwKept!, '30d')!.config.series;
       expect(series.length, 'the chart has two series or more').toBeGreaterThanOrEqual(2);
       const lostSeries = series.at(-1)!.key;
       const seriesBefore = await count(`gateway.chart_series where token_slug = '${gwSlug}' and chart_key = '${gwKept}'`);
-      const screenerGone = sim2.data.appScreenerRows().at(-1)!.token.slug;
+      const screenerGone = fx2.sim.data.appScreenerRows().at(-1)!.token.slug;
       const screenerCells = await count(`app.metric_values where surface = 'screener'`);
       const goneCells = await count(`app.metric_values where surface = 'screener' and token_slug = '${screenerGone}'`);
       expect(goneCells).toBeGreaterThan(0);
       expect(await count(`gateway.chart_points where token_slug = '${gwSlug}' and chart_key = '${gwKept}' and timeframe = '${REMOVED_TIMEFRAME}'`)).toBeGreaterThan(0);
 
-      sim2.setLosses({ removed: true });
+      fx2.sim.setLosses({ removed: true });
       const run = await sync2();
       expect(run.status).toBe('succeeded');
 
@@ -259,20 +250,20 @@ describe('catalogs and mass removals, on Postgres', () => {
   });
 
   describe('a mass removal is written only when a second response agrees', () => {
+    useBlockWarehouse(held);
     beforeAll(async () => {
-      await freshWarehouse();
       sim.setLosses({ removed: false, omitted: [] });
     });
 
     it('the same short list twice in a row: fetched again at once, then delisted', async () => {
-      expect((await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'])).status).toBe('succeeded');
+      expect((await syncOnce(sim, tw, log.logger, {}, ['app'])).status).toBe('succeeded');
       const listed = sim.data.appTokens().length;
       const body = JSON.parse(await (await fetch(`${sim.url}/api/v1/tokens`)).text()) as { data: unknown[]; meta: Record<string, unknown> };
       const short = JSON.stringify({ data: body.data.slice(0, 2), meta: { asOf: body.meta.asOf } });
       const answer = { status: 200, headers: { 'content-type': 'application/json' }, body: short };
       sim.script('/api/v1/tokens', [answer, answer]);
       sim.resetRequests();
-      const run = await syncOnce(sim, tw.warehouse, log.logger, {}, ['app'], { tokens: [] });
+      const run = await syncOnce(sim, tw, log.logger, {}, ['app'], { tokens: [] });
       expect(sim.requests.filter((r) => r.path === '/api/v1/tokens')).toHaveLength(2);
       expect(await state('app', 'tokens')).toMatchObject({ status: 'ok', last_run_id: run.runId });
       expect(await count('app.tokens where delisted_at is not null')).toBe(listed - 2);

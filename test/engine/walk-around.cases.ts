@@ -14,15 +14,16 @@
 // process, exit code included; the other walks are the same sync (performSync, what `tesync
 // sync` runs) in this process, which saves a start-up of the CLI each (seconds of CPU).
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type SimHostile, type Simulator } from '../../sim/index.ts';
+import { beforeAll, expect, it } from 'vitest';
+import type { SimHostile, Simulator } from '../../sim/index.ts';
 import { expectAppMirror } from '../helpers/app-mirror.ts';
 import { runCli } from '../helpers/cli.ts';
 import { recordFigure } from '../helpers/fault-figures.ts';
 import { expectGatewayMirror } from '../helpers/gateway-mirror.ts';
 import { patience } from '../helpers/patience.ts';
+import { useSimAndWarehouseOn } from '../helpers/mirror-fixture.ts';
 import type { WarehouseServer } from '../helpers/servers.ts';
-import { canaryKey, createTestLogger, type TestWarehouse } from '../helpers/services.ts';
+import { canaryKey, createTestLogger } from '../helpers/services.ts';
 import { syncOnce } from '../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
@@ -108,39 +109,29 @@ export const CASES: Case[] = [
 
 /** The whole suite on one kind of server. */
 export function walkAroundRefusals(start: () => Promise<WarehouseServer>): void {
-  let sim: Simulator;
-  let server: WarehouseServer;
-  let tw: TestWarehouse;
+  const fx = useSimAndWarehouseOn(start, { tokens: TOKENS, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
   let baselineRequests = 0;
 
-  const q = <T>(text: ReturnType<typeof sql>) => tw.warehouse.query<T>(text);
+  const q = <T>(text: ReturnType<typeof sql>) => fx.warehouse.query<T>(text);
   /** `tesync sync --full`, a real process. */
   const cliSync = () =>
-    runCli(['sync', '--full'], { DATABASE_URL: tw.databaseUrl, TE_APP_URL: sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: sim.url, TE_GATEWAY_API_KEY: gatewayKey, TE_CONCURRENCY: '8' }, { timeoutMs: 120_000 });
+    runCli(['sync', '--full'], { DATABASE_URL: fx.databaseUrl, TE_APP_URL: fx.sim.url, TE_APP_API_KEY: appKey, TE_GATEWAY_URL: fx.sim.url, TE_GATEWAY_API_KEY: gatewayKey, TE_CONCURRENCY: '8' }, { timeoutMs: 120_000 });
   /** The same full walk in this process (the same concurrency); its outcome's status is what the command's exit code is made from. */
-  const walk = () => syncOnce(sim, tw.warehouse, createTestLogger([appKey, gatewayKey], 'warn').logger, { appKey, gatewayKey }, ['app', 'gateway'], { full: true });
+  const walk = () => syncOnce(fx.sim, fx.warehouse, createTestLogger([appKey, gatewayKey], 'warn').logger, { appKey, gatewayKey }, ['app', 'gateway'], { full: true });
   const lastRun = async () => (await q<{ id: string; status: string }>(sql`select id::text, status from sync.runs order by started_at desc limit 1`))[0]!;
 
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: TOKENS, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    server = await start();
-    tw = await server.warehouse();
     const r = await cliSync();
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect((await lastRun()).status).toBe('succeeded');
-    baselineRequests = sim.requests.length;
+    baselineRequests = fx.sim.requests.length;
   }, patience(180_000));
-  afterAll(async () => {
-    await tw?.cleanup();
-    await sim?.close();
-    await server?.close();
-  }, patience(60_000));
 
   for (const c of CASES) {
     const byCli = c === CASES[0];
     it(`${c.name}: refused alone, the walk goes on, the run ends partial${byCli ? ', `tesync sync --full` exits 0' : ''}`, async () => {
-      const undo = await c.arrange(sim);
-      sim.resetRequests();
+      const undo = await c.arrange(fx.sim);
+      fx.sim.resetRequests();
       try {
         if (byCli) {
           const r = await cliSync();
@@ -151,7 +142,7 @@ export function walkAroundRefusals(start: () => Promise<WarehouseServer>): void 
       } finally {
         undo();
       }
-      const refused = c.refused(sim);
+      const refused = c.refused(fx.sim);
       const run = await lastRun();
       expect(run.status).toBe('partial');
       expect(await q<{ n: number }>(sql`select count(*)::int as n from sync.runs where status = 'running'`)).toEqual([{ n: 0 }]);
@@ -171,7 +162,7 @@ export function walkAroundRefusals(start: () => Promise<WarehouseServer>): void 
       if (c.plannedFromStored) expect(state!.last_error).toMatch(/planned from the list of \d{4}-\d\d-\d\dT/);
 
       // Its body(ies), archived byte for byte: the hashes of what the simulator wrote.
-      const served = new Set(sim.requests.filter((x) => x.path.split('?')[0] === refused.path && x.status === 200).map((x) => x.bodySha256));
+      const served = new Set(fx.sim.requests.filter((x) => x.path.split('?')[0] === refused.path && x.status === 200).map((x) => x.bodySha256));
       const kept = await q<{ sha: string }>(
         sql`select encode(sha256(coalesce(body_bytes, convert_to(body_text, 'UTF8'))), 'hex') as sha from sync.raw_responses where status = ${c.itemAlone ? 'partial' : 'invalid'} and source = ${refused.source} and path like ${`${refused.path}%`} and run_id = ${run.id}::uuid`,
       );
@@ -188,32 +179,32 @@ export function walkAroundRefusals(start: () => Promise<WarehouseServer>): void 
         expect(['failed', 'invalid']).not.toContain(o.status);
       }
       // And the warehouse equals the simulator's data (the refused rows as the last good answer left them).
-      await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
-      await expectGatewayMirror(tw.warehouse, sim.data);
+      await expectAppMirror(fx.warehouse, fx.sim.data, { bundles: 'ok' });
+      await expectGatewayMirror(fx.warehouse, fx.sim.data);
 
       if (c.plannedFromStored) {
-        const walk = sim.requests.length;
+        const walk = fx.sim.requests.length;
         expect(walk).toBeGreaterThan(baselineRequests * 0.8);
-        recordFigure(`refused token list: requests (${server.kind}, ${c.name})`, { refusedRun: walk, wholeRun: baselineRequests });
+        recordFigure(`refused token list: requests (${fx.server.kind}, ${c.name})`, { refusedRun: walk, wholeRun: baselineRequests });
       }
     }, patience(180_000));
   }
 
   it('a root list whose pages disagree once is read again from its first page and written: succeeded', async () => {
-    sim.setPaging({ pageSize: 2, routes: ['app.tokens'], drift: 1 });
-    sim.resetRequests();
+    fx.sim.setPaging({ pageSize: 2, routes: ['app.tokens'], drift: 1 });
+    fx.sim.resetRequests();
     try {
       expect((await walk()).status).toBe('succeeded');
     } finally {
-      sim.setPaging({ pageSize: 0, drift: 0 });
+      fx.sim.setPaging({ pageSize: 0, drift: 0 });
     }
     const run = await lastRun();
     expect(run.status).toBe('succeeded');
     // Two reads from the first page: the one that drifted, and the whole one written.
-    expect(sim.requests.filter((x) => x.path === '/api/v1/tokens')).toHaveLength(2);
+    expect(fx.sim.requests.filter((x) => x.path === '/api/v1/tokens')).toHaveLength(2);
     const [state] = await q<{ status: string; last_run_id: string }>(sql`select status, last_run_id::text from sync.resource_state where source = 'app' and resource = 'tokens'`);
     expect(state).toEqual({ status: 'ok', last_run_id: run.id });
-    await expectAppMirror(tw.warehouse, sim.data, { bundles: 'ok' });
+    await expectAppMirror(fx.warehouse, fx.sim.data, { bundles: 'ok' });
   }, patience(180_000));
 
   it('the next sync, with every form gone, is whole again: succeeded, `tesync sync --full` exits 0', async () => {

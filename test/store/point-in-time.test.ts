@@ -6,14 +6,12 @@
 // links to the archived body it was read from.
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VERSIONED } from '../../src/schema/warehouse/history.ts';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
-import type { Warehouse } from '../../src/store/connection.ts';
 import { rulesOf } from '../../src/schema/warehouse/table-rules.ts';
-import { BOTH_SERVERS, type WarehouseServer } from '../helpers/servers.ts';
+import { freshWarehouse, useSimAndWarehouseOn } from '../helpers/mirror-fixture.ts';
+import { BOTH_SERVERS } from '../helpers/servers.ts';
 import { canaryKey, createTestLogger } from '../helpers/services.ts';
-import { patience } from '../helpers/patience.ts';
 import { syncOnce } from '../helpers/sync.ts';
 import { warehouseDigest } from '../helpers/warehouse-compare.ts';
 
@@ -24,39 +22,26 @@ const DAY = 86_400_000;
 const NAMES = VERSIONED.map((t) => `${getTableConfig(t).schema}.${getTableConfig(t).name}`);
 
 describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
-  let sim: Simulator;
-  let server: WarehouseServer;
-  let w: Warehouse;
-  let cleanup: () => Promise<void>;
+  // Ten days: the revision epoch revises a day outside the resync's overlap only from nine on.
+  const fx = useSimAndWarehouseOn(start, { tokens: 6, historyDays: 10, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
   // tesync's clock, which schedules (never stamps): the first syncs ran ten days ago, so the
   // last one is due its whole history fetch. Known time is the server's.
   let offset = -10 * DAY;
   const clock = () => new Date(Date.now() + offset);
 
-  beforeAll(async () => {
-    // Ten days: the revision epoch revises a day outside the resync's overlap only from nine on.
-    sim = await startSimulator({ tokens: 6, historyDays: 10, chartsPerToken: 2, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    server = await start();
-    ({ warehouse: w, cleanup } = await server.warehouse());
-  }, patience(120_000));
-  afterAll(async () => {
-    await sim?.close();
-    await cleanup?.();
-    await server?.close();
-  });
 
   /** A table's rows (or a function's), each as its JSON text, sorted: equal sets compare equal. */
-  const rowsOf = async (from: string) => (await w.query<{ r: string }>(sql.raw(`select to_jsonb(x)::text as r from ${from} x order by 1`))).map((x) => x.r);
+  const rowsOf = async (from: string) => (await fx.warehouse.query<{ r: string }>(sql.raw(`select to_jsonb(x)::text as r from ${from} x order by 1`))).map((x) => x.r);
   const dump = async () => new Map(await Promise.all(NAMES.map(async (t) => [t, await rowsOf(t)] as const)));
   const sync = async (epoch: number) => {
-    sim.setEpoch(epoch);
-    const r = await syncOnce(sim, w, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock });
+    fx.sim.setEpoch(epoch);
+    const r = await syncOnce(fx.sim, fx.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { clock });
     expect(r.status, `sync at epoch ${epoch}`).toBe('succeeded');
     const at = await serverNow();
     await new Promise((resolve) => setTimeout(resolve, 5));
     return { at, tables: await dump() };
   };
-  const one = async <T>(q: ReturnType<typeof sql>) => (await w.query<T & Record<string, unknown>>(q))[0];
+  const one = async <T>(q: ReturnType<typeof sql>) => (await fx.warehouse.query<T & Record<string, unknown>>(q))[0];
   const serverNow = async () => (await one<{ t: string }>(sql`select "sync"."server_clock"()::text as t`))!.t;
 
   it('every T_as_of returns what was received by each instant; T equals a fresh sync of the latest', async () => {
@@ -78,7 +63,7 @@ describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
     expect(changed.length, changed.join(' ')).toBeGreaterThanOrEqual(15);
 
     // What the simulator served, per instant.
-    const e1 = sim.data.epochChanges;
+    const e1 = fx.sim.data.epochChanges;
     const e2 = e1.epoch2;
     const rev = e2.revised!;
     const relisted = e2.relistedSlug!;
@@ -94,28 +79,24 @@ describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
     expect([await emc(s1.at, inside.date), await emc(s2.at, inside.date), await emc(s3.at, inside.date)]).toEqual([inside.before!.toString(), inside.after.toString(), inside.after.toString()]);
     expect([await emc(s1.at, outside.date), await emc(s2.at, outside.date), await emc(s3.at, outside.date)]).toEqual([outside.before!.toString(), outside.before!.toString(), outside.after.toString()]);
     const trend = async (at: string, date: string) =>
-      (await w.query<{ v: string }>(sql.raw(`select distinct value::text as v from gateway.trend_points_as_of('${at}') where token_slug = '${rev.slug}' and series_key = '${rev.gatewayTrend.series}' and ts = '${date}T00:00:00Z'`))).map((r) => r.v);
+      (await fx.warehouse.query<{ v: string }>(sql.raw(`select distinct value::text as v from gateway.trend_points_as_of('${at}') where token_slug = '${rev.slug}' and series_key = '${rev.gatewayTrend.series}' and ts = '${date}T00:00:00Z'`))).map((r) => r.v);
     for (const d of rev.gatewayTrend.days) expect([await trend(s1.at, d.date), await trend(s3.at, d.date)], `trend ${d.date}`).toEqual([[d.before!.toString()], [d.after.toString()]]);
     const m30 = async (at: string) => (await one<{ v: string }>(sql.raw(`select multiple_30d::text as v from app.screener_rows_as_of('${at}') where token_slug = '${rev.slug}'`)))?.v;
     expect([await m30(s1.at), await m30(s2.at)]).toEqual([rev.app.before!.toString(), rev.app.after.toString()]);
     const mult = async (at: string) => (await one<{ v: string }>(sql.raw(`select mult_annualized::text as v from gateway.screener_rows_as_of('${at}') where token_slug = '${rev.slug}'`)))?.v;
     expect([await mult(s1.at), await mult(s2.at)]).toEqual([rev.gateway.before!.toString(), rev.gateway.after.toString()]);
-    const drivers = async (at: string) => (await w.query<{ id: string }>(sql.raw(`select driver_id as id from app.value_drivers_as_of('${at}') where token_slug = '${rev.slug}' order by 1`))).map((r) => r.id);
+    const drivers = async (at: string) => (await fx.warehouse.query<{ id: string }>(sql.raw(`select driver_id as id from app.value_drivers_as_of('${at}') where token_slug = '${rev.slug}' order by 1`))).map((r) => r.id);
     expect(await drivers(s1.at)).toContain(rev.bundle.removedDriverId);
     expect(await drivers(s2.at)).toEqual([...rev.bundle.driverIds].sort());
     const edges = async (at: string) => Number((await one<{ n: number }>(sql.raw(`select count(*)::int as n from app.value_driver_edges_as_of('${at}') where token_slug = '${rev.slug}' and '${rev.bundle.removedDriverId}' in (from_driver_id, to_driver_id)`)))!.n);
     expect([await edges(s1.at), await edges(s2.at)]).toEqual([rev.bundle.removedEdges.length, 0]);
 
     // T equals a fresh sync of the same data, but for when and from which body rows were read.
-    const fresh = await server.warehouse();
-    try {
-      const r = await syncOnce(sim, fresh.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
-      expect(r.status).toBe('succeeded');
-      const [mine, theirs] = [await warehouseDigest(w), await warehouseDigest(fresh.warehouse)];
-      for (const t of NAMES) expect(mine[t], t).toEqual(theirs[t]);
-    } finally {
-      await fresh.cleanup();
-    }
+    const fresh = await freshWarehouse({ on: fx.server });
+    const r = await syncOnce(fx.sim, fresh.warehouse, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway']);
+    expect(r.status).toBe('succeeded');
+    const [mine, theirs] = [await warehouseDigest(fx.warehouse), await warehouseDigest(fresh.warehouse)];
+    for (const t of NAMES) expect(mine[t], t).toEqual(theirs[t]);
   });
 
   it('versions of one key never overlap, nor overlap the current row', async () => {
@@ -150,7 +131,7 @@ describe.each(BOTH_SERVERS)('point in time on %s', (_label, start) => {
       }
     }
     // The revised history value's earlier version came from a body that served it.
-    const rev = sim.data.epochChanges.epoch2.revised!;
+    const rev = fx.sim.data.epochChanges.epoch2.revised!;
     const inside = rev.appHistory.days.find((d) => d.position === 'insideOverlap')!;
     const version = await one<{ v: string; body: string; path: string }>(
       sql.raw(`select h.value::text as v, r.body::text as body, r.path from app.metric_history_history h join sync.raw_responses r on r.id = h.raw_response_id
