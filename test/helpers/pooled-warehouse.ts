@@ -8,17 +8,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll } from 'vitest';
-import { startSimulator, type Simulator } from '../../sim/index.ts';
 import { runCli, startCli, type CliResult } from './cli.ts';
 import { startOwnPgbouncer, type OwnPgbouncer, type PoolMode } from './own-pgbouncer.ts';
 import { patience } from './patience.ts';
-import { canaryKey, createTestDatabase, redisServerUrl, uniqueName, type TestDatabase } from './services.ts';
+import { useSimulator, useTestDatabase, type BlockDatabase } from './mirror-fixture.ts';
+import { canaryKey, redisServerUrl, uniqueName } from './services.ts';
 import { SCHEDULES_OFF, withWorkerRun, type WorkerRun } from './workers.ts';
 
 export interface PooledWarehouse {
   readonly bouncer: OwnPgbouncer;
   /** The warehouse's database, reached directly: what TE_DATABASE_SESSION_URL names. */
-  readonly db: TestDatabase;
+  readonly db: BlockDatabase;
   /** DATABASE_URL through the pooler. */
   readonly pooledUrl: string;
   /** The sources (the simulator) and DATABASE_URL through the pooler; nothing else. */
@@ -35,21 +35,16 @@ export interface PooledWarehouse {
 export function usePooledWarehouse(mode: PoolMode): PooledWarehouse {
   const appKey = canaryKey('pooledapp');
   const gatewayKey = canaryKey('pooledgw');
-  let sim: Simulator | undefined;
+  // Empty: the first command through the pooler migrates it. Dropped after the PgBouncer in front of it goes.
+  const db = useTestDatabase();
+  const fx = useSimulator({ tokens: 2, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
   let bouncer: OwnPgbouncer | undefined;
-  let db: TestDatabase | undefined;
   const folders: string[] = [];
   beforeAll(async () => {
-    // Empty: the first command through the pooler migrates it.
-    db = await createTestDatabase();
-    [sim, bouncer] = await Promise.all([
-      startSimulator({ tokens: 2, historyDays: 5, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] }),
-      startOwnPgbouncer(mode, db.databaseUrl),
-    ]);
+    bouncer = await startOwnPgbouncer(mode, db.databaseUrl);
   }, patience(60_000));
   afterAll(async () => {
-    await Promise.allSettled([sim?.close(), bouncer?.cleanup()]);
-    await db?.drop();
+    await bouncer?.cleanup();
     for (const f of folders) rmSync(f, { recursive: true, force: true });
   }, patience(60_000));
   const ready = <T>(v: T | undefined): T => {
@@ -57,10 +52,10 @@ export function usePooledWarehouse(mode: PoolMode): PooledWarehouse {
     return v;
   };
   const env = (extra: Record<string, string> = {}) => ({
-    DATABASE_URL: ready(bouncer).urlOf(ready(db).name),
-    TE_APP_URL: ready(sim).url,
+    DATABASE_URL: ready(bouncer).urlOf(db.name),
+    TE_APP_URL: fx.sim.url,
     TE_APP_API_KEY: appKey,
-    TE_GATEWAY_URL: ready(sim).url,
+    TE_GATEWAY_URL: fx.sim.url,
     TE_GATEWAY_API_KEY: gatewayKey,
     LOG_LEVEL: 'warn',
     ...extra,
@@ -70,17 +65,17 @@ export function usePooledWarehouse(mode: PoolMode): PooledWarehouse {
       return ready(bouncer);
     },
     get db() {
-      return ready(db);
+      return db;
     },
     get pooledUrl() {
-      return ready(bouncer).urlOf(ready(db).name);
+      return ready(bouncer).urlOf(db.name);
     },
     env,
     async workerEnv(backend, extra = {}) {
       return env({ ...SCHEDULES_OFF, TE_QUEUE_PREFIX: uniqueName('pooled'), TE_METRICS_PORT: '0', LOG_LEVEL: 'info', ...(backend === 'redis' ? { REDIS_URL: await redisServerUrl() } : {}), ...extra });
     },
     async query<T>(text: string) {
-      const c = postgres(ready(db).databaseUrl, { max: 1, onnotice: () => {} });
+      const c = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
       try {
         return (await c.unsafe(text)) as unknown as T[];
       } finally {
