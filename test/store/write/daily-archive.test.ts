@@ -17,7 +17,7 @@ import { DAILY_ARCHIVES } from '../../../src/schema/warehouse/history.ts';
 import { fillDailyArchives } from '../../../src/store/write/daily-archive.ts';
 import { openWarehouse } from '../../../src/store/connection.ts';
 import { rulesOf } from '../../../src/schema/warehouse/table-rules.ts';
-import { freshDatabase, useSimAndWarehouse, useSimAndWarehouseOn } from '../../helpers/mirror-fixture.ts';
+import { freshDatabase, freshWarehouse, useSimAndWarehouse, useSimAndWarehouseOn } from '../../helpers/mirror-fixture.ts';
 import { canaryKey, createTestLogger, withServerClockOffset } from '../../helpers/services.ts';
 import { syncOnce } from '../../helpers/sync.ts';
 import { BOTH_SERVERS } from '../../helpers/servers.ts';
@@ -159,15 +159,12 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
   };
 
   it('archives a write that commits after midnight, known before it, on its day', async () => {
-    const db = await freshDatabase({ migrated: true, on: fx.server });
-    const today = await openWarehouse({ databaseUrl: db.databaseUrl, dataDir: '' });
-    await today.migrate();
+    const { warehouse: today, databaseUrl } = await freshWarehouse({ on: fx.server });
     fx.sim.setEpoch(0);
     expect((await syncOnce(fx.sim, today, testLog.logger, { appKey, gatewayKey }, ['app', 'gateway'], { only: ARCHIVED })).status).toBe('succeeded');
-    await today.close();
     const tomorrow = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1));
     const midnight = new Date(tomorrow.getTime() + DAY);
-    const writer = postgres(db.databaseUrl, { max: 1, onnotice: () => {} });
+    const writer = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     let w: Awaited<ReturnType<typeof openWarehouse>> | undefined;
     try {
       // A write known before midnight that has not committed when the day's fill starts: its
@@ -182,7 +179,7 @@ describe.each(BOTH_SERVERS)('daily archives on %s', (_label, start) => {
       await tx`update app.screener_rows set effective_market_cap = 424242.000001 where token_slug = ${row.slug}`;
       // The fill on the same clock, once that clock has passed midnight; the write commits once
       // the fill waits for it at the write barrier.
-      w = await openWarehouse({ databaseUrl: withServerClockOffset(db.databaseUrl, offset), dataDir: '' });
+      w = await openWarehouse({ databaseUrl: withServerClockOffset(databaseUrl, offset), dataDir: '' });
       while ((await serverDay(w)) === utcDay(tomorrow)) await new Promise((r) => setTimeout(r, 100));
       const fill = fillDailyArchives(w.db);
       const fillWaits = async () =>
