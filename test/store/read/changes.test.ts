@@ -8,15 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { getTableConfig } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BOOKKEEPING_COLUMNS } from '../../../src/schema/warehouse/columns.ts';
 import { VERSIONED } from '../../../src/schema/warehouse/history.ts';
 import { rulesOf } from '../../../src/schema/warehouse/table-rules.ts';
 import { parseJson, stringifyJson } from '../../../src/lib/json.ts';
-import { startSimulator, type Simulator } from '../../../sim/index.ts';
-import { canaryKey, createTestLogger, createTestWarehouse, type TestWarehouse } from '../../helpers/services.ts';
+import { canaryKey, createTestLogger } from '../../helpers/services.ts';
+import { useSimAndWarehouse } from '../../helpers/mirror-fixture.ts';
 import { patience } from '../../helpers/patience.ts';
-import { syncOnce } from '../../helpers/sync.ts';
 
 const appKey = canaryKey('ak');
 const gatewayKey = canaryKey('gk');
@@ -53,14 +52,13 @@ function snapshotDiff(order: readonly string[], before: Map<string, string>, aft
 }
 
 describe('sync.changes on a warehouse synced across a delisting and a revision', () => {
-  let sim: Simulator;
-  let tw: TestWarehouse;
+  const f = useSimAndWarehouse({ tokens: 5, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
   /** Server instants: before the first sync, then after each. */
   const at: string[] = [];
   const runs: string[] = [];
   const order = new Map<string, string[]>();
 
-  const q = <T>(statement: string) => tw.warehouse.query<T & Row>(sql.raw(statement));
+  const q = <T>(statement: string) => f.warehouse.query<T & Row>(sql.raw(statement));
   const serverNow = async () => (await q<{ t: string }>(`select sync.server_clock()::text as t`))[0]!.t;
   const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
   /** An instant as the functions take it: typed, since a bare literal could be a run id as well. */
@@ -81,13 +79,11 @@ describe('sync.changes on a warehouse synced across a delisting and a revision',
     );
 
   beforeAll(async () => {
-    sim = await startSimulator({ tokens: 5, historyDays: 10, chartsPerToken: 1, appKeys: { [appKey]: { scopes: ['tokens:read'], credits: 'all' } }, gatewayKeys: [gatewayKey] });
-    tw = await createTestWarehouse();
     at.push(await serverNow());
     for (const epoch of [0, 1, 2]) {
-      sim.setEpoch(epoch);
+      f.sim.setEpoch(epoch);
       // The revision epoch fetched whole: every revised day is read, inside the overlap or not.
-      const r = await syncOnce(sim, tw.warehouse, logger, { appKey, gatewayKey }, ['app', 'gateway'], { ...(epoch === 2 ? { full: true } : {}) });
+      const r = await f.sync(logger, { appKey, gatewayKey }, ['app', 'gateway'], { ...(epoch === 2 ? { full: true } : {}) });
       expect(r.status, `sync at epoch ${epoch}`).toBe('succeeded');
       runs.push(r.runId);
       at.push(await serverNow());
@@ -97,10 +93,6 @@ describe('sync.changes on a warehouse synced across a delisting and a revision',
       order.set(t.name, cols.map((c) => c.c));
     }
   }, patience(240_000));
-  afterAll(async () => {
-    await tw?.cleanup();
-    await sim?.close();
-  });
 
   it('carry T_as_of before each sync to T_as_of after it, on every versioned table; changes_net is their difference', async () => {
     const changedTables = new Set<string>();
@@ -144,7 +136,7 @@ describe('sync.changes on a warehouse synced across a delisting and a revision',
   });
 
   it('name as revisions exactly the values the simulator revised', async () => {
-    const revised = sim.data.epochChanges.epoch2.revised!;
+    const revised = f.sim.data.epochChanges.epoch2.revised!;
     const found = async (i: number) => {
       const out: string[] = [];
       for (const t of TABLES) {
@@ -183,7 +175,7 @@ describe('sync.changes on a warehouse synced across a delisting and a revision',
     expect(perTable.map((r) => r.table_name)).toEqual(expected.map((r) => r.table_name));
     expect(perTable.map((r) => r.table_name)).toContain('app.metric_history');
     // The history revised since a week ago: every cell the simulator revised, then and now.
-    const revised = sim.data.epochChanges.epoch2.revised!;
+    const revised = f.sim.data.epochChanges.epoch2.revised!;
     const rows = await q<{ token: string; stream: string; metric: string; data_time: string; value_then: string; value_now: string }>(
       `select token, stream, metric, to_char(data_time at time zone 'UTC', 'YYYY-MM-DD') as data_time, value_then, value_now from (${revisions!.replace(/;\s*$/, '')}) r`,
     );
