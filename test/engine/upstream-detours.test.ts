@@ -191,7 +191,11 @@ describe('an announced outage', () => {
     ['gateway', 25],
     ['app-public', 4],
   ] as const)('503 + Retry-After on %s for %i s in the middle of a sync of both sources: 0 requests to it inside the window, every resource mirrored, no attempt spent', async (bucket, SECONDS) => {
-    const { sim, tw } = await setUp({ outage: { bucket, seconds: SECONDS, after: 12 }, latencyMs: [2, 10] });
+    // The app's outage begins after its twelfth request; the gateway's 35 or so requests would
+    // often all be answered by then. Held to 8 a second (a limit the budget paces to, from the
+    // reset it is told, without a 429), they go on through the outage.
+    const busy: Partial<SimOptions> = bucket === 'app-public' ? { rateLimits: { gateway: { limit: 8, windowMs: 1000 } } } : {};
+    const { sim, tw } = await setUp({ outage: { bucket, seconds: SECONDS, after: 12 }, latencyMs: [2, 10], ...busy });
     const log = createTestLogger([appKey, gwKey], 'info');
     // One attempt per request: a 503 that spent one would fail its resource.
     const run = await syncOnce(sim, tw.warehouse, log.logger, { appKey, gatewayKey: gwKey, env: { TE_MAX_ATTEMPTS: '1' } }, ['app', 'gateway']);
@@ -217,7 +221,8 @@ describe('an announced outage', () => {
     expect(answered).toEqual({ n: ofBucket.filter((r) => r.status === 503).length, late: 0 });
     expect(ofBucket.filter((r) => r.at >= w!.endsAt).length).toBeGreaterThan(0);
     // The outage fell in the middle of the sync: the other source was busy meanwhile.
-    expect(sim.requests.some((r) => r.bucket !== bucket && r.at > w!.startedAt && r.at < w!.endsAt)).toBe(true);
+    const meanwhile = sim.requests.filter((r) => r.bucket !== bucket && r.at > w!.startedAt && r.at < w!.endsAt).length;
+    expect(meanwhile).toBeGreaterThan(0);
 
     expect(run.status).toBe('succeeded');
     expect(run.stats.failed).toBe(0);
@@ -229,6 +234,6 @@ describe('an announced outage', () => {
     expect(held.length).toBeGreaterThanOrEqual(1);
     for (const h of held) expect(h).toMatchObject({ http_status: 503, problem_code: bucket === 'gateway' ? 'service-unavailable' : 'engine_data_unavailable' });
     expect(held[0]!.retry_after_ms).toBe(SECONDS * 1000);
-    console.info(`outage of ${bucket} for ${SECONDS} s: ${sim.requests.length} requests, ${ofBucket.length} to the bucket, ${held.length} answered 503 (in flight as it began), 0 sent inside the window`);
+    console.info(`outage of ${bucket} for ${SECONDS} s: ${sim.requests.length} requests, ${ofBucket.length} to the bucket, ${held.length} answered 503 (in flight as it began), 0 sent inside the window, ${meanwhile} to the other buckets meanwhile`);
   });
 });
