@@ -12,10 +12,16 @@ export const BIN = compiledBin();
 
 /**
  * NODE_OPTIONS of a child: nothing, unless TESYNC_TEST_CPU_LOG names a file each child appends
- * its CPU to (cpu-log.mjs). No loader: every module a loader hook sees crosses to Node's loader
- * thread and back.
+ * its CPU to (cpu-log.mjs), or TESYNC_TEST_REPORT a folder a child writes Node's diagnostic
+ * report to on SIGUSR2 (its handles and stacks: what a hung worker waits on). No loader: every
+ * module a loader hook sees crosses to Node's loader thread and back.
  */
-export const CHILD_NODE_OPTIONS = process.env.TESYNC_TEST_CPU_LOG ? `--import=${new URL('./cpu-log.mjs', import.meta.url).href}` : '';
+export const CHILD_NODE_OPTIONS = [
+  process.env.TESYNC_TEST_CPU_LOG ? `--import=${new URL('./cpu-log.mjs', import.meta.url).href}` : '',
+  process.env.TESYNC_TEST_REPORT ? `--report-on-signal --report-signal=SIGUSR2 --report-directory=${process.env.TESYNC_TEST_REPORT}` : '',
+]
+  .filter((o) => o !== '')
+  .join(' ');
 
 export interface CliResult {
   code: number | null;

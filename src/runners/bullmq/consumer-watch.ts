@@ -39,6 +39,7 @@ export class Consumer {
   private started = 0;
   private inFlight = 0;
   private last: ConsumerLook | undefined;
+  private idle: (() => void)[] = [];
   private readonly counted: Processor;
 
   /**
@@ -57,9 +58,28 @@ export class Consumer {
         return await processor(job, token, signal);
       } finally {
         this.inFlight--;
+        if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
       }
     };
     this.worker = open(this.counted);
+  }
+
+  /**
+   * Closes once the jobs it runs have ended (the runtime hands them back past its grace): true.
+   * A close still waiting RETIRE_MS after that waits on a connection that will never end (a
+   * Redis Cluster client disconnected while it reconnects, its pool empty, never ends: ioredis
+   * #352); its connections are dropped and the process's exit takes what is left: false.
+   */
+  async close(): Promise<boolean> {
+    const closed = this.worker.close().then(() => true);
+    const cutShort = this.whenIdle().then(() => delay(RETIRE_MS, false));
+    if (await Promise.race([closed, cutShort])) return true;
+    void this.worker.disconnect().catch(() => undefined);
+    return false;
+  }
+
+  private whenIdle(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.idle.push(resolve));
   }
 
   async look(): Promise<ConsumerLook> {

@@ -167,7 +167,8 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
         handBack();
       }, w.shutdownGraceMs);
       try {
-        await Promise.all(workers().map((worker) => worker.close()));
+        const open = (await Promise.all(consumers.map(async (c) => ((await c.close()) ? [] : [c.queue.name])))).flat();
+        if (open.length > 0) logger.warn({ queues: open }, 'queue consumers still closing after their jobs ended: their connections dropped');
       } finally {
         clearTimeout(grace);
       }
