@@ -122,10 +122,14 @@ describe('Postgres restarted mid-sync', () => {
 
   it('the run retries and completes or ends partial; the next run completes', async () => {
     const w = await openWarehouse({ databaseUrl: await pg.migratedDatabase(), dataDir: '' });
+    // A case that stalls says at which step, with the first sync's last log lines.
+    const firstLog = createTestLogger([], 'info');
+    let at = 'starting the first sync';
+    const watchdog = setInterval(() => console.error(`postgres-restart case still at "${at}"; the first sync's last lines:\n${firstLog.lines().slice(-12).join('\n')}`), patience(30_000));
     try {
       await w.migrate();
       let settled = false;
-      const running = syncOnce(sim, w, createTestLogger([], 'warn').logger, {}, ['app']).finally(() => (settled = true));
+      const running = syncOnce(sim, w, firstLog.logger, {}, ['app']).finally(() => (settled = true));
       // Restart once the walk is writing: the first resources have their state.
       while (!settled) {
         const [written] = await w.query<{ n: number }>(sql`select count(*)::int as n from sync.resource_state`);
@@ -135,8 +139,10 @@ describe('Postgres restarted mid-sync', () => {
       // The restart must land under the running sync, or this test proves nothing.
       expect(settled).toBe(false);
       const pidBefore = await pg.pid();
+      at = 'restarting Postgres';
       await pg.restart();
       expect(await pg.pid()).not.toBe(pidBefore);
+      at = 'waiting for the first sync';
       let first: Awaited<typeof running> | undefined;
       let firstError: unknown;
       try {
@@ -147,12 +153,15 @@ describe('Postgres restarted mid-sync', () => {
         firstError = err;
       }
       expect(first?.status ?? 'failed').toMatch(/succeeded|partial|failed/);
+      at = 'the second sync';
       const second = await syncOnce(sim, w, createTestLogger().logger, {}, ['app']);
       expect(second.status, JSON.stringify(second.stats.failures)).toBe('succeeded');
+      at = 'comparing the mirror';
       await expectAppMirror(w, sim.data, { bundles: 'skipped' });
       await expectConsistent(w);
       recordFigure('process.postgresRestart', { firstRun: first?.status ?? `error: ${String(firstError).slice(0, 80)}`, secondRun: second.status, failuresInFirst: first?.stats.failed ?? null });
     } finally {
+      clearInterval(watchdog);
       await w.close();
     }
   }, patience(120_000));
