@@ -74,7 +74,7 @@ function build(files: string[], into: string, final: string): void {
   }
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(staged, 'node_modules'));
   buildSync({
-    entryPoints: files.filter((f) => ENTRIES.some((e) => e.test(f))).map((f) => path.join(staged, f)),
+    entryPoints: files.filter((f) => ENTRIES.some((e) => e.exec(f) !== null)).map((f) => path.join(staged, f)),
     outdir: into,
     outbase: staged,
     bundle: true,
