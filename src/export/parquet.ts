@@ -55,8 +55,8 @@ export class ParquetWriter {
   ) {}
 
   static async open(): Promise<ParquetWriter> {
-    // Loaded when a file is written: DuckDB's native module costs every process that imports it
-    // (every worker, which may run an export) about a third of a second of CPU at start.
+    // Loaded when a file is written: DuckDB's 183 files and native addon cost every process that
+    // imports them (every worker, which may run an export) about 0.4 s of CPU at start.
     const { DuckDBInstance } = await import('@duckdb/node-api');
     const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
     const connection = await instance.connect();

@@ -1,10 +1,11 @@
 // The `tesync` the tests start: the sources bundled once to plain JavaScript under
 // node_modules/.cache/tesync-test-js/<hash of the sources>/, with a bin that imports them as
-// bin/tesync.js imports the TypeScript. Every source file is an entry at its own path (a
-// script's path, and the resource catalog's imports of its folder's files, work as they do
-// from the sources), and what the entries share, the packages of node_modules with it, is in
-// chunks that each module loads once. A child so loads a few dozen files where it loaded some
-// 440 modules, with no loader: about 40 % less CPU before its first line of work
+// bin/tesync.js imports the TypeScript. What is imported by a path known only at run time is
+// an entry at its own path (a script's path, and the resource catalog's imports of its
+// folder's files, work as they do from the sources); everything else, the packages of
+// node_modules with it, is in chunks that each module loads once. A child so loads 30 to 90
+// files (`status`, `worker`) where it loaded some 440 modules, with no loader: about half the CPU before its first
+// line of work
 // (docs/performance.md, "The test loop", issue 57 item 7). What a user runs through tsx
 // (`npx tesync`, bin/tesync.js through tsx) is still run by npx-signals.test.ts and the image
 // test (test/docs/image.test.ts).

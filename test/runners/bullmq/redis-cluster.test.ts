@@ -300,7 +300,7 @@ describe('tesync worker on a Redis Cluster', () => {
     step('health read');
     for (const x of w.workers) x.child.kill('SIGTERM');
     for (const x of w.workers) {
-      const exit = await Promise.race([x.exited, delay(patience(30_000)).then(() => undefined)]);
+      const exit = await Promise.race([x.exited, delay(patience(30_000), undefined, { ref: false })]);
       if (exit === undefined) {
         const state = processState(x.pid);
         if (process.env.TESYNC_TEST_REPORT) x.child.kill('SIGUSR2');
