@@ -4,11 +4,10 @@
 // an entry at its own path (a script's path, and the resource catalog's imports of its
 // folder's files, work as they do from the sources); everything else, the packages of
 // node_modules with it, is in chunks that each module loads once. A child so loads 30 to 90
-// files (`status`, `worker`) where it loaded some 440 modules, with no loader: about half the CPU before its first
-// line of work
-// (docs/performance.md, "The test loop", issue 57 item 7). What a user runs through tsx
-// (`npx tesync`, bin/tesync.js through tsx) is still run by npx-signals.test.ts and the image
-// test (test/docs/image.test.ts).
+// files (`status`, `worker`) where it loaded some 440 modules, with no loader: about half the
+// CPU before its first line of work (docs/performance.md, "The test loop", issue 57 item 7).
+// What a user runs through tsx (`npx tesync`, bin/tesync.js through tsx) is still run by
+// npx-signals.test.ts and the image test (test/docs/image.test.ts).
 //
 // A module that reads files beside itself (`import.meta.url`: the SQL, the Lua scripts) reads
 // them at its own path in the tree, where they are copied. Packages that cannot be bundled
