@@ -1,7 +1,7 @@
 // A queue consumer that takes no job while one is ready is replaced at the second look
 // (src/runners/bullmq/consumer-watch.ts); one that is busy, or whose queue holds its jobs back,
-// is left alone. On the machine's Redis, with BullMQ's own queue and worker: a consumer paused
-// in this process stands for one whose blocking connection a failover wedged.
+// is left alone. On the machine's Redis, with BullMQ's own queue and worker: a consumer whose
+// worker never runs (autorun off) stands for one whose blocking connection a failover wedged.
 import { Queue, Worker, type Processor } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -31,14 +31,15 @@ describe('Consumer on Redis', () => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
   });
 
-  async function setup(processor: Processor) {
+  /** `firstIdle`: the first consumer's worker never runs (autorun off), as a wedged one takes nothing. */
+  async function setup(processor: Processor, options: { firstIdle?: boolean } = {}) {
     const url = await redisServerUrl();
     const prefix = uniqueName('tesync_consumer');
     const connection = new Redis(url, { maxRetriesPerRequest: null });
     const queue = new Queue('q', { connection, prefix });
     const opened: Worker[] = [];
     const consumer = new Consumer(queue, processor, (p) => {
-      const w = new Worker('q', p, { connection, prefix, drainDelay: 1 });
+      const w = new Worker('q', p, { connection, prefix, drainDelay: 1, autorun: !(options.firstIdle === true && opened.length === 0) });
       opened.push(w);
       return w;
     });
@@ -54,8 +55,7 @@ describe('Consumer on Redis', () => {
 
   it('a consumer that takes nothing while a job waits is replaced at the second look, and the new one takes the job', async () => {
     const done: string[] = [];
-    const { queue, consumer, opened } = await setup(async (job) => void done.push(job.id!));
-    await consumer.worker.pause(true);
+    const { queue, consumer, opened } = await setup(async (job) => void done.push(job.id!), { firstIdle: true });
     const job = await queue.add('j', {});
     expect(await consumer.check()).toBeUndefined();
     const old = await consumer.check();
