@@ -10,7 +10,9 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TESTS_OWN = new Set(['helpers', 'bench', 'docs', 'soak', 'sim', 'scripts', 'results']);
 
-const dirs = (at: string): string[] => readdirSync(at).filter((n) => statSync(path.join(at, n)).isDirectory() && n !== 'results');
+// A hidden folder is a running test's scratch space (adding-a-resource.test.ts makes
+// test/.walkthrough-*), there only while it runs: not a room.
+const dirs = (at: string): string[] => readdirSync(at).filter((n) => !n.startsWith('.') && statSync(path.join(at, n), { throwIfNoEntry: false })?.isDirectory() === true && n !== 'results');
 const files = (at: string): string[] => readdirSync(at).filter((n) => statSync(path.join(at, n)).isFile());
 
 /** Pure: where a test named `base` belongs among the rooms of its folder: the one room whose module has its name; null when none or several do. */
