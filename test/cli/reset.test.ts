@@ -122,15 +122,15 @@ describe('tesync reset', () => {
   }
 
   // ---- Redis: keys under "<prefix>:" ----
-  const redisKeysUnder = async (p: string) => {
-    let n = 0;
+  const redisKeysUnder = async (p: string): Promise<string[]> => {
+    const found: string[] = [];
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000);
       cursor = next;
-      n += keys.length;
+      found.push(...keys);
     } while (cursor !== '0');
-    return n;
+    return found;
   };
   const onRedis: Side = {
     env: (p) => ({ ...backendEnv({ backend: 'redis', redisUrl }), TE_QUEUE_PREFIX: p, DATABASE_URL: fx.databaseUrl }),
@@ -150,7 +150,7 @@ describe('tesync reset', () => {
       for (const k of keys) await redis.set(k, 'keep');
       return async () => expect(await redis.exists(...keys)).toBe(keys.length);
     },
-    left: redisKeysUnder,
+    left: async (p) => (await redisKeysUnder(p)).length,
     mark: async (p) => void (await redis.set(`${p}:marker`, '1')),
     marked: async (p) => (await redis.exists(`${p}:marker`)) === 1,
     async fakeWorker(p) {
@@ -166,12 +166,7 @@ describe('tesync reset', () => {
     nothingLeft: (p) => `No Redis keys under "${p}:" at ${describeRedis(redisUrl)}; nothing to remove`,
     async expiring(p) {
       let n = 0;
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${p}:*`, 'COUNT', 1000);
-        cursor = next;
-        for (const k of keys) if ((await redis.pttl(k)) > 0) n++;
-      } while (cursor !== '0');
+      for (const k of await redisKeysUnder(p)) if ((await redis.pttl(k)) > 0) n++;
       return n;
     },
   };
@@ -392,7 +387,7 @@ describe('tesync reset', () => {
         expect(locked.stderr).toContain(onRedis.refused(p));
         expect(locked.stderr).toContain('1 job lock held');
         expect(locked.stderr).not.toContain('under the prefix');
-        expect(await redisKeysUnder(p)).toBe(mine + 1);
+        expect((await redisKeysUnder(p)).length).toBe(mine + 1);
       });
     });
   });
