@@ -153,7 +153,7 @@ export async function runSyncPhases(job: SyncJob): Promise<SyncJobResult> {
 
 /** Child-process entry: one `run` message in, one result (or error) out. */
 // The script itself (sync-process.ts), or its compiled copy (sync-process.js: the smoke test's).
-if (process.send && /sync-process\.[jt]s$/.test(process.argv[1] ?? '')) {
+if (process.send && /sync-process\.[jt]s$/.exec(process.argv[1] ?? '') !== null) {
   process.once('message', (job: SyncJob) => {
     // As `tesync sync` does (src/cli/main.ts).
     limitHeapGrowth();
