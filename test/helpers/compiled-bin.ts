@@ -25,7 +25,10 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = path.join(ROOT, 'node_modules/.cache/tesync-test-js');
 /** Scripts the tests start with `node` (compiledScript): the export killer, the bench's simulator and sync processes. */
 const SCRIPTS = ['test/export/kill-export.ts', 'test/bench/sim-process.ts', 'test/bench/sync-process.ts'];
-/** Bundled: the folders a `tesync` process imports from, the scripts, and the test modules the scripts import. */
+/**
+ * Staged for the bundle: the folders a `tesync` process imports from, the scripts, and the bench
+ * modules the bench's scripts import (named: test/bench also holds the bench's result files).
+ */
 const COMPILED = ['src', 'sim', ...SCRIPTS, 'test/bench/figures.ts', 'test/bench/scenario.ts', 'test/bench/warehouse-figures.ts', 'test/bench/machine.ts'];
 /** Read at run time through `import.meta.url` (migrations, docs, the version): linked, not copied. */
 const LINKED = ['drizzle', 'docs', 'package.json', 'node_modules'];
@@ -101,7 +104,7 @@ export function compiledBin(): string {
   return path.join(compiledTree(), 'bin/tesync.js');
 }
 
-/** A script of COMPILED (`test/...ts`), compiled: run it with `node`, no loader. */
+/** A script of SCRIPTS (`test/...ts`), compiled: run it with `node`, no loader. */
 export function compiledScript(rel: string): string {
   if (!SCRIPTS.includes(rel)) throw new Error(`${rel} is not among the compiled scripts (compiled-bin.ts SCRIPTS)`);
   return path.join(compiledTree(), rel.replace(/\.ts$/, '.js'));
