@@ -1,11 +1,13 @@
 // Runs the real `tesync` command in a child process, as a user would.
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compiledBin } from './compiled-bin.ts';
 import { patience } from './patience.ts';
 
 /** bin/tesync.js: what a user runs, its TypeScript through tsx. */
 export const SOURCE_BIN = fileURLToPath(new URL('../../bin/tesync.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The `tesync` the tests start: the same sources compiled to JavaScript (compiled-bin.ts). */
 export const BIN = compiledBin();
@@ -36,8 +38,17 @@ export interface CliResult {
  * test says otherwise: test files run side by side on one Postgres of 100 connections.
  */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const cpuLog = process.env.TESYNC_TEST_CPU_LOG ? { TESYNC_TEST_CPU_LOG: process.env.TESYNC_TEST_CPU_LOG } : {};
+  const cpuLog = process.env.TESYNC_TEST_CPU_LOG ? { TESYNC_TEST_CPU_LOG: process.env.TESYNC_TEST_CPU_LOG, TESYNC_TEST_CPU_FILE: testFile() } : {};
   return { PATH: process.env.PATH, HOME: process.env.HOME, NODE_OPTIONS: CHILD_NODE_OPTIONS, TE_DATABASE_POOL: '4', ...cpuLog, ...env };
+}
+
+/**
+ * The test file this process is running, for the CPU log: vitest's worker state (internal, so
+ * read defensively; a worker runs one file at a time). Empty outside vitest (the bench).
+ */
+function testFile(): string {
+  const state = (globalThis as { __vitest_worker__?: { filepath?: unknown } }).__vitest_worker__;
+  return typeof state?.filepath === 'string' ? path.relative(ROOT, state.filepath) : '';
 }
 
 /**
