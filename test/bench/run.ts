@@ -582,7 +582,7 @@ export const REVISION_EPOCH = 2;
  * (compiled-bin.ts), which starts without tsx's loader thread: the smoke checks that every
  * figure comes out, not what it is.
  */
-function forkTs(file: 'sim-process.ts' | 'sync-process.ts', nodeFlags: readonly string[] = []): ChildProcess {
+function forkScript(file: 'sim-process.ts' | 'sync-process.ts', nodeFlags: readonly string[] = []): ChildProcess {
   const stdio = ['ignore', 'inherit', 'inherit', 'ipc'] as const;
   if (process.env.VITEST !== undefined) return fork(compiledScript(`test/bench/${file}`), [], { execArgv: [...nodeFlags], stdio: [...stdio] });
   return fork(path.join(HERE, file), [], { execArgv: [...nodeFlags, '--import', 'tsx'], stdio: [...stdio] });
@@ -608,7 +608,7 @@ function nextMessage<T>(child: ChildProcess): Promise<T> {
 }
 
 async function withSim<T>(s: Scenario, fn: (sim: SimHandle) => Promise<T>): Promise<T> {
-  const child = forkTs('sim-process.ts');
+  const child = forkScript('sim-process.ts');
   const ask = async <R extends SimReply['type']>(req: SimRequest, type: R): Promise<Extract<SimReply, { type: R }>> => {
     const reply = nextMessage<SimReply>(child);
     child.send(req);
@@ -640,7 +640,7 @@ async function syncChild(job: SyncJob, nodeFlags: readonly string[] = []): Promi
 
 /** The sync process; with the embedded target, its memory and its server's sampled meanwhile. */
 async function syncChildWatched(job: SyncJob, nodeFlags: readonly string[] = []): Promise<{ result: SyncJobResult; withServer: MemoryPeak | null }> {
-  const child = forkTs('sync-process.ts', nodeFlags);
+  const child = forkScript('sync-process.ts', nodeFlags);
   const watch = job.target.kind === 'embedded' && child.pid !== undefined ? watchMemory(child.pid, job.target.dir) : null;
   try {
     const reply = nextMessage<{ type: 'done'; result: SyncJobResult } | { type: 'error'; message: string }>(child);
